@@ -1,0 +1,102 @@
+# stacktreed - see README.md. `make`, `make test`, `make demo`, `make bench`.
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+PREFIX   ?= /usr/local
+VERSION  := 0.1.0
+
+B        := build
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+PKGS     := libbpf libelf libdw json-c
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" \
+	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) -lz -lm
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS    := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
+
+MAINS    := user/stacktreed.c user/stacktree.c
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*.c symbolizer/*.c))
+LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+LIB      := $(B)/libstacktree.a
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
+
+.SECONDARY:
+.PHONY: all clean test unit integration demo bench deps install
+all: $(B)/stacktreed $(B)/stacktree
+
+$(B)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(B)/bpf/%.bpf.o: bpf/%.bpf.c bpf/stacktree.h $(B)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
+		-Wall -Werror -c $< -o $@
+
+$(B)/%.skel.h: $(B)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/%.o: %.c $(SKELS) $(wildcard */*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/stacktreed: $(B)/obj/user/stacktreed.o $(LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/stacktree: $(B)/obj/user/stacktree.o $(LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# ---- tests ---------------------------------------------------------------
+$(B)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS) -lcmocka
+
+# Workloads are built with frame pointers; see tests/workloads/README.
+WL_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
+	     -fno-optimize-sibling-calls -Wall -Wextra -Werror
+$(B)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) $< -o $@ -lm -lpthread
+
+-include tests/unit/fixtures.mk
+-include tests/workloads/extra.mk
+
+unit: $(UNIT_BINS) $(UNIT_FIXTURES)
+	@tests/unit/run.sh $(UNIT_BINS)
+
+integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
+	@tests/integration/run.sh
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) integration
+
+deps:
+	@scripts/deps.sh
+
+demo: deps
+	$(MAKE) all $(B)/workloads/demo
+	@scripts/demo.sh
+
+bench: all $(WORKLOADS)
+	@bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(B)/stacktreed $(B)/stacktree $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 man/stacktreed.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 0644 man/stacktree.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sample.bpf.c - timer sampling: walk the interrupted thread's stack and fold
+ * it into the thread's call-stack tree, in the kernel.
+ *
+ * Per sample: one bpf_get_stack() walk (frame pointers), then the path is
+ * compared with the thread's previous path (task storage); the shared prefix
+ * reuses the previous node ids, so only the frames past it cost a hash
+ * lookup. BASE is added on the leaf, CALLS on frames that are new calls. CUM
+ * is derived in user space (cum = base + sum of the children's cum).
+ * See bpf/stacktree.h for the maps' layout and kernel-notes/ for the rules.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "stacktree.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* set by user space before load */
+const volatile __u32 max_nodes = 1;	/* node ids per generation */
+const volatile bool filter_targets = false;
+const volatile bool kernel_stacks = false;
+const volatile __u32 self_tgid = 0;
+
+/* written by user space at run time (mmaped .bss) */
+__u32 epoch = 0;		/* generation = epoch & 1 */
+__u32 next_id[2] = {};		/* ids handed out in each generation */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct st_node_key);
+	__type(value, __u32);
+	__uint(max_entries, 1);	/* resized before load */
+} node_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_node_rec);
+	__uint(max_entries, 1);	/* 2 * max_nodes + 1, resized before load */
+	__uint(map_flags, BPF_F_MMAPABLE);
+} nodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, ST_STAT__MAX);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);	/* resized before load */
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} seen_procs SEC(".maps");
+
+/* comm of each thread, written when its root node is created */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);	/* pid << 32 | tid */
+	__type(value, char[ST_COMM_LEN]);
+	__uint(max_entries, 65536);
+} thread_comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* The previous sample's path of a thread. */
+struct thread_state {
+	__u32 epoch;
+	__u32 depth;		/* frames in the path, root excluded */
+	__u32 root;		/* root node id (valid when epoch matches) */
+	__u32 pad;
+	__u32 ids[ST_PATH_SLOTS];
+	__u64 addrs[ST_PATH_SLOTS];
+	__u8 flags[ST_PATH_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+/* The current sample, per CPU. */
+struct scratch {
+	__u64 ustack[ST_MAX_USER];
+	__u64 kstack[ST_MAX_KERNEL];
+	__u64 addrs[ST_PATH_SLOTS];
+	__u8 flags[ST_PATH_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct scratch);
+	__uint(max_entries, 1);
+} scratch_map SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+/* A node id for (parent, flags, addr) in this generation, created if new.
+ * Returns 0 when the generation's ids or the hash are exhausted. */
+static __always_inline __u32 node_get(__u32 gen, __u32 parent, __u16 flags, __u64 addr,
+				      bool *created)
+{
+	struct st_node_key key = { .parent = parent, .gen = gen, .flags = flags, .addr = addr };
+	struct st_node_rec *rec;
+	__u32 *found, id, n;
+
+	*created = false;
+	found = bpf_map_lookup_elem(&node_ids, &key);
+	if (found)
+		return *found;
+	n = __sync_fetch_and_add(&next_id[gen & 1], 1) + 1;
+	if (n > max_nodes) {
+		stat_inc(ST_STAT_LOST_NODES_FULL);
+		return 0;
+	}
+	id = gen * max_nodes + n;
+	rec = bpf_map_lookup_elem(&nodes, &id);
+	if (!rec)
+		return 0;
+	rec->addr = addr;
+	rec->parent = parent;
+	rec->flags = flags;
+	rec->gen = gen;
+	rec->base = 0;
+	rec->calls = 0;
+	if (bpf_map_update_elem(&node_ids, &key, &id, BPF_NOEXIST)) {
+		rec->flags = flags | ST_NODE_DEAD;
+		stat_inc(ST_STAT_LOST_HASH_FULL);
+		return 0;
+	}
+	*created = true;
+	return id;
+}
+
+struct fold_ctx {
+	struct thread_state *ts;
+	struct scratch *sc;
+	__u32 gen;
+	__u32 parent;
+	__u32 start;		/* first path index to fold */
+	__u32 prefix;		/* common prefix with the previous path */
+	__u32 prev_depth;
+	__u32 failed;
+};
+
+static long fold_one(__u32 j, void *data)
+{
+	struct fold_ctx *c = data;
+	__u32 i = c->start + j;
+	__u32 slot = i & (ST_PATH_SLOTS - 1);
+	struct st_node_rec *rec;
+	bool created;
+	__u32 id;
+
+	id = node_get(c->gen, c->parent, c->sc->flags[slot], c->sc->addrs[slot], &created);
+	if (!id) {
+		c->failed = 1;
+		return 1;
+	}
+	/* ST_CALLS_FRAME: past the prefix every frame is a new call; the frame
+	 * at the prefix is the same frame, moved on, if the old path had it */
+	if (i > c->prefix || c->prev_depth <= c->prefix) {
+		rec = bpf_map_lookup_elem(&nodes, &id);
+		if (rec)
+			rec->calls += 1;
+	}
+	c->ts->ids[slot] = id;
+	c->ts->addrs[slot] = c->sc->addrs[slot];
+	c->ts->flags[slot] = c->sc->flags[slot];
+	c->parent = id;
+	return 0;
+}
+
+static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
+{
+	struct st_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&seen_procs, &tgid))
+		return;
+	bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(ST_STAT_NEW_PROC_LOST);
+		return;
+	}
+	e->type = ST_EV_NEW_PROC;
+	e->pid = tgid;
+	e->tid = tid;
+	e->ppid = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("perf_event")
+int on_timer(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct fold_ctx fc = {};
+	struct thread_state *ts;
+	struct st_node_rec *rec;
+	struct scratch *sc;
+	__u32 zero = 0, ep, gen, n = 0, leaf;
+	long un = 0, kn = 0;
+	bool fresh, created;
+	__u8 *target;
+
+	if (tid == 0) {
+		stat_inc(ST_STAT_IDLE);
+		return 0;
+	}
+	if (tgid == self_tgid)
+		return 0;
+	if (filter_targets) {
+		target = bpf_map_lookup_elem(&targets, &tgid);
+		if (!target || *target != ST_TARGET_ACTIVE)
+			return 0;
+	}
+	stat_inc(ST_STAT_SAMPLES);
+	notify_new_proc(tgid, tid);
+
+	sc = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!sc)
+		return 0;
+	un = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+	if (un < 0) {
+		stat_inc(ST_STAT_LOST_STACK);
+		return 0;
+	}
+	un /= sizeof(__u64);
+	if (kernel_stacks) {
+		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
+		kn = kn < 0 ? 0 : kn / sizeof(__u64);
+	}
+
+	/* the path, root first: [truncated], user frames, kernel frames */
+	if (un >= ST_MAX_USER) {
+		stat_inc(ST_STAT_TRUNCATED);
+		sc->addrs[0] = 0;
+		sc->flags[0] = ST_NODE_TRUNCATED;
+		n = 1;
+	}
+	for (int i = ST_MAX_USER - 1; i >= 0; i--) {
+		if (i >= un)
+			continue;
+		sc->addrs[n & (ST_PATH_SLOTS - 1)] = sc->ustack[i];
+		sc->flags[n & (ST_PATH_SLOTS - 1)] = (i == 0 && kn == 0) ? ST_NODE_LEAF : 0;
+		n++;
+	}
+	for (int i = ST_MAX_KERNEL - 1; i >= 0; i--) {
+		if (i >= kn)
+			continue;
+		sc->addrs[n & (ST_PATH_SLOTS - 1)] = sc->kstack[i];
+		sc->flags[n & (ST_PATH_SLOTS - 1)] =
+			ST_NODE_KERNEL | (i == 0 ? ST_NODE_LEAF : 0);
+		n++;
+	}
+	if (n == 0) {
+		/* no frame at all (kernel thread without --kernel): "[kernel]" */
+		stat_inc(ST_STAT_EMPTY_STACK);
+		sc->addrs[0] = 0;
+		sc->flags[0] = ST_NODE_KERNEL | ST_NODE_LEAF;
+		n = 1;
+	}
+	if (n > ST_PATH_SLOTS - 1)
+		n = ST_PATH_SLOTS - 1;
+
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts) {
+		stat_inc(ST_STAT_LOST_THREAD);
+		return 0;
+	}
+	ep = epoch;
+	gen = ep & 1;
+	fresh = ts->depth == 0 && ts->root == 0;
+
+	/* common prefix with the previous path, by address */
+	fc.prev_depth = ts->depth;
+	for (__u32 i = 0; i < ST_PATH_SLOTS - 1; i++) {
+		if (i >= n || i >= fc.prev_depth)
+			break;
+		if (ts->addrs[i] != sc->addrs[i] || ts->flags[i] != sc->flags[i])
+			break;
+		fc.prefix = i + 1;
+	}
+
+	if (ts->epoch != ep || !ts->root) {
+		/* new generation (or new thread): ids must be looked up again, but
+		 * the prefix still tells which frames are new calls */
+		__u64 root_addr = ((__u64)tgid << 32) | tid;
+		__u32 root = node_get(gen, 0, ST_NODE_ROOT, root_addr, &created);
+
+		if (!root) {
+			ts->depth = 0;
+			return 0;
+		}
+		if (created) {
+			char comm[ST_COMM_LEN];
+
+			bpf_get_current_comm(comm, sizeof(comm));
+			bpf_map_update_elem(&thread_comms, &root_addr, comm, BPF_ANY);
+		}
+		if (created && fresh) {
+			rec = bpf_map_lookup_elem(&nodes, &root);
+			if (rec)
+				rec->calls = 1;
+		}
+		ts->root = root;
+		ts->epoch = ep;
+		fc.parent = root;
+		fc.start = 0;
+	} else {
+		fc.parent = fc.prefix ? ts->ids[(fc.prefix - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
+		fc.start = fc.prefix;
+	}
+	fc.ts = ts;
+	fc.sc = sc;
+	fc.gen = gen;
+	if (n > fc.start)
+		bpf_loop(n - fc.start, fold_one, &fc, 0);
+	if (fc.failed) {
+		/* the sample is lost (counted by node_get); start the next path afresh */
+		ts->depth = 0;
+		ts->root = 0;
+		return 0;
+	}
+	ts->depth = n;
+	leaf = ts->ids[(n - 1) & (ST_PATH_SLOTS - 1)];
+	rec = bpf_map_lookup_elem(&nodes, &leaf);
+	if (rec)
+		rec->base += 1;
+	stat_inc(ST_STAT_FOLDED);
+	return 0;
+}
+
+/* Children of targeted processes are targeted too (like perf's inherit). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 *t, active = ST_TARGET_ACTIVE;
+
+	if (!filter_targets || ptgid == ctgid)
+		return 0;
+	t = bpf_map_lookup_elem(&targets, &ptgid);
+	if (t && *t == ST_TARGET_ACTIVE)
+		bpf_map_update_elem(&targets, &ctgid, &active, BPF_ANY);
+	return 0;
+}
+
+/* A launched command becomes a target at its exec; any exec of a seen
+ * process is reported so that its maps are read again. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 *t, active = ST_TARGET_ACTIVE;
+	struct st_event *e;
+
+	if (filter_targets) {
+		t = bpf_map_lookup_elem(&targets, &tgid);
+		if (!t)
+			return 0;
+		if (*t == ST_TARGET_AT_EXEC)
+			bpf_map_update_elem(&targets, &tgid, &active, BPF_ANY);
+	}
+	if (!bpf_map_lookup_elem(&seen_procs, &tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(ST_STAT_NEW_PROC_LOST);
+		return 0;
+	}
+	e->type = ST_EV_EXEC;
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(p, pid);
+	e->ppid = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

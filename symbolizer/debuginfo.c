@@ -1,0 +1,119 @@
+/* debuginfo.c - separate debug files by build id or .gnu_debuglink. */
+#include "symbolizer/debuginfo.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "symbolizer/elf.h"
+
+static int crc_of_fd(int fd, __u32 *out)
+{
+	unsigned char buf[64 * 1024];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		crc = crc32(crc, buf, (uInt)n);
+		off += n;
+	}
+	*out = (__u32)crc;
+	return 0;
+}
+
+static int try_build_id(const struct st_debug_query *q, struct st_elf **out)
+{
+	char path[PATH_MAX], hex[ST_BUILD_ID_HEX_MAX];
+	struct st_elf *e = NULL;
+	int err;
+
+	if (!q->build_id || strlen(q->build_id) < 3)
+		return -ENOENT;
+	if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", q->debug_dir,
+		     q->build_id, q->build_id + 2) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = st_elf__open(path, &e);
+	if (err)
+		return err;
+	if (st_elf__build_id(e, hex) || strcmp(hex, q->build_id) != 0) {
+		st_elf__free(e);
+		return -ENOENT;
+	}
+	*out = e;
+	return 0;
+}
+
+static int try_debuglink_at(const char *path, __u32 want, struct st_elf **out)
+{
+	struct st_elf *e = NULL;
+	__u32 crc;
+	int err;
+
+	err = st_elf__open(path, &e);
+	if (err)
+		return err;
+	err = crc_of_fd(st_elf__fd(e), &crc);
+	if (!err && crc != want)
+		err = -ENOENT;
+	if (err) {
+		st_elf__free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+static int try_debuglink(const struct st_debug_query *q, struct st_elf **out)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	const char *slash;
+	size_t len;
+	int n;
+
+	if (!q->debuglink || strchr(q->debuglink, '/') || !q->path)
+		return -ENOENT;
+	slash = strrchr(q->path, '/');
+	len = slash ? (size_t)(slash - q->path) : 0;
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, q->path, len);
+	dir[len] = '\0';
+
+	n = snprintf(path, sizeof(path), "%s/%s", slash ? dir : ".", q->debuglink);
+	if (n < (int)sizeof(path) && !try_debuglink_at(path, q->crc, out))
+		return 0;
+	n = snprintf(path, sizeof(path), "%s/.debug/%s", slash ? dir : ".", q->debuglink);
+	if (n < (int)sizeof(path) && !try_debuglink_at(path, q->crc, out))
+		return 0;
+	if (q->path[0] != '/')
+		return -ENOENT;
+	n = snprintf(path, sizeof(path), "%s%s/%s", q->debug_dir, dir, q->debuglink);
+	if (n < (int)sizeof(path) && !try_debuglink_at(path, q->crc, out))
+		return 0;
+	return -ENOENT;
+}
+
+int st_debuginfo__find(const struct st_debug_query *q, struct st_elf **out,
+		       const char **how)
+{
+	if (!try_build_id(q, out)) {
+		*how = "build-id";
+		return 0;
+	}
+	if (!try_debuglink(q, out)) {
+		*how = "debuglink";
+		return 0;
+	}
+	return -ENOENT;
+}

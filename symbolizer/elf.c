@@ -1,0 +1,262 @@
+/* elf.c - reading what the symbolizer needs out of an ELF image. */
+#include "symbolizer/elf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdwelf.h>
+
+#include "symbolizer/strtab.h"
+#include "symbolizer/symtab.h"
+
+struct st_elf {
+	int fd;
+	Elf *elf;
+	void *image;	/* owned copy for memory images */
+};
+
+static int check_kind(struct st_elf *e)
+{
+	GElf_Ehdr ehdr;
+
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &ehdr))
+		return -ENOEXEC;
+	return 0;
+}
+
+int st_elf__open(const char *path, struct st_elf **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return st_elf__open_fd(fd, out);
+}
+
+int st_elf__open_fd(int fd, struct st_elf **out)
+{
+	struct st_elf *e;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		return -ENOTSUP;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return -ENOMEM;
+	}
+	e->fd = fd;
+	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	err = check_kind(e);
+	if (err)
+		goto cleanup;
+	*out = e;
+	return 0;
+cleanup:
+	st_elf__free(e);
+	return err;
+}
+
+int st_elf__open_memory(const void *image, size_t size, struct st_elf **out)
+{
+	struct st_elf *e;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->fd = -1;
+	e->image = malloc(size);
+	if (!e->image) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(e->image, image, size);
+	e->elf = elf_memory(e->image, size);
+	err = check_kind(e);
+	if (err)
+		goto cleanup;
+	*out = e;
+	return 0;
+cleanup:
+	st_elf__free(e);
+	return err;
+}
+
+void st_elf__free(struct st_elf *e)
+{
+	if (!e)
+		return;
+	if (e->elf)
+		elf_end(e->elf);
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->image);
+	free(e);
+}
+
+int st_elf__fd(const struct st_elf *e)
+{
+	return e->fd;
+}
+
+int st_elf__build_id(struct st_elf *e, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *id;
+	const void *p;
+	ssize_t n, i;
+
+	n = dwelf_elf_gnu_build_id(e->elf, &p);
+	if (n <= 0 || n > (ST_BUILD_ID_HEX_MAX - 1) / 2)
+		return -ENOENT;
+	id = p;
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 0xf];
+	}
+	hex[2 * n] = '\0';
+	return 0;
+}
+
+const char *st_elf__debuglink(struct st_elf *e, __u32 *crc)
+{
+	GElf_Word c = 0;
+	const char *name = dwelf_elf_gnu_debuglink(e->elf, &c);
+
+	*crc = c;
+	return name && *name ? name : NULL;
+}
+
+int st_elf__loads(struct st_elf *e, struct st_load **out)
+{
+	struct st_load *loads = NULL;
+	size_t nphdr, i, n = 0;
+	GElf_Phdr phdr;
+
+	*out = NULL;
+	if (elf_getphdrnum(e->elf, &nphdr))
+		return -ENOEXEC;
+	if (!nphdr)
+		return 0;
+	loads = calloc(nphdr, sizeof(*loads));
+	if (!loads)
+		return -ENOMEM;
+	for (i = 0; i < nphdr; i++) {
+		if (!gelf_getphdr(e->elf, i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		loads[n].offset = phdr.p_offset;
+		loads[n].vaddr = phdr.p_vaddr;
+		loads[n].filesz = phdr.p_filesz;
+		loads[n].memsz = phdr.p_memsz;
+		loads[n].exec = phdr.p_flags & PF_X;
+		n++;
+	}
+	*out = loads;
+	return n;
+}
+
+static Elf_Scn *find_section(struct st_elf *e, GElf_Word type, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type)
+			return scn;
+	}
+	return NULL;
+}
+
+bool st_elf__has_section_type(struct st_elf *e, GElf_Word type)
+{
+	GElf_Shdr shdr;
+
+	return find_section(e, type, &shdr) != NULL;
+}
+
+static int add_section_bounds(struct st_elf *e, struct st_symtab *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	int err;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if ((shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR))
+			continue;
+		err = st_symtab__add_bound(t, shdr.sh_addr + shdr.sh_size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static enum st_sym_bind bind_of(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return ST_BIND_GLOBAL;
+	case STB_WEAK:
+		return ST_BIND_WEAK;
+	default:
+		return ST_BIND_LOCAL;
+	}
+}
+
+int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
+			 struct st_strtab *names)
+{
+	Elf_Data *data, *xndx_data = NULL;
+	Elf_Scn *scn, *xscn = NULL;
+	GElf_Shdr shdr, xshdr;
+	size_t i, nsyms;
+	int err, n = 0;
+
+	scn = find_section(e, type, &shdr);
+	if (!scn)
+		return -ENOENT;
+	data = elf_getdata(scn, NULL);
+	if (!data || !shdr.sh_entsize)
+		return -ENOEXEC;
+	while ((xscn = elf_nextscn(e->elf, xscn))) {
+		if (gelf_getshdr(xscn, &xshdr) && xshdr.sh_type == SHT_SYMTAB_SHNDX &&
+		    xshdr.sh_link == elf_ndxscn(scn)) {
+			xndx_data = elf_getdata(xscn, NULL);
+			break;
+		}
+	}
+	nsyms = shdr.sh_size / shdr.sh_entsize;
+	for (i = 1; i < nsyms; i++) {
+		const char *name, *copy;
+		GElf_Word shndx;
+		GElf_Sym sym;
+		int stype;
+
+		if (!gelf_getsymshndx(data, xndx_data, i, &sym, &shndx))
+			continue;
+		stype = GELF_ST_TYPE(sym.st_info);
+		if (stype != STT_FUNC && stype != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		name = elf_strptr(e->elf, shdr.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		copy = st_strtab__add(names, name, strlen(name));
+		if (!copy)
+			return -ENOMEM;
+		err = st_symtab__add(t, sym.st_value, sym.st_size, copy, NULL, bind_of(&sym));
+		if (err)
+			return err;
+		n++;
+	}
+	err = add_section_bounds(e, t);
+	return err ? err : n;
+}

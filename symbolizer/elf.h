@@ -1,0 +1,53 @@
+/* elf.h - one opened ELF image: build id, debuglink, PT_LOADs, symbols
+ * (private, libelf/libdwelf). */
+#ifndef STACKTREE_SYMBOLIZER_ELF_H
+#define STACKTREE_SYMBOLIZER_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <gelf.h>
+#include <linux/types.h>
+
+struct st_elf;
+struct st_symtab;
+struct st_strtab;
+
+/* A PT_LOAD segment, enough to turn file offsets into ELF vaddrs. */
+struct st_load {
+	__u64 offset, vaddr, filesz, memsz;
+	bool exec;
+};
+
+#define ST_BUILD_ID_HEX_MAX 129 /* 64 bytes of id, hex, NUL */
+
+/* Open path read-only as ELF; negative errno (-ENOEXEC: not ELF). */
+int st_elf__open(const char *path, struct st_elf **out);
+/* The same on an open fd, which the st_elf owns from now on (closed on
+ * error too). */
+int st_elf__open_fd(int fd, struct st_elf **out);
+/* An ELF image in memory (copied). */
+int st_elf__open_memory(const void *image, size_t size, struct st_elf **out);
+void st_elf__free(struct st_elf *e);
+
+int st_elf__fd(const struct st_elf *e); /* -1 for memory images */
+
+/* Lower-case hex of NT_GNU_BUILD_ID into hex[ST_BUILD_ID_HEX_MAX];
+ * -ENOENT when there is none. */
+int st_elf__build_id(struct st_elf *e, char *hex);
+
+/* .gnu_debuglink file name (points into the image) and its CRC, or NULL. */
+const char *st_elf__debuglink(struct st_elf *e, __u32 *crc);
+
+/* PT_LOAD segments, malloc'ed into *out. Returns the count or -errno. */
+int st_elf__loads(struct st_elf *e, struct st_load **out);
+
+/* Whether the image has a section of type SHT_SYMTAB / SHT_DYNSYM. */
+bool st_elf__has_section_type(struct st_elf *e, GElf_Word type);
+
+/* Add the function symbols (STT_FUNC, STT_GNU_IFUNC) of the first section
+ * of type `type` to t, names copied into names, plus the ends of the
+ * executable sections as bounds. Returns the number added or -errno. */
+int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
+			 struct st_strtab *names);
+
+#endif

@@ -1,0 +1,26 @@
+/* strtab.h - string storage for the symbolizer (private).
+ *
+ * Strings are copied into an arena of fixed chunks, so a returned pointer
+ * stays valid until st_strtab__free(). intern() deduplicates (equal strings
+ * give the same pointer); add() only copies.
+ */
+#ifndef STACKTREE_SYMBOLIZER_STRTAB_H
+#define STACKTREE_SYMBOLIZER_STRTAB_H
+
+#include <stddef.h>
+
+struct st_strtab;
+
+struct st_strtab *st_strtab__new(void);
+void st_strtab__free(struct st_strtab *t);
+
+/* Copy of s[0..len) plus NUL, deduplicated; NULL on ENOMEM. */
+const char *st_strtab__intern_len(struct st_strtab *t, const char *s, size_t len);
+const char *st_strtab__intern(struct st_strtab *t, const char *s);
+
+/* Copy of s[0..len) plus NUL, not deduplicated; NULL on ENOMEM. */
+const char *st_strtab__add(struct st_strtab *t, const char *s, size_t len);
+
+size_t st_strtab__memory(const struct st_strtab *t);
+
+#endif

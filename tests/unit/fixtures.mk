@@ -1,0 +1,55 @@
+# fixtures.mk - ELF files the unit tests read (included by the Makefile).
+# Function addresses and sizes come from nm, build ids from readelf.
+OBJCOPY ?= objcopy
+NM      ?= nm
+READELF ?= readelf
+
+FX_DIR    := $(B)/fixtures
+FX_SRC    := tests/unit/fixtures
+FX_MK     := tests/unit/fixtures.mk
+FX_CFLAGS := -O1 -g -fno-inline -fno-optimize-sibling-calls -fno-reorder-functions \
+	     -fno-toplevel-reorder -falign-functions=1 -Wall -Wextra -Werror
+
+UNIT_FIXTURES := $(addprefix $(FX_DIR)/,fx_pie fx_pie.nm libfx.so libfx.so.nm \
+	fx_bid fx_bid.debug fx_bid.nm fx_bid.buildid fx_dl fx_dl.debug fx_dl.nm)
+
+# The test binaries need them too when built one by one.
+$(B)/tests/test_symbolizer $(B)/tests/test_procmaps: $(UNIT_FIXTURES)
+
+# PIE executable and shared library, with .symtab. The library is linked at
+# 0x10000 so that its ELF vaddrs differ from its file offsets.
+$(FX_DIR)/fx_pie: $(FX_SRC)/fx_main.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie $< -o $@
+
+$(FX_DIR)/libfx.so: $(FX_SRC)/fx_lib.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIC -shared -Wl,-Ttext-segment=0x10000 $< -o $@
+
+# Stripped, debug file found by build id (no debuglink).
+$(FX_DIR)/fx_bid.full: $(FX_SRC)/fx_main.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie -Wl,--build-id=sha1 $< -o $@
+
+$(FX_DIR)/fx_bid: $(FX_DIR)/fx_bid.full
+	$(OBJCOPY) --strip-all $< $@
+
+$(FX_DIR)/fx_bid.buildid: $(FX_DIR)/fx_bid
+	$(READELF) -n $< | sed -n 's/^ *Build ID: *//p' > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+
+# Stripped, debug file found by .gnu_debuglink (no build id).
+$(FX_DIR)/fx_dl.full: $(FX_SRC)/fx_main.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie -Wl,--build-id=none $< -o $@
+
+$(FX_DIR)/fx_dl: $(FX_DIR)/fx_dl.full $(FX_DIR)/fx_dl.debug
+	cd $(FX_DIR) && $(OBJCOPY) --strip-all --add-gnu-debuglink=fx_dl.debug fx_dl.full fx_dl
+
+$(FX_DIR)/%.debug: $(FX_DIR)/%.full
+	$(OBJCOPY) --only-keep-debug $< $@
+
+$(FX_DIR)/fx_pie.nm $(FX_DIR)/libfx.so.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
+	$(NM) -S --defined-only $< > $@
+
+$(FX_DIR)/fx_bid.nm $(FX_DIR)/fx_dl.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%.full
+	$(NM) -S --defined-only $< > $@

@@ -1,0 +1,602 @@
+/* test_symbolizer.c - st_symbolizer against the ELF fixtures of
+ * fixtures.mk (addresses from nm) and a fake kallsyms file. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <gelf.h>
+#include <sys/auxv.h>
+
+#include "symbolizer/symbolizer.h"
+#include "tests/unit/fixtures/fx_util.h"
+
+#define PAGE 0x1000ull
+#define PIE_BIAS 0x555555554000ull
+#define LIB_BIAS 0x7f1234500000ull
+
+/* A mapping of a fixture's executable PT_LOAD at load bias `bias`, as the
+ * kernel would show it in /proc/PID/maps. */
+struct fake_map {
+	__u64 start, end, pgoff;
+	__u64 p_offset, p_vaddr;
+	__u64 bias;
+};
+
+static void exec_mapping(const char *path, __u64 bias, struct fake_map *out)
+{
+	size_t i, n = 0;
+	GElf_Phdr ph;
+	bool found = false;
+	Elf *elf;
+	int fd;
+
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n && !found; i++) {
+		assert_non_null(gelf_getphdr(elf, i, &ph));
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		out->start = bias + (ph.p_vaddr & ~(PAGE - 1));
+		out->end = bias + ((ph.p_vaddr + ph.p_memsz + PAGE - 1) & ~(PAGE - 1));
+		out->pgoff = ph.p_offset & ~(PAGE - 1);
+		out->p_offset = ph.p_offset;
+		out->p_vaddr = ph.p_vaddr;
+		out->bias = bias;
+		found = true;
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(found);
+}
+
+static struct st_symbolizer *new_sym(const char *debug_dir)
+{
+	struct st_symbolizer_opts opts = { .debug_dir = debug_dir };
+	struct st_symbolizer *s = st_symbolizer__new(&opts);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* Resolve vaddr + delta of nm symbol `name` in fixture `file` at `bias`. */
+static void resolve_nm(struct st_symbolizer *s, struct st_module *m, const char *path,
+		       const struct fake_map *map, const char *nm, const char *name,
+		       __u64 delta, bool is_return, struct st_sym *out)
+{
+	struct fx_nm sym;
+
+	assert_true(fx_nm(nm, name, &sym));
+	assert_int_equal(st_symbolizer__resolve(s, m, path, map->start, map->pgoff,
+						map->bias + sym.addr + delta, is_return, out), 0);
+}
+
+static void assert_func(const struct st_sym *r, const char *name, __u64 func_addr,
+			__u64 offset)
+{
+	assert_non_null(r->function);
+	assert_string_equal(r->function, name);
+	assert_int_equal(r->func_addr, func_addr);
+	assert_int_equal(r->offset, offset);
+}
+
+static void test_pie_functions(void **state)
+{
+	static const char *const names[] = {
+		"fx_die", "fx_add", "fx_tail", "fx_after_tail", "fx_before_gap",
+		"fx_after_gap", "fx_after_nosize", "fx_static", "main",
+	};
+	char path[PATH_MAX];
+	struct fake_map map;
+	struct st_symbolizer *s;
+	struct st_module *m;
+	struct fx_nm nm;
+	struct st_sym r;
+	size_t i;
+
+	(void)state;
+	fx_path(path, sizeof(path), "fx_pie");
+	exec_mapping(path, PIE_BIAS, &map);
+	s = new_sym("/nonexistent");
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+	assert_string_equal(st_module__path(m), path);
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_true(fx_nm("fx_pie.nm", names[i], &nm));
+		assert_true(nm.sized && nm.size > 1);
+
+		resolve_nm(s, m, path, &map, "fx_pie.nm", names[i], 0, false, &r);
+		assert_func(&r, names[i], PIE_BIAS + nm.addr, 0);
+		assert_int_equal(r.module_offset, nm.addr);
+		assert_string_equal(r.module, path);
+
+		/* last byte of the function */
+		resolve_nm(s, m, path, &map, "fx_pie.nm", names[i], nm.size - 1, false, &r);
+		assert_func(&r, names[i], PIE_BIAS + nm.addr, nm.size - 1);
+		assert_int_equal(r.module_offset, nm.addr + nm.size - 1);
+	}
+	st_symbolizer__free(s);
+}
+
+static void test_is_return(void **state)
+{
+	struct fx_nm tail, after;
+	char path[PATH_MAX];
+	struct fake_map map;
+	struct st_symbolizer *s;
+	struct st_module *m;
+	struct st_sym r;
+
+	(void)state;
+	fx_path(path, sizeof(path), "fx_pie");
+	exec_mapping(path, PIE_BIAS, &map);
+	assert_true(fx_nm("fx_pie.nm", "fx_tail", &tail));
+	assert_true(fx_nm("fx_pie.nm", "fx_after_tail", &after));
+	/* the fixture is laid out so: fx_tail ends with a call, no padding */
+	assert_int_equal(tail.addr + tail.size, after.addr);
+
+	s = new_sym("/nonexistent");
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+
+	/* the return address of fx_tail's last call is fx_after_tail's start */
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_tail", tail.size, true, &r);
+	assert_func(&r, "fx_tail", PIE_BIAS + tail.addr, tail.size);
+	assert_int_equal(r.module_offset, after.addr);
+
+	/* the same address as a sampled instruction pointer */
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_tail", tail.size, false, &r);
+	assert_func(&r, "fx_after_tail", PIE_BIAS + after.addr, 0);
+
+	/* a return address in the middle reports the offset from addr */
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_after_tail", 3, true, &r);
+	assert_func(&r, "fx_after_tail", PIE_BIAS + after.addr, 3);
+	st_symbolizer__free(s);
+}
+
+static void test_gap_and_nosize(void **state)
+{
+	struct fx_nm before, after, nosize, next;
+	char path[PATH_MAX];
+	struct fake_map map;
+	struct st_symbolizer *s;
+	struct st_module *m;
+	struct st_sym r;
+
+	(void)state;
+	fx_path(path, sizeof(path), "fx_pie");
+	exec_mapping(path, PIE_BIAS, &map);
+	assert_true(fx_nm("fx_pie.nm", "fx_before_gap", &before));
+	assert_true(fx_nm("fx_pie.nm", "fx_after_gap", &after));
+	assert_true(fx_nm("fx_pie.nm", "fx_nosize", &nosize));
+	assert_true(fx_nm("fx_pie.nm", "fx_after_nosize", &next));
+	assert_true(after.addr >= before.addr + before.size + 64);
+	assert_false(nosize.sized);
+	assert_int_equal(next.addr, nosize.addr + 32);
+
+	s = new_sym("/nonexistent");
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+
+	/* in the 64 bytes between fx_before_gap and fx_after_gap */
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_before_gap", before.size + 8, false, &r);
+	assert_null(r.function);
+	assert_int_equal(r.module_offset, before.addr + before.size + 8);
+	assert_int_equal(r.func_addr, 0);
+	assert_string_equal(r.module, path);
+
+	/* a zero-size symbol covers up to the next one */
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_nosize", 5, false, &r);
+	assert_func(&r, "fx_nosize", PIE_BIAS + nosize.addr, 5);
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_nosize", 31, false, &r);
+	assert_func(&r, "fx_nosize", PIE_BIAS + nosize.addr, 31);
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_nosize", 32, false, &r);
+	assert_func(&r, "fx_after_nosize", PIE_BIAS + next.addr, 0);
+	st_symbolizer__free(s);
+}
+
+static void test_shared_lib(void **state)
+{
+	static const char *const names[] = { "fx_lib_func", "fx_lib_other", "fx_lib_static" };
+	char path[PATH_MAX];
+	struct fake_map map, nonpie;
+	struct st_symbolizer *s;
+	struct st_module *m;
+	struct fx_nm nm;
+	struct st_sym r;
+	size_t i;
+
+	(void)state;
+	fx_path(path, sizeof(path), "libfx.so");
+	exec_mapping(path, LIB_BIAS, &map);
+	/* linked at 0x10000: vaddrs are not file offsets */
+	assert_int_not_equal(map.p_vaddr, map.p_offset);
+	exec_mapping(path, 0, &nonpie);	/* as if loaded where linked */
+
+	s = new_sym("/nonexistent");
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_true(fx_nm("libfx.so.nm", names[i], &nm));
+		assert_true(nm.addr >= 0x10000);
+
+		resolve_nm(s, m, path, &map, "libfx.so.nm", names[i], 2, false, &r);
+		assert_func(&r, names[i], LIB_BIAS + nm.addr, 2);
+		assert_int_equal(r.module_offset, nm.addr + 2);
+
+		resolve_nm(s, m, path, &nonpie, "libfx.so.nm", names[i], 1, false, &r);
+		assert_func(&r, names[i], nm.addr, 1);
+		assert_int_equal(r.module_offset, nm.addr + 1);
+	}
+	st_symbolizer__free(s);
+}
+
+static void test_modules(void **state)
+{
+	char path[PATH_MAX], nmpath[PATH_MAX], deleted[PATH_MAX + 16];
+	char tmp[] = "/tmp/st-test-modXXXXXX", copy[PATH_MAX];
+	struct st_module *m, *m2;
+	struct st_symbolizer *s;
+	struct fake_map map;
+	struct fx_nm nm;
+	struct st_sym r;
+	size_t before;
+
+	(void)state;
+	fx_path(path, sizeof(path), "fx_pie");
+	fx_path(nmpath, sizeof(nmpath), "fx_pie.nm");
+	exec_mapping(path, PIE_BIAS, &map);
+	s = new_sym("/nonexistent");
+
+	errno = 0;
+	assert_null(st_symbolizer__module(s, "/nonexistent/libnothing.so", NULL));
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_null(st_symbolizer__module(s, nmpath, NULL));
+	assert_int_equal(errno, ENOEXEC);
+
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+	assert_ptr_equal(st_symbolizer__module(s, path, NULL), m);
+	assert_non_null(st_module__build_id(m));
+
+	/* " (deleted)" is stripped; open_path is what is read */
+	snprintf(deleted, sizeof(deleted), "%s (deleted)", path);
+	assert_ptr_equal(st_symbolizer__module(s, deleted, path), m);
+	assert_int_equal(st_symbolizer__resolve(s, m, deleted, map.start, map.pgoff,
+						map.start, false, &r), 0);
+	assert_string_equal(r.module, path);
+	assert_string_equal(r.build_id, st_module__build_id(m));
+
+	/* the same image elsewhere: one module, found by build id */
+	assert_non_null(mkdtemp(tmp));
+	snprintf(copy, sizeof(copy), "%s/fx_pie", tmp);
+	assert_int_equal(fx_copy(path, copy), 0);
+	m2 = st_symbolizer__module(s, copy, NULL);
+	fx_rmtree(tmp);
+	assert_ptr_equal(m2, m);
+
+	/* unreadable module: module + offset in mapping + pgoff */
+	assert_int_equal(st_symbolizer__resolve(s, NULL, "/gone/lib.so", 0x7f0000001000ull,
+						0x3000, 0x7f0000001234ull, true, &r), 0);
+	assert_null(r.function);
+	assert_null(r.build_id);
+	assert_string_equal(r.module, "/gone/lib.so");
+	assert_int_equal(r.module_offset, 0x3234);
+	assert_int_equal(st_symbolizer__resolve(NULL, NULL, "x", 0, 0, 0, false, &r), -EINVAL);
+	assert_int_equal(st_symbolizer__resolve(s, NULL, "x", 0, 0, 0, false, NULL), -EINVAL);
+
+	/* symbols are loaded lazily and counted */
+	before = st_symbolizer__memory(s);
+	assert_true(before > 0);
+	assert_true(fx_nm("fx_pie.nm", "fx_add", &nm));
+	assert_int_equal(st_symbolizer__resolve(s, m, path, map.start, map.pgoff,
+						PIE_BIAS + nm.addr, false, &r), 0);
+	assert_string_equal(r.function, "fx_add");
+	assert_true(st_symbolizer__memory(s) > before);
+	st_symbolizer__free(s);
+	st_symbolizer__free(NULL);
+}
+
+/* Resolve fx_static (a local symbol, only in .symtab) in a stripped image. */
+static const char *stripped_static(struct st_symbolizer *s, const char *path, const char *nmf,
+				   struct st_sym *r)
+{
+	struct fake_map map;
+	struct st_module *m;
+	struct fx_nm nm;
+
+	exec_mapping(path, PIE_BIAS, &map);
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+	assert_true(fx_nm(nmf, "fx_static", &nm));
+	assert_int_equal(st_symbolizer__resolve(s, m, path, map.start, map.pgoff,
+						PIE_BIAS + nm.addr + 1, false, r), 0);
+	assert_int_equal(r->module_offset, nm.addr + 1);
+	if (r->function) {
+		assert_int_equal(r->offset, 1);
+		assert_int_equal(r->func_addr, PIE_BIAS + nm.addr);
+	}
+	return r->function;
+}
+
+static void test_debug_build_id(void **state)
+{
+	char tmp[] = "/tmp/st-test-bidXXXXXX", path[PATH_MAX], debug[PATH_MAX];
+	char idfile[PATH_MAX], id[256] = "", dir[PATH_MAX], dst[PATH_MAX * 2];
+	struct st_symbolizer *s;
+	struct st_sym r;
+	FILE *f;
+
+	(void)state;
+	fx_path(path, sizeof(path), "fx_bid");
+	fx_path(debug, sizeof(debug), "fx_bid.debug");
+	fx_path(idfile, sizeof(idfile), "fx_bid.buildid");
+	f = fopen(idfile, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(id, sizeof(id), f));
+	fclose(f);
+	id[strcspn(id, "\n")] = '\0';
+	assert_true(strlen(id) > 8);
+
+	/* without the debug file: stripped, fx_static is unknown */
+	s = new_sym("/nonexistent");
+	assert_null(stripped_static(s, path, "fx_bid.nm", &r));
+	assert_string_equal(r.build_id, id);
+	st_symbolizer__free(s);
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(dir, sizeof(dir), "%s/.build-id/%.2s", tmp, id);
+	assert_int_equal(fx_mkdirs(dir), 0);
+	snprintf(dst, sizeof(dst), "%s/%s.debug", dir, id + 2);
+	assert_int_equal(fx_copy(debug, dst), 0);
+
+	s = new_sym(tmp);
+	stripped_static(s, path, "fx_bid.nm", &r);
+	assert_non_null(r.function);
+	assert_string_equal(r.function, "fx_static");
+	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+}
+
+/* Copy fx_dl to BIN/fx_dl and fx_dl.debug (or `debug`) to DBGDIR/fx_dl.debug,
+ * then resolve fx_static in it with debug_dir ROOT. */
+static const char *debuglink_case(const char *tmp, const char *bin, const char *dbgdir,
+				  const char *root, const char *debug, struct st_sym *r)
+{
+	char src[PATH_MAX], dst[PATH_MAX], dsrc[PATH_MAX], dir[PATH_MAX];
+	struct st_symbolizer *s;
+	const char *fn;
+
+	snprintf(dir, sizeof(dir), "%s/%s", tmp, bin);
+	assert_int_equal(fx_mkdirs(dir), 0);
+	fx_path(src, sizeof(src), "fx_dl");
+	snprintf(dst, sizeof(dst), "%s/fx_dl", dir);
+	assert_int_equal(fx_copy(src, dst), 0);
+
+	snprintf(dir, sizeof(dir), "%s", dbgdir);
+	assert_int_equal(fx_mkdirs(dir), 0);
+	fx_path(dsrc, sizeof(dsrc), debug);
+	snprintf(src, sizeof(src), "%s/fx_dl.debug", dir);
+	assert_int_equal(fx_copy(dsrc, src), 0);
+
+	s = new_sym(root);
+	fn = stripped_static(s, dst, "fx_dl.nm", r);
+	assert_null(r->build_id);
+	fn = fn && strcmp(fn, "fx_static") == 0 ? "fx_static" : fn ? "other" : NULL;
+	st_symbolizer__free(s);
+	return fn;
+}
+
+static void test_debuglink(void **state)
+{
+	char tmp[] = "/tmp/st-test-dlXXXXXX", dbg[PATH_MAX * 2], root[PATH_MAX];
+	struct st_symbolizer *s;
+	struct st_sym r;
+	char path[PATH_MAX];
+
+	(void)state;
+	/* build/fixtures/fx_dl.debug sits next to fx_dl */
+	fx_path(path, sizeof(path), "fx_dl");
+	s = new_sym("/nonexistent");
+	assert_string_equal(stripped_static(s, path, "fx_dl.nm", &r), "fx_static");
+	st_symbolizer__free(s);
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/root", tmp);
+
+	/* DIR/.debug/NAME */
+	snprintf(dbg, sizeof(dbg), "%s/a/.debug", tmp);
+	assert_string_equal(debuglink_case(tmp, "a", dbg, root, "fx_dl.debug", &r),
+			    "fx_static");
+	/* DEBUG_DIR/DIR/NAME */
+	snprintf(dbg, sizeof(dbg), "%s%s/b", root, tmp);
+	assert_string_equal(debuglink_case(tmp, "b", dbg, root, "fx_dl.debug", &r),
+			    "fx_static");
+	/* DIR/NAME with the wrong CRC (another image's debug file): not used */
+	snprintf(dbg, sizeof(dbg), "%s/c", tmp);
+	assert_null(debuglink_case(tmp, "c", dbg, root, "fx_bid.debug", &r));
+	/* nothing at all */
+	snprintf(dbg, sizeof(dbg), "%s/elsewhere", tmp);
+	assert_null(debuglink_case(tmp, "d", dbg, root, "fx_dl.debug", &r));
+	fx_rmtree(tmp);
+}
+
+static void test_kallsyms(void **state)
+{
+	static const char text[] =
+		"0000000000000000 A fixed_percpu_data\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81000100 t helper_local\n"
+		"ffffffff81000200 D some_data\n"
+		"ffffffff81000300 W weak_fn\n"
+		"ffffffff81000400 T _etext\n"
+		"garbage line\n"
+		"ffffffffc0001000 t mod_fn\t[mymod]\n"
+		"ffffffffc0001080 T mod_fn2\t[mymod]\n"
+		"ffffffffc0002000 t other_fn\t[other]\n"
+		"ffffffffc0002040 b other_bss\t[other]";	/* no final newline */
+	char tmp[] = "/tmp/st-test-ksymsXXXXXX";
+	struct st_symbolizer_opts opts = { .kallsyms = tmp };
+	struct st_symbolizer *s;
+	struct st_sym r;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	s = st_symbolizer__new(&opts);
+	assert_non_null(s);
+
+	assert_int_equal(st_symbolizer__resolve_kernel(s, 0xffffffff81000150ull, false, &r), 0);
+	unlink(tmp);	/* loaded once, on first use */
+	assert_func(&r, "helper_local", 0xffffffff81000100ull, 0x50);
+	assert_string_equal(r.module, "[kernel.kallsyms]");
+	assert_null(r.build_id);
+	assert_int_equal(r.module_offset, 0xffffffff81000150ull);
+
+	/* aliases: one name, deterministic */
+	st_symbolizer__resolve_kernel(s, 0xffffffff81000010ull, false, &r);
+	assert_func(&r, "startup_64", 0xffffffff81000000ull, 0x10);
+	/* return address at a symbol start belongs to the previous one */
+	st_symbolizer__resolve_kernel(s, 0xffffffff81000100ull, true, &r);
+	assert_func(&r, "startup_64", 0xffffffff81000000ull, 0x100);
+	/* data ends the text symbol before it */
+	st_symbolizer__resolve_kernel(s, 0xffffffff81000250ull, false, &r);
+	assert_null(r.function);
+	assert_string_equal(r.module, "[kernel.kallsyms]");
+	assert_int_equal(r.module_offset, 0xffffffff81000250ull);
+	st_symbolizer__resolve_kernel(s, 0xffffffff81000300ull, false, &r);
+	assert_func(&r, "weak_fn", 0xffffffff81000300ull, 0);
+	/* below everything */
+	st_symbolizer__resolve_kernel(s, 0xffffffff80000000ull, false, &r);
+	assert_null(r.function);
+	/* modules */
+	st_symbolizer__resolve_kernel(s, 0xffffffffc0001084ull, false, &r);
+	assert_func(&r, "mod_fn2", 0xffffffffc0001080ull, 4);
+	assert_string_equal(r.module, "[mymod]");
+	st_symbolizer__resolve_kernel(s, 0xffffffffc0001004ull, false, &r);
+	assert_func(&r, "mod_fn", 0xffffffffc0001000ull, 4);
+	assert_string_equal(r.module, "[mymod]");
+	st_symbolizer__resolve_kernel(s, 0xffffffffc0002010ull, false, &r);
+	assert_func(&r, "other_fn", 0xffffffffc0002000ull, 0x10);
+	assert_string_equal(r.module, "[other]");
+	st_symbolizer__resolve_kernel(s, 0xffffffffc0002040ull, false, &r);
+	assert_null(r.function);
+	st_symbolizer__free(s);
+}
+
+static void test_kallsyms_missing(void **state)
+{
+	struct st_symbolizer_opts opts = { .kallsyms = "/nonexistent/kallsyms" };
+	struct st_symbolizer *s = st_symbolizer__new(&opts);
+	struct st_sym r;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(st_symbolizer__resolve_kernel(s, 0xffffffff81000000ull, false, &r), 0);
+	assert_null(r.function);
+	assert_string_equal(r.module, "[kernel.kallsyms]");
+	st_symbolizer__free(s);
+}
+
+/* The runtime address of the vDSO's clock_gettime, read independently. */
+static __u64 vdso_clock_gettime(__u64 base)
+{
+	const Elf64_Ehdr *raw = (const void *)(uintptr_t)base;
+	__u64 addr = 0, adj = 0;
+	Elf_Scn *scn = NULL;
+	bool have_adj = false;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	size_t i, n;
+	Elf *elf;
+
+	assert_int_equal(raw->e_ident[EI_CLASS], ELFCLASS64);
+	elf = elf_memory((char *)(uintptr_t)base, raw->e_shoff + raw->e_shnum * raw->e_shentsize);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n && !have_adj; i++) {
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+			adj = ph.p_vaddr - ph.p_offset;
+			have_adj = true;
+		}
+	}
+	assert_true(have_adj);
+	while ((scn = elf_nextscn(elf, scn)) && !addr) {
+		Elf_Data *d;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getsym(d, i, &sym))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && strstr(name, "clock_gettime") && !strstr(name, "64"))
+				addr = base + sym.st_value - adj;
+		}
+	}
+	elf_end(elf);
+	return addr;
+}
+
+static void test_vdso(void **state)
+{
+	__u64 base = getauxval(AT_SYSINFO_EHDR), fn;
+	struct st_symbolizer *s;
+	struct st_module *m;
+	struct st_sym r;
+	size_t len;
+
+	(void)state;
+	if (!base)
+		skip();	/* no vDSO (e.g. under valgrind) */
+	s = new_sym("/nonexistent");
+	m = st_symbolizer__module(s, "[vdso]", "/proc/self/map_files/0-0");
+	assert_non_null(m);
+	assert_string_equal(st_module__path(m), "[vdso]");
+	assert_ptr_equal(st_symbolizer__module(s, "[vdso]", NULL), m);
+
+	fn = vdso_clock_gettime(base);
+	assert_true(fn > base);
+	assert_int_equal(st_symbolizer__resolve(s, m, "[vdso]", base, 0, fn + 1, false, &r), 0);
+	assert_non_null(r.function);
+	len = strlen(r.function);
+	assert_true(len >= 13);
+	assert_string_equal(r.function + len - 13, "clock_gettime");
+	assert_int_equal(r.offset, 1);
+	assert_int_equal(r.func_addr, fn);
+	assert_string_equal(r.module, "[vdso]");
+	st_symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie_functions),
+		cmocka_unit_test(test_is_return),
+		cmocka_unit_test(test_gap_and_nosize),
+		cmocka_unit_test(test_shared_lib),
+		cmocka_unit_test(test_modules),
+		cmocka_unit_test(test_debug_build_id),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_kallsyms_missing),
+		cmocka_unit_test(test_vdso),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

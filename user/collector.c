@@ -1,0 +1,365 @@
+/* collector.c - merge drained kernel trees; symbolize them into a profile. */
+#include "collector.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procmaps.h"
+#include "profile.h"
+#include "strtab.h"
+#include "symbolizer/symbolizer.h"
+#include "tree.h"
+#include "u64map.h"
+
+#define NAME_TRUNCATED "[truncated]"
+#define NAME_KERNEL "[kernel]"
+
+struct proc {
+	__u32 pid;
+	struct st_procmaps *maps;
+	bool missing;	/* an address no mapping covers: refresh */
+	bool gone;	/* /proc/PID is gone: no refresh possible */
+};
+
+struct rthread {
+	__u32 pid, tid;
+	char comm[ST_COMM_LEN];
+	struct st_tree *tree;	/* raw: nodes keyed by (kind, address) */
+	struct proc *proc;
+};
+
+struct idref {
+	struct rthread *t;
+	struct st_node *n;
+};
+
+struct st_collector {
+	struct st_symbolizer *sym;
+	st_comm_fn comm_fn;
+	void *comm_ctx;
+	struct st_u64map *threads;	/* pid << 32 | tid -> rthread */
+	struct st_u64map *procs;	/* pid -> proc */
+	struct idref *ids;		/* per drained record */
+	size_t ids_cap;
+	__u64 bad;
+};
+
+struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn comm_fn,
+				       void *comm_ctx)
+{
+	struct st_collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->sym = sym;
+	c->comm_fn = comm_fn;
+	c->comm_ctx = comm_ctx;
+	c->threads = st_u64map__new();
+	c->procs = st_u64map__new();
+	if (!c->threads || !c->procs) {
+		st_collector__free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void st_collector__free(struct st_collector *c)
+{
+	struct rthread *t;
+	struct proc *p;
+	size_t pos = 0;
+
+	if (!c)
+		return;
+	while (c->threads && (t = st_u64map__next(c->threads, &pos, NULL))) {
+		st_tree__free(t->tree);
+		free(t);
+	}
+	pos = 0;
+	while (c->procs && (p = st_u64map__next(c->procs, &pos, NULL))) {
+		st_procmaps__free(p->maps);
+		free(p);
+	}
+	st_u64map__free(c->threads);
+	st_u64map__free(c->procs);
+	free(c->ids);
+	free(c);
+}
+
+static struct proc *proc_get(struct st_collector *c, __u32 pid, bool *created)
+{
+	struct proc *p = st_u64map__get(c->procs, pid);
+
+	*created = false;
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->maps = st_procmaps__new((int)pid);
+	if (!p->maps || st_u64map__put(c->procs, pid, p)) {
+		st_procmaps__free(p->maps);
+		free(p);
+		return NULL;
+	}
+	*created = true;
+	return p;
+}
+
+static void proc_refresh(struct st_collector *c, struct proc *p)
+{
+	int r;
+
+	if (p->gone)
+		return;
+	r = st_procmaps__refresh(p->maps, c->sym);
+	if (r == -ENOENT || r == -ESRCH)
+		p->gone = true;
+	p->missing = false;
+}
+
+int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)
+{
+	bool created;
+	struct proc *p = proc_get(c, pid, &created);
+
+	if (!p)
+		return -ENOMEM;
+	if (created || exec || p->missing)
+		proc_refresh(c, p);
+	return 0;
+}
+
+void st_collector__refresh_missing(struct st_collector *c)
+{
+	struct proc *p;
+	size_t pos = 0;
+
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))
+		if (p->missing)
+			proc_refresh(c, p);
+}
+
+static void read_comm(__u32 pid, __u32 tid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
+static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid)
+{
+	__u64 key = ((__u64)pid << 32) | tid;
+	struct rthread *t = st_u64map__get(c->threads, key);
+	bool created;
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	t->tree = st_tree__new();
+	t->proc = proc_get(c, pid, &created);
+	if (!t->tree || !t->proc || st_u64map__put(c->threads, key, t)) {
+		st_tree__free(t->tree);
+		free(t);
+		return NULL;
+	}
+	if (created)
+		proc_refresh(c, t->proc);
+	if (c->comm_fn)
+		c->comm_fn(c->comm_ctx, pid, tid, t->comm, sizeof(t->comm));
+	if (!t->comm[0])
+		read_comm(pid, tid, t->comm, sizeof(t->comm));
+	return t;
+}
+
+static struct st_frame raw_frame(const struct st_node_rec *r)
+{
+	struct st_frame f = {
+		.kind = (r->flags & ST_NODE_LEAF) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE,
+		.addr = r->addr,
+		.kernel = (r->flags & ST_NODE_KERNEL) != 0,
+	};
+
+	if (r->flags & ST_NODE_TRUNCATED) {
+		f.kind = ST_FRAME_SPECIAL;
+		f.function = NAME_TRUNCATED;
+	} else if (f.kernel && r->addr == 0) {
+		f.kind = ST_FRAME_SPECIAL;
+		f.function = NAME_KERNEL;
+	}
+	return f;
+}
+
+int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, __u32 first_id,
+			__u32 count)
+{
+	if (count > c->ids_cap) {
+		struct idref *n = realloc(c->ids, count * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->ids = n;
+		c->ids_cap = count;
+	}
+	for (__u32 i = 0; i < count; i++) {
+		const struct st_node_rec *r = &recs[i];
+		struct idref *ref = &c->ids[i];
+		struct st_frame f;
+
+		ref->t = NULL;
+		if (r->flags & ST_NODE_DEAD)
+			continue;
+		if (r->flags & ST_NODE_ROOT) {
+			ref->t = thread_get(c, (__u32)(r->addr >> 32), (__u32)r->addr);
+			if (!ref->t)
+				return -ENOMEM;
+			ref->n = st_tree__root(ref->t->tree);
+			ref->n->base += r->base;
+			ref->n->calls += r->calls;
+			continue;
+		}
+		if (r->parent < first_id || r->parent - first_id >= i ||
+		    !c->ids[r->parent - first_id].t) {
+			c->bad++;
+			continue;
+		}
+		ref->t = c->ids[r->parent - first_id].t;
+		f = raw_frame(r);
+		ref->n = st_tree__child(ref->t->tree, c->ids[r->parent - first_id].n, &f, true);
+		if (!ref->n)
+			return -ENOMEM;
+		ref->n->base += r->base;
+		ref->n->calls += r->calls;
+		if (f.kind != ST_FRAME_SPECIAL && !f.kernel && !ref->t->proc->gone &&
+		    !st_procmaps__find(ref->t->proc->maps, f.addr))
+			ref->t->proc->missing = true;
+	}
+	return 0;
+}
+
+/* ---- symbolization ------------------------------------------------------ */
+
+struct symctx {
+	struct st_collector *c;
+	struct st_profile *p;
+	struct st_tree *dst;
+	struct proc *proc;
+	int err;
+};
+
+static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw)
+{
+	struct st_frame f = *raw;
+	bool is_return = raw->kind == ST_FRAME_CALLSITE;
+	struct st_sym s = {};
+	int r = -ENOENT;
+
+	if (raw->kind == ST_FRAME_SPECIAL) {
+		f.function = st_strtab__intern(x->p->strs, raw->function);
+		return f;
+	}
+	if (raw->kernel) {
+		r = st_symbolizer__resolve_kernel(x->c->sym, raw->addr, is_return, &s);
+	} else {
+		const struct st_mapping *m = st_procmaps__find(x->proc->maps, raw->addr);
+
+		if (m)
+			r = st_symbolizer__resolve(x->c->sym, m->module, m->path, m->start, m->pgoff,
+						   raw->addr, is_return, &s);
+	}
+	if (r)
+		return f; /* shown as [unknown] with its address */
+	f.function = st_strtab__intern(x->p->strs, s.function);
+	f.module = st_strtab__intern(x->p->strs, s.module);
+	if (!s.function)
+		f.offset = s.module_offset;
+	else if (raw->kind == ST_FRAME_CALLSITE)
+		f.offset = s.offset;
+	else
+		f.addr = s.func_addr; /* the leaf is the function: its IPs merge */
+	return f;
+}
+
+static void convert(struct symctx *x, struct st_node *dst, const struct st_node *src)
+{
+	dst->base += src->base;
+	dst->calls += src->calls;
+	for (const struct st_node *s = src->first_child; s && !x->err; s = s->next_sibling) {
+		struct st_frame f = symbolize(x, &s->f);
+		struct st_node *d = st_tree__child(x->dst, dst, &f, true);
+
+		if (!d) {
+			x->err = -ENOMEM;
+			return;
+		}
+		convert(x, d, s);
+	}
+}
+
+struct st_profile *st_collector__profile(struct st_collector *c, const char *event)
+{
+	struct st_profile *p = st_profile__new(event);
+	struct rthread *t;
+	size_t pos = 0;
+
+	if (!p)
+		return NULL;
+	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
+		struct st_thread *pt = st_profile__add_thread(p, t->pid, t->tid, t->comm);
+		struct symctx x = { .c = c, .p = p, .proc = t->proc };
+
+		if (!pt)
+			goto cleanup;
+		x.dst = pt->tree;
+		convert(&x, st_tree__root(pt->tree), st_tree__root(t->tree));
+		if (x.err)
+			goto cleanup;
+	}
+	st_profile__finalize(p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->samples += st_thread__samples(p->threads[i]);
+	return p;
+cleanup:
+	st_profile__free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+size_t st_collector__threads(const struct st_collector *c)
+{
+	return st_u64map__count(c->threads);
+}
+
+size_t st_collector__processes(const struct st_collector *c)
+{
+	return st_u64map__count(c->procs);
+}
+
+size_t st_collector__memory(const struct st_collector *c)
+{
+	struct rthread *t;
+	size_t pos = 0, bytes = c->ids_cap * sizeof(struct idref);
+
+	while ((t = st_u64map__next(c->threads, &pos, NULL)))
+		bytes += sizeof(*t) + st_tree__memory(t->tree);
+	return bytes;
+}
+
+__u64 st_collector__bad_records(const struct st_collector *c)
+{
+	return c->bad;
+}

@@ -1,0 +1,44 @@
+/* collector.h - the daemon's own call-stack trees: merges the node records
+ * drained from the kernel, keeps each process's maps, and turns the raw
+ * address trees into a symbolized profile. Owner: user/collector.c. */
+#ifndef STACKTREE_COLLECTOR_H
+#define STACKTREE_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+struct st_symbolizer;
+struct st_profile;
+struct st_collector;
+
+typedef void (*st_comm_fn)(void *ctx, __u32 pid, __u32 tid, char *comm, size_t len);
+
+struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn comm_fn,
+				       void *comm_ctx);
+void st_collector__free(struct st_collector *c);
+
+/* Merge one drained generation (see st_drain_fn). Returns 0 or -ENOMEM;
+ * malformed records are counted, not fatal. */
+int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, __u32 first_id,
+			__u32 count);
+
+/* A process was seen (or exec'd): read its maps now, while it lives. */
+int st_collector__capture(struct st_collector *c, __u32 pid, bool exec);
+
+/* Re-read the maps of processes whose samples hit addresses no known mapping
+ * covers (a dlopen since the last capture). Cheap when nothing is missing. */
+void st_collector__refresh_missing(struct st_collector *c);
+
+/* Build the symbolized profile (finalized). The collector keeps its trees. */
+struct st_profile *st_collector__profile(struct st_collector *c, const char *event);
+
+size_t st_collector__threads(const struct st_collector *c);
+size_t st_collector__processes(const struct st_collector *c);
+size_t st_collector__memory(const struct st_collector *c);
+/* Records dropped because their parent was unknown (should stay 0). */
+__u64 st_collector__bad_records(const struct st_collector *c);
+
+#endif

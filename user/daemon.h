@@ -1,0 +1,29 @@
+/* daemon.h - one profiling session from start to reports.
+ * Owner: user/daemon.c. */
+#ifndef STACKTREE_DAEMON_H
+#define STACKTREE_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct st_options {
+	__u32 freq;		/* -F */
+	double duration;	/* -d, seconds; 0 = until the target ends or Ctrl-C */
+	const char *output;	/* -o */
+	bool kernel;		/* --kernel */
+	bool all;		/* -a */
+	int *pids;		/* --pid, repeatable */
+	size_t npids;
+	char **cmd;		/* -- CMD ARGS */
+	double min_pct;		/* --min-pct */
+	bool merge_threads;	/* --merge-threads */
+	__u32 max_nodes;	/* --max-nodes (per generation) */
+	double drain_interval;	/* seconds between drains */
+	bool verbose;		/* -v */
+};
+
+/* Runs the session; returns the process exit code. */
+int st_daemon__run(const struct st_options *o);
+
+#endif

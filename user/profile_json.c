@@ -1,0 +1,418 @@
+/* profile_json.c - profile.json writer and reader (json-c). */
+#include "profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arcflow.h"
+#include "strtab.h"
+
+static const char *const kind_names[] = {
+	[ST_FRAME_ROOT] = "root",	  [ST_FRAME_CALLSITE] = "callsite",
+	[ST_FRAME_LEAF] = "leaf",	  [ST_FRAME_FUNCTION] = "function",
+	[ST_FRAME_SPECIAL] = "special",
+};
+
+static json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *node_to_json(const struct st_node *n)
+{
+	json_object *o = json_object_new_object();
+	json_object *kids = json_object_new_array();
+	char addr[24];
+	bool has_offset = n->f.kind == ST_FRAME_CALLSITE ||
+			  (!n->f.function && n->f.module && n->f.kind != ST_FRAME_ROOT);
+
+	if (!o || !kids) {
+		json_object_put(o);
+		json_object_put(kids);
+		return NULL;
+	}
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, (uint64_t)n->f.addr);
+	json_object_object_add(o, "function", str_or_null(n->f.function));
+	json_object_object_add(o, "offset",
+			       has_offset ? json_object_new_int64((int64_t)n->f.offset) : NULL);
+	json_object_object_add(o, "module", str_or_null(n->f.module));
+	json_object_object_add(o, "address", n->f.addr ? json_object_new_string(addr) : NULL);
+	json_object_object_add(o, "kind", json_object_new_string(kind_names[n->f.kind]));
+	if (n->f.kernel)
+		json_object_object_add(o, "kernel", json_object_new_boolean(1));
+	json_object_object_add(o, "base", json_object_new_int64((int64_t)n->base));
+	json_object_object_add(o, "cum", json_object_new_int64((int64_t)n->cum));
+	json_object_object_add(o, "calls", json_object_new_int64((int64_t)n->calls));
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
+		json_object *cj = node_to_json(c);
+
+		if (!cj) {
+			json_object_put(o);
+			json_object_put(kids);
+			return NULL;
+		}
+		json_object_array_add(kids, cj);
+	}
+	json_object_object_add(o, "children", kids);
+	return o;
+}
+
+static json_object *counts_to_json(const struct st_count *c, size_t n)
+{
+	json_object *o = json_object_new_object();
+
+	for (size_t i = 0; o && i < n; i++)
+		json_object_object_add(o, c[i].name, json_object_new_int64((int64_t)c[i].value));
+	return o;
+}
+
+int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow)
+{
+	json_object *doc = json_object_new_object(), *threads = json_object_new_array();
+	struct st_arcflow *af = NULL;
+	int err = -ENOMEM;
+
+	if (!doc || !threads)
+		goto cleanup;
+	json_object_object_add(doc, "event", json_object_new_string(p->event));
+	json_object_object_add(doc, "frequency_hz", json_object_new_int64(p->frequency_hz));
+	json_object_object_add(doc, "duration_s", json_object_new_double(p->duration_s));
+	json_object_object_add(doc, "samples", json_object_new_int64((int64_t)p->samples));
+	json_object_object_add(doc, "lost", json_object_new_int64((int64_t)p->lost));
+	json_object_object_add(doc, "lost_by", counts_to_json(p->lost_by, p->nlost_by));
+	json_object_object_add(doc, "notes", counts_to_json(p->notes, p->nnotes));
+	json_object_object_add(doc, "bpf_ns_per_sample",
+			       json_object_new_double(p->bpf_ns_per_sample));
+	json_object_object_add(doc, "command", str_or_null(p->command));
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct st_thread *t = p->threads[i];
+		json_object *tj = json_object_new_object();
+		json_object *root = node_to_json(st_tree__root(t->tree));
+
+		if (!tj || !root) {
+			json_object_put(tj);
+			json_object_put(root);
+			goto cleanup;
+		}
+		json_object_object_add(tj, "pid", json_object_new_int64(t->pid));
+		json_object_object_add(tj, "tid", json_object_new_int64(t->tid));
+		json_object_object_add(tj, "comm", json_object_new_string(t->comm));
+		json_object_object_add(tj, "samples",
+				       json_object_new_int64((int64_t)st_thread__samples(t)));
+		json_object_object_add(tj, "root", root);
+		json_object_array_add(threads, tj);
+	}
+	json_object_object_add(doc, "threads", threads);
+	threads = NULL;
+	if (with_arcflow) {
+		json_object *aj;
+
+		af = st_arcflow__build(p);
+		if (!af || !(aj = st_arcflow__to_json(af)))
+			goto cleanup;
+		json_object_object_add(doc, "arcflow", aj);
+	}
+	if (fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN), out) < 0 ||
+	    fputc('\n', out) == EOF)
+		err = -EIO;
+	else
+		err = 0;
+cleanup:
+	st_arcflow__free(af);
+	json_object_put(threads);
+	json_object_put(doc);
+	return err;
+}
+
+/* ---- reader ------------------------------------------------------------ */
+
+struct reader {
+	struct st_profile *p;
+	char *err;
+	size_t errlen;
+	const char *file;
+};
+
+static int fail(struct reader *r, const char *where, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, r->errlen, "%s: %s: %s", r->file, where, msg);
+	return -EINVAL;
+}
+
+static int get_u64(struct reader *r, json_object *o, const char *key, const char *where,
+		   bool required, __u64 *out)
+{
+	json_object *v;
+	int64_t x;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v) {
+		if (!required)
+			return 0;
+		return fail(r, where, "missing \"%s\"", key);
+	}
+	if (!json_object_is_type(v, json_type_int))
+		return fail(r, where, "\"%s\" must be an integer", key);
+	x = json_object_get_int64(v);
+	if (x < 0)
+		return fail(r, where, "\"%s\" must not be negative", key);
+	*out = (__u64)x;
+	return 0;
+}
+
+static int get_str(struct reader *r, json_object *o, const char *key, const char *where,
+		   const char **out)
+{
+	json_object *v;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return fail(r, where, "\"%s\" must be a string or null", key);
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int parse_kind(const char *s, enum st_frame_kind *k)
+{
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+		if (strcmp(s, kind_names[i]) == 0) {
+			*k = (enum st_frame_kind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, json_object *o,
+		     char *where, size_t wlen)
+{
+	__u64 cum = 0, sum = 0;
+	json_object *kids;
+	size_t len = strlen(where);
+	int err;
+
+	if (!json_object_is_type(o, json_type_object))
+		return fail(r, where, "node must be an object");
+	if ((err = get_u64(r, o, "base", where, true, &n->base)) ||
+	    (err = get_u64(r, o, "cum", where, true, &cum)) ||
+	    (err = get_u64(r, o, "calls", where, false, &n->calls)))
+		return err;
+	if (!json_object_object_get_ex(o, "children", &kids) || !kids)
+		kids = NULL;
+	else if (!json_object_is_type(kids, json_type_array))
+		return fail(r, where, "\"children\" must be an array");
+	for (size_t i = 0; kids && i < json_object_array_length(kids); i++) {
+		json_object *c = json_object_array_get_idx(kids, i);
+		struct st_frame f = { .kind = ST_FRAME_CALLSITE };
+		const char *s, *kind = NULL, *addr = NULL;
+		json_object *v;
+		struct st_node *child;
+
+		snprintf(where + len, wlen - len, ".children[%zu]", i);
+		if (!json_object_is_type(c, json_type_object))
+			return fail(r, where, "node must be an object");
+		if ((err = get_str(r, c, "function", where, &s)))
+			return err;
+		f.function = st_strtab__intern(r->p->strs, s);
+		if ((err = get_str(r, c, "module", where, &s)))
+			return err;
+		f.module = st_strtab__intern(r->p->strs, s);
+		if ((err = get_u64(r, c, "offset", where, false, &f.offset)))
+			return err;
+		if ((err = get_str(r, c, "address", where, &addr)))
+			return err;
+		if (addr) {
+			char *end;
+
+			errno = 0;
+			f.addr = strtoull(addr, &end, 0);
+			if (errno || *end || end == addr)
+				return fail(r, where, "\"address\" is not a number: \"%s\"", addr);
+		}
+		if ((err = get_str(r, c, "kind", where, &kind)))
+			return err;
+		if (kind && (parse_kind(kind, &f.kind) || f.kind == ST_FRAME_ROOT))
+			return fail(r, where, "unknown \"kind\": \"%s\"", kind);
+		if (!kind)
+			f.kind = f.function && !json_object_object_get_ex(c, "offset", &v) ?
+					 ST_FRAME_FUNCTION : ST_FRAME_CALLSITE;
+		if (json_object_object_get_ex(c, "kernel", &v) && v)
+			f.kernel = json_object_get_boolean(v);
+		child = st_tree__child(t, n, &f, true);
+		if (!child)
+			return -ENOMEM;
+		if (child->base || child->first_child)
+			return fail(r, where, "duplicate node (same frame twice under one parent)");
+		if ((err = read_node(r, t, child, c, where, wlen)))
+			return err;
+		sum += child->cum;
+		where[len] = '\0';
+	}
+	n->cum = n->base + sum;
+	if (n->cum != cum)
+		return fail(r, where, "cum %" PRIu64 " != base + children's cum %" PRIu64,
+			    (uint64_t)cum, (uint64_t)n->cum);
+	return 0;
+}
+
+static int read_counts(struct reader *r, json_object *doc, const char *key, bool lost)
+{
+	json_object *o;
+	int err = 0;
+
+	if (!json_object_object_get_ex(doc, key, &o) || !o)
+		return 0;
+	if (!json_object_is_type(o, json_type_object))
+		return fail(r, key, "must be an object");
+	json_object_object_foreach(o, name, v)
+	{
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+			return fail(r, key, "\"%s\" must be a non-negative integer", name);
+		err = lost ? st_profile__add_lost(r->p, name, (__u64)json_object_get_int64(v)) :
+			     st_profile__add_note(r->p, name, (__u64)json_object_get_int64(v));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int read_doc(struct reader *r, json_object *doc)
+{
+	json_object *threads, *v;
+	const char *event = NULL;
+	__u64 x = 0, lost = 0;
+	char where[4096];
+	int err;
+
+	if (!json_object_is_type(doc, json_type_object))
+		return fail(r, "top level", "must be an object");
+	if ((err = get_str(r, doc, "event", "top level", &event)))
+		return err;
+	if (!event)
+		return fail(r, "top level", "missing \"event\"");
+	r->p = st_profile__new(event);
+	if (!r->p)
+		return -ENOMEM;
+	if ((err = get_u64(r, doc, "frequency_hz", "top level", false, &x)))
+		return err;
+	r->p->frequency_hz = (__u32)x;
+	if ((err = get_u64(r, doc, "samples", "top level", true, &r->p->samples)) ||
+	    (err = get_u64(r, doc, "lost", "top level", false, &lost)))
+		return err;
+	if (json_object_object_get_ex(doc, "duration_s", &v) && v)
+		r->p->duration_s = json_object_get_double(v);
+	if (json_object_object_get_ex(doc, "bpf_ns_per_sample", &v) && v)
+		r->p->bpf_ns_per_sample = json_object_get_double(v);
+	if (json_object_object_get_ex(doc, "command", &v) && v &&
+	    !(r->p->command = strdup(json_object_get_string(v))))
+		return -ENOMEM;
+	if ((err = read_counts(r, doc, "lost_by", true)) ||
+	    (err = read_counts(r, doc, "notes", false)))
+		return err;
+	if (r->p->nlost_by == 0 && lost && (err = st_profile__add_lost(r->p, "unspecified", lost)))
+		return err;
+	if (!json_object_object_get_ex(doc, "threads", &threads) ||
+	    !json_object_is_type(threads, json_type_array))
+		return fail(r, "top level", "\"threads\" must be an array");
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		json_object *tj = json_object_array_get_idx(threads, i), *root;
+		__u64 pid = 0, tid = 0;
+		const char *comm = NULL;
+		struct st_thread *t;
+
+		snprintf(where, sizeof(where), "threads[%zu]", i);
+		if (!json_object_is_type(tj, json_type_object))
+			return fail(r, where, "must be an object");
+		if ((err = get_u64(r, tj, "pid", where, true, &pid)) ||
+		    (err = get_u64(r, tj, "tid", where, true, &tid)) ||
+		    (err = get_str(r, tj, "comm", where, &comm)))
+			return err;
+		if (!json_object_object_get_ex(tj, "root", &root) || !root)
+			return fail(r, where, "missing \"root\"");
+		t = st_profile__add_thread(r->p, (__u32)pid, (__u32)tid, comm);
+		if (!t)
+			return -ENOMEM;
+		snprintf(where, sizeof(where), "threads[%zu].root", i);
+		if ((err = read_node(r, t->tree, st_tree__root(t->tree), root, where,
+				     sizeof(where))))
+			return err;
+	}
+	return 0;
+}
+
+int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen)
+{
+	struct reader r = { .err = err, .errlen = errlen, .file = path };
+	json_tokener *tok = NULL;
+	json_object *doc = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+	int ret;
+
+	*out = NULL;
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	{
+		FILE *m = open_memstream(&buf, &len);
+		char chunk[65536];
+		size_t got;
+
+		if (!m) {
+			ret = -ENOMEM;
+			goto cleanup;
+		}
+		while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, got, m);
+		fclose(m);
+	}
+	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH * 8);
+	if (!tok) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	doc = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!doc || json_tokener_get_error(tok) != json_tokener_success) {
+		size_t off = json_tokener_get_parse_end(tok), line = 1;
+
+		for (size_t i = 0; i < off && i < len; i++)
+			line += buf[i] == '\n';
+		snprintf(err, errlen, "%s: line %zu: not valid JSON: %s", path, line,
+			 json_tokener_error_desc(json_tokener_get_error(tok)));
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	ret = read_doc(&r, doc);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", path);
+	if (ret)
+		goto cleanup;
+	st_profile__finalize(r.p);
+	*out = r.p;
+	r.p = NULL;
+cleanup:
+	st_profile__free(r.p);
+	json_object_put(doc);
+	if (tok)
+		json_tokener_free(tok);
+	free(buf);
+	if (f)
+		fclose(f);
+	return ret;
+}

@@ -1,0 +1,363 @@
+/* session.c - load, attach and drain the BPF timer sampler. */
+#include "session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sample.skel.h"
+
+struct st_session {
+	struct sample_bpf *skel;
+	struct st_session_opts opts;
+	int ncpus;
+	int *perf_fds;
+	struct bpf_link **links;
+	struct ring_buffer *rb;
+	st_event_fn ev_fn;
+	void *ev_ctx;
+	struct st_node_rec *recs;	/* mmaped `nodes` array */
+	size_t recs_len;
+	struct st_node_key *keys;	/* scratch for batch deletes */
+	int stats_fd;			/* bpf_enable_stats() */
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	int rate = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &rate) != 1)
+		rate = 0;
+	fclose(f);
+	return rate;
+}
+
+int st_session__open(const struct st_session_opts *opts, struct st_session **out)
+{
+	struct st_session *s = calloc(1, sizeof(*s));
+	int err, limit;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->stats_fd = -1;
+	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
+	limit = max_sample_rate();
+	if (limit > 0 && opts->freq > (__u32)limit) {
+		fprintf(stderr, "stacktreed: sampling rate %u Hz is above the kernel's limit %d "
+			"(kernel.perf_event_max_sample_rate): use a lower -F\n", opts->freq, limit);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		err = s->ncpus ? s->ncpus : -EINVAL;
+		fprintf(stderr, "stacktreed: cannot count CPUs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	s->skel = sample_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot open the BPF programs: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	s->skel->rodata->max_nodes = opts->max_nodes;
+	s->skel->rodata->filter_targets = !opts->all;
+	s->skel->rodata->kernel_stacks = opts->kernel;
+	s->skel->rodata->self_tgid = (__u32)getpid();
+	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
+					    opts->max_targets ? opts->max_targets : 1))) {
+		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = sample_bpf__load(s->skel);
+	if (err) {
+		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
+			"CAP_BPF+CAP_PERFMON, and a kernel with BTF; -v shows the verifier log)\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	s->recs_len = (2 * (size_t)opts->max_nodes + 1) * sizeof(struct st_node_rec);
+	s->recs = mmap(NULL, s->recs_len, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(s->skel->maps.nodes), 0);
+	if (s->recs == MAP_FAILED) {
+		err = -errno;
+		s->recs = NULL;
+		fprintf(stderr, "stacktreed: cannot map the node array: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	s->keys = calloc(opts->max_nodes, sizeof(*s->keys));
+	if (!s->keys) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* kernel BPF run-time stats, kept on for the session */
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	*out = s;
+	return 0;
+cleanup:
+	st_session__free(s);
+	return err;
+}
+
+void st_session__stop(struct st_session *s)
+{
+	if (!s || !s->links)
+		return;
+	for (int i = 0; i < s->ncpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+		s->perf_fds[i] = -1;
+	}
+}
+
+void st_session__free(struct st_session *s)
+{
+	if (!s)
+		return;
+	st_session__stop(s);
+	free(s->links);
+	free(s->perf_fds);
+	ring_buffer__free(s->rb);
+	if (s->recs)
+		munmap(s->recs, s->recs_len);
+	free(s->keys);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	sample_bpf__destroy(s->skel);
+	free(s);
+}
+
+int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec)
+{
+	__u8 v = at_exec ? ST_TARGET_AT_EXEC : ST_TARGET_ACTIVE;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &pid, sizeof(pid), &v, sizeof(v),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct st_session *s = ctx;
+
+	if (size >= sizeof(struct st_event) && s->ev_fn)
+		s->ev_fn(s->ev_ctx, data);
+	return 0;
+}
+
+static bool cpu_online(int cpu)
+{
+	char path[64];
+	FILE *f;
+	int on = 1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return true; /* cpu0 has no "online" file */
+	if (fscanf(f, "%d", &on) != 1)
+		on = 1;
+	fclose(f);
+	return on == 1;
+}
+
+int st_session__attach(struct st_session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.freq,
+	};
+	int err, attached = 0;
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
+	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	if (!s->rb || !s->perf_fds || !s->links) {
+		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
+			strerror(errno));
+		return -ENOMEM;
+	}
+	if ((err = sample_bpf__attach(s->skel))) {
+		fprintf(stderr, "stacktreed: cannot attach the fork/exec tracepoints: %s\n",
+			strerror(-err));
+		return err;
+	}
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		s->perf_fds[cpu] = -1;
+		if (!cpu_online(cpu))
+			continue;
+		s->perf_fds[cpu] = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+						PERF_FLAG_FD_CLOEXEC);
+		if (s->perf_fds[cpu] < 0) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot open a cpu-clock event on CPU %d: %s "
+				"(needs CAP_PERFMON, or kernel.perf_event_paranoid <= 0)\n",
+				cpu, strerror(errno));
+			return err;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_timer,
+								s->perf_fds[cpu]);
+		if (!s->links[cpu]) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot attach the sampler on CPU %d: %s\n",
+				cpu, strerror(errno));
+			return err;
+		}
+		attached++;
+	}
+	return attached ? 0 : -ENODEV;
+}
+
+int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx)
+{
+	int n;
+
+	s->ev_fn = fn;
+	s->ev_ctx = ctx;
+	n = ring_buffer__poll(s->rb, timeout_ms);
+	return n == -EINTR ? 0 : n;
+}
+
+double st_session__fill(const struct st_session *s)
+{
+	__u32 gen = __atomic_load_n(&s->skel->bss->epoch, __ATOMIC_RELAXED) & 1;
+	__u32 used = __atomic_load_n(&s->skel->bss->next_id[gen], __ATOMIC_RELAXED);
+
+	return (double)used / (double)s->opts.max_nodes;
+}
+
+static void delete_keys(int fd, struct st_node_key *keys, __u32 n)
+{
+	__u32 done = 0;
+
+	while (done < n) {
+		__u32 count = n - done;
+		int err = bpf_map_delete_batch(fd, keys + done, &count, NULL);
+
+		done += count;
+		if (err) {
+			/* a key that is not there (cannot happen unless a record was
+			 * torn): skip it and go on */
+			done++;
+		}
+	}
+}
+
+int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
+{
+	struct sample_bpf__bss *bss = s->skel->bss;
+	__u32 old = __atomic_load_n(&bss->epoch, __ATOMIC_ACQUIRE);
+	__u32 gen = old & 1, used, first, nkeys = 0;
+	struct timespec wait = { .tv_nsec = 10 * 1000 * 1000 };
+	int err = 0;
+
+	__atomic_store_n(&bss->epoch, old + 1, __ATOMIC_RELEASE);
+	/* programs that read the old epoch run in interrupt context for a few
+	 * microseconds: after this pause none is left writing the old generation */
+	nanosleep(&wait, NULL);
+	used = __atomic_load_n(&bss->next_id[gen], __ATOMIC_ACQUIRE);
+	if (used > s->opts.max_nodes)
+		used = s->opts.max_nodes;
+	first = gen * s->opts.max_nodes + 1;
+	if (used)
+		err = fn(ctx, s->recs + first, first, used);
+	for (__u32 i = 0; i < used; i++) {
+		const struct st_node_rec *r = &s->recs[first + i];
+
+		if (r->flags & ST_NODE_DEAD)
+			continue;
+		s->keys[nkeys++] = (struct st_node_key){
+			.parent = r->parent, .gen = r->gen, .flags = r->flags, .addr = r->addr
+		};
+	}
+	delete_keys(bpf_map__fd(s->skel->maps.node_ids), s->keys, nkeys);
+	__atomic_store_n(&bss->next_id[gen], 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
+			     size_t len)
+{
+	__u64 key = ((__u64)pid << 32) | tid;
+	char v[ST_COMM_LEN] = "";
+
+	if (bpf_map__lookup_elem(s->skel->maps.thread_comms, &key, sizeof(key), v, sizeof(v), 0))
+		v[0] = '\0';
+	v[ST_COMM_LEN - 1] = '\0';
+	snprintf(comm, len, "%s", v);
+}
+
+void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX])
+{
+	__u64 *vals = calloc(s->ncpus, sizeof(__u64));
+
+	memset(out, 0, ST_STAT__MAX * sizeof(__u64));
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < ST_STAT__MAX; k++) {
+		if (bpf_map__lookup_elem(s->skel->maps.stats, &k, sizeof(k), vals,
+					 s->ncpus * sizeof(__u64), 0))
+			continue;
+		for (int c = 0; c < s->ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	*run_ns = *runs = 0;
+	if (s->stats_fd < 0)
+		return -ENOTSUP;
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_timer), &info, &len))
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
+}
+
+size_t st_session__map_memory(const struct st_session *s)
+{
+	size_t hash = 2 * (size_t)s->opts.max_nodes *
+		      (sizeof(struct st_node_key) + sizeof(__u32) + 48 /* element overhead */);
+
+	return s->recs_len + hash + 256 * 1024 /* ring buffer */ +
+	       (size_t)s->ncpus * (ST_MAX_USER + ST_MAX_KERNEL + ST_PATH_SLOTS) * 9;
+}

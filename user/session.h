@@ -1,0 +1,59 @@
+/* session.h - the BPF side of a profiling session: open, size the maps,
+ * load, attach cpu-clock events on every online CPU, drain the kernel trees
+ * by generation swap. Owner: user/session.c. */
+#ifndef STACKTREE_SESSION_H
+#define STACKTREE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+struct st_session_opts {
+	__u32 freq;		/* samples per second per CPU */
+	bool kernel;		/* kernel frames too */
+	bool all;		/* whole system (no target filter) */
+	__u32 max_nodes;	/* node ids per generation */
+	__u32 max_targets;
+	bool verbose;		/* libbpf messages */
+};
+
+struct st_session;
+
+/* Open, size and load the programs. On failure prints one line on stderr. */
+int st_session__open(const struct st_session_opts *opts, struct st_session **out);
+void st_session__free(struct st_session *s);
+
+/* Sample process pid (and its future children); at_exec: only once it execs. */
+int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec);
+/* Attach the timer on every online CPU and the fork/exec tracepoints. */
+int st_session__attach(struct st_session *s);
+/* Stop sampling (detach the timer programs). */
+void st_session__stop(struct st_session *s);
+
+typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
+/* Wait up to timeout_ms for ring buffer events and hand them to fn. */
+int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
+
+/* Node records of one drained generation, in id order: ids are
+ * first_id .. first_id + count - 1; a record's parent (if not 0) has a
+ * smaller id in the same range. */
+typedef int (*st_drain_fn)(void *ctx, const struct st_node_rec *recs, __u32 first_id,
+			   __u32 count);
+/* Swap generations, hand the old one to fn, then clear it. */
+int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx);
+/* Fraction of the current generation's node ids in use (0..1). */
+double st_session__fill(const struct st_session *s);
+
+/* The comm recorded when a thread's root was created ("" if unknown). */
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
+			     size_t len);
+
+void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX]);
+/* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
+int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs);
+/* Bytes of BPF map memory (approximate, from the map sizes). */
+size_t st_session__map_memory(const struct st_session *s);
+
+#endif

@@ -1,0 +1,243 @@
+/* stacktree.c - the offline tool: `stacktree report` re-renders a saved
+ * profile.json, or builds one from folded stacks, without root. */
+#include <argp.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "arcflow.h"
+#include "folded.h"
+#include "profile.h"
+#include "report.h"
+
+#define EXIT_USAGE 64
+
+enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS };
+
+struct top_args {
+	bool version;
+	char **argv;	/* the command and its arguments */
+	int argc;
+};
+
+struct report_args {
+	const char *folded;
+	const char *input;
+	const char *output;
+	const char *print;	/* "arcflow" or "xtree" */
+	double min_pct;
+	bool merge_threads;
+};
+
+static const char top_doc[] =
+	"Offline reports of stacktreed profiles.\v"
+	"Commands:\n"
+	"  report    write xtree.txt, arcflow.txt and profile.json from a saved\n"
+	"            profile.json (--input) or from folded stacks (--folded)\n\n"
+	"Run `stacktree report --help' for the options of a command. See stacktree(1).";
+
+static const struct argp_option top_options[] = {
+	{ "version", 'V', NULL, 0, "Print the version and exit", 0 },
+	{ 0 }
+};
+
+static error_t top_parse(int key, char *arg, struct argp_state *state)
+{
+	struct top_args *a = state->input;
+
+	switch (key) {
+	case 'V':
+		a->version = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		/* the command: it and everything after it belong to the command */
+		(void)arg;
+		a->argv = &state->argv[state->next - 1];
+		a->argc = state->argc - state->next + 1;
+		state->next = state->argc;
+		return 0;
+	case ARGP_KEY_END:
+		if (!a->argv && !a->version)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "missing command (try `stacktree --help')");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const char report_doc[] =
+	"Write xtree.txt, arcflow.txt and profile.json into DIR from a saved profile\n"
+	"or from folded stacks.\v"
+	"Folded stacks: one sample per line, frames root first separated by ';', an\n"
+	"optional trailing count N for N consecutive identical samples; the lines are\n"
+	"consecutive samples of one thread.\n\n"
+	"Examples:\n"
+	"  stacktree report --folded out.folded -o rep\n"
+	"  stacktree report --input stacktree.out/profile.json -o merged --merge-threads\n"
+	"  stacktree report --input stacktree.out --print arcflow | less";
+
+static const struct argp_option report_options[] = {
+	{ "folded", 'f', "FILE", 0, "Read folded stacks from FILE (- for stdin)", 0 },
+	{ "input", 'i', "FILE", 0, "Read a saved profile.json (or the directory holding it)", 0 },
+	{ "output", 'o', "DIR", 0, "Write the reports into DIR (default ./stacktree.out)", 0 },
+	{ "min-pct", OPT_MIN_PCT, "P", 0,
+	  "xtree: fold nodes under P% of their thread's samples into [other]", 0 },
+	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process (tid = pid)", 0 },
+	{ "print", 'p', "REPORT", 0,
+	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given", 0 },
+	{ 0 }
+};
+
+static error_t report_parse(int key, char *arg, struct argp_state *state)
+{
+	struct report_args *a = state->input;
+	char *end;
+
+	switch (key) {
+	case 'f':
+		a->folded = arg;
+		return 0;
+	case 'i':
+		a->input = arg;
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	case 'p':
+		if (strcmp(arg, "arcflow") && strcmp(arg, "xtree"))
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--print: '%s' is not a report (arcflow or xtree)", arg);
+		a->print = arg;
+		return 0;
+	case OPT_MIN_PCT:
+		errno = 0;
+		a->min_pct = strtod(arg, &end);
+		if (errno || end == arg || *end || a->min_pct < 0 || a->min_pct > 100)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--min-pct: '%s' is not a percentage in 0..100", arg);
+		return 0;
+	case OPT_MERGE_THREADS:
+		a->merge_threads = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_failure(state, EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+		return 0;
+	case ARGP_KEY_END:
+		if (!a->folded == !a->input)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "give exactly one of --folded FILE or --input FILE");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static int load(const struct report_args *a, struct st_profile **p)
+{
+	char err[1024] = "", *path = NULL;
+	struct stat st;
+	int ret;
+
+	if (a->folded) {
+		ret = st_folded__read_path(a->folded, p, err, sizeof(err));
+	} else {
+		/* --input DIR means DIR/profile.json */
+		if (stat(a->input, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (asprintf(&path, "%s/profile.json", a->input) < 0) {
+				snprintf(err, sizeof(err), "out of memory");
+				ret = -ENOMEM;
+				goto cleanup;
+			}
+		}
+		ret = st_profile__read_json(path ? path : a->input, p, err, sizeof(err));
+	}
+cleanup:
+	if (ret)
+		fprintf(stderr, "stacktree: %s\n", err[0] ? err : strerror(-ret));
+	free(path);
+	return ret;
+}
+
+static int print_report(const struct report_args *a, const struct st_profile *p)
+{
+	struct st_profile *merged = NULL;
+	struct st_arcflow *af = NULL;
+	int err;
+
+	if (a->merge_threads) {
+		merged = st_profile__merge_threads(p);
+		if (!merged) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		p = merged;
+	}
+	if (!strcmp(a->print, "xtree")) {
+		err = st_xtree__write(p, stdout, a->min_pct);
+	} else {
+		af = st_arcflow__build(p);
+		err = af ? st_arcflow__write_text(af, p, stdout) : -errno;
+	}
+	if (!err && fflush(stdout))
+		err = -EIO;
+cleanup:
+	if (err)
+		fprintf(stderr, "stacktree: cannot print %s: %s\n", a->print, strerror(-err));
+	st_arcflow__free(af);
+	st_profile__free(merged);
+	return err;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = { report_options, report_parse, NULL, report_doc,
+					  NULL, NULL, NULL };
+	struct report_args a = { 0 };
+	struct st_profile *p = NULL;
+	struct st_report_opts opts;
+	char name[] = "stacktree report";
+	int ret = 1;
+
+	argv[0] = name;		/* messages and usage say "stacktree report" */
+	argp_parse(&argp, argc, argv, 0, NULL, &a);
+	if (load(&a, &p))
+		goto cleanup;
+	if (a.print && print_report(&a, p))
+		goto cleanup;
+	if (!a.print || a.output) {
+		opts = (struct st_report_opts){ .min_pct = a.min_pct,
+						.merge_threads = a.merge_threads,
+						.prefix = "" };
+		if (!a.output)
+			a.output = "./stacktree.out";
+		if (st_report__write_dir(p, a.output, &opts))
+			goto cleanup;
+		fprintf(stderr, "stacktree: %s: xtree.txt, arcflow.txt, profile.json (%llu samples)\n",
+			a.output, (unsigned long long)p->samples);
+	}
+	ret = 0;
+cleanup:
+	st_profile__free(p);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { top_options, top_parse, "COMMAND [ARG...]", top_doc,
+					  NULL, NULL, NULL };
+	struct top_args a = { 0 };
+
+	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
+	if (a.version) {
+		printf("stacktree %s\n", ST_VERSION);
+		return 0;
+	}
+	if (!strcmp(a.argv[0], "report"))
+		return cmd_report(a.argc, a.argv);
+	fprintf(stderr, "stacktree: unknown command '%s' (try `stacktree --help')\n", a.argv[0]);
+	return EXIT_USAGE;
+}

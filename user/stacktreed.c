@@ -1,0 +1,174 @@
+/* stacktreed.c - command line of the profiler daemon (argp). */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+const char *argp_program_version = "stacktreed " ST_VERSION;
+const char *argp_program_bug_address = "the stacktreed issue tracker";
+
+enum {
+	OPT_KERNEL = 1000,
+	OPT_UNWIND,
+	OPT_EVENT,
+	OPT_MIN_PCT,
+	OPT_MERGE_THREADS,
+	OPT_MAX_NODES,
+	OPT_DRAIN,
+};
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Profile this process and its threads (repeatable, or a comma list)", 0 },
+	{ "all", 'a', NULL, 0, "Profile the whole system", 0 },
+	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 0 },
+	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the target ends, or Ctrl-C)", 0 },
+	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
+	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: fp (frame pointers)", 0 },
+	{ "event", OPT_EVENT, "EVENT", 0, "What a sample is: cpu (cpu-clock timer)", 0 },
+	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
+	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
+	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 131072)", 2 },
+	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
+	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
+	{ 0 }
+};
+
+static const char doc[] =
+	"stacktreed -- call-stack tree sampling profiler\v"
+	"Run as root. Examples:\n"
+	"  stacktreed -- ./prog args        profile a command until it exits\n"
+	"  stacktreed --pid 1234 -d 10      profile a running process for 10 s\n"
+	"  stacktreed -a -d 10              profile the whole system\n"
+	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json. See stacktreed(8).";
+
+struct parse_state {
+	struct st_options *o;
+	int *pids;
+	size_t npids;
+};
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || *end || end == s || *out < lo || *out > hi ? -EINVAL : 0;
+}
+
+static int add_pids(struct parse_state *ps, char *arg)
+{
+	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		double v;
+		int *np;
+
+		if (parse_double(tok, 1, 4194304, &v) || v != (int)v)
+			return -EINVAL;
+		np = realloc(ps->pids, (ps->npids + 1) * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		ps->pids = np;
+		ps->pids[ps->npids++] = (int)v;
+	}
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct parse_state *ps = state->input;
+	struct st_options *o = ps->o;
+	double v;
+
+	switch (key) {
+	case 'p':
+		if (add_pids(ps, arg))
+			argp_error(state, "invalid --pid '%s': give a process id", arg);
+		break;
+	case 'a':
+		o->all = true;
+		break;
+	case 'F':
+		if (parse_double(arg, 1, 1000000, &v) || v != (__u32)v)
+			argp_error(state, "invalid -F '%s': give a rate in Hz, e.g. 99", arg);
+		o->freq = (__u32)v;
+		break;
+	case 'd':
+		if (parse_double(arg, 0.001, 1e9, &o->duration))
+			argp_error(state, "invalid -d '%s': give seconds, e.g. 10", arg);
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_KERNEL:
+		o->kernel = true;
+		break;
+	case OPT_UNWIND:
+		if (strcmp(arg, "fp"))
+			argp_error(state, "--unwind %s is not supported yet: only 'fp' (frame pointers)",
+				   arg);
+		break;
+	case OPT_EVENT:
+		if (strcmp(arg, "cpu"))
+			argp_error(state, "--event %s is not supported yet: only 'cpu'", arg);
+		break;
+	case OPT_MIN_PCT:
+		if (parse_double(arg, 0, 100, &o->min_pct))
+			argp_error(state, "invalid --min-pct '%s': give a percentage 0-100", arg);
+		break;
+	case OPT_MERGE_THREADS:
+		o->merge_threads = true;
+		break;
+	case OPT_MAX_NODES:
+		if (parse_double(arg, 1024, 1 << 26, &v) || v != (__u32)v)
+			argp_error(state, "invalid --max-nodes '%s': give 1024..67108864", arg);
+		o->max_nodes = (__u32)v;
+		break;
+	case OPT_DRAIN:
+		if (parse_double(arg, 0.05, 3600, &o->drain_interval))
+			argp_error(state, "invalid --drain-interval '%s': give seconds", arg);
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case ARGP_KEY_ARGS:
+		o->cmd = state->argv + state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!o->all && !ps->npids && !o->cmd)
+			argp_error(state, "nothing to profile: give -- CMD, --pid PID or -a");
+		if (!!o->all + !!ps->npids + !!o->cmd > 1)
+			argp_error(state, "give only one of -- CMD, --pid PID and -a");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct st_options o = {
+		.freq = 99, .output = "./stacktree.out", .max_nodes = 131072,
+		.drain_interval = 1.0,
+	};
+	struct parse_state ps = { .o = &o };
+	const struct argp argp = { options, parse_opt, "[-- CMD [ARGS...]]", doc, NULL, NULL, NULL };
+	int ret;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &ps))
+		return 64;
+	o.pids = ps.pids;
+	o.npids = ps.npids;
+	if (geteuid() != 0)
+		fprintf(stderr, "stacktreed: warning: not root; loading BPF needs CAP_BPF and "
+			"CAP_PERFMON\n");
+	ret = st_daemon__run(&o);
+	free(ps.pids);
+	return ret;
+}
