@@ -63,7 +63,7 @@ $(B)/tests/%: tests/unit/%.c $(LIB)
 
 # Workloads are built with frame pointers; see tests/workloads/README.
 WL_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
-	     -fno-optimize-sibling-calls -Wall -Wextra -Werror
+	     -fno-optimize-sibling-calls -D_GNU_SOURCE -Wall -Wextra -Werror
 $(B)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -lm -lpthread

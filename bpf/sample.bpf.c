@@ -195,6 +195,39 @@ static long fold_one(__u32 j, void *data)
 	return 0;
 }
 
+/* Copies a leaf-first stack into the root-first path. */
+struct path_ctx {
+	struct scratch *sc;
+	__u64 *stack;
+	__u32 count;		/* frames in stack */
+	__u32 n;		/* frames in the path so far */
+	__u8 frame_flags, leaf_flags;
+};
+
+static long copy_frame(__u32 i, void *data)
+{
+	struct path_ctx *c = data;
+	__u32 from = c->count - 1 - i, to = c->n & (ST_PATH_SLOTS - 1);
+
+	if (from >= ST_MAX_USER)
+		return 1;
+	c->sc->addrs[to] = c->stack[from];
+	c->sc->flags[to] = from == 0 ? c->leaf_flags : c->frame_flags;
+	c->n++;
+	return 0;
+}
+
+static long match_prefix(__u32 i, void *data)
+{
+	struct fold_ctx *c = data;
+	__u32 slot = i & (ST_PATH_SLOTS - 1);
+
+	if (c->ts->addrs[slot] != c->sc->addrs[slot] || c->ts->flags[slot] != c->sc->flags[slot])
+		return 1;
+	c->prefix = i + 1;
+	return 0;
+}
+
 static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 {
 	struct st_event *e;
@@ -222,6 +255,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct fold_ctx fc = {};
+	struct path_ctx pc = {};
 	struct thread_state *ts;
 	struct st_node_rec *rec;
 	struct scratch *sc;
@@ -259,27 +293,24 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	}
 
 	/* the path, root first: [truncated], user frames, kernel frames */
+	pc.sc = sc;
 	if (un >= ST_MAX_USER) {
 		stat_inc(ST_STAT_TRUNCATED);
 		sc->addrs[0] = 0;
 		sc->flags[0] = ST_NODE_TRUNCATED;
-		n = 1;
+		pc.n = 1;
 	}
-	for (int i = ST_MAX_USER - 1; i >= 0; i--) {
-		if (i >= un)
-			continue;
-		sc->addrs[n & (ST_PATH_SLOTS - 1)] = sc->ustack[i];
-		sc->flags[n & (ST_PATH_SLOTS - 1)] = (i == 0 && kn == 0) ? ST_NODE_LEAF : 0;
-		n++;
-	}
-	for (int i = ST_MAX_KERNEL - 1; i >= 0; i--) {
-		if (i >= kn)
-			continue;
-		sc->addrs[n & (ST_PATH_SLOTS - 1)] = sc->kstack[i];
-		sc->flags[n & (ST_PATH_SLOTS - 1)] =
-			ST_NODE_KERNEL | (i == 0 ? ST_NODE_LEAF : 0);
-		n++;
-	}
+	pc.count = un;
+	pc.leaf_flags = kn ? 0 : ST_NODE_LEAF;
+	pc.frame_flags = 0;
+	pc.stack = sc->ustack;
+	bpf_loop(un, copy_frame, &pc, 0);
+	pc.count = kn;
+	pc.leaf_flags = ST_NODE_KERNEL | ST_NODE_LEAF;
+	pc.frame_flags = ST_NODE_KERNEL;
+	pc.stack = sc->kstack;
+	bpf_loop(kn, copy_frame, &pc, 0);
+	n = pc.n;
 	if (n == 0) {
 		/* no frame at all (kernel thread without --kernel): "[kernel]" */
 		stat_inc(ST_STAT_EMPTY_STACK);
@@ -302,13 +333,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 
 	/* common prefix with the previous path, by address */
 	fc.prev_depth = ts->depth;
-	for (__u32 i = 0; i < ST_PATH_SLOTS - 1; i++) {
-		if (i >= n || i >= fc.prev_depth)
-			break;
-		if (ts->addrs[i] != sc->addrs[i] || ts->flags[i] != sc->flags[i])
-			break;
-		fc.prefix = i + 1;
-	}
+	fc.ts = ts;
+	fc.sc = sc;
+	bpf_loop(n < fc.prev_depth ? n : fc.prev_depth, match_prefix, &fc, 0);
 
 	if (ts->epoch != ep || !ts->root) {
 		/* new generation (or new thread): ids must be looked up again, but
@@ -339,8 +366,6 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		fc.parent = fc.prefix ? ts->ids[(fc.prefix - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
 		fc.start = fc.prefix;
 	}
-	fc.ts = ts;
-	fc.sc = sc;
 	fc.gen = gen;
 	if (n > fc.start)
 		bpf_loop(n - fc.start, fold_one, &fc, 0);
@@ -356,6 +381,40 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	if (rec)
 		rec->base += 1;
 	stat_inc(ST_STAT_FOLDED);
+	return 0;
+}
+
+/* Benchmark baseline (stacktreed --bench-bare): the same filter and stack
+ * walk as on_timer, nothing folded. Its run time is the "bare walk". */
+SEC("perf_event")
+int on_timer_bare(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, zero = 0;
+	struct scratch *sc;
+	__u8 *target;
+	long un;
+
+	if ((__u32)pid_tgid == 0) {
+		stat_inc(ST_STAT_IDLE);
+		return 0;
+	}
+	if (tgid == self_tgid)
+		return 0;
+	if (filter_targets) {
+		target = bpf_map_lookup_elem(&targets, &tgid);
+		if (!target || *target != ST_TARGET_ACTIVE)
+			return 0;
+	}
+	stat_inc(ST_STAT_SAMPLES);
+	sc = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!sc)
+		return 0;
+	un = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+	if (un < 0)
+		stat_inc(ST_STAT_LOST_STACK);
+	if (kernel_stacks)
+		bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 	return 0;
 }
 

@@ -50,7 +50,8 @@ int st_elf__open_fd(int fd, struct st_elf **out)
 		return -ENOMEM;
 	}
 	e->fd = fd;
-	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	/* read(), not mmap(): a file rewritten in place must not SIGBUS us */
+	e->elf = elf_begin(e->fd, ELF_C_READ, NULL);
 	err = check_kind(e);
 	if (err)
 		goto cleanup;
@@ -236,6 +237,7 @@ int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 	for (i = 1; i < nsyms; i++) {
 		const char *name, *copy;
 		GElf_Word shndx;
+		size_t len;
 		GElf_Sym sym;
 		int stype;
 
@@ -249,7 +251,10 @@ int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 		name = elf_strptr(e->elf, shdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		copy = st_strtab__add(names, name, strlen(name));
+		/* "memcpy@@GLIBC_2.14" in .symtab: drop the version */
+		len = strchr(name + 1, '@') ? (size_t)(strchr(name + 1, '@') - name)
+					    : strlen(name);
+		copy = st_strtab__add(names, name, len);
 		if (!copy)
 			return -ENOMEM;
 		err = st_symtab__add(t, sym.st_value, sym.st_size, copy, NULL, bind_of(&sym));

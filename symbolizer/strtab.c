@@ -119,6 +119,8 @@ const char *st_strtab__intern_len(struct st_strtab *t, const char *s, size_t len
 	const char *p;
 	size_t i;
 
+	if (!s)
+		return NULL;
 	if ((t->count + 1) * 4 > t->nslots * 3 && grow(t)) {
 		errno = ENOMEM;
 		return NULL;

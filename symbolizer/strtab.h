@@ -14,7 +14,8 @@ struct st_strtab;
 struct st_strtab *st_strtab__new(void);
 void st_strtab__free(struct st_strtab *t);
 
-/* Copy of s[0..len) plus NUL, deduplicated; NULL on ENOMEM. */
+/* Copy of s[0..len) plus NUL, deduplicated; NULL on ENOMEM, or when s is
+ * NULL (so optional strings can be interned as they are). */
 const char *st_strtab__intern_len(struct st_strtab *t, const char *s, size_t len);
 const char *st_strtab__intern(struct st_strtab *t, const char *s);
 

@@ -341,8 +341,7 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 	return m;
 cleanup:
 	if (s->verbose)
-		fprintf(stderr, "stacktreed: cannot read %s as ELF: %s\n", path,
-			strerror(err == -ENOEXEC ? ENOEXEC : -err));
+		fprintf(stderr, "stacktreed: cannot read %s as ELF: %s\n", path, strerror(-err));
 	errno = -err;
 	return NULL;
 }

@@ -35,6 +35,7 @@ struct af_entry {
 	__u64 calls, base, cum, cum_all;
 	size_t onpath;		/* instances on the current DFS path */
 	size_t rank;		/* index in the report */
+	size_t mindepth;	/* depth of the outermost node (ties in the order) */
 	size_t first[2], count[2];	/* rows of each dir in a->rowlist */
 	bool root;
 };
@@ -146,6 +147,7 @@ static ssize_t entry_new(struct st_arcflow *a, const char *name, bool root)
 	memset(&a->ents[a->nents], 0, sizeof(a->ents[0]));
 	a->ents[a->nents].name = name;
 	a->ents[a->nents].root = root;
+	a->ents[a->nents].mindepth = SIZE_MAX;
 	return (ssize_t)a->nents++;
 }
 
@@ -186,9 +188,8 @@ static ssize_t entry_get(struct st_arcflow *a, const char *key, const char *name
 
 static ssize_t node_entry(struct st_arcflow *a, const struct st_node *n)
 {
-	char buf[512];
-
 	const char *canon;
+	char buf[512];
 
 	if (n->f.function)
 		return entry_get(a, n->f.function, n->f.function, false);
@@ -306,6 +307,7 @@ static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
 	if (id < 0)
 		return (int)id;
 	a->ents[id].calls += 1;
+	a->ents[id].mindepth = 0;
 	a->ents[id].base += r->base;
 	a->ents[id].cum += r->cum;
 	a->ents[id].cum_all += r->cum;
@@ -328,6 +330,8 @@ static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
 		if (id < 0)
 			return (int)id;
 		rec = a->ents[id].onpath > 0;
+		if (depth < a->ents[id].mindepth)
+			a->ents[id].mindepth = depth;
 		err = visit(a, n, (size_t)id, &(*path)[depth - 1], rec);
 		if (err)
 			return err;
@@ -355,6 +359,7 @@ static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
 	return 0;
 }
 
+/* Entries: CUM descending; on ties thread roots first, then outer functions. */
 static int entry_cmp(const void *x, const void *y, void *arg)
 {
 	const struct st_arcflow *a = arg;
@@ -364,10 +369,10 @@ static int entry_cmp(const void *x, const void *y, void *arg)
 		return p->cum > q->cum ? -1 : 1;
 	if (p->root != q->root)
 		return p->root ? -1 : 1;
+	if (p->mindepth != q->mindepth)
+		return p->mindepth < q->mindepth ? -1 : 1;
 	if (p->cum_all != q->cum_all)
 		return p->cum_all > q->cum_all ? -1 : 1;
-	if (p->base != q->base)
-		return p->base > q->base ? -1 : 1;
 	return strcmp(p->name, q->name);
 }
 
@@ -510,7 +515,8 @@ static void print_legend(const struct st_profile *p, FILE *out)
 		"#        sample however deep it recursed; for a recursive F the line under\n"
 		"#        SELF gives CUM_ALL, the sum over all of F's instances\n"
 		"# CALLS  calls of F seen between consecutive samples (thread roots: 1)\n"
-		"# %%CUM   CUM as a percentage of all samples\n"
+		"# %%CUM   CUM as a percentage of all samples (CUM_ALL and recursive rows count\n"
+		"#        a sample once per instance, so they can exceed 100%%)\n"
 		"# rPARENT rows are recursive instances of F (F was already on the stack under\n"
 		"#        that caller); rCHILD rows are callees of those instances; [n] = index\n"
 		"# Invariants (thread roots have no PARENT rows):\n"

@@ -207,7 +207,7 @@ int st_daemon__run(const struct st_options *o)
 {
 	struct st_session_opts so = {
 		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
-		.max_targets = 4096, .verbose = o->verbose,
+		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 	};
 	struct st_symbolizer_opts syo = { .verbose = o->verbose };
 	struct st_report_opts ro = { .min_pct = o->min_pct, .merge_threads = o->merge_threads };

@@ -21,6 +21,7 @@ struct st_options {
 	__u32 max_nodes;	/* --max-nodes (per generation) */
 	double drain_interval;	/* seconds between drains */
 	bool verbose;		/* -v */
+	bool bench_bare;	/* --bench-bare: stack walks only, for benchmarks */
 };
 
 /* Runs the session; returns the process exit code. */

@@ -382,7 +382,8 @@ int st_profile__read_json(const char *path, struct st_profile **out, char *err, 
 			fwrite(chunk, 1, got, m);
 		fclose(m);
 	}
-	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH * 8);
+	/* two JSON levels per tree level; folded stacks may be very deep */
+	tok = json_tokener_new_ex(1 << 16);
 	if (!tok) {
 		ret = -ENOMEM;
 		goto cleanup;

@@ -97,6 +97,8 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	bpf_program__set_autoload(s->skel->progs.on_timer, !opts->bare);
+	bpf_program__set_autoload(s->skel->progs.on_timer_bare, opts->bare);
 	err = sample_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
@@ -167,6 +169,11 @@ int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec)
 	return 0;
 }
 
+static struct bpf_program *timer_prog(const struct st_session *s)
+{
+	return s->opts.bare ? s->skel->progs.on_timer_bare : s->skel->progs.on_timer;
+}
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct st_session *s = ctx;
@@ -211,7 +218,10 @@ int st_session__attach(struct st_session *s)
 			strerror(errno));
 		return -ENOMEM;
 	}
-	if ((err = sample_bpf__attach(s->skel))) {
+	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec) {
+		err = -errno;
 		fprintf(stderr, "stacktreed: cannot attach the fork/exec tracepoints: %s\n",
 			strerror(-err));
 		return err;
@@ -229,8 +239,7 @@ int st_session__attach(struct st_session *s)
 				cpu, strerror(errno));
 			return err;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_timer,
-								s->perf_fds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(timer_prog(s), s->perf_fds[cpu]);
 		if (!s->links[cpu]) {
 			err = -errno;
 			fprintf(stderr, "stacktreed: cannot attach the sampler on CPU %d: %s\n",
@@ -346,7 +355,7 @@ int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs)
 	*run_ns = *runs = 0;
 	if (s->stats_fd < 0)
 		return -ENOTSUP;
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_timer), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(timer_prog(s)), &info, &len))
 		return -errno;
 	*run_ns = info.run_time_ns;
 	*runs = info.run_cnt;

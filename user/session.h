@@ -17,6 +17,7 @@ struct st_session_opts {
 	__u32 max_nodes;	/* node ids per generation */
 	__u32 max_targets;
 	bool verbose;		/* libbpf messages */
+	bool bare;		/* benchmark baseline: walk stacks, fold nothing */
 };
 
 struct st_session;

@@ -77,7 +77,7 @@ static const char report_doc[] =
 	"consecutive samples of one thread.\n\n"
 	"Examples:\n"
 	"  stacktree report --folded out.folded -o rep\n"
-	"  stacktree report --input stacktree.out/profile.json -o merged --merge-threads\n"
+	"  stacktree report --input out/profile.json -o merged --merge-threads\n"
 	"  stacktree report --input stacktree.out --print arcflow | less";
 
 static const struct argp_option report_options[] = {

@@ -19,6 +19,7 @@ enum {
 	OPT_MERGE_THREADS,
 	OPT_MAX_NODES,
 	OPT_DRAIN,
+	OPT_BENCH_BARE,
 };
 
 static const struct argp_option options[] = {
@@ -35,6 +36,7 @@ static const struct argp_option options[] = {
 	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 131072)", 2 },
 	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
 	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
+	{ "bench-bare", OPT_BENCH_BARE, NULL, 0, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
 	{ 0 }
 };
 
@@ -135,6 +137,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		o->verbose = true;
+		break;
+	case OPT_BENCH_BARE:
+		o->bench_bare = true;
 		break;
 	case ARGP_KEY_ARGS:
 		o->cmd = state->argv + state->next;

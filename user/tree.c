@@ -174,15 +174,11 @@ struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
 	n->parent = parent;
 	n->depth = parent->depth + 1;
 	/* append, so that unsorted children keep first-seen order */
-	if (!parent->first_child) {
+	if (!parent->first_child)
 		parent->first_child = n;
-	} else {
-		struct st_node *last = parent->first_child;
-
-		while (last->next_sibling)
-			last = last->next_sibling;
-		last->next_sibling = n;
-	}
+	else
+		parent->last_child->next_sibling = n;
+	parent->last_child = n;
 	parent->nchildren++;
 	t->index[j] = n;
 	t->count++;
@@ -331,6 +327,7 @@ static int sort_children(struct st_node *n, struct sort_ctx *ctx)
 		for (size_t j = 0; j + 1 < i; j++)
 			ctx->buf[j]->next_sibling = ctx->buf[j + 1];
 		ctx->buf[i - 1]->next_sibling = NULL;
+		n->last_child = ctx->buf[i - 1];
 	}
 	for (struct st_node *c = n->first_child; c; c = c->next_sibling)
 		if (sort_children(c, ctx))

@@ -41,6 +41,7 @@ struct st_node {
 	__u64 base, cum, calls;
 	struct st_node *parent;
 	struct st_node *first_child;
+	struct st_node *last_child;	/* appends in O(1) */
 	struct st_node *next_sibling;
 	unsigned int nchildren;
 	unsigned int depth;	/* root = 0 */

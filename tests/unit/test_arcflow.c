@@ -426,13 +426,13 @@ static void random_profile(__u64 *seed, bool callsites)
 	assert_non_null(p);
 	assert_non_null(b);
 	for (int i = 0; i < NFN; i++) {
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "f%d", i);
 		fn[i] = st_strtab__intern(p->strs, name);
 	}
 	for (int th = 0; th < nthreads; th++) {
-		char comm[8];
+		char comm[16];
 		struct st_thread *t;
 		int prev[MAXD], prevn = 0;
 		size_t nsamples = 1 + rnd(seed) % 60;

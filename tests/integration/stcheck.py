@@ -1,0 +1,116 @@
+"""stcheck.py - helpers for the integration tests: run stacktreed, load
+profile.json, check the tree invariants, sum CUM by function."""
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, "build")
+STACKTREED = os.path.join(BUILD, "stacktreed")
+STACKTREE = os.path.join(BUILD, "stacktree")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def workload(name):
+    return os.path.join(BUILD, "workloads", name)
+
+
+def run_profiled(args, env_extra=None, timeout=120):
+    """Run stacktreed with args; returns (outdir, stderr, workload report)."""
+    out = tempfile.mkdtemp(prefix="st-it-")
+    report = os.path.join(out, "workload.txt")
+    env = dict(os.environ, WL_REPORT=report)
+    env.update(env_extra or {})
+    p = subprocess.run([STACKTREED, "-o", out] + args, env=env, capture_output=True,
+                       text=True, timeout=timeout)
+    check(p.returncode == 0, "stacktreed %s exited %d: %s" % (args, p.returncode, p.stderr))
+    return out, p.stderr, read_report(report)
+
+
+def read_report(path):
+    """Lines 'phase NAME SECONDS' and 'thread NAME TID' from a workload."""
+    phases, threads = {}, {}
+    if os.path.exists(path):
+        for line in open(path):
+            kind, name, value = line.split()
+            if kind == "phase":
+                phases[name] = float(value)
+            elif kind == "thread":
+                threads[name] = int(value)
+    return {"phases": phases, "threads": threads}
+
+
+def load(outdir):
+    with open(os.path.join(outdir, "profile.json")) as f:
+        return json.load(f)
+
+
+def nodes(node, depth=0, parent=None):
+    """Pre-order (node, depth, parent) over a tree."""
+    stack = [(node, depth, parent)]
+    while stack:
+        n, d, p = stack.pop()
+        yield n, d, p
+        for c in reversed(n["children"]):
+            stack.append((c, d + 1, n))
+
+
+def check_invariants(prof):
+    """cum == base + sum(children cum) everywhere; the roots add up."""
+    total = 0
+    for t in prof["threads"]:
+        root = t["root"]
+        check(root["function"] is None, "root of tid %d has a function" % t["tid"])
+        for n, _, _ in nodes(root):
+            s = n["base"] + sum(c["cum"] for c in n["children"])
+            check(n["cum"] == s, "tid %d: node %s cum %d != base+children %d"
+                  % (t["tid"], n["function"], n["cum"], s))
+            check(n["calls"] >= 0 and n["base"] >= 0, "negative counts")
+        check(t["samples"] == root["cum"], "thread samples != root cum")
+        total += root["cum"]
+    check(total == prof["samples"], "sum of thread samples %d != samples %d"
+          % (total, prof["samples"]))
+
+
+def function_cum(root, name):
+    """Samples in which `name` is on the stack (outermost occurrences)."""
+    total = 0
+    stack = [(root, False)]
+    while stack:
+        n, inside = stack.pop()
+        hit = n["function"] == name
+        if hit and not inside:
+            total += n["cum"]
+        for c in n["children"]:
+            stack.append((c, inside or hit))
+    return total
+
+
+def function_calls(root, name):
+    return sum(n["calls"] for n, _, _ in nodes(root) if n["function"] == name)
+
+
+def function_nodes(root, name):
+    return [(n, p) for n, _, p in nodes(root) if n["function"] == name]
+
+
+def thread(prof, tid):
+    for t in prof["threads"]:
+        if t["tid"] == tid:
+            return t
+    raise Failure("no tree for tid %d" % tid)
+
+
+def main_thread(prof, comm):
+    ts = [t for t in prof["threads"] if t["comm"] == comm and t["pid"] == t["tid"]]
+    check(len(ts) == 1, "expected one main thread with comm %s, got %d" % (comm, len(ts)))
+    return ts[0]

@@ -1,0 +1,179 @@
+"""Integration tests of the core pipeline: real BPF programs, real workloads
+with a known call structure; the numbers are checked, not just the files."""
+import os
+import signal
+import subprocess
+import time
+
+from stcheck import (STACKTREE, STACKTREED, check, check_invariants, function_calls,
+                     function_cum, function_nodes, load, main_thread, run_profiled,
+                     thread, workload)
+
+TOL = 3.0  # percentage points
+
+
+def test_phases_shares_match_cpu_time():
+    out, err, rep = run_profiled(["-F", "999", "--", workload("phases")])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "phases")
+    total = t["samples"]
+    check(total > 1500, "too few samples: %d" % total)
+    cpu = rep["phases"]
+    all_cpu = sum(cpu.values())
+    for ph in ("phase_a", "phase_b", "phase_c"):
+        share = 100.0 * function_cum(t["root"], ph) / total
+        real = 100.0 * cpu[ph] / all_cpu
+        check(abs(share - real) <= TOL, "%s: %.1f%% of samples, %.1f%% of CPU time"
+              % (ph, share, real))
+        check(function_calls(t["root"], ph) == 1, "%s CALLS %d != 1"
+              % (ph, function_calls(t["root"], ph)))
+    # work_b runs under phase_b -> helper only
+    wb = function_cum(t["root"], "work_b")
+    under = sum(n["cum"] for n, p in function_nodes(t["root"], "work_b")
+                if p["function"] == "helper")
+    check(wb > 0 and under == wb, "work_b: %d of %d samples under helper" % (under, wb))
+    # call sites are function+offset of the return address, in the executable
+    hs = function_nodes(t["root"], "helper")
+    check(any(n["kind"] == "callsite" and n["offset"] > 0 and
+              n["module"].endswith("/phases") for n, _ in hs), "helper call site missing")
+    # the summary names samples, losses and the BPF run time
+    check("samples in" in err and "BPF run time" in err and "lost" in err,
+          "summary incomplete: %s" % err)
+    for f in ("xtree.txt", "arcflow.txt", "profile.json"):
+        check(os.path.getsize(os.path.join(out, f)) > 0, f + " empty")
+    x = open(os.path.join(out, "xtree.txt")).read()
+    check("phase_a+0x" in x and "work_a [phases]" in x, "xtree lacks symbolized frames")
+
+
+def test_threads_one_tree_each():
+    out, _, rep = run_profiled(["-F", "999", "--", workload("threads")])
+    prof = load(out)
+    check_invariants(prof)
+    tids = rep["threads"]
+    check(len(tids) == 3, "workload reported %d threads" % len(tids))
+    pid = main_thread(prof, "threads")["pid"]
+    cpu = rep["phases"]
+    samples = {}
+    for name, tid in tids.items():
+        t = thread(prof, tid)
+        check(t["pid"] == pid, "thread %s has pid %d, main %d" % (name, t["pid"], pid))
+        check(t["comm"] == name, "thread %d comm %s != %s" % (tid, t["comm"], name))
+        fn = "spin_" + name
+        cum = function_cum(t["root"], fn)
+        check(cum >= 0.95 * t["samples"], "%s: %s on %d of %d samples"
+              % (name, fn, cum, t["samples"]))
+        for other in tids:
+            if other != name:
+                check(function_cum(t["root"], "spin_" + other) == 0,
+                      "spin_%s in thread %s" % (other, name))
+        samples[name] = t["samples"]
+    tot_s, tot_c = sum(samples.values()), sum(cpu[n] for n in samples)
+    for name in samples:
+        s, c = 100.0 * samples[name] / tot_s, 100.0 * cpu[name] / tot_c
+        check(abs(s - c) <= TOL, "thread %s: %.1f%% of samples, %.1f%% of CPU" % (name, s, c))
+    # --merge-threads gives one tree for the process, with every sample
+    out2 = out + "-merged"
+    p = subprocess.run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"),
+                        "-o", out2, "--merge-threads"], capture_output=True, text=True)
+    check(p.returncode == 0, "stacktree report --merge-threads: " + p.stderr)
+    merged = load(out2)
+    check_invariants(merged)
+    mine = [t for t in merged["threads"] if t["pid"] == pid]
+    check(len(mine) == 1 and mine[0]["samples"] == sum(
+        t["samples"] for t in prof["threads"] if t["pid"] == pid), "merged tree samples")
+
+
+def test_shared_library_attribution():
+    out, _, rep = run_profiled(["-F", "999", "--", workload("uselib")])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "uselib")
+    nodes = function_nodes(t["root"], "lib_spin")
+    check(nodes, "lib_spin not found")
+    check(all(n["module"].endswith("/libwork.so") for n, _ in nodes),
+          "lib_spin attributed to %s" % {n["module"] for n, _ in nodes})
+    check(all(n["module"].endswith("/uselib") for n, _ in
+              function_nodes(t["root"], "local_spin")), "local_spin module")
+    cpu = rep["phases"]
+    for fn in ("lib_spin", "local_spin"):
+        share = 100.0 * function_cum(t["root"], fn) / t["samples"]
+        real = 100.0 * cpu[fn] / sum(cpu.values())
+        check(abs(share - real) <= TOL, "%s: %.1f%% vs %.1f%%" % (fn, share, real))
+
+
+def test_attach_to_running_pid():
+    env = dict(os.environ, WL_SCALE="4")
+    proc = subprocess.Popen([workload("threads")], env=env, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out, err, _ = run_profiled(["-F", "499", "-d", "1", "--pid", str(proc.pid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    prof = load(out)
+    check_invariants(prof)
+    pids = {t["pid"] for t in prof["threads"]}
+    check(pids == {proc.pid}, "pids profiled: %s, wanted only %d" % (pids, proc.pid))
+    check(len(prof["threads"]) >= 3, "threads seen: %d" % len(prof["threads"]))
+    check(0.9 <= prof["duration_s"] <= 1.6, "duration %.2f" % prof["duration_s"])
+    # ~1 s on up to 4 busy threads sharing 2 CPUs at 499 Hz
+    check(200 <= prof["samples"] <= 1100, "samples %d" % prof["samples"])
+
+
+def test_system_wide_sees_the_workload():
+    proc = subprocess.Popen([workload("phases")], env=dict(os.environ, WL_SCALE="3"),
+                            stderr=subprocess.DEVNULL)
+    out = "/tmp/st-it-system"
+    try:
+        time.sleep(0.2)
+        d = subprocess.Popen([STACKTREED, "-a", "-F", "199", "-d", "1", "-o", out],
+                             stderr=subprocess.PIPE, text=True)
+        _, err = d.communicate(timeout=60)
+        check(d.returncode == 0, "stacktreed -a: " + err)
+    finally:
+        proc.kill()
+        proc.wait()
+    prof = load(out)
+    check_invariants(prof)
+    mine = [t for t in prof["threads"] if t["pid"] == proc.pid]
+    check(len(mine) == 1, "workload not in the system-wide profile")
+    check(function_cum(mine[0]["root"], "main") >= 0.9 * mine[0]["samples"],
+          "workload samples not under main")
+    check(mine[0]["samples"] >= 150, "workload: %d samples in 1 s at 199 Hz"
+          % mine[0]["samples"])
+    check(not [t for t in prof["threads"] if t["pid"] == d.pid],
+          "stacktreed profiled itself")
+
+
+def test_errors_are_one_clear_line():
+    cases = [
+        ([], "nothing to profile"),
+        (["--pid", "999999999"], "invalid --pid"),
+        (["--pid", "4194000"], "no process 4194000"),
+        (["--unwind", "dwarf", "-a"], "not supported"),
+        (["-F", "abc", "-a"], "invalid -F"),
+        (["--", "/nonexistent/prog"], "cannot run /nonexistent/prog"),
+    ]
+    for args, want in cases:
+        p = subprocess.run([STACKTREED, "-o", "/tmp/st-err-out"] + args, capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode != 0, "%s: exit 0" % args)
+        check(want in p.stderr, "%s: stderr %r lacks %r" % (args, p.stderr, want))
+
+
+def test_ctrl_c_writes_reports():
+    out = "/tmp/st-it-sigint"
+    busy = subprocess.Popen([workload("phases")], env=dict(os.environ, WL_SCALE="3"),
+                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([STACKTREED, "-F", "199", "-o", out, "--pid", str(busy.pid)],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    busy.kill()
+    busy.wait()
+    check(proc.returncode == 0, "exit %d after SIGINT: %s" % (proc.returncode, err))
+    prof = load(out)
+    check_invariants(prof)
+    check(prof["samples"] > 0, "no samples")
