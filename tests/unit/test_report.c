@@ -1,0 +1,227 @@
+/* test_report.c - profile.json round trip and error messages, xtree
+ * pruning into [other], thread merging. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/profile.h"
+#include "user/report.h"
+#include "user/strtab.h"
+
+static struct st_frame cs(struct st_profile *p, const char *fn, __u64 off, const char *mod)
+{
+	return (struct st_frame){ .kind = ST_FRAME_CALLSITE, .addr = 0x400000 + off * 16,
+				  .function = st_strtab__intern(p->strs, fn), .offset = off,
+				  .module = st_strtab__intern(p->strs, mod) };
+}
+
+static struct st_frame lf(struct st_profile *p, const char *fn, const char *mod)
+{
+	return (struct st_frame){ .kind = ST_FRAME_LEAF, .addr = 0x500000,
+				  .function = st_strtab__intern(p->strs, fn),
+				  .module = st_strtab__intern(p->strs, mod) };
+}
+
+/* Two threads of pid 10: main 10 (main -> work 90 samples, main -> tiny 2),
+ * worker 11 (start -> work 50); one thread of pid 20. */
+static struct st_profile *sample_profile(void)
+{
+	struct st_profile *p = st_profile__new("cpu-clock");
+	struct st_thread *t;
+
+	p->frequency_hz = 99;
+	p->duration_s = 1.5;
+	st_profile__add_lost(p, "node hash full", 3);
+	st_profile__add_note(p, "stacks truncated at 127 frames", 1);
+	t = st_profile__add_thread(p, 10, 10, "prog");
+	{
+		struct st_frame a[] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "work", "/bin/prog") };
+		struct st_frame b[] = { cs(p, "main", 0x20, "/bin/prog"), lf(p, "tiny", "/bin/prog") };
+
+		st_tree__add_sample(t->tree, a, 2, 90, ST_CALLS_FRAME);
+		st_tree__add_sample(t->tree, b, 2, 2, ST_CALLS_FRAME);
+	}
+	t = st_profile__add_thread(p, 10, 11, "worker");
+	{
+		struct st_frame a[] = { cs(p, "start", 0x8, "/lib/libc.so.6"),
+					lf(p, "work", "/bin/prog") };
+
+		st_tree__add_sample(t->tree, a, 2, 50, ST_CALLS_FRAME);
+	}
+	t = st_profile__add_thread(p, 20, 20, "other");
+	{
+		struct st_frame k = { .kind = ST_FRAME_LEAF, .addr = 0xffffffff81000000ULL,
+				      .function = st_strtab__intern(p->strs, "schedule"),
+				      .module = st_strtab__intern(p->strs, "[kernel.kallsyms]"),
+				      .kernel = true };
+
+		st_tree__add_sample(t->tree, &k, 1, 7, ST_CALLS_FRAME);
+	}
+	st_profile__finalize(p);
+	p->samples = 149;
+	return p;
+}
+
+static void assert_same_node(const struct st_node *a, const struct st_node *b)
+{
+	const struct st_node *x, *y;
+
+	assert_int_equal(a->f.kind, b->f.kind);
+	assert_int_equal(a->base, b->base);
+	assert_int_equal(a->cum, b->cum);
+	assert_int_equal(a->calls, b->calls);
+	assert_int_equal(a->f.kernel, b->f.kernel);
+	if (a->f.kind != ST_FRAME_ROOT) {
+		assert_string_equal(a->f.function ? a->f.function : "-",
+				    b->f.function ? b->f.function : "-");
+		assert_int_equal(a->f.addr, b->f.addr);
+		if (a->f.kind == ST_FRAME_CALLSITE)
+			assert_int_equal(a->f.offset, b->f.offset);
+	}
+	for (x = a->first_child, y = b->first_child; x && y; x = x->next_sibling, y = y->next_sibling)
+		assert_same_node(x, y);
+	assert_null(x);
+	assert_null(y);
+}
+
+static char *tmpfile_with(const char *text)
+{
+	char *path = strdup("/tmp/st-unit-XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_json_round_trip(void **state)
+{
+	struct st_profile *p = sample_profile(), *q = NULL;
+	char *path = tmpfile_with(""), err[256] = "";
+	FILE *f = fopen(path, "w");
+
+	(void)state;
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), 0);
+	assert_string_equal(q->event, "cpu-clock");
+	assert_int_equal(q->frequency_hz, 99);
+	assert_int_equal(q->samples, 149);
+	assert_int_equal(q->lost, 3);
+	assert_int_equal(q->nthreads, 3);
+	assert_int_equal(q->nnotes, 1);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		assert_int_equal(p->threads[i]->tid, q->threads[i]->tid);
+		assert_string_equal(p->threads[i]->comm, q->threads[i]->comm);
+		assert_same_node(st_tree__root(p->threads[i]->tree),
+				 st_tree__root(q->threads[i]->tree));
+	}
+	unlink(path);
+	free(path);
+	st_profile__free(p);
+	st_profile__free(q);
+}
+
+static void expect_error(const char *json, const char *want)
+{
+	char *path = tmpfile_with(json), err[512] = "";
+	struct st_profile *q = NULL;
+
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), -EINVAL);
+	assert_null(q);
+	if (!strstr(err, want))
+		fail_msg("error \"%s\" lacks \"%s\"", err, want);
+	assert_non_null(strstr(err, path)); /* names the file */
+	unlink(path);
+	free(path);
+}
+
+static void test_json_errors(void **state)
+{
+	(void)state;
+	expect_error("{\"event\": \"cpu-clock\",\n \"samples\": 1,\n \"threads\": [}", "line 3");
+	expect_error("[]", "must be an object");
+	expect_error("{\"event\":\"x\",\"samples\":1}", "\"threads\" must be an array");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,\"tid\":1,\"comm\":\"a\","
+		     "\"root\":{\"base\":0,\"cum\":5,\"calls\":1,\"children\":[{\"function\":\"f\","
+		     "\"base\":4,\"cum\":4,\"children\":[]}]}}]}",
+		     "threads[0].root: cum 5 != base + children's cum 4");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,\"tid\":1,\"root\":{"
+		     "\"base\":0,\"cum\":1,\"children\":[{\"function\":\"f\",\"base\":-1,\"cum\":1}]}}]}",
+		     "threads[0].root.children[0]: \"base\" must not be negative");
+}
+
+static size_t count_lines(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_xtree_min_pct(void **state)
+{
+	struct st_profile *p = sample_profile();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_int_equal(st_xtree__write(p, f, 5.0), 0);
+	fclose(f);
+	/* main+0x20 -> tiny (2 of 92 samples, 2.2%) is folded into [other] */
+	assert_null(strstr(buf, "tiny"));
+	assert_int_equal(count_lines(buf, "[other] (1 subtrees under the threshold)"), 1);
+	assert_non_null(strstr(buf, "        2         2   2.17%        0    [other]"));
+	assert_non_null(strstr(buf, "=== pid 10 tid 10 comm prog: 92 samples"));
+	assert_non_null(strstr(buf, "main+0x10 [prog]"));
+	assert_non_null(strstr(buf, "# samples: 149, lost: 3 (node hash full 3)"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(st_xtree__write(p, f, 0), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "tiny [prog]"));
+	assert_null(strstr(buf, "[other]"));
+	free(buf);
+	st_profile__free(p);
+}
+
+static void test_merge_threads(void **state)
+{
+	struct st_profile *p = sample_profile(), *m;
+
+	(void)state;
+	m = st_profile__merge_threads(p);
+	assert_non_null(m);
+	assert_int_equal(m->nthreads, 2);
+	assert_int_equal(m->threads[0]->pid, 10);
+	assert_int_equal(m->threads[0]->tid, 10);
+	assert_string_equal(m->threads[0]->comm, "prog");
+	assert_int_equal(st_thread__samples(m->threads[0]), 142);
+	assert_int_equal(st_thread__samples(m->threads[1]), 7);
+	assert_int_equal(m->lost, 3);
+	st_profile__free(m);
+	st_profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_json_errors),
+		cmocka_unit_test(test_xtree_min_pct),
+		cmocka_unit_test(test_merge_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,289 @@
+/* test_tree.c - call-stack tree folding, CALLS rules, merge, finalize. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/strtab.h"
+#include "user/tree.h"
+
+struct fx {
+	struct st_strtab *strs;
+	struct st_tree *t;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	f->strs = st_strtab__new();
+	f->t = st_tree__new();
+	*state = f;
+	return f->strs && f->t ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	st_tree__free(f->t);
+	st_strtab__free(f->strs);
+	free(f);
+	return 0;
+}
+
+/* Folds "C;A;B" as function frames. */
+static struct st_node *fold_names(struct fx *f, struct st_tree *t, const char *stack,
+				  __u64 count)
+{
+	struct st_frame path[64];
+	char buf[256], *save = NULL;
+	size_t n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		path[n++] = (struct st_frame){ .kind = ST_FRAME_FUNCTION,
+					       .function = st_strtab__intern(f->strs, tok) };
+	return st_tree__add_sample(t, path, n, count, ST_CALLS_FUNCTION);
+}
+
+static struct st_node *find(struct fx *f, struct st_tree *t, const char *stack)
+{
+	struct st_node *n = st_tree__root(t);
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (char *tok = strtok_r(buf, ";", &save); tok && n; tok = strtok_r(NULL, ";", &save)) {
+		struct st_frame fr = { .kind = ST_FRAME_FUNCTION,
+				       .function = st_strtab__intern(f->strs, tok) };
+
+		n = st_tree__child(t, n, &fr, false);
+	}
+	return n;
+}
+
+static void expect_node(struct fx *f, const char *stack, __u64 calls, __u64 base, __u64 cum)
+{
+	struct st_node *n = find(f, f->t, stack);
+
+	assert_non_null(n);
+	if (n->calls != calls || n->base != base || n->cum != cum)
+		fail_msg("%s: calls/base/cum %llu/%llu/%llu, want %llu/%llu/%llu", stack,
+			 (unsigned long long)n->calls, (unsigned long long)n->base,
+			 (unsigned long long)n->cum, (unsigned long long)calls,
+			 (unsigned long long)base, (unsigned long long)cum);
+}
+
+/* The seed's Figure 4A trace read as 19 consecutive samples. */
+static const char *const seed[] = {
+	"C", "C;A", "C;A;B", "C;A", "C;A;B", "C;A;B;B", "C;A;B", "C;A", "C", "C;B",
+	"C;B;A", "C;B;A;B", "C;B;A;B;A", "C;B;A;B", "C;B;A", "C;B;A;X", "C;B;A", "C;B", "C",
+};
+
+static void test_seed_vector_nodes(void **state)
+{
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++)
+		assert_non_null(fold_names(f, f->t, seed[i], 1));
+	st_tree__finalize(f->t);
+	assert_int_equal(st_tree__root(f->t)->cum, 19);
+	expect_node(f, "C", 1, 3, 19);
+	expect_node(f, "C;A", 1, 3, 7);
+	expect_node(f, "C;A;B", 2, 3, 4);
+	expect_node(f, "C;A;B;B", 1, 1, 1);
+	expect_node(f, "C;B", 1, 2, 9);
+	expect_node(f, "C;B;A", 1, 3, 7);
+	expect_node(f, "C;B;A;B", 1, 2, 3);
+	expect_node(f, "C;B;A;B;A", 1, 1, 1);
+	expect_node(f, "C;B;A;X", 1, 1, 1);
+	assert_int_equal(st_tree__node_count(f->t), 10); /* root + 9 */
+	/* children sorted by CUM, descending: C;B (9) before C;A (7) */
+	assert_ptr_equal(find(f, f->t, "C")->first_child, find(f, f->t, "C;B"));
+	assert_ptr_equal(find(f, f->t, "C")->last_child, find(f, f->t, "C;A"));
+}
+
+static void test_count_is_consecutive_samples(void **state)
+{
+	struct fx *f = *state;
+
+	fold_names(f, f->t, "start;main", 10);
+	fold_names(f, f->t, "start;main;A", 100);
+	fold_names(f, f->t, "start;main", 5);
+	st_tree__finalize(f->t);
+	expect_node(f, "start", 1, 0, 115);
+	expect_node(f, "start;main", 1, 15, 115);
+	expect_node(f, "start;main;A", 1, 100, 100);
+}
+
+static struct st_frame site(const char *fn, __u64 off, struct fx *f)
+{
+	return (struct st_frame){ .kind = ST_FRAME_CALLSITE, .addr = 0x1000 + off,
+				  .function = st_strtab__intern(f->strs, fn), .offset = off };
+}
+
+static struct st_frame leaf(const char *fn, struct fx *f)
+{
+	return (struct st_frame){ .kind = ST_FRAME_LEAF,
+				  .function = st_strtab__intern(f->strs, fn) };
+}
+
+/* ST_CALLS_FRAME: a frame that moves to another position is the same call. */
+static void test_frame_rule(void **state)
+{
+	struct fx *f = *state;
+	struct st_frame p1[] = { site("main", 1, f), leaf("f", f) };
+	struct st_frame p2[] = { site("main", 1, f), site("f", 5, f), leaf("g", f) };
+	struct st_frame p3[] = { site("main", 2, f), leaf("h", f) };
+	struct st_node *fl, *f5, *g, *m1, *m2, *h;
+
+	assert_non_null(st_tree__add_sample(f->t, p1, 2, 1, ST_CALLS_FRAME));
+	assert_non_null(st_tree__add_sample(f->t, p2, 3, 1, ST_CALLS_FRAME));
+	assert_non_null(st_tree__add_sample(f->t, p1, 2, 1, ST_CALLS_FRAME));
+	assert_non_null(st_tree__add_sample(f->t, p2, 3, 1, ST_CALLS_FRAME));
+	assert_non_null(st_tree__add_sample(f->t, p3, 2, 1, ST_CALLS_FRAME));
+	m1 = st_tree__child(f->t, st_tree__root(f->t), &p1[0], false);
+	fl = st_tree__child(f->t, m1, &p1[1], false);
+	f5 = st_tree__child(f->t, m1, &p2[1], false);
+	g = st_tree__child(f->t, f5, &p2[2], false);
+	m2 = st_tree__child(f->t, st_tree__root(f->t), &p3[0], false);
+	h = st_tree__child(f->t, m2, &p3[1], false);
+	assert_int_equal(m1->calls, 1);	/* main's frame: one call */
+	assert_int_equal(fl->calls, 1);	/* f: called once, moved between positions */
+	assert_int_equal(f5->calls, 0);
+	assert_int_equal(g->calls, 2);	/* g returned and was called again */
+	assert_int_equal(m2->calls, 0);	/* main moved to another call site */
+	assert_int_equal(h->calls, 1);
+	assert_int_equal(fl->base, 2);
+	assert_int_equal(g->base, 2);
+}
+
+/* The same samples under the function rule count every position change. */
+static void test_function_rule_differs(void **state)
+{
+	struct fx *f = *state;
+	struct st_frame p1[] = { site("main", 1, f), leaf("f", f) };
+	struct st_frame p2[] = { site("main", 1, f), site("f", 5, f), leaf("g", f) };
+
+	st_tree__add_sample(f->t, p1, 2, 1, ST_CALLS_FUNCTION);
+	st_tree__add_sample(f->t, p2, 3, 1, ST_CALLS_FUNCTION);
+	st_tree__add_sample(f->t, p1, 2, 1, ST_CALLS_FUNCTION);
+	assert_int_equal(st_tree__child(f->t, st_tree__child(f->t, st_tree__root(f->t), &p1[0],
+							     false), &p1[1], false)->calls, 2);
+}
+
+static void test_merge_sums(void **state)
+{
+	struct fx *f = *state;
+	struct st_tree *other = st_tree__new();
+
+	fold_names(f, f->t, "a;b", 2);
+	fold_names(f, other, "a;b", 3);
+	fold_names(f, other, "a;c", 4);
+	assert_int_equal(st_tree__merge(f->t, st_tree__root(f->t), st_tree__root(other)), 0);
+	st_tree__finalize(f->t);
+	expect_node(f, "a", 2, 0, 9);
+	expect_node(f, "a;b", 2, 5, 5);
+	expect_node(f, "a;c", 1, 4, 4);
+	st_tree__free(other);
+}
+
+struct walk_ctx {
+	unsigned visited;
+	unsigned max_depth;
+};
+
+static int count_walk(const struct st_node *n, void *arg)
+{
+	struct walk_ctx *w = arg;
+
+	w->visited++;
+	if (n->depth > w->max_depth)
+		w->max_depth = n->depth;
+	return 0;
+}
+
+/* Random stacks: every node's cum equals the samples whose path passes it,
+ * computed independently, and cum = base + sum(children cum). */
+static void test_random_invariants(void **state)
+{
+	struct fx *f = *state;
+	const char *names[] = { "a", "b", "c", "d" };
+	char stacks[500][64];
+	unsigned seedv = 12345;
+
+	for (int i = 0; i < 500; i++) {
+		int depth = 1 + (int)(rand_r(&seedv) % 6);
+
+		stacks[i][0] = '\0';
+		for (int d = 0; d < depth; d++) {
+			strcat(stacks[i], names[rand_r(&seedv) % 4]);
+			if (d + 1 < depth)
+				strcat(stacks[i], ";");
+		}
+		fold_names(f, f->t, stacks[i], 1);
+	}
+	st_tree__finalize(f->t);
+	assert_int_equal(st_tree__root(f->t)->cum, 500);
+	for (int i = 0; i < 500; i++) {
+		/* every prefix of every stack: count samples having that prefix */
+		char prefix[64];
+		size_t len = strlen(stacks[i]);
+
+		for (size_t j = 1; j <= len; j++) {
+			__u64 want = 0;
+
+			if (j < len && stacks[i][j] != ';')
+				continue;
+			memcpy(prefix, stacks[i], j);
+			prefix[j] = '\0';
+			for (int k = 0; k < 500; k++)
+				if (strncmp(stacks[k], prefix, j) == 0 &&
+				    (stacks[k][j] == '\0' || stacks[k][j] == ';'))
+					want++;
+			assert_int_equal(find(f, f->t, prefix)->cum, want);
+		}
+	}
+	{
+		struct walk_ctx w = { 0 };
+
+		st_tree__walk(f->t, count_walk, &w);
+		assert_int_equal(w.visited, st_tree__node_count(f->t));
+		assert_true(w.max_depth <= 6);
+	}
+}
+
+static void test_frame_names(void **state)
+{
+	struct fx *f = *state;
+	struct st_frame cs = site("main", 0x1e, f), lf = leaf("work", f);
+	struct st_frame unk = { .kind = ST_FRAME_CALLSITE, .addr = 0x55,
+				.module = st_strtab__intern(f->strs, "/usr/lib/libx.so"),
+				.offset = 0x123 };
+	struct st_frame raw = { .kind = ST_FRAME_LEAF, .addr = 0xabc };
+	char buf[128];
+
+	assert_string_equal(st_frame__name(&cs, buf, sizeof(buf)), "main+0x1e");
+	assert_string_equal(st_frame__name(&lf, buf, sizeof(buf)), "work");
+	assert_string_equal(st_frame__name(&unk, buf, sizeof(buf)), "libx.so+0x123");
+	assert_string_equal(st_frame__name(&raw, buf, sizeof(buf)), "[unknown] 0xabc");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_seed_vector_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_count_is_consecutive_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_function_rule_differs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_sums, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_invariants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_names, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
