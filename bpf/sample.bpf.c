@@ -182,8 +182,10 @@ static long fold_one(__u32 j, void *data)
 		return 1;
 	}
 	/* ST_CALLS_FRAME: past the prefix every frame is a new call; the frame
-	 * at the prefix is the same frame, moved on, if the old path had it */
-	if (i > c->prefix || c->prev_depth <= c->prefix) {
+	 * at the prefix is the same frame, moved on, if the old path had it;
+	 * frames inside the prefix (looked up again after a generation swap)
+	 * are not new */
+	if (i > c->prefix || (i == c->prefix && c->prev_depth <= c->prefix)) {
 		rec = bpf_map_lookup_elem(&nodes, &id);
 		if (rec)
 			rec->calls += 1;

@@ -229,7 +229,7 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
 		if (rule == ST_CALLS_FUNCTION)
 			new_call = true;
 		else
-			new_call = i > k || t->prevlen <= k;
+			new_call = i > k || (i == k && t->prevlen <= k);
 		if (new_call)
 			child->calls++;
 		t->prev[i] = child;

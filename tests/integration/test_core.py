@@ -46,6 +46,25 @@ def test_phases_shares_match_cpu_time():
     check("phase_a+0x" in x and "work_a [phases]" in x, "xtree lacks symbolized frames")
 
 
+def test_generation_swaps_lose_nothing():
+    """Drains every 0.1 s (about 30 generation swaps): every sample is still
+    folded once, and a frame that lives across swaps is still one call."""
+    out, err, rep = run_profiled(["-F", "999", "--drain-interval", "0.1", "--",
+                                  workload("phases")])
+    prof = load(out)
+    check_invariants(prof)
+    check(prof["lost"] == 0, "lost %d samples: %s" % (prof["lost"], prof["lost_by"]))
+    t = main_thread(prof, "phases")
+    cpu = sum(rep["phases"].values())
+    # one sample per 1/999 s of CPU time, within 3%
+    check(abs(t["samples"] - cpu * 999) <= 0.03 * cpu * 999,
+          "%d samples for %.2f s of CPU at 999 Hz" % (t["samples"], cpu))
+    for fn in ("main", "phase_a", "phase_b", "helper", "work_a", "work_b", "phase_c",
+               "work_c1", "work_c2"):
+        check(function_calls(t["root"], fn) == 1, "%s CALLS %d != 1"
+              % (fn, function_calls(t["root"], fn)))
+
+
 def test_threads_one_tree_each():
     out, _, rep = run_profiled(["-F", "999", "--", workload("threads")])
     prof = load(out)

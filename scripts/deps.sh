@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what stacktreed needs to build, test and benchmark (Debian 12).
+# Idempotent: does nothing when everything is there.
+set -euo pipefail
+pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
+      libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "stacktreed: missing packages: ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "stacktreed: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
