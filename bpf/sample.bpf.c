@@ -62,7 +62,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 } seen_procs SEC(".maps");
 
 /* comm of each thread, written when its root node is created */
@@ -70,7 +70,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u64);	/* pid << 32 | tid */
 	__type(value, char[ST_COMM_LEN]);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 } thread_comms SEC(".maps");
 
 struct {
@@ -278,7 +278,6 @@ int on_timer(struct bpf_perf_event_data *ctx)
 			return 0;
 	}
 	stat_inc(ST_STAT_SAMPLES);
-	notify_new_proc(tgid, tid);
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
@@ -332,6 +331,8 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	ep = epoch;
 	gen = ep & 1;
 	fresh = ts->depth == 0 && ts->root == 0;
+	if (fresh)	/* a thread's first sample: is its process new? */
+		notify_new_proc(tgid, tid);
 
 	/* common prefix with the previous path, by address */
 	fc.prev_depth = ts->depth;

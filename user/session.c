@@ -362,11 +362,31 @@ int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs)
 	return 0;
 }
 
+/* The kernel's own accounting: "memlock:" in /proc/self/fdinfo/FD. */
+static size_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	size_t bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %zu", &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
 size_t st_session__map_memory(const struct st_session *s)
 {
-	size_t hash = 2 * (size_t)s->opts.max_nodes *
-		      (sizeof(struct st_node_key) + sizeof(__u32) + 48 /* element overhead */);
+	struct bpf_map *m;
+	size_t total = 0;
 
-	return s->recs_len + hash + 256 * 1024 /* ring buffer */ +
-	       (size_t)s->ncpus * (ST_MAX_USER + ST_MAX_KERNEL + ST_PATH_SLOTS) * 9;
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (bpf_map__fd(m) >= 0)
+			total += map_memlock(bpf_map__fd(m));
+	return total;
 }

@@ -54,7 +54,7 @@ void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *c
 void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX]);
 /* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
 int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs);
-/* Bytes of BPF map memory (approximate, from the map sizes). */
+/* Bytes of BPF map memory, as the kernel accounts it (memlock). */
 size_t st_session__map_memory(const struct st_session *s);
 
 #endif

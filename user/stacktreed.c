@@ -33,7 +33,7 @@ static const struct argp_option options[] = {
 	{ "event", OPT_EVENT, "EVENT", 0, "What a sample is: cpu (cpu-clock timer)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
-	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 131072)", 2 },
+	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 65536)", 2 },
 	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
 	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
 	{ "bench-bare", OPT_BENCH_BARE, NULL, 0, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
@@ -159,7 +159,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 int main(int argc, char **argv)
 {
 	struct st_options o = {
-		.freq = 99, .output = "./stacktree.out", .max_nodes = 131072,
+		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
 		.drain_interval = 1.0,
 	};
 	struct parse_state ps = { .o = &o };

@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""bench.py - `make bench`: how much stacktreed slows a CPU-bound program with
+deep stacks, next to `perf record -g` and to a bare BPF stack walk, measured
+side by side in one run. Called by bench/run.sh; python3 stdlib only.
+
+Each round runs every configuration once, in a rotated order (interleaved),
+on the same fixed amount of work; slowdowns are per-round ratios to that
+round's baseline, summarised by their median and min-max. Benchmarks are not
+tests: this exits 0 whatever the numbers, non-zero only if a configuration
+could not run at all.
+
+Environment: BENCH_ROUNDS (5), BENCH_ITERS (workload iterations, 1200000),
+BENCH_COPIES (copies of the workload run at once, default: online CPUs),
+BENCH_FREQ (999), BENCH_OUT (where the raw results go, build/bench)."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STACKTREED = os.path.join(ROOT, "build", "stacktreed")
+WORKLOAD = os.path.join(ROOT, "build", "workloads", "bench_cpu")
+WL_COMM = "bench_cpu"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+NCPUS = os.cpu_count() or 1
+
+
+class BenchError(Exception):
+    pass
+
+
+def env_int(name, default, lo=1):
+    try:
+        v = int(os.environ.get(name, default))
+    except ValueError:
+        raise BenchError(f"{name} must be an integer")
+    if v < lo:
+        raise BenchError(f"{name} must be >= {lo}")
+    return v
+
+
+# ---- /proc helpers ---------------------------------------------------------
+
+def busy_ticks():
+    """Non-idle CPU time of the whole machine, in clock ticks."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v) - v[3] - v[4]  # minus idle, iowait
+
+
+def proc_cpu(pid):
+    """utime+stime of a process (all its threads), in seconds; None once it
+    is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    fields = s[s.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def perf_event_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:[perf_event]":
+                    n += 1
+            except OSError:
+                pass
+    except OSError:
+        return -1
+    return n
+
+
+# ---- profilers -------------------------------------------------------------
+
+class Profiler:
+    """A system-wide profiler started before the workload and stopped with
+    SIGINT after it."""
+
+    settle = 0.5
+
+    def __init__(self, name, argv, errpath):
+        self.name, self.argv, self.errpath = name, argv, errpath
+        self.proc = None
+        self.rusage = None
+        self.status = None
+
+    def start(self):
+        self.err = open(self.errpath, "w")
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=self.err,
+                                     stdin=subprocess.DEVNULL)
+        # attached once it holds a perf event per CPU
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            if perf_event_fds(self.proc.pid) >= NCPUS:
+                time.sleep(self.settle)  # let start-up work finish
+                if self.proc.poll() is None:
+                    return
+                break
+            time.sleep(0.02)
+        self.stop()
+        raise BenchError(f"{self.name} did not start ({' '.join(self.argv)}):\n"
+                         + self.stderr_text().strip())
+
+    def cpu_now(self):
+        return proc_cpu(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 120
+        while True:
+            pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                pid, status, ru = os.wait4(self.proc.pid, 0)
+                break
+            time.sleep(0.02)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.status, self.rusage = self.proc.returncode, ru
+        self.err.close()
+
+    def stderr_text(self):
+        try:
+            with open(self.errpath) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def parse_stacktreed(text, outdir):
+    """Numbers from stacktreed's summary on stderr (and profile.json)."""
+    r = {}
+    pats = {
+        "samples": r"stacktreed: (\d+) samples in",
+        "lost": r"stacktreed: lost (\d+) samples",
+        "bpf_ns": r"BPF run time (\d+(?:\.\d+)?) ns per sample",
+        "daemon_cpu": r"daemon CPU (\d+(?:\.\d+)?) s",
+        "rss_mib": r"max RSS (\d+) MiB",
+        "runs": r"stacktreed: BPF program runs: (\d+)",
+        "idle": r"stacktreed: idle-CPU samples \(not profiled\): (\d+)",
+    }
+    for k, p in pats.items():
+        m = re.search(p, text)
+        if m:
+            r[k] = float(m.group(1))
+    try:
+        with open(os.path.join(outdir, "profile.json")) as f:
+            d = json.load(f)
+        r["wl_samples"] = sum(t["root"]["cum"] for t in d.get("threads", [])
+                              if t.get("comm") == WL_COMM)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    # run time per walked sample: idle-CPU samples return at once and would
+    # otherwise dilute the average differently in each mode
+    if "bpf_ns" in r and r.get("runs") and "idle" in r and r["runs"] > r["idle"]:
+        r["bpf_ns_walked"] = r["bpf_ns"] * r["runs"] / (r["runs"] - r["idle"])
+    return r
+
+
+def parse_perf(text, datafile):
+    r = {}
+    m = re.search(r"Captured and wrote .*\((\d+) samples\)", text)
+    if m:
+        r["samples"] = float(m.group(1))
+    try:
+        r["data_mib"] = os.path.getsize(datafile) / 2**20
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["perf", "script", "-i", datafile, "-F", "comm"],
+                             capture_output=True, text=True, timeout=60).stdout
+        r["wl_samples"] = sum(1 for line in out.splitlines() if line.strip() == WL_COMM)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return r
+
+
+# ---- one run ---------------------------------------------------------------
+
+def run_workload(copies, iters):
+    """Runs `copies` copies at once; wall time until the last ends, and the
+    sum of their user+sys CPU."""
+    t0 = time.monotonic()
+    procs = [subprocess.Popen([WORKLOAD, str(iters)]) for _ in range(copies)]
+    cpu = 0.0
+    for p in procs:
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise BenchError(f"{WORKLOAD} exited with status {p.returncode}")
+        cpu += ru.ru_utime + ru.ru_stime
+    return time.monotonic() - t0, cpu
+
+
+def run_one(cfg, tmp, copies, iters, freq, tag):
+    res = {"config": cfg}
+    prof = None
+    outdir = os.path.join(tmp, f"{cfg}-{tag}")
+    if cfg in ("stacktreed", "bare"):
+        argv = [STACKTREED, "-a", "-F", str(freq), "-d", "3600", "-o", outdir]
+        if cfg == "bare":
+            argv.insert(1, "--bench-bare")
+        prof = Profiler(cfg, argv, outdir + ".err")
+    elif cfg == "perf":
+        argv = ["perf", "record", "-e", "cpu-clock", "-g", "-F", str(freq), "-a",
+                "-o", outdir + ".perf.data"]
+        prof = Profiler(cfg, argv, outdir + ".err")
+        prof.settle = 1.0  # perf synthesizes the existing processes' maps
+    if prof:
+        prof.start()
+        pcpu0 = prof.cpu_now() or 0.0
+    busy0 = busy_ticks()
+    wall, wcpu = run_workload(copies, iters)
+    busy = (busy_ticks() - busy0) / CLK_TCK
+    res.update(wall=wall, cpu=wcpu)
+    prof_cpu_during = 0.0
+    if prof:
+        prof_cpu_during = max(0.0, (prof.cpu_now() or pcpu0) - pcpu0)
+        prof.stop()
+        ru = prof.rusage
+        res.update(prof_cpu_during=prof_cpu_during, prof_cpu_total=ru.ru_utime + ru.ru_stime,
+                   prof_rss_mib=ru.ru_maxrss / 1024)
+        text = prof.stderr_text()
+        # perf re-raises the SIGINT it was stopped with once its file is written
+        if prof.status != 0 and not (cfg == "perf" and prof.status == -signal.SIGINT):
+            raise BenchError(f"{cfg} exited with status {prof.status}:\n{text.strip()}")
+        if cfg == "perf":
+            res.update(parse_perf(text, outdir + ".perf.data"))
+            try:
+                os.unlink(outdir + ".perf.data")
+            except OSError:
+                pass
+        else:
+            p = parse_stacktreed(text, outdir)
+            if "bpf_ns" not in p and "BPF run time unavailable" not in text:
+                raise BenchError(f"{cfg}: no summary on stderr:\n{text.strip()}")
+            res.update(p)
+            shutil.rmtree(outdir, ignore_errors=True)
+    # CPU used by anything else during the run (other jobs on the machine)
+    res["foreign_cpu"] = max(0.0, busy - wcpu - prof_cpu_during)
+    return res
+
+
+# ---- summary ---------------------------------------------------------------
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def pct(ratio):
+    return f"{(ratio - 1) * 100:+.1f}%"
+
+
+def spread(xs, fmt):
+    return f"{fmt(min(xs))}-{fmt(max(xs))}" if xs else "-"
+
+
+def main():
+    rounds = env_int("BENCH_ROUNDS", 5)
+    iters = env_int("BENCH_ITERS", 1200000)
+    copies = env_int("BENCH_COPIES", NCPUS)
+    freq = env_int("BENCH_FREQ", 999)
+    out = os.environ.get("BENCH_OUT", os.path.join(ROOT, "build", "bench"))
+    have_perf = shutil.which("perf") is not None
+    if have_perf:
+        try:
+            subprocess.run(["perf", "--version"], capture_output=True, check=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            have_perf = False
+    for f in (STACKTREED, WORKLOAD):
+        if not os.access(f, os.X_OK):
+            raise BenchError(f"{f} is missing: run `make all {os.path.relpath(WORKLOAD, ROOT)}`")
+
+    configs = ["baseline", "stacktreed", "bare"] + (["perf"] if have_perf else [])
+    print(f"stacktreed benchmark: {WL_COMM} ({iters} iterations of ~37-frame recursion, "
+          f"fixed work) x {copies} cop{'y' if copies == 1 else 'ies'} at once on {NCPUS} CPUs")
+    if copies >= NCPUS:
+        print(f"  {copies} copies keep every CPU busy, so the sampling and the profiler's own "
+              "work all come out of")
+        print("  the program's time (with an idle CPU the daemon would run there for free).")
+    else:
+        print(f"  {copies} cop{'y' if copies == 1 else 'ies'} on {NCPUS} CPUs: the profiler can "
+              "run on an idle CPU, so this shows the sampling cost, not the daemon's.")
+    print("  slowdown = wall time until the last copy ends / the same round's baseline.")
+    print(f"  profilers system-wide (-a) at {freq} Hz per CPU, cpu-clock; {rounds} rounds, "
+          "configurations interleaved (rotated order each round).")
+    if not have_perf:
+        print("  perf not found (Debian package linux-perf, installed by scripts/deps.sh): "
+              "the perf column is skipped.")
+    with open("/proc/loadavg") as f:
+        print(f"  load average before start: {' '.join(f.read().split()[:3])}")
+    sys.stdout.flush()
+
+    runs = []
+    tmp = tempfile.mkdtemp(prefix="stacktree-bench.")
+    t_start = time.monotonic()
+    try:
+        run_workload(copies, iters // 4)  # warm-up, discarded
+        for r in range(rounds):
+            order = configs[r % len(configs):] + configs[:r % len(configs)]
+            line = []
+            for cfg in order:
+                res = run_one(cfg, tmp, copies, iters, freq, r)
+                res["round"] = r
+                runs.append(res)
+                line.append(f"{cfg} {res['wall']:.2f}s")
+            print(f"  round {r + 1}/{rounds}: " + ", ".join(line))
+            sys.stdout.flush()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    elapsed = time.monotonic() - t_start
+
+    os.makedirs(out, exist_ok=True)
+    raw = os.path.join(out, "results.json")
+    with open(raw, "w") as f:
+        json.dump({"rounds": rounds, "iters": iters, "copies": copies, "freq": freq,
+                   "ncpus": NCPUS, "runs": runs}, f, indent=1)
+
+    base = {x["round"]: x for x in runs if x["config"] == "baseline"}
+
+    def of(cfg, key):
+        return [x[key] for x in runs if x["config"] == cfg and key in x]
+
+    def ratios(cfg, key):
+        return [x[key] / base[x["round"]][key] for x in runs if x["config"] == cfg]
+
+    def paired(key):
+        """stacktreed / bare per round."""
+        b = {x["round"]: x[key] for x in runs if x["config"] == "bare" and key in x}
+        return [x[key] / b[x["round"]] for x in runs
+                if x["config"] == "stacktreed" and key in x and x["round"] in b]
+
+    def f2(v):
+        return f"{v:.2f}"
+
+    def f3(v):
+        return f"{v:.3f}"
+
+    def num(xs, fmt):
+        return fmt(med(xs)) if xs else "-"
+
+    label = {"baseline": "baseline", "stacktreed": "stacktreed", "bare": "bare walk",
+             "perf": "perf"}
+    print()
+    print("program's time (median over rounds; slowdown = median of per-round ratios to baseline)")
+    print(f"{'config':<11} {'wall s':>6} {'(min-max)':>11} {'slowdown':>9} {'(min-max)':>11} "
+          f"{'CPU s':>6} {'slowdown':>9} {'(min-max)':>11} {'foreign CPU s':>13}")
+    wall_sd, cpu_sd = {}, {}
+    for cfg in configs:
+        w, c = of(cfg, "wall"), of(cfg, "cpu")
+        rw, rc = ratios(cfg, "wall"), ratios(cfg, "cpu")
+        wall_sd[cfg], cpu_sd[cfg] = med(rw), med(rc)
+        print(f"{label[cfg]:<11} {med(w):>6.2f} {spread(w, f2):>11} {pct(med(rw)):>9} "
+              f"{spread(rw, f3):>11} {med(c):>6.2f} {pct(med(rc)):>9} {spread(rc, f3):>11} "
+              f"{med(of(cfg, 'foreign_cpu')):>13.2f}")
+    print(f"  CPU s: user+sys of the {copies} copies (includes the sampling interrupts, which "
+          "run on the program's CPU);")
+    print("  foreign CPU: busy CPU time taken by anything else (other jobs) during the run.")
+    noisy = [x for x in runs if x["foreign_cpu"] > 0.05 * x["cpu"]]
+    if noisy:
+        print(f"  note: {len(noisy)} of {len(runs)} runs shared the CPUs with other work "
+              "(foreign CPU > 5% of the program's): wall times are noisy, trust CPU slowdowns more.")
+
+    print()
+    print("stacktreed (BPF run time: the kernel's BPF stats for the timer program)")
+    print(f"{'mode':<11} {'samples':>8} {'in ' + WL_COMM:>13} {'idle':>6} {'lost':>5} "
+          f"{'ns/run':>7} {'ns/walked':>9} {'(min-max)':>11} {'daemon CPU s':>12} "
+          f"{'during':>6} {'RSS MiB':>7}")
+    for cfg in ("stacktreed", "bare"):
+        walked = of(cfg, "bpf_ns_walked")
+        samples, wl = of(cfg, "samples"), of(cfg, "wl_samples")
+        if cfg == "bare":  # folds nothing: its profile has no samples
+            samples = [x["runs"] - x["idle"] for x in runs
+                       if x["config"] == cfg and "runs" in x and "idle" in x]
+            wl = []
+        print(f"{label[cfg]:<11} {num(samples, lambda v: f'{v:.0f}'):>8} "
+              f"{num(wl, lambda v: f'{v:.0f}'):>13} {num(of(cfg, 'idle'), lambda v: f'{v:.0f}'):>6} "
+              f"{num(of(cfg, 'lost'), lambda v: f'{v:.0f}'):>5} "
+              f"{num(of(cfg, 'bpf_ns'), lambda v: f'{v:.0f}'):>7} "
+              f"{num(walked, lambda v: f'{v:.0f}'):>9} {spread(walked, lambda v: f'{v:.0f}'):>11} "
+              f"{num(of(cfg, 'daemon_cpu'), f2):>12} {num(of(cfg, 'prof_cpu_during'), f2):>6} "
+              f"{num(of(cfg, 'rss_mib'), lambda v: f'{v:.0f}'):>7}")
+    print("  samples: folded into the profile (bare: walked = runs - idle); 'in "
+          f"{WL_COMM}': the program's share;")
+    print("  ns/run: the summary's 'BPF run time', averaged over every run including idle-CPU "
+          "ones that return at once;")
+    print("  ns/walked: the same time over the non-idle runs only; 'during': daemon CPU while "
+          "the program ran.")
+    full, bare = of("stacktreed", "bpf_ns_walked"), of("bare", "bpf_ns_walked")
+    if full and bare:
+        print(f"  timer program / bare walk: {med(full) / med(bare):.2f}x per walked sample "
+              f"(target <= 1.5x; paired per round: {spread(paired('bpf_ns_walked'), f2)})")
+        wl, cpu = of("stacktreed", "wl_samples"), of("stacktreed", "cpu")
+        if wl and cpu:
+            print(f"  BPF time on the program: {med(wl)} samples x {med(full):.0f} ns = "
+                  f"{med(wl) * med(full) / 1e6:.1f} ms, {med(wl) * med(full) / 1e7 / med(cpu):.2f}% "
+                  "of its CPU (the expected slowdown)")
+    else:
+        print("  BPF run time unavailable (kernel BPF stats off?)")
+
+    if have_perf:
+        print()
+        print(f"perf record -g   {'samples':>8} {'in ' + WL_COMM:>13} {'perf.data MiB':>13} "
+              f"{'perf CPU s':>10} {'during':>6} {'RSS MiB':>7}")
+        print(f"{'':<16} {num(of('perf', 'samples'), lambda v: f'{v:.0f}'):>8} "
+              f"{num(of('perf', 'wl_samples'), lambda v: f'{v:.0f}'):>13} "
+              f"{num(of('perf', 'data_mib'), lambda v: f'{v:.1f}'):>13} "
+              f"{num(of('perf', 'prof_cpu_total'), f2):>10} "
+              f"{num(of('perf', 'prof_cpu_during'), f2):>6} "
+              f"{num(of('perf', 'prof_rss_mib'), lambda v: f'{v:.0f}'):>7}")
+        print("  samples include idle CPUs (swapper) and perf's 1 s start-up; perf CPU includes "
+              "its work before and after the program (maps, build ids).")
+
+    print()
+    for what, sd in (("wall time", wall_sd), ("CPU time", cpu_sd)):
+        st = (sd["stacktreed"] - 1) * 100
+        bare_s = f"bare walk {(sd['bare'] - 1) * 100:+.1f}%"
+        if have_perf:
+            pf = (sd["perf"] - 1) * 100
+            ratio = f"{st / pf:.2f}" if pf > 0 and st >= 0 else "n/a, within noise"
+            print(f"by {what}: stacktreed slowed the program by {st:.1f}%, perf by {pf:.1f}% "
+                  f"(ratio {ratio}); {bare_s}")
+        else:
+            print(f"by {what}: stacktreed slowed the program by {st:.1f}% (perf not run); {bare_s}")
+    print(f"({len(runs)} runs in {elapsed:.0f} s; raw results in {os.path.relpath(raw)})")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

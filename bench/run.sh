@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench/run.sh - `make bench`: stacktreed's overhead on a CPU-bound program
+# with deep stacks, next to `perf record -g` and a bare BPF stack walk, in one
+# run. Prints numbers; exits 0 whatever they are (benchmarks are not tests),
+# non-zero only if something could not run. See bench/bench.py for the knobs
+# (BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench: stacktreed and perf -a need root: run it as root (sudo make bench)" >&2
+	exit 1
+fi
+if ! command -v python3 >/dev/null; then
+	echo "bench: python3 is needed" >&2
+	exit 1
+fi
+for f in build/stacktreed build/workloads/bench_cpu; do
+	if [ ! -x "$f" ]; then
+		echo "bench: $f is missing: run 'make all build/workloads/bench_cpu' (or 'make bench')" >&2
+		exit 1
+	fi
+done
+if ! command -v perf >/dev/null || ! perf --version >/dev/null 2>&1; then
+	echo "bench: perf is not installed (Debian: apt-get install linux-perf, or" \
+	     "scripts/deps.sh): skipping the perf comparison" >&2
+fi
+exec python3 bench/bench.py "$@"
