@@ -256,6 +256,14 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
     return res
 
 
+MAX_RETRIES_PER_ROUND = 2
+DISTURBED = 0.05  # foreign CPU over this share of the program's CPU
+
+
+def disturbed(res):
+    return res["foreign_cpu"] > DISTURBED * res["cpu"]
+
+
 # ---- summary ---------------------------------------------------------------
 
 def med(xs):
@@ -307,6 +315,7 @@ def main():
     sys.stdout.flush()
 
     runs = []
+    retries = 0
     tmp = tempfile.mkdtemp(prefix="stacktree-bench.")
     t_start = time.monotonic()
     try:
@@ -315,10 +324,20 @@ def main():
             order = configs[r % len(configs):] + configs[:r % len(configs)]
             line = []
             for cfg in order:
-                res = run_one(cfg, tmp, copies, iters, freq, r)
-                res["round"] = r
+                # a run disturbed by other work on the machine is run again
+                # (up to twice, within a budget), keeping the least disturbed
+                tries = []
+                while True:
+                    res = run_one(cfg, tmp, copies, iters, freq, f"{r}.{len(tries)}")
+                    tries.append(res)
+                    if (not disturbed(res) or len(tries) > 2
+                            or retries >= MAX_RETRIES_PER_ROUND * rounds):
+                        break
+                    retries += 1
+                res = min(tries, key=lambda x: x["foreign_cpu"])
+                res["round"], res["tries"] = r, len(tries)
                 runs.append(res)
-                line.append(f"{cfg} {res['wall']:.2f}s")
+                line.append(f"{cfg} {res['wall']:.2f}s" + ("*" if disturbed(res) else ""))
             print(f"  round {r + 1}/{rounds}: " + ", ".join(line))
             sys.stdout.flush()
     finally:
@@ -371,11 +390,13 @@ def main():
     print(f"  CPU s: user+sys of the {copies} copies (includes the sampling interrupts, which "
           "run on the program's CPU);")
     print("  foreign CPU: busy CPU time taken by anything else (other jobs) during the run.")
-    noisy = [x for x in runs if x["foreign_cpu"] > 0.05 * x["cpu"]]
+    noisy = [x for x in runs if disturbed(x)]
+    if retries:
+        print(f"  {retries} runs disturbed by other work (foreign CPU > {DISTURBED:.0%} of the "
+              "program's) were run again.")
     if noisy:
-        print(f"  note: {len(noisy)} of {len(runs)} runs shared the CPUs with other work "
-              "(foreign CPU > 5% of the program's): wall times are noisy, trust CPU slowdowns more.")
-
+        print(f"  note: {len(noisy)} of {len(runs)} kept runs (* above) were still disturbed: "
+              "wall times are noisy, trust CPU slowdowns more.")
     print()
     print("stacktreed (BPF run time: the kernel's BPF stats for the timer program)")
     print(f"{'mode':<11} {'samples':>8} {'in ' + WL_COMM:>13} {'idle':>6} {'lost':>5} "
@@ -407,7 +428,7 @@ def main():
               f"(target <= 1.5x; paired per round: {spread(paired('bpf_ns_walked'), f2)})")
         wl, cpu = of("stacktreed", "wl_samples"), of("stacktreed", "cpu")
         if wl and cpu:
-            print(f"  BPF time on the program: {med(wl)} samples x {med(full):.0f} ns = "
+            print(f"  BPF time on the program: {med(wl):.0f} samples x {med(full):.0f} ns = "
                   f"{med(wl) * med(full) / 1e6:.1f} ms, {med(wl) * med(full) / 1e7 / med(cpu):.2f}% "
                   "of its CPU (the expected slowdown)")
     else:

@@ -6,7 +6,7 @@ import subprocess
 import time
 
 from stcheck import (STACKTREE, STACKTREED, check, check_invariants, function_calls,
-                     function_cum, function_nodes, load, main_thread, run_profiled,
+                     function_cum, function_nodes, load, main_thread, nodes, run_profiled,
                      thread, workload)
 
 TOL = 3.0  # percentage points
@@ -63,6 +63,37 @@ def test_generation_swaps_lose_nothing():
                "work_c1", "work_c2"):
         check(function_calls(t["root"], fn) == 1, "%s CALLS %d != 1"
               % (fn, function_calls(t["root"], fn)))
+
+
+def test_kernel_frames():
+    out, _, _ = run_profiled(["--kernel", "-F", "999", "--", workload("syscalls")])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "syscalls")
+    kernel = [(n, p) for n, _, p in nodes(t["root"]) if n.get("kernel")]
+    check(kernel, "no kernel frames with --kernel")
+    for n, p in kernel:
+        check(n["module"] == "[kernel.kallsyms]" or n["module"].startswith("["),
+              "kernel frame module %s" % n["module"])
+        check(p["function"] is None or p.get("kernel") or p["kind"] == "callsite",
+              "kernel frame %s under a user leaf" % n["function"])
+    # user frames never hang below kernel frames
+    for n, _ in kernel:
+        for c in n["children"]:
+            check(c.get("kernel"), "user frame %s below kernel frame %s"
+                  % (c["function"], n["function"]))
+    names = {n["function"] for n, _ in kernel}
+    check(names & {"ksys_write", "vfs_write", "write_null", "do_syscall_64"},
+          "no write path in kernel frames: %s" % sorted(names)[:20])
+    in_kernel = sum(n["cum"] for n, p in kernel if not p.get("kernel"))
+    check(in_kernel >= 0.5 * t["samples"], "only %d of %d samples in the kernel"
+          % (in_kernel, t["samples"]))
+    # without --kernel: no kernel frame at all
+    out2, _, _ = run_profiled(["-F", "499", "--", workload("syscalls")],
+                              env_extra={"WL_SCALE": "0.3"})
+    t2 = main_thread(load(out2), "syscalls")
+    check(not [n for n, _, _ in nodes(t2["root"]) if n.get("kernel")],
+          "kernel frames without --kernel")
 
 
 def test_threads_one_tree_each():
