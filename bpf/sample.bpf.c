@@ -251,6 +251,15 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* The interrupted thread's user stack, leaf first, into sc->ustack: the
+ * number of frames, or a negative error. Frame pointers. */
+static __always_inline long user_stack(void *ctx, struct scratch *sc)
+{
+	long r = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+
+	return r < 0 ? r : r / (long)sizeof(__u64);
+}
+
 SEC("perf_event")
 int on_timer(struct bpf_perf_event_data *ctx)
 {
@@ -282,12 +291,11 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+	un = user_stack(ctx, sc);
 	if (un < 0) {
 		stat_inc(ST_STAT_LOST_STACK);
 		return 0;
 	}
-	un /= sizeof(__u64);
 	if (kernel_stacks) {
 		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
