@@ -257,7 +257,7 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc)
 {
 	long r = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
 
-	return r < 0 ? r : r / (long)sizeof(__u64);
+	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
 }
 
 SEC("perf_event")
