@@ -23,7 +23,10 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 max_nodes = 1;	/* node ids per generation */
 const volatile bool filter_targets = false;
 const volatile bool kernel_stacks = false;
-const volatile __u32 self_tgid = 0;
+const volatile __u32 self_tgid = 0;	/* 0: the daemon may profile itself */
+const volatile bool filter_comm = false;	/* --comm */
+const volatile char comm_filter[ST_COMM_LEN] = {};
+const volatile bool filter_cgroup = false;	/* --cgroup */
 
 /* written by user space at run time (mmaped .bss) */
 __u32 epoch = 0;		/* generation = epoch & 1 */
@@ -57,6 +60,14 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 1);	/* resized before load */
 } targets SEC(".maps");
+
+/* --cgroup: the cgroup directory's fd at index 0 */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -251,6 +262,41 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* Whether the current task is to be sampled: not the idle task (counted),
+ * not the daemon, and passing --pid/CMD targets, --comm and --cgroup. */
+static __always_inline bool wanted(__u32 tgid, __u32 tid)
+{
+	__u8 *target;
+
+	if (tid == 0) {
+		stat_inc(ST_STAT_IDLE);
+		return false;
+	}
+	if (tgid == self_tgid)
+		return false;
+	if (filter_targets) {
+		target = bpf_map_lookup_elem(&targets, &tgid);
+		if (!target || *target != ST_TARGET_ACTIVE)
+			return false;
+	}
+	if (filter_comm) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		char comm[ST_COMM_LEN];
+
+		/* the process's name: its main thread's comm */
+		BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+		for (int i = 0; i < ST_COMM_LEN; i++) {
+			if (comm[i] != comm_filter[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
  * number of frames, or a negative error. Frame pointers. */
 static __always_inline long user_stack(void *ctx, struct scratch *sc)
@@ -273,19 +319,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0, ep, gen, n = 0, leaf;
 	long un = 0, kn = 0;
 	bool fresh, created;
-	__u8 *target;
 
-	if (tid == 0) {
-		stat_inc(ST_STAT_IDLE);
+	if (!wanted(tgid, tid))
 		return 0;
-	}
-	if (tgid == self_tgid)
-		return 0;
-	if (filter_targets) {
-		target = bpf_map_lookup_elem(&targets, &tgid);
-		if (!target || *target != ST_TARGET_ACTIVE)
-			return 0;
-	}
 	stat_inc(ST_STAT_SAMPLES);
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
@@ -403,20 +439,10 @@ int on_timer_bare(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, zero = 0;
 	struct scratch *sc;
-	__u8 *target;
 	long un;
 
-	if ((__u32)pid_tgid == 0) {
-		stat_inc(ST_STAT_IDLE);
+	if (!wanted(tgid, (__u32)pid_tgid))
 		return 0;
-	}
-	if (tgid == self_tgid)
-		return 0;
-	if (filter_targets) {
-		target = bpf_map_lookup_elem(&targets, &tgid);
-		if (!target || *target != ST_TARGET_ACTIVE)
-			return 0;
-	}
 	stat_inc(ST_STAT_SAMPLES);
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
@@ -472,6 +498,32 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	e->tid = BPF_CORE_READ(p, pid);
 	e->ppid = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* A seen process ends: the daemon may evict it once it is written out. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), pid = BPF_CORE_READ(p, pid);
+	struct st_event *e;
+
+	if (pid != tgid || !bpf_map_lookup_elem(&seen_procs, &tgid))
+		return 0;
+	bpf_map_delete_elem(&seen_procs, &tgid);
+	if (filter_targets)
+		bpf_map_delete_elem(&targets, &tgid);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(ST_STAT_NEW_PROC_LOST);
+		return 0;
+	}
+	e->type = ST_EV_EXIT;
+	e->pid = tgid;
+	e->tid = pid;
+	e->ppid = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

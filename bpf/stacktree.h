@@ -70,6 +70,7 @@ enum st_stat {
 /* Ring buffer events: the daemon captures a process's maps on first sight. */
 #define ST_EV_NEW_PROC 1
 #define ST_EV_EXEC 2
+#define ST_EV_EXIT 3	/* a seen process's main thread exited */
 
 struct st_event {
 	__u32 type;

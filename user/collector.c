@@ -19,8 +19,10 @@
 struct proc {
 	__u32 pid;
 	struct st_procmaps *maps;
+	char *cgroup;	/* cgroup v2 path, read at first sight */
 	bool missing;	/* an address no mapping covers: refresh */
 	bool gone;	/* /proc/PID is gone: no refresh possible */
+	bool exited;	/* the kernel said its main thread exited */
 };
 
 struct rthread {
@@ -45,6 +47,36 @@ struct st_collector {
 	size_t ids_cap;
 	__u64 bad;
 };
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	st_procmaps__free(p->maps);
+	free(p->cgroup);
+	free(p);
+}
+
+/* The cgroup v2 path from /proc/PID/cgroup ("0::/path"), or NULL. */
+static char *read_cgroup(__u32 pid)
+{
+	char path[64], line[4096];
+	char *cg = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	while (!cg && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			cg = strdup(line + 3);
+		}
+	}
+	fclose(f);
+	return cg;
+}
 
 struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn comm_fn,
 				       void *comm_ctx)
@@ -78,10 +110,8 @@ void st_collector__free(struct st_collector *c)
 		free(t);
 	}
 	pos = 0;
-	while (c->procs && (p = st_u64map__next(c->procs, &pos, NULL))) {
-		st_procmaps__free(p->maps);
-		free(p);
-	}
+	while (c->procs && (p = st_u64map__next(c->procs, &pos, NULL)))
+		proc_free(p);
 	st_u64map__free(c->threads);
 	st_u64map__free(c->procs);
 	free(c->ids);
@@ -100,9 +130,9 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, bool *created)
 		return NULL;
 	p->pid = pid;
 	p->maps = st_procmaps__new((int)pid);
+	p->cgroup = read_cgroup(pid);
 	if (!p->maps || st_u64map__put(c->procs, pid, p)) {
-		st_procmaps__free(p->maps);
-		free(p);
+		proc_free(p);
 		return NULL;
 	}
 	*created = true;
@@ -131,6 +161,47 @@ int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)
 	if (created || exec || p->missing)
 		proc_refresh(c, p);
 	return 0;
+}
+
+void st_collector__exited(struct st_collector *c, __u32 pid)
+{
+	struct proc *p = st_u64map__get(c->procs, pid);
+
+	if (p)
+		p->exited = true;
+}
+
+void st_collector__reset(struct st_collector *c)
+{
+	struct st_u64map *keep;
+	struct rthread *t;
+	struct proc *p;
+	size_t pos = 0;
+	__u64 key;
+
+	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
+		st_tree__free(t->tree);
+		free(t);
+	}
+	st_u64map__clear(c->threads);
+	/* processes that ended were written out with this snapshot: evict them
+	 * (on ENOMEM, keep everything until the next reset) */
+	keep = st_u64map__new();
+	if (!keep)
+		return;
+	pos = 0;
+	while ((p = st_u64map__next(c->procs, &pos, &key))) {
+		if (!(p->exited || p->gone) && st_u64map__put(keep, key, p)) {
+			st_u64map__free(keep);
+			return;
+		}
+	}
+	pos = 0;
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))
+		if (p->exited || p->gone)
+			proc_free(p);
+	st_u64map__free(c->procs);
+	c->procs = keep;
 }
 
 void st_collector__refresh_missing(struct st_collector *c)
@@ -322,7 +393,7 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 		struct st_thread *pt = st_profile__add_thread(p, t->pid, t->tid, t->comm);
 		struct symctx x = { .c = c, .p = p, .proc = t->proc };
 
-		if (!pt)
+		if (!pt || st_thread__set_cgroup(pt, t->proc->cgroup))
 			goto cleanup;
 		x.dst = pt->tree;
 		convert(&x, st_tree__root(pt->tree), st_tree__root(t->tree));

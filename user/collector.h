@@ -28,6 +28,15 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 /* A process was seen (or exec'd): read its maps now, while it lives. */
 int st_collector__capture(struct st_collector *c, __u32 pid, bool exec);
 
+/* The kernel reported that pid's main thread exited: evict it at the next
+ * st_collector__reset(). */
+void st_collector__exited(struct st_collector *c, __u32 pid);
+
+/* Start a new interval: drop every thread's tree, and evict the processes
+ * that exited (they were symbolized in the profile just written). A failed
+ * allocation here only loses the cached maps of live processes. */
+void st_collector__reset(struct st_collector *c);
+
 /* Re-read the maps of processes whose samples hit addresses no known mapping
  * covers (a dlopen since the last capture). Cheap when nothing is missing. */
 void st_collector__refresh_missing(struct st_collector *c);

@@ -1,6 +1,7 @@
 /* profile.c - the profile model: header counters and one tree per thread. */
 #include "profile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static void thread_free(struct st_thread *t)
 		return;
 	st_tree__free(t->tree);
 	free(t->comm);
+	free(t->cgroup);
 	free(t);
 }
 
@@ -123,6 +125,33 @@ int st_profile__add_note(struct st_profile *p, const char *name, __u64 n)
 	return count_add(&p->notes, &p->nnotes, name, n);
 }
 
+int st_thread__set_cgroup(struct st_thread *t, const char *cgroup)
+{
+	char *c = cgroup ? strdup(cgroup) : NULL;
+
+	if (cgroup && !c)
+		return -ENOMEM;
+	free(t->cgroup);
+	t->cgroup = c;
+	return 0;
+}
+
+const char *st_cgroup__container(const char *cgroup, char *buf, size_t len)
+{
+	size_t run = 0;
+
+	for (const char *p = cgroup; p && *p; p++) {
+		bool hex = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f');
+
+		run = hex ? run + 1 : 0;
+		if (run == 64 && !isxdigit((unsigned char)p[1])) {
+			snprintf(buf, len, "%.64s", p - 63);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
 __u64 st_thread__samples(const struct st_thread *t)
 {
 	return st_tree__root(t->tree)->cum;
@@ -177,7 +206,8 @@ struct st_profile *st_profile__merge_threads(const struct st_profile *p)
 		const struct st_thread *t = p->threads[i];
 		struct st_thread *d = st_profile__find_thread(m, t->pid, t->pid);
 
-		if (!d && !(d = st_profile__add_thread(m, t->pid, t->pid, t->comm)))
+		if (!d && (!(d = st_profile__add_thread(m, t->pid, t->pid, t->comm)) ||
+			   st_thread__set_cgroup(d, t->cgroup)))
 			goto cleanup;
 		if (t->tid == t->pid && strcmp(d->comm, t->comm)) {
 			char *c = strdup(t->comm);

@@ -19,6 +19,7 @@ struct st_strtab;
 struct st_thread {
 	__u32 pid, tid;
 	char *comm;
+	char *cgroup;		/* cgroup v2 path of the process, or NULL */
 	struct st_tree *tree;	/* root cum = the thread's sample count after finalize */
 };
 
@@ -66,6 +67,12 @@ struct st_profile *st_profile__merge_threads(const struct st_profile *p);
  * dst_parent of tree t, interning its strings in p. 0 or -ENOMEM. */
 int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
 			   const struct st_node *src);
+
+/* Set the thread's cgroup path (copied; NULL clears). 0 or -ENOMEM. */
+int st_thread__set_cgroup(struct st_thread *t, const char *cgroup);
+/* The container id in a cgroup path (64 hex digits, as docker, containerd
+ * and podman name their scopes), copied into buf; NULL when none. */
+const char *st_cgroup__container(const char *cgroup, char *buf, size_t len);
 
 /* Samples in one thread (root cum; valid after finalize). */
 __u64 st_thread__samples(const struct st_thread *t);

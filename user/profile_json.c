@@ -91,6 +91,7 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 	json_object_object_add(doc, "command", str_or_null(p->command));
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
+		char container[72];
 		json_object *tj = json_object_new_object();
 		json_object *root = node_to_json(st_tree__root(t->tree));
 
@@ -102,6 +103,10 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 		json_object_object_add(tj, "pid", json_object_new_int64(t->pid));
 		json_object_object_add(tj, "tid", json_object_new_int64(t->tid));
 		json_object_object_add(tj, "comm", json_object_new_string(t->comm));
+		json_object_object_add(tj, "cgroup", str_or_null(t->cgroup));
+		json_object_object_add(tj, "container",
+				       str_or_null(st_cgroup__container(t->cgroup, container,
+									sizeof(container))));
 		json_object_object_add(tj, "samples",
 				       json_object_new_int64((int64_t)st_thread__samples(t)));
 		json_object_object_add(tj, "root", root);
@@ -344,6 +349,9 @@ static int read_doc(struct reader *r, json_object *doc)
 		t = st_profile__add_thread(r->p, (__u32)pid, (__u32)tid, comm);
 		if (!t)
 			return -ENOMEM;
+		if ((err = get_str(r, tj, "cgroup", where, &comm)) ||
+		    (err = st_thread__set_cgroup(t, comm)))
+			return err;
 		snprintf(where, sizeof(where), "threads[%zu].root", i);
 		if ((err = read_node(r, t->tree, st_tree__root(t->tree), root, where,
 				     sizeof(where))))

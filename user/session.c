@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,34 @@ static int max_sample_rate(void)
 	return rate;
 }
 
+/* --cgroup PATH: a cgroup v2 directory, absolute or under /sys/fs/cgroup. */
+static int set_cgroup_filter(struct st_session *s, const char *path)
+{
+	char full[4096];
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	if (path[0] == '/' && strncmp(path, "/sys/fs/cgroup", 14) == 0)
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full, sizeof(full), "/sys/fs/cgroup/%s", path[0] == '/' ? path + 1 : path);
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot open cgroup %s: %s (give a cgroup v2 path, "
+			"e.g. /system.slice/ssh.service)\n", full, strerror(errno));
+		return err;
+	}
+	if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &fd,
+				 sizeof(fd), BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot set the cgroup filter %s: %s\n", full,
+			strerror(errno));
+	}
+	close(fd);
+	return err;
+}
+
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
@@ -89,7 +118,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->skel->rodata->max_nodes = opts->max_nodes;
 	s->skel->rodata->filter_targets = !opts->all;
 	s->skel->rodata->kernel_stacks = opts->kernel;
-	s->skel->rodata->self_tgid = (__u32)getpid();
+	s->skel->rodata->self_tgid = opts->include_self ? 0 : (__u32)getpid();
+	if (opts->comm) {
+		s->skel->rodata->filter_comm = true;
+		snprintf((char *)s->skel->rodata->comm_filter, ST_COMM_LEN, "%s", opts->comm);
+	}
+	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
@@ -106,6 +140,8 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 			strerror(-err));
 		goto cleanup;
 	}
+	if (opts->cgroup && (err = set_cgroup_filter(s, opts->cgroup)))
+		goto cleanup;
 	s->recs_len = (2 * (size_t)opts->max_nodes + 1) * sizeof(struct st_node_rec);
 	s->recs = mmap(NULL, s->recs_len, PROT_READ, MAP_SHARED,
 		       bpf_map__fd(s->skel->maps.nodes), 0);
@@ -220,9 +256,10 @@ int st_session__attach(struct st_session *s)
 	}
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
-	if (!s->skel->links.on_fork || !s->skel->links.on_exec) {
+	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit) {
 		err = -errno;
-		fprintf(stderr, "stacktreed: cannot attach the fork/exec tracepoints: %s\n",
+		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit tracepoints: %s\n",
 			strerror(-err));
 		return err;
 	}

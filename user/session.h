@@ -18,6 +18,9 @@ struct st_session_opts {
 	__u32 max_targets;
 	bool verbose;		/* libbpf messages */
 	bool bare;		/* benchmark baseline: walk stacks, fold nothing */
+	const char *comm;	/* only processes with this name (NULL: any) */
+	const char *cgroup;	/* only tasks in this cgroup (v2 directory), or NULL */
+	bool include_self;	/* sample the daemon too */
 };
 
 struct st_session;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct slot {
 	__u64 key;
@@ -93,6 +94,12 @@ int st_u64map__put(struct st_u64map *m, __u64 key, void *value)
 	m->slots[j].value = value;
 	m->count++;
 	return 0;
+}
+
+void st_u64map__clear(struct st_u64map *m)
+{
+	memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	m->count = 0;
 }
 
 size_t st_u64map__count(const struct st_u64map *m)
