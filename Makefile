@@ -12,7 +12,9 @@ PKGS     := libbpf libelf libdw json-c
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" \
 	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) -lz -lm
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) \
+	    -lprotobuf-c -lz -lm
+PROTOC_C ?= protoc-c
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -21,6 +23,9 @@ SKELS    := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
 MAINS    := user/stacktreed.c user/stacktree.c
 LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*.c symbolizer/*.c))
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+# pprof's profile.proto -> protobuf-c sources, generated into build/proto/
+PROTO_GEN := $(B)/proto/profile.pb-c.c $(B)/proto/profile.pb-c.h
+LIB_OBJS += $(B)/obj/$(B)/proto/profile.pb-c.o
 LIB      := $(B)/libstacktree.a
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -28,7 +33,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
 
 .SECONDARY:
-.PHONY: all clean test unit integration demo bench deps install
+.PHONY: all clean test unit integration demo bench soak deps install
 all: $(B)/stacktreed $(B)/stacktree
 
 $(B)/vmlinux.h:
@@ -46,6 +51,12 @@ $(B)/%.skel.h: $(B)/bpf/%.bpf.o
 $(B)/obj/%.o: %.c $(SKELS) $(wildcard */*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(PROTO_GEN) &: proto/profile.proto
+	@mkdir -p $(B)
+	$(PROTOC_C) --c_out=$(B) $<
+
+$(B)/obj/user/pprof.o $(B)/obj/user/report.o: $(B)/proto/profile.pb-c.h
 
 $(LIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -92,11 +103,18 @@ demo: deps
 bench: all $(WORKLOADS)
 	@bench/run.sh
 
+# 10 minutes system-wide with processes coming and going (not part of test)
+soak: all $(WORKLOADS)
+	@bench/soak.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(B)/stacktreed $(B)/stacktree $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 man/stacktreed.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 man/stacktree.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/stacktreed.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/stacktreed.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/stacktreed.service
 
 clean:
 	rm -rf $(B)

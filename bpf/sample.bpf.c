@@ -27,6 +27,7 @@ const volatile __u32 self_tgid = 0;	/* 0: the daemon may profile itself */
 const volatile bool filter_comm = false;	/* --comm */
 const volatile char comm_filter[ST_COMM_LEN] = {};
 const volatile bool filter_cgroup = false;	/* --cgroup */
+const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
 
 /* written by user space at run time (mmaped .bss) */
 __u32 epoch = 0;		/* generation = epoch & 1 */
@@ -113,6 +114,7 @@ struct scratch {
 	__u64 kstack[ST_MAX_KERNEL];
 	__u64 addrs[ST_PATH_SLOTS];
 	__u8 flags[ST_PATH_SLOTS];
+	bool utrunc;		/* dwarf/auto: the user walk stopped early */
 };
 
 struct {
@@ -165,6 +167,36 @@ static __always_inline __u32 node_get(__u32 gen, __u32 parent, __u16 flags, __u6
 	}
 	*created = true;
 	return id;
+}
+
+/* Programs inside a generation, per CPU: the daemon waits for the old
+ * generation's count to drop to zero before it drains it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 2);
+} busy_gen SEC(".maps");
+
+/* Enter the current generation: count this program in, then check that the
+ * epoch did not move meanwhile (the daemon stores the epoch, then reads the
+ * counts; both sides use full barriers, so one of them sees the other). */
+static __always_inline __u64 *gen_enter(__u32 *ep)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		__u32 e = *(volatile __u32 *)&epoch, g = e & 1;
+		__u64 *b = bpf_map_lookup_elem(&busy_gen, &g);
+
+		if (!b)
+			return NULL;
+		__sync_fetch_and_add(b, 1);
+		if (*(volatile __u32 *)&epoch == e) {
+			*ep = e;
+			return b;
+		}
+		__sync_fetch_and_sub(b, 1);
+	}
+	return NULL;
 }
 
 struct fold_ctx {
@@ -297,12 +329,62 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 	return true;
 }
 
+#include "unwind.h"
+
+/* Tables missing for tgid (DWARF unwinding): the daemon reads its maps. */
+static __always_inline void notify_unwind(__u32 tgid, __u32 tid)
+{
+	struct st_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(ST_STAT_NEW_PROC_LOST);
+		return;
+	}
+	e->type = ST_EV_UNWIND;
+	e->pid = tgid;
+	e->tid = tid;
+	e->ppid = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* --unwind dwarf|auto: bpf/unwind.h from the task's user registers. */
+static __always_inline long dwarf_stack(struct scratch *sc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct st_unwind_result res;
+	__u32 stat;
+	long n;
+
+	n = st_unwind_user(task, (struct pt_regs *)bpf_task_pt_regs(task), sc->ustack,
+			   ST_MAX_USER, unwind_mode == ST_UNWIND_AUTO, &res);
+	sc->utrunc = n > 0 && res.stop != ST_UNW_STOP_END;
+	stat = res.no_proc ? ST_STAT_UNW_NO_PROC : st_unwind_stop_stat(res.stop);
+	if (stat < ST_STAT__MAX && (sc->utrunc || res.no_proc))
+		stat_inc(stat);
+	if (res.fp_frames) {
+		__u32 k = ST_STAT_UNW_FP_FRAMES;
+		__u64 *v = bpf_map_lookup_elem(&stats, &k);
+
+		if (v)
+			*v += res.fp_frames;
+	}
+	if (res.request)
+		notify_unwind(task->tgid, task->pid);
+	return n;
+}
+
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
- * number of frames, or a negative error. Frame pointers. */
+ * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
+ * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early. */
 static __always_inline long user_stack(void *ctx, struct scratch *sc)
 {
-	long r = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+	long r;
 
+	sc->utrunc = false;
+	if (unwind_mode != ST_UNWIND_FP)
+		return dwarf_stack(sc);
+	r = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
 	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
 }
 
@@ -319,6 +401,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0, ep, gen, n = 0, leaf;
 	long un = 0, kn = 0;
 	bool fresh, created;
+	__u64 *busy;
 
 	if (!wanted(tgid, tid))
 		return 0;
@@ -339,8 +422,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 
 	/* the path, root first: [truncated], user frames, kernel frames */
 	pc.sc = sc;
-	if (un >= ST_MAX_USER) {
-		stat_inc(ST_STAT_TRUNCATED);
+	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
+		if (unwind_mode == ST_UNWIND_FP)
+			stat_inc(ST_STAT_TRUNCATED);
 		sc->addrs[0] = 0;
 		sc->flags[0] = ST_NODE_TRUNCATED;
 		pc.n = 1;
@@ -372,7 +456,11 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		stat_inc(ST_STAT_LOST_THREAD);
 		return 0;
 	}
-	ep = epoch;
+	busy = gen_enter(&ep);
+	if (!busy) {
+		stat_inc(ST_STAT_LOST_EPOCH);
+		return 0;
+	}
 	gen = ep & 1;
 	fresh = ts->depth == 0 && ts->root == 0;
 	if (fresh)	/* a thread's first sample: is its process new? */
@@ -392,7 +480,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 
 		if (!root) {
 			ts->depth = 0;
-			return 0;
+			goto out;
 		}
 		if (created) {
 			char comm[ST_COMM_LEN];
@@ -420,7 +508,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		/* the sample is lost (counted by node_get); start the next path afresh */
 		ts->depth = 0;
 		ts->root = 0;
-		return 0;
+		goto out;
 	}
 	ts->depth = n;
 	leaf = ts->ids[(n - 1) & (ST_PATH_SLOTS - 1)];
@@ -428,6 +516,8 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	if (rec)
 		rec->base += 1;
 	stat_inc(ST_STAT_FOLDED);
+out:
+	__sync_fetch_and_sub(busy, 1);
 	return 0;
 }
 

@@ -60,6 +60,16 @@ enum st_stat {
 	ST_STAT_EMPTY_STACK,	 /* no user frame (kernel thread, exiting task) */
 	ST_STAT_IDLE,		 /* samples of the idle task, not folded */
 	ST_STAT_NEW_PROC_LOST,	 /* "new process" event lost (ring buffer full) */
+	/* DWARF unwinding (--unwind dwarf|auto, bpf/unwind.h): why walks stopped
+	 * before the outermost frame (the stack gets a [truncated] root; the
+	 * depth limit counts as ST_STAT_TRUNCATED) */
+	ST_STAT_UNW_NO_PROC,	 /* process tables not loaded yet (auto: frame pointers) */
+	ST_STAT_UNW_NO_TABLE,	 /* an address without CFI (auto: frame pointers failed) */
+	ST_STAT_UNW_READ_FAULT,	 /* reading the stack failed */
+	ST_STAT_UNW_UNSUPPORTED, /* a CFI form the BPF unwinder does not evaluate */
+	ST_STAT_UNW_BAD_FRAME,	 /* the stack pointer did not move up */
+	ST_STAT_UNW_FP_FRAMES,	 /* auto: frames walked by frame pointers */
+	ST_STAT_LOST_EPOCH,	 /* the generation moved twice while entering it */
 	ST_STAT__MAX,
 };
 
@@ -71,6 +81,7 @@ enum st_stat {
 #define ST_EV_NEW_PROC 1
 #define ST_EV_EXEC 2
 #define ST_EV_EXIT 3	/* a seen process's main thread exited */
+#define ST_EV_UNWIND 4	/* unwinding met an address without tables: refresh the maps */
 
 struct st_event {
 	__u32 type;
@@ -78,6 +89,60 @@ struct st_event {
 	__u32 tid;
 	__u32 ppid;
 	char comm[ST_COMM_LEN];
+};
+
+/*
+ * DWARF unwinding (bpf/unwind.h, user/unwind_tables.c, user/unwinder.c;
+ * kernel-notes/unwinding.md). User space compiles each module's CFI into
+ * rows sorted by pc, stored once per module (shared by build id) in the
+ * `unwind_rows` array; each process has a sorted table of its executable
+ * mappings in `unwind_procs` (key: tgid). x86-64: the return address is at
+ * CFA - 8 and the caller's rsp is the CFA.
+ */
+#define ST_UNWIND_FP 0		/* --unwind fp: bpf_get_stack, frame pointers */
+#define ST_UNWIND_DWARF 1	/* --unwind dwarf: CFI only, stop where there is none */
+#define ST_UNWIND_AUTO 2	/* --unwind auto: CFI, frame pointers where there is none */
+
+enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
+	ST_UNW_NONE,		/* no CFI covers this pc */
+	ST_UNW_RSP,		/* CFA = rsp + off */
+	ST_UNW_RBP,		/* CFA = rbp + off */
+	ST_UNW_PLT,		/* .plt: CFA = rsp + off + ((ip & 15) >= rbp ? 8 : 0) */
+	ST_UNW_DEREF_RBP,	/* stack realignment: CFA = *(rbp + off) */
+	ST_UNW_SIGNAL,		/* sigreturn trampoline: registers in the ucontext at rsp */
+	ST_UNW_END,		/* outermost frame: return address undefined */
+	ST_UNW_UNSUPPORTED,	/* a CFI form the BPF unwinder does not evaluate */
+};
+#define ST_UNW_KIND_MASK 0x0f
+#define ST_UNW_F_RBP_AT_RBP 0x10 /* saved rbp at rbp + 8 * rbp, not at CFA + 8 * rbp */
+#define ST_UNW_F_OFF8 0x20	 /* off is in units of 8 bytes (frames over 32 KiB) */
+#define ST_UNW_RBP_SAME 0	 /* st_unwind_row.rbp: rbp unchanged by this frame */
+#define ST_UNW_RBP_UNKNOWN (-128) /* rbp not recoverable (later rbp-based frames fail) */
+
+struct st_unwind_row {
+	__u32 pc;	/* first module-relative address (ELF vaddr) of the row */
+	__u8 kind;	/* enum st_unw_kind | ST_UNW_F_* */
+	__s8 rbp;	/* saved rbp at CFA + 8 * rbp; ST_UNW_RBP_SAME / _UNKNOWN */
+	__s16 off;	/* CFA offset (see kind) */
+};
+
+#define ST_UNWIND_MAX_MAPS 256	/* executable mappings per process (power of two) */
+#define ST_UNWIND_MAP_STEPS 9	/* binary search steps: log2(ST_UNWIND_MAX_MAPS) + 1 */
+#define ST_UNWIND_ROW_STEPS 22	/* binary search steps over a module's rows */
+#define ST_UNWIND_MAX_MODULE_ROWS ((1u << (ST_UNWIND_ROW_STEPS - 1)) - 1)
+
+struct st_unwind_map {
+	__u64 start;	/* runtime address of the executable mapping */
+	__u32 len;	/* its length */
+	__u32 vaddr;	/* module-relative address at start: pc = ip - start + vaddr */
+	__u32 rows;	/* first row of the module in unwind_rows */
+	__u32 nrows;	/* 0: the module has no CFI (frame pointers in auto mode) */
+};
+
+struct st_unwind_proc {
+	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */
+	__u32 pad;
+	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
 };
 
 #endif

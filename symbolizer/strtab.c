@@ -2,11 +2,14 @@
 #include "symbolizer/strtab.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_SIZE (64 * 1024)
+#define CHUNK_SIZE (64 * 1024)	/* largest regular chunk */
+#define CHUNK_MIN 256		/* first chunk: small tables stay small */
+#define SLOTS_MIN 16
 
 struct chunk {
 	struct chunk *next;
@@ -54,13 +57,24 @@ static uint64_t hash_str(const char *s, size_t len)
 	return h;
 }
 
+/* Regular chunks double with the arena, from CHUNK_MIN up to CHUNK_SIZE. */
+static size_t next_chunk_size(const struct st_strtab *t, size_t want)
+{
+	size_t size = t->arena_bytes < CHUNK_MIN ? CHUNK_MIN : t->arena_bytes;
+
+	if (size > CHUNK_SIZE)
+		size = CHUNK_SIZE;
+	return size < want ? want : size;
+}
+
 const char *st_strtab__add(struct st_strtab *t, const char *s, size_t len)
 {
 	struct chunk *c;
 	char *p;
 
 	if (len + 1 > t->left) {
-		size_t size = len + 1 > CHUNK_SIZE / 4 ? len + 1 : CHUNK_SIZE;
+		bool big = len + 1 > CHUNK_SIZE / 4;
+		size_t size = big ? len + 1 : next_chunk_size(t, len + 1);
 
 		c = malloc(sizeof(*c) + size);
 		if (!c) {
@@ -69,7 +83,7 @@ const char *st_strtab__add(struct st_strtab *t, const char *s, size_t len)
 		}
 		c->size = size;
 		t->arena_bytes += sizeof(*c) + size;
-		if (size == CHUNK_SIZE || !t->chunks) {
+		if (!big || !t->chunks) {
 			c->next = t->chunks;
 			t->chunks = c;
 			t->cur = c->data;
@@ -93,7 +107,7 @@ const char *st_strtab__add(struct st_strtab *t, const char *s, size_t len)
 
 static int grow(struct st_strtab *t)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 256, i, j;
+	size_t n = t->nslots ? t->nslots * 2 : SLOTS_MIN, i, j;
 	const char **slots = calloc(n, sizeof(*slots));
 
 	if (!slots)

@@ -1,8 +1,9 @@
 /* strtab.h - string storage for the symbolizer (private).
  *
- * Strings are copied into an arena of fixed chunks, so a returned pointer
- * stays valid until st_strtab__free(). intern() deduplicates (equal strings
- * give the same pointer); add() only copies.
+ * Strings are copied into an arena of chunks (doubling from 256 bytes up to
+ * 64 KiB, so that the many small tables of symbolizer modules stay small),
+ * so a returned pointer stays valid until st_strtab__free(). intern()
+ * deduplicates (equal strings give the same pointer); add() only copies.
  */
 #ifndef STACKTREE_SYMBOLIZER_STRTAB_H
 #define STACKTREE_SYMBOLIZER_STRTAB_H

@@ -4,11 +4,22 @@
  * until its symbols are first needed; then the symbol table (from .symtab,
  * a separate debug file's .symtab, or .dynsym) is copied into memory and
  * the file is closed. Modules are found again by file identity
- * (path, dev, inode, size, mtime) and by build id.
+ * (path, dev, inode, size, mtime) and by build id, through a hash map
+ * (open addressing, linear probing, backward-shift deletion) that owns its
+ * key strings.
+ *
+ * Ownership: each module owns its strings (path, build id, other display
+ * paths, symbol names) and the list of its keys in the map, so freeing a
+ * module gives all of it back. The symbolizer-wide string table only holds
+ * the options and the kernel's symbols (loaded once). Every module is on the
+ * `modules` list; unreferenced ones are also on the LRU list (head: most
+ * recently released). The vDSO module holds a reference of the symbolizer's
+ * own, so it is never evicted.
  */
 #include "symbolizer/symbolizer.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +36,34 @@
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_PATH "[vdso]"
+#define MAP_MIN_SLOTS 64
+/* File identities remembered per module (the same image under many names,
+ * e.g. one library in many containers); beyond that, such a file is matched
+ * by its build id, which costs an ELF open. */
+#define MAX_FILE_KEYS 32
 
 struct st_module {
-	const char *path;		/* display path, interned */
-	const char *build_id;		/* interned hex or NULL */
-	struct st_elf *elf;		/* until the symbols are loaded */
+	struct st_strtab *strs;		/* path, build id, other display paths */
+	const char *path;		/* display path (in strs) */
+	const char *build_id;		/* hex (in strs) or NULL */
+	struct st_elf *elf;		/* until the symbols are loaded, while referenced */
 	struct st_load *loads;
 	size_t nloads;
 	struct st_symtab *symtab;	/* NULL until loaded */
+	struct st_strtab *names;	/* symbol names, with symtab */
+	size_t refs;
+	const char **keys;		/* this module's keys (strings owned by the map) */
+	size_t nkeys, keys_cap;
+	size_t nfile_keys;
+	struct st_module *prev, *next;		/* s->modules */
+	struct st_module *lru_prev, *lru_next;	/* s->lru_head, while refs == 0 */
 };
 
-/* Interned key ("b:BUILDID" or "f:PATH:DEV:INO:SIZE:MTIME") -> module. */
-struct module_key {
-	const char *key;
+/* Key ("b:BUILDID" or "f:PATH:DEV:INO:SIZE:MTIME") -> module; key == NULL:
+ * empty slot. */
+struct slot {
+	char *key;
+	uint64_t hash;
 	struct st_module *module;
 };
 
@@ -45,15 +71,146 @@ struct st_symbolizer {
 	const char *debug_dir;		/* interned */
 	const char *kallsyms;		/* interned */
 	bool verbose;
-	struct st_strtab *strs;
-	struct st_module **modules;
-	size_t nmodules, modules_cap;
-	struct module_key *keys;
-	size_t nkeys, keys_cap;
+	size_t max_unused;
+	struct st_strtab *strs;		/* options and kernel symbols only */
+	struct slot *slots;		/* power of two, or 0 */
+	size_t nslots, nkeys, key_bytes;
+	struct st_module *modules;	/* all of them */
+	size_t nmodules;
+	struct st_module *lru_head, *lru_tail;	/* unreferenced, head = newest */
+	size_t nunused;
 	struct st_module *vdso;
 	struct st_symtab *kernel;	/* NULL until loaded */
 	const char *kernel_module;	/* "[kernel.kallsyms]", interned */
+	char *scratch;			/* module name when resolving without a module */
+	size_t scratch_cap;
 };
+
+/* ---- key map ------------------------------------------------------------ */
+
+static uint64_t hash_key(const char *k)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *k; k++) {
+		h ^= (unsigned char)*k;
+		h *= 0x100000001b3ull;
+	}
+	return h ^ (h >> 29);
+}
+
+static struct slot *map_slot(const struct st_symbolizer *s, const char *key, uint64_t hash)
+{
+	size_t mask = s->nslots - 1, i;
+
+	if (!s->nslots)
+		return NULL;
+	for (i = hash & mask; s->slots[i].key; i = (i + 1) & mask) {
+		if (s->slots[i].hash == hash && strcmp(s->slots[i].key, key) == 0)
+			return &s->slots[i];
+	}
+	return NULL;
+}
+
+static struct st_module *map_get(const struct st_symbolizer *s, const char *key)
+{
+	struct slot *sl = map_slot(s, key, hash_key(key));
+
+	return sl ? sl->module : NULL;
+}
+
+static int map_grow(struct st_symbolizer *s)
+{
+	size_t n = s->nslots ? s->nslots * 2 : MAP_MIN_SLOTS, i, j;
+	struct slot *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < s->nslots; i++) {
+		if (!s->slots[i].key)
+			continue;
+		for (j = s->slots[i].hash & (n - 1); slots[j].key; j = (j + 1) & (n - 1))
+			;
+		slots[j] = s->slots[i];
+	}
+	free(s->slots);
+	s->slots = slots;
+	s->nslots = n;
+	return 0;
+}
+
+/* Map key (copied) to m and note it in m's keys; nothing when the key is
+ * there already. */
+static int map_put(struct st_symbolizer *s, const char *key, struct st_module *m)
+{
+	uint64_t hash = hash_key(key);
+	size_t i, len = strlen(key);
+	char *copy;
+
+	if (map_slot(s, key, hash))
+		return 0;
+	if ((s->nkeys + 1) * 4 > s->nslots * 3 && map_grow(s))
+		return -ENOMEM;
+	if (m->nkeys == m->keys_cap) {
+		size_t cap = m->keys_cap ? m->keys_cap * 2 : 2;
+		const char **keys = realloc(m->keys, cap * sizeof(*keys));
+
+		if (!keys)
+			return -ENOMEM;
+		m->keys = keys;
+		m->keys_cap = cap;
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, key, len + 1);
+	for (i = hash & (s->nslots - 1); s->slots[i].key; i = (i + 1) & (s->nslots - 1))
+		;
+	s->slots[i].key = copy;
+	s->slots[i].hash = hash;
+	s->slots[i].module = m;
+	s->nkeys++;
+	s->key_bytes += len + 1;
+	m->keys[m->nkeys++] = copy;
+	if (key[0] == 'f')
+		m->nfile_keys++;
+	return 0;
+}
+
+/* Remove key (and free its string, which may be `key` itself). */
+static void map_del(struct st_symbolizer *s, const char *key)
+{
+	size_t mask = s->nslots - 1, i, j, home;
+	struct slot *sl = map_slot(s, key, hash_key(key));
+
+	if (!sl)
+		return;
+	s->key_bytes -= strlen(sl->key) + 1;
+	free(sl->key);
+	sl->key = NULL;
+	s->nkeys--;
+	/* backward shift: move up the entries whose probe path crosses the hole */
+	i = (size_t)(sl - s->slots);
+	for (j = (i + 1) & mask; s->slots[j].key; j = (j + 1) & mask) {
+		home = s->slots[j].hash & mask;
+		if (j > i ? (home <= i || home > j) : (home <= i && home > j)) {
+			s->slots[i] = s->slots[j];
+			s->slots[j].key = NULL;
+			i = j;
+		}
+	}
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+static size_t display_len(const char *path)
+{
+	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
+
+	if (len > slen && strcmp(path + len - slen, DELETED_SUFFIX) == 0)
+		return len - slen;
+	return len;
+}
 
 static void module_free(struct st_module *m)
 {
@@ -62,7 +219,134 @@ static void module_free(struct st_module *m)
 	st_elf__free(m->elf);
 	free(m->loads);
 	st_symtab__free(m->symtab);
+	st_strtab__free(m->names);
+	st_strtab__free(m->strs);
+	free(m->keys);
 	free(m);
+}
+
+static size_t module_memory(const struct st_module *m)
+{
+	size_t bytes = sizeof(*m) + m->nloads * sizeof(*m->loads) +
+		       m->keys_cap * sizeof(*m->keys) + st_strtab__memory(m->strs);
+
+	if (m->symtab)
+		bytes += st_symtab__memory(m->symtab);
+	if (m->names)
+		bytes += st_strtab__memory(m->names);
+	return bytes;
+}
+
+/* A new module around e (taken over, freed on error), not yet listed. */
+static struct st_module *module_new(struct st_elf *e, const char *path, size_t len)
+{
+	char hex[ST_BUILD_ID_HEX_MAX];
+	struct st_module *m;
+	int n;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto cleanup;
+	m->elf = e;
+	e = NULL;
+	m->strs = st_strtab__new();
+	if (!m->strs)
+		goto cleanup;
+	m->path = st_strtab__intern_len(m->strs, path, len);
+	if (!m->path)
+		goto cleanup;
+	if (!st_elf__build_id(m->elf, hex)) {
+		m->build_id = st_strtab__intern(m->strs, hex);
+		if (!m->build_id)
+			goto cleanup;
+	}
+	n = st_elf__loads(m->elf, &m->loads);
+	if (n < 0)
+		goto cleanup;
+	m->nloads = n;
+	return m;
+cleanup:
+	st_elf__free(e);
+	module_free(m);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* List m (with one reference, the caller's). */
+static void module_link(struct st_symbolizer *s, struct st_module *m)
+{
+	m->refs = 1;
+	m->prev = NULL;
+	m->next = s->modules;
+	if (s->modules)
+		s->modules->prev = m;
+	s->modules = m;
+	s->nmodules++;
+}
+
+static void lru_unlink(struct st_symbolizer *s, struct st_module *m)
+{
+	if (m->lru_prev)
+		m->lru_prev->lru_next = m->lru_next;
+	else
+		s->lru_head = m->lru_next;
+	if (m->lru_next)
+		m->lru_next->lru_prev = m->lru_prev;
+	else
+		s->lru_tail = m->lru_prev;
+	m->lru_prev = m->lru_next = NULL;
+	s->nunused--;
+}
+
+static void lru_push(struct st_symbolizer *s, struct st_module *m)
+{
+	m->lru_prev = NULL;
+	m->lru_next = s->lru_head;
+	if (s->lru_head)
+		s->lru_head->lru_prev = m;
+	else
+		s->lru_tail = m;
+	s->lru_head = m;
+	s->nunused++;
+}
+
+/* Unlist m, drop its keys, free it. */
+static void module_destroy(struct st_symbolizer *s, struct st_module *m)
+{
+	while (m->nkeys)
+		map_del(s, m->keys[--m->nkeys]);
+	if (!m->refs)
+		lru_unlink(s, m);
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		s->modules = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+	s->nmodules--;
+	module_free(m);
+}
+
+/* One more reference; revives a cached module. */
+static struct st_module *module_ref(struct st_symbolizer *s, struct st_module *m)
+{
+	if (!m->refs++)
+		lru_unlink(s, m);
+	return m;
+}
+
+void st_symbolizer__release(struct st_symbolizer *s, struct st_module *m)
+{
+	if (!s || !m || !m->refs || (m == s->vdso && m->refs == 1))
+		return;	/* not referenced (or only by the symbolizer itself) */
+	if (--m->refs)
+		return;
+	/* cached: no open file while nobody uses it (a revival brings one) */
+	st_elf__free(m->elf);
+	m->elf = NULL;
+	lru_push(s, m);
+	while (s->nunused > s->max_unused)
+		module_destroy(s, s->lru_tail);
 }
 
 struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
@@ -72,6 +356,10 @@ struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 	if (!s)
 		return NULL;
 	s->verbose = opts && opts->verbose;
+	if (!opts || !opts->max_unused_modules)
+		s->max_unused = ST_SYMBOLIZER_MAX_UNUSED;
+	else
+		s->max_unused = opts->max_unused_modules < 0 ? 0 : (size_t)opts->max_unused_modules;
 	s->strs = st_strtab__new();
 	if (!s->strs)
 		goto cleanup;
@@ -91,16 +379,21 @@ cleanup:
 
 void st_symbolizer__free(struct st_symbolizer *s)
 {
+	struct st_module *m, *next;
 	size_t i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nmodules; i++)
-		module_free(s->modules[i]);
-	free(s->modules);
-	free(s->keys);
+	for (m = s->modules; m; m = next) {
+		next = m->next;
+		module_free(m);
+	}
+	for (i = 0; i < s->nslots; i++)
+		free(s->slots[i].key);
+	free(s->slots);
 	st_symtab__free(s->kernel);
 	st_strtab__free(s->strs);
+	free(s->scratch);
 	free(s);
 }
 
@@ -114,119 +407,25 @@ const char *st_module__path(const struct st_module *m)
 	return m ? m->path : NULL;
 }
 
-/* ---- module cache ------------------------------------------------------ */
-
-static size_t display_len(const char *path)
+size_t st_symbolizer__modules(const struct st_symbolizer *s, size_t *unused)
 {
-	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
-
-	if (len > slen && strcmp(path + len - slen, DELETED_SUFFIX) == 0)
-		return len - slen;
-	return len;
+	if (unused)
+		*unused = s ? s->nunused : 0;
+	return s ? s->nmodules : 0;
 }
 
-static struct st_module *find_key(const struct st_symbolizer *s, const char *key)
-{
-	size_t i;
+/* ---- finding modules ---------------------------------------------------- */
 
-	for (i = 0; key && i < s->nkeys; i++) {
-		if (s->keys[i].key == key)	/* interned */
-			return s->keys[i].module;
-	}
-	return NULL;
-}
-
-static int add_key(struct st_symbolizer *s, const char *key, struct st_module *m)
-{
-	if (!key || find_key(s, key))
-		return 0;
-	if (s->nkeys == s->keys_cap) {
-		size_t cap = s->keys_cap ? s->keys_cap * 2 : 64;
-		struct module_key *keys = realloc(s->keys, cap * sizeof(*keys));
-
-		if (!keys)
-			return -ENOMEM;
-		s->keys = keys;
-		s->keys_cap = cap;
-	}
-	s->keys[s->nkeys].key = key;
-	s->keys[s->nkeys].module = m;
-	s->nkeys++;
-	return 0;
-}
-
-static int add_module(struct st_symbolizer *s, struct st_module *m)
-{
-	if (s->nmodules == s->modules_cap) {
-		size_t cap = s->modules_cap ? s->modules_cap * 2 : 32;
-		struct st_module **mods = realloc(s->modules, cap * sizeof(*mods));
-
-		if (!mods)
-			return -ENOMEM;
-		s->modules = mods;
-		s->modules_cap = cap;
-	}
-	s->modules[s->nmodules++] = m;
-	return 0;
-}
-
-static const char *build_id_key(struct st_symbolizer *s, const char *hex)
-{
-	char key[ST_BUILD_ID_HEX_MAX + 2];
-
-	if (!hex)
-		return NULL;
-	snprintf(key, sizeof(key), "b:%s", hex);
-	return st_strtab__intern(s->strs, key);
-}
-
-static const char *file_key(struct st_symbolizer *s, const char *path, size_t len,
-			    const struct stat *st)
+static char *file_key(const char *path, size_t len, const struct stat *st)
 {
 	char *key = NULL;
-	const char *k;
 
 	if (asprintf(&key, "f:%.*s:%llx:%llx:%llx:%lld.%09ld", (int)len, path,
 		     (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
 		     (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
 		     st->st_mtim.tv_nsec) < 0)
 		return NULL;
-	k = st_strtab__intern(s->strs, key);
-	free(key);
-	return k;
-}
-
-/* A new module around e (taken over, freed on error). */
-static struct st_module *module_new(struct st_symbolizer *s, struct st_elf *e,
-				    const char *path, size_t len)
-{
-	char hex[ST_BUILD_ID_HEX_MAX];
-	struct st_module *m;
-	int n;
-
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		goto cleanup;
-	m->elf = e;
-	e = NULL;
-	m->path = st_strtab__intern_len(s->strs, path, len);
-	if (!m->path)
-		goto cleanup;
-	if (!st_elf__build_id(m->elf, hex)) {
-		m->build_id = st_strtab__intern(s->strs, hex);
-		if (!m->build_id)
-			goto cleanup;
-	}
-	n = st_elf__loads(m->elf, &m->loads);
-	if (n < 0)
-		goto cleanup;
-	m->nloads = n;
-	return m;
-cleanup:
-	st_elf__free(e);
-	module_free(m);
-	errno = ENOMEM;
-	return NULL;
+	return key;
 }
 
 static struct st_module *vdso_module(struct st_symbolizer *s)
@@ -237,7 +436,7 @@ static struct st_module *vdso_module(struct st_symbolizer *s)
 	int err;
 
 	if (s->vdso)
-		return s->vdso;
+		return module_ref(s, s->vdso);
 	err = st_vdso__image(&image, &size);
 	if (!err)
 		err = st_elf__open_memory(image, size, &e);
@@ -248,13 +447,11 @@ static struct st_module *vdso_module(struct st_symbolizer *s)
 		errno = -err;
 		return NULL;
 	}
-	s->vdso = module_new(s, e, VDSO_PATH, strlen(VDSO_PATH));
-	if (s->vdso && add_module(s, s->vdso)) {
-		module_free(s->vdso);
-		s->vdso = NULL;
-		errno = ENOMEM;
-	}
-	return s->vdso;
+	s->vdso = module_new(e, VDSO_PATH, strlen(VDSO_PATH));
+	if (!s->vdso)
+		return NULL;
+	module_link(s, s->vdso);	/* the symbolizer's own reference */
+	return module_ref(s, s->vdso);
 }
 
 static int open_image(const char *path, size_t len, const char *open_path)
@@ -277,15 +474,26 @@ static int open_image(const char *path, size_t len, const char *open_path)
 	return fd;
 }
 
+/* A module found again that has no file (it was cached) and whose symbols
+ * are still to be read adopts this one. Takes fd over. */
+static void adopt_fd(struct st_module *m, int fd)
+{
+	if (m->symtab || m->elf)
+		close(fd);
+	else if (st_elf__open_fd(fd, &m->elf))	/* closes fd on error */
+		m->elf = NULL;
+}
+
 struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *path,
 					const char *open_path)
 {
-	struct st_module *m = NULL;
+	char bkey[ST_BUILD_ID_HEX_MAX + 2];
+	struct st_module *m = NULL, *found;
 	struct st_elf *e = NULL;
-	const char *fkey, *bkey;
-	size_t len;
+	char *fkey = NULL;
 	struct stat st;
-	int fd, err;
+	int fd = -1, err = 0;
+	size_t len;
 
 	if (!s || !path || !*path) {
 		errno = EINVAL;
@@ -302,48 +510,66 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 	}
 	if (fstat(fd, &st)) {
 		err = -errno;
-		close(fd);
 		goto cleanup;
 	}
-	fkey = file_key(s, path, len, &st);
-	m = find_key(s, fkey);
-	if (m) {
-		close(fd);
-		return m;
+	fkey = file_key(path, len, &st);
+	if (!fkey) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	found = map_get(s, fkey);
+	if (found) {
+		adopt_fd(found, fd);
+		fd = -1;
+		m = module_ref(s, found);
+		goto cleanup;
 	}
 	err = st_elf__open_fd(fd, &e);
+	fd = -1;	/* the st_elf's now, closed on error */
 	if (err)
 		goto cleanup;
-	m = module_new(s, e, path, len);
+	m = module_new(e, path, len);
 	if (!m) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	bkey = build_id_key(s, m->build_id);
-	if (find_key(s, bkey)) {	/* the same image under another name */
-		module_free(m);
-		m = find_key(s, bkey);
-		err = add_key(s, fkey, m);
-		if (err)
-			goto cleanup;
-		return m;
+	found = NULL;
+	if (m->build_id) {
+		snprintf(bkey, sizeof(bkey), "b:%s", m->build_id);
+		found = map_get(s, bkey);
 	}
-	err = add_module(s, m);
+	if (found) {	/* the same image under another name */
+		if (!found->symtab && !found->elf) {
+			found->elf = m->elf;
+			m->elf = NULL;
+		}
+		module_free(m);
+		m = module_ref(s, found);
+		/* best effort: without it, the build id finds it again */
+		if (m->nfile_keys < MAX_FILE_KEYS)
+			map_put(s, fkey, m);
+		goto cleanup;
+	}
+	module_link(s, m);
+	err = map_put(s, fkey, m);
+	if (!err && m->build_id)
+		err = map_put(s, bkey, m);
 	if (err) {
-		module_free(m);
-		goto cleanup;
+		module_destroy(s, m);
+		m = NULL;
 	}
-	err = add_key(s, fkey, m);
-	if (!err)
-		err = add_key(s, bkey, m);
-	if (err)
-		goto cleanup;
-	return m;
 cleanup:
-	if (s->verbose)
-		fprintf(stderr, "stacktreed: cannot read %s as ELF: %s\n", path, strerror(-err));
-	errno = -err;
-	return NULL;
+	if (fd >= 0)
+		close(fd);
+	free(fkey);
+	if (err) {
+		if (s->verbose)
+			fprintf(stderr, "stacktreed: cannot read %s as ELF: %s\n", path,
+				strerror(-err));
+		errno = -err;
+		return NULL;
+	}
+	return m;
 }
 
 /* ---- symbols ----------------------------------------------------------- */
@@ -355,10 +581,14 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 	int n = -ENOENT;
 
 	m->symtab = st_symtab__new();
-	if (!m->symtab)
-		return -ENOMEM;
-	if (!m->elf)
-		return 0;
+	m->names = st_strtab__new();
+	if (!m->symtab || !m->names) {
+		st_symtab__free(m->symtab);
+		st_strtab__free(m->names);
+		m->symtab = NULL;
+		m->names = NULL;
+		return -ENOMEM;	/* the file stays open: tried again later */
+	}
 
 	src = m->elf;
 	if (!st_elf__has_section_type(m->elf, SHT_SYMTAB)) {
@@ -374,9 +604,9 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 			src = debug;
 	}
 	if (st_elf__has_section_type(src, SHT_SYMTAB))
-		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, s->strs);
+		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, m->names);
 	if (n <= 0 && n != -ENOMEM)
-		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, s->strs);
+		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names);
 	st_symtab__finish(m->symtab);
 
 	if (s->verbose && src == debug)
@@ -408,12 +638,34 @@ static __u64 to_vaddr(const struct st_module *m, __u64 off)
 	return hit ? off - hit->offset + hit->vaddr : off;
 }
 
+/* The mapping's path without " (deleted)": in m's strings (valid while m
+ * is), or without a module in the scratch buffer (until the next call). */
 static const char *module_name(struct st_symbolizer *s, const struct st_module *m,
 			       const char *path)
 {
-	if (path)
-		return st_strtab__intern_len(s->strs, path, display_len(path));
-	return m ? m->path : NULL;
+	const char *name;
+	size_t len;
+
+	if (!path)
+		return m ? m->path : NULL;
+	len = display_len(path);
+	if (m) {
+		if (strncmp(m->path, path, len) == 0 && m->path[len] == '\0')
+			return m->path;
+		name = st_strtab__intern_len(m->strs, path, len);
+		return name ? name : m->path;
+	}
+	if (len + 1 > s->scratch_cap) {
+		char *buf = realloc(s->scratch, len + 1);
+
+		if (!buf)
+			return NULL;
+		s->scratch = buf;
+		s->scratch_cap = len + 1;
+	}
+	memcpy(s->scratch, path, len);
+	s->scratch[len] = '\0';
+	return s->scratch;
 }
 
 int st_symbolizer__resolve(struct st_symbolizer *s, struct st_module *m, const char *path,
@@ -435,8 +687,8 @@ int st_symbolizer__resolve(struct st_symbolizer *s, struct st_module *m, const c
 	}
 	vaddr = to_vaddr(m, look - map_start + map_pgoff);
 	out->module_offset = vaddr + (addr - look);
-	if (!m->symtab && load_module_symbols(s, m))
-		return 0;	/* out of memory: module+offset only */
+	if (!m->symtab && (!m->elf || load_module_symbols(s, m)))
+		return 0;	/* no file (cached module) or out of memory: module+offset */
 	sym = st_symtab__find(m->symtab, vaddr);
 	if (!sym)
 		return 0;
@@ -484,19 +736,15 @@ int st_symbolizer__resolve_kernel(struct st_symbolizer *s, __u64 addr, bool is_r
 
 size_t st_symbolizer__memory(const struct st_symbolizer *s)
 {
-	size_t bytes, i;
+	const struct st_module *m;
+	size_t bytes;
 
 	if (!s)
 		return 0;
-	bytes = sizeof(*s) + st_strtab__memory(s->strs) +
-		s->modules_cap * sizeof(*s->modules) + s->keys_cap * sizeof(*s->keys);
-	for (i = 0; i < s->nmodules; i++) {
-		const struct st_module *m = s->modules[i];
-
-		bytes += sizeof(*m) + m->nloads * sizeof(*m->loads);
-		if (m->symtab)
-			bytes += st_symtab__memory(m->symtab);
-	}
+	bytes = sizeof(*s) + st_strtab__memory(s->strs) + s->nslots * sizeof(*s->slots) +
+		s->key_bytes + s->scratch_cap;
+	for (m = s->modules; m; m = m->next)
+		bytes += module_memory(m);
 	if (s->kernel)
 		bytes += st_symtab__memory(s->kernel);
 	return bytes;

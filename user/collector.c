@@ -46,6 +46,8 @@ struct st_collector {
 	struct idref *ids;		/* per drained record */
 	size_t ids_cap;
 	__u64 bad;
+	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
+	void *refresh_ctx;
 };
 
 static void proc_free(struct proc *p)
@@ -149,6 +151,14 @@ static void proc_refresh(struct st_collector *c, struct proc *p)
 	if (r == -ENOENT || r == -ESRCH)
 		p->gone = true;
 	p->missing = false;
+	if (c->refresh_fn && !p->gone)
+		c->refresh_fn(c->refresh_ctx, p->pid);
+}
+
+void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx)
+{
+	c->refresh_fn = fn;
+	c->refresh_ctx = ctx;
 }
 
 int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)

@@ -28,6 +28,11 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 /* A process was seen (or exec'd): read its maps now, while it lives. */
 int st_collector__capture(struct st_collector *c, __u32 pid, bool exec);
 
+/* Called whenever a process's maps were (re-)read, e.g. to push its DWARF
+ * unwinding tables (user/unwinder.h). */
+typedef void (*st_refresh_fn)(void *ctx, __u32 pid);
+void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx);
+
 /* The kernel reported that pid's main thread exited: evict it at the next
  * st_collector__reset(). */
 void st_collector__exited(struct st_collector *c, __u32 pid);

@@ -18,17 +18,23 @@
 #include "profile.h"
 #include "report.h"
 #include "session.h"
+#include "snapshot.h"
 #include "symbolizer/symbolizer.h"
 
-/* The one global: set by SIGINT/SIGTERM. */
-static volatile sig_atomic_t stop_requested;
+/* The one global: what the signals asked for. */
+#define SIG_STOP 1	/* SIGINT, SIGTERM: final snapshot, then exit */
+#define SIG_SNAPSHOT 2	/* SIGUSR1: a snapshot now */
+static volatile sig_atomic_t signal_flags;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	if (stop_requested)
+	if (sig == SIGUSR1) {
+		signal_flags |= SIG_SNAPSHOT;
+		return;
+	}
+	if (signal_flags & SIG_STOP)
 		_exit(130); /* second Ctrl-C: leave at once */
-	stop_requested = 1;
+	signal_flags |= SIG_STOP;
 }
 
 struct run {
@@ -38,6 +44,11 @@ struct run {
 	struct st_collector *coll;
 	struct st_launch *child;
 	int merge_err;
+	struct st_report_opts ro;
+	__u64 prev_stats[ST_STAT__MAX];	/* counters at the previous snapshot */
+	__u64 prev_run_ns, prev_runs;
+	double interval_start;
+	unsigned snapshots;
 };
 
 static double now_s(void)
@@ -52,7 +63,10 @@ static void on_event(void *ctx, const struct st_event *e)
 {
 	struct run *r = ctx;
 
-	st_collector__capture(r->coll, e->pid, e->type == ST_EV_EXEC);
+	if (e->type == ST_EV_EXIT)
+		st_collector__exited(r->coll, e->pid);
+	else
+		st_collector__capture(r->coll, e->pid, e->type == ST_EV_EXEC);
 }
 
 static void comm_of(void *ctx, __u32 pid, __u32 tid, char *comm, size_t len)
@@ -96,7 +110,7 @@ static char *describe_target(const struct st_options *o)
 	return buf;
 }
 
-static void fill_header(struct st_profile *p, const struct run *r, double secs)
+static void fill_header(struct st_profile *p, struct run *r, double secs)
 {
 	static const struct {
 		enum st_stat stat;
@@ -107,14 +121,20 @@ static void fill_header(struct st_profile *p, const struct run *r, double secs)
 		{ ST_STAT_LOST_HASH_FULL, "node hash full", true },
 		{ ST_STAT_LOST_THREAD, "no thread state", true },
 		{ ST_STAT_LOST_STACK, "stack walk failed", true },
+		{ ST_STAT_LOST_EPOCH, "generation swap race", true },
 		{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
 		{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
 		{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
 		{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
 	};
-	__u64 st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
+	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
 
-	st_session__stats(r->sess, st);
+	/* counters of this interval: the difference since the last snapshot */
+	st_session__stats(r->sess, now_st);
+	for (int i = 0; i < ST_STAT__MAX; i++) {
+		st[i] = now_st[i] - r->prev_stats[i];
+		r->prev_stats[i] = now_st[i];
+	}
 	p->frequency_hz = r->o->freq;
 	p->duration_s = secs;
 	p->command = describe_target(r->o);
@@ -129,39 +149,61 @@ static void fill_header(struct st_profile *p, const struct run *r, double secs)
 	bad = st_collector__bad_records(r->coll);
 	if (bad)
 		st_profile__add_note(p, "node records dropped by the daemon", bad);
-	if (!st_session__runtime(r->sess, &run_ns, &runs) && runs)
-		p->bpf_ns_per_sample = (double)run_ns / (double)runs;
-	st_profile__add_note(p, "BPF program runs", runs);
+	if (!st_session__runtime(r->sess, &run_ns, &runs)) {
+		__u64 dns = run_ns - r->prev_run_ns, druns = runs - r->prev_runs;
+
+		if (druns)
+			p->bpf_ns_per_sample = (double)dns / (double)druns;
+		st_profile__add_note(p, "BPF program runs", druns);
+		r->prev_run_ns = run_ns;
+		r->prev_runs = runs;
+	}
 }
 
-static void summary(const struct st_profile *p, const struct run *r)
+/* Resident set size now, from /proc/self/statm (the soak test watches it). */
+static long rss_mib(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
+}
+
+static void summary(FILE *out, const struct st_profile *p, const struct run *r,
+		    const char *where)
 {
 	struct rusage ru;
-	__u64 threads = p->nthreads;
 
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "stacktreed: %" PRIu64 " samples in %" PRIu64 " threads of %zu processes, "
-		"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, (uint64_t)threads,
+	fprintf(out, "stacktreed: %" PRIu64 " samples in %zu threads of %zu processes, "
+		"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->nthreads,
 		st_collector__processes(r->coll), p->duration_s, p->frequency_hz);
-	fprintf(stderr, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
+	fprintf(out, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
 	for (size_t i = 0; i < p->nlost_by; i++)
-		fprintf(stderr, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
+		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
 			(uint64_t)p->lost_by[i].value);
-	fprintf(stderr, "%s\n", p->nlost_by ? ")" : "");
+	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
 	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(stderr, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
+		fprintf(out, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
 			(uint64_t)p->notes[i].value);
 	if (p->bpf_ns_per_sample > 0)
-		fprintf(stderr, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
+		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
 			p->bpf_ns_per_sample);
 	else
-		fprintf(stderr, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
-	fprintf(stderr, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, BPF maps ~%zu MiB\n",
+		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
+	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
+		"BPF maps ~%zu MiB\n",
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		ru.ru_maxrss / 1024, st_session__map_memory(r->sess) >> 20);
-	fprintf(stderr, "stacktreed: reports in %s/ (xtree.txt, arcflow.txt, profile.json)\n",
-		r->o->output);
+		ru.ru_maxrss / 1024, rss_mib(), st_session__map_memory(r->sess) >> 20);
+	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
+		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
+	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
 
 static int drain(struct run *r)
@@ -177,13 +219,63 @@ static int drain(struct run *r)
 	return 0;
 }
 
+/* Drain, symbolize and write what was sampled since the last snapshot.
+ * Service mode (--interval): a new snapshot directory, then a new interval;
+ * otherwise the reports go into the output directory. */
+static int snapshot(struct run *r)
+{
+	const struct st_options *o = r->o;
+	struct st_profile *p = NULL;
+	char where[4096], *text = NULL;
+	size_t len = 0;
+	FILE *mem = NULL;
+	double t = now_s();
+	int err;
+
+	if ((err = drain(r)))
+		return err;
+	p = st_collector__profile(r->coll, "cpu-clock");
+	if (!p) {
+		fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
+		return -ENOMEM;
+	}
+	fill_header(p, r, t - r->interval_start);
+	if (o->interval <= 0) {
+		err = st_report__write_dir(p, o->output, &r->ro);
+		if (!err)
+			summary(stderr, p, r, o->output);
+		goto cleanup;
+	}
+	snprintf(where, sizeof(where), "%s", o->output);
+	mem = open_memstream(&text, &len);
+	if (!mem) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	summary(mem, p, r, "(this directory)");
+	fclose(mem);
+	err = st_snapshot__write(p, o->output, &r->ro, text, o->keep, where, sizeof(where));
+	if (!err) {
+		r->snapshots++;
+		fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
+			PRIu64 ", RSS %ld MiB\n", where, (uint64_t)p->samples, p->nthreads,
+			(uint64_t)p->lost, rss_mib());
+		st_collector__reset(r->coll);
+	}
+cleanup:
+	r->interval_start = t;
+	free(text);
+	st_profile__free(p);
+	return err;
+}
+
 static int sample_loop(struct run *r, double t0)
 {
 	const struct st_options *o = r->o;
 	double last_drain = t0;
 	int status, err;
 
-	while (!stop_requested) {
+	while (!(signal_flags & SIG_STOP)) {
 		double t;
 
 		st_session__poll(r->sess, 100, on_event, r);
@@ -194,6 +286,14 @@ static int sample_loop(struct run *r, double t0)
 			break;
 		if (o->npids && !targets_alive(r))
 			break;
+		if (o->interval > 0 && ((signal_flags & SIG_SNAPSHOT) ||
+					t - r->interval_start >= o->interval)) {
+			signal_flags &= ~SIG_SNAPSHOT;
+			if ((err = snapshot(r)))
+				return err;
+			last_drain = now_s();
+			continue;
+		}
 		if (t - last_drain >= o->drain_interval || st_session__fill(r->sess) > 0.5) {
 			if ((err = drain(r)))
 				return err;
@@ -208,17 +308,19 @@ int st_daemon__run(const struct st_options *o)
 	struct st_session_opts so = {
 		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
+		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
 	};
 	struct st_symbolizer_opts syo = { .verbose = o->verbose };
-	struct st_report_opts ro = { .min_pct = o->min_pct, .merge_threads = o->merge_threads };
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct st_profile *p = NULL;
 	struct run r = { .o = o };
 	int ret = 1, err, status = 0;
 	double t0;
 
+	r.ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
+					.formats = o->formats };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	r.sym = st_symbolizer__new(&syo);
 	if (!r.sym) {
 		fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n", strerror(errno));
@@ -255,7 +357,7 @@ int st_daemon__run(const struct st_options *o)
 		goto cleanup;
 	if (o->verbose)
 		fprintf(stderr, "stacktreed: sampling at %u Hz per CPU\n", o->freq);
-	t0 = now_s();
+	t0 = r.interval_start = now_s();
 	if (r.child && st_launch__go(r.child)) {
 		ret = 127;
 		goto cleanup;
@@ -265,24 +367,14 @@ int st_daemon__run(const struct st_options *o)
 	st_session__stop(r.sess);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
-	if (drain(&r))
+	if (snapshot(&r))
 		goto cleanup;
-	p = st_collector__profile(r.coll, "cpu-clock");
-	if (!p) {
-		fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
-		goto cleanup;
-	}
-	fill_header(p, &r, now_s() - t0);
-	if (st_report__write_dir(p, o->output, &ro))
-		goto cleanup;
-	summary(p, &r);
 	ret = 0;
 	if (r.child && st_launch__exited(r.child, &status) && WIFEXITED(status) &&
 	    WEXITSTATUS(status) && o->verbose)
 		fprintf(stderr, "stacktreed: %s exited with status %d\n", o->cmd[0],
 			WEXITSTATUS(status));
 cleanup:
-	st_profile__free(p);
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
 	st_session__free(r.sess);

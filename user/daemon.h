@@ -18,10 +18,16 @@ struct st_options {
 	char **cmd;		/* -- CMD ARGS */
 	double min_pct;		/* --min-pct */
 	bool merge_threads;	/* --merge-threads */
+	unsigned formats;	/* --format: enum st_format bits, 0 = default */
 	__u32 max_nodes;	/* --max-nodes (per generation) */
 	double drain_interval;	/* seconds between drains */
 	bool verbose;		/* -v */
 	bool bench_bare;	/* --bench-bare: stack walks only, for benchmarks */
+	double interval;	/* --interval: a snapshot every SEC seconds (service) */
+	unsigned keep;		/* --keep: snapshots kept */
+	const char *comm;	/* --comm filter */
+	const char *cgroup;	/* --cgroup filter */
+	bool include_self;	/* --no-exclude-self */
 };
 
 /* Runs the session; returns the process exit code. */

@@ -22,6 +22,7 @@ struct range {
 
 struct st_procmaps {
 	int pid;
+	struct st_symbolizer *sym;	/* of the first refresh with one; not owned */
 	__u64 generation;
 	struct st_mapping *maps;
 	size_t nmaps, maps_cap;
@@ -45,8 +46,10 @@ void st_procmaps__free(struct st_procmaps *pm)
 
 	if (!pm)
 		return;
-	for (i = 0; i < pm->nmaps; i++)
+	for (i = 0; i < pm->nmaps; i++) {
 		free(pm->maps[i].path);
+		st_symbolizer__release(pm->sym, pm->maps[i].module);
+	}
 	free(pm->maps);
 	free(pm->index);
 	free(pm);
@@ -275,8 +278,10 @@ int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym)
 	int err = 0, added = 0;
 	FILE *f;
 
-	if (!pm)
+	if (!pm || (sym && pm->sym && sym != pm->sym))
 		return -EINVAL;
+	if (sym)
+		pm->sym = sym;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pm->pid);
 	f = fopen(path, "re");
 	if (!f)

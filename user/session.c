@@ -28,6 +28,8 @@ struct st_session {
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	struct st_node_key *keys;	/* scratch for batch deletes */
+	struct st_unwind_row *urows;	/* mmaped `unwind_rows` (dwarf/auto) */
+	size_t urows_len;
 	int stats_fd;			/* bpf_enable_stats() */
 };
 
@@ -124,6 +126,13 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		snprintf((char *)s->skel->rodata->comm_filter, ST_COMM_LEN, "%s", opts->comm);
 	}
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
+	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	if (opts->unwind_mode != ST_UNWIND_FP &&
+	    ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, opts->unwind_rows)) ||
+	     (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs)))) {
+		fprintf(stderr, "stacktreed: cannot size the unwinding maps: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
@@ -150,6 +159,18 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		s->recs = NULL;
 		fprintf(stderr, "stacktreed: cannot map the node array: %s\n", strerror(errno));
 		goto cleanup;
+	}
+	if (opts->unwind_mode != ST_UNWIND_FP) {
+		s->urows_len = (size_t)opts->unwind_rows * sizeof(struct st_unwind_row);
+		s->urows = mmap(NULL, s->urows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				bpf_map__fd(s->skel->maps.unwind_rows), 0);
+		if (s->urows == MAP_FAILED) {
+			err = -errno;
+			s->urows = NULL;
+			fprintf(stderr, "stacktreed: cannot map the unwinding rows: %s\n",
+				strerror(errno));
+			goto cleanup;
+		}
 	}
 	s->keys = calloc(opts->max_nodes, sizeof(*s->keys));
 	if (!s->keys) {
@@ -188,6 +209,8 @@ void st_session__free(struct st_session *s)
 	ring_buffer__free(s->rb);
 	if (s->recs)
 		munmap(s->recs, s->recs_len);
+	if (s->urows)
+		munmap(s->urows, s->urows_len);
 	free(s->keys);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
@@ -323,18 +346,52 @@ static void delete_keys(int fd, struct st_node_key *keys, __u32 n)
 	}
 }
 
+/* Wait until no program is inside generation gen on any CPU. They run for
+ * microseconds in interrupt context; a vCPU stalled by the hypervisor may
+ * take longer, which is why this waits rather than sleeping a fixed time. */
+static int wait_generation(struct st_session *s, __u32 gen)
+{
+	struct timespec pause = { .tv_nsec = 100 * 1000 };
+	__u64 *vals = calloc(s->ncpus, sizeof(*vals));
+	int err = -ETIMEDOUT;
+
+	if (!vals)
+		return -ENOMEM;
+	for (int i = 0; i < 20000; i++) { /* 2 s at most */
+		__u64 sum = 0;
+
+		if (bpf_map__lookup_elem(s->skel->maps.busy_gen, &gen, sizeof(gen), vals,
+					 s->ncpus * sizeof(*vals), 0)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < s->ncpus; c++)
+			sum += vals[c];
+		if (sum == 0) {
+			err = 0;
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	free(vals);
+	if (err)
+		fprintf(stderr, "stacktreed: generation %u still busy: %s\n", gen, strerror(-err));
+	return err;
+}
+
 int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
 {
 	struct sample_bpf__bss *bss = s->skel->bss;
 	__u32 old = __atomic_load_n(&bss->epoch, __ATOMIC_ACQUIRE);
 	__u32 gen = old & 1, used, first, nkeys = 0;
-	struct timespec wait = { .tv_nsec = 10 * 1000 * 1000 };
-	int err = 0;
+	int err;
 
-	__atomic_store_n(&bss->epoch, old + 1, __ATOMIC_RELEASE);
-	/* programs that read the old epoch run in interrupt context for a few
-	 * microseconds: after this pause none is left writing the old generation */
-	nanosleep(&wait, NULL);
+	/* seq_cst: the store is visible before the counts are read (the programs
+	 * count themselves in, then re-read the epoch: see gen_enter()) */
+	__atomic_store_n(&bss->epoch, old + 1, __ATOMIC_SEQ_CST);
+	err = wait_generation(s, gen);
+	if (err)
+		return err;
 	used = __atomic_load_n(&bss->next_id[gen], __ATOMIC_ACQUIRE);
 	if (used > s->opts.max_nodes)
 		used = s->opts.max_nodes;
@@ -390,12 +447,35 @@ int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs)
 	__u32 len = sizeof(info);
 
 	*run_ns = *runs = 0;
-	if (s->stats_fd < 0)
-		return -ENOTSUP;
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(timer_prog(s)), &info, &len))
 		return -errno;
+	/* on when we enabled them, or when kernel.bpf_stats_enabled=1 (the
+	 * service sets it; bpf_enable_stats() needs CAP_SYS_ADMIN) */
+	if (s->stats_fd < 0 && info.run_cnt == 0)
+		return -ENOTSUP;
 	*run_ns = info.run_time_ns;
 	*runs = info.run_cnt;
+	return 0;
+}
+
+struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity)
+{
+	*capacity = s->urows ? s->opts.unwind_rows : 0;
+	return s->urows;
+}
+
+int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p)
+{
+	if (bpf_map__update_elem(s->skel->maps.unwind_procs, &pid, sizeof(pid), p, sizeof(*p),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int st_session__unwind_del_proc(struct st_session *s, __u32 pid)
+{
+	if (bpf_map__delete_elem(s->skel->maps.unwind_procs, &pid, sizeof(pid), 0))
+		return -errno;
 	return 0;
 }
 

@@ -21,6 +21,9 @@ struct st_session_opts {
 	const char *comm;	/* only processes with this name (NULL: any) */
 	const char *cgroup;	/* only tasks in this cgroup (v2 directory), or NULL */
 	bool include_self;	/* sample the daemon too */
+	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
+	__u32 unwind_rows;	/* dwarf/auto: capacity of the CFI rows array */
+	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
 };
 
 struct st_session;
@@ -57,6 +60,12 @@ void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *c
 void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX]);
 /* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
 int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs);
+/* DWARF unwinding tables (user/unwinder.c): the rows array, mapped
+ * writable (NULL in fp mode), and each process's mapping table. */
+struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity);
+int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p);
+int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
+
 /* Bytes of BPF map memory, as the kernel accounts it (memlock). */
 size_t st_session__map_memory(const struct st_session *s);
 

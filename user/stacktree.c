@@ -15,7 +15,7 @@
 
 #define EXIT_USAGE 64
 
-enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS };
+enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT };
 
 struct top_args {
 	bool version;
@@ -30,13 +30,15 @@ struct report_args {
 	const char *print;	/* "arcflow" or "xtree" */
 	double min_pct;
 	bool merge_threads;
+	unsigned formats;	/* --format, 0 = default */
 };
 
 static const char top_doc[] =
 	"Offline reports of stacktreed profiles.\v"
 	"Commands:\n"
-	"  report    write xtree.txt, arcflow.txt and profile.json from a saved\n"
-	"            profile.json (--input) or from folded stacks (--folded)\n\n"
+	"  report    write xtree.txt, arcflow.txt and profile.json (or the --format\n"
+	"            list) from a saved profile.json (--input) or from folded stacks\n"
+	"            (--folded)\n\n"
 	"Run `stacktree report --help' for the options of a command. See stacktree(1).";
 
 static const struct argp_option top_options[] = {
@@ -70,14 +72,18 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 }
 
 static const char report_doc[] =
-	"Write xtree.txt, arcflow.txt and profile.json into DIR from a saved profile\n"
-	"or from folded stacks.\v"
+	"Write xtree.txt, arcflow.txt and profile.json (or the --format list) into DIR\n"
+	"from a saved profile or from folded stacks.\v"
+	"Formats: xtree (xtree.txt), arcflow (arcflow.txt), json (profile.json), folded\n"
+	"(stacks.folded), pprof (profile.pb.gz, for go tool pprof, Pyroscope, Parca), svg\n"
+	"(flamegraph.svg, and flamegraph-PID.svg per process when there are several).\n\n"
 	"Folded stacks: one sample per line, frames root first separated by ';', an\n"
 	"optional trailing count N for N consecutive identical samples; the lines are\n"
 	"consecutive samples of one thread.\n\n"
 	"Examples:\n"
 	"  stacktree report --folded out.folded -o rep\n"
 	"  stacktree report --input out/profile.json -o merged --merge-threads\n"
+	"  stacktree report --input out/profile.json --format pprof,svg -o conv\n"
 	"  stacktree report --input stacktree.out --print arcflow | less";
 
 static const struct argp_option report_options[] = {
@@ -87,6 +93,9 @@ static const struct argp_option report_options[] = {
 	{ "min-pct", OPT_MIN_PCT, "P", 0,
 	  "xtree: fold nodes under P% of their thread's samples into [other]", 0 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process (tid = pid)", 0 },
+	{ "format", OPT_FORMAT, "LIST", 0,
+	  "Files to write: a comma list of xtree, arcflow, json, folded, pprof, svg "
+	  "(default xtree,arcflow,json)", 0 },
 	{ "print", 'p', "REPORT", 0,
 	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given", 0 },
 	{ 0 }
@@ -123,6 +132,13 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case OPT_MERGE_THREADS:
 		a->merge_threads = true;
 		return 0;
+	case OPT_FORMAT: {
+		char err[256];
+
+		if (st_report__parse_formats(arg, &a->formats, err, sizeof(err)))
+			argp_failure(state, EXIT_USAGE, 0, "%s", err);
+		return 0;
+	}
 	case ARGP_KEY_ARG:
 		argp_failure(state, EXIT_USAGE, 0, "unexpected argument '%s'", arg);
 		return 0;
@@ -199,7 +215,7 @@ static int cmd_report(int argc, char **argv)
 	struct report_args a = { 0 };
 	struct st_profile *p = NULL;
 	struct st_report_opts opts;
-	char name[] = "stacktree report";
+	char name[] = "stacktree report", files[256];
 	int ret = 1;
 
 	argv[0] = name;		/* messages and usage say "stacktree report" */
@@ -211,13 +227,14 @@ static int cmd_report(int argc, char **argv)
 	if (!a.print || a.output) {
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
 						.merge_threads = a.merge_threads,
-						.prefix = "" };
+						.prefix = "", .formats = a.formats };
 		if (!a.output)
 			a.output = "./stacktree.out";
 		if (st_report__write_dir(p, a.output, &opts))
 			goto cleanup;
-		fprintf(stderr, "stacktree: %s: xtree.txt, arcflow.txt, profile.json (%llu samples)\n",
-			a.output, (unsigned long long)p->samples);
+		fprintf(stderr, "stacktree: %s: %s (%llu samples)\n", a.output,
+			st_report__files(a.formats, files, sizeof(files)),
+			(unsigned long long)p->samples);
 	}
 	ret = 0;
 cleanup:

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "report.h"
 
 const char *argp_program_version = "stacktreed " ST_VERSION;
 const char *argp_program_bug_address = "the stacktreed issue tracker";
@@ -20,6 +21,13 @@ enum {
 	OPT_MAX_NODES,
 	OPT_DRAIN,
 	OPT_BENCH_BARE,
+	OPT_INTERVAL,
+	OPT_KEEP,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_EXCLUDE_SELF,
+	OPT_NO_EXCLUDE_SELF,
+	OPT_FORMAT,
 };
 
 static const struct argp_option options[] = {
@@ -33,8 +41,15 @@ static const struct argp_option options[] = {
 	{ "event", OPT_EVENT, "EVENT", 0, "What a sample is: cpu (cpu-clock timer)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
+	{ "format", OPT_FORMAT, "LIST", 0, "Report files: a comma list of xtree, arcflow, json, folded, pprof, svg (default xtree,arcflow,json)", 1 },
 	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 65536)", 2 },
 	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
+	{ "interval", OPT_INTERVAL, "SEC", 0, "Service: write a snapshot directory every SEC seconds into DIR (SIGUSR1: now)", 1 },
+	{ "keep", OPT_KEEP, "N", 0, "Service: keep the newest N snapshots (default 24)", 1 },
+	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (their main thread's comm)", 1 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory (and below)", 1 },
+	{ "exclude-self", OPT_EXCLUDE_SELF, NULL, 0, "Never profile stacktreed itself (the default)", 1 },
+	{ "no-exclude-self", OPT_NO_EXCLUDE_SELF, NULL, 0, "Profile stacktreed itself too", 1 },
 	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
 	{ "bench-bare", OPT_BENCH_BARE, NULL, 0, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
 	{ 0 }
@@ -46,7 +61,9 @@ static const char doc[] =
 	"  stacktreed -- ./prog args        profile a command until it exits\n"
 	"  stacktreed --pid 1234 -d 10      profile a running process for 10 s\n"
 	"  stacktreed -a -d 10              profile the whole system\n"
-	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json. See stacktreed(8).";
+	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
+	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
+	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
 
 struct parse_state {
 	struct st_options *o;
@@ -141,6 +158,37 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_BENCH_BARE:
 		o->bench_bare = true;
 		break;
+	case OPT_FORMAT: {
+		char err[256];
+
+		if (st_report__parse_formats(arg, &o->formats, err, sizeof(err)))
+			argp_failure(state, 64, 0, "%s", err);
+		break;
+	}
+	case OPT_INTERVAL:
+		if (parse_double(arg, 0.5, 86400, &o->interval))
+			argp_error(state, "invalid --interval '%s': give seconds (0.5..86400)", arg);
+		break;
+	case OPT_KEEP:
+		if (parse_double(arg, 1, 100000, &v) || v != (unsigned)v)
+			argp_error(state, "invalid --keep '%s': give a count >= 1", arg);
+		o->keep = (unsigned)v;
+		break;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) > 15)
+			argp_error(state, "invalid --comm '%s': process names have 1 to 15 characters",
+				   arg);
+		o->comm = arg;
+		break;
+	case OPT_CGROUP:
+		o->cgroup = arg;
+		break;
+	case OPT_EXCLUDE_SELF:
+		o->include_self = false;
+		break;
+	case OPT_NO_EXCLUDE_SELF:
+		o->include_self = true;
+		break;
 	case ARGP_KEY_ARGS:
 		o->cmd = state->argv + state->next;
 		break;
@@ -160,7 +208,7 @@ int main(int argc, char **argv)
 {
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
-		.drain_interval = 1.0,
+		.drain_interval = 1.0, .keep = 24,
 	};
 	struct parse_state ps = { .o = &o };
 	const struct argp argp = { options, parse_opt, "[-- CMD [ARGS...]]", doc, NULL, NULL, NULL };

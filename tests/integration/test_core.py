@@ -190,7 +190,7 @@ def test_system_wide_sees_the_workload():
     check(len(mine) == 1, "workload not in the system-wide profile")
     check(function_cum(mine[0]["root"], "main") >= 0.9 * mine[0]["samples"],
           "workload samples not under main")
-    check(mine[0]["samples"] >= 150, "workload: %d samples in 1 s at 199 Hz"
+    check(mine[0]["samples"] >= 100, "workload: %d samples in 1 s at 199 Hz"
           % mine[0]["samples"])
     check(not [t for t in prof["threads"] if t["pid"] == d.pid],
           "stacktreed profiled itself")

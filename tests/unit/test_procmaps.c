@@ -285,6 +285,90 @@ static void test_gone(void **state)
 	st_procmaps__free(pm);
 }
 
+/* Each mapping's module is a reference, given back by st_procmaps__free(). */
+static void test_release(void **state)
+{
+	struct st_procmaps *pm, *pm2, *pm3;
+	struct st_symbolizer *s, *other;
+	const struct st_mapping *m;
+	size_t total, unused, pinned = 0;
+	__u64 vdso = getauxval(AT_SYSINFO_EHDR);
+
+	(void)state;
+	s = st_symbolizer__new(NULL);
+	other = st_symbolizer__new(NULL);
+	pm = st_procmaps__new(getpid());
+	pm2 = st_procmaps__new(getpid());
+	assert_non_null(s);
+	assert_non_null(other);
+	assert_non_null(pm);
+	assert_non_null(pm2);
+	assert_int_equal(st_symbolizer__modules(s, &unused), 0);
+
+	assert_true(st_procmaps__refresh(pm, s) >= 2);
+	total = st_symbolizer__modules(s, &unused);
+	assert_true(total >= 2);
+	assert_int_equal(unused, 0);
+	m = st_procmaps__find(pm, (uintptr_t)&tpm_marker);
+	assert_non_null(m);
+	assert_non_null(m->module);
+	if (vdso && (m = st_procmaps__find(pm, vdso)) && m->module)
+		pinned = 1;	/* the vDSO module is the symbolizer's own too */
+
+	/* refreshing takes no more references; another symbolizer is refused */
+	assert_int_equal(st_procmaps__refresh(pm, s), 0);
+	assert_int_equal(st_procmaps__refresh(pm, other), -EINVAL);
+	assert_true(st_procmaps__refresh(pm, NULL) >= 0);
+
+	/* a second process view shares the modules */
+	assert_true(st_procmaps__refresh(pm2, s) >= 2);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	assert_int_equal(unused, 0);
+
+	st_procmaps__free(pm);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	assert_int_equal(unused, 0);
+	st_procmaps__free(pm2);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	assert_int_equal(unused, total - pinned);
+
+	/* the same images again: revived from the cache, nothing new */
+	pm3 = st_procmaps__new(getpid());
+	assert_non_null(pm3);
+	assert_true(st_procmaps__refresh(pm3, s) >= 2);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	assert_int_equal(unused, 0);
+	st_procmaps__free(pm3);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	assert_int_equal(unused, total - pinned);
+
+	st_symbolizer__free(s);
+	st_symbolizer__free(other);
+}
+
+/* With a cache of none, freeing the last procmaps frees the modules. */
+static void test_release_uncached(void **state)
+{
+	struct st_symbolizer_opts opts = { .max_unused_modules = -1 };
+	struct st_symbolizer *s = st_symbolizer__new(&opts);
+	struct st_procmaps *pm = st_procmaps__new(getpid());
+	size_t total, unused, before;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(pm);
+	before = st_symbolizer__memory(s);
+	assert_true(st_procmaps__refresh(pm, s) >= 2);
+	total = st_symbolizer__modules(s, &unused);
+	assert_true(total >= 2);
+	st_procmaps__free(pm);
+	/* at most the vDSO is left */
+	assert_true(st_symbolizer__modules(s, &unused) <= 1);
+	assert_int_equal(unused, 0);
+	assert_true(st_symbolizer__memory(s) < before + 64 * 1024);
+	st_symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +377,8 @@ int main(void)
 		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_gone),
+		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_release_uncached),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

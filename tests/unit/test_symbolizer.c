@@ -583,6 +583,304 @@ static void test_vdso(void **state)
 	st_symbolizer__free(s);
 }
 
+/* ---- reference counting and the bounded cache ---------------------------- */
+
+static struct st_symbolizer *new_capped(int cap)
+{
+	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent", .max_unused_modules = cap };
+	struct st_symbolizer *s = st_symbolizer__new(&opts);
+
+	assert_non_null(s);
+	return s;
+}
+
+static void assert_modules(const struct st_symbolizer *s, size_t total, size_t unused)
+{
+	size_t u = 12345;
+
+	assert_int_equal(st_symbolizer__modules(s, &u), total);
+	assert_int_equal(u, unused);
+}
+
+/* tmp/fx_dl (no build id: a module per file name) with its debug file next
+ * to it, and n hard links tmp/lNN to it: n distinct modules, each with
+ * fx_static found through .gnu_debuglink. */
+static void make_links(const char *tmp, int n)
+{
+	char src[PATH_MAX], dst[PATH_MAX], link_path[PATH_MAX];
+	int i;
+
+	fx_path(src, sizeof(src), "fx_dl");
+	snprintf(dst, sizeof(dst), "%s/fx_dl", tmp);
+	assert_int_equal(fx_copy(src, dst), 0);
+	fx_path(src, sizeof(src), "fx_dl.debug");
+	snprintf(link_path, sizeof(link_path), "%s/fx_dl.debug", tmp);
+	assert_int_equal(fx_copy(src, link_path), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(link_path, sizeof(link_path), "%s/l%02d", tmp, i);
+		assert_int_equal(link(dst, link_path), 0);
+	}
+}
+
+static void link_path(char *buf, size_t size, const char *tmp, int i)
+{
+	snprintf(buf, size, "%s/l%02d", tmp, i);
+}
+
+/* Resolve fx_static in module m (an image built from fx_main.c at path). */
+static void assert_static(struct st_symbolizer *s, struct st_module *m, const char *path,
+			  const char *nmf)
+{
+	struct fake_map map;
+	struct fx_nm nm;
+	struct st_sym r;
+
+	exec_mapping(path, PIE_BIAS, &map);
+	assert_true(fx_nm(nmf, "fx_static", &nm));
+	assert_int_equal(st_symbolizer__resolve(s, m, path, map.start, map.pgoff,
+						PIE_BIAS + nm.addr + 1, false, &r), 0);
+	assert_non_null(r.function);
+	assert_string_equal(r.function, "fx_static");
+	assert_int_equal(r.offset, 1);
+}
+
+static void test_refcount(void **state)
+{
+	char pie[PATH_MAX], lib[PATH_MAX], tmp[] = "/tmp/st-test-refXXXXXX", l0[PATH_MAX];
+	struct st_module *a, *b, *c;
+	struct st_symbolizer *s;
+
+	(void)state;
+	fx_path(pie, sizeof(pie), "fx_pie");
+	fx_path(lib, sizeof(lib), "libfx.so");
+	assert_non_null(mkdtemp(tmp));
+	make_links(tmp, 1);
+	link_path(l0, sizeof(l0), tmp, 0);
+	s = new_capped(2);
+	assert_modules(s, 0, 0);
+
+	a = st_symbolizer__module(s, pie, NULL);
+	b = st_symbolizer__module(s, lib, NULL);
+	c = st_symbolizer__module(s, l0, NULL);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_modules(s, 3, 0);
+
+	/* two references: the first release keeps it in use */
+	assert_ptr_equal(st_symbolizer__module(s, pie, NULL), a);
+	st_symbolizer__release(s, a);
+	assert_modules(s, 3, 0);
+	st_symbolizer__release(s, a);
+	assert_modules(s, 3, 1);
+	st_symbolizer__release(NULL, a);
+	st_symbolizer__release(s, NULL);
+	assert_modules(s, 3, 1);
+
+	/* revived: the same module, found by its file identity; its symbols,
+	 * never read, are read from the file that revived it */
+	assert_ptr_equal(st_symbolizer__module(s, pie, NULL), a);
+	assert_modules(s, 3, 0);
+	assert_static(s, a, pie, "fx_pie.nm");
+
+	/* LRU order: release b, then a; c beyond the cap of 2 evicts b */
+	st_symbolizer__release(s, b);
+	st_symbolizer__release(s, a);
+	assert_modules(s, 3, 2);
+	st_symbolizer__release(s, c);
+	assert_modules(s, 2, 2);
+	/* a and c are cached (revived: nothing new), b is not (a new module) */
+	assert_ptr_equal(st_symbolizer__module(s, l0, NULL), c);
+	assert_modules(s, 2, 1);
+	assert_ptr_equal(st_symbolizer__module(s, pie, NULL), a);
+	assert_modules(s, 2, 0);
+	b = st_symbolizer__module(s, lib, NULL);
+	assert_non_null(b);
+	assert_modules(s, 3, 0);
+	assert_static(s, c, l0, "fx_dl.nm");
+
+	/* a revival refreshes: c, a, b released; a revived and released again
+	 * is the newest, so the next eviction takes c */
+	st_symbolizer__release(s, c);
+	st_symbolizer__release(s, a);
+	assert_modules(s, 3, 2);
+	assert_ptr_equal(st_symbolizer__module(s, pie, NULL), a);
+	st_symbolizer__release(s, a);	/* LRU: a, c */
+	st_symbolizer__release(s, b);	/* evicts c */
+	assert_modules(s, 2, 2);
+	assert_ptr_equal(st_symbolizer__module(s, pie, NULL), a);
+	assert_ptr_equal(st_symbolizer__module(s, lib, NULL), b);
+	assert_modules(s, 2, 0);
+	/* st_symbolizer__free() frees referenced modules too */
+	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+
+	assert_int_equal(st_symbolizer__modules(NULL, NULL), 0);
+	assert_int_equal(st_symbolizer__memory(NULL), 0);
+}
+
+/* A cached module found by build id under another name: revived, and it
+ * reads its symbols from that other file. */
+static void test_revive_by_build_id(void **state)
+{
+	char pie[PATH_MAX], tmp[] = "/tmp/st-test-rbidXXXXXX", copy[PATH_MAX];
+	struct st_symbolizer *s;
+	struct st_module *m;
+
+	(void)state;
+	fx_path(pie, sizeof(pie), "fx_pie");
+	assert_non_null(mkdtemp(tmp));
+	snprintf(copy, sizeof(copy), "%s/fx_pie", tmp);
+	assert_int_equal(fx_copy(pie, copy), 0);
+	s = new_capped(2);
+
+	m = st_symbolizer__module(s, pie, NULL);
+	assert_non_null(m);
+	st_symbolizer__release(s, m);
+	assert_modules(s, 1, 1);
+	assert_ptr_equal(st_symbolizer__module(s, copy, NULL), m);
+	assert_modules(s, 1, 0);
+	unlink(copy);	/* what it needs is open */
+	assert_static(s, m, pie, "fx_pie.nm");
+	st_symbolizer__release(s, m);
+	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+}
+
+/* Memory goes back down when a module is evicted, and stays flat while
+ * modules come and go. */
+static void test_eviction_memory(void **state)
+{
+	enum { N = 12, CAP = 2 };
+	char tmp[] = "/tmp/st-test-evXXXXXX", path[PATH_MAX];
+	size_t base, held[N], after[N], one;
+	struct st_symbolizer *s;
+	struct st_module *m;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	make_links(tmp, N);
+	s = new_capped(CAP);
+	base = st_symbolizer__memory(s);
+	for (i = 0; i < N; i++) {
+		link_path(path, sizeof(path), tmp, i);
+		m = st_symbolizer__module(s, path, NULL);
+		assert_non_null(m);
+		assert_static(s, m, path, "fx_dl.nm");
+		held[i] = st_symbolizer__memory(s);
+		st_symbolizer__release(s, m);
+		after[i] = st_symbolizer__memory(s);
+		assert_modules(s, i < CAP ? (size_t)i + 1 : CAP, i < CAP ? (size_t)i + 1 : CAP);
+		assert_true(held[i] > (i ? after[i - 1] : base));
+	}
+	one = held[0] - base;	/* about one module, with its symbols */
+	assert_true(one > 1000);
+	/* cached: nothing freed */
+	assert_int_equal(after[0], held[0]);
+	assert_int_equal(after[1], held[1]);
+	/* beyond the cap: one module freed per module added */
+	for (i = CAP; i < N; i++) {
+		assert_true(after[i] < held[i]);
+		assert_true(held[i] - after[i] > one / 2);
+		assert_true(after[i] < after[CAP - 1] + one / 4);
+		assert_true(after[i] + one / 4 > after[CAP - 1]);
+	}
+	st_symbolizer__free(s);
+
+	/* no cache at all: released means freed */
+	s = new_capped(-1);
+	for (i = 0; i < 3; i++) {
+		link_path(path, sizeof(path), tmp, i);
+		m = st_symbolizer__module(s, path, NULL);
+		assert_non_null(m);
+		assert_static(s, m, path, "fx_dl.nm");
+		assert_modules(s, 1, 0);
+		held[i] = st_symbolizer__memory(s);
+		st_symbolizer__release(s, m);
+		assert_modules(s, 0, 0);
+		after[i] = st_symbolizer__memory(s);
+		assert_true(held[i] - after[i] > one / 2);
+	}
+	assert_true(after[2] < after[0] + one / 4);
+	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+}
+
+/* Many modules coming and going through the key map (deletions in the
+ * middle of probe chains): the cached ones are always found again. */
+static void test_many_modules(void **state)
+{
+	enum { N = 60, CAP = 8 };
+	char tmp[] = "/tmp/st-test-manyXXXXXX", path[PATH_MAX];
+	struct st_module *mods[N];
+	struct st_symbolizer *s;
+	int i, round;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	make_links(tmp, N);
+	s = new_capped(CAP);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < N; i++) {
+			link_path(path, sizeof(path), tmp, i);
+			mods[i] = st_symbolizer__module(s, path, NULL);
+			assert_non_null(mods[i]);
+		}
+		assert_modules(s, N, 0);
+		/* release odd ones first, then even ones: the last CAP even
+		 * ones stay cached */
+		for (i = 1; i < N; i += 2)
+			st_symbolizer__release(s, mods[i]);
+		for (i = 0; i < N; i += 2)
+			st_symbolizer__release(s, mods[i]);
+		assert_modules(s, CAP, CAP);
+		for (i = N - 2 * CAP; i < N; i += 2) {
+			link_path(path, sizeof(path), tmp, i);
+			assert_ptr_equal(st_symbolizer__module(s, path, NULL), mods[i]);
+			st_symbolizer__release(s, mods[i]);
+		}
+		assert_modules(s, CAP, CAP);
+	}
+	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+}
+
+static void test_vdso_pinned(void **state)
+{
+	struct st_symbolizer *s;
+	struct st_module *m;
+
+	(void)state;
+	if (!getauxval(AT_SYSINFO_EHDR))
+		skip();
+	s = new_capped(-1);
+	m = st_symbolizer__module(s, "[vdso]", NULL);
+	assert_non_null(m);
+	assert_modules(s, 1, 0);
+	st_symbolizer__release(s, m);
+	st_symbolizer__release(s, m);	/* one too many: still the symbolizer's */
+	assert_modules(s, 1, 0);
+	assert_ptr_equal(st_symbolizer__module(s, "[vdso]", NULL), m);
+	st_symbolizer__free(s);
+}
+
+/* Without a module, the module name is the path without " (deleted)". */
+static void test_no_module_name(void **state)
+{
+	struct st_symbolizer *s = new_sym("/nonexistent");
+	struct st_sym r;
+
+	(void)state;
+	assert_int_equal(st_symbolizer__resolve(s, NULL, "/a/b.so (deleted)", 0x1000, 0,
+						0x1010, false, &r), 0);
+	assert_string_equal(r.module, "/a/b.so");
+	assert_int_equal(r.module_offset, 0x10);
+	assert_int_equal(st_symbolizer__resolve(s, NULL, NULL, 0x1000, 0, 0x1010, false, &r), 0);
+	assert_null(r.module);
+	st_symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +894,12 @@ int main(void)
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_missing),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_revive_by_build_id),
+		cmocka_unit_test(test_eviction_memory),
+		cmocka_unit_test(test_many_modules),
+		cmocka_unit_test(test_vdso_pinned),
+		cmocka_unit_test(test_no_module_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

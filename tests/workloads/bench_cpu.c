@@ -8,7 +8,7 @@
  * WL_SCALE multiplies it) */
 #include "workload.h"
 
-#define DEPTH 15		/* 2 frames a level: ~37-frame stacks */
+#define DEPTH 15		/* 2 frames a level: ~35-frame stacks */
 #define LEAF_LOOP 1500
 
 static volatile unsigned long sink;

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * unwind.h - DWARF (CFI) unwinding of a user stack in BPF, from the rows
+ * user space compiled (user/unwind_tables.c, user/unwinder.c). Included by
+ * sample.bpf.c; st_unwind_user() can be called from any program that has
+ * the task's user registers (perf_event, tp_btf). x86-64 only.
+ *
+ * Per frame: find the mapping of ip in the process's table (binary search,
+ * last mapping cached), binary search the module's rows for the pc (ip - 1
+ * for return addresses, so that a call at the end of a function finds its
+ * own row), compute the CFA, read the return address at CFA - 8 and the
+ * saved rbp where the row says, continue with sp = CFA. A frame without CFI
+ * is walked with frame pointers in auto mode and ends the walk in dwarf
+ * mode. Frames are walked by bpf_loop (verified once, not unrolled); the
+ * two binary searches have fixed step counts. See kernel-notes/unwinding.md.
+ */
+#ifndef STACKTREE_UNWIND_BPF_H
+#define STACKTREE_UNWIND_BPF_H
+
+#include "stacktree.h"
+
+#define ST_PF_KTHREAD 0x00200000	/* task_struct.flags: a kernel thread */
+#define ST_UNW_REQUEST_NS (100 * 1000 * 1000ull) /* table requests per process: 10/s */
+
+/* Why a walk ended (struct st_unwind_result.stop). */
+enum st_unw_stop {
+	ST_UNW_STOP_END,	/* the outermost frame: a complete stack */
+	ST_UNW_STOP_DEPTH,	/* max frames reached */
+	ST_UNW_STOP_NO_TABLE,	/* no CFI (dwarf), or the frame-pointer step failed (auto) */
+	ST_UNW_STOP_READ_FAULT,	/* bpf_probe_read_user failed */
+	ST_UNW_STOP_UNSUPPORTED, /* unsupported CFI (dwarf) */
+	ST_UNW_STOP_BAD_FRAME,	/* the stack pointer did not move up */
+};
+
+struct st_unwind_result {
+	__u32 stop;		/* enum st_unw_stop */
+	__u32 fp_frames;	/* frames walked by frame pointers (auto) */
+	bool no_proc;		/* no tables for the process (yet) */
+	bool request;		/* ask user space for tables (rate limited) */
+};
+
+/* rows of every module, shared by build id (mmaped by the daemon) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_unwind_row);
+	__uint(max_entries, 1);	/* resized before load */
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_rows SEC(".maps");
+
+/* tgid -> the process's executable mappings */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct st_unwind_proc);
+	__uint(max_entries, 1);	/* resized before load */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_procs SEC(".maps");
+
+/* tgid -> time of the last request for tables (rate limit) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} unwind_requests SEC(".maps");
+
+struct st_unw_state {
+	__u64 ip, sp, bp;
+	__u64 *out;
+	struct st_unwind_proc *proc;
+	__u32 n, max;
+	__u32 stop;
+	__u32 cached;		/* index of the last mapping found + 1 (0: none) */
+	__u32 fp_frames;
+	bool exact;		/* look up ip itself: the leaf, or after a signal frame */
+	bool fallback;		/* auto: frame pointers where there is no CFI */
+	bool miss;		/* an address no mapping covers */
+};
+
+/* The mapping covering ip, or NULL. */
+static __always_inline struct st_unwind_map *st_unw_find_map(struct st_unw_state *s, __u64 ip)
+{
+	struct st_unwind_proc *p = s->proc;
+	struct st_unwind_map *m;
+	__u32 lo = 0, hi = p->nmaps, mid;
+
+	if (s->cached) {
+		m = &p->maps[(s->cached - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+		if (ip - m->start < m->len)
+			return m;
+	}
+	if (hi > ST_UNWIND_MAX_MAPS)
+		hi = ST_UNWIND_MAX_MAPS;
+	for (int i = 0; i < ST_UNWIND_MAP_STEPS; i++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) >> 1;
+		if (p->maps[mid & (ST_UNWIND_MAX_MAPS - 1)].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	m = &p->maps[(lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+	if (ip - m->start >= m->len)
+		return NULL;
+	s->cached = lo;
+	return m;
+}
+
+/* The row covering pc in rows [first, first + n), or NULL. */
+static __always_inline struct st_unwind_row *st_unw_find_row(__u32 first, __u32 n, __u32 pc)
+{
+	__u32 lo = first, hi = first + n, mid;
+	struct st_unwind_row *r;
+
+	for (int i = 0; i < ST_UNWIND_ROW_STEPS; i++) {
+		if (lo >= hi)
+			break;
+		mid = lo + ((hi - lo) >> 1);
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return NULL;
+	lo -= 1;
+	return bpf_map_lookup_elem(&unwind_rows, &lo);
+}
+
+static __always_inline long st_unw_read(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+/* One frame-pointer step: [bp] = caller's bp, [bp + 8] = return address. */
+static __always_inline long st_unw_fp_step(struct st_unw_state *s)
+{
+	__u64 fr[2];
+
+	if (!s->bp) {			/* the outermost frame, by convention */
+		s->stop = ST_UNW_STOP_END;
+		return 1;
+	}
+	if (s->bp < s->sp || (s->bp & 7) || st_unw_read(fr, sizeof(fr), s->bp)) {
+		s->stop = ST_UNW_STOP_NO_TABLE;
+		return 1;
+	}
+	s->sp = s->bp + 16;
+	s->bp = fr[0];
+	s->ip = fr[1];
+	s->exact = false;
+	s->fp_frames++;
+	return 0;
+}
+
+/* sigreturn trampoline: the interrupted registers are in the ucontext at sp */
+static __always_inline long st_unw_signal_step(struct st_unw_state *s)
+{
+	__u64 regs[8];	/* gregs[REG_RBP .. REG_RIP]: rbp, rbx, rdx, rax, rcx, rsp, rip */
+
+	if (st_unw_read(regs, 7 * sizeof(__u64), s->sp + 40 + 10 * 8)) {
+		s->stop = ST_UNW_STOP_READ_FAULT;
+		return 1;
+	}
+	s->bp = regs[0];
+	s->sp = regs[5];
+	s->ip = regs[6];
+	s->exact = true;	/* the interrupted instruction, not a return address */
+	return 0;
+}
+
+static long st_unw_frame(__u32 i, void *data)
+{
+	struct st_unw_state *s = data;
+	struct st_unwind_row *r = NULL;
+	struct st_unwind_map *m;
+	__u64 cfa, fr[2], ra;
+	__u32 kind = ST_UNW_NONE, n = s->n;
+	__s64 off;
+
+	if (n >= ST_MAX_USER || n >= s->max) {
+		s->stop = ST_UNW_STOP_DEPTH;
+		return 1;
+	}
+	s->out[n] = s->ip;
+	s->n = n + 1;
+
+	m = s->proc ? st_unw_find_map(s, s->ip) : NULL;
+	if (m && m->nrows)
+		r = st_unw_find_row(m->rows, m->nrows,
+				    (__u32)(s->ip - m->start + m->vaddr - (s->exact ? 0 : 1)));
+	else if (!m)
+		s->miss = true;
+	if (r)
+		kind = r->kind & ST_UNW_KIND_MASK;
+	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
+		if (s->fallback)
+			return st_unw_fp_step(s);
+		s->stop = kind == ST_UNW_NONE ? ST_UNW_STOP_NO_TABLE : ST_UNW_STOP_UNSUPPORTED;
+		return 1;
+	}
+	if (!r || kind == ST_UNW_END) {
+		s->stop = ST_UNW_STOP_END;
+		return 1;
+	}
+	if (kind == ST_UNW_SIGNAL)
+		return st_unw_signal_step(s);
+
+	off = r->off;
+	if (r->kind & ST_UNW_F_OFF8)
+		off *= 8;
+	if (kind == ST_UNW_RSP) {
+		cfa = s->sp + off;
+	} else if (kind == ST_UNW_RBP) {
+		cfa = s->bp + off;
+	} else if (kind == ST_UNW_PLT) {
+		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
+	} else {		/* ST_UNW_DEREF_RBP */
+		if (st_unw_read(&cfa, sizeof(cfa), s->bp + off)) {
+			s->stop = ST_UNW_STOP_READ_FAULT;
+			return 1;
+		}
+	}
+	if (cfa <= s->sp) {
+		s->stop = ST_UNW_STOP_BAD_FRAME;
+		return 1;
+	}
+	if (kind == ST_UNW_PLT || r->rbp == ST_UNW_RBP_SAME) {
+		if (st_unw_read(&ra, sizeof(ra), cfa - 8))
+			goto fault;
+	} else if (r->rbp == -2 && !(r->kind & ST_UNW_F_RBP_AT_RBP)) {
+		/* the usual push rbp right after the call: one read */
+		if (st_unw_read(fr, sizeof(fr), cfa - 16))
+			goto fault;
+		s->bp = fr[0];
+		ra = fr[1];
+	} else {
+		if (st_unw_read(&ra, sizeof(ra), cfa - 8))
+			goto fault;
+		if (r->rbp == ST_UNW_RBP_UNKNOWN)
+			s->bp = 0;
+		else if (st_unw_read(&s->bp, sizeof(s->bp), ((r->kind & ST_UNW_F_RBP_AT_RBP) ?
+							       s->bp : cfa) + (__s64)r->rbp * 8))
+			goto fault;
+	}
+	s->sp = cfa;
+	s->ip = ra;
+	s->exact = false;
+	if (!ra) {		/* a zero return address also ends a stack */
+		s->stop = ST_UNW_STOP_END;
+		return 1;
+	}
+	return 0;
+fault:
+	s->stop = ST_UNW_STOP_READ_FAULT;
+	return 1;
+}
+
+/*
+ * Walk the user stack of task from its user registers uregs (for the
+ * current task: bpf_task_pt_regs(bpf_get_current_task_btf()), valid whether
+ * the sample interrupted user or kernel mode). Writes up to max (at most
+ * ST_MAX_USER) addresses, leaf first, into out (which must have room for
+ * ST_MAX_USER): the leaf ip, then return addresses. fallback: frame
+ * pointers where there is no CFI (auto). Returns the number of frames (0
+ * for kernel threads and exiting tasks) and fills *res.
+ */
+static __always_inline long st_unwind_user(struct task_struct *task, struct pt_regs *uregs,
+					   __u64 *out, __u32 max, bool fallback,
+					   struct st_unwind_result *res)
+{
+	struct st_unw_state s = {};
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 now, *last;
+
+	res->stop = ST_UNW_STOP_END;
+	res->fp_frames = 0;
+	res->no_proc = false;
+	res->request = false;
+	if ((BPF_CORE_READ(task, flags) & ST_PF_KTHREAD) || !BPF_CORE_READ(task, mm))
+		return 0;
+	s.ip = BPF_CORE_READ(uregs, ip);
+	s.sp = BPF_CORE_READ(uregs, sp);
+	s.bp = BPF_CORE_READ(uregs, bp);
+	s.out = out;
+	s.max = max;
+	s.exact = true;
+	s.fallback = fallback;
+	s.stop = ST_UNW_STOP_END;
+	s.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!s.proc) {
+		res->no_proc = true;
+		s.miss = true;
+	}
+	/* one more iteration than frames: it tells a complete stack of max
+	 * frames from a deeper one */
+	bpf_loop(ST_MAX_USER + 1, st_unw_frame, &s, 0);
+	res->stop = s.stop;
+	res->fp_frames = s.fp_frames;
+	if (s.miss) {
+		now = bpf_ktime_get_ns();
+		last = bpf_map_lookup_elem(&unwind_requests, &tgid);
+		if (!last || now - *last > ST_UNW_REQUEST_NS) {
+			bpf_map_update_elem(&unwind_requests, &tgid, &now, BPF_ANY);
+			res->request = true;
+		}
+	}
+	return s.n;
+}
+
+/* The ST_STAT_* counter of a walk that ended early (ST_STAT__MAX: none). */
+static __always_inline __u32 st_unwind_stop_stat(__u32 stop)
+{
+	switch (stop) {
+	case ST_UNW_STOP_DEPTH: return ST_STAT_TRUNCATED;
+	case ST_UNW_STOP_NO_TABLE: return ST_STAT_UNW_NO_TABLE;
+	case ST_UNW_STOP_READ_FAULT: return ST_STAT_UNW_READ_FAULT;
+	case ST_UNW_STOP_UNSUPPORTED: return ST_STAT_UNW_UNSUPPORTED;
+	case ST_UNW_STOP_BAD_FRAME: return ST_STAT_UNW_BAD_FRAME;
+	default: return ST_STAT__MAX;
+	}
+}
+
+#endif

@@ -1,0 +1,251 @@
+"""Integration tests of the outputs for other tools (--format): the pprof
+profile read back by `go tool pprof`, the flame graph parsed by xmllint and
+xml.etree, folded stacks read back by `stacktree report --folded`, and the
+conversion of a saved profile.json. Numbers are compared with profile.json."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+
+from stcheck import (STACKTREE, STACKTREED, Failure, check, check_invariants, load, nodes,
+                     run_profiled, workload)
+
+ALL = "xtree,arcflow,json,folded,pprof,svg"
+FILES = ("xtree.txt", "arcflow.txt", "profile.json", "stacks.folded", "profile.pb.gz",
+         "flamegraph.svg")
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def tool(name, package):
+    path = shutil.which(name)
+    if not path:
+        raise Failure("%s is missing: install %s (scripts/deps.sh does)" % (name, package))
+    return path
+
+
+def run(cmd):
+    env = dict(os.environ)
+    env.setdefault("HOME", tempfile.mkdtemp(prefix="st-home-"))
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    check(p.returncode == 0, "%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+    return p.stdout
+
+
+def pprof(args, path):
+    return run([tool("go", "golang-go"), "tool", "pprof"] + args + [path])
+
+
+def frame_name(n):
+    """The frame's name as xtree and stacks.folded print it (st_frame__name)."""
+    if n["function"] is not None:
+        if n["kind"] == "callsite":
+            return "%s+0x%x" % (n["function"], n["offset"])
+        return n["function"]
+    if n["module"]:
+        return "%s+0x%x" % (n["module"].rsplit("/", 1)[-1], n["offset"])
+    return "[unknown] %s" % n["address"] if n["address"] else "[unknown]"
+
+
+def fn_key(n, t=None):
+    """The function pprof shows for a node (None for a thread's root)."""
+    if n["kind"] == "root":
+        return None
+    return n["function"] if n["function"] is not None else frame_name(n)
+
+
+def outermost_cum(prof, key):
+    """Per key(node): samples with the key on the stack, counted once."""
+    total = {}
+    for t in prof["threads"]:
+        stack = [(t["root"], frozenset())]
+        while stack:
+            n, above = stack.pop()
+            k = key(n, t)
+            if k is not None and k not in above:
+                total[k] = total.get(k, 0) + n["cum"]
+            for c in n["children"]:
+                stack.append((c, above | {k} if k is not None else above))
+    return total
+
+
+def base_by_function(prof):
+    flat = {}
+    for t in prof["threads"]:
+        for n, _, _ in nodes(t["root"]):
+            if n["base"] and fn_key(n) is not None:
+                flat[fn_key(n)] = flat.get(fn_key(n), 0) + n["base"]
+    return flat
+
+
+def parse_raw(text):
+    """go tool pprof -raw: sample (count, ns, location ids) and period."""
+    samples, period, section = [], None, None
+    for line in text.splitlines():
+        if line.startswith("Period:"):
+            period = int(line.split()[1])
+        elif line.startswith("Samples:"):
+            section = "samples"
+        elif line.startswith("Locations"):
+            section = "locations"
+        elif section == "samples":
+            m = re.match(r"^\s+(\d+)\s+(\d+): ([\d ]*)$", line)
+            if m:
+                samples.append((int(m.group(1)), int(m.group(2)), m.group(3).split()))
+    return samples, period
+
+
+def parse_top(text):
+    """go tool pprof -top -sample_index=samples: total and {function: (flat, cum)}."""
+    m = re.search(r"of (\d+) total", text)
+    check(m, "no total in pprof -top output:\n" + text)
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%"):
+            rows[f[5]] = (int(f[0]), int(f[3]))
+    return int(m.group(1)), rows
+
+
+def check_pprof(path, prof, what):
+    samples, period = parse_raw(pprof(["-raw"], path))
+    leaves = sum(1 for t in prof["threads"] for n, _, _ in nodes(t["root"]) if n["base"])
+    check(len(samples) == leaves, "%s: %d pprof samples, %d nodes with BASE > 0"
+          % (what, len(samples), leaves))
+    count = sum(s[0] for s in samples)
+    check(count == prof["samples"], "%s: pprof samples/count %d != profile.json samples %d"
+          % (what, count, prof["samples"]))
+    check(period == round(1e9 / prof["frequency_hz"]), "%s: period %s" % (what, period))
+    ns = sum(s[1] for s in samples)
+    check(ns == count * period, "%s: cpu/nanoseconds %d != %d x %d" % (what, ns, count, period))
+    total, rows = parse_top(pprof(["-top", "-sample_index=samples", "-nodefraction=0",
+                                   "-nodecount=1000"], path))
+    check(total == prof["samples"], "%s: pprof -top total %d != %d"
+          % (what, total, prof["samples"]))
+    flat = base_by_function(prof)
+    cum = outermost_cum(prof, fn_key)
+    for fn, (f, c) in rows.items():
+        check(f == flat.get(fn, 0), "%s: %s flat %d in pprof, BASE sum %d in profile.json"
+              % (what, fn, f, flat.get(fn, 0)))
+        check(c == cum.get(fn), "%s: %s cum %d in pprof, %s in profile.json"
+              % (what, fn, c, cum.get(fn)))
+    hottest = max(flat, key=flat.get)
+    top = max(rows, key=lambda fn: rows[fn][0])
+    check(top == hottest, "%s: pprof's top function %s, profile.json's %s" % (what, top, hottest))
+    for fn in ("main", "phase_a", "phase_b", "helper", "work_b", "phase_c", "work_c2"):
+        check(fn in rows, "%s: %s missing from pprof -top" % (what, fn))
+    return rows
+
+
+def check_svg(path, prof):
+    run([tool("xmllint", "libxml2-utils"), "--noout", path])
+    nboxes = run(["xmllint", "--xpath", "count(//*[local-name()='g'][@class='f'])", path])
+    nnodes = sum(1 for t in prof["threads"] for _ in nodes(t["root"]))
+    # every node is at least 0.39 px wide at 3000 samples: none is left out
+    check(int(float(nboxes)) == nnodes, "svg: %s boxes for %d tree nodes" % (nboxes, nnodes))
+    root = ET.parse(path).getroot()
+    total, width = int(root.get("data-total")), float(root.get("data-width"))
+    check(total == prof["samples"], "svg: total %d != %d samples" % (total, prof["samples"]))
+    boxes = []
+    for g in root.iter(SVG_NS + "g"):
+        if g.get("class") != "f":
+            continue
+        rect = g.find(SVG_NS + "rect")
+        cum = int(g.get("data-c"))
+        w = float(rect.get("width"))
+        check(abs(w - cum * width / total) <= 0.0015,
+              "svg: %s is %.3f px wide for CUM %d (%.3f expected)"
+              % (g.get("data-n"), w, cum, cum * width / total))
+        check(g.find(SVG_NS + "title") is not None, "svg: box without a tooltip")
+        boxes.append((int(g.get("data-l")), g.get("data-n"), cum, int(g.get("data-b"))))
+    # one process, one thread: the boxes are the tree's nodes, level = depth,
+    # named as in xtree, with their BASE and CUM
+    want = [(d, frame_name(n), n["cum"], n["base"])
+            for t in prof["threads"] for n, d, _ in nodes(t["root"]) if d]
+    check(sorted(b for b in boxes if b[0]) == sorted(want),
+          "svg boxes differ from the tree: %s" % sorted(set(boxes[1:]) ^ set(want))[:6])
+    text = open(path).read()
+    check("<script" in text and 'id="search"' in text, "svg: no script or search box")
+    check(text.count("http") == 2 and "href" not in text, "svg fetches something")
+    return text
+
+
+def test_outputs_phases_all_formats():
+    out, err, _ = run_profiled(["-F", "999", "--format", ALL, "--", workload("phases")])
+    for f in FILES:
+        check(os.path.getsize(os.path.join(out, f)) > 0, f + " missing or empty")
+    check(not [f for f in os.listdir(out) if f.startswith(".")], "temporary files left")
+    prof = load(out)
+    check_invariants(prof)
+    check(prof["samples"] > 1500, "too few samples: %d" % prof["samples"])
+
+    rows = check_pprof(os.path.join(out, "profile.pb.gz"), prof, "pprof")
+    check(rows["work_a"][0] > 0.3 * prof["samples"], "work_a flat %d" % rows["work_a"][0])
+    traces = pprof(["-traces"], os.path.join(out, "profile.pb.gz"))
+    pid = prof["threads"][0]["pid"]
+    check(re.search(r"pid:\s+%d\b" % pid, traces) and re.search(r"comm:\s+phases", traces),
+          "pprof -traces lacks the pid/comm labels:\n" + traces[:2000])
+    check("work_b\n" in traces and "helper\n" in traces, "pprof -traces lacks frames")
+
+    svg = check_svg(os.path.join(out, "flamegraph.svg"), prof)
+
+    # folded stacks read back give the same per-frame CUM totals
+    rt = tempfile.mkdtemp(prefix="st-it-folded-")
+    run([STACKTREE, "report", "--folded", os.path.join(out, "stacks.folded"), "-o", rt])
+    back = load(rt)
+    check(back["samples"] == prof["samples"], "folded round trip: %d samples, %d before"
+          % (back["samples"], prof["samples"]))
+    want = outermost_cum(prof, lambda n, t: t["comm"] if n["function"] is None and
+                         n["kind"] == "root" else frame_name(n))
+    got = {e["function"]: e["cum"] for e in back["arcflow"] if not e["function"].startswith("[pid")}
+    check(got == want, "folded round trip: per-function CUM differ: %s"
+          % sorted(set(got.items()) ^ set(want.items()))[:10])
+
+    # conversion of the saved profile: the same numbers, only the asked files
+    conv = tempfile.mkdtemp(prefix="st-it-conv-")
+    run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"), "--format",
+         "pprof,svg", "-o", conv])
+    check(sorted(os.listdir(conv)) == ["flamegraph.svg", "profile.pb.gz"],
+          "conversion wrote %s" % sorted(os.listdir(conv)))
+    rows2 = check_pprof(os.path.join(conv, "profile.pb.gz"), prof, "converted pprof")
+    check(rows2 == rows, "converted pprof differs from stacktreed's")
+    check(open(os.path.join(conv, "flamegraph.svg")).read() == svg,
+          "converted flame graph differs from stacktreed's")
+
+
+def test_outputs_flamegraph_per_process():
+    out, _, _ = run_profiled(["-F", "499", "--format", "svg,json", "--", "sh", "-c",
+                              "%s & %s; wait" % (workload("phases"), workload("threads"))],
+                             env_extra={"WL_SCALE": "0.3"})
+    prof = load(out)
+    pids = sorted({t["pid"] for t in prof["threads"]})
+    check(len(pids) >= 2, "expected several processes, got %s" % pids)
+    want = sorted(["flamegraph.svg"] + ["flamegraph-%d.svg" % p for p in pids] +
+                  ["profile.json"])
+    files = sorted(f for f in os.listdir(out) if f != "workload.txt")
+    check(files == want, "files: %s, expected %s" % (files, want))
+    for pid in pids:
+        path = os.path.join(out, "flamegraph-%d.svg" % pid)
+        run(["xmllint", "--noout", path])
+        root = ET.parse(path).getroot()
+        samples = sum(t["samples"] for t in prof["threads"] if t["pid"] == pid)
+        check(int(root.get("data-total")) == samples, "pid %d: svg total %s != %d"
+              % (pid, root.get("data-total"), samples))
+        other = [t for t in prof["threads"] if t["pid"] != pid]
+        names = {g.get("data-n") for g in root.iter(SVG_NS + "g") if g.get("class") == "f"}
+        check(not any("(pid %d)" % t["pid"] in names for t in other),
+              "flamegraph-%d.svg shows other processes" % pid)
+    root = ET.parse(os.path.join(out, "flamegraph.svg")).getroot()
+    check(int(root.get("data-total")) == prof["samples"], "flamegraph.svg is not the whole profile")
+
+
+def test_outputs_unknown_format():
+    for cmd in ([STACKTREED, "--format", "xtree,bogus", "--", "true"],
+                [STACKTREE, "report", "--input", "/nonexistent.json", "--format", "pdf"]):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        check(p.returncode == 64, "%s exited %d, not 64 (usage)" % (cmd, p.returncode))
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and "unknown format" in lines[0] and
+              ("'bogus'" in lines[0] or "'pdf'" in lines[0]),
+              "%s: want one line naming the format, got: %s" % (cmd, p.stderr))

@@ -1,0 +1,169 @@
+"""Integration tests of the long-running service mode (-a --interval):
+snapshots on schedule and on SIGUSR1, short-lived and concurrent programs
+symbolized, deleted binaries, filters."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from stcheck import (STACKTREED, check, check_invariants, function_cum, load, workload)
+
+
+def snapshots(d):
+    return sorted(n for n in os.listdir(d) if n[:8].isdigit() and "T" in n)
+
+
+class Service:
+    def __init__(self, *args):
+        self.dir = tempfile.mkdtemp(prefix="st-svc-")
+        self.p = subprocess.Popen([STACKTREED, "-a", "-F", "199", "-o", self.dir] + list(args),
+                                  stderr=subprocess.PIPE, text=True)
+        self.wait_for(lambda: self.running(), 10, "service did not start")
+
+    def running(self):
+        # the first drain creates nothing; wait until BPF is attached: a
+        # short sleep is enough, the loader prints nothing without -v
+        time.sleep(0.5)
+        return True
+
+    def wait_for(self, cond, timeout, msg):
+        end = time.time() + timeout
+        while time.time() < end:
+            if cond():
+                return
+            time.sleep(0.1)
+        raise AssertionError(msg)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        _, err = self.p.communicate(timeout=60)
+        check(self.p.returncode == 0, "service exit %d: %s" % (self.p.returncode, err))
+        return err
+
+    def profiles(self):
+        out = []
+        for n in snapshots(self.dir):
+            with open(os.path.join(self.dir, n, "profile.json")) as f:
+                out.append((n, json.load(f)))
+        return out
+
+
+def threads_of(prof, comm):
+    return [t for t in prof["threads"] if t["comm"] == comm]
+
+
+def test_snapshots_on_schedule_and_sigusr1():
+    s = Service("--interval", "1", "--keep", "50")
+    try:
+        time.sleep(2.6)
+        n_sched = len(snapshots(s.dir))
+        check(n_sched == 2, "%d snapshots after 2.6 s at --interval 1" % n_sched)
+        s.p.send_signal(signal.SIGUSR1)
+        s.wait_for(lambda: len(snapshots(s.dir)) == 3, 3, "SIGUSR1 wrote no snapshot")
+    finally:
+        err = s.stop()
+    names = snapshots(s.dir)
+    check(len(names) == 4, "final snapshot missing: %s" % names)
+    for n in names:
+        d = os.path.join(s.dir, n)
+        for f in ("xtree.txt", "arcflow.txt", "profile.json", "summary.txt"):
+            check(os.path.getsize(os.path.join(d, f)) > 0, "%s/%s empty" % (n, f))
+        check_invariants(load(d))
+    check(os.readlink(os.path.join(s.dir, "latest")) == names[-1], "latest link")
+    check(not [n for n in os.listdir(s.dir) if n.startswith(".tmp")], "temporary dirs left")
+    check("snapshot" in err, "no snapshot lines on stderr")
+
+
+def test_keep_prunes_old_snapshots():
+    s = Service("--interval", "0.5", "--keep", "2")
+    try:
+        time.sleep(2.4)
+    finally:
+        s.stop()
+    check(len(snapshots(s.dir)) == 2, "kept %s" % snapshots(s.dir))
+
+
+def test_short_lived_and_concurrent_programs_are_symbolized():
+    s = Service("--interval", "1.5", "--keep", "50")
+    try:
+        a = subprocess.Popen([workload("shortlived"), "0.6"])
+        b = subprocess.Popen([workload("threads")], stderr=subprocess.DEVNULL)
+        a.wait()
+        b.wait()
+        time.sleep(1.8)  # the next snapshot
+    finally:
+        s.stop()
+    found_a = found_b = False
+    for name, prof in s.profiles():
+        check_invariants(prof)
+        for t in prof["threads"]:
+            if t["pid"] == a.pid:
+                found_a = True
+                # exited before the snapshot, yet symbolized: names, not addresses
+                cum = function_cum(t["root"], "short_inner")
+                check(cum >= 0.9 * t["samples"], "%s: short_inner on %d of %d samples"
+                      % (name, cum, t["samples"]))
+                check(function_cum(t["root"], "short_outer") == cum, "short_outer")
+            if t["pid"] == b.pid and t["comm"] in ("red", "green", "blue"):
+                found_b = True
+                fn = "spin_" + t["comm"]
+                check(function_cum(t["root"], fn) >= 0.95 * t["samples"],
+                      "%s: %s on %d of %d" % (name, fn, function_cum(t["root"], fn),
+                                              t["samples"]))
+    check(found_a, "the short-lived program is in no snapshot")
+    check(found_b, "the threaded program is in no snapshot")
+
+
+def test_deleted_binary_still_symbolizes():
+    tmp = tempfile.mkdtemp(prefix="st-del-")
+    exe = os.path.join(tmp, "shortlived-copy")
+    shutil.copy(workload("shortlived"), exe)
+    s = Service("--interval", "10")
+    try:
+        p = subprocess.Popen([exe, "1.0"])
+        time.sleep(0.3)
+        os.unlink(exe)
+        p.wait()
+    finally:
+        s.stop()
+    prof = s.profiles()[-1][1]
+    mine = [t for t in prof["threads"] if t["pid"] == p.pid]
+    check(mine, "deleted program not profiled")
+    t = mine[0]
+    check(function_cum(t["root"], "short_inner") >= 0.9 * t["samples"],
+          "deleted binary not symbolized")
+
+
+def test_comm_filter():
+    s = Service("--interval", "10", "--comm", "shortlived")
+    try:
+        p = subprocess.Popen([workload("shortlived"), "0.4"])
+        q = subprocess.Popen([workload("phases")], env=dict(os.environ, WL_SCALE="0.2"),
+                             stderr=subprocess.DEVNULL)
+        p.wait()
+        q.wait()
+    finally:
+        s.stop()
+    prof = s.profiles()[-1][1]
+    comms = {t["comm"] for t in prof["threads"]}
+    check(comms == {"shortlived"}, "--comm shortlived profiled %s" % comms)
+
+
+def test_cgroup_reported():
+    s = Service("--interval", "10")
+    try:
+        p = subprocess.Popen([workload("shortlived"), "0.3"])
+        p.wait()
+    finally:
+        s.stop()
+    prof = s.profiles()[-1][1]
+    mine = [t for t in prof["threads"] if t["pid"] == p.pid]
+    check(mine, "program not profiled")
+    with open("/proc/self/cgroup") as f:
+        want = [l.strip()[3:] for l in f if l.startswith("0::")]
+    check(mine[0]["cgroup"] == (want[0] if want else None),
+          "cgroup %r, expected %r" % (mine[0]["cgroup"], want))
+    check("container" in mine[0], "no container key")

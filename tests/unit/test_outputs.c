@@ -1,0 +1,578 @@
+/* test_outputs.c - the outputs for other tools: stacks.folded (exact lines,
+ * read back), profile.pb.gz (decoded with protobuf-c, every field checked),
+ * flamegraph.svg (box widths, layout, escaping, self-containment), --format
+ * parsing and the files st_report__write_dir writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "proto/profile.pb-c.h"
+#include "user/flamegraph.h"
+#include "user/folded.h"
+#include "user/out_folded.h"
+#include "user/pprof.h"
+#include "user/profile.h"
+#include "user/report.h"
+#include "user/strtab.h"
+
+typedef Perftools__Profiles__Profile PProfile;
+
+static struct st_frame cs(struct st_profile *p, const char *fn, __u64 off, const char *mod)
+{
+	return (struct st_frame){ .kind = ST_FRAME_CALLSITE, .addr = 0x400000 + off * 16,
+				  .function = st_strtab__intern(p->strs, fn), .offset = off,
+				  .module = st_strtab__intern(p->strs, mod) };
+}
+
+static struct st_frame lf(struct st_profile *p, const char *fn, const char *mod)
+{
+	return (struct st_frame){ .kind = ST_FRAME_LEAF, .addr = 0x500000 + strlen(fn),
+				  .function = st_strtab__intern(p->strs, fn),
+				  .module = st_strtab__intern(p->strs, mod) };
+}
+
+/* pid 10: thread 10 "prog" (main+0x10 -> work 90, main+0x20 -> tiny 2,
+ * main+0x20 -> "op<;>&" 1) and thread 11 "prog" (start+0x8 [libc] -> work
+ * 100, main+0x10 -> work 5); pid 20 "other": schedule [kernel] 7,
+ * [truncated] -> no symbol in /bin/prog at 0x1234, 3. 208 samples at 99 Hz. */
+static struct st_profile *sample_profile(void)
+{
+	struct st_profile *p = st_profile__new("cpu-clock");
+	struct st_thread *t;
+
+	p->frequency_hz = 99;
+	p->duration_s = 2.5;
+	t = st_profile__add_thread(p, 10, 10, "prog");
+	{
+		struct st_frame a[] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "work", "/bin/prog") };
+		struct st_frame b[] = { cs(p, "main", 0x20, "/bin/prog"), lf(p, "tiny", "/bin/prog") };
+		struct st_frame c[] = { cs(p, "main", 0x20, "/bin/prog"),
+					lf(p, "op<;>&", "/bin/prog") };
+
+		st_tree__add_sample(t->tree, a, 2, 90, ST_CALLS_FRAME);
+		st_tree__add_sample(t->tree, b, 2, 2, ST_CALLS_FRAME);
+		st_tree__add_sample(t->tree, c, 2, 1, ST_CALLS_FRAME);
+	}
+	t = st_profile__add_thread(p, 10, 11, "prog");
+	{
+		struct st_frame a[] = { cs(p, "start", 0x8, "/lib/libc.so.6"),
+					lf(p, "work", "/bin/prog") };
+		struct st_frame b[] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "work", "/bin/prog") };
+
+		st_tree__add_sample(t->tree, a, 2, 100, ST_CALLS_FRAME);
+		st_tree__add_sample(t->tree, b, 2, 5, ST_CALLS_FRAME);
+	}
+	t = st_profile__add_thread(p, 20, 20, "other");
+	{
+		struct st_frame k = { .kind = ST_FRAME_LEAF, .addr = 0xffffffff81000000ULL,
+				      .function = st_strtab__intern(p->strs, "schedule"),
+				      .module = st_strtab__intern(p->strs, "[kernel.kallsyms]"),
+				      .kernel = true };
+		struct st_frame u[] = {
+			{ .kind = ST_FRAME_SPECIAL,
+			  .function = st_strtab__intern(p->strs, "[truncated]") },
+			{ .kind = ST_FRAME_LEAF, .addr = 0x401234, .offset = 0x1234,
+			  .module = st_strtab__intern(p->strs, "/bin/prog") },
+		};
+
+		st_tree__add_sample(t->tree, &k, 1, 7, ST_CALLS_FRAME);
+		st_tree__add_sample(t->tree, u, 2, 3, ST_CALLS_FRAME);
+	}
+	st_profile__finalize(p);
+	p->samples = 208;
+	return p;
+}
+
+/* ---- folded ---------------------------------------------------------------- */
+
+static char *folded_text(const struct st_profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(st_folded__write(p, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_folded_lines(void **state)
+{
+	struct st_profile *p = sample_profile();
+	char *text = folded_text(p);
+
+	(void)state;
+	/* the two "prog" threads merge: main+0x10;work is 90 + 5 */
+	assert_string_equal(text, "prog;start+0x8;work 100\n"
+				  "prog;main+0x10;work 95\n"
+				  "prog;main+0x20;tiny 2\n"
+				  "prog;main+0x20;op<:>& 1\n"
+				  "other;schedule 7\n"
+				  "other;[truncated];prog+0x1234 3\n");
+	free(text);
+	st_profile__free(p);
+}
+
+static void test_folded_round_trip(void **state)
+{
+	struct st_profile *p = sample_profile(), *q = NULL;
+	char *text = folded_text(p), *again, err[256] = "";
+	FILE *in = fmemopen(text, strlen(text), "r");
+	const struct st_node *root, *c;
+
+	(void)state;
+	assert_int_equal(st_folded__read(in, "stacks.folded", &q, err, sizeof(err)), 0);
+	fclose(in);
+	assert_int_equal(q->samples, 208);
+	root = st_tree__root(q->threads[0]->tree);
+	assert_int_equal(root->cum, 208);
+	/* comm frames on top: prog 198, other 10 */
+	c = root->first_child;
+	assert_string_equal(c->f.function, "prog");
+	assert_int_equal(c->cum, 198);
+	assert_string_equal(c->next_sibling->f.function, "other");
+	assert_int_equal(c->next_sibling->cum, 10);
+	/* a profile read from folded stacks is written back unchanged (no comm) */
+	again = folded_text(q);
+	assert_string_equal(again, text);
+	free(again);
+	free(text);
+	st_profile__free(p);
+	st_profile__free(q);
+}
+
+/* ---- pprof ----------------------------------------------------------------- */
+
+static unsigned char *gunzip(const unsigned char *in, size_t len, size_t *out_len)
+{
+	size_t cap = 1 << 16;
+	unsigned char *out = malloc(cap);
+	z_stream zs = { 0 };
+	int ret;
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	do {
+		if (zs.total_out == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		zs.next_out = out + zs.total_out;
+		zs.avail_out = (uInt)(cap - zs.total_out);
+		ret = inflate(&zs, Z_NO_FLUSH);
+		assert_true(ret == Z_OK || ret == Z_STREAM_END);
+	} while (ret != Z_STREAM_END);
+	*out_len = zs.total_out;
+	inflateEnd(&zs);
+	return out;
+}
+
+static PProfile *decode_written(const struct st_profile *p)
+{
+	unsigned char *gz = NULL, *raw;
+	size_t gzlen = 0, len;
+	FILE *f = open_memstream((char **)&gz, &gzlen);
+	PProfile *pb;
+
+	assert_non_null(f);
+	assert_int_equal(st_pprof__write(p, f), 0);
+	fclose(f);
+	assert_true(gzlen > 18);
+	assert_int_equal(gz[0], 0x1f);	/* gzip magic */
+	assert_int_equal(gz[1], 0x8b);
+	raw = gunzip(gz, gzlen, &len);
+	pb = perftools__profiles__profile__unpack(NULL, len, raw);
+	assert_non_null(pb);
+	free(raw);
+	free(gz);
+	return pb;
+}
+
+static const char *s_(const PProfile *pb, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < pb->n_string_table);
+	return pb->string_table[i];
+}
+
+static const Perftools__Profiles__Location *loc(const PProfile *pb, uint64_t id)
+{
+	assert_true(id >= 1 && id <= pb->n_location);
+	assert_int_equal(pb->location[id - 1]->id, id);
+	return pb->location[id - 1];
+}
+
+static const char *loc_function(const PProfile *pb, uint64_t id)
+{
+	const Perftools__Profiles__Location *l = loc(pb, id);
+	uint64_t fid;
+
+	assert_int_equal(l->n_line, 1);
+	fid = l->line[0]->function_id;
+	assert_true(fid >= 1 && fid <= pb->n_function);
+	assert_int_equal(pb->function[fid - 1]->id, fid);
+	assert_int_equal(pb->function[fid - 1]->name, pb->function[fid - 1]->system_name);
+	return s_(pb, pb->function[fid - 1]->name);
+}
+
+static const char *loc_module(const PProfile *pb, uint64_t id)
+{
+	const Perftools__Profiles__Location *l = loc(pb, id);
+
+	if (!l->mapping_id)
+		return "";
+	assert_true(l->mapping_id <= pb->n_mapping);
+	assert_int_equal(pb->mapping[l->mapping_id - 1]->id, l->mapping_id);
+	return s_(pb, pb->mapping[l->mapping_id - 1]->filename);
+}
+
+static const Perftools__Profiles__Label *label(const PProfile *pb,
+					       const Perftools__Profiles__Sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(s_(pb, s->label[i]->key), key))
+			return s->label[i];
+	fail_msg("no label %s", key);
+	return NULL;
+}
+
+static void test_pprof_fields(void **state)
+{
+	struct st_profile *p = sample_profile();
+	PProfile *pb = decode_written(p);
+	const int64_t period = 10101010;	/* 1e9 / 99 */
+	int64_t total = 0, ns = 0;
+	bool seen90 = false, seen3 = false, seen7 = false;
+
+	(void)state;
+	assert_string_equal(pb->string_table[0], "");
+	assert_int_equal(pb->n_sample_type, 2);
+	assert_string_equal(s_(pb, pb->sample_type[0]->type), "samples");
+	assert_string_equal(s_(pb, pb->sample_type[0]->unit), "count");
+	assert_string_equal(s_(pb, pb->sample_type[1]->type), "cpu");
+	assert_string_equal(s_(pb, pb->sample_type[1]->unit), "nanoseconds");
+	assert_non_null(pb->period_type);
+	assert_string_equal(s_(pb, pb->period_type->type), "cpu");
+	assert_string_equal(s_(pb, pb->period_type->unit), "nanoseconds");
+	assert_int_equal(pb->period, period);
+	assert_int_equal(pb->duration_nanos, 2500000000LL);
+	assert_true(pb->time_nanos > 1600000000LL * 1000000000LL);
+	/* one sample per node with BASE > 0 */
+	assert_int_equal(pb->n_sample, 7);
+	/* the executable is the first mapping (pprof's "File:"), not libc */
+	assert_string_equal(s_(pb, pb->mapping[0]->filename), "/bin/prog");
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		assert_true(pb->mapping[i]->has_functions);
+		assert_int_equal(pb->mapping[i]->build_id, 0);
+		assert_true(pb->mapping[i]->memory_start < pb->mapping[i]->memory_limit);
+	}
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		const Perftools__Profiles__Label *l;
+
+		assert_int_equal(s->n_value, 2);
+		assert_int_equal(s->value[1], s->value[0] * period);
+		total += s->value[0];
+		ns += s->value[1];
+		assert_int_equal(s->n_label, 3);
+		l = label(pb, s, "comm");
+		assert_int_equal(l->num, 0);
+		if (s->value[0] == 90) {
+			seen90 = true;
+			assert_int_equal(s->n_location_id, 2);
+			assert_string_equal(loc_function(pb, s->location_id[0]), "work"); /* leaf first */
+			assert_string_equal(loc_function(pb, s->location_id[1]), "main");
+			assert_string_equal(loc_module(pb, s->location_id[0]), "/bin/prog");
+			assert_int_equal(loc(pb, s->location_id[1])->address, 0x400000 + 0x10 * 16);
+			assert_int_equal(label(pb, s, "pid")->num, 10);
+			assert_int_equal(label(pb, s, "pid")->str, 0);
+			assert_int_equal(label(pb, s, "tid")->num, 10);
+			assert_string_equal(s_(pb, l->str), "prog");
+		} else if (s->value[0] == 3) {
+			seen3 = true;
+			assert_int_equal(s->n_location_id, 2);
+			/* no symbol: named as in xtree; [truncated] has no mapping */
+			assert_string_equal(loc_function(pb, s->location_id[0]), "prog+0x1234");
+			assert_int_equal(loc(pb, s->location_id[0])->address, 0x401234);
+			assert_string_equal(loc_function(pb, s->location_id[1]), "[truncated]");
+			assert_string_equal(loc_module(pb, s->location_id[1]), "");
+			assert_int_equal(label(pb, s, "pid")->num, 20);
+			assert_string_equal(s_(pb, l->str), "other");
+		} else if (s->value[0] == 7) {
+			seen7 = true;
+			assert_int_equal(s->n_location_id, 1);
+			assert_string_equal(loc_function(pb, s->location_id[0]), "schedule");
+			assert_string_equal(loc_module(pb, s->location_id[0]), "[kernel.kallsyms]");
+		} else if (s->value[0] == 100) {
+			assert_string_equal(loc_function(pb, s->location_id[1]), "start");
+			assert_string_equal(loc_module(pb, s->location_id[1]), "/lib/libc.so.6");
+			assert_int_equal(label(pb, s, "tid")->num, 11);
+		}
+	}
+	assert_true(seen90 && seen3 && seen7);
+	assert_int_equal(total, 208);
+	assert_int_equal(ns, 208 * period);
+	/* "work" appears once per module as a function, at one address: one location */
+	{
+		size_t nwork = 0;
+
+		for (size_t i = 0; i < pb->n_function; i++)
+			nwork += !strcmp(s_(pb, pb->function[i]->name), "work");
+		assert_int_equal(nwork, 1);
+	}
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	st_profile__free(p);
+}
+
+static void test_pprof_not_timer(void **state)
+{
+	const char *text = "a;b 4\na;c 2\n";
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+	struct st_profile *p = NULL;
+	char err[128];
+	PProfile *pb;
+	int64_t total = 0;
+
+	(void)state;
+	assert_int_equal(st_folded__read(in, "x.folded", &p, err, sizeof(err)), 0);
+	fclose(in);
+	pb = decode_written(p);
+	assert_int_equal(pb->n_sample_type, 1);
+	assert_string_equal(s_(pb, pb->sample_type[0]->type), "samples");
+	assert_string_equal(s_(pb, pb->period_type->type), "samples");
+	assert_int_equal(pb->period, 1);
+	assert_int_equal(pb->n_sample, 2);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		assert_int_equal(pb->sample[i]->n_value, 1);
+		assert_int_equal(pb->sample[i]->n_location_id, 2);
+		assert_string_equal(loc_function(pb, pb->sample[i]->location_id[1]), "a");
+		total += pb->sample[i]->value[0];
+	}
+	assert_int_equal(total, 6);
+	assert_int_equal(pb->n_mapping, 0);	/* folded frames have no module */
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	st_profile__free(p);
+}
+
+/* ---- svg ------------------------------------------------------------------- */
+
+static char *svg_text(const struct st_profile *p, long pid)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(st_flamegraph__write(p, f, pid), 0);
+	fclose(f);
+	return buf;
+}
+
+/* The number in name="..." inside the element starting at s. */
+static double attr(const char *s, const char *name)
+{
+	char key[64];
+	const char *a;
+
+	snprintf(key, sizeof(key), " %s=\"", name);
+	a = strstr(s, key);
+	assert_non_null(a);
+	return strtod(a + strlen(key), NULL);
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+struct box {
+	double x, w;
+	unsigned level;
+	unsigned long cum;
+	char name[64];
+};
+
+static size_t boxes(const char *svg, struct box *out, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *g = strstr(svg, "<g class=\"f\""); g; g = strstr(g + 1, "<g class=\"f\"")) {
+		const char *rect = strstr(g, "<rect"), *nm = strstr(g, "data-n=\"") + 8;
+
+		assert_true(n < max);
+		out[n].level = (unsigned)attr(g, "data-l");
+		out[n].cum = (unsigned long)attr(g, "data-c");
+		out[n].x = attr(rect, "x");
+		out[n].w = attr(rect, "width");
+		snprintf(out[n].name, sizeof(out[n].name), "%.*s", (int)(strchr(nm, '"') - nm), nm);
+		n++;
+	}
+	return n;
+}
+
+static void test_svg_process(void **state)
+{
+	struct st_profile *p = sample_profile();
+	char *svg = svg_text(p, 10);
+	struct box b[64];
+	size_t n = boxes(svg, b, 64);
+	double scale = 1180.0 / 198;
+
+	(void)state;
+	assert_true(!strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"", 36));
+	assert_non_null(strstr(svg, "data-total=\"198\" data-width=\"1180\""));
+	/* process, 2 threads, 4 + 5 frames; nothing of pid 20 */
+	assert_int_equal(n, 12);
+	assert_null(strstr(svg, "schedule"));
+	for (size_t i = 0; i < n; i++)
+		assert_true(fabs(b[i].w - (double)b[i].cum * scale) < 0.0006);
+	assert_string_equal(b[0].name, "prog (pid 10)");
+	assert_int_equal(b[0].level, 0);
+	assert_int_equal(b[0].cum, 198);
+	assert_string_equal(b[1].name, "prog (tid 11)");	/* 105 samples: first */
+	assert_int_equal(b[1].level, 1);
+	assert_true(fabs(b[1].x - 10) < 0.001);
+	/* icicle: callees one level below, children left to right by CUM */
+	assert_string_equal(b[2].name, "start+0x8");
+	assert_int_equal(b[2].level, 2);
+	assert_string_equal(b[3].name, "work");
+	assert_int_equal(b[3].level, 3);
+	assert_string_equal(b[4].name, "main+0x10");
+	assert_true(fabs(b[4].x - (10 + 100 * scale)) < 0.001);
+	assert_true(fabs(attr(strstr(svg, "data-n=\"main+0x10\""), "y") - (52 + 2 * 17)) < 0.01);
+	assert_string_equal(b[6].name, "prog (tid 10)");
+	assert_true(fabs(b[6].x - (10 + 105 * scale)) < 0.001);
+	/* names are escaped; the module colour of libc differs from prog's */
+	assert_non_null(strstr(svg, "data-n=\"op&lt;;&gt;&amp;\""));
+	assert_non_null(strstr(svg, "BASE 90, CUM 90 (45.45%), CALLS 1"));
+	/* self-contained: only the two namespace URIs, nothing fetched */
+	assert_int_equal(count(svg, "http"), 2);
+	assert_null(strstr(svg, "href"));
+	assert_null(strstr(svg, " src="));
+	assert_non_null(strstr(svg, "<script type=\"text/ecmascript\"><![CDATA["));
+	assert_non_null(strstr(svg, "id=\"search\""));
+	free(svg);
+	st_profile__free(p);
+}
+
+static void test_svg_all(void **state)
+{
+	struct st_profile *p = sample_profile();
+	char *svg = svg_text(p, -1);
+	struct box b[64];
+	size_t n = boxes(svg, b, 64);
+
+	(void)state;
+	assert_non_null(strstr(svg, "data-total=\"208\""));
+	assert_string_equal(b[0].name, "all (2 processes)");
+	assert_int_equal(b[0].cum, 208);
+	assert_string_equal(b[1].name, "prog (pid 10)");
+	assert_int_equal(b[1].level, 1);
+	/* one thread: the process box is the thread's root, frames right below */
+	assert_string_equal(b[n - 4].name, "other (pid 20)");
+	assert_int_equal(b[n - 4].level, 1);
+	assert_string_equal(b[n - 3].name, "schedule");
+	assert_int_equal(b[n - 3].level, 2);
+	assert_string_equal(b[n - 1].name, "prog+0x1234");
+	for (size_t i = 0; i < n; i++)
+		assert_true(fabs(b[i].w - (double)b[i].cum * 1180.0 / 208) < 0.0006);
+	free(svg);
+	st_profile__free(p);
+}
+
+/* ---- formats and files ----------------------------------------------------- */
+
+static void test_parse_formats(void **state)
+{
+	unsigned f = 0;
+	char err[256] = "", files[256];
+
+	(void)state;
+	assert_int_equal(st_report__parse_formats("xtree,svg,pprof", &f, err, sizeof(err)), 0);
+	assert_int_equal(f, ST_FORMAT_XTREE | ST_FORMAT_SVG | ST_FORMAT_PPROF);
+	assert_string_equal(st_report__files(f, files, sizeof(files)),
+			    "xtree.txt, profile.pb.gz, flamegraph.svg");
+	assert_string_equal(st_report__files(0, files, sizeof(files)),
+			    "xtree.txt, arcflow.txt, profile.json");
+	assert_int_equal(st_report__parse_formats("json,pdf", &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown format 'pdf'"));
+	assert_int_equal(st_report__parse_formats("", &f, err, sizeof(err)), -EINVAL);
+	assert_int_equal(st_report__parse_formats("xtreex", &f, err, sizeof(err)), -EINVAL);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+static void test_write_dir_formats(void **state)
+{
+	struct st_profile *p = sample_profile();
+	char dir[] = "/tmp/st-unit-out-XXXXXX", cmd[128];
+	struct st_report_opts o = { .prefix = "", .formats = ST_FORMAT_FOLDED | ST_FORMAT_PPROF |
+								     ST_FORMAT_SVG };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(st_report__write_dir(p, dir, &o), 0);
+	assert_true(exists(dir, "stacks.folded"));
+	assert_true(exists(dir, "profile.pb.gz"));
+	assert_true(exists(dir, "flamegraph.svg"));
+	assert_true(exists(dir, "flamegraph-10.svg"));
+	assert_true(exists(dir, "flamegraph-20.svg"));
+	assert_false(exists(dir, "xtree.txt"));
+	assert_false(exists(dir, "profile.json"));
+	/* the default is unchanged: xtree, arcflow, json only */
+	o = (struct st_report_opts){ .prefix = "faults." };
+	assert_int_equal(st_report__write_dir(p, dir, &o), 0);
+	assert_true(exists(dir, "faults.xtree.txt"));
+	assert_true(exists(dir, "faults.arcflow.txt"));
+	assert_true(exists(dir, "faults.profile.json"));
+	assert_false(exists(dir, "faults.flamegraph.svg"));
+	/* merged threads: still one file per process */
+	o = (struct st_report_opts){ .prefix = "m.", .formats = ST_FORMAT_SVG,
+				     .merge_threads = true };
+	assert_int_equal(st_report__write_dir(p, dir, &o), 0);
+	assert_true(exists(dir, "m.flamegraph.svg"));
+	assert_true(exists(dir, "m.flamegraph-20.svg"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	st_profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folded_lines),
+		cmocka_unit_test(test_folded_round_trip),
+		cmocka_unit_test(test_pprof_fields),
+		cmocka_unit_test(test_pprof_not_timer),
+		cmocka_unit_test(test_svg_process),
+		cmocka_unit_test(test_svg_all),
+		cmocka_unit_test(test_parse_formats),
+		cmocka_unit_test(test_write_dir_formats),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,141 @@
+/* out_folded.c - stacks.folded writer, see out_folded.h. */
+#include "out_folded.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "tree.h"
+
+struct fold_ctx {
+	FILE *out;
+	char *buf;	/* the current path, "comm;frame;..." */
+	size_t len, cap;
+	size_t *ends;	/* ends[d]: length of buf up to the node at depth d */
+	size_t nends;
+	bool comm;	/* the root is the comm frame (else the path starts empty) */
+	const char *root_name;
+	int err;
+};
+
+static int reserve(struct fold_ctx *c, size_t extra, unsigned depth)
+{
+	if (c->len + extra + 1 > c->cap) {
+		size_t ncap = (c->len + extra + 1) * 2;
+		char *nb = realloc(c->buf, ncap);
+
+		if (!nb)
+			return -ENOMEM;
+		c->buf = nb;
+		c->cap = ncap;
+	}
+	if (depth >= c->nends) {
+		size_t n = (depth + 1) * 2;
+		size_t *ne = realloc(c->ends, n * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		c->ends = ne;
+		c->nends = n;
+	}
+	return 0;
+}
+
+/* Append ";name" (no ';' first when the path is empty), escaped. */
+static int append(struct fold_ctx *c, const char *name, unsigned depth)
+{
+	size_t n = strlen(name);
+
+	if (reserve(c, n + 1, depth))
+		return -ENOMEM;
+	if (c->len)
+		c->buf[c->len++] = ';';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		c->buf[c->len++] = ch == ';' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
+	c->buf[c->len] = '\0';
+	c->ends[depth] = c->len;
+	return 0;
+}
+
+static int visit(const struct st_node *n, void *ctx)
+{
+	struct fold_ctx *c = ctx;
+	char name[512];
+
+	if (n->depth == 0) {
+		c->len = 0;
+		if (reserve(c, 0, 0))
+			goto nomem;
+		c->ends[0] = 0;
+		if (c->comm && append(c, c->root_name, 0))
+			goto nomem;
+	} else {
+		c->len = c->ends[n->depth - 1];
+		if (append(c, st_frame__name(&n->f, name, sizeof(name)), n->depth))
+			goto nomem;
+	}
+	if (n->base && c->len && fprintf(c->out, "%s %" PRIu64 "\n", c->buf, (uint64_t)n->base) < 0) {
+		c->err = -EIO;
+		return 1;
+	}
+	return 0;
+nomem:
+	c->err = -ENOMEM;
+	return 1;
+}
+
+/* One thread per comm: identical stacks of threads with the same name merge. */
+static struct st_profile *merge_by_comm(const struct st_profile *p)
+{
+	struct st_profile *m = st_profile__new(p->event);
+
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct st_thread *t = p->threads[i];
+		struct st_thread *d = NULL;
+
+		for (size_t j = 0; j < m->nthreads && !d; j++)
+			if (!strcmp(m->threads[j]->comm, t->comm ? t->comm : ""))
+				d = m->threads[j];
+		if (!d && !(d = st_profile__add_thread(m, (__u32)m->nthreads, (__u32)m->nthreads,
+						       t->comm ? t->comm : "")))
+			goto fail;
+		if (st_profile__merge_tree(m, d->tree, st_tree__root(d->tree),
+					   st_tree__root(t->tree)))
+			goto fail;
+	}
+	st_profile__finalize(m);
+	return m;
+fail:
+	st_profile__free(m);
+	return NULL;
+}
+
+int st_folded__write(const struct st_profile *p, FILE *out)
+{
+	struct fold_ctx c = { .out = out, .comm = strcmp(p->event, "folded") != 0 };
+	struct st_profile *m = merge_by_comm(p);
+	int err = -ENOMEM;
+
+	if (!m)
+		goto cleanup;
+	for (size_t i = 0; i < m->nthreads && !c.err; i++) {
+		c.root_name = m->threads[i]->comm[0] ? m->threads[i]->comm : "[no comm]";
+		st_tree__walk(m->threads[i]->tree, visit, &c);
+	}
+	err = c.err;
+	if (!err && ferror(out))
+		err = -EIO;
+cleanup:
+	st_profile__free(m);
+	free(c.buf);
+	free(c.ends);
+	return err;
+}

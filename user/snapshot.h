@@ -1,0 +1,27 @@
+/* snapshot.h - the service's timestamped snapshot directories.
+ * Owner: user/snapshot.c. */
+#ifndef STACKTREE_SNAPSHOT_H
+#define STACKTREE_SNAPSHOT_H
+
+#include <stddef.h>
+
+struct st_profile;
+struct st_report_opts;
+
+/*
+ * Write p as DIR/<UTC time>/ (e.g. 20261121T234501Z, with -2, -3... when two
+ * snapshots fall in the same second): the reports and summary.txt go into a
+ * hidden temporary directory that is renamed into place, then DIR/latest is
+ * pointed at it and only the newest `keep` snapshots are kept. The new
+ * directory's path goes into path. Returns 0 or negative errno (one line on
+ * stderr).
+ */
+int st_snapshot__write(const struct st_profile *p, const char *dir,
+		       const struct st_report_opts *ro, const char *summary, unsigned keep,
+		       char *path, size_t len);
+
+/* Remove all but the newest `keep` snapshot directories of dir. Returns how
+ * many were removed, or negative errno. */
+int st_snapshot__prune(const char *dir, unsigned keep);
+
+#endif

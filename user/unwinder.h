@@ -1,0 +1,43 @@
+/* unwinder.h - the daemon's side of DWARF unwinding: compiles the CFI of
+ * every module a profiled process maps (user/unwind_tables.c), once per
+ * build id, into the BPF rows array, and pushes each process's table of
+ * executable mappings into the BPF hash, so that bpf/unwind.h can walk its
+ * stacks. Owner: user/unwinder.c. See kernel-notes/unwinding.md. */
+#ifndef STACKTREE_UNWINDER_H
+#define STACKTREE_UNWINDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct st_session;
+struct st_unwinder;
+
+struct st_unwinder_stats {
+	size_t modules;		/* modules with rows in the BPF array */
+	size_t no_cfi;		/* modules without usable CFI (frame pointers in auto) */
+	size_t no_room;		/* modules that did not fit in the rows array */
+	size_t rows, capacity;	/* rows used / rows array capacity */
+	size_t unsupported;	/* rows with a CFI form BPF does not evaluate */
+	size_t procs;		/* processes with a table in the BPF hash */
+	size_t pushes;		/* process tables written */
+	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
+	double compile_s;	/* time spent compiling CFI */
+};
+
+/* NULL with errno set on failure. The session must be in dwarf or auto mode. */
+struct st_unwinder *st_unwinder__new(struct st_session *s, bool verbose);
+void st_unwinder__free(struct st_unwinder *u);
+
+/* (Re-)read /proc/PID/maps, compile the tables of modules not seen before
+ * and push the process's mapping table (only when it changed). 0, or
+ * negative errno (-ENOENT: the process is gone). */
+int st_unwinder__update(struct st_unwinder *u, __u32 pid);
+/* The process ended: drop its table. */
+void st_unwinder__forget(struct st_unwinder *u, __u32 pid);
+/* Drop the tables of processes that no longer exist. */
+void st_unwinder__sweep(struct st_unwinder *u);
+
+void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out);
+
+#endif
