@@ -11,7 +11,13 @@ could not run at all.
 
 Environment: BENCH_ROUNDS (5), BENCH_ITERS (workload iterations, 1200000),
 BENCH_COPIES (copies of the workload run at once, default: online CPUs),
-BENCH_FREQ (999), BENCH_OUT (where the raw results go, build/bench)."""
+BENCH_FREQ (999), BENCH_OUT (where the raw results go, build/bench),
+STACKTREED (the binary to measure, build/stacktreed), BENCH_DWARF (1: also
+stacktreed --unwind dwarf against perf record --call-graph dwarf; 0: skip).
+
+The frame-pointer configurations run stacktreed with --unwind fp; the DWARF
+pair measures in-kernel CFI unwinding against perf copying 8 KiB of stack per
+sample for unwinding after the fact."""
 
 import json
 import os
@@ -25,7 +31,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STACKTREED = os.path.join(ROOT, "build", "stacktreed")
+STACKTREED = os.environ.get("STACKTREED", os.path.join(ROOT, "build", "stacktreed"))
 WORKLOAD = os.path.join(ROOT, "build", "workloads", "bench_cpu")
 WL_COMM = "bench_cpu"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -82,6 +88,12 @@ def perf_event_fds(pid):
 
 
 # ---- profilers -------------------------------------------------------------
+
+def tail(text, n=12):
+    """The end of a profiler's stderr (a verifier log can be thousands of lines)."""
+    lines = text.strip().splitlines()
+    return "\n".join((["  [...]"] if len(lines) > n else []) + lines[-n:])
+
 
 def child_of(pid):
     try:
@@ -142,7 +154,7 @@ class Profiler:
             time.sleep(0.02)
         self.stop()
         raise BenchError(f"{self.name} did not start ({' '.join(self.argv)}):\n"
-                         + self.stderr_text().strip())
+                         + tail(self.stderr_text()))
 
     def cpu_now(self):
         return proc_cpu(self.pid)
@@ -253,14 +265,16 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
     res = {"config": cfg}
     prof = None
     outdir = os.path.join(tmp, f"{cfg}-{tag}")
-    if cfg in ("stacktreed", "bare"):
-        argv = [STACKTREED, "-a", "-F", str(freq), "-d", "3600", "-o", outdir]
+    if cfg in ("stacktreed", "bare", "dwarf"):
+        argv = [STACKTREED, "-a", "-F", str(freq), "-d", "3600", "-o", outdir,
+                "--unwind", "dwarf" if cfg == "dwarf" else "fp"]
         if cfg == "bare":
             argv.insert(1, "--bench-bare")
         prof = Profiler(cfg, argv, outdir + ".err")
-    elif cfg == "perf":
-        argv = ["perf", "record", "-e", "cpu-clock", "-g", "-F", str(freq), "-a",
-                "-o", outdir + ".perf.data"]
+    elif cfg in ("perf", "perf-dwarf"):
+        argv = ["perf", "record", "-e", "cpu-clock", "-F", str(freq), "-a",
+                "-o", outdir + ".perf.data"] + (["-g"] if cfg == "perf" else
+                                               ["--call-graph", "dwarf"])
         prof = Profiler(cfg, argv, outdir + ".err")
         prof.settle = 1.0  # perf synthesizes the existing processes' maps
     if prof:
@@ -279,9 +293,9 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
             res.update(prof_cpu_total=prof.cpu, prof_rss_mib=prof.rss_mib)
         text = prof.stderr_text()
         # perf re-raises the SIGINT it was stopped with once its file is written
-        if prof.status != 0 and not (cfg == "perf" and prof.status == -signal.SIGINT):
-            raise BenchError(f"{cfg} exited with status {prof.status}:\n{text.strip()}")
-        if cfg == "perf":
+        if prof.status != 0 and not (cfg.startswith("perf") and prof.status == -signal.SIGINT):
+            raise BenchError(f"{cfg} exited with status {prof.status}:\n{tail(text)}")
+        if cfg.startswith("perf"):
             res.update(parse_perf(text, outdir + ".perf.data"))
             try:
                 os.unlink(outdir + ".perf.data")
@@ -290,7 +304,7 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
         else:
             p = parse_stacktreed(text, outdir)
             if "bpf_ns" not in p and "BPF run time unavailable" not in text:
-                raise BenchError(f"{cfg}: no summary on stderr:\n{text.strip()}")
+                raise BenchError(f"{cfg}: no summary on stderr:\n{tail(text)}")
             res.update(p)
             shutil.rmtree(outdir, ignore_errors=True)
     # CPU used by anything else during the run (other jobs on the machine)
@@ -336,7 +350,10 @@ def main():
         if not os.access(f, os.X_OK):
             raise BenchError(f"{f} is missing: run `make all {os.path.relpath(WORKLOAD, ROOT)}`")
 
+    dwarf = env_int("BENCH_DWARF", 1, lo=0) > 0
     configs = ["baseline", "stacktreed", "bare"] + (["perf"] if have_perf else [])
+    if dwarf:
+        configs += ["dwarf"] + (["perf-dwarf"] if have_perf else [])
     print(f"stacktreed benchmark: {WL_COMM} ({iters} iterations of ~35-frame recursion, "
           f"fixed work) x {copies} cop{'y' if copies == 1 else 'ies'} at once on {NCPUS} CPUs")
     if copies >= NCPUS:
@@ -373,11 +390,11 @@ def main():
                     try:
                         res = run_one(cfg, tmp, copies, iters, freq, f"{r}.{len(tries)}")
                     except BenchError as e:
-                        if cfg != "perf":
+                        if not cfg.startswith("perf"):
                             raise
-                        print(f"  perf could not run, skipping it: {e}")
-                        configs.remove("perf")
-                        have_perf = False
+                        print(f"  {cfg} could not run, skipping it: {e}")
+                        configs.remove(cfg)
+                        have_perf = have_perf and cfg != "perf"
                         res = None
                         break
                     tries.append(res)
@@ -427,7 +444,7 @@ def main():
         return fmt(med(xs)) if xs else "-"
 
     label = {"baseline": "baseline", "stacktreed": "stacktreed", "bare": "bare walk",
-             "perf": "perf"}
+             "perf": "perf", "dwarf": "st dwarf", "perf-dwarf": "perf dwarf"}
     print()
     print("program's time (median over rounds; slowdown = median of per-round ratios to baseline)")
     print(f"{'config':<11} {'wall s':>6} {'(min-max)':>11} {'slowdown':>9} {'(min-max)':>11} "
@@ -455,7 +472,7 @@ def main():
     print(f"{'mode':<11} {'samples':>8} {'in ' + WL_COMM:>13} {'idle':>6} {'lost':>5} "
           f"{'ns/run':>7} {'ns/walked':>9} {'(min-max)':>11} {'daemon CPU s':>12} "
           f"{'during':>6} {'RSS MiB':>7}")
-    for cfg in ("stacktreed", "bare"):
+    for cfg in ("stacktreed", "bare") + (("dwarf",) if "dwarf" in configs else ()):
         walked = of(cfg, "bpf_ns_walked")
         samples, wl = of(cfg, "samples"), of(cfg, "wl_samples")
         if cfg == "bare":  # folds nothing: its profile has no samples
@@ -475,6 +492,12 @@ def main():
           "ones that return at once;")
     print("  ns/walked: the same time over the non-idle runs only; 'during': daemon CPU while "
           "the program ran.")
+    print("  stacktreed: --unwind fp (bpf_get_stack); st dwarf: --unwind dwarf (CFI rows, "
+          "bpf/unwind.h).")
+    dw = of("dwarf", "bpf_ns_walked")
+    if dw and of("stacktreed", "bpf_ns_walked"):
+        print(f"  BPF run time per walked sample: fp {med(of('stacktreed', 'bpf_ns_walked')):.0f} "
+              f"ns, dwarf {med(dw):.0f} ns ({med(dw) / med(of('stacktreed', 'bpf_ns_walked')):.2f}x)")
     full, bare = of("stacktreed", "bpf_ns_walked"), of("bare", "bpf_ns_walked")
     if full and bare:
         print(f"  timer program / bare walk: {med(full) / med(bare):.2f}x per walked sample "
@@ -490,19 +513,25 @@ def main():
 
     if have_perf:
         print()
-        print(f"perf record -g   {'samples':>8} {'in ' + WL_COMM:>13} {'perf.data MiB':>13} "
+        print(f"{'perf record':<16} {'samples':>8} {'in ' + WL_COMM:>13} {'perf.data MiB':>13} "
               f"{'perf CPU s':>10} {'during':>6} {'RSS MiB':>7}")
-        print(f"{'':<16} {num(of('perf', 'samples'), lambda v: f'{v:.0f}'):>8} "
-              f"{num(of('perf', 'wl_samples'), lambda v: f'{v:.0f}'):>13} "
-              f"{num(of('perf', 'data_mib'), lambda v: f'{v:.1f}'):>13} "
-              f"{num(of('perf', 'prof_cpu_total'), f2):>10} "
-              f"{num(of('perf', 'prof_cpu_during'), f2):>6} "
-              f"{num(of('perf', 'prof_rss_mib'), lambda v: f'{v:.0f}'):>7}")
+        for cfg, name in (("perf", "-g (fp)"), ("perf-dwarf", "--call-graph dwarf")):
+            if cfg not in configs:
+                continue
+            print(f"{name:<16} {num(of(cfg, 'samples'), lambda v: f'{v:.0f}'):>8} "
+                  f"{num(of(cfg, 'wl_samples'), lambda v: f'{v:.0f}'):>13} "
+                  f"{num(of(cfg, 'data_mib'), lambda v: f'{v:.1f}'):>13} "
+                  f"{num(of(cfg, 'prof_cpu_total'), f2):>10} "
+                  f"{num(of(cfg, 'prof_cpu_during'), f2):>6} "
+                  f"{num(of(cfg, 'prof_rss_mib'), lambda v: f'{v:.0f}'):>7}")
         print("  samples include idle CPUs (swapper) and perf's 1 s start-up; perf CPU includes "
               "its work before and after the program (maps, build ids).")
 
     print()
+    unreliable = len(noisy) * 4 >= len(runs)
     for what, sd in (("wall time", wall_sd), ("CPU time", cpu_sd)):
+        if what == "wall time" and unreliable:
+            what += f" (unreliable here: {len(noisy)} of {len(runs)} runs disturbed)"
         st = (sd["stacktreed"] - 1) * 100
         bare_s = f"bare walk {(sd['bare'] - 1) * 100:+.1f}%"
         if have_perf:
@@ -512,6 +541,18 @@ def main():
                   f"(ratio {ratio}); {bare_s}")
         else:
             print(f"by {what}: stacktreed slowed the program by {st:.1f}% (perf not run); {bare_s}")
+    if "dwarf" in configs:
+        for what, sd in (("wall time", wall_sd), ("CPU time", cpu_sd)):
+            st = (sd["dwarf"] - 1) * 100
+            if "perf-dwarf" in sd:
+                pf = (sd["perf-dwarf"] - 1) * 100
+                ratio = f"{st / pf:.2f}" if pf > 0 and st >= 0 else "n/a, within noise"
+                print(f"DWARF by {what}: stacktreed --unwind dwarf slowed the program by "
+                      f"{st:.1f}%, perf --call-graph dwarf by {pf:.1f}% (ratio {ratio}; "
+                      "target <= 0.5)")
+            else:
+                print(f"DWARF by {what}: stacktreed --unwind dwarf slowed the program by "
+                      f"{st:.1f}% (perf not run)")
     print(f"({len(runs)} runs in {elapsed:.0f} s; raw results in {os.path.relpath(raw)})")
     return 0
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/run.sh - `make bench`: stacktreed's overhead on a CPU-bound program
-# with deep stacks, next to `perf record -g` and a bare BPF stack walk, in one
+# with deep stacks, next to `perf record -g` and a bare BPF stack walk, and
+# its DWARF unwinding next to `perf record --call-graph dwarf`, in one
 # run. Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
-# (BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT).
+# (BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ "$(id -u)" -ne 0 ]; then
@@ -14,7 +15,7 @@ if ! command -v python3 >/dev/null; then
 	echo "bench: python3 is needed" >&2
 	exit 1
 fi
-for f in build/stacktreed build/workloads/bench_cpu; do
+for f in "${STACKTREED:-build/stacktreed}" build/workloads/bench_cpu; do
 	if [ ! -x "$f" ]; then
 		echo "bench: $f is missing: run 'make all build/workloads/bench_cpu' (or 'make bench')" >&2
 		exit 1

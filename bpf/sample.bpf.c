@@ -16,6 +16,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "stacktree.h"
+#include "classify.h"
+#include "unwind.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -52,7 +54,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, ST_STAT__MAX);
+	__uint(max_entries, ST_EVENTS * ST_STAT__MAX);	/* per event */
 } stats SEC(".maps");
 
 struct {
@@ -90,7 +92,21 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* The previous sample's path of a thread. */
+/* A thread's recently used nodes, direct-mapped by (parent, flags, addr):
+ * a thread that alternates between a few paths finds their nodes here
+ * instead of in the node_ids hash. Entries of an older epoch are stale. */
+#define ST_NODE_CACHE 256
+
+struct node_cache_ent {
+	__u64 addr;
+	__u32 parent;
+	__u32 id;
+	__u32 epoch;
+	__u16 flags;
+	__u16 pad;
+};
+
+/* The previous sample's path of a thread, and its node cache. */
 struct thread_state {
 	__u32 epoch;
 	__u32 depth;		/* frames in the path, root excluded */
@@ -98,7 +114,8 @@ struct thread_state {
 	__u32 pad;
 	__u32 ids[ST_PATH_SLOTS];
 	__u64 addrs[ST_PATH_SLOTS];
-	__u8 flags[ST_PATH_SLOTS];
+	__u16 flags[ST_PATH_SLOTS];
+	struct node_cache_ent cache[ST_NODE_CACHE];
 };
 
 struct {
@@ -108,14 +125,58 @@ struct {
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
+/* The same for the page-fault trees (--event faults). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} fault_threads SEC(".maps");
+
 /* The current sample, per CPU. */
+#define ST_USTACK_SLOTS 128	/* power of two > ST_MAX_USER */
+
 struct scratch {
-	__u64 ustack[ST_MAX_USER];
-	__u64 kstack[ST_MAX_KERNEL];
-	__u64 addrs[ST_PATH_SLOTS];
-	__u8 flags[ST_PATH_SLOTS];
+	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
+	__u64 kstack[ST_MAX_KERNEL];	/* leaf first */
 	bool utrunc;		/* dwarf/auto: the user walk stopped early */
 };
+
+/* A sample's path, root first, read in place from the walked stacks:
+ * [truncated] root, user frames, kernel frames, then an optional extra
+ * frame (a page fault's data leaf, or [kernel] for a sample without any
+ * frame). The user frame walked first is the interrupted IP: flagged
+ * ST_NODE_LEAF when no kernel frame follows it. */
+struct path_view {
+	__u32 trunc, un, kn, extra, n;
+	__u64 extra_addr;
+	__u16 extra_flags;
+};
+
+static __always_inline __u64 path_at(const struct scratch *sc, const struct path_view *pv,
+				     __u32 i, __u16 *flags)
+{
+	__u32 from;
+
+	if (i < pv->trunc) {
+		*flags = ST_NODE_TRUNCATED;
+		return 0;
+	}
+	i -= pv->trunc;
+	if (i < pv->un) {
+		from = pv->un - 1 - i;
+		*flags = (from == 0 && pv->kn == 0) ? ST_NODE_LEAF : 0;
+		return sc->ustack[from & (ST_USTACK_SLOTS - 1)];
+	}
+	i -= pv->un;
+	if (i < pv->kn) {
+		from = pv->kn - 1 - i;
+		*flags = ST_NODE_KERNEL | (from == 0 ? ST_NODE_LEAF : 0);
+		return sc->kstack[from & (ST_MAX_KERNEL - 1)];
+	}
+	*flags = pv->extra_flags;
+	return pv->extra_addr;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -124,18 +185,25 @@ struct {
 	__uint(max_entries, 1);
 } scratch_map SEC(".maps");
 
-static __always_inline void stat_inc(__u32 which)
+static __always_inline void stat_ev(__u32 ev, __u32 which)
 {
-	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+	__u32 key = ev * ST_STAT__MAX + which;
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
 	if (v)
 		*v += 1;
 }
 
+/* A cpu-clock counter (the events' shared paths count for ST_EVENT_CPU). */
+static __always_inline void stat_inc(__u32 which)
+{
+	stat_ev(ST_EVENT_CPU, which);
+}
+
 /* A node id for (parent, flags, addr) in this generation, created if new.
  * Returns 0 when the generation's ids or the hash are exhausted. */
-static __always_inline __u32 node_get(__u32 gen, __u32 parent, __u16 flags, __u64 addr,
-				      bool *created)
+static __always_inline __u32 node_get(__u32 ev, __u32 gen, __u32 parent, __u16 flags,
+				      __u64 addr, bool *created)
 {
 	struct st_node_key key = { .parent = parent, .gen = gen, .flags = flags, .addr = addr };
 	struct st_node_rec *rec;
@@ -147,7 +215,7 @@ static __always_inline __u32 node_get(__u32 gen, __u32 parent, __u16 flags, __u6
 		return *found;
 	n = __sync_fetch_and_add(&next_id[gen & 1], 1) + 1;
 	if (n > max_nodes) {
-		stat_inc(ST_STAT_LOST_NODES_FULL);
+		stat_ev(ev, ST_STAT_LOST_NODES_FULL);
 		return 0;
 	}
 	id = gen * max_nodes + n;
@@ -162,7 +230,7 @@ static __always_inline __u32 node_get(__u32 gen, __u32 parent, __u16 flags, __u6
 	rec->calls = 0;
 	if (bpf_map_update_elem(&node_ids, &key, &id, BPF_NOEXIST)) {
 		rec->flags = flags | ST_NODE_DEAD;
-		stat_inc(ST_STAT_LOST_HASH_FULL);
+		stat_ev(ev, ST_STAT_LOST_HASH_FULL);
 		return 0;
 	}
 	*created = true;
@@ -199,27 +267,57 @@ static __always_inline __u64 *gen_enter(__u32 *ep)
 	return NULL;
 }
 
+
 struct fold_ctx {
 	struct thread_state *ts;
 	struct scratch *sc;
+	struct path_view *pv;
 	__u32 gen;
 	__u32 parent;
 	__u32 start;		/* first path index to fold */
+	__u32 end;		/* one past the last */
+	__u32 epoch;
 	__u32 prefix;		/* common prefix with the previous path */
+	__u32 limit;		/* frames to compare for the prefix */
+	__u32 ev;		/* ST_EVENT_* */
 	__u32 prev_depth;
 	__u32 failed;
 };
 
-static long fold_one(__u32 j, void *data)
+/* node_get() through the thread's node cache. */
+static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __u64 addr)
 {
-	struct fold_ctx *c = data;
-	__u32 i = c->start + j;
-	__u32 slot = i & (ST_PATH_SLOTS - 1);
-	struct st_node_rec *rec;
+	__u32 h = (__u32)(addr ^ (addr >> 21) ^ ((__u64)c->parent * 0x9E3779B1u) ^ flags) &
+		  (ST_NODE_CACHE - 1);
+	struct node_cache_ent *e = &c->ts->cache[h];
 	bool created;
 	__u32 id;
 
-	id = node_get(c->gen, c->parent, c->sc->flags[slot], c->sc->addrs[slot], &created);
+	if (e->epoch == c->epoch && e->addr == addr && e->parent == c->parent &&
+	    e->flags == flags)
+		return e->id;
+	id = node_get(c->ev, c->gen, c->parent, flags, addr, &created);
+	if (id) {
+		e->addr = addr;
+		e->parent = c->parent;
+		e->flags = flags;
+		e->epoch = c->epoch;
+		e->id = id;
+	}
+	return id;
+}
+
+/* Fold path frame i: find or create its node, count a new call. */
+static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
+{
+	__u32 slot = i & (ST_PATH_SLOTS - 1);
+	struct st_node_rec *rec;
+	__u32 id;
+
+	__u16 flags;
+	__u64 addr = path_at(c->sc, c->pv, i, &flags);
+
+	id = node_get_cached(c, flags, addr);
 	if (!id) {
 		c->failed = 1;
 		return 1;
@@ -234,31 +332,21 @@ static long fold_one(__u32 j, void *data)
 			rec->calls += 1;
 	}
 	c->ts->ids[slot] = id;
-	c->ts->addrs[slot] = c->sc->addrs[slot];
-	c->ts->flags[slot] = c->sc->flags[slot];
+	c->ts->addrs[slot] = addr;
+	c->ts->flags[slot] = flags;
 	c->parent = id;
 	return 0;
 }
 
-/* Copies a leaf-first stack into the root-first path. */
-struct path_ctx {
-	struct scratch *sc;
-	__u64 *stack;
-	__u32 count;		/* frames in stack */
-	__u32 n;		/* frames in the path so far */
-	__u8 frame_flags, leaf_flags;
-};
-
-static long copy_frame(__u32 i, void *data)
+/* One frame per call: fold_frame() branches too much to unroll within the
+ * verifier's budget (the node cache keeps each call cheap). */
+static long fold_frames(__u32 k, void *data)
 {
-	struct path_ctx *c = data;
-	__u32 from = c->count - 1 - i, to = c->n & (ST_PATH_SLOTS - 1);
+	struct fold_ctx *c = data;
+	__u32 i = c->start + k;
 
-	if (from >= ST_MAX_USER)
+	if (i >= c->end || fold_frame(c, i))
 		return 1;
-	c->sc->addrs[to] = c->stack[from];
-	c->sc->flags[to] = from == 0 ? c->leaf_flags : c->frame_flags;
-	c->n++;
 	return 0;
 }
 
@@ -266,32 +354,65 @@ static long match_prefix(__u32 i, void *data)
 {
 	struct fold_ctx *c = data;
 	__u32 slot = i & (ST_PATH_SLOTS - 1);
+	__u16 flags;
+	__u64 addr;
 
-	if (c->ts->addrs[slot] != c->sc->addrs[slot] || c->ts->flags[slot] != c->sc->flags[slot])
+	if (i >= c->limit)
+		return 1;
+	addr = path_at(c->sc, c->pv, i, &flags);
+	if (c->ts->addrs[slot] != addr || c->ts->flags[slot] != flags)
 		return 1;
 	c->prefix = i + 1;
 	return 0;
 }
 
+/* A ring-buffer event for the daemon; a full buffer is counted (false). */
+static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
+{
+	struct st_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(ST_STAT_NEW_PROC_LOST);
+		return false;
+	}
+	e->type = type;
+	e->pid = pid;
+	e->tid = tid;
+	e->ppid = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+/* dwarf/auto: a launched command is not sampled from its exec until its
+ * tables are in (counted). Once it runs outside the dynamic loader, its
+ * start-up libraries are all mapped: the daemon reads its maps again and
+ * activates it (ST_EV_STARTED). */
+static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct st_unwind_proc *up = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u64 ip;
+
+	stat_inc(ST_STAT_UNW_WAIT);
+	if (*target != ST_TARGET_AT_TABLES || !up)	/* exec-time tables not in yet */
+		return;
+	ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(task), ip);
+	if (ip - up->interp_start < up->interp_len)
+		return;
+	*target = ST_TARGET_STARTED;
+	if (!emit_event(ST_EV_STARTED, tgid, tid))
+		*target = ST_TARGET_ACTIVE;
+}
+
 static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 {
-	struct st_event *e;
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&seen_procs, &tgid))
 		return;
 	bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_ANY);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(ST_STAT_NEW_PROC_LOST);
-		return;
-	}
-	e->type = ST_EV_NEW_PROC;
-	e->pid = tgid;
-	e->tid = tid;
-	e->ppid = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	emit_event(ST_EV_NEW_PROC, tgid, tid);
 }
 
 /* Whether the current task is to be sampled: not the idle task (counted),
@@ -308,6 +429,8 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 		return false;
 	if (filter_targets) {
 		target = bpf_map_lookup_elem(&targets, &tgid);
+		if (target && *target >= ST_TARGET_AT_TABLES)
+			wait_tables(tgid, tid, target);
 		if (!target || *target != ST_TARGET_ACTIVE)
 			return false;
 	}
@@ -329,23 +452,10 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 	return true;
 }
 
-#include "unwind.h"
-
 /* Tables missing for tgid (DWARF unwinding): the daemon reads its maps. */
 static __always_inline void notify_unwind(__u32 tgid, __u32 tid)
 {
-	struct st_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
-		stat_inc(ST_STAT_NEW_PROC_LOST);
-		return;
-	}
-	e->type = ST_EV_UNWIND;
-	e->pid = tgid;
-	e->tid = tid;
-	e->ppid = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	emit_event(ST_EV_UNWIND, tgid, tid);
 }
 
 /* --unwind dwarf|auto: bpf/unwind.h from the task's user registers. */
@@ -384,82 +494,33 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc)
 	sc->utrunc = false;
 	if (unwind_mode != ST_UNWIND_FP)
 		return dwarf_stack(sc);
-	r = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
 }
 
-SEC("perf_event")
-int on_timer(struct bpf_perf_event_data *ctx)
+/* Fold one sample, whose path pv describes, into the calling thread's tree
+ * for event ev (tmap: that event's per-thread state). */
+static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid,
+					__u32 tid, void *tmap, __u32 ev)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0);
 	struct fold_ctx fc = {};
-	struct path_ctx pc = {};
 	struct thread_state *ts;
 	struct st_node_rec *rec;
-	struct scratch *sc;
-	__u32 zero = 0, ep, gen, n = 0, leaf;
-	long un = 0, kn = 0;
+	__u32 ep, gen, n = pv->n, leaf;
 	bool fresh, created;
 	__u64 *busy;
 
-	if (!wanted(tgid, tid))
-		return 0;
-	stat_inc(ST_STAT_SAMPLES);
-
-	sc = bpf_map_lookup_elem(&scratch_map, &zero);
-	if (!sc)
-		return 0;
-	un = user_stack(ctx, sc);
-	if (un < 0) {
-		stat_inc(ST_STAT_LOST_STACK);
-		return 0;
-	}
-	if (kernel_stacks) {
-		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
-		kn = kn < 0 ? 0 : kn / sizeof(__u64);
-	}
-
-	/* the path, root first: [truncated], user frames, kernel frames */
-	pc.sc = sc;
-	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
-		if (unwind_mode == ST_UNWIND_FP)
-			stat_inc(ST_STAT_TRUNCATED);
-		sc->addrs[0] = 0;
-		sc->flags[0] = ST_NODE_TRUNCATED;
-		pc.n = 1;
-	}
-	pc.count = un;
-	pc.leaf_flags = kn ? 0 : ST_NODE_LEAF;
-	pc.frame_flags = 0;
-	pc.stack = sc->ustack;
-	bpf_loop(un, copy_frame, &pc, 0);
-	pc.count = kn;
-	pc.leaf_flags = ST_NODE_KERNEL | ST_NODE_LEAF;
-	pc.frame_flags = ST_NODE_KERNEL;
-	pc.stack = sc->kstack;
-	bpf_loop(kn, copy_frame, &pc, 0);
-	n = pc.n;
-	if (n == 0) {
-		/* no frame at all (kernel thread without --kernel): "[kernel]" */
-		stat_inc(ST_STAT_EMPTY_STACK);
-		sc->addrs[0] = 0;
-		sc->flags[0] = ST_NODE_KERNEL | ST_NODE_LEAF;
-		n = 1;
-	}
-	if (n > ST_PATH_SLOTS - 1)
-		n = ST_PATH_SLOTS - 1;
-
-	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+	ts = bpf_task_storage_get(tmap, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
-		stat_inc(ST_STAT_LOST_THREAD);
-		return 0;
+		stat_ev(ev, ST_STAT_LOST_THREAD);
+		return;
 	}
 	busy = gen_enter(&ep);
 	if (!busy) {
-		stat_inc(ST_STAT_LOST_EPOCH);
-		return 0;
+		stat_ev(ev, ST_STAT_LOST_EPOCH);
+		return;
 	}
 	gen = ep & 1;
 	fresh = ts->depth == 0 && ts->root == 0;
@@ -470,13 +531,15 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	fc.prev_depth = ts->depth;
 	fc.ts = ts;
 	fc.sc = sc;
-	bpf_loop(n < fc.prev_depth ? n : fc.prev_depth, match_prefix, &fc, 0);
+	fc.pv = pv;
+	fc.limit = n < fc.prev_depth ? n : fc.prev_depth;
+	bpf_loop(fc.limit, match_prefix, &fc, 0);
 
 	if (ts->epoch != ep || !ts->root) {
 		/* new generation (or new thread): ids must be looked up again, but
 		 * the prefix still tells which frames are new calls */
 		__u64 root_addr = ((__u64)tgid << 32) | tid;
-		__u32 root = node_get(gen, 0, ST_NODE_ROOT, root_addr, &created);
+		__u32 root = node_get(ev, gen, 0, root_flags, root_addr, &created);
 
 		if (!root) {
 			ts->depth = 0;
@@ -502,8 +565,11 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		fc.start = fc.prefix;
 	}
 	fc.gen = gen;
+	fc.ev = ev;
+	fc.epoch = ep;
+	fc.end = n;
 	if (n > fc.start)
-		bpf_loop(n - fc.start, fold_one, &fc, 0);
+		bpf_loop(n - fc.start, fold_frames, &fc, 0);
 	if (fc.failed) {
 		/* the sample is lost (counted by node_get); start the next path afresh */
 		ts->depth = 0;
@@ -515,9 +581,58 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	rec = bpf_map_lookup_elem(&nodes, &leaf);
 	if (rec)
 		rec->base += 1;
-	stat_inc(ST_STAT_FOLDED);
+	stat_ev(ev, ST_STAT_FOLDED);
 out:
 	__sync_fetch_and_sub(busy, 1);
+}
+
+SEC("perf_event")
+int on_timer(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct path_view pv = {};
+	struct scratch *sc;
+	__u32 zero = 0, n;
+	long un = 0, kn = 0;
+
+	if (!wanted(tgid, tid))
+		return 0;
+	stat_inc(ST_STAT_SAMPLES);
+
+	sc = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!sc)
+		return 0;
+	un = user_stack(ctx, sc);
+	if (un < 0) {
+		stat_inc(ST_STAT_LOST_STACK);
+		return 0;
+	}
+	if (kernel_stacks) {
+		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
+		kn = kn < 0 ? 0 : kn / sizeof(__u64);
+	}
+
+	/* the path, root first: [truncated], user frames, kernel frames */
+	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
+		if (unwind_mode == ST_UNWIND_FP)
+			stat_inc(ST_STAT_TRUNCATED);
+		pv.trunc = 1;
+	}
+	pv.un = un;
+	pv.kn = kn;
+	if (!un && !kn) {
+		/* no frame at all (kernel thread without --kernel): "[kernel]" */
+		stat_inc(ST_STAT_EMPTY_STACK);
+		pv.extra = 1;
+		pv.extra_flags = ST_NODE_KERNEL | ST_NODE_LEAF;
+	}
+	n = pv.trunc + pv.un + pv.kn + pv.extra;
+	if (n > ST_PATH_SLOTS - 1)
+		n = ST_PATH_SLOTS - 1;
+	pv.n = n;
+
+	fold_sample(sc, &pv, tgid, tid, &threads, ST_EVENT_CPU);
 	return 0;
 }
 
@@ -537,7 +652,7 @@ int on_timer_bare(struct bpf_perf_event_data *ctx)
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = bpf_get_stack(ctx, sc->ustack, sizeof(sc->ustack), BPF_F_USER_STACK);
+	un = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	if (un < 0)
 		stat_inc(ST_STAT_LOST_STACK);
 	if (kernel_stacks)
@@ -551,7 +666,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 *t, active = ST_TARGET_ACTIVE;
+	struct st_unwind_proc *up;
 
+	/* a child has its parent's mappings: and its unwinding tables */
+	if (unwind_mode != ST_UNWIND_FP && ptgid != ctgid &&
+	    (up = bpf_map_lookup_elem(&unwind_procs, &ptgid)))
+		bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY);
 	if (!filter_targets || ptgid == ctgid)
 		return 0;
 	t = bpf_map_lookup_elem(&targets, &ptgid);
@@ -566,29 +686,30 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u8 *t, active = ST_TARGET_ACTIVE;
-	struct st_event *e;
+	__u8 *t, active = ST_TARGET_ACTIVE, wait = ST_TARGET_AT_TABLES;
 
+	if (unwind_mode != ST_UNWIND_FP)	/* the old image's tables */
+		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets) {
 		t = bpf_map_lookup_elem(&targets, &tgid);
 		if (!t)
 			return 0;
-		if (*t == ST_TARGET_AT_EXEC)
+		if (*t == ST_TARGET_AT_EXEC && unwind_mode != ST_UNWIND_FP &&
+		    emit_event(ST_EV_TABLES, tgid, BPF_CORE_READ(p, pid))) {
+			/* sampled once it left the loader and its tables are in */
+			bpf_map_update_elem(&targets, &tgid, &wait, BPF_ANY);
+		} else if (*t == ST_TARGET_AT_EXEC) {
 			bpf_map_update_elem(&targets, &tgid, &active, BPF_ANY);
+		}
 	}
+	/* a new image: the saved paths mean nothing now, and the next sample
+	 * (once the libraries are mapped) reports the process again */
+	bpf_task_storage_delete(&threads, p);
+	bpf_task_storage_delete(&fault_threads, p);
 	if (!bpf_map_lookup_elem(&seen_procs, &tgid))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(ST_STAT_NEW_PROC_LOST);
-		return 0;
-	}
-	e->type = ST_EV_EXEC;
-	e->pid = tgid;
-	e->tid = BPF_CORE_READ(p, pid);
-	e->ppid = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	emit_event(ST_EV_EXEC, tgid, BPF_CORE_READ(p, pid));
+	bpf_map_delete_elem(&seen_procs, &tgid);
 	return 0;
 }
 
@@ -597,23 +718,117 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), pid = BPF_CORE_READ(p, pid);
-	struct st_event *e;
 
+	if (pid == tgid && unwind_mode != ST_UNWIND_FP)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (pid != tgid || !bpf_map_lookup_elem(&seen_procs, &tgid))
 		return 0;
 	bpf_map_delete_elem(&seen_procs, &tgid);
 	if (filter_targets)
 		bpf_map_delete_elem(&targets, &tgid);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(ST_STAT_NEW_PROC_LOST);
+	emit_event(ST_EV_EXIT, tgid, pid);
+	return 0;
+}
+
+/* ---- page faults (--event faults) ----------------------------------------- */
+
+#define X86_PF_INSTR (1UL << 4)	/* the fault was an instruction fetch */
+#define ST_VM_GROWSDOWN 0x100UL	/* VM_GROWSDOWN: the main thread's stack */
+
+struct vma_info {
+	__u64 start, end, sp;
+	bool found, file, growsdown;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_info *v = data;
+
+	v->found = true;
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->file = vma->vm_file != NULL;
+	v->growsdown = (BPF_CORE_READ(vma, vm_flags) & ST_VM_GROWSDOWN) != 0;
+	return 0;
+}
+
+/* The data leaf for a data fault at addr (see classify.h). Only one
+ * bpf_find_vma() per program run is allowed here: the tracepoint runs with
+ * interrupts off, so the mmap lock is released later, by an irq_work, and a
+ * second call fails with EBUSY. */
+static __always_inline __u16 classify(struct task_struct *task, __u64 addr, __u64 sp, __u64 bp,
+				      __u64 *leaf)
+{
+	struct st_fault_in in = { .addr = addr, .sp = sp, .bp = bp };
+	struct vma_info v = {};
+
+	if (!bpf_find_vma(task, addr, vma_cb, &v, 0) && v.found) {
+		in.vma_found = 1;
+		in.vma_start = v.start;
+		in.vma_end = v.end;
+		in.vma_file = v.file;
+		in.vma_growsdown = v.growsdown;
+	}
+	in.start_data = BPF_CORE_READ(task, mm, start_data);
+	in.start_brk = BPF_CORE_READ(task, mm, start_brk);
+	in.brk = BPF_CORE_READ(task, mm, brk);
+	return st_classify_fault(&in, leaf);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0, n;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct path_view pv = {};
+	struct scratch *sc;
+	__u64 leaf = 0;
+	__u16 cls;
+	long un;
+
+	if (!wanted(tgid, tid))
+		return 0;
+	stat_ev(ST_EVENT_FAULTS, ST_STAT_SAMPLES);
+	sc = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!sc)
+		return 0;
+	un = user_stack(ctx, sc);
+	if (un < 0) {
+		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;
 	}
-	e->type = ST_EV_EXIT;
-	e->pid = tgid;
-	e->tid = pid;
-	e->ppid = 0;
-	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
+		if (unwind_mode == ST_UNWIND_FP)
+			stat_ev(ST_EVENT_FAULTS, ST_STAT_TRUNCATED);
+		pv.trunc = 1;
+	}
+	pv.un = un;
+	if (error_code & X86_PF_INSTR) {
+		/* an instruction fetch: the path ends at the faulting function */
+		stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_INSTR);
+	} else {
+		cls = classify(task, address, regs->sp, regs->bp, &leaf);
+		if (!cls)
+			stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_UNKNOWN);
+		if (cls) {
+			stat_ev(ST_EVENT_FAULTS, (cls & ST_NODE_DATA_MODULE) ? ST_STAT_FAULT_MODULE :
+						 (cls & ST_NODE_DATA_STACK)	 ? ST_STAT_FAULT_STACK :
+											   ST_STAT_FAULT_HEAP);
+			pv.extra = 1;
+			pv.extra_flags = cls;
+			pv.extra_addr = leaf;
+		}
+	}
+	if (!pv.un && !pv.extra) {
+		stat_ev(ST_EVENT_FAULTS, ST_STAT_EMPTY_STACK);
+		pv.extra = 1;
+		pv.extra_flags = ST_NODE_KERNEL | ST_NODE_LEAF;
+	}
+	n = pv.trunc + pv.un + pv.extra;
+	if (n > ST_PATH_SLOTS - 1)
+		n = ST_PATH_SLOTS - 1;
+	pv.n = n;
+	fold_sample(sc, &pv, tgid, tid, &fault_threads, ST_EVENT_FAULTS);
 	return 0;
 }

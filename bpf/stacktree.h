@@ -30,7 +30,21 @@
 #define ST_NODE_LEAF 0x2	/* the sampled instruction pointer */
 #define ST_NODE_KERNEL 0x4	/* a kernel address */
 #define ST_NODE_TRUNCATED 0x8	/* pseudo frame: the walk hit the depth limit */
+#define ST_NODE_DATA_MODULE 0x10	/* page-fault data leaf: a module's data; addr = the
+					 * faulting address */
+#define ST_NODE_DATA_STACK 0x20	/* ... a stack: addr = (s64) offset from the faulting
+				 * function's CFA (rbp + 16) */
+#define ST_NODE_DATA_HEAP 0x40	/* ... heap: brk heap: addr = offset from its start;
+				 * anonymous memory: addr = the address */
 #define ST_NODE_DEAD 0x80	/* record allocated but its key could not be inserted */
+#define ST_NODE_HEAP_BRK 0x100	/* with DATA_HEAP: the brk heap (else anonymous mmap) */
+#define ST_NODE_FAULTS 0x200	/* with ROOT: the thread's page-fault tree */
+#define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
+
+/* What a sample is; the stats map holds ST_STAT__MAX counters per event. */
+#define ST_EVENT_CPU 0
+#define ST_EVENT_FAULTS 1
+#define ST_EVENTS 2
 
 struct st_node_key {
 	__u32 parent;
@@ -70,18 +84,29 @@ enum st_stat {
 	ST_STAT_UNW_BAD_FRAME,	 /* the stack pointer did not move up */
 	ST_STAT_UNW_FP_FRAMES,	 /* auto: frames walked by frame pointers */
 	ST_STAT_LOST_EPOCH,	 /* the generation moved twice while entering it */
+	/* page faults (event ST_EVENT_FAULTS): by kind */
+	ST_STAT_FAULT_INSTR,	 /* instruction fetches */
+	ST_STAT_FAULT_MODULE,	 /* data in a module (.data, .rodata, .bss) */
+	ST_STAT_FAULT_STACK,	 /* data on a stack */
+	ST_STAT_FAULT_HEAP,	 /* data in the brk heap or anonymous memory */
+	ST_STAT_FAULT_UNKNOWN,	 /* data faults left unclassified (mapping not found) */
+	ST_STAT_UNW_WAIT,	 /* dwarf/auto: a launched command waiting for its tables (not taken) */
 	ST_STAT__MAX,
 };
 
 /* targets map values */
 #define ST_TARGET_ACTIVE 1	/* sample this process */
 #define ST_TARGET_AT_EXEC 2	/* start sampling when it calls exec (launched command) */
+#define ST_TARGET_AT_TABLES 3	/* exec'd (dwarf/auto): not sampled while the loader runs */
+#define ST_TARGET_STARTED 4	/* ran outside the loader: sampled once the daemon pushed tables */
 
 /* Ring buffer events: the daemon captures a process's maps on first sight. */
 #define ST_EV_NEW_PROC 1
 #define ST_EV_EXEC 2
 #define ST_EV_EXIT 3	/* a seen process's main thread exited */
 #define ST_EV_UNWIND 4	/* unwinding met an address without tables: refresh the maps */
+#define ST_EV_TABLES 5	/* a launched command exec'd: push its tables */
+#define ST_EV_STARTED 6	/* it left the dynamic loader: push its tables again, activate it */
 
 struct st_event {
 	__u32 type;
@@ -112,6 +137,7 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 	ST_UNW_SIGNAL,		/* sigreturn trampoline: registers in the ucontext at rsp */
 	ST_UNW_END,		/* outermost frame: return address undefined */
 	ST_UNW_UNSUPPORTED,	/* a CFI form the BPF unwinder does not evaluate */
+	ST_UNW_R10,		/* CFA = r10 + off (DRAP prologue/epilogue): the leaf only */
 };
 #define ST_UNW_KIND_MASK 0x0f
 #define ST_UNW_F_RBP_AT_RBP 0x10 /* saved rbp at rbp + 8 * rbp, not at CFA + 8 * rbp */
@@ -141,7 +167,8 @@ struct st_unwind_map {
 
 struct st_unwind_proc {
 	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */
-	__u32 pad;
+	__u32 gen;	/* table version, unique per push: keys the BPF row cache */
+	__u64 interp_start, interp_len;	/* the dynamic loader's text (0: none) */
 	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
 };
 

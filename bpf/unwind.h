@@ -57,6 +57,28 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_procs SEC(".maps");
 
+/* Rows found lately, per CPU, by (tgid, table version, pc): a sample's
+ * frames are mostly those of the previous samples, and a hit saves both
+ * binary searches. */
+#define ST_UNW_CACHE_SIZE 1024	/* entries (power of two): 24 KiB per CPU */
+
+struct st_unw_cache_ent {
+	__u64 pc;		/* the looked-up address (ip, or ip - 1) */
+	__u32 tgid, gen;
+	struct st_unwind_row row;
+};
+
+struct st_unw_cache {
+	struct st_unw_cache_ent ents[ST_UNW_CACHE_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_unw_cache);
+	__uint(max_entries, 1);
+} unwind_cache SEC(".maps");
+
 /* tgid -> time of the last request for tables (rate limit) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -67,8 +89,11 @@ struct {
 
 struct st_unw_state {
 	__u64 ip, sp, bp;
+	__u64 r10;		/* the leaf's r10 (DRAP prologues) */
 	__u64 *out;
 	struct st_unwind_proc *proc;
+	struct st_unw_cache *cache;
+	__u32 tgid, gen;	/* cache key: the process and its table version */
 	__u32 n, max;
 	__u32 stop;
 	__u32 cached;		/* index of the last mapping found + 1 (0: none) */
@@ -78,60 +103,86 @@ struct st_unw_state {
 	bool miss;		/* an address no mapping covers */
 };
 
+/* Binary searches, one bpf_loop step each: the last entry with key <= want
+ * in [lo, hi) ends at lo - 1. */
+struct st_unw_search {
+	struct st_unwind_proc *proc;	/* mappings: keys are starts */
+	__u64 want;
+	__u32 lo, hi;
+	bool failed;
+};
+
+static long st_unw_map_step(__u32 i, void *data)
+{
+	struct st_unw_search *q = data;
+	__u32 mid;
+
+	if (q->lo >= q->hi)
+		return 1;
+	mid = (q->lo + q->hi) >> 1;
+	if (q->proc->maps[mid & (ST_UNWIND_MAX_MAPS - 1)].start <= q->want)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+static long st_unw_row_step(__u32 i, void *data)
+{
+	struct st_unw_search *q = data;
+	struct st_unwind_row *r;
+	__u32 mid;
+
+	if (q->lo >= q->hi)
+		return 1;
+	mid = q->lo + ((q->hi - q->lo) >> 1);
+	r = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!r) {
+		q->failed = true;
+		return 1;
+	}
+	if (r->pc <= q->want)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
 /* The mapping covering ip, or NULL. */
 static __always_inline struct st_unwind_map *st_unw_find_map(struct st_unw_state *s, __u64 ip)
 {
-	struct st_unwind_proc *p = s->proc;
+	struct st_unw_search q = { .proc = s->proc, .want = ip };
 	struct st_unwind_map *m;
-	__u32 lo = 0, hi = p->nmaps, mid;
 
 	if (s->cached) {
-		m = &p->maps[(s->cached - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+		m = &s->proc->maps[(s->cached - 1) & (ST_UNWIND_MAX_MAPS - 1)];
 		if (ip - m->start < m->len)
 			return m;
 	}
-	if (hi > ST_UNWIND_MAX_MAPS)
-		hi = ST_UNWIND_MAX_MAPS;
-	for (int i = 0; i < ST_UNWIND_MAP_STEPS; i++) {
-		if (lo >= hi)
-			break;
-		mid = (lo + hi) >> 1;
-		if (p->maps[mid & (ST_UNWIND_MAX_MAPS - 1)].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	q.hi = s->proc->nmaps;
+	if (q.hi > ST_UNWIND_MAX_MAPS)
+		q.hi = ST_UNWIND_MAX_MAPS;
+	bpf_loop(ST_UNWIND_MAP_STEPS, st_unw_map_step, &q, 0);
+	if (!q.lo)
 		return NULL;
-	m = &p->maps[(lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+	m = &s->proc->maps[(q.lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
 	if (ip - m->start >= m->len)
 		return NULL;
-	s->cached = lo;
+	s->cached = q.lo;
 	return m;
 }
 
 /* The row covering pc in rows [first, first + n), or NULL. */
 static __always_inline struct st_unwind_row *st_unw_find_row(__u32 first, __u32 n, __u32 pc)
 {
-	__u32 lo = first, hi = first + n, mid;
-	struct st_unwind_row *r;
+	struct st_unw_search q = { .want = pc, .lo = first, .hi = first + n };
+	__u32 k;
 
-	for (int i = 0; i < ST_UNWIND_ROW_STEPS; i++) {
-		if (lo >= hi)
-			break;
-		mid = lo + ((hi - lo) >> 1);
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r)
-			return NULL;
-		if (r->pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == first)
+	bpf_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q, 0);
+	if (q.failed || q.lo == first)
 		return NULL;
-	lo -= 1;
-	return bpf_map_lookup_elem(&unwind_rows, &lo);
+	k = q.lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &k);
 }
 
 static __always_inline long st_unw_read(void *dst, __u32 size, __u64 addr)
@@ -179,10 +230,13 @@ static __always_inline long st_unw_signal_step(struct st_unw_state *s)
 static long st_unw_frame(__u32 i, void *data)
 {
 	struct st_unw_state *s = data;
-	struct st_unwind_row *r = NULL;
+	struct st_unwind_row row = {}, *r;	/* kind ST_UNW_NONE */
+	struct st_unw_cache_ent *ce = NULL;
 	struct st_unwind_map *m;
-	__u64 cfa, fr[2], ra;
-	__u32 kind = ST_UNW_NONE, n = s->n;
+	__u64 cfa, fr[2], ra, pc;
+	__u32 kind, n = i;	/* == s->n: one frame per iteration (i keeps the verifier's
+				 * view of the state the same every iteration) */
+	bool hit = false;
 	__s64 off;
 
 	if (n >= ST_MAX_USER || n >= s->max) {
@@ -192,21 +246,44 @@ static long st_unw_frame(__u32 i, void *data)
 	s->out[n] = s->ip;
 	s->n = n + 1;
 
-	m = s->proc ? st_unw_find_map(s, s->ip) : NULL;
-	if (m && m->nrows)
-		r = st_unw_find_row(m->rows, m->nrows,
-				    (__u32)(s->ip - m->start + m->vaddr - (s->exact ? 0 : 1)));
-	else if (!m)
-		s->miss = true;
-	if (r)
-		kind = r->kind & ST_UNW_KIND_MASK;
+	/* return addresses: look up the call (a noreturn call may end a function) */
+	pc = s->ip - (s->exact ? 0 : 1);
+	ce = &s->cache->ents[(pc ^ (pc >> 11)) & (ST_UNW_CACHE_SIZE - 1)];
+	if (ce->pc == pc && ce->tgid == s->tgid && ce->gen == s->gen) {
+		row = ce->row;
+		asm volatile("" ::: "memory");
+		hit = ce->pc == pc;	/* not rewritten meanwhile by a nested program */
+	}
+	if (!hit) {
+		row = (struct st_unwind_row){};
+		m = st_unw_find_map(s, s->ip);
+		r = m && m->nrows ? st_unw_find_row(m->rows, m->nrows,
+						    (__u32)(pc - m->start + m->vaddr)) : NULL;
+		if (r)
+			row = *r;
+		if (!m) {
+			s->miss = true;
+		} else {
+			ce->pc = 0;
+			asm volatile("" ::: "memory");
+			ce->tgid = s->tgid;
+			ce->gen = s->gen;
+			ce->row = row;
+			asm volatile("" ::: "memory");
+			ce->pc = pc;
+		}
+	}
+	r = &row;
+	kind = row.kind & ST_UNW_KIND_MASK;
+	if (kind == ST_UNW_R10 && n)	/* r10 is only known in the leaf */
+		kind = ST_UNW_UNSUPPORTED;
 	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
 		if (s->fallback)
 			return st_unw_fp_step(s);
 		s->stop = kind == ST_UNW_NONE ? ST_UNW_STOP_NO_TABLE : ST_UNW_STOP_UNSUPPORTED;
 		return 1;
 	}
-	if (!r || kind == ST_UNW_END) {
+	if (kind == ST_UNW_END) {
 		s->stop = ST_UNW_STOP_END;
 		return 1;
 	}
@@ -220,6 +297,8 @@ static long st_unw_frame(__u32 i, void *data)
 		cfa = s->sp + off;
 	} else if (kind == ST_UNW_RBP) {
 		cfa = s->bp + off;
+	} else if (kind == ST_UNW_R10) {
+		cfa = s->r10 + off;
 	} else if (kind == ST_UNW_PLT) {
 		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
 	} else {		/* ST_UNW_DEREF_RBP */
@@ -232,7 +311,8 @@ static long st_unw_frame(__u32 i, void *data)
 		s->stop = ST_UNW_STOP_BAD_FRAME;
 		return 1;
 	}
-	if (kind == ST_UNW_PLT || r->rbp == ST_UNW_RBP_SAME) {
+	if (kind == ST_UNW_PLT ||
+	    (r->rbp == ST_UNW_RBP_SAME && !(r->kind & ST_UNW_F_RBP_AT_RBP))) {
 		if (st_unw_read(&ra, sizeof(ra), cfa - 8))
 			goto fault;
 	} else if (r->rbp == -2 && !(r->kind & ST_UNW_F_RBP_AT_RBP)) {
@@ -263,6 +343,64 @@ fault:
 	return 1;
 }
 
+/* The walk's inputs and outputs, on the caller's stack. */
+struct st_unwind_io {
+	__u64 ip, sp, bp, r10;	/* in: the interrupted user registers */
+	__u32 tgid, max;	/* in: the process; frames wanted (<= ST_MAX_USER) */
+	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
+	__u32 stop;		/* out: enum st_unw_stop */
+	__u32 fp_frames;	/* out: frames walked by frame pointers */
+	__u32 no_proc;		/* out: no tables for the process (yet) */
+	__u32 miss;		/* out: an address no mapping covers */
+	__u32 pad;
+};
+
+struct st_unwind_frames {
+	__u64 addr[ST_MAX_USER];
+};
+
+/*
+ * The walk itself: a global function, so that the verifier checks it once,
+ * on its own, whatever the calling program (and the caller's verification
+ * does not multiply by the walk's many exits). Returns the number of frames.
+ */
+__noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *out)
+{
+	struct st_unw_state s = {};
+	__u32 zero = 0;
+
+	if (!io || !out)
+		return 0;
+	io->stop = ST_UNW_STOP_END;
+	io->fp_frames = 0;
+	io->miss = 0;
+	s.proc = bpf_map_lookup_elem(&unwind_procs, &io->tgid);
+	io->no_proc = !s.proc;
+	if (!s.proc)	/* the empty table at key 0 (pushed first by the daemon) */
+		s.proc = bpf_map_lookup_elem(&unwind_procs, &zero);
+	s.cache = bpf_map_lookup_elem(&unwind_cache, &zero);
+	if (!s.proc || !s.cache)
+		return 0;
+	s.ip = io->ip;
+	s.sp = io->sp;
+	s.bp = io->bp;
+	s.r10 = io->r10;
+	s.out = out->addr;
+	s.max = io->max;
+	s.exact = true;
+	s.fallback = io->fallback != 0;
+	s.stop = ST_UNW_STOP_END;
+	s.tgid = io->tgid;
+	s.gen = s.proc->gen;
+	/* one more iteration than frames: it tells a complete stack of max
+	 * frames from a deeper one */
+	bpf_loop(ST_MAX_USER + 1, st_unw_frame, &s, 0);
+	io->stop = s.stop;
+	io->fp_frames = s.fp_frames;
+	io->miss = s.miss;
+	return s.n;
+}
+
 /*
  * Walk the user stack of task from its user registers uregs (for the
  * current task: bpf_task_pt_regs(bpf_get_current_task_btf()), valid whether
@@ -276,9 +414,9 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 					   __u64 *out, __u32 max, bool fallback,
 					   struct st_unwind_result *res)
 {
-	struct st_unw_state s = {};
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct st_unwind_io io = {};
 	__u64 now, *last;
+	long n;
 
 	res->stop = ST_UNW_STOP_END;
 	res->fp_frames = 0;
@@ -286,33 +424,28 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->request = false;
 	if ((BPF_CORE_READ(task, flags) & ST_PF_KTHREAD) || !BPF_CORE_READ(task, mm))
 		return 0;
-	s.ip = BPF_CORE_READ(uregs, ip);
-	s.sp = BPF_CORE_READ(uregs, sp);
-	s.bp = BPF_CORE_READ(uregs, bp);
-	s.out = out;
-	s.max = max;
-	s.exact = true;
-	s.fallback = fallback;
-	s.stop = ST_UNW_STOP_END;
-	s.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!s.proc) {
-		res->no_proc = true;
-		s.miss = true;
-	}
-	/* one more iteration than frames: it tells a complete stack of max
-	 * frames from a deeper one */
-	bpf_loop(ST_MAX_USER + 1, st_unw_frame, &s, 0);
-	res->stop = s.stop;
-	res->fp_frames = s.fp_frames;
-	if (s.miss) {
+	io.ip = BPF_CORE_READ(uregs, ip);
+	io.sp = BPF_CORE_READ(uregs, sp);
+	io.bp = BPF_CORE_READ(uregs, bp);
+	io.r10 = BPF_CORE_READ(uregs, r10);
+	io.tgid = BPF_CORE_READ(task, tgid);
+	io.max = max < ST_MAX_USER ? max : ST_MAX_USER;
+	io.fallback = fallback;
+	n = st_unwind_walk(&io, (struct st_unwind_frames *)out);
+	if (n < 0 || n > ST_MAX_USER)
+		n = 0;
+	res->stop = io.stop;
+	res->fp_frames = io.fp_frames;
+	res->no_proc = io.no_proc;
+	if (io.miss) {
 		now = bpf_ktime_get_ns();
-		last = bpf_map_lookup_elem(&unwind_requests, &tgid);
+		last = bpf_map_lookup_elem(&unwind_requests, &io.tgid);
 		if (!last || now - *last > ST_UNW_REQUEST_NS) {
-			bpf_map_update_elem(&unwind_requests, &tgid, &now, BPF_ANY);
+			bpf_map_update_elem(&unwind_requests, &io.tgid, &now, BPF_ANY);
 			res->request = true;
 		}
 	}
-	return s.n;
+	return n;
 }
 
 /* The ST_STAT_* counter of a walk that ended early (ST_STAT__MAX: none). */

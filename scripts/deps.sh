@@ -3,7 +3,8 @@
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-      libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq)
+      libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq
+      protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -107,6 +107,11 @@ int st_elf__fd(const struct st_elf *e)
 	return e->fd;
 }
 
+Elf *st_elf__elf(const struct st_elf *e)
+{
+	return e->elf;
+}
+
 int st_elf__build_id(struct st_elf *e, char *hex)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -181,8 +186,30 @@ bool st_elf__has_section_type(struct st_elf *e, GElf_Word type)
 	return find_section(e, type, &shdr) != NULL;
 }
 
-static int add_section_bounds(struct st_elf *e, struct st_symtab *t)
+bool st_elf__has_section_named(struct st_elf *e, const char *name)
 {
+	Elf_Scn *scn = NULL;
+	const char *n;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(e->elf, shstrndx, shdr.sh_name);
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Section ends as bounds: of the executable sections for functions, of the
+ * other allocated ones for data. */
+static int add_section_bounds(struct st_elf *e, bool data, struct st_symtab *t)
+{
+	GElf_Xword want = data ? SHF_ALLOC : SHF_ALLOC | SHF_EXECINSTR;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	int err;
@@ -190,7 +217,7 @@ static int add_section_bounds(struct st_elf *e, struct st_symtab *t)
 	while ((scn = elf_nextscn(e->elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr))
 			continue;
-		if ((shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR))
+		if ((shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != want)
 			continue;
 		err = st_symtab__add_bound(t, shdr.sh_addr + shdr.sh_size);
 		if (err)
@@ -211,10 +238,25 @@ static enum st_sym_bind bind_of(const GElf_Sym *sym)
 	}
 }
 
-int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
-			 struct st_strtab *names)
+/* Function symbols (STT_FUNC, STT_GNU_IFUNC) or, with data, data objects
+ * (STT_OBJECT, STT_COMMON) defined in a section that is in memory (not
+ * SHN_ABS, nor SHN_COMMON, which only relocatable objects have). */
+static bool wanted(const GElf_Sym *sym, bool data)
 {
-	Elf_Data *data, *xndx_data = NULL;
+	int stype = GELF_ST_TYPE(sym->st_info);
+
+	if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
+		return false;
+	if (!data)
+		return stype == STT_FUNC || stype == STT_GNU_IFUNC;
+	return (stype == STT_OBJECT || stype == STT_COMMON) && sym->st_shndx != SHN_ABS &&
+	       sym->st_shndx != SHN_COMMON;
+}
+
+static int load_symbols(struct st_elf *e, GElf_Word type, bool data, struct st_symtab *t,
+			struct st_strtab *names)
+{
+	Elf_Data *symdata, *xndx_data = NULL;
 	Elf_Scn *scn, *xscn = NULL;
 	GElf_Shdr shdr, xshdr;
 	size_t i, nsyms;
@@ -223,8 +265,8 @@ int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 	scn = find_section(e, type, &shdr);
 	if (!scn)
 		return -ENOENT;
-	data = elf_getdata(scn, NULL);
-	if (!data || !shdr.sh_entsize)
+	symdata = elf_getdata(scn, NULL);
+	if (!symdata || !shdr.sh_entsize)
 		return -ENOEXEC;
 	while ((xscn = elf_nextscn(e->elf, xscn))) {
 		if (gelf_getshdr(xscn, &xshdr) && xshdr.sh_type == SHT_SYMTAB_SHNDX &&
@@ -239,14 +281,10 @@ int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 		GElf_Word shndx;
 		size_t len;
 		GElf_Sym sym;
-		int stype;
 
-		if (!gelf_getsymshndx(data, xndx_data, i, &sym, &shndx))
+		if (!gelf_getsymshndx(symdata, xndx_data, i, &sym, &shndx))
 			continue;
-		stype = GELF_ST_TYPE(sym.st_info);
-		if (stype != STT_FUNC && stype != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+		if (!wanted(&sym, data))
 			continue;
 		name = elf_strptr(e->elf, shdr.sh_link, sym.st_name);
 		if (!name || !*name)
@@ -262,6 +300,18 @@ int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 			return err;
 		n++;
 	}
-	err = add_section_bounds(e, t);
+	err = add_section_bounds(e, data, t);
 	return err ? err : n;
+}
+
+int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
+			 struct st_strtab *names)
+{
+	return load_symbols(e, type, false, t, names);
+}
+
+int st_elf__load_data_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
+			      struct st_strtab *names)
+{
+	return load_symbols(e, type, true, t, names);
 }

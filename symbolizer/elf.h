@@ -30,6 +30,7 @@ int st_elf__open_memory(const void *image, size_t size, struct st_elf **out);
 void st_elf__free(struct st_elf *e);
 
 int st_elf__fd(const struct st_elf *e); /* -1 for memory images */
+Elf *st_elf__elf(const struct st_elf *e); /* owned by e */
 
 /* Lower-case hex of NT_GNU_BUILD_ID into hex[ST_BUILD_ID_HEX_MAX];
  * -ENOENT when there is none. */
@@ -43,11 +44,18 @@ int st_elf__loads(struct st_elf *e, struct st_load **out);
 
 /* Whether the image has a section of type SHT_SYMTAB / SHT_DYNSYM. */
 bool st_elf__has_section_type(struct st_elf *e, GElf_Word type);
+/* Whether it has a section with contents (not SHT_NOBITS) of that name. */
+bool st_elf__has_section_named(struct st_elf *e, const char *name);
 
 /* Add the function symbols (STT_FUNC, STT_GNU_IFUNC) of the first section
  * of type `type` to t, names copied into names, plus the ends of the
  * executable sections as bounds. Returns the number added or -errno. */
 int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 			 struct st_strtab *names);
+/* The same for data objects (STT_OBJECT, STT_COMMON defined in a section;
+ * not STT_TLS), bounded by the ends of the allocated non-executable
+ * sections. */
+int st_elf__load_data_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
+			      struct st_strtab *names);
 
 #endif

@@ -3,18 +3,21 @@
  * A module is opened once (st_symbolizer__module) and keeps its ELF open
  * until its symbols are first needed; then the symbol table (from .symtab,
  * a separate debug file's .symtab, or .dynsym) is copied into memory and
- * the file is closed. Modules are found again by file identity
- * (path, dev, inode, size, mtime) and by build id, through a hash map
- * (open addressing, linear probing, backward-shift deletion) that owns its
- * key strings.
+ * the file is closed (data symbols and stack variables, read later on
+ * demand, open it again: datasym.c, reopen.c). Modules are found again by
+ * file identity (path, dev, inode, size, mtime) and by build id, through a
+ * hash map (open addressing, linear probing, backward-shift deletion) that
+ * owns its key strings.
  *
  * Ownership: each module owns its strings (path, build id, other display
- * paths, symbol names) and the list of its keys in the map, so freeing a
+ * paths, symbol names, data symbols, stack variable tables, the last
+ * open_path) and the list of its keys in the map, so freeing a
  * module gives all of it back. The symbolizer-wide string table only holds
  * the options and the kernel's symbols (loaded once). Every module is on the
  * `modules` list; unreferenced ones are also on the LRU list (head: most
  * recently released). The vDSO module holds a reference of the symbolizer's
- * own, so it is never evicted.
+ * own, so it is never evicted. The structures are in module.h, shared
+ * with the other files of the symbolizer.
  */
 #include "symbolizer/symbolizer.h"
 
@@ -30,6 +33,8 @@
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/kallsyms.h"
+#include "symbolizer/module.h"
+#include "symbolizer/stackvars.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/vdso.h"
@@ -41,50 +46,6 @@
  * e.g. one library in many containers); beyond that, such a file is matched
  * by its build id, which costs an ELF open. */
 #define MAX_FILE_KEYS 32
-
-struct st_module {
-	struct st_strtab *strs;		/* path, build id, other display paths */
-	const char *path;		/* display path (in strs) */
-	const char *build_id;		/* hex (in strs) or NULL */
-	struct st_elf *elf;		/* until the symbols are loaded, while referenced */
-	struct st_load *loads;
-	size_t nloads;
-	struct st_symtab *symtab;	/* NULL until loaded */
-	struct st_strtab *names;	/* symbol names, with symtab */
-	size_t refs;
-	const char **keys;		/* this module's keys (strings owned by the map) */
-	size_t nkeys, keys_cap;
-	size_t nfile_keys;
-	struct st_module *prev, *next;		/* s->modules */
-	struct st_module *lru_prev, *lru_next;	/* s->lru_head, while refs == 0 */
-};
-
-/* Key ("b:BUILDID" or "f:PATH:DEV:INO:SIZE:MTIME") -> module; key == NULL:
- * empty slot. */
-struct slot {
-	char *key;
-	uint64_t hash;
-	struct st_module *module;
-};
-
-struct st_symbolizer {
-	const char *debug_dir;		/* interned */
-	const char *kallsyms;		/* interned */
-	bool verbose;
-	size_t max_unused;
-	struct st_strtab *strs;		/* options and kernel symbols only */
-	struct slot *slots;		/* power of two, or 0 */
-	size_t nslots, nkeys, key_bytes;
-	struct st_module *modules;	/* all of them */
-	size_t nmodules;
-	struct st_module *lru_head, *lru_tail;	/* unreferenced, head = newest */
-	size_t nunused;
-	struct st_module *vdso;
-	struct st_symtab *kernel;	/* NULL until loaded */
-	const char *kernel_module;	/* "[kernel.kallsyms]", interned */
-	char *scratch;			/* module name when resolving without a module */
-	size_t scratch_cap;
-};
 
 /* ---- key map ------------------------------------------------------------ */
 
@@ -99,7 +60,7 @@ static uint64_t hash_key(const char *k)
 	return h ^ (h >> 29);
 }
 
-static struct slot *map_slot(const struct st_symbolizer *s, const char *key, uint64_t hash)
+static struct st_slot *map_slot(const struct st_symbolizer *s, const char *key, uint64_t hash)
 {
 	size_t mask = s->nslots - 1, i;
 
@@ -114,7 +75,7 @@ static struct slot *map_slot(const struct st_symbolizer *s, const char *key, uin
 
 static struct st_module *map_get(const struct st_symbolizer *s, const char *key)
 {
-	struct slot *sl = map_slot(s, key, hash_key(key));
+	struct st_slot *sl = map_slot(s, key, hash_key(key));
 
 	return sl ? sl->module : NULL;
 }
@@ -122,7 +83,7 @@ static struct st_module *map_get(const struct st_symbolizer *s, const char *key)
 static int map_grow(struct st_symbolizer *s)
 {
 	size_t n = s->nslots ? s->nslots * 2 : MAP_MIN_SLOTS, i, j;
-	struct slot *slots = calloc(n, sizeof(*slots));
+	struct st_slot *slots = calloc(n, sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
@@ -181,7 +142,7 @@ static int map_put(struct st_symbolizer *s, const char *key, struct st_module *m
 static void map_del(struct st_symbolizer *s, const char *key)
 {
 	size_t mask = s->nslots - 1, i, j, home;
-	struct slot *sl = map_slot(s, key, hash_key(key));
+	struct st_slot *sl = map_slot(s, key, hash_key(key));
 
 	if (!sl)
 		return;
@@ -203,7 +164,7 @@ static void map_del(struct st_symbolizer *s, const char *key)
 
 /* ---- modules ------------------------------------------------------------ */
 
-static size_t display_len(const char *path)
+size_t st_mod__display_len(const char *path)
 {
 	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
 
@@ -220,7 +181,11 @@ static void module_free(struct st_module *m)
 	free(m->loads);
 	st_symtab__free(m->symtab);
 	st_strtab__free(m->names);
+	st_symtab__free(m->data);
+	st_strtab__free(m->data_names);
+	st_stackvars__free(m->vars);
 	st_strtab__free(m->strs);
+	free(m->open_path);
 	free(m->keys);
 	free(m);
 }
@@ -234,6 +199,14 @@ static size_t module_memory(const struct st_module *m)
 		bytes += st_symtab__memory(m->symtab);
 	if (m->names)
 		bytes += st_strtab__memory(m->names);
+	if (m->data)
+		bytes += st_symtab__memory(m->data);
+	if (m->data_names)
+		bytes += st_strtab__memory(m->data_names);
+	if (m->vars)
+		bytes += st_stackvars__memory(m->vars);
+	if (m->open_path)
+		bytes += strlen(m->open_path) + 1;
 	return bytes;
 }
 
@@ -502,7 +475,7 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 	if (strcmp(path, VDSO_PATH) == 0)
 		return vdso_module(s);
 
-	len = display_len(path);
+	len = st_mod__display_len(path);
 	fd = open_image(path, len, open_path);
 	if (fd < 0) {
 		err = fd;
@@ -522,6 +495,7 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 		adopt_fd(found, fd);
 		fd = -1;
 		m = module_ref(s, found);
+		st_mod__note_open(m, open_path);
 		goto cleanup;
 	}
 	err = st_elf__open_fd(fd, &e);
@@ -545,12 +519,15 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 		}
 		module_free(m);
 		m = module_ref(s, found);
+		st_mod__note_open(m, open_path);
 		/* best effort: without it, the build id finds it again */
 		if (m->nfile_keys < MAX_FILE_KEYS)
 			map_put(s, fkey, m);
 		goto cleanup;
 	}
 	module_link(s, m);
+	st_mod__set_id(m, &st);
+	st_mod__note_open(m, open_path);
 	err = map_put(s, fkey, m);
 	if (!err && m->build_id)
 		err = map_put(s, bkey, m);
@@ -574,10 +551,27 @@ cleanup:
 
 /* ---- symbols ----------------------------------------------------------- */
 
+int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struct st_elf *e,
+		       struct st_elf **debug)
+{
+	struct st_debug_query q = {
+		.debug_dir = s->debug_dir,
+		.path = m->path,
+		.build_id = m->build_id,
+	};
+	const char *how = NULL;
+
+	q.debuglink = st_elf__debuglink(e, &q.crc);
+	if (st_debuginfo__find(&q, debug, &how))
+		return -ENOENT;
+	if (s->verbose)
+		fprintf(stderr, "stacktreed: %s: debug file found (%s)\n", m->path, how);
+	return 0;
+}
+
 static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 {
 	struct st_elf *debug = NULL, *src;
-	const char *how = NULL;
 	int n = -ENOENT;
 
 	m->symtab = st_symtab__new();
@@ -591,27 +585,17 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 	}
 
 	src = m->elf;
-	if (!st_elf__has_section_type(m->elf, SHT_SYMTAB)) {
-		struct st_debug_query q = {
-			.debug_dir = s->debug_dir,
-			.path = m->path,
-			.build_id = m->build_id,
-		};
-
-		q.debuglink = st_elf__debuglink(m->elf, &q.crc);
-		if (!st_debuginfo__find(&q, &debug, &how) &&
-		    st_elf__has_section_type(debug, SHT_SYMTAB))
-			src = debug;
-	}
+	if (!st_elf__has_section_type(m->elf, SHT_SYMTAB) &&
+	    !st_mod__debug_file(s, m, m->elf, &debug) &&
+	    st_elf__has_section_type(debug, SHT_SYMTAB))
+		src = debug;
 	if (st_elf__has_section_type(src, SHT_SYMTAB))
 		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, m->names);
 	if (n <= 0 && n != -ENOMEM)
 		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names);
 	st_symtab__finish(m->symtab);
 
-	if (s->verbose && src == debug)
-		fprintf(stderr, "stacktreed: %s: symbols from a debug file (%s)\n", m->path, how);
-	else if (s->verbose && n <= 0 && n != -ENOMEM)
+	if (s->verbose && n <= 0 && n != -ENOMEM)
 		fprintf(stderr, "stacktreed: %s: no function symbols\n", m->path);
 
 	st_elf__free(debug);
@@ -620,9 +604,7 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 	return n == -ENOMEM ? n : 0;
 }
 
-/* File offset -> ELF vaddr through the PT_LOAD holding it (executable
- * segments first); the offset itself when none does. */
-static __u64 to_vaddr(const struct st_module *m, __u64 off)
+__u64 st_mod__to_vaddr(const struct st_module *m, __u64 off)
 {
 	const struct st_load *hit = NULL;
 	size_t i;
@@ -640,7 +622,7 @@ static __u64 to_vaddr(const struct st_module *m, __u64 off)
 
 /* The mapping's path without " (deleted)": in m's strings (valid while m
  * is), or without a module in the scratch buffer (until the next call). */
-static const char *module_name(struct st_symbolizer *s, const struct st_module *m,
+const char *st_mod__name(struct st_symbolizer *s, const struct st_module *m,
 			       const char *path)
 {
 	const char *name;
@@ -648,7 +630,7 @@ static const char *module_name(struct st_symbolizer *s, const struct st_module *
 
 	if (!path)
 		return m ? m->path : NULL;
-	len = display_len(path);
+	len = st_mod__display_len(path);
 	if (m) {
 		if (strncmp(m->path, path, len) == 0 && m->path[len] == '\0')
 			return m->path;
@@ -679,13 +661,13 @@ int st_symbolizer__resolve(struct st_symbolizer *s, struct st_module *m, const c
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	look = is_return && addr ? addr - 1 : addr;
-	out->module = module_name(s, m, path);
+	out->module = st_mod__name(s, m, path);
 	out->build_id = m ? m->build_id : NULL;
 	if (!m) {
 		out->module_offset = addr - map_start + map_pgoff;
 		return 0;
 	}
-	vaddr = to_vaddr(m, look - map_start + map_pgoff);
+	vaddr = st_mod__to_vaddr(m, look - map_start + map_pgoff);
 	out->module_offset = vaddr + (addr - look);
 	if (!m->symtab && (!m->elf || load_module_symbols(s, m)))
 		return 0;	/* no file (cached module) or out of memory: module+offset */

@@ -89,13 +89,69 @@ int st_symbolizer__resolve(struct st_symbolizer *s, struct st_module *m, const c
 			   __u64 map_start, __u64 map_pgoff, __u64 addr, bool is_return,
 			   struct st_sym *out);
 
+/* A data address of the process that maps module m: the mapping given
+ * (map_start, map_pgoff: any file-backed mapping of m, normally its
+ * executable one) fixes the module's load bias, so addr may lie in any of
+ * its PT_LOAD segments, including the zero-filled part past p_filesz (.bss).
+ * Fills out: function = the data symbol (STT_OBJECT or STT_COMMON, with size;
+ * zero-size symbols cover up to the next one) covering addr or NULL,
+ * offset = addr - symbol start, module/build_id as resolve(), module_offset =
+ * the ELF virtual address. Returns 0, -ERANGE when addr is outside the
+ * module's PT_LOAD extent [min p_vaddr, max p_vaddr + p_memsz) after
+ * relocation, -EINVAL on bad arguments.
+ *
+ * Details: m must not be NULL (-EINVAL), nor may the mapping lie outside
+ * m's PT_LOADs in the file (-EINVAL). A mapping whose file offset starts two
+ * PT_LOADs (they share a file page) is taken as the executable one's, else
+ * the later one's: pass the executable mapping. func_addr is the symbol's
+ * runtime start. Zero-size symbols also end where their section does. The
+ * data symbols are read on the first call for a module, from .symtab (or
+ * its debug file's, or .dynsym), separately from the function symbols; the
+ * module's file is opened again for that if it was closed (the last
+ * open_path given to st_symbolizer__module(), then the mapping's and the
+ * module's path, each only if it is the same image). When no file can be
+ * read now, or on ENOMEM, function is NULL (module+offset) and the next
+ * st_symbolizer__module() finding m makes it try again. */
+int st_symbolizer__resolve_data(struct st_symbolizer *s, struct st_module *m, const char *path,
+				__u64 map_start, __u64 map_pgoff, __u64 addr, struct st_sym *out);
+
+/* The local variable or parameter of the function that contains pc (a
+ * runtime address in module m mapped at map_start/map_pgoff) whose storage
+ * covers CFA + cfa_offset (the function's canonical frame address, which is
+ * where gcc's DW_AT_frame_base DW_OP_call_frame_cfa points). Uses the
+ * module's DWARF (.debug_info in the module or its separate debug file found
+ * as for symbols). On success *name is the variable's name (valid like the
+ * module's other strings) and *offset the byte offset into it; -ENOENT when
+ * no variable covers it or there is no DWARF. Innermost lexical scope wins.
+ *
+ * Supported: DW_TAG_variable / DW_TAG_formal_parameter whose DW_AT_location
+ * is the single operation DW_OP_fbreg N, as an expression or as an entry of
+ * a location list (then only for the pcs of that entry); lexical blocks and
+ * inlined subroutines are inner scopes (then the smaller variable wins).
+ * Frame bases: DW_OP_call_frame_cfa (gcc, any architecture) and, on x86-64,
+ * DW_OP_reg6 / DW_OP_breg6 N (rbp-based, clang with frame pointers), taken
+ * as CFA = rbp + 16, which holds after the prologue. Not supported: other
+ * frame bases (e.g. rsp-based, clang without frame pointers), variables in
+ * registers or located by longer expressions, split DWARF (.dwo), static
+ * locals (they are module data: resolve_data()). Sizes come from
+ * dwarf_aggregate_size() (1 when unknown). For a return address pass the
+ * call instruction's address (return address - 1).
+ *
+ * The table is built on the first call for a module (its file reopened as
+ * for resolve_data(); at most ST_STACKVARS_MAX entries of ~48 bytes, counted
+ * by st_symbolizer__memory()) and freed with the module. -EINVAL: NULL
+ * arguments or a mapping outside m's PT_LOADs; -ENOMEM. */
+int st_symbolizer__stack_var(struct st_symbolizer *s, struct st_module *m, const char *path,
+			     __u64 map_start, __u64 map_pgoff, __u64 pc, __s64 cfa_offset,
+			     const char **name, __u64 *offset);
+
 /* Kernel addresses through kallsyms (module name "[kernel.kallsyms]" or the
  * kernel module's name in brackets). */
 int st_symbolizer__resolve_kernel(struct st_symbolizer *s, __u64 addr, bool is_return,
 				  struct st_sym *out);
 
-/* Memory held (symbol tables, strings, module keys, caches), for the
- * summary. */
+/* Memory held (symbol tables, data symbol tables, stack variable tables,
+ * strings, module keys, caches), for the summary. */
 size_t st_symbolizer__memory(const struct st_symbolizer *s);
 
 /* Modules held (referenced or cached); *unused (if not NULL): how many of

@@ -231,8 +231,20 @@ static int rowmap_grow(struct st_arcflow *a)
 	return 0;
 }
 
+/* A node's BASE for arcflow: page-fault data leaves below it count as its
+ * own (the function touched the data). */
+static __u64 node_base(const struct st_node *n)
+{
+	__u64 base = n->base;
+
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling)
+		if (c->f.kind == ST_FRAME_DATA)
+			base += c->cum;
+	return base;
+}
+
 static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, bool rec,
-		   const struct st_node *n)
+		   const struct st_node *n, __u64 base)
 {
 	struct af_row *r;
 	size_t j;
@@ -244,7 +256,7 @@ static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, boo
 		r = &a->rows[a->rowidx.vals[j] - 1];
 		if (r->self == self && r->other == other && r->dir == dir && r->recursive == rec) {
 			r->calls += n->calls;
-			r->base += n->base;
+			r->base += base;
 			r->cum += n->cum;
 			return 0;
 		}
@@ -267,7 +279,7 @@ static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, boo
 	r->recursive = rec;
 	a->rowidx.vals[j] = ++a->nrows;
 	r->calls += n->calls;
-	r->base += n->base;
+	r->base += base;
 	r->cum += n->cum;
 	return 0;
 }
@@ -277,16 +289,17 @@ static int visit(struct st_arcflow *a, const struct st_node *n, size_t f,
 		 const struct path_slot *up, bool rec)
 {
 	struct af_entry *e = &a->ents[f];
+	__u64 base = node_base(n);
 	int err;
 
 	e->calls += n->calls;
-	e->base += n->base;
+	e->base += base;
 	e->cum_all += n->cum;
 	if (!rec)
 		e->cum += n->cum;
-	err = row_add(a, f, up->ent, DIR_PARENT, rec, n);
+	err = row_add(a, f, up->ent, DIR_PARENT, rec, n, base);
 	if (!err)
-		err = row_add(a, up->ent, f, DIR_CHILD, up->recursive, n);
+		err = row_add(a, up->ent, f, DIR_CHILD, up->recursive, n, base);
 	return err;
 }
 
@@ -308,7 +321,7 @@ static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
 		return (int)id;
 	a->ents[id].calls += 1;
 	a->ents[id].mindepth = 0;
-	a->ents[id].base += r->base;
+	a->ents[id].base += node_base(r);
 	a->ents[id].cum += r->cum;
 	a->ents[id].cum_all += r->cum;
 	a->total += r->cum;
@@ -326,6 +339,13 @@ static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
 			*path = np;
 			*pathcap *= 2;
 		}
+		if (n->f.kind == ST_FRAME_DATA) {
+			/* counted in its function's BASE (node_base): no entry of
+			 * its own; the parent's slot stands in while leaving it */
+			(*path)[depth] = (*path)[depth - 1];
+			a->ents[(*path)[depth].ent].onpath++;
+			goto leave;
+		}
 		id = node_entry(a, n);
 		if (id < 0)
 			return (int)id;
@@ -341,6 +361,7 @@ static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
 			n = n->first_child;
 			continue;
 		}
+leave:
 		/* leave n and every ancestor without a next sibling */
 		for (;;) {
 			a->ents[(*path)[depth].ent].onpath--;

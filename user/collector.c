@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "procmaps.h"
 #include "profile.h"
@@ -15,6 +16,12 @@
 
 #define NAME_TRUNCATED "[truncated]"
 #define NAME_KERNEL "[kernel]"
+/* compared by pointer: raw frames carry these very arrays */
+static const char NAME_BRK[] = "[heap]";
+static const char NAME_ANON[] = "[anon]";
+
+/* Thread keys: pid << 32 | tid, with this bit for the page-fault tree. */
+#define KEY_FAULTS (1ULL << 63)
 
 struct proc {
 	__u32 pid;
@@ -23,10 +30,19 @@ struct proc {
 	bool missing;	/* an address no mapping covers: refresh */
 	bool gone;	/* /proc/PID is gone: no refresh possible */
 	bool exited;	/* the kernel said its main thread exited */
+	unsigned followups;	/* reads of its maps still to come (a young process) */
+	double next_followup;	/* when, CLOCK_MONOTONIC seconds */
 };
+
+/* A process first seen in its dynamic loader maps its libraries a few
+ * milliseconds later: its maps are read again after these delays, so that a
+ * short-lived process is fully symbolized (no kernel hook for mmap is used). */
+static const double followup_delays[] = { 0.005, 0.02, 0.1, 0.5 };
+#define FOLLOWUPS (sizeof(followup_delays) / sizeof(followup_delays[0]))
 
 struct rthread {
 	__u32 pid, tid;
+	bool faults;		/* the page-fault tree */
 	char comm[ST_COMM_LEN];
 	struct st_tree *tree;	/* raw: nodes keyed by (kind, address) */
 	struct proc *proc;
@@ -147,18 +163,26 @@ static void proc_refresh(struct st_collector *c, struct proc *p)
 
 	if (p->gone)
 		return;
+	if (c->refresh_fn)	/* first: samples are waiting for unwinding tables */
+		c->refresh_fn(c->refresh_ctx, p->pid);
 	r = st_procmaps__refresh(p->maps, c->sym);
 	if (r == -ENOENT || r == -ESRCH)
 		p->gone = true;
 	p->missing = false;
-	if (c->refresh_fn && !p->gone)
-		c->refresh_fn(c->refresh_ctx, p->pid);
 }
 
 void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx)
 {
 	c->refresh_fn = fn;
 	c->refresh_ctx = ctx;
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)
@@ -170,7 +194,32 @@ int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)
 		return -ENOMEM;
 	if (created || exec || p->missing)
 		proc_refresh(c, p);
+	if (created || exec) {
+		p->followups = FOLLOWUPS;
+		p->next_followup = mono_now() + followup_delays[0];
+	}
 	return 0;
+}
+
+double st_collector__followups(struct st_collector *c)
+{
+	double now = mono_now(), next = 1e9;
+	struct proc *p;
+	size_t pos = 0;
+
+	while ((p = st_u64map__next(c->procs, &pos, NULL))) {
+		if (!p->followups || p->gone)
+			continue;
+		if (p->next_followup <= now) {
+			proc_refresh(c, p);
+			p->followups--;
+			if (p->followups)
+				p->next_followup = now + followup_delays[FOLLOWUPS - p->followups];
+		}
+		if (p->followups && !p->gone && p->next_followup - now < next)
+			next = p->next_followup - now;
+	}
+	return next < 0 ? 0 : next;
 }
 
 void st_collector__exited(struct st_collector *c, __u32 pid)
@@ -238,9 +287,9 @@ static void read_comm(__u32 pid, __u32 tid, char *comm, size_t len)
 	fclose(f);
 }
 
-static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid)
+static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, bool faults)
 {
-	__u64 key = ((__u64)pid << 32) | tid;
+	__u64 key = ((__u64)pid << 32) | tid | (faults ? KEY_FAULTS : 0);
 	struct rthread *t = st_u64map__get(c->threads, key);
 	bool created;
 
@@ -251,6 +300,7 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid)
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
+	t->faults = faults;
 	t->tree = st_tree__new();
 	t->proc = proc_get(c, pid, &created);
 	if (!t->tree || !t->proc || st_u64map__put(c->threads, key, t)) {
@@ -275,7 +325,18 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 		.kernel = (r->flags & ST_NODE_KERNEL) != 0,
 	};
 
-	if (r->flags & ST_NODE_TRUNCATED) {
+	if (r->flags & ST_NODE_DATA) {
+		f.kind = ST_FRAME_DATA;
+		f.data_class = (r->flags & ST_NODE_DATA_MODULE) ? ST_DATA_MODULE :
+			       (r->flags & ST_NODE_DATA_STACK)	? ST_DATA_STACK :
+								  ST_DATA_HEAP;
+		if (f.data_class == ST_DATA_HEAP)
+			f.module = (r->flags & ST_NODE_HEAP_BRK) ? NAME_BRK : NAME_ANON;
+		if (f.data_class == ST_DATA_STACK || f.module == NAME_BRK) {
+			f.offset = r->addr; /* from the CFA; from the brk heap's start */
+			f.addr = 0;
+		}
+	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = NAME_TRUNCATED;
 	} else if (f.kernel && r->addr == 0) {
@@ -305,9 +366,17 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		if (r->flags & ST_NODE_DEAD)
 			continue;
 		if (r->flags & ST_NODE_ROOT) {
-			ref->t = thread_get(c, (__u32)(r->addr >> 32), (__u32)r->addr);
+			bool faults = (r->flags & ST_NODE_FAULTS) != 0;
+			bool known = st_u64map__get(c->threads,
+						    r->addr | (faults ? KEY_FAULTS : 0)) != NULL;
+
+			ref->t = thread_get(c, (__u32)(r->addr >> 32), (__u32)r->addr, faults);
 			if (!ref->t)
 				return -ENOMEM;
+			/* a root per generation: threads rename themselves after start */
+			if (known && c->comm_fn)
+				c->comm_fn(c->comm_ctx, ref->t->pid, ref->t->tid, ref->t->comm,
+					   sizeof(ref->t->comm));
 			ref->n = st_tree__root(ref->t->tree);
 			ref->n->base += r->base;
 			ref->n->calls += r->calls;
@@ -325,7 +394,8 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			return -ENOMEM;
 		ref->n->base += r->base;
 		ref->n->calls += r->calls;
-		if (f.kind != ST_FRAME_SPECIAL && !f.kernel && !ref->t->proc->gone &&
+		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA && !f.kernel &&
+		    !ref->t->proc->gone &&
 		    !st_procmaps__find(ref->t->proc->maps, f.addr))
 			ref->t->proc->missing = true;
 	}
@@ -342,13 +412,67 @@ struct symctx {
 	int err;
 };
 
-static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw)
+/* A module data address: the module whose loaded extent covers it. False
+ * when no module does. */
+static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
+{
+	const struct st_mapping *m;
+	struct st_sym s = {};
+
+	for (size_t i = 0; (m = st_procmaps__at(x->proc->maps, i)); i++) {
+		if (!m->module || st_symbolizer__resolve_data(x->c->sym, m->module, m->path, m->start,
+							      m->pgoff, addr, &s))
+			continue;
+		f->data_class = ST_DATA_MODULE;
+		f->function = st_strtab__intern(x->p->strs, s.function);
+		f->module = st_strtab__intern(x->p->strs, s.module);
+		f->offset = s.function ? s.offset : s.module_offset;
+		f->addr = s.function ? addr - s.offset : 0; /* one leaf per symbol */
+		return true;
+	}
+	return false;
+}
+
+/* A stack offset from the faulting frame: the local or parameter there. */
+static struct st_frame symbolize_stack_data(struct symctx *x, const struct st_frame *raw,
+					    __u64 pc)
+{
+	const struct st_mapping *m = st_procmaps__find(x->proc->maps, pc);
+	struct st_frame f = *raw;
+	const char *name = NULL;
+	__u64 off = 0;
+
+	f.addr = 0;
+	if (m && m->module && pc &&
+	    st_symbolizer__stack_var(x->c->sym, m->module, m->path, m->start, m->pgoff, pc,
+				     (__s64)raw->offset, &name, &off) == 0) {
+		f.function = st_strtab__intern(x->p->strs, name);
+		f.offset = off;
+	}
+	return f;
+}
+
+static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc)
 {
 	struct st_frame f = *raw;
 	bool is_return = raw->kind == ST_FRAME_CALLSITE;
 	struct st_sym s = {};
 	int r = -ENOENT;
 
+	if (raw->kind == ST_FRAME_DATA) {
+		if (raw->data_class == ST_DATA_STACK)
+			return symbolize_stack_data(x, raw, parent_pc);
+		/* module data, and anonymous memory that is a library's .bss */
+		if (raw->data_class == ST_DATA_MODULE ||
+		    (raw->data_class == ST_DATA_HEAP && raw->module == NAME_ANON)) {
+			if (module_data(x, raw->addr, &f))
+				return f;
+			f.offset = raw->addr;	/* no module covers it: the address */
+			f.addr = 0;
+		}
+		f.module = st_strtab__intern(x->p->strs, raw->module);
+		return f;
+	}
 	if (raw->kind == ST_FRAME_SPECIAL) {
 		f.function = st_strtab__intern(x->p->strs, raw->function);
 		return f;
@@ -380,7 +504,7 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 	dst->base += src->base;
 	dst->calls += src->calls;
 	for (const struct st_node *s = src->first_child; s && !x->err; s = s->next_sibling) {
-		struct st_frame f = symbolize(x, &s->f);
+		struct st_frame f = symbolize(x, &s->f, src->f.addr);
 		struct st_node *d = st_tree__child(x->dst, dst, &f, true);
 
 		if (!d) {
@@ -391,7 +515,7 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 	}
 }
 
-struct st_profile *st_collector__profile(struct st_collector *c, const char *event)
+struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults)
 {
 	struct st_profile *p = st_profile__new(event);
 	struct rthread *t;
@@ -400,9 +524,12 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 	if (!p)
 		return NULL;
 	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
-		struct st_thread *pt = st_profile__add_thread(p, t->pid, t->tid, t->comm);
 		struct symctx x = { .c = c, .p = p, .proc = t->proc };
+		struct st_thread *pt;
 
+		if (t->faults != faults)
+			continue;
+		pt = st_profile__add_thread(p, t->pid, t->tid, t->comm);
 		if (!pt || st_thread__set_cgroup(pt, t->proc->cgroup))
 			goto cleanup;
 		x.dst = pt->tree;

@@ -28,10 +28,15 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 /* A process was seen (or exec'd): read its maps now, while it lives. */
 int st_collector__capture(struct st_collector *c, __u32 pid, bool exec);
 
-/* Called whenever a process's maps were (re-)read, e.g. to push its DWARF
- * unwinding tables (user/unwinder.h). */
+/* Called whenever a process's maps are (re-)read (just before), e.g. to
+ * push its DWARF unwinding tables (user/unwinder.h). */
 typedef void (*st_refresh_fn)(void *ctx, __u32 pid);
 void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx);
+
+/* Read the maps of young processes again when their follow-up is due (their
+ * libraries are mapped after the first sample). Returns the seconds until
+ * the next follow-up (1e9 when none). */
+double st_collector__followups(struct st_collector *c);
 
 /* The kernel reported that pid's main thread exited: evict it at the next
  * st_collector__reset(). */
@@ -46,8 +51,9 @@ void st_collector__reset(struct st_collector *c);
  * covers (a dlopen since the last capture). Cheap when nothing is missing. */
 void st_collector__refresh_missing(struct st_collector *c);
 
-/* Build the symbolized profile (finalized). The collector keeps its trees. */
-struct st_profile *st_collector__profile(struct st_collector *c, const char *event);
+/* Build the symbolized profile (finalized) of the timer trees, or of the
+ * page-fault trees when faults is set. The collector keeps its trees. */
+struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults);
 
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);

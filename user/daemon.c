@@ -20,6 +20,7 @@
 #include "session.h"
 #include "snapshot.h"
 #include "symbolizer/symbolizer.h"
+#include "unwinder.h"
 
 /* The one global: what the signals asked for. */
 #define SIG_STOP 1	/* SIGINT, SIGTERM: final snapshot, then exit */
@@ -42,11 +43,12 @@ struct run {
 	struct st_symbolizer *sym;
 	struct st_session *sess;
 	struct st_collector *coll;
+	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
 	struct st_launch *child;
 	int merge_err;
 	struct st_report_opts ro;
-	__u64 prev_stats[ST_STAT__MAX];	/* counters at the previous snapshot */
-	__u64 prev_run_ns, prev_runs;
+	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
+	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
 	double interval_start;
 	unsigned snapshots;
 };
@@ -63,10 +65,26 @@ static void on_event(void *ctx, const struct st_event *e)
 {
 	struct run *r = ctx;
 
-	if (e->type == ST_EV_EXIT)
+	if (e->type == ST_EV_EXIT) {
 		st_collector__exited(r->coll, e->pid);
-	else
-		st_collector__capture(r->coll, e->pid, e->type == ST_EV_EXEC);
+		if (r->unw)
+			st_unwinder__forget(r->unw, e->pid);
+	} else {
+		/* ST_EV_UNWIND: an address without tables, maybe a new library;
+		 * ST_EV_TABLES, _STARTED: the launched command exec'd, then left
+		 * the dynamic loader (sampled from now on) */
+		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
+			st_unwinder__forget(r->unw, e->pid);
+		st_collector__capture(r->coll, e->pid, e->type != ST_EV_NEW_PROC);
+		if (e->type == ST_EV_STARTED)
+			st_session__add_target(r->sess, e->pid, false);
+	}
+}
+
+/* A process's maps were read: push its unwinding tables. */
+static void on_refresh(void *ctx, __u32 pid)
+{
+	st_unwinder__update(ctx, pid);
 }
 
 static void comm_of(void *ctx, __u32 pid, __u32 tid, char *comm, size_t len)
@@ -110,7 +128,16 @@ static char *describe_target(const struct st_options *o)
 	return buf;
 }
 
-static void fill_header(struct st_profile *p, struct run *r, double secs)
+static const char *const event_names[ST_EVENTS] = {
+	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+};
+
+/* File name prefixes when one session records both events. */
+static const char *const event_prefixes[ST_EVENTS] = {
+	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.",
+};
+
+static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double secs)
 {
 	static const struct {
 		enum st_stat stat;
@@ -126,16 +153,29 @@ static void fill_header(struct st_profile *p, struct run *r, double secs)
 		{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
 		{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
 		{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
+		{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
+		{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
+		{ ST_STAT_UNW_READ_FAULT, "unwind stopped: stack read fault", false },
+		{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
+		{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
+		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
+		{ ST_STAT_UNW_WAIT, "samples not taken: command waiting for its unwind tables",
+		  false },
+		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
+		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
+		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
+		{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
+		{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
 	};
 	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
 
 	/* counters of this interval: the difference since the last snapshot */
-	st_session__stats(r->sess, now_st);
+	st_session__stats(r->sess, ev, now_st);
 	for (int i = 0; i < ST_STAT__MAX; i++) {
-		st[i] = now_st[i] - r->prev_stats[i];
-		r->prev_stats[i] = now_st[i];
+		st[i] = now_st[i] - r->prev_stats[ev][i];
+		r->prev_stats[ev][i] = now_st[i];
 	}
-	p->frequency_hz = r->o->freq;
+	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
 	p->duration_s = secs;
 	p->command = describe_target(r->o);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -143,20 +183,21 @@ static void fill_header(struct st_profile *p, struct run *r, double secs)
 			continue;
 		if (names[i].lost)
 			st_profile__add_lost(p, names[i].name, st[names[i].stat]);
-		else if (st[names[i].stat] || names[i].stat == ST_STAT_TRUNCATED)
+		else if (st[names[i].stat] ||
+			 (names[i].stat == ST_STAT_TRUNCATED && ev == ST_EVENT_CPU))
 			st_profile__add_note(p, names[i].name, st[names[i].stat]);
 	}
 	bad = st_collector__bad_records(r->coll);
 	if (bad)
 		st_profile__add_note(p, "node records dropped by the daemon", bad);
-	if (!st_session__runtime(r->sess, &run_ns, &runs)) {
-		__u64 dns = run_ns - r->prev_run_ns, druns = runs - r->prev_runs;
+	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
+		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 
 		if (druns)
 			p->bpf_ns_per_sample = (double)dns / (double)druns;
 		st_profile__add_note(p, "BPF program runs", druns);
-		r->prev_run_ns = run_ns;
-		r->prev_runs = runs;
+		r->prev_run_ns[ev] = run_ns;
+		r->prev_runs[ev] = runs;
 	}
 }
 
@@ -180,9 +221,14 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(out, "stacktreed: %" PRIu64 " samples in %zu threads of %zu processes, "
-		"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->nthreads,
-		st_collector__processes(r->coll), p->duration_s, p->frequency_hz);
+	if (p->frequency_hz)
+		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
+			"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->event, p->nthreads,
+			st_collector__processes(r->coll), p->duration_s, p->frequency_hz);
+	else
+		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
+			"%.2f s\n", (uint64_t)p->samples, p->event, p->nthreads,
+			st_collector__processes(r->coll), p->duration_s);
 	fprintf(out, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
 	for (size_t i = 0; i < p->nlost_by; i++)
 		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
@@ -203,6 +249,16 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		ru.ru_maxrss / 1024, rss_mib(), st_session__map_memory(r->sess) >> 20);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
+	if (r->unw) {
+		struct st_unwinder_stats us;
+
+		st_unwinder__stats(r->unw, &us);
+		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows, %.1f MiB "
+			"(of %.0f MiB), %zu processes, %zu modules without CFI, compiled in %.2f s\n",
+			us.modules, us.rows, (double)us.rows * sizeof(struct st_unwind_row) / (1 << 20),
+			(double)us.capacity * sizeof(struct st_unwind_row) / (1 << 20), us.procs,
+			us.no_cfi, us.compile_s);
+	}
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
 
@@ -211,6 +267,8 @@ static int drain(struct run *r)
 	int err = st_session__drain(r->sess, on_drain, r);
 
 	st_collector__refresh_missing(r->coll);
+	if (r->unw)
+		st_unwinder__sweep(r->unw);
 	if (err || r->merge_err) {
 		fprintf(stderr, "stacktreed: cannot merge the kernel trees: %s\n",
 			strerror(-(err ? err : r->merge_err)));
@@ -219,53 +277,70 @@ static int drain(struct run *r)
 	return 0;
 }
 
-/* Drain, symbolize and write what was sampled since the last snapshot.
- * Service mode (--interval): a new snapshot directory, then a new interval;
- * otherwise the reports go into the output directory. */
+/* Drain, symbolize and write what was sampled since the last snapshot, one
+ * profile per event. Service mode (--interval): a new snapshot directory,
+ * then a new interval; otherwise the reports go into the output directory. */
 static int snapshot(struct run *r)
 {
 	const struct st_options *o = r->o;
-	struct st_profile *p = NULL;
+	const struct st_profile *ps[ST_EVENTS];
+	struct st_profile *p[ST_EVENTS] = {};
+	const char *prefixes[ST_EVENTS];
 	char where[4096], *text = NULL;
-	size_t len = 0;
+	size_t len = 0, n = 0;
 	FILE *mem = NULL;
 	double t = now_s();
 	int err;
 
 	if ((err = drain(r)))
 		return err;
-	p = st_collector__profile(r->coll, "cpu-clock");
-	if (!p) {
-		fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
-		return -ENOMEM;
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
+		if (!(o->events & (1u << ev)))
+			continue;
+		p[n] = st_collector__profile(r->coll, event_names[ev], ev == ST_EVENT_FAULTS);
+		if (!p[n]) {
+			fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		fill_header(p[n], r, ev, t - r->interval_start);
+		ps[n] = p[n];
+		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
+		n++;
 	}
-	fill_header(p, r, t - r->interval_start);
-	if (o->interval <= 0) {
-		err = st_report__write_dir(p, o->output, &r->ro);
-		if (!err)
-			summary(stderr, p, r, o->output);
-		goto cleanup;
-	}
-	snprintf(where, sizeof(where), "%s", o->output);
 	mem = open_memstream(&text, &len);
 	if (!mem) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	summary(mem, p, r, "(this directory)");
+	for (size_t i = 0; i < n; i++)
+		summary(mem, ps[i], r, o->interval > 0 ? "(this directory)" : o->output);
 	fclose(mem);
-	err = st_snapshot__write(p, o->output, &r->ro, text, o->keep, where, sizeof(where));
+	if (o->interval <= 0) {
+		for (size_t i = 0; i < n && !err; i++) {
+			struct st_report_opts ro = r->ro;
+
+			ro.prefix = prefixes[i];
+			err = st_report__write_dir(ps[i], o->output, &ro);
+		}
+		if (!err)
+			fputs(text, stderr);
+		goto cleanup;
+	}
+	err = st_snapshot__write(ps, prefixes, n, o->output, &r->ro, text, o->keep, where,
+				 sizeof(where));
 	if (!err) {
 		r->snapshots++;
 		fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
-			PRIu64 ", RSS %ld MiB\n", where, (uint64_t)p->samples, p->nthreads,
-			(uint64_t)p->lost, rss_mib());
+			PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
+			(uint64_t)ps[0]->lost, rss_mib());
 		st_collector__reset(r->coll);
 	}
 cleanup:
 	r->interval_start = t;
 	free(text);
-	st_profile__free(p);
+	for (size_t i = 0; i < ST_EVENTS; i++)
+		st_profile__free(p[i]);
 	return err;
 }
 
@@ -278,7 +353,12 @@ static int sample_loop(struct run *r, double t0)
 	while (!(signal_flags & SIG_STOP)) {
 		double t;
 
-		st_session__poll(r->sess, 100, on_event, r);
+		double wait = st_collector__followups(r->coll);
+
+		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
+		st_collector__followups(r->coll);
+		if (r->unw)	/* modules left over by the compile budget */
+			st_unwinder__work(r->unw);
 		t = now_s();
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
@@ -309,6 +389,8 @@ int st_daemon__run(const struct st_options *o)
 		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
+		.events = o->events,
+		.unwind_mode = o->unwind, .unwind_rows = o->unwind_rows, .unwind_procs = 4096,
 	};
 	struct st_symbolizer_opts syo = { .verbose = o->verbose };
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -331,6 +413,17 @@ int st_daemon__run(const struct st_options *o)
 	r.coll = st_collector__new(r.sym, comm_of, r.sess);
 	if (!r.coll)
 		goto cleanup;
+	if (o->unwind != ST_UNWIND_FP) {
+		r.unw = st_unwinder__new(r.sess, o->verbose);
+		if (!r.unw) {
+			fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n",
+				strerror(errno));
+			goto cleanup;
+		}
+		st_collector__on_refresh(r.coll, on_refresh, r.unw);
+		if (o->cmd)
+			st_unwinder__preload(r.unw, o->cmd[0]);
+	}
 	for (size_t i = 0; i < o->npids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "stacktreed: no process %d: check the pid (ps -p %d)\n",
@@ -377,6 +470,7 @@ int st_daemon__run(const struct st_options *o)
 cleanup:
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
+	st_unwinder__free(r.unw);
 	st_session__free(r.sess);
 	st_symbolizer__free(r.sym);
 	return ret;

@@ -28,6 +28,9 @@ struct st_options {
 	const char *comm;	/* --comm filter */
 	const char *cgroup;	/* --cgroup filter */
 	bool include_self;	/* --no-exclude-self */
+	unsigned events;	/* --event: 1 << ST_EVENT_CPU, 1 << ST_EVENT_FAULTS */
+	__u32 unwind;		/* --unwind: ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
+	__u32 unwind_rows;	/* --unwind-rows: capacity of the CFI rows map */
 };
 
 /* Runs the session; returns the process exit code. */

@@ -182,12 +182,16 @@ static unsigned hsl(double h, double s, double l)
 	       (unsigned)((b + m) * 255 + 0.5);
 }
 
-/* The data class of a fault profile's data leaf ("module", "stack", "heap").
- * Frames carry no class yet: the hook returns NULL until they do. */
+/* The data class of a fault profile's data leaf ("module", "stack", "heap"),
+ * NULL for code frames. */
 static const char *frame_class(const struct st_node *n)
 {
-	(void)n;
-	return NULL;
+	static const char *const names[] = { [ST_DATA_MODULE] = "module",
+					     [ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap" };
+
+	if (n->f.kind != ST_FRAME_DATA || n->f.data_class >= sizeof(names) / sizeof(names[0]))
+		return NULL;
+	return names[n->f.data_class];
 }
 
 static unsigned class_colour(const char *cls)
@@ -468,8 +472,10 @@ static const char js[] =
 	"  }\n"
 	"  unzoomBtn.addEventListener('click', unzoom);\n"
 	"  if (input) input.addEventListener('input', function () { search(input.value); });\n"
-	"  try { var q = new URLSearchParams(location.search).get('s'); if (q && input) { input.value = q; search(q); } }\n"
-	"  catch (err) { }\n"
+	"  try {\n"
+	"    var q = new URLSearchParams(location.search).get('s');\n"
+	"    if (q && input) { input.value = q; search(q); }\n"
+	"  } catch (err) { }\n"
 	"  document.addEventListener('keydown', function (e) {\n"
 	"    if ((e.ctrlKey || e.metaKey) && e.key === 'f' && input) { e.preventDefault(); input.focus(); }\n"
 	"    else if (e.key === 'Escape') { unzoom(); if (input) { input.value = ''; search(''); } }\n"
@@ -513,7 +519,10 @@ static const char js[] =
 	"  var test = null, sum = 0, path = [];\n"
 	"  if (term) {\n"
 	"    try { var re = new RegExp(term, 'i'); test = function (s) { return re.test(s); }; }\n"
-	"    catch (err) { var lc = term.toLowerCase(); test = function (s) { return s.toLowerCase().indexOf(lc) >= 0; }; }\n"
+	"    catch (err) {\n"
+	"      var lc = term.toLowerCase();\n"
+	"      test = function (s) { return s.toLowerCase().indexOf(lc) >= 0; };\n"
+	"    }\n"
 	"  }\n"
 	"  frames.forEach(function (g) {\n"
 	"    var hit = !!test && test(g.getAttribute('data-n')), l = g.fl, above = l > 0 && path[l - 1];\n"

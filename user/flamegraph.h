@@ -8,7 +8,8 @@
  * wide (the svg's data-total and data-width attributes); boxes under 0.1 px
  * are left out (their samples stay in the parent's width). Colour: a stable
  * hash of the module's file name, the function varying the lightness; data
- * leaves of fault profiles will take a colour per class. Hover: function+
+ * leaves of fault profiles (ST_FRAME_DATA) by class: module data blue, stack
+ * green, heap red. Hover: function+
  * offset, module, BASE, CUM, % (tooltip and status line); click zooms, the
  * search box highlights the frames matching a regexp and sums their samples.
  */

@@ -90,27 +90,25 @@ nomem:
 	return 1;
 }
 
-/* One thread per comm: identical stacks of threads with the same name merge. */
-static struct st_profile *merge_by_comm(const struct st_profile *p)
+static const char *comm_of(const struct st_thread *t)
+{
+	return t->comm && t->comm[0] ? t->comm : "[no comm]";
+}
+
+/* Threads i.. with the comm of thread i merged into one tree (strings
+ * re-interned in the new profile). NULL on ENOMEM. */
+static struct st_profile *merge_comm(const struct st_profile *p, size_t i)
 {
 	struct st_profile *m = st_profile__new(p->event);
+	struct st_thread *d = m ? st_profile__add_thread(m, 0, 0, comm_of(p->threads[i])) : NULL;
 
-	if (!m)
-		return NULL;
-	for (size_t i = 0; i < p->nthreads; i++) {
-		const struct st_thread *t = p->threads[i];
-		struct st_thread *d = NULL;
-
-		for (size_t j = 0; j < m->nthreads && !d; j++)
-			if (!strcmp(m->threads[j]->comm, t->comm ? t->comm : ""))
-				d = m->threads[j];
-		if (!d && !(d = st_profile__add_thread(m, (__u32)m->nthreads, (__u32)m->nthreads,
-						       t->comm ? t->comm : "")))
+	if (!d)
+		goto fail;
+	for (size_t j = i; j < p->nthreads; j++)
+		if (!strcmp(comm_of(p->threads[j]), comm_of(p->threads[i])) &&
+		    st_profile__merge_tree(m, d->tree, st_tree__root(d->tree),
+					   st_tree__root(p->threads[j]->tree)))
 			goto fail;
-		if (st_profile__merge_tree(m, d->tree, st_tree__root(d->tree),
-					   st_tree__root(t->tree)))
-			goto fail;
-	}
 	st_profile__finalize(m);
 	return m;
 fail:
@@ -118,23 +116,36 @@ fail:
 	return NULL;
 }
 
+/* Every thread's stacks; threads sharing a comm are merged first (only
+ * those, so that a profile of distinct threads is not copied). */
 int st_folded__write(const struct st_profile *p, FILE *out)
 {
 	struct fold_ctx c = { .out = out, .comm = strcmp(p->event, "folded") != 0 };
-	struct st_profile *m = merge_by_comm(p);
-	int err = -ENOMEM;
+	int err = 0;
 
-	if (!m)
-		goto cleanup;
-	for (size_t i = 0; i < m->nthreads && !c.err; i++) {
-		c.root_name = m->threads[i]->comm[0] ? m->threads[i]->comm : "[no comm]";
-		st_tree__walk(m->threads[i]->tree, visit, &c);
+	for (size_t i = 0; i < p->nthreads && !c.err; i++) {
+		const char *comm = comm_of(p->threads[i]);
+		struct st_profile *m = NULL;
+		bool seen = false, dup = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(comm_of(p->threads[j]), comm);
+		for (size_t j = i + 1; j < p->nthreads && !seen && !dup; j++)
+			dup = !strcmp(comm_of(p->threads[j]), comm);
+		if (seen)
+			continue;	/* merged with the first thread of its name */
+		if (dup && !(m = merge_comm(p, i))) {
+			err = -ENOMEM;
+			break;
+		}
+		c.root_name = comm;
+		st_tree__walk(m ? m->threads[0]->tree : p->threads[i]->tree, visit, &c);
+		st_profile__free(m);
 	}
-	err = c.err;
+	if (!err)
+		err = c.err;
 	if (!err && ferror(out))
 		err = -EIO;
-cleanup:
-	st_profile__free(m);
 	free(c.buf);
 	free(c.ends);
 	return err;

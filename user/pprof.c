@@ -267,7 +267,9 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 	struct slot *sl;
 	uint64_t h;
 
-	name = str(b, n->f.function ? n->f.function : st_frame__name(&n->f, buf, sizeof(buf)));
+	/* a data leaf's function is the data symbol: name it as xtree does */
+	name = str(b, n->f.function && n->f.kind != ST_FRAME_DATA ?
+			      n->f.function : st_frame__name(&n->f, buf, sizeof(buf)));
 	if (n->f.module)
 		file = str(b, n->f.module);
 	if (name < 0 || file < 0 || function_id(b, name, file, &k.function) ||
@@ -329,14 +331,20 @@ static int add_label(struct pp *b, const char *key, const char *s, int64_t num)
 }
 
 /* Per-frame string labels of a sample whose leaf is n, as {key, value}
- * pairs. Fault profiles will label data leaves with their class ("module",
- * "stack", "heap"); the tree has no class yet, so there are none today. */
+ * pairs: the data leaves of fault profiles carry their class ("module",
+ * "stack", "heap"). */
 static size_t frame_labels(const struct st_node *n, const char *kv[][2], size_t max)
 {
-	(void)n;
-	(void)kv;
-	(void)max;
-	return 0;
+	static const char *const names[] = { [ST_DATA_MODULE] = "module",
+					     [ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap" };
+	size_t nkv = 0;
+
+	if (n->f.kind == ST_FRAME_DATA && n->f.data_class < sizeof(names) / sizeof(names[0]) &&
+	    names[n->f.data_class] && nkv < max) {
+		kv[nkv][0] = "class";
+		kv[nkv++][1] = names[n->f.data_class];
+	}
+	return nkv;
 }
 
 struct walk {
@@ -350,7 +358,7 @@ struct walk {
 static int add_sample(struct walk *w, const struct st_node *n)
 {
 	struct pp *b = w->b;
-	const char *kv[MAX_LABELS][2];
+	const char *kv[MAX_LABELS][2] = { { NULL, NULL } };
 	size_t nkv = frame_labels(n, kv, MAX_LABELS);
 	struct sample s = { .loc_off = b->nlocids, .nloc = n->depth, .val_off = b->nvalsused,
 			    .lab_off = w->lab_off, .nlab = w->nlab };

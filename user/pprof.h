@@ -6,8 +6,9 @@
  *                 timer profiles (frequency_hz > 0)
  *   Sample        one per tree node with BASE > 0: location ids leaf first
  *                 (the node, its parent, ... up to the first frame), labels
- *                 pid and tid (numbers), comm, cgroup when known, plus any
- *                 per-frame string labels (the data class of fault profiles)
+ *                 pid and tid (numbers), comm, cgroup and container when
+ *                 known, plus per-frame string labels: "class" (module,
+ *                 stack, heap) on the data leaves of fault profiles
  *   Location      one per distinct (module, runtime address, function); one
  *                 Line -> Function; frames without a symbol get a function
  *                 named as in xtree ("module+0xoff"), so pprof never tries to

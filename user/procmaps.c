@@ -60,6 +60,11 @@ size_t st_procmaps__count(const struct st_procmaps *pm)
 	return pm ? pm->nmaps : 0;
 }
 
+const struct st_mapping *st_procmaps__at(const struct st_procmaps *pm, size_t i)
+{
+	return pm && i < pm->nmaps ? &pm->maps[i] : NULL;
+}
+
 int st_procmaps__pid(const struct st_procmaps *pm)
 {
 	return pm ? pm->pid : -1;

@@ -10,12 +10,18 @@
 #include <string.h>
 
 #include "arcflow.h"
+#include "faultsum.h"
 #include "strtab.h"
 
 static const char *const kind_names[] = {
 	[ST_FRAME_ROOT] = "root",	  [ST_FRAME_CALLSITE] = "callsite",
 	[ST_FRAME_LEAF] = "leaf",	  [ST_FRAME_FUNCTION] = "function",
-	[ST_FRAME_SPECIAL] = "special",
+	[ST_FRAME_SPECIAL] = "special",  [ST_FRAME_DATA] = "data",
+};
+
+static const char *const class_names[] = {
+	[ST_DATA_NONE] = "none", [ST_DATA_MODULE] = "module",
+	[ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap",
 };
 
 static json_object *str_or_null(const char *s)
@@ -37,7 +43,15 @@ static json_object *node_to_json(const struct st_node *n)
 		return NULL;
 	}
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, (uint64_t)n->f.addr);
-	json_object_object_add(o, "function", str_or_null(n->f.function));
+	if (n->f.kind == ST_FRAME_DATA) {
+		/* the data touched: symbol + offset, never a function */
+		has_offset = true;
+		json_object_object_add(o, "class",
+				       json_object_new_string(class_names[n->f.data_class & 3]));
+		json_object_object_add(o, "symbol", str_or_null(n->f.function));
+	}
+	json_object_object_add(o, "function",
+			       n->f.kind == ST_FRAME_DATA ? NULL : str_or_null(n->f.function));
 	json_object_object_add(o, "offset",
 			       has_offset ? json_object_new_int64((int64_t)n->f.offset) : NULL);
 	json_object_object_add(o, "module", str_or_null(n->f.module));
@@ -114,6 +128,14 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 	}
 	json_object_object_add(doc, "threads", threads);
 	threads = NULL;
+	if (st_faultsum__applies(p)) {
+		struct st_faultsum *fs = st_faultsum__build(p);
+
+		if (!fs)
+			goto cleanup;
+		json_object_object_add(doc, "fault_summary", st_faultsum__to_json(fs));
+		st_faultsum__free(fs);
+	}
 	if (with_arcflow) {
 		json_object *aj;
 
@@ -200,6 +222,32 @@ static int parse_kind(const char *s, enum st_frame_kind *k)
 	return -EINVAL;
 }
 
+/* A data leaf: "class", "symbol", and a signed "offset" (stack). */
+static int read_data_leaf(struct reader *r, json_object *c, const char *where,
+			  struct st_frame *f)
+{
+	const char *cls = NULL, *sym = NULL;
+	json_object *v;
+	int err;
+
+	if ((err = get_str(r, c, "class", where, &cls)) ||
+	    (err = get_str(r, c, "symbol", where, &sym)))
+		return err;
+	f->data_class = ST_DATA_NONE;
+	for (size_t i = 1; cls && i < sizeof(class_names) / sizeof(class_names[0]); i++)
+		if (strcmp(cls, class_names[i]) == 0)
+			f->data_class = (__u8)i;
+	if (f->data_class == ST_DATA_NONE)
+		return fail(r, where, "data leaf needs \"class\": module, stack or heap");
+	f->function = st_strtab__intern(r->p->strs, sym);
+	if (json_object_object_get_ex(c, "offset", &v) && v) {
+		if (!json_object_is_type(v, json_type_int))
+			return fail(r, where, "\"offset\" must be an integer");
+		f->offset = (__u64)json_object_get_int64(v);
+	}
+	return 0;
+}
+
 static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, json_object *o,
 		     char *where, size_t wlen)
 {
@@ -234,8 +282,6 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 		if ((err = get_str(r, c, "module", where, &s)))
 			return err;
 		f.module = st_strtab__intern(r->p->strs, s);
-		if ((err = get_u64(r, c, "offset", where, false, &f.offset)))
-			return err;
 		if ((err = get_str(r, c, "address", where, &addr)))
 			return err;
 		if (addr) {
@@ -253,6 +299,12 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 		if (!kind)
 			f.kind = f.function && !json_object_object_get_ex(c, "offset", &v) ?
 					 ST_FRAME_FUNCTION : ST_FRAME_CALLSITE;
+		if (f.kind == ST_FRAME_DATA) {
+			if ((err = read_data_leaf(r, c, where, &f)))
+				return err;
+		} else if ((err = get_u64(r, c, "offset", where, false, &f.offset))) {
+			return err;
+		}
 		if (json_object_object_get_ex(c, "kernel", &v) && v)
 			f.kernel = json_object_get_boolean(v);
 		child = st_tree__child(t, n, &f, true);

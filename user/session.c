@@ -60,6 +60,11 @@ static int max_sample_rate(void)
 }
 
 /* --cgroup PATH: a cgroup v2 directory, absolute or under /sys/fs/cgroup. */
+static bool has_event(const struct st_session *s, unsigned ev)
+{
+	return (s->opts.events & (1u << ev)) != 0;
+}
+
 static int set_cgroup_filter(struct st_session *s, const char *path)
 {
 	char full[4096];
@@ -140,8 +145,13 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	bpf_program__set_autoload(s->skel->progs.on_timer, !opts->bare);
-	bpf_program__set_autoload(s->skel->progs.on_timer_bare, opts->bare);
+	if (!s->opts.events)
+		s->opts.events = 1u << ST_EVENT_CPU;
+	bpf_program__set_autoload(s->skel->progs.on_timer,
+				  has_event(s, ST_EVENT_CPU) && !opts->bare);
+	bpf_program__set_autoload(s->skel->progs.on_timer_bare,
+				  has_event(s, ST_EVENT_CPU) && opts->bare);
+	bpf_program__set_autoload(s->skel->progs.on_fault, has_event(s, ST_EVENT_FAULTS));
 	err = sample_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
@@ -188,7 +198,12 @@ cleanup:
 
 void st_session__stop(struct st_session *s)
 {
-	if (!s || !s->links)
+	if (!s)
+		return;
+	bpf_link__destroy(s->skel ? s->skel->links.on_fault : NULL);
+	if (s->skel)
+		s->skel->links.on_fault = NULL;
+	if (!s->links)
 		return;
 	for (int i = 0; i < s->ncpus; i++) {
 		bpf_link__destroy(s->links[i]);
@@ -280,14 +295,22 @@ int st_session__attach(struct st_session *s)
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
-	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit) {
+	if (has_event(s, ST_EVENT_FAULTS))
+		s->skel->links.on_fault = bpf_program__attach(s->skel->progs.on_fault);
+
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit ||
+	    (has_event(s, ST_EVENT_FAULTS) && !s->skel->links.on_fault)) {
 		err = -errno;
-		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit tracepoints: %s\n",
+		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit/page-fault "
+			"tracepoints (tp_btf): %s\n",
 			strerror(-err));
 		return err;
 	}
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
 		s->perf_fds[cpu] = -1;
+	if (!has_event(s, ST_EVENT_CPU))
+		return 0;	/* page faults only: no timer */
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		if (!cpu_online(cpu))
 			continue;
 		s->perf_fds[cpu] = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
@@ -419,12 +442,12 @@ void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *c
 	char v[ST_COMM_LEN] = "";
 
 	if (bpf_map__lookup_elem(s->skel->maps.thread_comms, &key, sizeof(key), v, sizeof(v), 0))
-		v[0] = '\0';
+		return; /* evicted from the LRU: keep what the caller has */
 	v[ST_COMM_LEN - 1] = '\0';
 	snprintf(comm, len, "%s", v);
 }
 
-void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX])
+void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX])
 {
 	__u64 *vals = calloc(s->ncpus, sizeof(__u64));
 
@@ -432,7 +455,9 @@ void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX])
 	if (!vals)
 		return;
 	for (__u32 k = 0; k < ST_STAT__MAX; k++) {
-		if (bpf_map__lookup_elem(s->skel->maps.stats, &k, sizeof(k), vals,
+		__u32 key = ev * ST_STAT__MAX + k;
+
+		if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals,
 					 s->ncpus * sizeof(__u64), 0))
 			continue;
 		for (int c = 0; c < s->ncpus; c++)
@@ -441,13 +466,16 @@ void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX])
 	free(vals);
 }
 
-int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs)
+int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs)
 {
+	struct bpf_program *prog = ev == ST_EVENT_FAULTS ? s->skel->progs.on_fault : timer_prog(s);
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 
 	*run_ns = *runs = 0;
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(timer_prog(s)), &info, &len))
+	if (!has_event(s, ev))
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return -errno;
 	/* on when we enabled them, or when kernel.bpf_stats_enabled=1 (the
 	 * service sets it; bpf_enable_stats() needs CAP_SYS_ADMIN) */

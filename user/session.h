@@ -21,6 +21,7 @@ struct st_session_opts {
 	const char *comm;	/* only processes with this name (NULL: any) */
 	const char *cgroup;	/* only tasks in this cgroup (v2 directory), or NULL */
 	bool include_self;	/* sample the daemon too */
+	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS; 0 = cpu */
 	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
 	__u32 unwind_rows;	/* dwarf/auto: capacity of the CFI rows array */
 	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
@@ -53,13 +54,15 @@ int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx);
 /* Fraction of the current generation's node ids in use (0..1). */
 double st_session__fill(const struct st_session *s);
 
-/* The comm recorded when a thread's root was created ("" if unknown). */
+/* The comm recorded when the thread's root was last created (once per
+ * generation); comm is left as it is when the kernel has none. */
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
 			     size_t len);
 
-void st_session__stats(const struct st_session *s, __u64 out[ST_STAT__MAX]);
+/* Counters of one event (ST_EVENT_*), summed over CPUs. */
+void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX]);
 /* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
-int st_session__runtime(const struct st_session *s, __u64 *run_ns, __u64 *runs);
+int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs);
 /* DWARF unwinding tables (user/unwinder.c): the rows array, mapped
  * writable (NULL in fp mode), and each process's mapping table. */
 struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity);

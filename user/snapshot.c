@@ -127,9 +127,9 @@ static int point_latest(const char *dir, const char *name)
 	return 0;
 }
 
-int st_snapshot__write(const struct st_profile *p, const char *dir,
-		       const struct st_report_opts *ro, const char *summary, unsigned keep,
-		       char *path, size_t len)
+int st_snapshot__write(const struct st_profile *const *p, const char *const *prefixes,
+		       size_t n, const char *dir, const struct st_report_opts *ro,
+		       const char *summary, unsigned keep, char *path, size_t len)
 {
 	char name[NAME_LEN + 8], tmp[4096], file[4200];
 	struct timespec now;
@@ -147,9 +147,16 @@ int st_snapshot__write(const struct st_profile *p, const char *dir,
 		snprintf(path, len, "%s/%s", dir, name);
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s", dir, name);
-	err = st_report__write_dir(p, tmp, ro);
-	if (err)
-		return err;
+	for (size_t i = 0; i < n; i++) {
+		struct st_report_opts o = *ro;
+
+		o.prefix = prefixes[i];
+		err = st_report__write_dir(p[i], tmp, &o);
+		if (err) {
+			remove_dir(tmp);
+			return err;
+		}
+	}
 	snprintf(file, sizeof(file), "%s/summary.txt", tmp);
 	if ((err = write_text(file, summary))) {
 		fprintf(stderr, "stacktreed: cannot write %s: %s\n", file, strerror(-err));

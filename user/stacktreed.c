@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "report.h"
+#include "stacktree.h"
 
 const char *argp_program_version = "stacktreed " ST_VERSION;
 const char *argp_program_bug_address = "the stacktreed issue tracker";
@@ -28,6 +29,7 @@ enum {
 	OPT_EXCLUDE_SELF,
 	OPT_NO_EXCLUDE_SELF,
 	OPT_FORMAT,
+	OPT_UNWIND_ROWS,
 };
 
 static const struct argp_option options[] = {
@@ -37,8 +39,9 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the target ends, or Ctrl-C)", 0 },
 	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
-	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: fp (frame pointers)", 0 },
-	{ "event", OPT_EVENT, "EVENT", 0, "What a sample is: cpu (cpu-clock timer)", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
+	{ "unwind-rows", OPT_UNWIND_ROWS, "N", 0, "dwarf/auto: capacity of the CFI rows map, 8 bytes each (default 1048576)", 2 },
+	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
 	{ "format", OPT_FORMAT, "LIST", 0, "Report files: a comma list of xtree, arcflow, json, folded, pprof, svg (default xtree,arcflow,json)", 1 },
@@ -128,13 +131,31 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->kernel = true;
 		break;
 	case OPT_UNWIND:
-		if (strcmp(arg, "fp"))
-			argp_error(state, "--unwind %s is not supported yet: only 'fp' (frame pointers)",
-				   arg);
+		if (!strcmp(arg, "fp"))
+			o->unwind = ST_UNWIND_FP;
+		else if (!strcmp(arg, "dwarf"))
+			o->unwind = ST_UNWIND_DWARF;
+		else if (!strcmp(arg, "auto"))
+			o->unwind = ST_UNWIND_AUTO;
+		else
+			argp_error(state, "invalid --unwind '%s': give fp, dwarf or auto", arg);
+		break;
+	case OPT_UNWIND_ROWS:
+		if (parse_double(arg, 1024, 1 << 28, &v) || v != (__u32)v)
+			argp_error(state, "invalid --unwind-rows '%s': give 1024..268435456", arg);
+		o->unwind_rows = (__u32)v;
 		break;
 	case OPT_EVENT:
-		if (strcmp(arg, "cpu"))
-			argp_error(state, "--event %s is not supported yet: only 'cpu'", arg);
+		o->events = 0;
+		for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(tok, "cpu"))
+				o->events |= 1u << ST_EVENT_CPU;
+			else if (!strcmp(tok, "faults"))
+				o->events |= 1u << ST_EVENT_FAULTS;
+			else
+				argp_error(state, "--event %s: give cpu, faults or cpu,faults", tok);
+		}
 		break;
 	case OPT_MIN_PCT:
 		if (parse_double(arg, 0, 100, &o->min_pct))
@@ -208,7 +229,8 @@ int main(int argc, char **argv)
 {
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
-		.drain_interval = 1.0, .keep = 24,
+		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .unwind_rows = 1 << 20,
+		.events = 1u << ST_EVENT_CPU,
 	};
 	struct parse_state ps = { .o = &o };
 	const struct argp argp = { options, parse_opt, "[-- CMD [ARGS...]]", doc, NULL, NULL, NULL };

@@ -43,13 +43,15 @@ static uint64_t key_hash(const struct st_node *parent, const struct st_frame *f)
 	h = mix(h, (uintptr_t)f->module);
 	h = mix(h, f->offset);
 	h = mix(h, f->kernel);
+	h = mix(h, f->data_class);
 	return h * 0xff51afd7ed558ccdULL;
 }
 
 static bool frame_eq(const struct st_frame *a, const struct st_frame *b)
 {
 	return a->kind == b->kind && a->addr == b->addr && a->function == b->function &&
-	       a->module == b->module && a->offset == b->offset && a->kernel == b->kernel;
+	       a->module == b->module && a->offset == b->offset && a->kernel == b->kernel &&
+	       a->data_class == b->data_class;
 }
 
 struct st_tree *st_tree__new(void)
@@ -374,8 +376,38 @@ int st_tree__walk(const struct st_tree *t, int (*fn)(const struct st_node *n, vo
 	return 0;
 }
 
+static const char *data_name(const struct st_frame *f, char *buf, size_t len)
+{
+	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+	__s64 off = (__s64)f->offset;
+
+	mod = mod ? mod + 1 : f->module;
+	switch (f->data_class) {
+	case ST_DATA_STACK:
+		if (f->function)
+			snprintf(buf, len, "(s) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+		else
+			snprintf(buf, len, "(s) frame%s0x%" PRIx64, off < 0 ? "-" : "+",
+				 (uint64_t)(off < 0 ? -off : off));
+		break;
+	case ST_DATA_HEAP:
+		snprintf(buf, len, "(h) %s+0x%" PRIx64, mod ? mod : "[anon]", (uint64_t)f->offset);
+		break;
+	default:
+		if (f->function)
+			snprintf(buf, len, "(m) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+		else
+			snprintf(buf, len, "(m) %s+0x%" PRIx64, mod ? mod : "[unknown]",
+				 (uint64_t)f->offset);
+		break;
+	}
+	return buf;
+}
+
 const char *st_frame__name(const struct st_frame *f, char *buf, size_t len)
 {
+	if (f->kind == ST_FRAME_DATA)
+		return data_name(f, buf, len);
 	if (f->function) {
 		if (f->kind == ST_FRAME_CALLSITE)
 			snprintf(buf, len, "%s+0x%" PRIx64, f->function, (uint64_t)f->offset);

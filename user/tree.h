@@ -24,6 +24,15 @@ enum st_frame_kind {
 	ST_FRAME_LEAF,		/* the sampled function (offset not meaningful) */
 	ST_FRAME_FUNCTION,	/* function-level frame, from folded stacks */
 	ST_FRAME_SPECIAL,	/* pseudo frame named by `function`: [truncated], [other], ... */
+	ST_FRAME_DATA,		/* page faults: the data touched, a leaf under the function */
+};
+
+/* What a data leaf (ST_FRAME_DATA) touched. */
+enum st_data_class {
+	ST_DATA_NONE = 0,
+	ST_DATA_MODULE,		/* a loaded ELF image's data (.data, .rodata, .bss) */
+	ST_DATA_STACK,		/* a thread's stack, relative to the faulting frame */
+	ST_DATA_HEAP,		/* brk heap or anonymous private memory */
 };
 
 /* A frame as a key: what identifies a child under its parent. */
@@ -32,8 +41,11 @@ struct st_frame {
 	__u64 addr;		/* runtime address, 0 when none */
 	const char *function;	/* interned or NULL */
 	const char *module;	/* interned or NULL */
-	__u64 offset;		/* function offset (call sites), module offset (unknown function) */
+	__u64 offset;		/* function offset (call sites), module offset (unknown function);
+				 * data leaves: offset in the symbol, the mapping, or (stack,
+				 * signed) from the faulting frame's CFA */
 	bool kernel;		/* a kernel frame */
+	__u8 data_class;	/* enum st_data_class, for ST_FRAME_DATA */
 };
 
 struct st_node {

@@ -13,6 +13,7 @@
 
 #define REG_RBP 6
 #define REG_RSP 7
+#define REG_R10 10
 #define REG_RIP 16
 /* struct rt_sigframe on x86-64: at __restore_rt, rsp points at the ucontext;
  * uc_mcontext.gregs[] starts at 40 (kernel ABI) */
@@ -116,9 +117,14 @@ static bool at_cfa(const Dwarf_Op *o, size_t n, __s64 *off)
 	return false;
 }
 
-/* Address rule "at breg + off" (DW_CFA_expression: DW_OP_bregN off). */
+/* Address rule "at breg + off" (DW_CFA_expression: DW_OP_bregN off; libdw
+ * pushes the CFA first, as DWARF says, which the expression ignores). */
 static bool at_breg(const Dwarf_Op *o, size_t n, __u8 breg, __s64 *off)
 {
+	if (n == 2 && is_op(&o[0], DW_OP_call_frame_cfa)) {
+		o++;
+		n--;
+	}
 	if (n != 1 || !is_op(&o[0], breg))
 		return false;
 	*off = (__s64)o[0].number;
@@ -214,10 +220,11 @@ static struct st_unwind_row frame_row(Dwarf_Frame *f, __u64 pc, bool signal, int
 	}
 	if (!at_cfa(ops, n, &off) || off != -8)
 		return r;
-	if (ncfa == 1 && is_op(&cfa[0], DW_OP_bregx) &&
-	    (cfa[0].number == REG_RSP || cfa[0].number == REG_RBP)) {
+	if (ncfa == 1 && is_op(&cfa[0], DW_OP_bregx) && (cfa[0].number == REG_RSP ||
+	    cfa[0].number == REG_RBP || cfa[0].number == REG_R10)) {
 		off = (__s64)cfa[0].number2;
-		r.kind = cfa[0].number == REG_RSP ? ST_UNW_RSP : ST_UNW_RBP;
+		r.kind = cfa[0].number == REG_RSP ? ST_UNW_RSP :
+			 cfa[0].number == REG_RBP ? ST_UNW_RBP : ST_UNW_R10;
 	} else if (ncfa == 2 && is_op(&cfa[0], DW_OP_breg6) && is_op(&cfa[1], DW_OP_deref)) {
 		off = (__s64)cfa[0].number;
 		r.kind = ST_UNW_DEREF_RBP;

@@ -1,8 +1,9 @@
 /* unwinder.h - the daemon's side of DWARF unwinding: compiles the CFI of
  * every module a profiled process maps (user/unwind_tables.c), once per
- * build id, into the BPF rows array, and pushes each process's table of
- * executable mappings into the BPF hash, so that bpf/unwind.h can walk its
- * stacks. Owner: user/unwinder.c. See kernel-notes/unwinding.md. */
+ * build id, into the BPF rows array (user/unwind_modules.c, within a time
+ * budget), and pushes each process's table of executable mappings into the
+ * BPF hash, so that bpf/unwind.h can walk its stacks. Owner:
+ * user/unwinder.c. See kernel-notes/unwinding.md. */
 #ifndef STACKTREE_UNWINDER_H
 #define STACKTREE_UNWINDER_H
 
@@ -19,7 +20,7 @@ struct st_unwinder_stats {
 	size_t no_room;		/* modules that did not fit in the rows array */
 	size_t rows, capacity;	/* rows used / rows array capacity */
 	size_t unsupported;	/* rows with a CFI form BPF does not evaluate */
-	size_t procs;		/* processes with a table in the BPF hash */
+	size_t procs;		/* processes given a table */
 	size_t pushes;		/* process tables written */
 	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
 	double compile_s;	/* time spent compiling CFI */
@@ -29,10 +30,18 @@ struct st_unwinder_stats {
 struct st_unwinder *st_unwinder__new(struct st_session *s, bool verbose);
 void st_unwinder__free(struct st_unwinder *u);
 
+/* Compile the tables of a command's executable (found in PATH like
+ * execvp) before it runs. libc, the dynamic loader and the vDSO are
+ * compiled by st_unwinder__new(). */
+int st_unwinder__preload(struct st_unwinder *u, const char *cmd);
+
 /* (Re-)read /proc/PID/maps, compile the tables of modules not seen before
  * and push the process's mapping table (only when it changed). 0, or
  * negative errno (-ENOENT: the process is gone). */
 int st_unwinder__update(struct st_unwinder *u, __u32 pid);
+/* Compile modules left pending by the time budget and push the tables of
+ * the processes that wait for them. Call it from the daemon's loop. */
+void st_unwinder__work(struct st_unwinder *u);
 /* The process ended: drop its table. */
 void st_unwinder__forget(struct st_unwinder *u, __u32 pid);
 /* Drop the tables of processes that no longer exist. */

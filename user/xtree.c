@@ -4,11 +4,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "faultsum.h"
 #include "profile.h"
 
 #define MAX_INDENT 256
+#define XTREE_DATA_GROUPS 10	/* data-leaf groups shown per frame (JSON keeps all) */
 
 struct xtree_ctx {
 	FILE *out;
@@ -38,6 +41,71 @@ static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u
 	fputc('\n', x->out);
 }
 
+/* Page-fault data leaves of one frame, grouped by what was touched (the
+ * symbol, or the mapping): one line per group, the biggest first. */
+struct data_group {
+	const struct st_node *first;
+	__u64 base, cum, calls, leaves;
+};
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct data_group *x = a, *y = b;
+
+	return x->cum != y->cum ? (x->cum > y->cum ? -1 : 1) : 0;
+}
+
+static bool same_group(const struct st_frame *a, const struct st_frame *b)
+{
+	return a->data_class == b->data_class && a->function == b->function &&
+	       a->module == b->module;
+}
+
+static void print_data(struct xtree_ctx *x, const struct st_node *n)
+{
+	struct data_group g[XTREE_DATA_GROUPS + 1] = {};
+	size_t ng = 0;
+	char name[512];
+
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
+		size_t i;
+
+		if (c->f.kind != ST_FRAME_DATA)
+			continue;
+		for (i = 0; i < ng && !same_group(&g[i].first->f, &c->f); i++)
+			;
+		if (i == ng && ng < XTREE_DATA_GROUPS)
+			g[ng++].first = c;
+		else if (i == ng)
+			i = XTREE_DATA_GROUPS; /* the rest */
+		g[i].base += c->base;
+		g[i].cum += c->cum;
+		g[i].calls += c->calls;
+		g[i].leaves++;
+	}
+	qsort(g, ng, sizeof(g[0]), group_cmp);
+	for (size_t i = 0; i < ng; i++) {
+		const struct st_frame *f = &g[i].first->f;
+		const char *what = f->function ? f->function : f->module ? f->module : "frame";
+		const char *cls = f->data_class == ST_DATA_STACK ? "(s)" :
+				  f->data_class == ST_DATA_HEAP	 ? "(h)" : "(m)";
+
+		if (g[i].leaves == 1)
+			st_frame__name(f, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s %s (%" PRIu64 " offsets)", cls, what,
+				 (uint64_t)g[i].leaves);
+		line(x, n->depth + 1, g[i].base, g[i].cum, g[i].calls, name,
+		     f->function && f->data_class == ST_DATA_MODULE ? f->module : NULL);
+	}
+	if (g[XTREE_DATA_GROUPS].leaves) {
+		snprintf(name, sizeof(name), "(...) %" PRIu64 " more data leaves",
+			 (uint64_t)g[XTREE_DATA_GROUPS].leaves);
+		line(x, n->depth + 1, g[XTREE_DATA_GROUPS].base, g[XTREE_DATA_GROUPS].cum,
+		     g[XTREE_DATA_GROUPS].calls, name, NULL);
+	}
+}
+
 static void print_node(struct xtree_ctx *x, const struct st_node *n, const char *root_name)
 {
 	__u64 obase = 0, ocum = 0, ocalls = 0, onodes = 0;
@@ -48,7 +116,10 @@ static void print_node(struct xtree_ctx *x, const struct st_node *n, const char 
 	else
 		line(x, n->depth, n->base, n->cum, n->calls,
 		     st_frame__name(&n->f, name, sizeof(name)), n->f.function ? n->f.module : NULL);
+	print_data(x, n);
 	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
+		if (c->f.kind == ST_FRAME_DATA)
+			continue;
 		if (c->cum < x->min_cum) {
 			/* pruned subtrees count as leaf samples of [other] */
 			obase += c->cum;
@@ -102,6 +173,13 @@ int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct)
 		fprintf(out, "# nodes under %.2f%% of their thread's samples are folded into [other]\n",
 			min_pct);
 	fprintf(out, "# threads: %zu\n", p->nthreads);
+	if (st_faultsum__applies(p)) {
+		struct st_faultsum *fs = st_faultsum__build(p);
+
+		if (fs)
+			st_faultsum__write_text(fs, out);
+		st_faultsum__free(fs);
+	}
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
 		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t) };

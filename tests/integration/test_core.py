@@ -201,7 +201,7 @@ def test_errors_are_one_clear_line():
         ([], "nothing to profile"),
         (["--pid", "999999999"], "invalid --pid"),
         (["--pid", "4194000"], "no process 4194000"),
-        (["--unwind", "dwarf", "-a"], "not supported"),
+        (["--unwind", "lbr", "-a"], "invalid --unwind"),
         (["-F", "abc", "-a"], "invalid -F"),
         (["--", "/nonexistent/prog"], "cannot run /nonexistent/prog"),
     ]

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 from stcheck import (STACKTREE, STACKTREED, Failure, check, check_invariants, load, nodes,
@@ -215,14 +216,21 @@ def test_outputs_phases_all_formats():
 
 
 def test_outputs_flamegraph_per_process():
-    out, _, _ = run_profiled(["-F", "499", "--format", "svg,json", "--", "sh", "-c",
-                              "%s & %s; wait" % (workload("phases"), workload("threads"))],
-                             env_extra={"WL_SCALE": "0.3"})
+    env = dict(os.environ, WL_SCALE="4")
+    procs = [subprocess.Popen([workload(w)], env=env, stderr=subprocess.DEVNULL)
+             for w in ("phases", "threads")]
+    try:
+        time.sleep(0.3)
+        out, _, _ = run_profiled(["-F", "499", "-d", "1", "--format", "svg,json",
+                                  "--pid", str(procs[0].pid), "--pid", str(procs[1].pid)])
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
     prof = load(out)
     pids = sorted({t["pid"] for t in prof["threads"]})
-    check(len(pids) >= 2, "expected several processes, got %s" % pids)
-    want = sorted(["flamegraph.svg"] + ["flamegraph-%d.svg" % p for p in pids] +
-                  ["profile.json"])
+    check(pids == sorted(p.pid for p in procs), "processes profiled: %s" % pids)
+    want = sorted(["flamegraph.svg", "profile.json"] + ["flamegraph-%d.svg" % p for p in pids])
     files = sorted(f for f in os.listdir(out) if f != "workload.txt")
     check(files == want, "files: %s, expected %s" % (files, want))
     for pid in pids:
@@ -232,12 +240,15 @@ def test_outputs_flamegraph_per_process():
         samples = sum(t["samples"] for t in prof["threads"] if t["pid"] == pid)
         check(int(root.get("data-total")) == samples, "pid %d: svg total %s != %d"
               % (pid, root.get("data-total"), samples))
-        other = [t for t in prof["threads"] if t["pid"] != pid]
-        names = {g.get("data-n") for g in root.iter(SVG_NS + "g") if g.get("class") == "f"}
-        check(not any("(pid %d)" % t["pid"] in names for t in other),
-              "flamegraph-%d.svg shows other processes" % pid)
+        names = [g.get("data-n") for g in root.iter(SVG_NS + "g") if g.get("class") == "f"]
+        check(names[0].endswith("(pid %d)" % pid), "pid %d: first box %s" % (pid, names[0]))
+        check(not any("(pid %d)" % p in n for p in pids if p != pid for n in names),
+              "flamegraph-%d.svg shows another process" % pid)
     root = ET.parse(os.path.join(out, "flamegraph.svg")).getroot()
     check(int(root.get("data-total")) == prof["samples"], "flamegraph.svg is not the whole profile")
+    first = next(g for g in root.iter(SVG_NS + "g") if g.get("class") == "f")
+    check(first.get("data-n") == "all (2 processes)" and int(first.get("data-c")) ==
+          prof["samples"], "flamegraph.svg root box: %s" % first.get("data-n"))
 
 
 def test_outputs_unknown_format():

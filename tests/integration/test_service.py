@@ -9,7 +9,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (STACKTREED, check, check_invariants, function_cum, load, workload)
+from stcheck import (STACKTREED, check, check_invariants, function_cum, load, nodes,
+                     workload)
 
 
 def snapshots(d):
@@ -55,26 +56,47 @@ def threads_of(prof, comm):
     return [t for t in prof["threads"] if t["comm"] == comm]
 
 
-def test_snapshots_on_schedule_and_sigusr1():
+def check_snapshot_dirs(d, names):
+    for n in names:
+        for f in ("xtree.txt", "arcflow.txt", "profile.json", "summary.txt"):
+            check(os.path.getsize(os.path.join(d, n, f)) > 0, "%s/%s empty" % (n, f))
+        check_invariants(load(os.path.join(d, n)))
+    check(os.readlink(os.path.join(d, "latest")) == names[-1], "latest link")
+    check(not [n for n in os.listdir(d) if n.startswith(".tmp")], "temporary dirs left")
+
+
+def test_snapshots_on_schedule():
     s = Service("--interval", "1", "--keep", "50")
     try:
-        time.sleep(2.6)
-        n_sched = len(snapshots(s.dir))
-        check(n_sched == 2, "%d snapshots after 2.6 s at --interval 1" % n_sched)
-        s.p.send_signal(signal.SIGUSR1)
-        s.wait_for(lambda: len(snapshots(s.dir)) == 3, 3, "SIGUSR1 wrote no snapshot")
+        s.wait_for(lambda: len(snapshots(s.dir)) >= 4, 10, "no 4 snapshots in 10 s")
+        times = []
+        for n in snapshots(s.dir)[:4]:
+            times.append(os.stat(os.path.join(s.dir, n, "profile.json")).st_mtime)
     finally:
         err = s.stop()
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    check(all(0.7 <= g <= 1.5 for g in gaps), "snapshot gaps %s, --interval 1" % gaps)
     names = snapshots(s.dir)
-    check(len(names) == 4, "final snapshot missing: %s" % names)
-    for n in names:
-        d = os.path.join(s.dir, n)
-        for f in ("xtree.txt", "arcflow.txt", "profile.json", "summary.txt"):
-            check(os.path.getsize(os.path.join(d, f)) > 0, "%s/%s empty" % (n, f))
-        check_invariants(load(d))
-    check(os.readlink(os.path.join(s.dir, "latest")) == names[-1], "latest link")
-    check(not [n for n in os.listdir(s.dir) if n.startswith(".tmp")], "temporary dirs left")
+    check_snapshot_dirs(s.dir, names)
+    for n in names[:3]:
+        d = load(os.path.join(s.dir, n))["duration_s"]
+        check(0.7 <= d <= 1.5, "%s covers %.2f s" % (n, d))
     check("snapshot" in err, "no snapshot lines on stderr")
+
+
+def test_snapshots_on_sigusr1_and_at_exit():
+    s = Service("--interval", "600", "--keep", "50")
+    try:
+        check(snapshots(s.dir) == [], "snapshot before any signal")
+        s.p.send_signal(signal.SIGUSR1)
+        s.wait_for(lambda: len(snapshots(s.dir)) == 1, 5, "SIGUSR1 wrote no snapshot")
+        s.p.send_signal(signal.SIGUSR1)
+        s.wait_for(lambda: len(snapshots(s.dir)) == 2, 5, "second SIGUSR1 wrote no snapshot")
+    finally:
+        s.stop()
+    names = snapshots(s.dir)
+    check(len(names) == 3, "SIGUSR1 twice and SIGINT gave %s" % names)
+    check_snapshot_dirs(s.dir, names)
 
 
 def test_keep_prunes_old_snapshots():
@@ -96,23 +118,29 @@ def test_short_lived_and_concurrent_programs_are_symbolized():
         time.sleep(1.8)  # the next snapshot
     finally:
         s.stop()
-    found_a = found_b = False
+    found_b = False
+    a_samples = a_inner = 0
     for name, prof in s.profiles():
         check_invariants(prof)
         for t in prof["threads"]:
             if t["pid"] == a.pid:
-                found_a = True
                 # exited before the snapshot, yet symbolized: names, not addresses
-                cum = function_cum(t["root"], "short_inner")
-                check(cum >= 0.9 * t["samples"], "%s: short_inner on %d of %d samples"
-                      % (name, cum, t["samples"]))
-                check(function_cum(t["root"], "short_outer") == cum, "short_outer")
+                for n, _, _ in nodes(t["root"]):
+                    check(n["function"] is not None or n["kind"] == "root",
+                          "%s: unsymbolized frame %s in the short-lived program"
+                          % (name, n["address"]))
+                a_samples += t["samples"]
+                a_inner += function_cum(t["root"], "short_inner")
+                check(function_cum(t["root"], "short_outer") ==
+                      function_cum(t["root"], "short_inner"), "short_outer")
             if t["pid"] == b.pid and t["comm"] in ("red", "green", "blue"):
                 found_b = True
                 fn = "spin_" + t["comm"]
                 check(function_cum(t["root"], fn) >= 0.95 * t["samples"],
                       "%s: %s on %d of %d" % (name, fn, function_cum(t["root"], fn),
                                               t["samples"]))
+    found_a = a_samples > 0
+    check(a_inner >= 0.9 * a_samples, "short_inner on %d of %d samples" % (a_inner, a_samples))
     check(found_a, "the short-lived program is in no snapshot")
     check(found_b, "the threaded program is in no snapshot")
 

@@ -13,8 +13,17 @@ FX_CFLAGS := -O1 -g -fno-inline -fno-optimize-sibling-calls -fno-reorder-functio
 UNIT_FIXTURES := $(addprefix $(FX_DIR)/,fx_pie fx_pie.nm libfx.so libfx.so.nm \
 	fx_bid fx_bid.debug fx_bid.nm fx_bid.buildid fx_dl fx_dl.debug fx_dl.nm)
 
+# Data fixtures (test_datasym): one source with globals and frame
+# variables, as a PIE with and without -g (and without a build id), a shared library (gcc, and clang
+# for an rbp-based DW_AT_frame_base), and that library stripped with its
+# debug file next to it (.gnu_debuglink; same addresses as libfxdata.so).
+FX_DATA := $(addprefix $(FX_DIR)/,fx_data fx_data.nm fx_data_nog fx_data_nog.nm \
+	fx_data_nobid fx_data_nobid.nm libfxdata.so \
+	libfxdata.so.nm libfxdata_clang.so libfxdata_strip.so libfxdata_strip.so.debug)
+UNIT_FIXTURES += $(FX_DATA)
+
 # The test binaries need them too when built one by one.
-$(B)/tests/test_symbolizer $(B)/tests/test_procmaps: $(UNIT_FIXTURES)
+$(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym: $(UNIT_FIXTURES)
 
 # PIE executable and shared library, with .symtab. The library is linked at
 # 0x10000 so that its ELF vaddrs differ from its file offsets.
@@ -52,4 +61,40 @@ $(FX_DIR)/fx_pie.nm $(FX_DIR)/libfx.so.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
 	$(NM) -S --defined-only $< > $@
 
 $(FX_DIR)/fx_bid.nm $(FX_DIR)/fx_dl.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%.full
+	$(NM) -S --defined-only $< > $@
+
+# ---- data fixtures -------------------------------------------------------
+FX_DATA_SRC := $(FX_SRC)/fx_data.c
+
+$(FX_DIR)/fx_data: $(FX_DATA_SRC) $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie $< -o $@
+
+$(FX_DIR)/fx_data_nog: $(FX_DATA_SRC) $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -g,$(FX_CFLAGS)) -g0 -fPIE -pie $< -o $@
+
+$(FX_DIR)/fx_data_nobid: $(FX_DATA_SRC) $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -g,$(FX_CFLAGS)) -g0 -fPIE -pie -Wl,--build-id=none $< -o $@
+
+$(FX_DIR)/libfxdata.so: $(FX_DATA_SRC) $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIC -shared -Wl,-Ttext-segment=0x10000 $< -o $@
+
+# clang with frame pointers: DW_AT_frame_base is DW_OP_reg6 (rbp)
+$(FX_DIR)/libfxdata_clang.so: $(FX_DATA_SRC) $(FX_MK)
+	@mkdir -p $(@D)
+	$(CLANG) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror \
+		-fPIC -shared $< -o $@
+
+$(FX_DIR)/libfxdata_strip.so.debug: $(FX_DIR)/libfxdata.so
+	$(OBJCOPY) --only-keep-debug $< $@
+
+$(FX_DIR)/libfxdata_strip.so: $(FX_DIR)/libfxdata.so $(FX_DIR)/libfxdata_strip.so.debug
+	cd $(FX_DIR) && $(OBJCOPY) --strip-all --add-gnu-debuglink=libfxdata_strip.so.debug \
+		libfxdata.so libfxdata_strip.so
+
+$(FX_DIR)/fx_data.nm $(FX_DIR)/fx_data_nog.nm $(FX_DIR)/fx_data_nobid.nm \
+		$(FX_DIR)/libfxdata.so.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
 	$(NM) -S --defined-only $< > $@

@@ -497,6 +497,69 @@ static void test_svg_all(void **state)
 	st_profile__free(p);
 }
 
+/* ---- fault profiles: data leaves ------------------------------------------- */
+
+/* page-faults (not timer based): main+0x10 -> touch -> a heap data leaf, 4
+ * faults; main+0x10 -> touch 1 fault without a data leaf. */
+static struct st_profile *fault_profile(struct st_frame *data)
+{
+	struct st_profile *p = st_profile__new("page-faults");
+	struct st_thread *t = st_profile__add_thread(p, 30, 30, "faulty");
+	struct st_frame path[] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "touch", "/bin/prog"),
+				   { .kind = ST_FRAME_DATA, .data_class = ST_DATA_HEAP,
+				     .addr = 0x5555000040, .offset = 0x40,
+				     .module = st_strtab__intern(p->strs, "[heap]") } };
+
+	*data = path[2];
+	st_tree__add_sample(t->tree, path, 3, 4, ST_CALLS_FRAME);
+	st_tree__add_sample(t->tree, path, 2, 1, ST_CALLS_FRAME);
+	st_profile__finalize(p);
+	p->samples = 5;
+	return p;
+}
+
+static void test_data_leaves(void **state)
+{
+	struct st_frame data;
+	struct st_profile *p = fault_profile(&data);
+	char name[128], line[256], *text = folded_text(p), *svg = svg_text(p, -1);
+	PProfile *pb = decode_written(p);
+	bool seen = false;
+
+	(void)state;
+	st_frame__name(&data, name, sizeof(name));
+	snprintf(line, sizeof(line), "faulty;main+0x10;touch 1\nfaulty;main+0x10;touch;%s 4\n",
+		 name);
+	assert_string_equal(text, line);
+	/* pprof: the data leaf is the sample's first location, its class a label */
+	assert_int_equal(pb->n_sample_type, 1);
+	assert_int_equal(pb->n_sample, 2);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+
+		if (s->value[0] != 4) {
+			assert_int_equal(s->n_label, 3);	/* pid, tid, comm */
+			continue;
+		}
+		seen = true;
+		assert_int_equal(s->n_label, 4);
+		assert_string_equal(s_(pb, label(pb, s, "class")->str), "heap");
+		assert_int_equal(s->n_location_id, 3);
+		assert_string_equal(loc_function(pb, s->location_id[0]), name);
+		assert_int_equal(loc(pb, s->location_id[0])->address, 0x5555000040);
+		assert_string_equal(loc_function(pb, s->location_id[1]), "touch");
+	}
+	assert_true(seen);
+	/* svg: the data leaf has its class and the heap colour */
+	snprintf(line, sizeof(line), "data-class=\"heap\" data-b=\"4\" data-c=\"4\"");
+	assert_non_null(strstr(svg, line));
+	assert_non_null(strstr(strstr(svg, line), "fill=\"#e07b6a\""));
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(text);
+	free(svg);
+	st_profile__free(p);
+}
+
 /* ---- formats and files ----------------------------------------------------- */
 
 static void test_parse_formats(void **state)
@@ -570,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_not_timer),
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_all),
+		cmocka_unit_test(test_data_leaves),
 		cmocka_unit_test(test_parse_formats),
 		cmocka_unit_test(test_write_dir_formats),
 	};

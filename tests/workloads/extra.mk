@@ -8,3 +8,30 @@ $(B)/workloads/uselib: tests/workloads/uselib.c tests/workloads/workload.h $(B)/
 	$(CC) $(WL_CFLAGS) $< -o $@ -L$(B)/workloads -lwork -Wl,-rpath,'$$ORIGIN'
 
 WORKLOAD_EXTRA += $(B)/workloads/libwork.so
+
+# The BPF program includes the DWARF unwinder (bpf/unwind.h, issue 4).
+$(B)/bpf/sample.bpf.o: bpf/unwind.h
+
+# DWARF unwinding (issue 4): nofp and its libraries are built WITHOUT frame
+# pointers, as distributions build most code; qsort_nocfi is qsort.c with
+# frame pointers but no CFI at all (--unwind auto mixes both).
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
+$(B)/workloads/libnofp.so: tests/workloads/lib/nofplib.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -fPIC -shared $< -o $@
+
+$(B)/workloads/libnofpdl.so: tests/workloads/lib/nofpdl.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -fPIC -shared $< -o $@
+
+$(B)/workloads/nofp: tests/workloads/nofp.c tests/workloads/workload.h \
+		     $(B)/workloads/libnofp.so $(B)/workloads/libnofpdl.so
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) $< -o $@ -L$(B)/workloads -lnofp -ldl -Wl,-rpath,'$$ORIGIN'
+
+$(B)/workloads/qsort_nocfi: tests/workloads/qsort.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables $< -o $@
+
+WORKLOAD_EXTRA += $(B)/workloads/libnofp.so $(B)/workloads/libnofpdl.so \
+		  $(B)/workloads/qsort_nocfi

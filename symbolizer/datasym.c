@@ -1,0 +1,199 @@
+/* datasym.c - what a data address of a module is (see symbolizer.h):
+ * st_symbolizer__resolve_data() names the module's data objects,
+ * st_symbolizer__stack_var() the variables in a function's frame.
+ *
+ * Both read the module's file (again: reopen.c) the first time a module
+ * needs them, keep a compact table owned by the module (data symbols in a
+ * second symbol table; stack variables in a stackvars table built from
+ * DWARF, after which the Dwarf handle and the file are closed), and are
+ * freed with the module, e.g. when the LRU cache evicts it.
+ */
+#include "symbolizer/module.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolizer/elf.h"
+#include "symbolizer/stackvars.h"
+#include "symbolizer/strtab.h"
+#include "symbolizer/symtab.h"
+
+/* The load bias of m from one of its file mappings: the PT_LOAD whose
+ * mapping starts at file offset map_pgoff (its offset, rounded down to a
+ * page, up to its end in the file); executable segments first, then the
+ * later segment (two may share a file page). */
+static int load_bias(const struct st_module *m, __u64 map_start, __u64 map_pgoff, __u64 *bias)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	__u64 page = ps > 0 ? (__u64)ps : 4096;
+	const struct st_load *hit = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nloads; i++) {
+		const struct st_load *l = &m->loads[i];
+
+		if (map_pgoff < (l->offset & ~(page - 1)) || map_pgoff >= l->offset + l->filesz)
+			continue;
+		if (!hit || (l->exec && !hit->exec) ||
+		    (l->exec == hit->exec && l->offset > hit->offset))
+			hit = l;
+	}
+	if (!hit)
+		return -EINVAL;
+	/* map_start shows file offset map_pgoff, i.e. vaddr map_pgoff + (vaddr - offset) */
+	*bias = map_start - (map_pgoff + (hit->vaddr - hit->offset));
+	return 0;
+}
+
+/* Inside [min p_vaddr, max p_vaddr + p_memsz)? */
+static bool in_extent(const struct st_module *m, __u64 vaddr)
+{
+	__u64 lo = UINT64_MAX, hi = 0;
+	size_t i;
+
+	for (i = 0; i < m->nloads; i++) {
+		if (m->loads[i].vaddr < lo)
+			lo = m->loads[i].vaddr;
+		if (m->loads[i].vaddr + m->loads[i].memsz > hi)
+			hi = m->loads[i].vaddr + m->loads[i].memsz;
+	}
+	return vaddr >= lo && vaddr < hi;
+}
+
+/* m->data from .symtab, the debug file's .symtab, or .dynsym. */
+static int load_data(struct st_symbolizer *s, struct st_module *m, const char *path)
+{
+	struct st_elf *e = NULL, *debug = NULL, *src;
+	bool owned = false;
+	int err, n = -ENOENT;
+
+	err = st_mod__image(s, m, path, &e, &owned);
+	if (err)
+		return err;
+	m->data = st_symtab__new();
+	m->data_names = st_strtab__new();
+	if (!m->data || !m->data_names) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	src = e;
+	if (!st_elf__has_section_type(e, SHT_SYMTAB) && !st_mod__debug_file(s, m, e, &debug) &&
+	    st_elf__has_section_type(debug, SHT_SYMTAB))
+		src = debug;
+	if (st_elf__has_section_type(src, SHT_SYMTAB))
+		n = st_elf__load_data_symbols(src, SHT_SYMTAB, m->data, m->data_names);
+	if (n <= 0 && n != -ENOMEM)
+		n = st_elf__load_data_symbols(e, SHT_DYNSYM, m->data, m->data_names);
+	if (n == -ENOMEM) {
+		err = n;
+		goto cleanup;
+	}
+	st_symtab__finish(m->data);
+	if (s->verbose && n <= 0)
+		fprintf(stderr, "stacktreed: %s: no data symbols\n", m->path);
+cleanup:
+	if (err) {
+		st_symtab__free(m->data);
+		st_strtab__free(m->data_names);
+		m->data = NULL;
+		m->data_names = NULL;
+	}
+	st_elf__free(debug);
+	if (owned)
+		st_elf__free(e);
+	return err;
+}
+
+int st_symbolizer__resolve_data(struct st_symbolizer *s, struct st_module *m, const char *path,
+				__u64 map_start, __u64 map_pgoff, __u64 addr, struct st_sym *out)
+{
+	const struct st_symbol *sym;
+	__u64 bias, vaddr;
+	int err;
+
+	if (!s || !m || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->module = st_mod__name(s, m, path);
+	out->build_id = m->build_id;
+	err = load_bias(m, map_start, map_pgoff, &bias);
+	if (err)
+		return err;
+	vaddr = addr - bias;
+	out->module_offset = vaddr;
+	if (!in_extent(m, vaddr))
+		return -ERANGE;
+	if (!m->data && load_data(s, m, path))
+		return 0;	/* no file now, or out of memory: module+offset */
+	sym = st_symtab__find(m->data, vaddr);
+	if (!sym)
+		return 0;
+	out->function = sym->name;
+	out->offset = vaddr - sym->start;
+	out->func_addr = addr - out->offset;
+	return 0;
+}
+
+static bool has_dwarf(struct st_elf *e)
+{
+	return st_elf__has_section_named(e, ".debug_info") ||
+	       st_elf__has_section_named(e, ".zdebug_info");
+}
+
+/* m->vars from the DWARF of the module's file or of its debug file. */
+static int build_vars(struct st_symbolizer *s, struct st_module *m, const char *path)
+{
+	struct st_elf *e = NULL, *debug = NULL, *src = NULL;
+	bool owned = false;
+	Dwarf *dw = NULL;
+	GElf_Ehdr ehdr;
+	int err;
+
+	err = st_mod__image(s, m, path, &e, &owned);
+	if (err)
+		return err;	/* tried again once the module is found again */
+	if (has_dwarf(e))
+		src = e;
+	else if (!st_mod__debug_file(s, m, e, &debug) && has_dwarf(debug))
+		src = debug;
+	if (src)
+		dw = dwarf_begin_elf(st_elf__elf(src), DWARF_C_READ, NULL);
+	if (dw && gelf_getehdr(st_elf__elf(src), &ehdr))
+		err = st_stackvars__build(dw, ehdr.e_machine, &m->vars);
+	if (!err)
+		m->vars_done = true;	/* with or without a table */
+	if (s->verbose && !err)
+		fprintf(stderr, "stacktreed: %s: %zu frame variables\n", m->path,
+			st_stackvars__count(m->vars));
+	if (dw)
+		dwarf_end(dw);
+	st_elf__free(debug);
+	if (owned)
+		st_elf__free(e);
+	return err;
+}
+
+int st_symbolizer__stack_var(struct st_symbolizer *s, struct st_module *m, const char *path,
+			     __u64 map_start, __u64 map_pgoff, __u64 pc, __s64 cfa_offset,
+			     const char **name, __u64 *offset)
+{
+	__u64 bias;
+	int err;
+
+	if (!s || !m || !name || !offset)
+		return -EINVAL;
+	err = load_bias(m, map_start, map_pgoff, &bias);
+	if (err)
+		return err;
+	if (!m->vars_done) {
+		err = build_vars(s, m, path);
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (!m->vars)
+		return -ENOENT;
+	return st_stackvars__find(m->vars, pc - bias, cfa_offset, name, offset);
+}

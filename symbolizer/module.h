@@ -1,0 +1,122 @@
+/* module.h - the module and symbolizer structures, shared by the
+ * symbolizer's own files (private; see symbolizer.h for the contract).
+ *
+ * symbolizer.c: the module cache, function symbols, resolve().
+ * reopen.c:     the module's file again once it was closed.
+ * datasym.c:    data symbols (resolve_data) and the stack_var() entry point.
+ * stackvars.c:  the per-module table of frame-based DWARF variables.
+ */
+#ifndef STACKTREE_SYMBOLIZER_MODULE_H
+#define STACKTREE_SYMBOLIZER_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "symbolizer/symbolizer.h"
+
+struct st_elf;
+struct st_load;
+struct st_symtab;
+struct st_strtab;
+struct st_stackvars;
+struct stat;
+
+/* What identifies the file a module was first read from (for modules
+ * without a build id, whose reopened file must be that very file). */
+struct st_file_id {
+	__u64 dev, ino, size;
+	__s64 mtime_sec, mtime_nsec;
+};
+
+struct st_module {
+	struct st_strtab *strs;		/* path, build id, other display paths */
+	const char *path;		/* display path (in strs) */
+	const char *build_id;		/* hex (in strs) or NULL */
+	struct st_elf *elf;		/* until the symbols are loaded, while referenced */
+	struct st_load *loads;
+	size_t nloads;
+	struct st_symtab *symtab;	/* NULL until loaded */
+	struct st_strtab *names;	/* symbol names, with symtab */
+	size_t refs;
+	const char **keys;		/* this module's keys (strings owned by the map) */
+	size_t nkeys, keys_cap;
+	size_t nfile_keys;
+	struct st_module *prev, *next;		/* s->modules */
+	struct st_module *lru_prev, *lru_next;	/* s->lru_head, while refs == 0 */
+
+	/* data symbols (datasym.c): NULL until loaded, then possibly empty */
+	struct st_symtab *data;
+	struct st_strtab *data_names;
+	/* frame-based variables (stackvars.c); vars_done: built or given up
+	 * (vars stays NULL when the module has no usable DWARF) */
+	struct st_stackvars *vars;
+	bool vars_done;
+	/* reopening (reopen.c) */
+	char *open_path;		/* the last open_path given to module(), or NULL */
+	struct st_file_id id;		/* of the file first read */
+	bool reopen_failed;		/* no file found since the last module() call */
+};
+
+/* Key ("b:BUILDID" or "f:PATH:DEV:INO:SIZE:MTIME") -> module; key == NULL:
+ * empty slot. */
+struct st_slot {
+	char *key;
+	__u64 hash;
+	struct st_module *module;
+};
+
+struct st_symbolizer {
+	const char *debug_dir;		/* interned */
+	const char *kallsyms;		/* interned */
+	bool verbose;
+	size_t max_unused;
+	struct st_strtab *strs;		/* options and kernel symbols only */
+	struct st_slot *slots;		/* power of two, or 0 */
+	size_t nslots, nkeys, key_bytes;
+	struct st_module *modules;	/* all of them */
+	size_t nmodules;
+	struct st_module *lru_head, *lru_tail;	/* unreferenced, head = newest */
+	size_t nunused;
+	struct st_module *vdso;
+	struct st_symtab *kernel;	/* NULL until loaded */
+	const char *kernel_module;	/* "[kernel.kallsyms]", interned */
+	char *scratch;			/* module name when resolving without a module */
+	size_t scratch_cap;
+};
+
+/* ---- symbolizer.c --------------------------------------------------------- */
+
+/* Length of path without a " (deleted)" suffix. */
+size_t st_mod__display_len(const char *path);
+
+/* File offset -> ELF vaddr through the PT_LOAD holding it (executable
+ * segments first); the offset itself when none does. */
+__u64 st_mod__to_vaddr(const struct st_module *m, __u64 off);
+
+/* The display name of the mapping path (see st_symbolizer__resolve()). */
+const char *st_mod__name(struct st_symbolizer *s, const struct st_module *m, const char *path);
+
+/* The separate debug file of module m, whose image e is (build id and
+ * .gnu_debuglink, see debuginfo.h): 0 with *debug opened, or -ENOENT. */
+int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struct st_elf *e,
+		       struct st_elf **debug);
+
+/* ---- reopen.c ------------------------------------------------------------- */
+
+/* The module's image: its open file (*owned = false: the module's, don't
+ * free it) or, once that was closed, the file opened again (*owned = true:
+ * the caller frees it). Reopening tries the last open_path given to
+ * st_symbolizer__module(), then `path` (the mapping's, may be NULL) and the
+ * module's path, and only takes a file that is the module's image (same
+ * build id; without one, same device, inode, size and mtime). -ENOENT when
+ * none is; then it is not tried again before the module is found again by
+ * st_symbolizer__module(). */
+int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path,
+		  struct st_elf **out, bool *owned);
+
+/* Remember what module() opened m from (open_path may be NULL). */
+void st_mod__note_open(struct st_module *m, const char *open_path);
+void st_mod__set_id(struct st_module *m, const struct stat *st);
+
+#endif

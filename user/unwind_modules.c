@@ -1,0 +1,401 @@
+/* unwind_modules.c - per-module CFI rows shared by build id, compiled
+ * within a time budget (see unwind_modules.h). */
+#include "user/unwind_modules.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/procmaps.h"
+#include "user/u64map.h"
+#include "user/unwind_tables.h"
+#include "user/unwinder.h"
+
+#define MAX_LOADS 16
+#define BUDGET_WINDOW_S 0.2	/* compile at most BUDGET_S of every BUDGET_WINDOW_S */
+#define BUDGET_S 0.04
+
+struct st_umod {
+	char *key;		/* "b:" build id, or "f:dev:ino" without one */
+	char *path;		/* for messages */
+	int fd;			/* pending: the open file, compiled later */
+	bool pending;
+	__u32 first, nrows;	/* its rows in the BPF array; nrows 0: none */
+	struct { __u64 offset, vaddr, filesz; } loads[MAX_LOADS];
+	int nloads;
+};
+
+/* A file (dev, inode) seen in a mapping, and its module. */
+struct ufile {
+	__u64 dev, ino;
+	struct st_umod *mod;
+};
+
+struct st_umods {
+	bool verbose;
+	struct st_unwind_row *rows;	/* the mmaped BPF array */
+	__u32 cap, used;
+	struct st_u64map *mods;		/* hash(key) -> st_umod */
+	struct st_u64map *files;	/* hash(dev, ino) -> ufile */
+	struct st_umod **pending;
+	size_t npending, pending_cap;
+	double window_start, window_used;
+	size_t modules, no_cfi, no_room, unsupported;
+	double compile_s;
+};
+
+#define FNV0 0xcbf29ce484222325ull
+
+static __u64 fnv(const void *data, size_t len, __u64 h)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h ? h : 1;	/* u64map keys are non-zero */
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+struct st_umods *st_umods__new(struct st_unwind_row *rows, __u32 capacity, bool verbose)
+{
+	struct st_umods *ms = calloc(1, sizeof(*ms));
+
+	if (!ms)
+		return NULL;
+	ms->verbose = verbose;
+	ms->rows = rows;
+	ms->cap = capacity;
+	ms->mods = st_u64map__new();
+	ms->files = st_u64map__new();
+	if (!ms->mods || !ms->files) {
+		st_umods__free(ms);
+		return NULL;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		st_umods__free(ms);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	return ms;
+}
+
+void st_umods__free(struct st_umods *ms)
+{
+	struct st_umod *m;
+	size_t pos = 0;
+	void *f;
+
+	if (!ms)
+		return;
+	while (ms->mods && (m = st_u64map__next(ms->mods, &pos, NULL))) {
+		if (m->pending)
+			close(m->fd);
+		free(m->key);
+		free(m->path);
+		free(m);
+	}
+	pos = 0;
+	while (ms->files && (f = st_u64map__next(ms->files, &pos, NULL)))
+		free(f);
+	st_u64map__free(ms->mods);
+	st_u64map__free(ms->files);
+	free(ms->pending);
+	free(ms);
+}
+
+static char *module_key(Elf *elf, __u64 dev, __u64 ino)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *id;
+	const void *p;
+	char *key;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &p);
+
+	if (n <= 0 || n > 64) {
+		if (asprintf(&key, "f:%llx:%llx", (unsigned long long)dev,
+			     (unsigned long long)ino) < 0)
+			return NULL;
+		return key;
+	}
+	key = malloc(2 * (size_t)n + 3);
+	if (!key)
+		return NULL;
+	id = p;
+	key[0] = 'b';
+	key[1] = ':';
+	for (ssize_t i = 0; i < n; i++) {
+		key[2 + 2 * i] = digits[id[i] >> 4];
+		key[3 + 2 * i] = digits[id[i] & 15];
+	}
+	key[2 + 2 * n] = '\0';
+	return key;
+}
+
+static void read_loads(Elf *elf, struct st_umod *m)
+{
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n && m->nloads < MAX_LOADS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->loads[m->nloads].offset = ph.p_offset;
+		m->loads[m->nloads].vaddr = ph.p_vaddr;
+		m->loads[m->nloads].filesz = ph.p_filesz;
+		m->nloads++;
+	}
+}
+
+/* Compile m's CFI into the rows array. */
+static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
+{
+	struct st_unwind_table *t = NULL;
+	struct st_unwind_table_info info;
+	const struct st_unwind_row *rows;
+	double t0 = now_s(), dt;
+	size_t n = 0;
+	int err;
+
+	err = st_unwind_table__from_elf(elf, &t);
+	dt = now_s() - t0;
+	ms->compile_s += dt;
+	ms->window_used += dt;
+	if (err) {
+		ms->no_cfi++;
+		if (ms->verbose)
+			fprintf(stderr, "stacktreed: no unwinding table for %s: %s\n", m->path,
+				err == -ENOENT ? "no CFI" : strerror(-err));
+		return;
+	}
+	rows = st_unwind_table__rows(t, &n);
+	st_unwind_table__info(t, &info);
+	if (n > ms->cap - ms->used) {
+		ms->no_room++;
+		if (ms->verbose)
+			fprintf(stderr, "stacktreed: no room for the %zu unwinding rows of %s "
+				"(--unwind-rows)\n", n, m->path);
+	} else {
+		memcpy(ms->rows + ms->used, rows, n * sizeof(*rows));
+		m->first = ms->used;
+		m->nrows = (__u32)n;
+		ms->used += (__u32)n;
+		ms->modules++;
+		ms->unsupported += info.unsupported;
+		if (ms->verbose)
+			fprintf(stderr, "stacktreed: %zu unwinding rows for %s (%s, %zu FDEs, "
+				"%.1f ms)\n", n, m->path, info.source, info.fdes, dt * 1e3);
+	}
+	st_unwind_table__free(t);
+}
+
+static bool budget_left(struct st_umods *ms)
+{
+	double t = now_s();
+
+	if (t - ms->window_start >= BUDGET_WINDOW_S) {
+		ms->window_start = t;
+		ms->window_used = 0;
+	}
+	return ms->window_used < BUDGET_S;
+}
+
+static int defer(struct st_umods *ms, struct st_umod *m, int fd)
+{
+	if (ms->npending == ms->pending_cap) {
+		size_t cap = ms->pending_cap ? 2 * ms->pending_cap : 16;
+		struct st_umod **p = realloc(ms->pending, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		ms->pending = p;
+		ms->pending_cap = cap;
+	}
+	m->fd = dup(fd);
+	if (m->fd < 0)
+		return -errno;
+	m->pending = true;
+	ms->pending[ms->npending++] = m;
+	return 0;
+}
+
+/* The module in elf: known by its key, or new (compiled now, or pending
+ * when over the budget and fd >= 0). */
+static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, __u64 dev, __u64 ino,
+				 const char *path, bool now)
+{
+	char *key = module_key(elf, dev, ino);
+	struct st_umod *m;
+	__u64 h;
+
+	if (!key)
+		return NULL;
+	h = fnv(key, strlen(key), FNV0);
+	m = st_u64map__get(ms->mods, h);
+	if (m) {	/* the same module, or (not cached) a hash collision */
+		bool same = !strcmp(m->key, key);
+
+		free(key);
+		return same ? m : NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path)) || st_u64map__put(ms->mods, h, m)) {
+		if (m)
+			free(m->path);
+		free(m);
+		free(key);
+		return NULL;
+	}
+	m->key = key;
+	read_loads(elf, m);
+	if (now || fd < 0 || budget_left(ms) || defer(ms, m, fd))
+		load_rows(ms, elf, m);
+	return m;
+}
+
+/* The daemon's vDSO, the same kernel's image as every process's (copied:
+ * libelf gets writable memory). */
+static Elf *open_vdso(char **copy)
+{
+	const GElf_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return NULL;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > (1 << 20) || !(*copy = malloc(size)))
+		return NULL;
+	memcpy(*copy, eh, size);
+	return elf_memory(*copy, size);
+}
+
+struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
+				     const struct st_maps_line *l)
+{
+	bool vdso = !strcmp(l->path, "[vdso]");
+	__u64 dev = vdso ? 0 : l->dev, ino = vdso ? 0 : l->ino;
+	__u64 h = fnv(&ino, sizeof(ino), fnv(&dev, sizeof(dev), FNV0));
+	struct ufile *f = st_u64map__get(ms->files, h);
+	char path[96], *image = NULL;
+	struct st_umod *m = NULL;
+	Elf *elf = NULL;
+	int fd = -1;
+
+	if (f && f->dev == dev && f->ino == ino)
+		return f->mod;
+	if (vdso) {
+		elf = open_vdso(&image);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)l->start, (unsigned long long)l->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = open(l->path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			elf = elf_begin(fd, ELF_C_READ, NULL);
+	}
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		m = module_of(ms, elf, fd, dev, ino, l->path, false);
+	if (m && !f && (f = calloc(1, sizeof(*f)))) {
+		f->dev = dev;
+		f->ino = ino;
+		f->mod = m;
+		if (st_u64map__put(ms->files, h, f))
+			free(f);
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(image);
+	return m;
+}
+
+struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path)
+{
+	struct st_umod *m = NULL;
+	struct stat sb;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	elf = fstat(fd, &sb) ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		m = module_of(ms, elf, fd, sb.st_dev, sb.st_ino, path, true);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return m;
+}
+
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *first,
+		  __u32 *nrows)
+{
+	if (m->pending)
+		return -EAGAIN;
+	if (!m->nrows)
+		return -ENOENT;
+	for (int i = 0; i < m->nloads; i++) {
+		__u64 off = m->loads[i].offset, v = m->loads[i].vaddr - off + pgoff;
+
+		if ((off & ~0xfffull) <= pgoff && pgoff < off + m->loads[i].filesz) {
+			if (v > UINT32_MAX)
+				return -ENOENT;
+			*vaddr = (__u32)v;
+			*first = m->first;
+			*nrows = m->nrows;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int st_umods__work(struct st_umods *ms)
+{
+	int done = 0;
+
+	while (ms->npending && budget_left(ms)) {
+		struct st_umod *m = ms->pending[--ms->npending];
+		Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
+
+		if (elf)
+			load_rows(ms, elf, m);
+		else
+			ms->no_cfi++;
+		if (elf)
+			elf_end(elf);
+		close(m->fd);
+		m->fd = -1;
+		m->pending = false;
+		done++;
+	}
+	return done;
+}
+
+void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)
+{
+	out->modules = ms->modules;
+	out->no_cfi = ms->no_cfi;
+	out->no_room = ms->no_room;
+	out->rows = ms->used;
+	out->capacity = ms->cap;
+	out->unsupported = ms->unsupported;
+	out->compile_s = ms->compile_s;
+}

@@ -1,0 +1,42 @@
+/* unwind_modules.h - the CFI rows of every module profiled processes map,
+ * in the BPF rows array, compiled once per build id (private to
+ * user/unwinder.c). Compiling is budgeted (a share of one CPU) so that a
+ * burst of new programs does not stall the daemon's loop: modules over the
+ * budget stay pending until st_umods__work(). Owner: user/unwind_modules.c. */
+#ifndef STACKTREE_UNWIND_MODULES_H
+#define STACKTREE_UNWIND_MODULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+struct st_maps_line;
+struct st_unwinder_stats;
+struct st_umod;
+struct st_umods;
+
+struct st_umods *st_umods__new(struct st_unwind_row *rows, __u32 capacity, bool verbose);
+void st_umods__free(struct st_umods *ms);
+
+/* The module mapped by a /proc/PID/maps line of pid (a file opened once per
+ * dev/inode, "[vdso]" from the daemon's own vDSO), or NULL. */
+struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
+				     const struct st_maps_line *l);
+/* A module by path, compiled now whatever the budget (start-up). */
+struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path);
+
+/* Where a mapping at file offset pgoff finds its rows: 0, -EAGAIN while the
+ * module is pending, -ENOENT when it has none. */
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *first,
+		  __u32 *nrows);
+
+/* Compile pending modules within the budget; returns how many were done. */
+int st_umods__work(struct st_umods *ms);
+
+/* Fills the module fields of *out (modules, no_cfi, no_room, rows,
+ * capacity, unsupported, compile_s). */
+void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out);
+
+#endif
