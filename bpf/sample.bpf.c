@@ -388,13 +388,14 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
  * tables are in (counted). Once it runs outside the dynamic loader, its
  * start-up libraries are all mapped: the daemon reads its maps again and
  * activates it (ST_EV_STARTED). */
-static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target)
+static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target, bool count)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct st_unwind_proc *up = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	__u64 ip;
 
-	stat_inc(ST_STAT_UNW_WAIT);
+	if (count)
+		stat_inc(ST_STAT_UNW_WAIT);
 	if (*target != ST_TARGET_AT_TABLES || !up)	/* exec-time tables not in yet */
 		return;
 	ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(task), ip);
@@ -417,7 +418,10 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 
 /* Whether the current task is to be sampled: not the idle task (counted),
  * not the daemon, and passing --pid/CMD targets, --comm and --cgroup. */
-static __always_inline bool wanted(__u32 tgid, __u32 tid)
+/* ev: the event of the calling program. A launched command waiting for its
+ * unwind tables is not timer-sampled yet, but its page faults are taken
+ * (each happens once): their stacks fall back to frame pointers. */
+static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 {
 	__u8 *target;
 
@@ -430,8 +434,9 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 	if (filter_targets) {
 		target = bpf_map_lookup_elem(&targets, &tgid);
 		if (target && *target >= ST_TARGET_AT_TABLES)
-			wait_tables(tgid, tid, target);
-		if (!target || *target != ST_TARGET_ACTIVE)
+			wait_tables(tgid, tid, target, ev == ST_EVENT_CPU);
+		if (!target || (*target != ST_TARGET_ACTIVE &&
+				!(ev == ST_EVENT_FAULTS && *target >= ST_TARGET_AT_TABLES)))
 			return false;
 	}
 	if (filter_comm) {
@@ -596,7 +601,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0, n;
 	long un = 0, kn = 0;
 
-	if (!wanted(tgid, tid))
+	if (!wanted(tgid, tid, ST_EVENT_CPU))
 		return 0;
 	stat_inc(ST_STAT_SAMPLES);
 
@@ -646,7 +651,7 @@ int on_timer_bare(struct bpf_perf_event_data *ctx)
 	struct scratch *sc;
 	long un;
 
-	if (!wanted(tgid, (__u32)pid_tgid))
+	if (!wanted(tgid, (__u32)pid_tgid, ST_EVENT_CPU))
 		return 0;
 	stat_inc(ST_STAT_SAMPLES);
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
@@ -787,7 +792,7 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 	__u16 cls;
 	long un;
 
-	if (!wanted(tgid, tid))
+	if (!wanted(tgid, tid, ST_EVENT_FAULTS))
 		return 0;
 	stat_ev(ST_EVENT_FAULTS, ST_STAT_SAMPLES);
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
