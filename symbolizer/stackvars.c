@@ -1,5 +1,6 @@
 /* stackvars.c - frame-based DWARF variables of a module (see stackvars.h). */
 #include "symbolizer/stackvars.h"
+#include "common/grow.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -78,15 +79,8 @@ static int push(struct ctx *c, __u64 lo, __u64 hi, const char *name, __s64 off, 
 		c->full = true;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct sv_var *vars = realloc(t->vars, cap * sizeof(*vars));
-
-		if (!vars)
-			return -ENOMEM;
-		t->vars = vars;
-		t->cap = cap;
-	}
+	if (ST_GROW(t->vars, t->cap, t->n, 64))
+		return -ENOMEM;
 	t->vars[t->n++] = (struct sv_var){
 		.lo = lo, .hi = hi, .name = name, .off = (__s32)off,
 		.size = size > UINT32_MAX ? UINT32_MAX : (__u32)size, .depth = depth,

@@ -20,6 +20,7 @@
  * with the other files of the symbolizer.
  */
 #include "symbolizer/symbolizer.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -112,15 +113,8 @@ static int map_put(struct st_symbolizer *s, const char *key, struct st_module *m
 		return 0;
 	if ((s->nkeys + 1) * 4 > s->nslots * 3 && map_grow(s))
 		return -ENOMEM;
-	if (m->nkeys == m->keys_cap) {
-		size_t cap = m->keys_cap ? m->keys_cap * 2 : 2;
-		const char **keys = realloc(m->keys, cap * sizeof(*keys));
-
-		if (!keys)
-			return -ENOMEM;
-		m->keys = keys;
-		m->keys_cap = cap;
-	}
+	if (ST_GROW(m->keys, m->keys_cap, m->nkeys, 2))
+		return -ENOMEM;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;

@@ -1,5 +1,6 @@
 /* symtab.c - sorted symbol array, zero-size symbol sizing, binary search. */
 #include "symbolizer/symtab.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,15 +30,8 @@ void st_symtab__free(struct st_symtab *t)
 
 static int push(struct st_symtab *t, const struct st_symbol *sym)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct st_symbol *syms = realloc(t->syms, cap * sizeof(*syms));
-
-		if (!syms)
-			return -ENOMEM;
-		t->syms = syms;
-		t->cap = cap;
-	}
+	if (ST_GROW(t->syms, t->cap, t->n, 64))
+		return -ENOMEM;
 	t->syms[t->n++] = *sym;
 	return 0;
 }

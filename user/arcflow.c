@@ -8,6 +8,7 @@
  * Cost: O(nodes) hash look-ups, plus sorting the entries and rows.
  */
 #include "arcflow.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -135,15 +136,8 @@ static void ptrmap_set(struct ptrmap *m, size_t slot, const void *key, size_t id
 
 static ssize_t entry_new(struct st_arcflow *a, const char *name, bool root)
 {
-	if (a->nents == a->entcap) {
-		size_t ncap = a->entcap ? a->entcap * 2 : 64;
-		struct af_entry *ne = realloc(a->ents, ncap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		a->ents = ne;
-		a->entcap = ncap;
-	}
+	if (ST_GROW(a->ents, a->entcap, a->nents, 64))
+		return -ENOMEM;
 	memset(&a->ents[a->nents], 0, sizeof(a->ents[0]));
 	a->ents[a->nents].name = name;
 	a->ents[a->nents].root = root;
@@ -262,15 +256,8 @@ static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, boo
 		}
 		j = (j + 1) & (a->rowidx.cap - 1);
 	}
-	if (a->nrows == a->rowcap) {
-		size_t ncap = a->rowcap ? a->rowcap * 2 : 256;
-		struct af_row *nr = realloc(a->rows, ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		a->rows = nr;
-		a->rowcap = ncap;
-	}
+	if (ST_GROW(a->rows, a->rowcap, a->nrows, 256))
+		return -ENOMEM;
 	r = &a->rows[a->nrows];
 	memset(r, 0, sizeof(*r));
 	r->self = self;

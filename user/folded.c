@@ -1,5 +1,6 @@
 /* folded.c - folded stacks ("a;b;c N" per line) into a one-thread profile. */
 #include "folded.h"
+#include "common/grow.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -77,15 +78,8 @@ static int parse_count(struct reader *r, const char *s, size_t *len, __u64 *coun
 
 static int path_push(struct reader *r, size_t n, const struct st_frame *f)
 {
-	if (n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 64;
-		struct st_frame *np = realloc(r->path, ncap * sizeof(*np));
-
-		if (!np)
-			return fail(r, -ENOMEM, "out of memory");
-		r->path = np;
-		r->cap = ncap;
-	}
+	if (ST_GROW(r->path, r->cap, n, 64))
+		return fail(r, -ENOMEM, "out of memory");
 	r->path[n] = *f;
 	return 0;
 }

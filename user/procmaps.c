@@ -6,6 +6,7 @@
  * snapshot covering it, rebuilt after every refresh, for binary search.
  */
 #include "user/procmaps.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -169,15 +170,8 @@ static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
 	struct st_mapping *m;
 	char open_path[64];
 
-	if (pm->nmaps == pm->maps_cap) {
-		size_t cap = pm->maps_cap ? pm->maps_cap * 2 : 32;
-		struct st_mapping *maps = realloc(pm->maps, cap * sizeof(*maps));
-
-		if (!maps)
-			return -ENOMEM;
-		pm->maps = maps;
-		pm->maps_cap = cap;
-	}
+	if (ST_GROW(pm->maps, pm->maps_cap, pm->nmaps, 32))
+		return -ENOMEM;
 	m = &pm->maps[pm->nmaps];
 	memset(m, 0, sizeof(*m));
 	m->path = strdup(l->path);

@@ -1,5 +1,6 @@
 /* unwind_tables.c - DWARF CFI to BPF unwinder rows (see unwind_tables.h). */
 #include "user/unwind_tables.h"
+#include "common/grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -64,15 +65,8 @@ static int push_row(struct st_unwind_table *t, const struct st_unwind_row *r)
 	}
 	if (last && same_rules(last, r))
 		return 0;
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct st_unwind_row *n = realloc(t->rows, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = cap;
-	}
+	if (ST_GROW(t->rows, t->cap, t->nrows, 1024))
+		return -ENOMEM;
 	t->rows[t->nrows++] = *r;
 	return 0;
 }
