@@ -219,10 +219,11 @@ def parse_stacktreed(text, outdir):
         pass
     if "runs" in r:
         r.setdefault("idle", 0.0)  # the note is printed only when non-zero
-    # run time per walked sample: idle-CPU samples return at once and would
-    # otherwise dilute the average differently in each mode
+    # the summary's "BPF run time" is per walked sample (runs minus idle-CPU
+    # runs, which return at once); ns/run is derived back from it
     if "bpf_ns" in r and r.get("runs") and "idle" in r and r["runs"] > r["idle"]:
-        r["bpf_ns_walked"] = r["bpf_ns"] * r["runs"] / (r["runs"] - r["idle"])
+        r["bpf_ns_walked"] = r["bpf_ns"]
+        r["bpf_ns"] = r["bpf_ns_walked"] * (r["runs"] - r["idle"]) / r["runs"]
     return r
 
 

@@ -27,10 +27,13 @@ while :; do
 	[ "$now" -ge "$secs" ] && break
 	# a few short-lived programs per second, some multi-threaded
 	WL_SCALE=0.05 "$wl/threads" 2>/dev/null &
+	p1=$!
 	"$wl/shortlived" 0.1 &
+	p2=$!
 	sh -c 'for i in 1 2 3; do /bin/true; done' &
+	p3=$!
 	spawned=$((spawned + 5))
-	wait
+	wait "$p1" "$p2" "$p3"	# not the daemon
 	if [ "$now" -ge "$next_report" ]; then
 		printf '%8d %10d %8d\n' "$now" "$(rss_kib)" "$spawned" | tee -a "$out/rss.txt"
 		next_report=$((now + 30))

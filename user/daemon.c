@@ -192,27 +192,39 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		st_profile__add_note(p, "node records dropped by the daemon", bad);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
+		/* per walked sample: runs on idle CPUs return at once; their few
+		 * nanoseconds stay in the total, so this errs on the high side */
+		__u64 walked = druns > st[ST_STAT_IDLE] ? druns - st[ST_STAT_IDLE] : 0;
 
-		if (druns)
-			p->bpf_ns_per_sample = (double)dns / (double)druns;
+		if (walked)
+			p->bpf_ns_per_sample = (double)dns / (double)walked;
 		st_profile__add_note(p, "BPF program runs", druns);
 		r->prev_run_ns[ev] = run_ns;
 		r->prev_runs[ev] = runs;
 	}
 }
 
-/* Resident set size now, from /proc/self/statm (the soak test watches it). */
-static long rss_mib(void)
+/* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in MiB: the resident set
+ * now, and its peak (getrusage's would include a launcher's peak before
+ * our exec). */
+static long status_mib(const char *key)
 {
-	long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
+	char line[128];
+	long kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
 
 	if (!f)
 		return 0;
-	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-		resident = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), "%ld", &kib))
+			break;
 	fclose(f);
-	return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
+	return kib / 1024;
+}
+
+static long rss_mib(void)
+{
+	return status_mib("VmRSS:");
 }
 
 static void summary(FILE *out, const struct st_profile *p, const struct run *r,
@@ -246,7 +258,7 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		"BPF maps ~%zu MiB\n",
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		ru.ru_maxrss / 1024, rss_mib(), st_session__map_memory(r->sess) >> 20);
+		status_mib("VmHWM:"), rss_mib(), st_session__map_memory(r->sess) >> 20);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
 	if (r->unw) {
