@@ -68,7 +68,7 @@ $(B)/stacktree: $(B)/obj/user/stacktree.o $(LIB)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # ---- tests ---------------------------------------------------------------
-$(B)/tests/%: tests/unit/%.c $(LIB)
+$(B)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h tests/unit/fixtures/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS) -lcmocka
 

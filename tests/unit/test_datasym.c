@@ -88,30 +88,6 @@ static struct st_symbolizer *new_sym(int max_unused)
 	return s;
 }
 
-/* The first nm symbol whose name starts with prefix (static locals are
- * "name.N"). */
-static bool nm_prefix(const char *nm, const char *prefix, char *name, size_t size,
-		      struct fx_nm *out)
-{
-	char path[PATH_MAX], line[512], f1[64], f2[64], f3[64], sym[256];
-	bool found = false;
-	FILE *f;
-
-	fx_path(path, sizeof(path), nm);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %63s %63s %255s", f1, f2, f3, sym) != 4 ||
-		    strncmp(sym, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(name, size, "%s", sym);
-		found = fx_nm(nm, sym, out);
-	}
-	fclose(f);
-	return found;
-}
-
 /* Expect addr (nm symbol `name` + delta, at bias) to be `name` + delta. */
 static void expect_data(struct st_symbolizer *s, struct st_module *m, const char *path,
 			__u64 map_start, __u64 map_pgoff, __u64 bias, const char *nmf,
@@ -171,7 +147,7 @@ static void check_data(const char *file, const char *nmf, __u64 bias)
 	expect_data(s, m, path, start, pgoff, bias, nmf, "big_bss", idx * 4 + 2);
 
 	/* a static local */
-	assert_true(nm_prefix(nmf, "fx_calls", calls, sizeof(calls), &fcalls));
+	assert_true(fx_nm_find(nmf, "fx_calls", true, calls, sizeof(calls), &fcalls));
 	expect_data(s, m, path, start, pgoff, bias, nmf, calls, 0);
 
 	/* a zero-size symbol covers up to the next one */
@@ -473,7 +449,7 @@ static void test_no_dwarf(void **state)
 	assert_non_null(m);
 	expect_data(s, m, copy, start, pgoff, LIB_BIAS, "libfxdata.so.nm", "big_bss", 4000);
 	expect_data(s, m, copy, start, pgoff, LIB_BIAS, "libfxdata.so.nm", "data_arr", 4);
-	assert_true(nm_prefix("libfxdata.so.nm", "fx_calls", calls, sizeof(calls), &fcalls));
+	assert_true(fx_nm_find("libfxdata.so.nm", "fx_calls", true, calls, sizeof(calls), &fcalls));
 	assert_int_equal(st_symbolizer__resolve_data(s, m, copy, start, pgoff,
 						     LIB_BIAS + fcalls.addr, &r), 0);
 	assert_true(!r.function || strcmp(r.function, calls) != 0);

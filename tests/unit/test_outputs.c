@@ -21,25 +21,12 @@
 #include "user/folded.h"
 #include "user/out_folded.h"
 #include "user/pprof.h"
+#include "profile_fx.h"
 #include "user/profile.h"
 #include "user/report.h"
 #include "user/strtab.h"
 
 typedef Perftools__Profiles__Profile PProfile;
-
-static struct st_frame cs(struct st_profile *p, const char *fn, __u64 off, const char *mod)
-{
-	return (struct st_frame){ .kind = ST_FRAME_CALLSITE, .addr = 0x400000 + off * 16,
-				  .function = st_strtab__intern(p->strs, fn), .offset = off,
-				  .module = st_strtab__intern(p->strs, mod) };
-}
-
-static struct st_frame lf(struct st_profile *p, const char *fn, const char *mod)
-{
-	return (struct st_frame){ .kind = ST_FRAME_LEAF, .addr = 0x500000 + strlen(fn),
-				  .function = st_strtab__intern(p->strs, fn),
-				  .module = st_strtab__intern(p->strs, mod) };
-}
 
 /* pid 10: thread 10 "prog" (main+0x10 -> work 90, main+0x20 -> tiny 2,
  * main+0x20 -> "op<;>&" 1) and thread 11 "prog" (start+0x8 [libc] -> work

@@ -11,23 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "profile_fx.h"
 #include "user/profile.h"
 #include "user/report.h"
 #include "user/strtab.h"
-
-static struct st_frame cs(struct st_profile *p, const char *fn, __u64 off, const char *mod)
-{
-	return (struct st_frame){ .kind = ST_FRAME_CALLSITE, .addr = 0x400000 + off * 16,
-				  .function = st_strtab__intern(p->strs, fn), .offset = off,
-				  .module = st_strtab__intern(p->strs, mod) };
-}
-
-static struct st_frame lf(struct st_profile *p, const char *fn, const char *mod)
-{
-	return (struct st_frame){ .kind = ST_FRAME_LEAF, .addr = 0x500000,
-				  .function = st_strtab__intern(p->strs, fn),
-				  .module = st_strtab__intern(p->strs, mod) };
-}
 
 /* Two threads of pid 10: main 10 (main -> work 90 samples, main -> tiny 2),
  * worker 11 (start -> work 50); one thread of pid 20. */
