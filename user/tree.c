@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_NODES 1024
+/* Node chunks double from 16 to 1024 nodes: a system-wide profile has
+ * thousands of threads with a few nodes each. */
+#define CHUNK_FIRST 16
+#define CHUNK_MAX 1024
 
 struct chunk {
 	struct chunk *next;
-	size_t used;
-	struct st_node nodes[CHUNK_NODES];
+	size_t used, cap;
+	struct st_node nodes[];
 };
 
 struct st_tree {
@@ -101,8 +104,8 @@ size_t st_tree__memory(const struct st_tree *t)
 	size_t chunks = 0;
 
 	for (struct chunk *c = t->chunks; c; c = c->next)
-		chunks++;
-	return sizeof(*t) + chunks * sizeof(struct chunk) + t->cap * sizeof(*t->index) +
+		chunks += sizeof(*c) + c->cap * sizeof(c->nodes[0]);
+	return sizeof(*t) + chunks + t->cap * sizeof(*t->index) +
 	       t->prevcap * sizeof(*t->prev);
 }
 
@@ -132,13 +135,18 @@ static int index_grow(struct st_tree *t)
 
 static struct st_node *node_alloc(struct st_tree *t)
 {
-	if (!t->chunks || t->chunks->used == CHUNK_NODES) {
-		struct chunk *c = malloc(sizeof(*c));
+	if (!t->chunks || t->chunks->used == t->chunks->cap) {
+		size_t cap = t->chunks ? t->chunks->cap * 2 : CHUNK_FIRST;
+		struct chunk *c;
 
+		if (cap > CHUNK_MAX)
+			cap = CHUNK_MAX;
+		c = malloc(sizeof(*c) + cap * sizeof(c->nodes[0]));
 		if (!c)
 			return NULL;
 		c->next = t->chunks;
 		c->used = 0;
+		c->cap = cap;
 		t->chunks = c;
 	}
 	return &t->chunks->nodes[t->chunks->used++];
