@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
       libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq
-      protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils)
+      protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils
+      libc6-dbg)	# libc6-dbg: names for libc's internal functions (.symtab)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
