@@ -3,9 +3,10 @@ touches a known number of pages of a .bss array, a .data array, its stack in
 a recursion and a malloc'd block; counts by class and symbol are checked."""
 import json
 import os
+import subprocess
 
-from stcheck import (check, check_invariants, function_nodes, load, main_thread, nodes,
-                     run_profiled, workload)
+from stcheck import (STACKTREE, check, check_invariants, function_nodes, load, main_thread,
+                     nodes, run_profiled, workload)
 
 # function -> (expected class, expected symbol or None)
 EXPECT = {
@@ -23,6 +24,17 @@ def data_leaves_under(root, fn):
         for c in n["children"]:
             if c["kind"] == "data":
                 out.setdefault(c["class"], []).append(c)
+    return out
+
+
+def leaf_totals(prof):
+    """(class, symbol) -> faults over every data leaf of the profile."""
+    out = {}
+    for t in prof["threads"]:
+        for n, _, _ in nodes(t["root"]):
+            if n["kind"] == "data":
+                key = (n["class"], n["symbol"])
+                out[key] = out.get(key, 0) + n["base"]
     return out
 
 
@@ -63,6 +75,14 @@ def test_fault_classes_and_symbols():
     x = open(os.path.join(out, "xtree.txt")).read()
     check("(m) bss_pages (" in x and "(s) buf" in x and "(h) [anon] (" in x,
           "xtree data leaves not marked (m)/(s)/(h)")
+    # stacktree report re-renders a fault profile: same data leaves
+    out2 = out + "-again"
+    p = subprocess.run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"),
+                        "-o", out2], capture_output=True, text=True)
+    check(p.returncode == 0, "stacktree report on a fault profile: " + p.stderr)
+    again = load(out2)
+    check_fault_profile(again, rep["phases"])
+    check(leaf_totals(again) == leaf_totals(load(out)), "data leaves changed on re-render")
     # arcflow: data leaves count in their function's BASE
     af = {e["function"]: e for e in load(out)["arcflow"]}
     check(abs(af["touch_bss"]["base"] - rep["phases"]["touch_bss"]) <= 200,
