@@ -359,16 +359,15 @@ cleanup:
 static int sample_loop(struct run *r, double t0)
 {
 	const struct st_options *o = r->o;
-	double last_drain = t0;
+	double last_drain = t0, wait = 0.1; /* wait: until the next maps follow-up */
 	int status, err;
 
 	while (!(signal_flags & SIG_STOP)) {
 		double t;
 
-		double wait = st_collector__followups(r->coll);
-
 		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
-		st_collector__followups(r->coll);
+		/* one pass: the follow-ups now due, and when the next one is */
+		wait = st_collector__followups(r->coll);
 		if (r->unw)	/* modules left over by the compile budget */
 			st_unwinder__work(r->unw);
 		t = now_s();
