@@ -200,6 +200,20 @@ static __always_inline void stat_inc(__u32 which)
 	stat_ev(ST_EVENT_CPU, which);
 }
 
+/* The user part of a path: un frames, under a [truncated] root when the
+ * walk was cut (frame pointers: it filled the buffer; DWARF: the unwinder
+ * says so and has counted why). */
+static __always_inline void path_user(struct path_view *pv, const struct scratch *sc, long un,
+				      __u32 ev)
+{
+	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
+		if (unwind_mode == ST_UNWIND_FP)
+			stat_ev(ev, ST_STAT_TRUNCATED);
+		pv->trunc = 1;
+	}
+	pv->un = un;
+}
+
 /* A node id for (parent, flags, addr) in this generation, created if new.
  * Returns 0 when the generation's ids or the hash are exhausted. */
 static __always_inline __u32 node_get(__u32 ev, __u32 gen, __u32 parent, __u16 flags,
@@ -621,12 +635,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	}
 
 	/* the path, root first: [truncated], user frames, kernel frames */
-	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
-		if (unwind_mode == ST_UNWIND_FP)
-			stat_inc(ST_STAT_TRUNCATED);
-		pv.trunc = 1;
-	}
-	pv.un = un;
+	path_user(&pv, sc, un, ST_EVENT_CPU);
 	pv.kn = kn;
 	if (!un && !kn) {
 		/* no frame at all (kernel thread without --kernel): "[kernel]" */
@@ -805,12 +814,7 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;
 	}
-	if (unwind_mode == ST_UNWIND_FP ? un >= ST_MAX_USER : sc->utrunc) {
-		if (unwind_mode == ST_UNWIND_FP)
-			stat_ev(ST_EVENT_FAULTS, ST_STAT_TRUNCATED);
-		pv.trunc = 1;
-	}
-	pv.un = un;
+	path_user(&pv, sc, un, ST_EVENT_FAULTS);
 	if (error_code & X86_PF_INSTR) {
 		/* an instruction fetch: the path ends at the faulting function */
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_INSTR);
