@@ -5,13 +5,27 @@ BPFTOOL  ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 PREFIX   ?= /usr/local
 VERSION  := 0.1.0
 
+# SANITIZE=1: user space built with ASan+UBSan into build-san/ (BPF unchanged);
+# `make test SANITIZE=1` runs the whole suite against that build.
+SANITIZE ?=
+ifeq ($(SANITIZE),1)
+B        := build-san
+# clang: its UBSan honours log_path (gcc's prints to stderr only)
+UCC      := $(CLANG)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
 B        := build
+SAN_FLAGS :=
+UCC      := $(CC)
+endif
+# UCC builds stacktreed, stacktree and the unit tests; CC the workloads and
+# test fixtures, whose code generation the tests depend on.
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 PKGS     := libbpf libelf libdw json-c
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" \
-	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) \
 	    -lprotobuf-c -lz -lm
 PROTOC_C ?= protoc-c
@@ -33,7 +47,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
 
 .SECONDARY:
-.PHONY: all clean test unit integration demo bench soak deps install
+.PHONY: all clean test unit integration demo bench soak deps install fuzz fuzz-regress
 all: $(B)/stacktreed $(B)/stacktree
 
 $(B)/vmlinux.h:
@@ -50,7 +64,7 @@ $(B)/%.skel.h: $(B)/bpf/%.bpf.o
 
 $(B)/obj/%.o: %.c $(SKELS) $(wildcard */*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(UCC) $(CFLAGS) -c $< -o $@
 
 $(PROTO_GEN) &: proto/profile.proto
 	@mkdir -p $(B)
@@ -62,15 +76,15 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/stacktreed: $(B)/obj/user/stacktreed.o $(LIB)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(UCC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(B)/stacktree: $(B)/obj/user/stacktree.o $(LIB)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(UCC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # ---- tests ---------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h tests/unit/fixtures/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS) -lcmocka
+	$(UCC) $(CFLAGS) $< $(filter %.o,$^) $(LIB) -o $@ $(LDLIBS) -lcmocka
 
 # Workloads are built with frame pointers; see tests/workloads/README.
 WL_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
@@ -82,16 +96,57 @@ $(B)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
 -include tests/unit/fixtures.mk
 -include tests/workloads/extra.mk
 
+# Sanitizer reports go to files under $(SAN_LOGS) as well as failing the
+# process; the runners print them and fail when any exists.
+SAN_LOGS := $(CURDIR)/$(B)/sanitizer-logs
+SAN_ENV  := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:log_path=$(SAN_LOGS)/asan \
+	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	    ST_SANITIZER_LOGS=$(SAN_LOGS)
+RUN_ENV  := STACKTREE_BUILD=$(CURDIR)/$(B) $(if $(SAN_FLAGS),$(SAN_ENV))
+
 unit: $(UNIT_BINS) $(UNIT_FIXTURES)
-	@tests/unit/run.sh $(UNIT_BINS)
+	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		$(RUN_ENV) tests/unit/run.sh $(UNIT_BINS)
 
 integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
-	@tests/integration/run.sh
+	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		$(RUN_ENV) tests/integration/run.sh
 
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
+	$(MAKE) fuzz-regress
+
+# ---- fuzzing (libFuzzer, clang) ---------------------------------------------
+# tests/fuzz/fuzz_NAME.c defines LLVMFuzzerTestOneInput; its seed corpus
+# (and every crasher found so far) is tests/fuzz/corpus/NAME/.
+# `make fuzz FUZZ_SECONDS=N` fuzzes each target for N seconds;
+# `make fuzz-regress` (part of `make test`) runs each target once over its
+# committed corpus.
+FUZZ_SECONDS ?= 60
+FB         := build-fuzz
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(FB)/%,$(FUZZ_SRCS))
+FUZZ_FLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" -I. -Ibpf -I$(B) \
+	      $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -Wall -Wextra -Werror \
+	      -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJS  := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS)) $(FB)/obj/$(B)/proto/profile.pb-c.o
+
+$(FB)/obj/%.o: %.c $(SKELS) $(PROTO_GEN) $(wildcard */*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FB)/%: tests/fuzz/%.c $(FUZZ_OBJS) $(wildcard tests/fuzz/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+	@tests/fuzz/run.sh fuzz $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-regress: $(FUZZ_BINS)
+	@tests/fuzz/run.sh regress 0 $(FUZZ_BINS)
 
 deps:
 	@scripts/deps.sh
@@ -117,4 +172,4 @@ install: all
 	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/stacktreed.service
 
 clean:
-	rm -rf $(B)
+	rm -rf build build-san $(FB)

@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
       libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq
       protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils
+      libclang-rt-14-dev	# libFuzzer and the sanitizer runtimes for clang (make fuzz)
       libc6-dbg)	# libc6-dbg: names for libc's internal functions (.symtab)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -41,5 +41,7 @@ for path in sorted(glob.glob(os.path.join(HERE, "test_*.sh"))):
     else:
         failed += 1
         print("FAIL %s\n%s%s" % (name, p.stdout, p.stderr), flush=True)
+if subprocess.run([os.path.join(HERE, "..", "sanlogs.sh")]).returncode != 0:
+    failed += 1
 print("integration: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

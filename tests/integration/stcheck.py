@@ -6,7 +6,7 @@ import subprocess
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(ROOT, "build")
+BUILD = os.environ.get("STACKTREE_BUILD") or os.path.join(ROOT, "build")
 STACKTREED = os.path.join(BUILD, "stacktreed")
 STACKTREE = os.path.join(BUILD, "stacktree")
 

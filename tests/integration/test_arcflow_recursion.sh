@@ -13,7 +13,7 @@
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=${B:-$ROOT/build}
+B=${STACKTREE_BUILD:-$ROOT/build}
 STACKTREE=$B/stacktree
 STACKTREED=$B/stacktreed
 WORKLOAD=$B/workloads/recursive

@@ -98,3 +98,11 @@ $(FX_DIR)/libfxdata_strip.so: $(FX_DIR)/libfxdata.so $(FX_DIR)/libfxdata_strip.s
 $(FX_DIR)/fx_data.nm $(FX_DIR)/fx_data_nog.nm $(FX_DIR)/fx_data_nobid.nm \
 		$(FX_DIR)/libfxdata.so.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
 	$(NM) -S --defined-only $< > $@
+
+# test_unwind_tables links a gcc-built DRAP function (see fx_realign.c), -O2
+# like the test itself, whatever compiler and sanitizers build the test.
+$(FX_DIR)/fx_realign.o: $(FX_SRC)/fx_realign.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIE -Wall -Wextra -Werror -c $< -o $@
+
+$(B)/tests/test_unwind_tables: $(FX_DIR)/fx_realign.o

@@ -11,5 +11,6 @@ for t in "$@"; do
 	fi
 	echo "$out" | grep -E '^\[  (PASSED|FAILED)  \]' | sed 's/^/    /'
 done
+"$(dirname "$0")/../sanlogs.sh" || fail=$((fail + 1))
 echo "unit: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
