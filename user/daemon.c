@@ -459,8 +459,21 @@ int st_daemon__run(const struct st_options *o)
 	}
 	if (st_session__attach(r.sess))
 		goto cleanup;
-	if (o->verbose)
-		fprintf(stderr, "stacktreed: sampling at %u Hz per CPU\n", o->freq);
+	/* --pid: the targets' unwind tables are in before sampling is announced
+	 * (their samples meanwhile are counted as unwound without tables) */
+	for (double end = now_s() + 30; r.unw && o->npids && st_unwinder__pending(r.unw) &&
+	     now_s() < end && !(signal_flags & SIG_STOP);)
+		st_unwinder__work(r.unw);
+	/* --pid and -a: say when sampling has started (a launched command's
+	 * output is left alone) */
+	if (o->verbose || !r.child) {
+		if (o->duration > 0)
+			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU for %g s\n",
+				o->freq, o->duration);
+		else
+			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU; Ctrl-C to stop\n",
+				o->freq);
+	}
 	t0 = r.interval_start = now_s();
 	if (r.child && st_launch__go(r.child)) {
 		ret = 127;

@@ -260,6 +260,17 @@ void st_unwinder__work(struct st_unwinder *u)
 			st_unwinder__update(u, (__u32)pid);
 }
 
+bool st_unwinder__pending(const struct st_unwinder *u)
+{
+	struct uproc *p;
+	size_t pos = 0;
+
+	while ((p = st_u64map__next(u->procs, &pos, NULL)))
+		if (p->pending)
+			return true;
+	return false;
+}
+
 void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
 {
 	struct uproc *p = st_u64map__get(u->procs, pid);

@@ -2,8 +2,11 @@
 profile.json, check the tree invariants, sum CUM by function."""
 import json
 import os
+import select
+import signal
 import subprocess
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("STACKTREE_BUILD") or os.path.join(ROOT, "build")
@@ -114,3 +117,45 @@ def main_thread(prof, comm):
     ts = [t for t in prof["threads"] if t["comm"] == comm and t["pid"] == t["tid"]]
     check(len(ts) == 1, "expected one main thread with comm %s, got %d" % (comm, len(ts)))
     return ts[0]
+
+
+class Daemon:
+    """stacktreed in the background (--pid or -a): started() returns once it
+    says that sampling has started, so that no test depends on how long
+    loading and attaching the BPF programs takes. stop() sends SIGINT and
+    returns (exit status, all of stderr)."""
+
+    def __init__(self, args, timeout=60):
+        self.p = subprocess.Popen([STACKTREED] + list(args), stderr=subprocess.PIPE, text=True)
+        self.pid = self.p.pid
+        self.head = []
+        end = time.time() + timeout
+        while time.time() < end:
+            ready, _, _ = select.select([self.p.stderr], [], [], max(0.0, end - time.time()))
+            if not ready:
+                break
+            line = self.p.stderr.readline()
+            if not line:	# exited before sampling
+                break
+            self.head.append(line)
+            if "stacktreed: sampling at" in line:
+                return
+        self.p.kill()
+        _, rest = self.p.communicate()
+        raise Failure("stacktreed %s did not start sampling within %d s: %s"
+                      % (args, timeout, "".join(self.head) + rest))
+
+    def stop(self, sig=signal.SIGINT, timeout=60):
+        if sig is not None:
+            self.p.send_signal(sig)
+        _, rest = self.p.communicate(timeout=timeout)
+        return self.p.returncode, "".join(self.head) + rest
+
+
+def metric(name, value):
+    """Records a measured quantity of a test (for bench/spread.py, which
+    runs tests many times to derive their tolerances); no-op otherwise."""
+    path = os.environ.get("ST_METRICS")
+    if path:
+        with open(path, "a") as f:
+            f.write("%s %r\n" % (name, float(value)))

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (STACKTREED, check, check_invariants, function_cum, load, nodes,
+from stcheck import (Daemon, check, check_invariants, function_cum, load, metric, nodes,
                      workload)
 
 
@@ -20,15 +20,8 @@ def snapshots(d):
 class Service:
     def __init__(self, *args):
         self.dir = tempfile.mkdtemp(prefix="st-svc-")
-        self.p = subprocess.Popen([STACKTREED, "-a", "-F", "199", "-o", self.dir] + list(args),
-                                  stderr=subprocess.PIPE, text=True)
-        self.wait_for(lambda: self.running(), 10, "service did not start")
-
-    def running(self):
-        # the first drain creates nothing; wait until BPF is attached: a
-        # short sleep is enough, the loader prints nothing without -v
-        time.sleep(0.5)
-        return True
+        self.d = Daemon(["-a", "-F", "199", "-o", self.dir] + list(args))
+        self.p = self.d.p
 
     def wait_for(self, cond, timeout, msg):
         end = time.time() + timeout
@@ -39,9 +32,8 @@ class Service:
         raise AssertionError(msg)
 
     def stop(self):
-        self.p.send_signal(signal.SIGINT)
-        _, err = self.p.communicate(timeout=60)
-        check(self.p.returncode == 0, "service exit %d: %s" % (self.p.returncode, err))
+        rc, err = self.d.stop()
+        check(rc == 0, "service exit %d: %s" % (rc, err))
         return err
 
     def profiles(self):
@@ -75,6 +67,8 @@ def test_snapshots_on_schedule():
     finally:
         err = s.stop()
     gaps = [b - a for a, b in zip(times, times[1:])]
+    for g in gaps:
+        metric("snapshots.gap_s", g)
     check(all(0.7 <= g <= 1.5 for g in gaps), "snapshot gaps %s, --interval 1" % gaps)
     names = snapshots(s.dir)
     check_snapshot_dirs(s.dir, names)

@@ -180,6 +180,7 @@ int main(void)
 {
 	double k = wl_scale();
 
+	wl_wait_start();
 	PHASE(phase_exe);
 	PHASE(phase_recurse);
 	PHASE(phase_lib);

@@ -50,6 +50,7 @@ int main(void)
 {
 	double k = wl_scale(), t;
 
+	wl_wait_start();
 	t = wl_cpu_now();
 	phase_sort(k);
 	wl_report("phase_sort", wl_cpu_now() - t);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long wl_sink;
 
@@ -35,6 +36,16 @@ static inline double wl_scale(void)
 	double v = s ? atof(s) : 1.0;
 
 	return v > 0 ? v : 1.0;
+}
+
+/* With WL_START_FILE set, sleep until that file exists, so that a test can
+ * attach its profilers to a process that has not started its work yet. */
+static inline void wl_wait_start(void)
+{
+	const char *path = getenv("WL_START_FILE");
+
+	while (path && access(path, F_OK) != 0)
+		usleep(2000);
 }
 
 /* "phase NAME CPU_SECONDS" lines on the file named by WL_REPORT (or stderr). */
