@@ -690,8 +690,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY);
 	if (!filter_targets || ptgid == ctgid)
 		return 0;
+	/* whatever the parent's state once it has exec'd: a launched command
+	 * still waiting for its tables (a compiler driver forking cc1 at once)
+	 * has children to profile too */
 	t = bpf_map_lookup_elem(&targets, &ptgid);
-	if (t && *t == ST_TARGET_ACTIVE)
+	if (t && *t != ST_TARGET_AT_EXEC)
 		bpf_map_update_elem(&targets, &ctgid, &active, BPF_ANY);
 	return 0;
 }

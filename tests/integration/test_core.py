@@ -246,3 +246,23 @@ def test_ctrl_c_writes_reports():
     # a tenth of that still holds when other work shares its CPU
     metric("ctrl_c.samples", prof["samples"])
     check(prof["samples"] >= 20, "%d samples in 1 s at 199 Hz" % prof["samples"])
+
+
+def test_children_of_a_waiting_command_are_profiled():
+    """The launched shell forks the workload before its own unwind tables are
+    in (it never runs again to leave that state): the child is a target all
+    the same, with one sample per 1/999 s of its CPU time (within 10%: the
+    child's first samples may be taken before its own tables are in)."""
+    for mode in ("dwarf", "auto", "fp"):
+        out, err, rep = run_profiled(["--unwind", mode, "-F", "999", "--", "bash", "-c",
+                                      workload("phases") + "; true"],
+                                     env_extra={"WL_SCALE": "0.5"})
+        prof = load(out)
+        check_invariants(prof)
+        cpu = sum(rep["phases"].values())
+        mine = [t for t in prof["threads"] if function_cum(t["root"], "phase_a") > 0]
+        got = sum(t["samples"] for t in mine)
+        metric("children.%s.samples_per_cpu_tick" % mode, got / (cpu * 999))
+        check(abs(got - cpu * 999) <= 0.1 * cpu * 999,
+              "--unwind %s: %d samples of the child for %.2f s of CPU at 999 Hz (%s)"
+              % (mode, got, cpu, err.strip().splitlines()[0]))
