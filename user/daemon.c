@@ -487,10 +487,16 @@ int st_daemon__run(const struct st_options *o)
 	if (snapshot(&r))
 		goto cleanup;
 	ret = 0;
-	if (r.child && st_launch__exited(r.child, &status) && WIFEXITED(status) &&
-	    WEXITSTATUS(status) && o->verbose)
-		fprintf(stderr, "stacktreed: %s exited with status %d\n", o->cmd[0],
-			WEXITSTATUS(status));
+	/* -- CMD: exit with its status, as perf record does (128 + N when
+	 * signal N killed it), so that stacktreed can wrap a test or a build */
+	if (r.child && st_launch__exited(r.child, &status)) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+		if (ret && o->verbose)
+			fprintf(stderr, "stacktreed: %s exited with status %d\n", o->cmd[0], ret);
+	}
 cleanup:
 	st_launch__free(r.child);
 	st_collector__free(r.coll);

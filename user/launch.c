@@ -17,6 +17,7 @@ struct st_launch {
 	int err_fd;	/* read end: the child's exec errno, EOF on success */
 	const char *cmd;
 	bool reaped;
+	int status;	/* its wait status, once reaped */
 };
 
 int st_launch__start(char *const argv[], struct st_launch **out)
@@ -99,14 +100,14 @@ int st_launch__exited(struct st_launch *l, int *status)
 {
 	pid_t r;
 
-	if (l->reaped)
-		return 1;
-	r = waitpid(l->pid, status, WNOHANG);
-	if (r == l->pid) {
+	if (!l->reaped) {
+		r = waitpid(l->pid, &l->status, WNOHANG);
+		if (r != l->pid)
+			return 0;
 		l->reaped = true;
-		return 1;
 	}
-	return 0;
+	*status = l->status;
+	return 1;
 }
 
 void st_launch__free(struct st_launch *l)

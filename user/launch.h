@@ -13,7 +13,8 @@ pid_t st_launch__pid(const struct st_launch *l);
 /* Let the child exec. Returns 0, or the exec failure as negative errno (with
  * one line on stderr). */
 int st_launch__go(struct st_launch *l);
-/* Non-blocking check: 1 and *status when the child has exited, else 0. */
+/* Non-blocking check: 1 and *status (its wait status, every time it is
+ * asked once reaped) when the child has exited, else 0. */
 int st_launch__exited(struct st_launch *l, int *status);
 /* Kill (SIGKILL) and reap the child if still running; then free. */
 void st_launch__free(struct st_launch *l);

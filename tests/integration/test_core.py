@@ -2,6 +2,7 @@
 with a known call structure; the numbers are checked, not just the files."""
 import os
 import subprocess
+import tempfile
 import time
 
 from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants, function_calls,
@@ -266,3 +267,19 @@ def test_children_of_a_waiting_command_are_profiled():
         check(abs(got - cpu * 999) <= 0.1 * cpu * 999,
               "--unwind %s: %d samples of the child for %.2f s of CPU at 999 Hz (%s)"
               % (mode, got, cpu, err.strip().splitlines()[0]))
+
+
+def test_exit_status_is_the_commands():
+    """-- CMD exits with CMD's status (128 + N for signal N), after writing
+    the reports; its own failures keep their codes."""
+    for script, want in (("exit 3", 3), ("exit 0", 0), ("kill -TERM $$", 128 + 15)):
+        out = tempfile.mkdtemp(prefix="st-it-exit-")
+        p = subprocess.run([STACKTREED, "-o", out, "--", "sh", "-c", script],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == want, "-- sh -c '%s': exit %d, wanted %d: %s"
+              % (script, p.returncode, want, p.stderr))
+        check(os.path.getsize(os.path.join(out, "profile.json")) > 0,
+              "no reports after -- sh -c '%s'" % script)
+    p = subprocess.run([STACKTREED, "-o", "/tmp/st-err-out", "--", "/nonexistent/prog"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 127, "cannot start: exit %d" % p.returncode)
