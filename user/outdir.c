@@ -83,24 +83,27 @@ static long sudo_uid(void)
 int st_outdir__trusted(uid_t euid, long sudo, const struct stat *st, char *why, size_t len)
 {
 	bool shared = (st->st_mode & (S_IWGRP | S_IWOTH)) != 0;
+	const char *writers = st->st_mode & S_IWOTH ? "everyone" : "its group";
+	unsigned mode = (unsigned)(st->st_mode & 07777);
 	struct passwd *pw;
 
 	if (euid != 0)
 		return 0;
-	if (shared && !(st->st_mode & S_ISVTX)) {
-		snprintf(why, len, "it is writable by %s (mode %04o) without the sticky bit, so "
-			 "anyone there could replace the reports",
-			 st->st_mode & S_IWOTH ? "everyone" : "its group",
-			 (unsigned)(st->st_mode & 07777));
+	if (st->st_uid != euid && !(sudo >= 0 && st->st_uid == (uid_t)sudo && !shared)) {
+		pw = getpwuid(st->st_uid);
+		snprintf(why, len, "it is owned by %s%suid %u%s, not by root%s%s%s%s%04o)",
+			 pw ? pw->pw_name : "", pw ? " (" : "", (unsigned)st->st_uid, pw ? ")" : "",
+			 sudo >= 0 && !shared ? " or the sudo user" : "",
+			 shared ? ", and writable by " : " (mode ", shared ? writers : "",
+			 shared ? " (mode " : "", mode);
 		return -EPERM;
 	}
-	if (st->st_uid == euid || (sudo >= 0 && st->st_uid == (uid_t)sudo && !shared))
-		return 0;
-	pw = getpwuid(st->st_uid);
-	snprintf(why, len, "it is owned by %s%suid %u%s, not by root%s", pw ? pw->pw_name : "",
-		 pw ? " (" : "", (unsigned)st->st_uid, pw ? ")" : "",
-		 sudo >= 0 && !shared ? " or the sudo user" : "");
-	return -EPERM;
+	if (shared && !(st->st_mode & S_ISVTX)) {
+		snprintf(why, len, "it is writable by %s (mode %04o) without the sticky bit, so "
+			 "anyone there could replace the reports", writers, mode);
+		return -EPERM;
+	}
+	return 0;
 }
 
 static int mkdir_parents(char *path)
@@ -198,7 +201,7 @@ int st_outdir__open(const char *path, struct st_outdir **out)
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && (err = -ELOOP))
 			fprintf(stderr, "%s: output directory %s is a symbolic link: refused, a link "
 				"can be switched under us (give the directory it points to with -o)\n",
 				prog(), p);
