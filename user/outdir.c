@@ -67,6 +67,33 @@ static void tmp_name(char *buf, size_t len, const char *hint)
 	snprintf(buf, len, ".tmp-%s-%s", hint, suffix);
 }
 
+enum tmp_kind { TMP_FILE, TMP_DIR, TMP_LINK };
+
+/* A new temporary entry ".tmp-HINT-XXXXXXXX" in dirfd, its name in name: a
+ * file (returns its fd, opened for writing), a directory or a symlink to
+ * target (return 0). Never follows or reuses an existing entry. -errno. */
+static int make_tmp(int dirfd, const char *hint, enum tmp_kind kind, const char *target,
+		    mode_t mode, char *name, size_t len)
+{
+	for (int i = 0; i < TMP_TRIES; i++) {
+		int r;
+
+		tmp_name(name, len, hint);
+		if (kind == TMP_FILE)
+			r = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				   mode);
+		else if (kind == TMP_DIR)
+			r = mkdirat(dirfd, name, mode);
+		else
+			r = symlinkat(target, dirfd, name);
+		if (r >= 0)
+			return r;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
 static long sudo_uid(void)
 {
 	const char *s = getenv("SUDO_UID");
@@ -132,16 +159,10 @@ static int probe(struct st_outdir *d)
 {
 	static const char zeros[PROBE_BYTES];
 	char name[64];
-	int fd = -1, err = 0;
+	int fd = make_tmp(d->fd, "probe", TMP_FILE, NULL, 0600, name, sizeof(name)), err = 0;
 
-	for (int i = 0; i < TMP_TRIES && fd < 0; i++) {
-		tmp_name(name, sizeof(name), "probe");
-		fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST)
-			return -errno;
-	}
 	if (fd < 0)
-		return -EEXIST;
+		return fd;
 	for (size_t done = 0; done < sizeof(zeros);) {
 		ssize_t n = write(fd, zeros + done, sizeof(zeros) - done);
 
@@ -295,25 +316,16 @@ int st_outfile__begin(struct st_outdir *d, const char *name, struct st_outfile *
 {
 	static const cookie_io_functions_t io = { .write = cookie_write };
 	struct st_outfile *of = calloc(1, sizeof(*of));
-	int err = -EEXIST;
+	int err;
 
 	*out = NULL;
 	*f = NULL;
 	if (!of)
 		return -ENOMEM;
 	of->dir = d;
-	of->fd = -1;
 	snprintf(of->name, sizeof(of->name), "%s", name);
-	for (int i = 0; i < TMP_TRIES && of->fd < 0; i++) {
-		tmp_name(of->tmp, sizeof(of->tmp), name);
-		of->fd = openat(d->fd, of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				0644);
-		if (of->fd < 0 && errno != EEXIST) {
-			err = -errno;
-			break;
-		}
-	}
-	if (of->fd < 0)
+	of->fd = make_tmp(d->fd, name, TMP_FILE, NULL, 0644, of->tmp, sizeof(of->tmp));
+	if ((err = of->fd < 0 ? of->fd : 0))
 		goto fail;
 	of->f = fopencookie(of, "w", io);
 	if (!of->f) {
@@ -375,21 +387,10 @@ int st_outdir__write_text(struct st_outdir *d, const char *name, const char *tex
 int st_outdir__mktemp(struct st_outdir *d, const char *hint, struct st_outdir **out)
 {
 	char name[256], path[4400];
-	int fd, err = -EEXIST;
+	int fd, err;
 
 	*out = NULL;
-	for (int i = 0; i < TMP_TRIES; i++) {
-		tmp_name(name, sizeof(name), hint);
-		if (mkdirat(d->fd, name, 0755) == 0) {
-			err = 0;
-			break;
-		}
-		if (errno != EEXIST) {
-			err = -errno;
-			break;
-		}
-	}
-	if (err)
+	if ((err = make_tmp(d->fd, hint, TMP_DIR, NULL, 0755, name, sizeof(name))))
 		goto fail;
 	fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -414,8 +415,9 @@ fail:
 	return err;
 }
 
-/* Unlink the files of the directory fd (subdirectories are not ours: kept). */
-static int clear_dir(int fd)
+/* fn(ctx, name) for each entry of the directory fd, until it returns
+ * nonzero; that, or 0, or -errno. */
+static int list_fd(int fd, int (*fn)(void *ctx, const char *name), void *ctx)
 {
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
 	struct dirent *e;
@@ -429,14 +431,33 @@ static int clear_dir(int fd)
 		close(dfd);
 		return err;
 	}
-	while ((e = readdir(dir))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (unlinkat(fd, e->d_name, 0) && errno != ENOENT)
-			err = -errno;
-	}
+	while (!err && (e = readdir(dir)))
+		err = fn(ctx, e->d_name);
 	closedir(dir);
 	return err;
+}
+
+struct clearing {
+	int fd, err;
+};
+
+static int unlink_entry(void *ctx, const char *name)
+{
+	struct clearing *c = ctx;
+
+	if (strcmp(name, ".") && strcmp(name, "..") && unlinkat(c->fd, name, 0) &&
+	    errno != ENOENT)
+		c->err = -errno;
+	return 0;
+}
+
+/* Unlink the files of the directory fd (subdirectories are not ours: kept). */
+static int clear_dir(int fd)
+{
+	struct clearing c = { .fd = fd };
+	int err = list_fd(fd, unlink_entry, &c);
+
+	return err ? err : c.err;
 }
 
 void st_outdir__discard(struct st_outdir *d, struct st_outdir *sub)
@@ -483,19 +504,8 @@ int st_outdir__remove(struct st_outdir *d, const char *name)
 int st_outdir__symlink(struct st_outdir *d, const char *target, const char *name)
 {
 	char tmp[300];
-	int err = -EEXIST;
+	int err = make_tmp(d->fd, name, TMP_LINK, target, 0, tmp, sizeof(tmp));
 
-	for (int i = 0; i < TMP_TRIES; i++) {
-		tmp_name(tmp, sizeof(tmp), name);
-		if (symlinkat(target, d->fd, tmp) == 0) {
-			err = 0;
-			break;
-		}
-		if (errno != EEXIST) {
-			err = -errno;
-			break;
-		}
-	}
 	if (err)
 		return err;
 	if (renameat(d->fd, tmp, d->fd, name)) {
@@ -514,20 +524,5 @@ int st_outdir__exists(struct st_outdir *d, const char *name)
 
 int st_outdir__list(struct st_outdir *d, int (*fn)(void *ctx, const char *name), void *ctx)
 {
-	int dfd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
-	struct dirent *e;
-	DIR *dir;
-
-	if (dfd < 0)
-		return -errno;
-	dir = fdopendir(dfd);
-	if (!dir) {
-		err = -errno;
-		close(dfd);
-		return err;
-	}
-	while (!err && (e = readdir(dir)))
-		err = fn(ctx, e->d_name);
-	closedir(dir);
-	return err;
+	return list_fd(d->fd, fn, ctx);
 }

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("STACKTREE_BUILD") or os.path.join(ROOT, "build")
@@ -18,6 +19,16 @@ class Failure(Exception):
 def check(cond, msg):
     if not cond:
         raise Failure(msg)
+
+
+def wait_for(cond, timeout, msg):
+    """Poll cond() every 0.1 s until it is true; fail with msg after timeout s."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise Failure(msg)
 
 
 def workload(name):

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import STACKTREE, STACKTREED, check, check_invariants, load, workload
+from stcheck import STACKTREE, STACKTREED, check, check_invariants, load, wait_for
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 PRECIOUS = "precious root-owned content\n"
@@ -205,15 +205,6 @@ def test_outdir_bad_output_fails_before_sampling():
             check_refused_before_sampling([STACKTREED], full, "No space left on device")
     finally:
         shutil.rmtree(d, ignore_errors=True)
-
-
-def wait_for(cond, timeout, msg):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return
-        time.sleep(0.1)
-    raise AssertionError(msg)
 
 
 def start_logged(args, log):

@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from stcheck import (STACKTREED, check, check_invariants, function_cum, load, nodes,
-                     workload)
+                     wait_for, workload)
 
 
 def snapshots(d):
@@ -31,12 +31,7 @@ class Service:
         return True
 
     def wait_for(self, cond, timeout, msg):
-        end = time.time() + timeout
-        while time.time() < end:
-            if cond():
-                return
-            time.sleep(0.1)
-        raise AssertionError(msg)
+        wait_for(cond, timeout, msg)
 
     def stop(self):
         self.p.send_signal(signal.SIGINT)
