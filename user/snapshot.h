@@ -14,8 +14,8 @@ struct st_report_opts;
  * as DIR/<UTC time>/ (e.g. 20261121T234501Z, with -2, -3... when two
  * snapshots fall in the same second): the reports and summary.txt go into a
  * hidden temporary directory (st_outdir__mktemp) renamed into place, then
- * DIR/latest is pointed at it and only the newest `keep` snapshots are kept. The new
- * directory's path goes into path. Returns 0 or negative errno (one line on
+ * DIR/latest is pointed at it and only the newest `keep` snapshots are
+ * kept. The new directory's path goes into path. Returns 0 or negative errno (one line on
  * stderr; none for -ECANCELED, an abort); nothing is left behind on failure.
  */
 int st_snapshot__write(const struct st_profile *const *p, const char *const *prefixes,
