@@ -15,6 +15,7 @@
 
 #include "collector.h"
 #include "launch.h"
+#include "outdir.h"
 #include "profile.h"
 #include "report.h"
 #include "session.h"
@@ -25,17 +26,42 @@
 /* The one global: what the signals asked for. */
 #define SIG_STOP 1	/* SIGINT, SIGTERM: final snapshot, then exit */
 #define SIG_SNAPSHOT 2	/* SIGUSR1: a snapshot now */
+#define SIG_ABORT 4	/* a second SIGINT/SIGTERM while reports are written */
+#define SIG_WRITING 8	/* set by the daemon while temporary files may exist */
 static volatile sig_atomic_t signal_flags;
 
+/* A second SIGINT/SIGTERM leaves at once: with _exit when no temporary file
+ * can exist, else by failing the writes (SIG_ABORT), which remove theirs. */
 static void on_signal(int sig)
 {
 	if (sig == SIGUSR1) {
 		signal_flags |= SIG_SNAPSHOT;
 		return;
 	}
-	if (signal_flags & SIG_STOP)
-		_exit(130); /* second Ctrl-C: leave at once */
+	if (signal_flags & SIG_STOP) {
+		if (!(signal_flags & SIG_WRITING))
+			_exit(130);
+		signal_flags |= SIG_ABORT;
+		return;
+	}
 	signal_flags |= SIG_STOP;
+}
+
+/* Change signal_flags from the main flow, the signals held meanwhile. */
+static void set_flags(int bits, bool on)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (on)
+		signal_flags |= bits;
+	else
+		signal_flags &= ~bits;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 struct run {
@@ -45,11 +71,13 @@ struct run {
 	struct st_collector *coll;
 	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
 	struct st_launch *child;
+	struct st_outdir *out;		/* -o, opened before sampling */
+	bool reopen;			/* service: a snapshot failed, open -o again */
 	int merge_err;
 	struct st_report_opts ro;
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
 	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
-	double interval_start;
+	double interval_start, next_snapshot;
 	unsigned snapshots;
 };
 
@@ -289,23 +317,69 @@ static int drain(struct run *r)
 	return 0;
 }
 
+/* Write the profiles into -o (service: a new snapshot directory there). */
+static int write_reports(struct run *r, const struct st_profile *const *ps,
+			 const char *const *prefixes, size_t n, const char *summary)
+{
+	const struct st_options *o = r->o;
+	char where[4096];
+	int err = 0;
+
+	if (r->reopen) {
+		st_outdir__free(r->out);
+		r->out = NULL;
+		if ((err = st_outdir__open(o->output, &r->out)))
+			return err;
+		st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
+		r->reopen = false;
+	}
+	set_flags(SIG_WRITING, true);
+	if (o->interval <= 0) {
+		for (size_t i = 0; i < n && !err; i++) {
+			struct st_report_opts ro = r->ro;
+
+			ro.prefix = prefixes[i];
+			err = st_report__write(ps[i], r->out, &ro);
+		}
+	} else {
+		err = st_snapshot__write(ps, prefixes, n, r->out, &r->ro, summary, o->keep, where,
+					 sizeof(where));
+	}
+	set_flags(SIG_WRITING, false);
+	if (err || o->interval <= 0)
+		return err;
+	r->snapshots++;
+	fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
+		PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
+		(uint64_t)ps[0]->lost, rss_mib());
+	return 0;
+}
+
 /* Drain, symbolize and write what was sampled since the last snapshot, one
  * profile per event. Service mode (--interval): a new snapshot directory,
- * then a new interval; otherwise the reports go into the output directory. */
+ * then a new interval; a snapshot that cannot be written (disk full...) is
+ * reported and its samples go into the next one. Otherwise the reports go
+ * into the output directory. */
 static int snapshot(struct run *r)
 {
 	const struct st_options *o = r->o;
 	const struct st_profile *ps[ST_EVENTS];
 	struct st_profile *p[ST_EVENTS] = {};
 	const char *prefixes[ST_EVENTS];
-	char where[4096], *text = NULL;
+	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX], prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
+	char *text = NULL;
 	size_t len = 0, n = 0;
 	FILE *mem = NULL;
 	double t = now_s();
 	int err;
 
+	r->next_snapshot = t + o->interval;
 	if ((err = drain(r)))
 		return err;
+	/* the interval's counters, restored when its snapshot fails */
+	memcpy(prev_stats, r->prev_stats, sizeof(prev_stats));
+	memcpy(prev_run_ns, r->prev_run_ns, sizeof(prev_run_ns));
+	memcpy(prev_runs, r->prev_runs, sizeof(prev_runs));
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
@@ -328,28 +402,25 @@ static int snapshot(struct run *r)
 	for (size_t i = 0; i < n; i++)
 		summary(mem, ps[i], r, o->interval > 0 ? "(this directory)" : o->output);
 	fclose(mem);
+	err = write_reports(r, ps, prefixes, n, text);
 	if (o->interval <= 0) {
-		for (size_t i = 0; i < n && !err; i++) {
-			struct st_report_opts ro = r->ro;
-
-			ro.prefix = prefixes[i];
-			err = st_report__write_dir(ps[i], o->output, &ro);
-		}
 		if (!err)
 			fputs(text, stderr);
 		goto cleanup;
 	}
-	err = st_snapshot__write(ps, prefixes, n, o->output, &r->ro, text, o->keep, where,
-				 sizeof(where));
 	if (!err) {
-		r->snapshots++;
-		fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
-			PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
-			(uint64_t)ps[0]->lost, rss_mib());
 		st_collector__reset(r->coll);
+		r->interval_start = t;
+	} else if (err != -ECANCELED) {
+		memcpy(r->prev_stats, prev_stats, sizeof(prev_stats));
+		memcpy(r->prev_run_ns, prev_run_ns, sizeof(prev_run_ns));
+		memcpy(r->prev_runs, prev_runs, sizeof(prev_runs));
+		r->reopen = true;
+		fprintf(stderr, "stacktreed: snapshot not written; its samples go into the next "
+			"one, in %g s\n", o->interval);
+		err = 0;
 	}
 cleanup:
-	r->interval_start = t;
 	free(text);
 	for (size_t i = 0; i < ST_EVENTS; i++)
 		st_profile__free(p[i]);
@@ -377,9 +448,8 @@ static int sample_loop(struct run *r, double t0)
 			break;
 		if (o->npids && !targets_alive(r))
 			break;
-		if (o->interval > 0 && ((signal_flags & SIG_SNAPSHOT) ||
-					t - r->interval_start >= o->interval)) {
-			signal_flags &= ~SIG_SNAPSHOT;
+		if (o->interval > 0 && ((signal_flags & SIG_SNAPSHOT) || t >= r->next_snapshot)) {
+			set_flags(SIG_SNAPSHOT, false);
 			if ((err = snapshot(r)))
 				return err;
 			last_drain = now_s();
@@ -414,6 +484,12 @@ int st_daemon__run(const struct st_options *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	/* before anything is loaded or sampled: a bad -F or -o fails at once */
+	if (st_session__check_freq(o->freq))
+		goto cleanup;
+	if (st_outdir__open(o->output, &r.out))
+		goto cleanup;
+	st_outdir__set_abort(r.out, &signal_flags, SIG_ABORT);
 	r.sym = st_symbolizer__new(&syo);
 	if (!r.sym) {
 		fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n", strerror(errno));
@@ -475,6 +551,7 @@ int st_daemon__run(const struct st_options *o)
 				o->freq);
 	}
 	t0 = r.interval_start = now_s();
+	r.next_snapshot = t0 + o->interval;
 	if (r.child && st_launch__go(r.child)) {
 		ret = 127;
 		goto cleanup;
@@ -498,6 +575,12 @@ int st_daemon__run(const struct st_options *o)
 			fprintf(stderr, "stacktreed: %s exited with status %d\n", o->cmd[0], ret);
 	}
 cleanup:
+	if (signal_flags & SIG_ABORT) {
+		fprintf(stderr, "stacktreed: interrupted while writing the reports: not all "
+			"written, no temporary file left in %s\n", o->output);
+		ret = 130;
+	}
+	st_outdir__free(r.out);
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
 	st_unwinder__free(r.unw);

@@ -627,7 +627,8 @@ int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid)
 	layout(&g, ps, nps);	/* measure */
 	if ((err = g.err))
 		goto cleanup;
-	qsort(g.mods, g.nmods, sizeof(*g.mods), cmp_mod);
+	if (g.nmods)	/* qsort(NULL, 0) is undefined: an empty profile */
+		qsort(g.mods, g.nmods, sizeof(*g.mods), cmp_mod);
 	bottom = FG_TOP + (double)(g.max_level + 1) * FG_ROW;
 	g.emit = true;
 	header(&g, ps, nps, bottom + 50);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@ int st_launch__start(char *const argv[], struct st_launch **out)
 {
 	struct st_launch *l = calloc(1, sizeof(*l));
 	int go[2] = { -1, -1 }, er[2] = { -1, -1 }, err;
+	pid_t parent = getpid();
 
 	*out = NULL;
 	if (!l)
@@ -43,6 +45,10 @@ int st_launch__start(char *const argv[], struct st_launch **out)
 		char c;
 		int e;
 
+		/* the command dies with stacktreed, even by kill -9 (the check:
+		 * the parent may have died before the prctl) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
 		close(go[1]);
 		close(er[0]);
 		/* wait until the parent closes its end */

@@ -7,7 +7,9 @@
 
 struct st_launch;
 
-/* Fork a child that waits, then execvp(argv[0], argv). */
+/* Fork a child that waits, then execvp(argv[0], argv). The child gets
+ * SIGKILL when stacktreed dies, however it dies (PR_SET_PDEATHSIG; a setuid
+ * command drops it at exec). */
 int st_launch__start(char *const argv[], struct st_launch **out);
 pid_t st_launch__pid(const struct st_launch *l);
 /* Let the child exec. Returns 0, or the exec failure as negative errno (with

@@ -174,7 +174,8 @@ void st_profile__finalize(struct st_profile *p)
 {
 	for (size_t i = 0; i < p->nthreads; i++)
 		st_tree__finalize(p->threads[i]->tree);
-	qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
+	if (p->nthreads)	/* qsort(NULL, 0) is undefined: an empty profile */
+		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
 }
 
 /* Copy counters and header fields; trees are handled by the caller. */

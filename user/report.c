@@ -5,38 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "arcflow.h"
 #include "flamegraph.h"
+#include "outdir.h"
 #include "out_folded.h"
 #include "pprof.h"
 #include "profile.h"
-
-static int mkdir_p(const char *dir)
-{
-	char *tmp = strdup(dir);
-	int err = 0;
-
-	if (!tmp)
-		return -ENOMEM;
-	for (char *s = tmp + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST) {
-			err = -errno;
-			goto cleanup;
-		}
-		*s = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		err = -errno;
-cleanup:
-	free(tmp);
-	return err;
-}
 
 static const struct {
 	const char *name, *file;
@@ -89,29 +64,30 @@ const char *st_report__files(unsigned fm, char *buf, size_t len)
 }
 
 /* kind: one ST_FORMAT_* bit; pid: svg of one process, or -1 */
-static int write_one(const struct st_profile *p, const char *dir, const char *prefix,
+static int write_one(const struct st_profile *p, struct st_outdir *d, const char *prefix,
 		     const char *name, unsigned kind, const struct st_report_opts *o, long pid)
 {
-	char path[4096], tmp[4200];
 	struct st_arcflow *af = NULL;
-	FILE *f = NULL;
+	struct st_outfile *of;
+	char file[512];
+	FILE *f;
 	int err;
 
-	snprintf(path, sizeof(path), "%s/%s%s", dir, prefix, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s%s.tmp", dir, prefix, name);
-	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		fprintf(stderr, "stacktree: cannot write %s: %s\n", tmp, strerror(errno));
-		return err;
+	/* built before the temporary file exists: a second Ctrl-C meanwhile exits at once */
+	if (kind == ST_FORMAT_ARCFLOW && !(af = st_arcflow__build(p))) {
+		fprintf(stderr, "%s: cannot build arcflow: out of memory\n",
+			program_invocation_short_name);
+		return -ENOMEM;
 	}
+	snprintf(file, sizeof(file), "%s%s", prefix, name);
+	if ((err = st_outfile__begin(d, file, &of, &f)))
+		goto cleanup;
 	switch (kind) {
 	case ST_FORMAT_XTREE:
 		err = st_xtree__write(p, f, o->min_pct);
 		break;
 	case ST_FORMAT_ARCFLOW:
-		af = st_arcflow__build(p);
-		err = af ? st_arcflow__write_text(af, p, f) : -ENOMEM;
+		err = st_arcflow__write_text(af, p, f);
 		break;
 	case ST_FORMAT_FOLDED:
 		err = st_folded__write(p, f);
@@ -126,14 +102,8 @@ static int write_one(const struct st_profile *p, const char *dir, const char *pr
 		err = st_profile__write_json(p, f, true);
 		break;
 	}
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		fprintf(stderr, "stacktree: cannot write %s: %s\n", path, strerror(-err));
-		unlink(tmp);
-	}
+	err = st_outfile__end(of, err);
+cleanup:
 	st_arcflow__free(af);
 	return err;
 }
@@ -147,7 +117,7 @@ static int cmp_u32(const void *a, const void *b)
 
 /* flamegraph.svg of everything, and flamegraph-PID.svg per process when
  * there are several processes. */
-static int write_svgs(const struct st_profile *p, const char *dir, const char *prefix,
+static int write_svgs(const struct st_profile *p, struct st_outdir *dir, const char *prefix,
 		      const struct st_report_opts *o)
 {
 	__u32 *pids = calloc(p->nthreads + 1, sizeof(*pids));
@@ -175,21 +145,15 @@ static int write_svgs(const struct st_profile *p, const char *dir, const char *p
 	return err;
 }
 
-int st_report__write_dir(const struct st_profile *p, const char *dir,
-			 const struct st_report_opts *opts)
+int st_report__write(const struct st_profile *p, struct st_outdir *dir,
+		     const struct st_report_opts *opts)
 {
 	static const struct st_report_opts defaults = { .prefix = "" };
 	const struct st_report_opts *o = opts ? opts : &defaults;
 	const char *prefix = o->prefix ? o->prefix : "";
 	struct st_profile *merged = NULL;
-	int err;
+	int err = 0;
 
-	err = mkdir_p(dir);
-	if (err) {
-		fprintf(stderr, "stacktree: cannot create output directory %s: %s\n", dir,
-			strerror(-err));
-		return err;
-	}
 	if (o->merge_threads) {
 		merged = st_profile__merge_threads(p);
 		if (!merged) {
@@ -207,5 +171,17 @@ int st_report__write_dir(const struct st_profile *p, const char *dir,
 			err = write_one(p, dir, prefix, formats[i].file, formats[i].bit, o, -1);
 	}
 	st_profile__free(merged);
+	return err;
+}
+
+int st_report__write_dir(const struct st_profile *p, const char *dir,
+			 const struct st_report_opts *opts)
+{
+	struct st_outdir *d;
+	int err = st_outdir__open(dir, &d);
+
+	if (!err)
+		err = st_report__write(p, d, opts);
+	st_outdir__free(d);
 	return err;
 }

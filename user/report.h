@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct st_outdir;
 struct st_profile;
 
 /* Report formats (--format), a bitmask. */
@@ -33,11 +34,15 @@ int st_report__parse_formats(const char *list, unsigned *formats, char *err, siz
 /* The file names of formats ("xtree.txt, profile.pb.gz, ...") for messages. */
 const char *st_report__files(unsigned formats, char *buf, size_t len);
 
-/* Creates dir if needed; writes the files of opts->formats (default
- * xtree.txt, arcflow.txt, profile.json) atomically (temp file + rename).
- * svg: flamegraph.svg (all processes) and, when there are several
- * processes, flamegraph-PID.svg for each. Returns 0 or negative errno, with
- * one line on stderr saying what failed. */
+/* Writes the files of opts->formats (default xtree.txt, arcflow.txt,
+ * profile.json) into dir, each atomically (st_outfile__begin/__end: a new
+ * temporary file renamed into place). svg: flamegraph.svg (all processes)
+ * and, when there are several processes, flamegraph-PID.svg for each.
+ * Returns 0 or negative errno, with one line on stderr saying what failed
+ * (none for -ECANCELED, an abort). */
+int st_report__write(const struct st_profile *p, struct st_outdir *dir,
+		     const struct st_report_opts *opts);
+/* The same into the path dir, opened (and created) by st_outdir__open. */
 int st_report__write_dir(const struct st_profile *p, const char *dir,
 			 const struct st_report_opts *opts);
 

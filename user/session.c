@@ -39,10 +39,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* Without -v libbpf says nothing: our own line says what failed and that
+ * -v shows libbpf's messages and the verifier log. */
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_WARN)
-		return vfprintf(stderr, fmt, ap);
+	(void)level;
+	(void)fmt;
+	(void)ap;
 	return 0;
 }
 
@@ -57,6 +60,23 @@ static int max_sample_rate(void)
 		rate = 0;
 	fclose(f);
 	return rate;
+}
+
+int st_session__check_freq(__u32 freq)
+{
+	int limit = max_sample_rate();
+
+	if (limit > 0 && freq > (__u32)limit) {
+		fprintf(stderr, "stacktreed: sampling rate %u Hz is above the kernel's limit %d "
+			"(kernel.perf_event_max_sample_rate): use a lower -F\n", freq, limit);
+		return -EINVAL;
+	}
+	if (freq > ST_FREQ_WARN)
+		fprintf(stderr, "stacktreed: warning: -F %u is above %u Hz: the sampler takes "
+			"~%u%% of every CPU (at ~2.5 us a sample) and may fill the node array "
+			"(lost samples are counted as \"node array full\"; -F 999 is plenty)\n",
+			freq, ST_FREQ_WARN, (unsigned)(freq / 4000));
+	return 0;
 }
 
 /* --cgroup PATH: a cgroup v2 directory, absolute or under /sys/fs/cgroup. */
@@ -95,7 +115,7 @@ static int set_cgroup_filter(struct st_session *s, const char *path)
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
-	int err, limit;
+	int err;
 
 	*out = NULL;
 	if (!s)
@@ -103,13 +123,6 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->opts = *opts;
 	s->stats_fd = -1;
 	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
-	limit = max_sample_rate();
-	if (limit > 0 && opts->freq > (__u32)limit) {
-		fprintf(stderr, "stacktreed: sampling rate %u Hz is above the kernel's limit %d "
-			"(kernel.perf_event_max_sample_rate): use a lower -F\n", opts->freq, limit);
-		err = -EINVAL;
-		goto cleanup;
-	}
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		err = s->ncpus ? s->ncpus : -EINVAL;

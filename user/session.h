@@ -29,6 +29,15 @@ struct st_session_opts {
 
 struct st_session;
 
+/* -F above this warns: a sample costs ~2.5 us of BPF time (measured on a
+ * 2-CPU VM, system-wide), 2.5% of a CPU at 10 kHz; near 100 kHz the machine
+ * starves and the node array overflows between drains. */
+#define ST_FREQ_WARN 10000u
+
+/* Check -F before anything is loaded: above the kernel's
+ * perf_event_max_sample_rate, one line and -EINVAL; above ST_FREQ_WARN, a
+ * one-line warning and 0. */
+int st_session__check_freq(__u32 freq);
 /* Open, size and load the programs. On failure prints one line on stderr. */
 int st_session__open(const struct st_session_opts *opts, struct st_session **out);
 void st_session__free(struct st_session *s);

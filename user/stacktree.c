@@ -2,18 +2,36 @@
  * profile.json, or builds one from folded stacks, without root. */
 #include <argp.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "arcflow.h"
 #include "folded.h"
+#include "outdir.h"
 #include "profile.h"
 #include "report.h"
 
 #define EXIT_USAGE 64
+
+/* The one global: SIGINT/SIGTERM while temporary files may exist. */
+#define SIG_ABORT 1
+#define SIG_WRITING 2
+static volatile sig_atomic_t signal_flags;
+
+/* Leave at once; while writing, make the writes fail so that they remove
+ * their temporary files. */
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (!(signal_flags & SIG_WRITING))
+		_exit(130);
+	signal_flags |= SIG_ABORT;
+}
 
 enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT };
 
@@ -212,25 +230,43 @@ static int cmd_report(int argc, char **argv)
 {
 	static const struct argp argp = { report_options, report_parse, NULL, report_doc,
 					  NULL, NULL, NULL };
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct report_args a = { 0 };
 	struct st_profile *p = NULL;
+	struct st_outdir *out = NULL;
 	struct st_report_opts opts;
 	char name[] = "stacktree report", files[256];
-	int ret = 1;
+	int ret = 1, err;
 
 	argv[0] = name;		/* messages and usage say "stacktree report" */
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
+	if (!a.print || a.output) {
+		if (!a.output)
+			a.output = "./stacktree.out";
+		/* before the input is read: a bad -o fails at once */
+		if (st_outdir__open(a.output, &out))
+			goto cleanup;
+		st_outdir__set_abort(out, &signal_flags, SIG_ABORT);
+	}
 	if (load(&a, &p))
 		goto cleanup;
 	if (a.print && print_report(&a, p))
 		goto cleanup;
-	if (!a.print || a.output) {
+	if (out) {
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
 						.merge_threads = a.merge_threads,
 						.prefix = "", .formats = a.formats };
-		if (!a.output)
-			a.output = "./stacktree.out";
-		if (st_report__write_dir(p, a.output, &opts))
+		/* single-threaded, no other writer of signal_flags until here */
+		signal_flags = SIG_WRITING;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		err = st_report__write(p, out, &opts);
+		if (err == -ECANCELED) {
+			fprintf(stderr, "stacktree: interrupted: not all reports written, no "
+				"temporary file left in %s\n", a.output);
+			ret = 130;
+		}
+		if (err)
 			goto cleanup;
 		fprintf(stderr, "stacktree: %s: %s (%llu samples)\n", a.output,
 			st_report__files(a.formats, files, sizeof(files)),
@@ -238,6 +274,7 @@ static int cmd_report(int argc, char **argv)
 	}
 	ret = 0;
 cleanup:
+	st_outdir__free(out);
 	st_profile__free(p);
 	return ret;
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "report.h"
@@ -240,9 +239,6 @@ int main(int argc, char **argv)
 		return 64;
 	o.pids = ps.pids;
 	o.npids = ps.npids;
-	if (geteuid() != 0)
-		fprintf(stderr, "stacktreed: warning: not root; loading BPF needs CAP_BPF and "
-			"CAP_PERFMON\n");
 	ret = st_daemon__run(&o);
 	free(ps.pids);
 	return ret;

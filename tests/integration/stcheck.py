@@ -23,6 +23,16 @@ def check(cond, msg):
         raise Failure(msg)
 
 
+def wait_for(cond, timeout, msg):
+    """Poll cond() every 0.1 s until it is true; fail with msg after timeout s."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise Failure(msg)
+
+
 def workload(name):
     return os.path.join(BUILD, "workloads", name)
 

@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from stcheck import (Daemon, check, check_invariants, function_cum, load, metric, nodes,
-                     workload)
+                     wait_for, workload)
 
 
 def snapshots(d):
@@ -24,12 +24,7 @@ class Service:
         self.p = self.d.p
 
     def wait_for(self, cond, timeout, msg):
-        end = time.time() + timeout
-        while time.time() < end:
-            if cond():
-                return
-            time.sleep(0.1)
-        raise AssertionError(msg)
+        wait_for(cond, timeout, msg)
 
     def stop(self):
         rc, err = self.d.stop()

@@ -1,0 +1,345 @@
+"""Integration tests of the output directory: links planted by another user
+are never written through, a bad -o fails before sampling, a full disk is
+named, the service survives it, a second SIGINT leaves no temporary file,
+kill -9 takes the launched command along, errors are one line."""
+import contextlib
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+
+from stcheck import STACKTREE, STACKTREED, check, check_invariants, load, wait_for
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+PRECIOUS = "precious root-owned content\n"
+# every temporary or final name an older stacktreed wrote in -o
+PLANTED = [".xtree.txt.tmp", "xtree.txt", ".arcflow.txt.tmp", "arcflow.txt",
+           ".profile.json.tmp", "profile.json", "summary.txt", "latest", ".latest.tmp",
+           "stacks.folded", ".stacks.folded.tmp"]
+
+
+def as_nobody(*cmd):
+    subprocess.run(NOBODY + list(cmd), check=True, capture_output=True, timeout=30)
+
+
+@contextlib.contextmanager
+def base_dir():
+    """A root-owned sticky world-writable directory (like /tmp) with a
+    root-owned target file."""
+    d = tempfile.mkdtemp(prefix="st-od-")
+    os.chmod(d, 0o1777)
+    target = os.path.join(d, "target")
+    with open(target, "w") as f:
+        f.write(PRECIOUS)
+    try:
+        yield d, target
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def check_target(target):
+    st = os.lstat(target)
+    check(stat.S_ISREG(st.st_mode) and st.st_uid == 0, "target replaced")
+    with open(target) as f:
+        check(f.read() == PRECIOUS, "target %s was overwritten" % target)
+
+
+def plant(d, target):
+    """As nobody: links to target under every name stacktreed used."""
+    for name in PLANTED:
+        as_nobody("ln", "-s", target, os.path.join(d, name))
+
+
+def temporaries(d):
+    return [n for n in os.listdir(d) if n.startswith(".")]
+
+
+def run(args, timeout=60, env=None, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})), **kw)
+
+
+def one_line(p, want):
+    lines = p.stderr.splitlines()
+    check(len(lines) == 1, "expected one line on stderr, got %r" % p.stderr)
+    check(want in lines[0], "stderr %r lacks %r" % (p.stderr, want))
+
+
+def test_outdir_planted_links_another_users_dir():
+    with base_dir() as (base, target):
+        for mode in (0o1777, 0o777):
+            ww = os.path.join(base, "ww%o" % mode)
+            as_nobody("mkdir", ww)
+            as_nobody("chmod", "%o" % mode, ww)
+            plant(ww, target)
+            as_nobody("ln", "-s", base, os.path.join(ww, "link"))
+            # nobody's directory: refused, nothing written
+            p = run([STACKTREED, "-o", ww, "--", "true"])
+            check(p.returncode != 0, "-o %s (nobody's, %o) accepted" % (ww, mode))
+            one_line(p, "refusing output directory %s" % ww)
+            check("nobody" in p.stderr, "owner not named: %r" % p.stderr)
+            # a link as the last component: refused
+            p = run([STACKTREED, "-o", os.path.join(ww, "link"), "--", "true"])
+            check(p.returncode != 0, "-o a symlink accepted")
+            one_line(p, "symbolic link")
+            # a new subdirectory: created by root, reports are regular files
+            sub = os.path.join(ww, "sub")
+            p = run([STACKTREED, "-o", sub, "--", "true"])
+            check(p.returncode == 0, "-o %s: %s" % (sub, p.stderr))
+            for n in ("xtree.txt", "arcflow.txt", "profile.json"):
+                check(stat.S_ISREG(os.lstat(os.path.join(sub, n)).st_mode), n)
+            check(temporaries(sub) == [], "left %s" % temporaries(sub))
+            check_target(target)
+
+
+def test_outdir_planted_links_replaced_not_followed():
+    """Directories stacktreed accepts although others wrote links in them: a
+    root-owned sticky world-writable one (like /tmp) and the sudo user's own;
+    every link is replaced by a regular file, the target is untouched."""
+    with base_dir() as (base, target):
+        sticky = os.path.join(base, "sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        own = os.path.join(base, "own")
+        as_nobody("mkdir", own)
+        for d in (sticky, own):
+            plant(d, target)
+            p = run([STACKTREED, "-o", d, "--format", "xtree,arcflow,json,folded", "--",
+                     "true"], env={"SUDO_UID": "65534"})
+            check(p.returncode == 0, "-o %s: %s" % (d, p.stderr))
+            for n in ("xtree.txt", "arcflow.txt", "profile.json", "stacks.folded"):
+                st = os.lstat(os.path.join(d, n))
+                check(stat.S_ISREG(st.st_mode) and st.st_uid == 0, "%s/%s not ours" % (d, n))
+            check_invariants(load(d))
+            check_target(target)
+            # the offline tool, the same way
+            p = run([STACKTREE, "report", "--input", d, "-o", d, "--format", "xtree"],
+                    env={"SUDO_UID": "65534"})
+            check(p.returncode == 0, "stacktree report -o %s: %s" % (d, p.stderr))
+            check_target(target)
+        # service mode: latest and the snapshot directories
+        p = subprocess.Popen([STACKTREED, "-a", "-F", "99", "--interval", "600", "-o", own],
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ,
+                                                                         SUDO_UID="65534"))
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 0, "service exit %d: %s" % (p.returncode, err))
+        latest = os.readlink(os.path.join(own, "latest"))
+        check(latest[:8].isdigit(), "latest -> %s" % latest)
+        check(os.path.isfile(os.path.join(own, latest, "summary.txt")), "no summary.txt")
+        check_target(target)
+        # a 0777 directory even when root owns it: anyone could swap the reports
+        ww = os.path.join(base, "ww")
+        os.mkdir(ww)
+        os.chmod(ww, 0o777)
+        p = run([STACKTREED, "-o", ww, "--", "true"])
+        check(p.returncode != 0, "-o a 0777 directory accepted")
+        one_line(p, "without the sticky bit")
+
+
+@contextlib.contextmanager
+def tmpfs(size, mode="ro"):
+    d = tempfile.mkdtemp(prefix="st-fs-")
+    opts = "size=%s,mode=0755" % size + (",ro" if mode == "ro" else "")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", d], check=False)
+        os.rmdir(d)
+
+
+def fill(d):
+    """Fill the file system of d; returns the filler's path."""
+    path = os.path.join(d, "fill")
+    with open(path, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+    return path
+
+
+def check_refused_before_sampling(args, out, want, cmd=True):
+    """stacktreed args -o out [-- touch MARKER] fails at once, one line."""
+    d = tempfile.mkdtemp(prefix="st-ran-")
+    marker = os.path.join(d, "ran")
+    t0 = time.time()
+    p = run(args[:1] + ["-o", out] + args[1:] + (["--", "touch", marker] if cmd else []),
+            timeout=30)
+    check(p.returncode != 0, "-o %s: exit 0" % out)
+    one_line(p, want)
+    check(time.time() - t0 < 10, "-o %s: took %.1f s to fail" % (out, time.time() - t0))
+    check(not os.path.exists(marker), "-o %s: the command ran" % out)
+    shutil.rmtree(d)
+
+
+def test_outdir_bad_output_fails_before_sampling():
+    d = tempfile.mkdtemp(prefix="st-bad-")
+    try:
+        f = os.path.join(d, "file")
+        open(f, "w").close()
+        dangling = os.path.join(d, "dangling")
+        os.symlink(os.path.join(d, "nowhere"), dangling)
+        for out, want in ((f, "is not a directory"), (dangling, "is a symbolic link"),
+                          (os.path.join(f, "sub"), "Not a directory")):
+            check_refused_before_sampling([STACKTREED], out, want)
+            check_refused_before_sampling([STACKTREED, "-a", "--interval", "5"], out, want,
+                                          cmd=False)
+            p = run([STACKTREE, "report", "--folded", "/nonexistent", "-o", out])
+            check(p.returncode != 0, "stacktree report -o %s: exit 0" % out)
+            one_line(p, want)
+        check(os.path.islink(dangling) and not os.path.exists(d + "/nowhere"), "followed")
+        with tmpfs("64k", "ro") as ro:
+            check_refused_before_sampling([STACKTREED], ro, "Read-only file system")
+            check_refused_before_sampling([STACKTREED], os.path.join(ro, "sub"),
+                                          "Read-only file system")
+        with tmpfs("64k", "rw") as full:
+            fill(full)
+            check_refused_before_sampling([STACKTREED], full, "No space left on device")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def start_logged(args, log):
+    """stacktreed -v args, stderr into log; returns once it samples (the
+    output directory was checked before)."""
+    with open(log, "w") as lf:
+        p = subprocess.Popen([STACKTREED, "-v"] + args, stderr=lf)
+    wait_for(lambda: "sampling at" in open(log).read() or p.poll() is not None, 30,
+             "stacktreed did not start")
+    check(p.poll() is None, "stacktreed exited: %s" % open(log).read())
+    return p
+
+
+def snapshot_count(d):
+    return len([n for n in os.listdir(d) if n[:8].isdigit()])
+
+
+def test_outdir_disk_full():
+    logdir = tempfile.mkdtemp(prefix="st-log-")
+    log = os.path.join(logdir, "err")
+    with tmpfs("8m", "rw") as fs:
+        out = os.path.join(fs, "out")
+        busy = subprocess.Popen(["sleep", "60"])
+        try:
+            p = start_logged(["-o", out, "--pid", str(busy.pid), "-d", "2"], log)
+            filler = fill(fs)
+            p.wait(timeout=60)
+        finally:
+            busy.kill()
+            busy.wait()
+        err = open(log).read()
+        check(p.returncode == 1, "exit %d on a full disk: %s" % (p.returncode, err))
+        check("cannot write %s/" % out in err and "No space left on device" in err,
+              "stderr: %r" % err)
+        check(temporaries(out) == [], "left %s" % temporaries(out))
+        os.unlink(filler)
+        # service: a failed snapshot is reported, the next one is written
+        p = start_logged(["-a", "-F", "49", "--interval", "1", "-o", out], log)
+        try:
+            filler = fill(fs)
+            wait_for(lambda: "snapshot not written" in open(log).read(), 20,
+                     "no failed snapshot reported")
+            check("No space left on device" in open(log).read(), "ENOSPC not named")
+            check(p.poll() is None, "the service exited on a full disk")
+            before = snapshot_count(out)
+            os.unlink(filler)
+            wait_for(lambda: snapshot_count(out) > before, 20,
+                     "no snapshot after space was freed")
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=60)
+        check(p.returncode == 0, "service exit %d: %s" % (p.returncode, open(log).read()))
+        latest = os.path.join(out, os.readlink(os.path.join(out, "latest")))
+        check_invariants(load(latest))
+        check(temporaries(out) == [], "left %s" % temporaries(out))
+    shutil.rmtree(logdir)
+
+
+def test_outdir_second_sigint_leaves_no_temporaries():
+    out = tempfile.mkdtemp(prefix="st-2int-")
+    codes = set()
+    try:
+        # the second signal lands at different moments: symbolizing, writing, done
+        for delay in (0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4):
+            p = subprocess.Popen([STACKTREED, "-a", "-F", "999", "-o", out, "--format",
+                                  "xtree,arcflow,json,folded,pprof,svg"],
+                                 stderr=subprocess.PIPE, text=True)
+            time.sleep(1.5)
+            p.send_signal(signal.SIGINT)
+            time.sleep(delay)
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=60)
+            codes.add(p.returncode)
+            check(p.returncode in (0, 130), "exit %d: %s" % (p.returncode, err))
+            check(temporaries(out) == [], "delay %s: left %s" % (delay, temporaries(out)))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    check(130 in codes, "a second SIGINT never interrupted: exits %s" % codes)
+
+
+def test_outdir_kill9_kills_the_command():
+    out = tempfile.mkdtemp(prefix="st-k9-")
+    p = subprocess.Popen([STACKTREED, "-o", out, "--", "sleep", "60"],
+                         stderr=subprocess.DEVNULL)
+    child = None
+    try:
+        def find_child():
+            nonlocal child
+            kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+            if kids and open("/proc/%s/comm" % kids[0]).read().strip() == "sleep":
+                child = int(kids[0])
+            return child is not None
+        wait_for(find_child, 20, "sleep was not started")
+        p.kill()
+        p.wait()
+
+        def gone():
+            try:
+                with open("/proc/%d/stat" % child) as f:
+                    return f.read().split(") ")[1][0] in "ZX"
+            except FileNotFoundError:
+                return True
+        wait_for(gone, 5, "sleep %d outlived stacktreed (kill -9)" % child)
+    finally:
+        if child:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_outdir_unprivileged_one_line():
+    d = tempfile.mkdtemp(prefix="st-unpriv-")
+    try:
+        os.chown(d, 65534, 65534)
+        p = run(NOBODY + [STACKTREED, "-o", os.path.join(d, "out"), "--", "true"], cwd=d)
+        check(p.returncode != 0, "unprivileged run exit 0")
+        one_line(p, "cannot load the BPF programs")
+        p = run(NOBODY + [STACKTREED, "-v", "-o", os.path.join(d, "out"), "--", "true"],
+                cwd=d)
+        check(len(p.stderr.splitlines()) > 1, "-v shows no libbpf messages")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_outdir_freq_limits():
+    limit = int(open("/proc/sys/kernel/perf_event_max_sample_rate").read())
+    out = tempfile.mkdtemp(prefix="st-freq-")
+    try:
+        check_refused_before_sampling([STACKTREED, "-F", str(limit + 1)], out,
+                                      "above the kernel's limit")
+        p = run([STACKTREED, "-F", "20000", "-o", out, "--", "true"])
+        check(p.returncode == 0, "-F 20000: %s" % p.stderr)
+        warn = [l for l in p.stderr.splitlines() if "warning" in l]
+        check(len(warn) == 1 and "node array full" in warn[0], "no -F warning: %r" % p.stderr)
+        p = run([STACKTREED, "-F", "999", "-o", out, "--", "true"])
+        check("warning" not in p.stderr, "-F 999 warns: %r" % p.stderr)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
