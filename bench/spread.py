@@ -47,7 +47,8 @@ def main():
                 if m.group(1) == "ok":
                     passed[m.group(2)] += 1
                 else:
-                    failures[m.group(2)].append(m.group(3).strip()[:200])
+                    failures[m.group(2)].append(m.group(3).strip()[:300])
+                    print("run %d: %s" % (i + 1, line[:600]), file=sys.stderr, flush=True)
             with open(mpath) as f:
                 for line in f:
                     name, value = line.split()
