@@ -14,7 +14,6 @@
 #include "tree.h"
 #include "u64map.h"
 
-#define NAME_TRUNCATED "[truncated]"
 #define NAME_KERNEL "[kernel]"
 /* compared by pointer: raw frames carry these very arrays */
 static const char NAME_BRK[] = "[heap]";
@@ -338,7 +337,7 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 		}
 	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
-		f.function = NAME_TRUNCATED;
+		f.function = ST_TRUNCATED_NAME;
 	} else if (f.kernel && r->addr == 0) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = NAME_KERNEL;

@@ -165,6 +165,21 @@ static const char *const event_prefixes[ST_EVENTS] = {
 	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.",
 };
 
+/* Samples whose walk stopped short, whatever stopped it: the [truncated]
+ * roots of every thread (the reasons follow as separate counters). */
+static __u64 truncated_samples(const struct st_profile *p)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++)
+		for (const struct st_node *c = st_tree__root(p->threads[i]->tree)->first_child; c;
+		     c = c->next_sibling)
+			if (c->f.kind == ST_FRAME_SPECIAL && c->f.function &&
+			    strcmp(c->f.function, ST_TRUNCATED_NAME) == 0)
+				n += c->cum;
+	return n;
+}
+
 static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double secs)
 {
 	static const struct {
@@ -206,6 +221,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
 	p->duration_s = secs;
 	p->command = describe_target(r->o);
+	st_profile__add_note(p, "stacks cut short ([truncated] root), all reasons",
+			     truncated_samples(p));
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!st[names[i].stat] && names[i].lost)
 			continue;

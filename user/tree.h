@@ -36,6 +36,9 @@ enum st_data_class {
 };
 
 /* A frame as a key: what identifies a child under its parent. */
+/* The pseudo frame at the root of a stack whose walk stopped short. */
+#define ST_TRUNCATED_NAME "[truncated]"
+
 struct st_frame {
 	enum st_frame_kind kind;
 	__u64 addr;		/* runtime address, 0 when none */

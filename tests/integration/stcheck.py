@@ -92,6 +92,27 @@ def check_invariants(prof):
         total += root["cum"]
     check(total == prof["samples"], "sum of thread samples %d != samples %d"
           % (total, prof["samples"]))
+    # the header counts every stack cut short, whatever the reason
+    cut = sum(c["cum"] for t in prof["threads"] for c in t["root"]["children"]
+              if c["function"] == "[truncated]" and c["kind"] != "callsite")
+    noted = prof["notes"].get(CUT_SHORT)
+    check(noted is None or noted == cut, "header: %s stacks cut short, [truncated] roots hold %d"
+          % (noted, cut))
+
+
+CUT_SHORT = "stacks cut short ([truncated] root), all reasons"
+# what stops a DWARF walk short (--unwind dwarf: each such sample is counted
+# once, under one of these)
+STOP_REASONS = ("stacks truncated at 127 frames", "unwind: no tables for the process yet",
+                "unwind stopped: no CFI", "unwind stopped: stack read fault",
+                "unwind stopped: unsupported CFI", "unwind stopped: bad frame")
+
+
+def check_cut_short_reasons(prof):
+    """--unwind dwarf: the reasons add up to the stacks cut short."""
+    reasons = sum(prof["notes"].get(r, 0) for r in STOP_REASONS)
+    check(prof["notes"][CUT_SHORT] == reasons, "%d stacks cut short, reasons add up to %d: %s"
+          % (prof["notes"][CUT_SHORT], reasons, prof["notes"]))
 
 
 def function_cum(root, name):

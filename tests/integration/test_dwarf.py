@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (Daemon, check, check_invariants, function_cum, function_nodes, load, main_thread,
+from stcheck import (Daemon, check, check_cut_short_reasons, check_invariants, function_cum, function_nodes, load, main_thread,
                      metric, nodes, run_profiled, workload, STACKTREED)
 
 TOL = 2.0  # percentage points
@@ -282,6 +282,7 @@ def test_auto_mixes_frame_pointers_and_cfi():
           % (stopped, t["samples"]))
     check(all(c["function"] == "[truncated]" for c in t["root"]["children"]),
           "dwarf without CFI: partial stacks must have a [truncated] root")
+    check_cut_short_reasons(load(out))
 
 
 def test_depth_limit_truncates():
@@ -291,6 +292,7 @@ def test_depth_limit_truncates():
     trunc = sum(c["cum"] for c in t["root"]["children"] if c["function"] == "[truncated]")
     check(deep > 50 and trunc >= deep, "%d samples in recurse_leaf, %d truncated" % (deep, trunc))
     check(summary_count(err, "stacks truncated at 127 frames") >= deep, err)
+    check_cut_short_reasons(prof)
     for c in t["root"]["children"]:
         if c["function"] == "[truncated]":
             depth = max(d for _, d, _ in nodes(c))
