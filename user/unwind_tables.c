@@ -330,6 +330,23 @@ static int cmp_fde(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* CIEs are listed in section order, so by increasing offset: a binary
+ * search (a linear one made a crafted .eh_frame of many CIEs quadratic). */
+static const struct cie *find_cie(const struct cie *cies, size_t n, Dwarf_Off offset)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cies[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && cies[lo].offset == offset ? &cies[lo] : NULL;
+}
+
 static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct fde **out,
 		     size_t *nout)
 {
@@ -357,11 +374,10 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 			__u8 enc = DW_EH_PE_omit;
 			__u64 start, len;
 
-			for (size_t i = ncies; i-- > 0;)
-				if (cies[i].offset == e.fde.CIE_pointer) {
-					enc = cies[i].enc;
-					break;
-				}
+			const struct cie *c = find_cie(cies, ncies, e.fde.CIE_pointer);
+
+			if (c)
+				enc = c->enc;
 			if (enc == DW_EH_PE_omit || read_encoded(s, &p, e.fde.end, enc, true, &start) ||
 			    read_encoded(s, &p, e.fde.end, enc & 0x0f, false, &len)) {
 				err = -EINVAL;
@@ -389,7 +405,8 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 		err = -EINVAL;
 		goto cleanup;
 	}
-	qsort(fdes, nfdes, sizeof(*fdes), cmp_fde);
+	if (nfdes)
+		qsort(fdes, nfdes, sizeof(*fdes), cmp_fde);
 	*out = fdes;
 	*nout = nfdes;
 	fdes = NULL;
