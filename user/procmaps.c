@@ -103,7 +103,7 @@ int st_procmaps__parse_line(char *line, struct st_maps_line *out)
 	if (parse_hex(&p, '-', &out->start) || parse_hex(&p, ' ', &out->end))
 		return -EINVAL;
 	perms = p;
-	if (strcspn(perms, " ") != 4)
+	if (strcspn(perms, " ") != 4 || perms[4] != ' ')	/* not the line's end */
 		return -EINVAL;
 	out->executable = perms[2] == 'x';
 	p = perms + 5;

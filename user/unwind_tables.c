@@ -25,8 +25,15 @@
 struct st_unwind_table {
 	struct st_unwind_row *rows;
 	size_t nrows, cap;
+	size_t steps;	/* CFI rows read from libdw, before merging */
 	struct st_unwind_table_info info;
 };
+
+/* A module may need at most this many rows (the BPF search's depth), and
+ * its CFI may make at most MAX_STEPS of libdw's rows before merging: a
+ * crafted FDE over gigabytes with a row per byte ends here, not in hours
+ * of work or gigabytes of memory. */
+#define MAX_STEPS (4 * (size_t)ST_UNWIND_MAX_MODULE_ROWS)
 
 struct fde {
 	__u64 start, end;
@@ -63,8 +70,12 @@ static int push_row(struct st_unwind_table *t, const struct st_unwind_row *r)
 		t->nrows--;
 		last = t->nrows ? &t->rows[t->nrows - 1] : NULL;
 	}
+	if (++t->steps > MAX_STEPS)
+		return -E2BIG;
 	if (last && same_rules(last, r))
 		return 0;
+	if (t->nrows >= ST_UNWIND_MAX_MODULE_ROWS)
+		return -E2BIG;
 	if (ST_GROW(t->rows, t->cap, t->nrows, 1024))
 		return -ENOMEM;
 	t->rows[t->nrows++] = *r;
@@ -383,6 +394,10 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				err = -EINVAL;
 				goto cleanup;
 			}
+			if (start + len < start) {	/* wraps: no such code */
+				err = -EINVAL;
+				goto cleanup;
+			}
 			if (len && start) {	/* zero: a discarded function's FDE */
 				if (nfdes == fcap) {
 					struct fde *n = realloc(fdes, (fcap = fcap ? 2 * fcap : 256) *
@@ -527,10 +542,13 @@ int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
 		err = -ENOENT;
 		goto cleanup;
 	}
-	if (fdes[nfdes - 1].end > UINT32_MAX) {
-		err = -E2BIG;
-		goto cleanup;
-	}
+	/* rows hold 32-bit pcs: every FDE must end below 4 GiB (sorted by
+	 * start, the last one does not always end last) */
+	for (size_t i = 0; i < nfdes; i++)
+		if (fdes[i].end > UINT32_MAX) {
+			err = -E2BIG;
+			goto cleanup;
+		}
 	t->info.fdes = nfdes;
 	for (size_t i = 0; i < nfdes && !err; i++) {
 		/* overlapping FDEs: the earlier one wins */
