@@ -109,8 +109,10 @@ struct st_faultsum *st_faultsum__build(const struct st_profile *p)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		struct st_faultsum_proc *pp = &s->procs[i];
 
-		qsort(pp->modules, pp->nmodules, sizeof(*pp->modules), entry_cmp);
-		qsort(pp->symbols, pp->nsymbols, sizeof(*pp->symbols), entry_cmp);
+		if (pp->nmodules)
+			qsort(pp->modules, pp->nmodules, sizeof(*pp->modules), entry_cmp);
+		if (pp->nsymbols)
+			qsort(pp->symbols, pp->nsymbols, sizeof(*pp->symbols), entry_cmp);
 		if (pp->nsymbols > ST_FAULTSUM_TOP)
 			pp->nsymbols = ST_FAULTSUM_TOP;
 	}

@@ -131,8 +131,8 @@ static void xml_put(FILE *out, const char *s)
 /* The label that fits in w px (the script's fit() does the same). */
 static void put_label(FILE *out, const char *name, double w)
 {
-	double chars = (w - 6) / FG_CHAR_W;
-	size_t n = chars < 3 ? 0 : (size_t)chars, len = strlen(name);
+	double chars = (w - 6) / FG_CHAR_W;	/* NaN and huge widths too */
+	size_t n = !(chars >= 3) ? 0 : chars > 1e6 ? 1000000 : (size_t)chars, len = strlen(name);
 
 	if (n == 0)
 		return;

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -117,14 +118,21 @@ static int parse_line(struct reader *r, struct st_profile *p, struct st_thread *
 		f.function = st_strtab__intern_len(p->strs, s + start, i - start);
 		if (!f.function)
 			return fail(r, -ENOMEM, "out of memory");
+		if (n == ST_TREE_MAX_DEPTH)
+			return fail(r, -EINVAL, "a stack of more than %d frames (deeper stacks are "
+				    "refused)", ST_TREE_MAX_DEPTH);
 		err = path_push(r, n++, &f);
 		if (err)
 			return err;
 		start = i + 1;
 	}
+	/* every node's count is at most the total: checking it bounds them
+	 * all, within what pprof's signed 64-bit values hold */
+	if (__builtin_add_overflow(p->samples, count, &p->samples) || p->samples > INT64_MAX)
+		return fail(r, -EINVAL, "the counts add up to more than %" PRId64 " samples",
+			    INT64_MAX);
 	if (!st_tree__add_sample(t->tree, r->path, n, count, ST_CALLS_FUNCTION))
 		return fail(r, -ENOMEM, "out of memory");
-	p->samples += count;
 	return 0;
 }
 

@@ -370,8 +370,13 @@ static int add_sample(struct walk *w, const struct st_node *n)
 	for (unsigned d = n->depth; d >= 1; d--)
 		b->locids[b->nlocids++] = w->path[d];	/* leaf first */
 	b->vals[b->nvalsused++] = (int64_t)n->base;
-	if (b->nvals > 1)
-		b->vals[b->nvalsused++] = (int64_t)n->base * b->period;
+	if (b->nvals > 1) {	/* the counts are at most 2^63 - 1; their time may not be */
+		int64_t ns;
+
+		if (__builtin_mul_overflow((int64_t)n->base, b->period, &ns))
+			ns = INT64_MAX;
+		b->vals[b->nvalsused++] = ns;
+	}
 	if (nkv) {
 		/* a run of its own: the thread's labels, then the frame's */
 		s.lab_off = b->nlabidx;
@@ -555,15 +560,20 @@ static int pack(struct pp *b, PProfile *prof, unsigned char **buf, size_t *len)
 	prof->string_table = b->strs;
 	prof->period_type = &period_type;
 	prof->period = b->period;
-	prof->duration_nanos = (int64_t)llround(p->duration_s * 1e9);
+	/* readers refuse NaN, infinite and negative durations; clamp the rest */
+	prof->duration_nanos = isfinite(p->duration_s) && p->duration_s > 0 ?
+				       (p->duration_s < 9.2e9 ? (int64_t)llround(p->duration_s * 1e9) :
+								INT64_MAX) :
+				       0;
 	prof->n_comment = nc;
 	prof->comment = comments;
 	{
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		prof->time_nanos = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec -
-				   prof->duration_nanos;
+		prof->time_nanos = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		if (prof->time_nanos > prof->duration_nanos)
+			prof->time_nanos -= prof->duration_nanos;
 	}
 	*len = perftools__profiles__profile__get_packed_size(prof);
 	*buf = malloc(*len ? *len : 1);

@@ -2,6 +2,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -197,6 +198,22 @@ static int get_u64(struct reader *r, json_object *o, const char *key, const char
 	return 0;
 }
 
+/* A finite, non-negative number (a duration, a cost), 0 when absent. */
+static int get_seconds(struct reader *r, json_object *o, const char *key, double *out)
+{
+	json_object *v;
+
+	*out = 0;
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return 0;
+	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+		return fail(r, "top level", "\"%s\" must be a number", key);
+	*out = json_object_get_double(v);
+	if (!isfinite(*out) || *out < 0)
+		return fail(r, "top level", "\"%s\" must be a finite number >= 0", key);
+	return 0;
+}
+
 static int get_str(struct reader *r, json_object *o, const char *key, const char *where,
 		   const char **out)
 {
@@ -307,6 +324,14 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 		}
 		if (json_object_object_get_ex(c, "kernel", &v) && v)
 			f.kernel = json_object_get_boolean(v);
+		if (n->depth >= ST_TREE_MAX_DEPTH) {
+			char *children = strstr(where, ".children");	/* the thread's root */
+
+			if (children)
+				*children = '\0';
+			return fail(r, where, "a tree deeper than %d frames (deeper trees are refused)",
+				    ST_TREE_MAX_DEPTH);
+		}
 		child = st_tree__child(t, n, &f, true);
 		if (!child)
 			return -ENOMEM;
@@ -314,11 +339,11 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 			return fail(r, where, "duplicate node (same frame twice under one parent)");
 		if ((err = read_node(r, t, child, c, where, wlen)))
 			return err;
-		sum += child->cum;
+		if (__builtin_add_overflow(sum, child->cum, &sum))
+			return fail(r, where, "the children's cum add up past 2^64");
 		where[len] = '\0';
 	}
-	n->cum = n->base + sum;
-	if (n->cum != cum)
+	if (__builtin_add_overflow(n->base, sum, &n->cum) || n->cum != cum)
 		return fail(r, where, "cum %" PRIu64 " != base + children's cum %" PRIu64,
 			    (uint64_t)cum, (uint64_t)n->cum);
 	return 0;
@@ -368,10 +393,11 @@ static int read_doc(struct reader *r, json_object *doc)
 	if ((err = get_u64(r, doc, "samples", "top level", true, &r->p->samples)) ||
 	    (err = get_u64(r, doc, "lost", "top level", false, &lost)))
 		return err;
-	if (json_object_object_get_ex(doc, "duration_s", &v) && v)
-		r->p->duration_s = json_object_get_double(v);
-	if (json_object_object_get_ex(doc, "bpf_ns_per_sample", &v) && v)
-		r->p->bpf_ns_per_sample = json_object_get_double(v);
+	if (r->p->samples > INT64_MAX)
+		return fail(r, "top level", "\"samples\" past %" PRId64, INT64_MAX);
+	if ((err = get_seconds(r, doc, "duration_s", &r->p->duration_s)) ||
+	    (err = get_seconds(r, doc, "bpf_ns_per_sample", &r->p->bpf_ns_per_sample)))
+		return err;
 	if (json_object_object_get_ex(doc, "command", &v) && v &&
 	    !(r->p->command = strdup(json_object_get_string(v))))
 		return -ENOMEM;
@@ -442,8 +468,8 @@ int st_profile__read_json(const char *path, struct st_profile **out, char *err, 
 			fwrite(chunk, 1, got, m);
 		fclose(m);
 	}
-	/* two JSON levels per tree level; folded stacks may be very deep */
-	tok = json_tokener_new_ex(1 << 16);
+	/* two JSON levels per tree level, and the document's own */
+	tok = json_tokener_new_ex(2 * ST_TREE_MAX_DEPTH + 16);
 	if (!tok) {
 		ret = -ENOMEM;
 		goto cleanup;

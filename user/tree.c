@@ -219,6 +219,10 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
 	struct st_node *node = &t->root;
 	size_t k = 0;
 
+	if (n > ST_TREE_MAX_DEPTH) {
+		errno = E2BIG;
+		return NULL;
+	}
 	if (prev_reserve(t, n)) {
 		errno = ENOMEM;
 		return NULL;
@@ -396,7 +400,7 @@ static const char *data_name(const struct st_frame *f, char *buf, size_t len)
 			snprintf(buf, len, "(s) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
 		else
 			snprintf(buf, len, "(s) frame%s0x%" PRIx64, off < 0 ? "-" : "+",
-				 (uint64_t)(off < 0 ? -off : off));
+				 off < 0 ? -(uint64_t)off : (uint64_t)off);	/* INT64_MIN too */
 		break;
 	case ST_DATA_HEAP:
 		snprintf(buf, len, "(h) %s+0x%" PRIx64, mod ? mod : "[anon]", (uint64_t)f->offset);

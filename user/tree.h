@@ -36,6 +36,13 @@ enum st_data_class {
 };
 
 /* A frame as a key: what identifies a child under its parent. */
+/* Frames below a thread's root that a tree may hold. The kernel's stacks
+ * are at most 127 user + 64 kernel frames and a few pseudo frames; offline
+ * inputs (folded stacks, profile.json) deeper than this are refused with an
+ * error, so that every walk over a tree, recursive or not, has a depth
+ * bounded by this constant and not by its input. */
+#define ST_TREE_MAX_DEPTH 2048
+
 /* The pseudo frame at the root of a stack whose walk stopped short. */
 #define ST_TRUNCATED_NAME "[truncated]"
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tests/fuzz/writers.h"
 #include "user/folded.h"
 #include "user/profile.h"
 #include "user/tree.h"
@@ -223,6 +224,59 @@ static void test_read_path(void **state)
 	rmdir(dir);
 }
 
+/* "f0;f1;...;f(n-1) 1\n" */
+static char *deep_line(size_t n)
+{
+	char *buf = malloc(n * 8 + 8), *p = buf;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%sf%zu", i ? ";" : "", i % 1000);
+	strcpy(p, " 1\n");
+	return buf;
+}
+
+/* Offline inputs are not bounded by the kernel: a stack deeper than
+ * ST_TREE_MAX_DEPTH is refused with its line named; one of exactly that
+ * depth goes through every writer and a profile.json round trip (run under
+ * ASan by `make test SANITIZE=1`, whose frames are larger). */
+static void test_depth_bound(void **state)
+{
+	char *over = deep_line(ST_TREE_MAX_DEPTH + 1), *max = deep_line(ST_TREE_MAX_DEPTH);
+	char path[] = "/tmp/st-deep-XXXXXX", err[256];
+	struct st_profile *p, *back = NULL;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	expect_error(over, "in.folded:1: a stack of more than 2048 frames");
+	p = must_read(max, "deep.folded");
+	fuzz_write_all(p);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_int_equal(st_profile__read_json(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(back->samples, 1);
+	unlink(path);
+	st_profile__free(back);
+	st_profile__free(p);
+	free(over);
+	free(max);
+}
+
+/* Counts that would wrap the totals (or pass pprof's signed values) are
+ * refused, not turned into "no samples" or negative numbers. */
+static void test_count_overflow(void **state)
+{
+	(void)state;
+	expect_error("a;b 9223372036854775807\na 1\n",
+		     "in.folded:2: the counts add up to more than 9223372036854775807 samples");
+	expect_error("a 18446744073709551615\n", "in.folded:1: the counts add up to more than");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +286,8 @@ int main(void)
 		cmocka_unit_test(test_whitespace_and_names),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_read_path),
+		cmocka_unit_test(test_depth_bound),
+		cmocka_unit_test(test_count_overflow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,6 +144,38 @@ static void test_json_errors(void **state)
 	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,\"tid\":1,\"root\":{"
 		     "\"base\":0,\"cum\":1,\"children\":[{\"function\":\"f\",\"base\":-1,\"cum\":1}]}}]}",
 		     "threads[0].root.children[0]: \"base\" must not be negative");
+	/* cum == base + children's cum must not hold by wrapping around 2^64 */
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,\"tid\":1,\"root\":{"
+		     "\"base\":0,\"cum\":0,\"children\":[{\"function\":\"f\",\"base\":"
+		     "9223372036854775807,\"cum\":9223372036854775807},{\"function\":\"g\",\"base\":"
+		     "9223372036854775807,\"cum\":9223372036854775807},{\"function\":\"h\","
+		     "\"base\":2,\"cum\":2}]}}]}",
+		     "threads[0].root.children[2]: the children's cum add up past 2^64");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"duration_s\":-1,\"threads\":[]}",
+		     "\"duration_s\" must be a finite number >= 0");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"duration_s\":\"1\",\"threads\":[]}",
+		     "\"duration_s\" must be a number");
+}
+
+/* A profile.json nested deeper than ST_TREE_MAX_DEPTH is refused, naming
+ * where (json-c's own depth limit sits above it). */
+static void test_json_too_deep(void **state)
+{
+	size_t n = ST_TREE_MAX_DEPTH + 1, cap = n * 80 + 256, len = 0;
+	char *json = malloc(cap);
+
+	(void)state;
+	assert_non_null(json);
+	len += (size_t)sprintf(json, "{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,"
+			       "\"tid\":1,\"root\":{\"base\":0,\"cum\":1,\"children\":[");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(json + len, "{\"function\":\"f\",\"base\":%d,\"cum\":1,"
+				       "\"children\":[", i + 1 == n);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(json + len, "]}");
+	strcpy(json + len, "]}}]}");
+	expect_error(json, ": threads[0].root: a tree deeper than 2048 frames");
+	free(json);
 }
 
 static size_t count_lines(const char *s, const char *needle)
@@ -206,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_round_trip),
 		cmocka_unit_test(test_json_errors),
+		cmocka_unit_test(test_json_too_deep),
 		cmocka_unit_test(test_xtree_min_pct),
 		cmocka_unit_test(test_merge_threads),
 	};
