@@ -17,6 +17,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "jsonstr.h"
 #include "profile.h"
 #include "report.h"
 #include "strtab.h"
@@ -578,7 +579,7 @@ static int add_u64(struct json_object *o, const char *key, __u64 v)
 
 static int add_str(struct json_object *o, const char *key, const char *v)
 {
-	struct json_object *j = json_object_new_string(v);
+	struct json_object *j = st_json__string(v);
 
 	if (!j || json_object_object_add(o, key, j)) {
 		json_object_put(j);

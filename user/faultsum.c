@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonstr.h"
 #include "profile.h"
 
 static const char *const class_label[] = { "instruction", "module", "stack", "heap" };
@@ -162,10 +163,10 @@ static json_object *entries_json(const struct st_faultsum_entry *e, size_t n, bo
 		if (!o)
 			break;
 		json_object_object_add(o, symbols ? "symbol" : "mapping",
-				       json_object_new_string(e[i].name));
+				       st_json__string(e[i].name));
 		if (symbols)
 			json_object_object_add(o, "module",
-					       e[i].module ? json_object_new_string(e[i].module)
+					       e[i].module ? st_json__string(e[i].module)
 							   : NULL);
 		json_object_object_add(o, "faults", json_object_new_int64((int64_t)e[i].faults));
 		json_object_array_add(a, o);
@@ -187,7 +188,7 @@ struct json_object *st_faultsum__to_json(const struct st_faultsum *s)
 			break;
 		}
 		json_object_object_add(o, "pid", json_object_new_int64(pp->pid));
-		json_object_object_add(o, "comm", json_object_new_string(pp->comm));
+		json_object_object_add(o, "comm", st_json__string(pp->comm));
 		json_object_object_add(o, "faults", json_object_new_int64((int64_t)pp->total));
 		json_object_object_add(cls, class_label[0], json_object_new_int64((int64_t)pp->instr));
 		for (int c = ST_DATA_MODULE; c <= ST_DATA_HEAP; c++)

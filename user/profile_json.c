@@ -12,6 +12,7 @@
 
 #include "arcflow.h"
 #include "faultsum.h"
+#include "jsonstr.h"
 #include "strtab.h"
 
 static const char *const kind_names[] = {
@@ -27,7 +28,20 @@ static const char *const class_names[] = {
 
 static json_object *str_or_null(const char *s)
 {
-	return s ? json_object_new_string(s) : NULL;
+	return st_json__string(s);
+}
+
+/* key, and key_raw with its bytes when they are not valid UTF-8 */
+static void add_bytes(json_object *o, const char *key, const char *s)
+{
+	char raw[32];
+	json_object *r = st_json__raw(s);
+
+	json_object_object_add(o, key, str_or_null(s));
+	if (r) {
+		snprintf(raw, sizeof(raw), "%s_raw", key);
+		json_object_object_add(o, raw, r);
+	}
 }
 
 static json_object *node_to_json(const struct st_node *n)
@@ -49,13 +63,15 @@ static json_object *node_to_json(const struct st_node *n)
 		has_offset = true;
 		json_object_object_add(o, "class",
 				       json_object_new_string(class_names[n->f.data_class & 3]));
-		json_object_object_add(o, "symbol", str_or_null(n->f.function));
+		add_bytes(o, "symbol", n->f.function);
 	}
-	json_object_object_add(o, "function",
-			       n->f.kind == ST_FRAME_DATA ? NULL : str_or_null(n->f.function));
+	if (n->f.kind == ST_FRAME_DATA)
+		json_object_object_add(o, "function", NULL);
+	else
+		add_bytes(o, "function", n->f.function);
 	json_object_object_add(o, "offset",
 			       has_offset ? json_object_new_int64((int64_t)n->f.offset) : NULL);
-	json_object_object_add(o, "module", str_or_null(n->f.module));
+	add_bytes(o, "module", n->f.module);
 	json_object_object_add(o, "address", n->f.addr ? json_object_new_string(addr) : NULL);
 	json_object_object_add(o, "kind", json_object_new_string(kind_names[n->f.kind]));
 	if (n->f.kernel)
@@ -117,7 +133,7 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 		}
 		json_object_object_add(tj, "pid", json_object_new_int64(t->pid));
 		json_object_object_add(tj, "tid", json_object_new_int64(t->tid));
-		json_object_object_add(tj, "comm", json_object_new_string(t->comm));
+		json_object_object_add(tj, "comm", st_json__string(t->comm));
 		json_object_object_add(tj, "cgroup", str_or_null(t->cgroup));
 		json_object_object_add(tj, "container",
 				       str_or_null(st_cgroup__container(t->cgroup, container,
@@ -228,6 +244,33 @@ static int get_str(struct reader *r, json_object *o, const char *key, const char
 	return 0;
 }
 
+/* A string of bytes: key_raw (see jsonstr.h) when present, else key. The
+ * result is interned in the profile's string table (NULL for null). */
+static int get_bytes(struct reader *r, json_object *o, const char *key, const char *where,
+		     const char **out)
+{
+	char rawkey[32], *bytes;
+	const char *s;
+	int err;
+
+	snprintf(rawkey, sizeof(rawkey), "%s_raw", key);
+	if ((err = get_str(r, o, rawkey, where, &s)))
+		return err;
+	if (!s) {
+		if ((err = get_str(r, o, key, where, &s)))
+			return err;
+		*out = s ? st_strtab__intern(r->p->strs, s) : NULL;
+		return s && !*out ? -ENOMEM : 0;
+	}
+	bytes = st_json__unraw(s);
+	if (!bytes)
+		return errno == ENOMEM ? -ENOMEM :
+		       fail(r, where, "\"%s\" holds a code point above U+00FF", rawkey);
+	*out = st_strtab__intern(r->p->strs, bytes);
+	free(bytes);
+	return *out ? 0 : -ENOMEM;
+}
+
 static int parse_kind(const char *s, enum st_frame_kind *k)
 {
 	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
@@ -248,7 +291,7 @@ static int read_data_leaf(struct reader *r, json_object *c, const char *where,
 	int err;
 
 	if ((err = get_str(r, c, "class", where, &cls)) ||
-	    (err = get_str(r, c, "symbol", where, &sym)))
+	    (err = get_bytes(r, c, "symbol", where, &sym)))
 		return err;
 	f->data_class = ST_DATA_NONE;
 	for (size_t i = 1; cls && i < sizeof(class_names) / sizeof(class_names[0]); i++)
@@ -256,7 +299,7 @@ static int read_data_leaf(struct reader *r, json_object *c, const char *where,
 			f->data_class = (__u8)i;
 	if (f->data_class == ST_DATA_NONE)
 		return fail(r, where, "data leaf needs \"class\": module, stack or heap");
-	f->function = st_strtab__intern(r->p->strs, sym);
+	f->function = sym;
 	if (json_object_object_get_ex(c, "offset", &v) && v) {
 		if (!json_object_is_type(v, json_type_int))
 			return fail(r, where, "\"offset\" must be an integer");
@@ -286,19 +329,16 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 	for (size_t i = 0; kids && i < json_object_array_length(kids); i++) {
 		json_object *c = json_object_array_get_idx(kids, i);
 		struct st_frame f = { .kind = ST_FRAME_CALLSITE };
-		const char *s, *kind = NULL, *addr = NULL;
+		const char *kind = NULL, *addr = NULL;
 		json_object *v;
 		struct st_node *child;
 
 		snprintf(where + len, wlen - len, ".children[%zu]", i);
 		if (!json_object_is_type(c, json_type_object))
 			return fail(r, where, "node must be an object");
-		if ((err = get_str(r, c, "function", where, &s)))
+		if ((err = get_bytes(r, c, "function", where, &f.function)) ||
+		    (err = get_bytes(r, c, "module", where, &f.module)))
 			return err;
-		f.function = st_strtab__intern(r->p->strs, s);
-		if ((err = get_str(r, c, "module", where, &s)))
-			return err;
-		f.module = st_strtab__intern(r->p->strs, s);
 		if ((err = get_str(r, c, "address", where, &addr)))
 			return err;
 		if (addr) {

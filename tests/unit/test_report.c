@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "profile_fx.h"
+#include "user/jsonstr.h"
 #include "user/profile.h"
 #include "user/report.h"
 #include "user/strtab.h"
@@ -233,12 +234,57 @@ static void test_merge_threads(void **state)
 	st_profile__free(p);
 }
 
+/* Symbols and paths are bytes: profile.json stays valid UTF-8 (invalid
+ * sequences become U+FFFD) and keeps the bytes in function_raw/module_raw,
+ * which the reader turns back into the same bytes. */
+static void test_json_utf8(void **state)
+{
+	static const char fn[] = "f\xff\xc3" "abc", mod[] = "/tmp/\xe9t\xe9.so";
+	struct st_profile *p = st_profile__new("cpu-clock"), *q = NULL;
+	struct st_thread *t = st_profile__add_thread(p, 1, 1, "ok\xfe");
+	struct st_frame a[] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, fn, mod) };
+	char *path = tmpfile_with(""), err[256] = "", *text = NULL;
+	const struct st_node *leaf;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	/* the validator itself: overlong, surrogate, past U+10FFFF, truncated */
+	assert_true(st_json__valid_utf8("\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+	assert_false(st_json__valid_utf8("\xc0\xaf"));
+	assert_false(st_json__valid_utf8("\xed\xa0\x80"));
+	assert_false(st_json__valid_utf8("\xf4\x90\x80\x80"));
+	assert_false(st_json__valid_utf8("\xe2\x82"));
+	st_tree__add_sample(t->tree, a, 2, 5, ST_CALLS_FRAME);
+	st_profile__finalize(p);
+	f = open_memstream(&text, &len);
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_true(st_json__valid_utf8(text));
+	assert_non_null(strstr(text, "\"function_raw\""));
+	assert_non_null(strstr(text, "\"module_raw\""));
+	assert_non_null(strstr(text, "f\xef\xbf\xbd\xef\xbf\xbd" "abc"));	/* two U+FFFD */
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), 0);
+	leaf = st_tree__root(q->threads[0]->tree)->first_child->first_child;
+	assert_string_equal(leaf->f.function, fn);
+	assert_string_equal(leaf->f.module, mod);
+	unlink(path);
+	free(path);
+	free(text);
+	st_profile__free(p);
+	st_profile__free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_round_trip),
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_json_too_deep),
+		cmocka_unit_test(test_json_utf8),
 		cmocka_unit_test(test_xtree_min_pct),
 		cmocka_unit_test(test_merge_threads),
 	};
