@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <json-c/json.h>
 
 #include "jsonstr.h"
 #include "profile.h"
@@ -566,102 +565,41 @@ int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *
 
 /* ---- profile.json "arcflow" ---------------------------------------------- */
 
-static int add_u64(struct json_object *o, const char *key, __u64 v)
+static void put_row(FILE *out, const struct st_arcflow *a, const struct af_row *r)
 {
-	struct json_object *j = json_object_new_uint64(v);
-
-	if (!j || json_object_object_add(o, key, j)) {
-		json_object_put(j);
-		return -ENOMEM;
-	}
-	return 0;
+	fputs("{\"function\":", out);
+	st_json__put(out, a->ents[r->other].name);
+	fprintf(out, ",\"calls\":%" PRId64 ",\"base\":%" PRId64 ",\"cum\":%" PRId64
+		",\"recursive\":%s}", (int64_t)r->calls, (int64_t)r->base, (int64_t)r->cum,
+		r->recursive ? "true" : "false");
 }
 
-static int add_str(struct json_object *o, const char *key, const char *v)
+static void put_rows(FILE *out, const struct st_arcflow *a, const struct af_entry *e, int d)
 {
-	struct json_object *j = st_json__string(v);
-
-	if (!j || json_object_object_add(o, key, j)) {
-		json_object_put(j);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static struct json_object *row_json(const struct st_arcflow *a, const struct af_row *r)
-{
-	struct json_object *o = json_object_new_object(), *b = NULL;
-
-	if (!o || add_str(o, "function", a->ents[r->other].name) ||
-	    add_u64(o, "calls", r->calls) || add_u64(o, "base", r->base) ||
-	    add_u64(o, "cum", r->cum) || !(b = json_object_new_boolean(r->recursive)) ||
-	    json_object_object_add(o, "recursive", b)) {
-		json_object_put(b);
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-static struct json_object *rows_json(const struct st_arcflow *a, const struct af_entry *e, int d)
-{
-	struct json_object *arr = json_object_new_array();
-
-	if (!arr)
-		return NULL;
+	fputc('[', out);
 	for (size_t j = 0; j < e->count[d]; j++) {
-		struct json_object *r = row_json(a, &a->rows[a->rowlist[e->first[d] + j]]);
-
-		if (!r || json_object_array_add(arr, r)) {
-			json_object_put(r);
-			json_object_put(arr);
-			return NULL;
-		}
+		if (j)
+			fputc(',', out);
+		put_row(out, a, &a->rows[a->rowlist[e->first[d] + j]]);
 	}
-	return arr;
+	fputc(']', out);
 }
 
-static struct json_object *entry_json(const struct st_arcflow *a, size_t rank)
+int st_arcflow__write_json(const struct st_arcflow *a, FILE *out)
 {
-	const struct af_entry *e = &a->ents[a->order[rank]];
-	struct json_object *o = json_object_new_object(), *par = NULL, *chi = NULL;
-
-	if (!o || add_u64(o, "index", rank) || add_str(o, "function", e->name) ||
-	    add_u64(o, "calls", e->calls) || add_u64(o, "base", e->base) ||
-	    add_u64(o, "cum", e->cum) || add_u64(o, "cum_all", e->cum_all))
-		goto cleanup;
-	par = rows_json(a, e, DIR_PARENT);
-	if (!par || json_object_object_add(o, "parents", par))
-		goto cleanup;
-	par = NULL;
-	chi = rows_json(a, e, DIR_CHILD);
-	if (!chi || json_object_object_add(o, "children", chi))
-		goto cleanup;
-	return o;
-cleanup:
-	json_object_put(par);
-	json_object_put(chi);
-	json_object_put(o);
-	return NULL;
-}
-
-struct json_object *st_arcflow__to_json(const struct st_arcflow *a)
-{
-	struct json_object *arr = json_object_new_array_ext((int)(a->nents ? a->nents : 1));
-
-	if (!arr)
-		goto cleanup;
+	fputc('[', out);
 	for (size_t i = 0; i < a->nents; i++) {
-		struct json_object *e = entry_json(a, i);
+		const struct af_entry *e = &a->ents[a->order[i]];
 
-		if (!e || json_object_array_add(arr, e)) {
-			json_object_put(e);
-			goto cleanup;
-		}
+		fprintf(out, "%s{\"index\":%zu,\"function\":", i ? "," : "", i);
+		st_json__put(out, e->name);
+		fprintf(out, ",\"calls\":%" PRId64 ",\"base\":%" PRId64 ",\"cum\":%" PRId64
+			",\"cum_all\":%" PRId64 ",\"parents\":", (int64_t)e->calls,
+			(int64_t)e->base, (int64_t)e->cum, (int64_t)e->cum_all);
+		put_rows(out, a, e, DIR_PARENT);
+		fputs(",\"children\":", out);
+		put_rows(out, a, e, DIR_CHILD);
+		fputc('}', out);
 	}
-	return arr;
-cleanup:
-	json_object_put(arr);
-	errno = ENOMEM;
-	return NULL;
+	return fputc(']', out) == EOF || ferror(out) ? -EIO : 0;
 }

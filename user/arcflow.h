@@ -20,7 +20,7 @@ void st_arcflow__free(struct st_arcflow *a);
 /* arcflow.txt */
 int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *p, FILE *out);
 
-/* The "arcflow" array of profile.json (a new json-c array object). */
-struct json_object *st_arcflow__to_json(const struct st_arcflow *a);
+/* The "arcflow" array of profile.json, streamed. 0 or -EIO. */
+int st_arcflow__write_json(const struct st_arcflow *a, FILE *out);
 
 #endif

@@ -130,3 +130,73 @@ char *st_json__unraw(const char *utf8)
 	*q = '\0';
 	return buf;
 }
+
+/* One code point's bytes (a valid sequence) or an escape. */
+static void put_escaped(FILE *out, const unsigned char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (n > 1) {
+		fwrite(p, 1, n, out);
+		return;
+	}
+	switch (*p) {
+	case '"':
+		fputs("\\\"", out);
+		break;
+	case '\\':
+		fputs("\\\\", out);
+		break;
+	case '\n':
+		fputs("\\n", out);
+		break;
+	case '\t':
+		fputs("\\t", out);
+		break;
+	default:
+		if (*p < 0x20) {
+			fputs("\\u00", out);
+			fputc(hex[*p >> 4], out);
+			fputc(hex[*p & 15], out);
+		} else {
+			fputc(*p, out);
+		}
+	}
+}
+
+int st_json__put(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s)
+		return fputs("null", out) < 0 ? -EIO : 0;
+	fputc('"', out);
+	while (*p) {
+		size_t n = seq_len(p);
+
+		if (n) {
+			put_escaped(out, p, n);
+			p += n;
+		} else {
+			fputs("\xef\xbf\xbd", out);
+			p++;
+		}
+	}
+	return fputc('"', out) == EOF ? -EIO : 0;
+}
+
+int st_json__put_raw(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	for (; *p; p++) {
+		if (*p < 0x80) {
+			put_escaped(out, p, 1);
+		} else {
+			fputc(0xc0 | *p >> 6, out);
+			fputc(0x80 | (*p & 0x3f), out);
+		}
+	}
+	return fputc('"', out) == EOF ? -EIO : 0;
+}

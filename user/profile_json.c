@@ -26,150 +26,158 @@ static const char *const class_names[] = {
 	[ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap",
 };
 
-static json_object *str_or_null(const char *s)
+/* "key":"s" (and "key_raw" when s is not valid UTF-8), then a comma */
+static void put_bytes(FILE *out, const char *key, const char *s)
 {
-	return st_json__string(s);
-}
-
-/* key, and key_raw with its bytes when they are not valid UTF-8 */
-static void add_bytes(json_object *o, const char *key, const char *s)
-{
-	char raw[32];
-	json_object *r = st_json__raw(s);
-
-	json_object_object_add(o, key, str_or_null(s));
-	if (r) {
-		snprintf(raw, sizeof(raw), "%s_raw", key);
-		json_object_object_add(o, raw, r);
+	fprintf(out, "\"%s\":", key);
+	st_json__put(out, s);
+	if (s && !st_json__valid_utf8(s)) {
+		fprintf(out, ",\"%s_raw\":", key);
+		st_json__put_raw(out, s);
 	}
+	fputc(',', out);
 }
 
-static json_object *node_to_json(const struct st_node *n)
+/* A node's fields and the opening of its "children" array. */
+static void put_node_head(FILE *out, const struct st_node *n)
 {
-	json_object *o = json_object_new_object();
-	json_object *kids = json_object_new_array();
-	char addr[24];
 	bool has_offset = n->f.kind == ST_FRAME_CALLSITE ||
 			  (!n->f.function && n->f.module && n->f.kind != ST_FRAME_ROOT);
 
-	if (!o || !kids) {
-		json_object_put(o);
-		json_object_put(kids);
-		return NULL;
-	}
-	snprintf(addr, sizeof(addr), "0x%" PRIx64, (uint64_t)n->f.addr);
+	fputc('{', out);
 	if (n->f.kind == ST_FRAME_DATA) {
 		/* the data touched: symbol + offset, never a function */
 		has_offset = true;
-		json_object_object_add(o, "class",
-				       json_object_new_string(class_names[n->f.data_class & 3]));
-		add_bytes(o, "symbol", n->f.function);
+		fprintf(out, "\"class\":\"%s\",", class_names[n->f.data_class & 3]);
+		put_bytes(out, "symbol", n->f.function);
+		fputs("\"function\":null,", out);
+	} else {
+		put_bytes(out, "function", n->f.function);
 	}
-	if (n->f.kind == ST_FRAME_DATA)
-		json_object_object_add(o, "function", NULL);
+	if (has_offset)
+		fprintf(out, "\"offset\":%" PRId64 ",", (int64_t)n->f.offset);
 	else
-		add_bytes(o, "function", n->f.function);
-	json_object_object_add(o, "offset",
-			       has_offset ? json_object_new_int64((int64_t)n->f.offset) : NULL);
-	add_bytes(o, "module", n->f.module);
-	json_object_object_add(o, "address", n->f.addr ? json_object_new_string(addr) : NULL);
-	json_object_object_add(o, "kind", json_object_new_string(kind_names[n->f.kind]));
+		fputs("\"offset\":null,", out);
+	put_bytes(out, "module", n->f.module);
+	if (n->f.addr)
+		fprintf(out, "\"address\":\"0x%" PRIx64 "\",", (uint64_t)n->f.addr);
+	else
+		fputs("\"address\":null,", out);
+	fprintf(out, "\"kind\":\"%s\",", kind_names[n->f.kind]);
 	if (n->f.kernel)
-		json_object_object_add(o, "kernel", json_object_new_boolean(1));
-	json_object_object_add(o, "base", json_object_new_int64((int64_t)n->base));
-	json_object_object_add(o, "cum", json_object_new_int64((int64_t)n->cum));
-	json_object_object_add(o, "calls", json_object_new_int64((int64_t)n->calls));
-	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
-		json_object *cj = node_to_json(c);
-
-		if (!cj) {
-			json_object_put(o);
-			json_object_put(kids);
-			return NULL;
-		}
-		json_object_array_add(kids, cj);
-	}
-	json_object_object_add(o, "children", kids);
-	return o;
+		fputs("\"kernel\":true,", out);
+	fprintf(out, "\"base\":%" PRId64 ",\"cum\":%" PRId64 ",\"calls\":%" PRId64
+		",\"children\":[", (int64_t)n->base, (int64_t)n->cum, (int64_t)n->calls);
 }
 
-static json_object *counts_to_json(const struct st_count *c, size_t n)
+/* A tree in pre-order without recursion: memory and stack stay flat however
+ * large or deep the tree. */
+static void put_tree(FILE *out, const struct st_node *root)
 {
-	json_object *o = json_object_new_object();
+	const struct st_node *n = root;
 
-	for (size_t i = 0; o && i < n; i++)
-		json_object_object_add(o, c[i].name, json_object_new_int64((int64_t)c[i].value));
-	return o;
+	put_node_head(out, n);
+	for (;;) {
+		if (n->first_child) {
+			n = n->first_child;
+			put_node_head(out, n);
+			continue;
+		}
+		for (;;) {	/* close n, then its finished ancestors */
+			fputs("]}", out);
+			if (n == root)
+				return;
+			if (n->next_sibling) {
+				n = n->next_sibling;
+				fputc(',', out);
+				put_node_head(out, n);
+				break;
+			}
+			n = n->parent;
+		}
+	}
 }
 
+static void put_counts(FILE *out, const char *key, const struct st_count *c, size_t n)
+{
+	fprintf(out, "\"%s\":{", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		st_json__put(out, c[i].name);
+		fprintf(out, ":%" PRId64, (int64_t)c[i].value);
+	}
+	fputs("},", out);
+}
+
+/* A small json-c part of the document (fault summary, arcflow), taken over. */
+static int put_object(FILE *out, const char *key, json_object *o)
+{
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	fprintf(out, ",\"%s\":", key);
+	if (fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), out) < 0)
+		err = -EIO;
+	json_object_put(o);
+	return err;
+}
+
+/* Streamed: the trees, which make nearly all of the document, are written
+ * node by node, never held as a JSON object tree. */
 int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow)
 {
-	json_object *doc = json_object_new_object(), *threads = json_object_new_array();
 	struct st_arcflow *af = NULL;
-	int err = -ENOMEM;
+	int err = 0;
 
-	if (!doc || !threads)
-		goto cleanup;
-	json_object_object_add(doc, "event", json_object_new_string(p->event));
-	json_object_object_add(doc, "frequency_hz", json_object_new_int64(p->frequency_hz));
-	json_object_object_add(doc, "duration_s", json_object_new_double(p->duration_s));
-	json_object_object_add(doc, "samples", json_object_new_int64((int64_t)p->samples));
-	json_object_object_add(doc, "lost", json_object_new_int64((int64_t)p->lost));
-	json_object_object_add(doc, "lost_by", counts_to_json(p->lost_by, p->nlost_by));
-	json_object_object_add(doc, "notes", counts_to_json(p->notes, p->nnotes));
-	json_object_object_add(doc, "bpf_ns_per_sample",
-			       json_object_new_double(p->bpf_ns_per_sample));
-	json_object_object_add(doc, "command", str_or_null(p->command));
+	fputs("{\"event\":", out);
+	st_json__put(out, p->event);
+	fprintf(out, ",\"frequency_hz\":%u,\"duration_s\":%.9g,\"samples\":%" PRId64
+		",\"lost\":%" PRId64 ",", p->frequency_hz,
+		isfinite(p->duration_s) ? p->duration_s : 0, (int64_t)p->samples, (int64_t)p->lost);
+	put_counts(out, "lost_by", p->lost_by, p->nlost_by);
+	put_counts(out, "notes", p->notes, p->nnotes);
+	fprintf(out, "\"bpf_ns_per_sample\":%.9g,\"command\":",
+		isfinite(p->bpf_ns_per_sample) ? p->bpf_ns_per_sample : 0);
+	st_json__put(out, p->command);
+	fputs(",\"threads\":[", out);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
 		char container[72];
-		json_object *tj = json_object_new_object();
-		json_object *root = node_to_json(st_tree__root(t->tree));
 
-		if (!tj || !root) {
-			json_object_put(tj);
-			json_object_put(root);
-			goto cleanup;
-		}
-		json_object_object_add(tj, "pid", json_object_new_int64(t->pid));
-		json_object_object_add(tj, "tid", json_object_new_int64(t->tid));
-		json_object_object_add(tj, "comm", st_json__string(t->comm));
-		json_object_object_add(tj, "cgroup", str_or_null(t->cgroup));
-		json_object_object_add(tj, "container",
-				       str_or_null(st_cgroup__container(t->cgroup, container,
-									sizeof(container))));
-		json_object_object_add(tj, "samples",
-				       json_object_new_int64((int64_t)st_thread__samples(t)));
-		json_object_object_add(tj, "root", root);
-		json_object_array_add(threads, tj);
+		fprintf(out, "%s{\"pid\":%u,\"tid\":%u,\"comm\":", i ? "," : "", t->pid, t->tid);
+		st_json__put(out, t->comm);
+		fputs(",\"cgroup\":", out);
+		st_json__put(out, t->cgroup);
+		fputs(",\"container\":", out);
+		st_json__put(out, st_cgroup__container(t->cgroup, container, sizeof(container)));
+		fprintf(out, ",\"samples\":%" PRId64 ",\"root\":", (int64_t)st_thread__samples(t));
+		put_tree(out, st_tree__root(t->tree));
+		fputc('}', out);
 	}
-	json_object_object_add(doc, "threads", threads);
-	threads = NULL;
+	fputc(']', out);
 	if (st_faultsum__applies(p)) {
 		struct st_faultsum *fs = st_faultsum__build(p);
 
-		if (!fs)
-			goto cleanup;
-		json_object_object_add(doc, "fault_summary", st_faultsum__to_json(fs));
+		err = fs ? put_object(out, "fault_summary", st_faultsum__to_json(fs)) : -ENOMEM;
 		st_faultsum__free(fs);
+		if (err)
+			goto cleanup;
 	}
 	if (with_arcflow) {
-		json_object *aj;
-
 		af = st_arcflow__build(p);
-		if (!af || !(aj = st_arcflow__to_json(af)))
+		if (!af) {
+			err = -ENOMEM;
 			goto cleanup;
-		json_object_object_add(doc, "arcflow", aj);
+		}
+		fputs(",\"arcflow\":", out);
+		st_arcflow__write_json(af, out);
 	}
-	if (fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN), out) < 0 ||
-	    fputc('\n', out) == EOF)
+	if (fputs("}\n", out) < 0 || ferror(out))
 		err = -EIO;
-	else
-		err = 0;
 cleanup:
 	st_arcflow__free(af);
-	json_object_put(threads);
-	json_object_put(doc);
 	return err;
 }
 
