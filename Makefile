@@ -47,7 +47,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
 
 .SECONDARY:
-.PHONY: all clean test unit integration demo bench soak deps install fuzz fuzz-regress
+.PHONY: all clean test unit integration demo bench soak deps install fuzz fuzz-regress spread
 all: $(B)/stacktreed $(B)/stacktree
 
 $(B)/vmlinux.h:
@@ -157,6 +157,12 @@ demo: deps
 
 bench: all $(WORKLOADS)
 	@bench/run.sh
+
+# The integration suite RUNS times (LOAD=1: the other CPUs kept busy), with
+# pass counts and the spread of what each test measures (not part of test)
+RUNS ?= 20
+spread: all $(WORKLOADS) $(WORKLOAD_EXTRA)
+	@bench/spread.py -n $(RUNS) $(if $(LOAD),--load) test_
 
 # 10 minutes system-wide with processes coming and going (not part of test)
 soak: all $(WORKLOADS)

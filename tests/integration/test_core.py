@@ -9,7 +9,11 @@ from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants, fun
                      function_cum, function_nodes, load, main_thread, metric, nodes, run_profiled,
                      thread, workload)
 
-TOL = 3.0  # percentage points
+# Percentage points between a share of samples and the share of CPU time
+# the workload measured. Measured spread (bench/spread.py, 10 runs of the
+# suite idle and 10 with the other CPU busy, 2026-11): phases at most 0.06
+# idle / 0.48 loaded, threads 0.38 / 0.73, shared library 0.12 / 0.66.
+TOL = 3.0
 
 
 def test_phases_shares_match_cpu_time():
@@ -58,7 +62,8 @@ def test_generation_swaps_lose_nothing():
     t = main_thread(prof, "phases")
     cpu = sum(rep["phases"].values())
     metric("swaps.samples_per_cpu_tick", t["samples"] / (cpu * 999))
-    # one sample per 1/999 s of CPU time, within 3%
+    # one sample per 1/999 s of CPU time, within 3% (measured: 0.990 to
+    # 1.001 idle, 0.993 to 1.005 loaded)
     check(abs(t["samples"] - cpu * 999) <= 0.03 * cpu * 999,
           "%d samples for %.2f s of CPU at 999 Hz" % (t["samples"], cpu))
     for fn in ("main", "phase_a", "phase_b", "helper", "work_a", "work_b", "phase_c",
@@ -96,6 +101,7 @@ def test_kernel_frames():
     sys_share = cpu["system"] / (cpu["user"] + cpu["system"])
     metric("kernel_frames.kernel_share", share)
     metric("kernel_frames.rusage_system_share", sys_share)
+    # measured: 98.5% to 99.8% in the kernel, idle and loaded
     check(share >= 0.8, "only %d of %d samples (%.0f%%) in the kernel; getrusage: %.0f%% system"
           % (in_kernel, t["samples"], 100 * share, 100 * sys_share))
     under = sum(n["cum"] for n, p in kernel if not p.get("kernel") and
@@ -185,7 +191,8 @@ def test_attach_to_running_pid():
     metric("attach_pid.duration_s", prof["duration_s"])
     metric("attach_pid.samples", prof["samples"])
     check(0.9 <= prof["duration_s"] <= 1.6, "duration %.2f" % prof["duration_s"])
-    # ~1 s on up to 4 busy threads sharing 2 CPUs at 499 Hz
+    # ~1 s on up to 4 busy threads sharing 2 CPUs at 499 Hz (measured: 812 to
+    # 1032 idle, 596 to 817 with the other CPU busy; 1.025 to 1.042 s)
     check(200 <= prof["samples"] <= 1100, "samples %d" % prof["samples"])
 
 
@@ -206,8 +213,10 @@ def test_system_wide_sees_the_workload():
     check(len(mine) == 1, "workload not in the system-wide profile")
     check(function_cum(mine[0]["root"], "main") >= 0.9 * mine[0]["samples"],
           "workload samples not under main")
+    # measured: 199 to 215 idle, 103 to 205 with the other CPU busy (the
+    # workload then shares its CPU): half of that floor still shows sampling
     metric("system_wide.samples", mine[0]["samples"])
-    check(mine[0]["samples"] >= 100, "workload: %d samples in 1 s at 199 Hz"
+    check(mine[0]["samples"] >= 50, "workload: %d samples in 1 s at 199 Hz"
           % mine[0]["samples"])
     check(not [t for t in prof["threads"] if t["pid"] == d.pid],
           "stacktreed profiled itself")
@@ -243,8 +252,8 @@ def test_ctrl_c_writes_reports():
     check(rc == 0, "exit %d after SIGINT: %s" % (rc, err))
     prof = load(out)
     check_invariants(prof)
-    # 1 s of one busy thread at 199 Hz after the daemon said it samples;
-    # a tenth of that still holds when other work shares its CPU
+    # 1 s of one busy thread at 199 Hz after the daemon said it samples
+    # (measured: 199 idle, 123 to 199 loaded); a tenth of that always holds
     metric("ctrl_c.samples", prof["samples"])
     check(prof["samples"] >= 20, "%d samples in 1 s at 199 Hz" % prof["samples"])
 
@@ -253,7 +262,8 @@ def test_children_of_a_waiting_command_are_profiled():
     """The launched shell forks the workload before its own unwind tables are
     in (it never runs again to leave that state): the child is a target all
     the same, with one sample per 1/999 s of its CPU time (within 10%: the
-    child's first samples may be taken before its own tables are in)."""
+    child's first samples may be taken before its own tables are in;
+    measured 0.988 to 1.017 of the nominal count, idle and loaded)."""
     for mode in ("dwarf", "auto", "fp"):
         out, err, rep = run_profiled(["--unwind", mode, "-F", "999", "--", "bash", "-c",
                                       workload("phases") + "; true"],
