@@ -10,15 +10,35 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A section of n bytes at addr; its index, or 0 on a libelf error. */
+static inline size_t mkelf_section(Elf *e, GElf_Word name, GElf_Word type, GElf_Xword flags,
+				   uint64_t addr, const void *bytes, size_t n, size_t align)
+{
+	Elf_Scn *scn = elf_newscn(e);
+	Elf_Data *d = scn ? elf_newdata(scn) : NULL;
+	GElf_Shdr sh;
+
+	if (!d || !gelf_getshdr(scn, &sh))
+		return 0;
+	d->d_buf = (void *)bytes;
+	d->d_size = n;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = align;
+	sh.sh_name = name;
+	sh.sh_type = type;
+	sh.sh_flags = flags;
+	sh.sh_addr = addr;
+	sh.sh_addralign = align;
+	return gelf_update_shdr(scn, &sh) ? elf_ndxscn(scn) : 0;
+}
+
 /* 0 on success, -1 on a libelf error. fd: open for writing, truncated. */
 static inline int mkelf_eh_frame(int fd, const void *bytes, size_t n, uint64_t addr)
 {
 	static const char shstr[] = "\0.eh_frame\0.shstrtab";
 	Elf *e = NULL;
-	Elf_Scn *scn;
-	Elf_Data *d;
 	GElf_Ehdr eh;
-	GElf_Shdr sh;
+	size_t strndx;
 	int err = -1;
 
 	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_WRITE, NULL)) ||
@@ -28,41 +48,13 @@ static inline int mkelf_eh_frame(int fd, const void *bytes, size_t n, uint64_t a
 	eh.e_type = ET_DYN;
 	eh.e_machine = EM_X86_64;
 	eh.e_version = EV_CURRENT;
-	if (!gelf_update_ehdr(e, &eh))
+	if (!gelf_update_ehdr(e, &eh) ||
+	    !mkelf_section(e, 1, SHT_PROGBITS, SHF_ALLOC, addr, bytes, n, 8) ||
+	    !(strndx = mkelf_section(e, 11, SHT_STRTAB, 0, 0, shstr, sizeof(shstr), 1)) ||
+	    !gelf_getehdr(e, &eh))
 		goto cleanup;
-	/* .eh_frame */
-	if (!(scn = elf_newscn(e)) || !(d = elf_newdata(scn)))
-		goto cleanup;
-	d->d_buf = (void *)bytes;
-	d->d_size = n;
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 8;
-	if (!gelf_getshdr(scn, &sh))
-		goto cleanup;
-	sh.sh_name = 1;
-	sh.sh_type = SHT_PROGBITS;
-	sh.sh_flags = SHF_ALLOC;
-	sh.sh_addr = addr;
-	sh.sh_addralign = 8;
-	if (!gelf_update_shdr(scn, &sh))
-		goto cleanup;
-	/* .shstrtab */
-	if (!(scn = elf_newscn(e)) || !(d = elf_newdata(scn)))
-		goto cleanup;
-	d->d_buf = (void *)shstr;
-	d->d_size = sizeof(shstr);
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 1;
-	if (!gelf_getshdr(scn, &sh))
-		goto cleanup;
-	sh.sh_name = 11;
-	sh.sh_type = SHT_STRTAB;
-	if (!gelf_update_shdr(scn, &sh) || !gelf_getehdr(e, &eh))
-		goto cleanup;
-	eh.e_shstrndx = (GElf_Half)elf_ndxscn(scn);
-	if (!gelf_update_ehdr(e, &eh))
-		goto cleanup;
-	if (elf_update(e, ELF_C_WRITE) < 0)
+	eh.e_shstrndx = (GElf_Half)strndx;
+	if (!gelf_update_ehdr(e, &eh) || elf_update(e, ELF_C_WRITE) < 0)
 		goto cleanup;
 	err = 0;
 cleanup:
