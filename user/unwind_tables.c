@@ -42,6 +42,7 @@ struct fde {
 struct cie {
 	Dwarf_Off offset;
 	__u8 enc;		/* FDE pointer encoding */
+	bool z;			/* 'z' augmentation: FDEs have augmentation data */
 };
 
 struct cfi_src {
@@ -305,6 +306,94 @@ static int read_encoded(const struct cfi_src *s, const __u8 **p, const __u8 *end
 	}
 }
 
+/* The largest DWARF register number a CFI program may name: x86-64's go up
+ * to 66 (mxcsr, fcw, fsw). libdw sizes its register-rule array by the
+ * largest number it meets, so a crafted DW_CFA_offset_extended of register
+ * 2^28 would make it allocate and clear gigabytes: such modules are refused
+ * before libdw runs their programs. */
+#define MAX_CFI_REG 127
+
+/* Read a CFI program's operands far enough to see every register number. */
+static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *end, __u8 enc)
+{
+	__u64 reg, v;
+
+	while (p < end) {
+		__u8 op = *p++;
+
+		if (op >> 6 == 1)	/* advance_loc */
+			continue;
+		if (op >> 6 == 2) {	/* offset: register in the low bits, offset */
+			if (read_uleb(&p, end, &v))
+				return -EINVAL;
+			continue;
+		}
+		if (op >> 6 == 3)	/* restore */
+			continue;
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+			break;
+		case DW_CFA_set_loc:
+			if (read_encoded(s, &p, end, enc, false, &v))
+				return -EINVAL;
+			break;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			v = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
+			if ((size_t)(end - p) < v)
+				return -EINVAL;
+			p += v;
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+		case DW_CFA_GNU_args_size:
+			if (read_uleb(&p, end, &v))
+				return -EINVAL;
+			break;
+		case DW_CFA_def_cfa_expression:
+			if (read_uleb(&p, end, &v) || v > (__u64)(end - p))
+				return -EINVAL;
+			p += v;
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
+				return -EINVAL;
+			break;
+		case DW_CFA_register:
+			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
+			    read_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
+				return -EINVAL;
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG || read_uleb(&p, end, &v))
+				return -EINVAL;
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
+			    read_uleb(&p, end, &v) || v > (__u64)(end - p))
+				return -EINVAL;
+			p += v;
+			break;
+		default:	/* unknown: libdw refuses it too */
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The FDE pointer encoding from a CIE's augmentation ("zPLR..."). */
 static __u8 cie_fde_encoding(const struct cfi_src *s, const Dwarf_CIE *c)
 {
@@ -379,18 +468,28 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				}
 				cies = n;
 			}
-			cies[ncies++] = (struct cie){ .offset = off, .enc = cie_fde_encoding(s, &e.cie) };
+			cies[ncies++] = (struct cie){ .offset = off, .enc = cie_fde_encoding(s, &e.cie),
+						      .z = e.cie.augmentation[0] == 'z' };
+			if (screen_program(s, e.cie.initial_instructions,
+					   e.cie.initial_instructions_end, cies[ncies - 1].enc)) {
+				err = -EINVAL;
+				goto cleanup;
+			}
 		} else {
 			const __u8 *p = e.fde.start;
 			__u8 enc = DW_EH_PE_omit;
 			__u64 start, len;
 
 			const struct cie *c = find_cie(cies, ncies, e.fde.CIE_pointer);
+			__u64 aug = 0;
 
 			if (c)
 				enc = c->enc;
 			if (enc == DW_EH_PE_omit || read_encoded(s, &p, e.fde.end, enc, true, &start) ||
-			    read_encoded(s, &p, e.fde.end, enc & 0x0f, false, &len)) {
+			    read_encoded(s, &p, e.fde.end, enc & 0x0f, false, &len) ||
+			    (c->z && (read_uleb(&p, e.fde.end, &aug) ||
+				      aug > (__u64)(e.fde.end - p))) ||
+			    screen_program(s, p + aug, e.fde.end, enc)) {
 				err = -EINVAL;
 				goto cleanup;
 			}

@@ -505,6 +505,44 @@ static void test_empty_eh_frame(void **state)
 	unlink(path);
 }
 
+/* A CFI program naming a huge register number (DW_CFA_offset_extended of
+ * register 2^28) is refused before libdw runs it: libdw would size its rule
+ * array by that number (gigabytes). Register 16 (the return address) in
+ * the same form is fine. */
+static void test_huge_register_refused(void **state)
+{
+	/* CIE: "zR", absptr; def_cfa rsp+8; offset_extended REG at cfa-8 */
+	unsigned char cie[32] = {
+		28, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x00,
+		0x0c, 7, 8, 0x05, 0x80, 0x80, 0x80, 0x80, 0x01, 1, 0, 0, 0, 0, 0,
+	};
+	unsigned char buf[32 + 32 + 4];
+	char path[] = "/tmp/st-huge-reg-XXXXXX";
+	struct st_unwind_table *t = NULL;
+	int fd;
+
+	(void)state;
+	memcpy(buf, cie, sizeof(cie));
+	put_fde(buf + 32, 32, 0, 0x10000);
+	memset(buf + 64, 0, 4);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(mkelf_eh_frame(fd, buf, sizeof(buf), 0x1000), 0);
+	assert_int_equal(st_unwind_table__from_file(path, &t), -EINVAL);
+	assert_null(t);
+	/* the same program naming register 16 (a five-byte ULEB): accepted */
+	buf[21] = 0x90;
+	buf[22] = buf[23] = buf[24] = 0x80;
+	buf[25] = 0x00;
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(mkelf_eh_frame(fd, buf, sizeof(buf), 0x1000), 0);
+	close(fd);
+	assert_int_equal(st_unwind_table__from_file(path, &t), 0);
+	st_unwind_table__free(t);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_many_cies_linear),
 		cmocka_unit_test(test_empty_eh_frame),
+		cmocka_unit_test(test_huge_register_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
