@@ -530,11 +530,11 @@ static int pack(struct pp *b, PProfile *prof, unsigned char **buf, size_t *len)
 
 		perftools__profiles__sample__init(&samples[i]);
 		samples[i].n_location_id = s->nloc;
-		samples[i].location_id = &b->locids[s->loc_off];
+		samples[i].location_id = s->nloc ? &b->locids[s->loc_off] : NULL;
 		samples[i].n_value = b->nvals;
-		samples[i].value = &b->vals[s->val_off];
+		samples[i].value = b->nvals ? &b->vals[s->val_off] : NULL;
 		samples[i].n_label = s->nlab;
-		samples[i].label = &lp[s->lab_off];
+		samples[i].label = s->nlab ? &lp[s->lab_off] : NULL;
 		sp[i] = &samples[i];
 	}
 	for (size_t i = 0; i < b->nfuncs; i++)
