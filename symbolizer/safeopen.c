@@ -93,6 +93,24 @@ cleanup:
 	return fd;
 }
 
+int st_safe_open_in_proc(unsigned pid, const char *path, const struct st_safe_open *o,
+			 struct stat *st)
+{
+	struct st_safe_open in = { .root_fd = -1 };
+	char root[64];
+	int fd;
+
+	if (o)
+		in = *o;
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	in.root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (in.root_fd < 0)
+		return -errno;
+	fd = st_safe_open(path, &in, st);
+	close(in.root_fd);
+	return fd;
+}
+
 bool st_file_trusted(const struct stat *st)
 {
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));

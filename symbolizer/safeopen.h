@@ -49,6 +49,11 @@ struct st_safe_open {
  * ST_SAFE_NOT_REGULAR, ST_SAFE_TOO_LARGE, ST_SAFE_SYMLINK, or open's. */
 int st_safe_open(const char *path, const struct st_safe_open *o, struct stat *st);
 
+/* st_safe_open() of path inside process pid's root (/proc/PID/root, as
+ * root_fd; o->root_fd is ignored). */
+int st_safe_open_in_proc(unsigned pid, const char *path, const struct st_safe_open *o,
+			 struct stat *st);
+
 /* Whether only root can have made the file's content: owned by uid 0 and
  * not writable by group or others. Such files are shared between processes
  * by build id; files any user could craft only by their own identity. */

@@ -23,6 +23,7 @@
 #include "common/grow.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,8 @@
 #define VDSO_PATH "[vdso]"
 #define MAP_MIN_SLOTS 64
 #define MODULE_TIME_S 2.0		/* default per-module symbol loading time */
-#define MAX_SYMBOLS 4000000		/* default per symbol table (~160 MiB with names) */
+#define MAX_SYMBOLS 4000000
+#define TRIM_BYTES (4u << 20)		/* evictions that return memory to the system */		/* default per symbol table (~160 MiB with names) */
 
 /* ---- key map ------------------------------------------------------------ */
 
@@ -310,14 +312,19 @@ static void module_destroy(struct st_symbolizer *s, struct st_module *m)
  * than max_unused of them or the caches hold more than cache_budget bytes. */
 static void cache_trim(struct st_symbolizer *s)
 {
-	size_t bytes = s->nunused ? st_symbolizer__memory(s) : 0, freed;
+	size_t bytes = s->nunused ? st_symbolizer__memory(s) : 0, freed, big = 0;
 
 	while (s->lru_tail && (s->nunused > s->max_unused || bytes > s->cache_budget)) {
 		freed = module_memory(s->lru_tail);
 		module_destroy(s, s->lru_tail);
 		bytes = bytes > freed ? bytes - freed : 0;
+		big += freed;
 		s->evicted++;
 	}
+	/* symbol names live in 64 KiB chunks on the heap: give the pages of a
+	 * big module back to the system (free() alone keeps them) */
+	if (big >= TRIM_BYTES)
+		malloc_trim(0);
 }
 
 /* One more reference; revives a cached module. */
