@@ -66,8 +66,9 @@ struct st_module {
 	bool reopen_failed;		/* no file found since the last module() call */
 };
 
-/* Key ("b:BUILDID" or "f:PATH:DEV:INO:SIZE:MTIME") -> module; key == NULL:
- * empty slot. */
+/* Key ("b:BUILDID" for modules of root-only files, "f:PATH:DEV:INO:SIZE:MTIME",
+ * "u:BUILDID" for another user's file, found by nothing but counted when
+ * the build id meets another's) -> module; key == NULL: empty slot. */
 struct st_slot {
 	char *key;
 	__u64 hash;

@@ -606,6 +606,12 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 			s->unshared++;
 			found = NULL;
 		}
+		/* a user's module with that build id came first: counted too
+		 * ("u:" keys only detect it) */
+		bkey[0] = 'u';
+		if (!found && trusted && map_get(s, bkey))
+			s->unshared++;
+		bkey[0] = 'b';
 	}
 	if (found) {	/* the same image under another name */
 		m = share(s, found, m, &st);
@@ -621,6 +627,9 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 	if (!err)
 		err = map_put(s, fkey, m);
 	if (!err && m->build_id && trusted)
+		err = map_put(s, bkey, m);
+	bkey[0] = 'u';
+	if (!err && m->build_id && !trusted)
 		err = map_put(s, bkey, m);
 	if (err) {
 		module_destroy(s, m);
