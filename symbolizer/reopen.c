@@ -6,8 +6,9 @@
  * be the module's is taken: one of its verified files (device, inode, size
  * and modification time), or, for a module read from a root-only file, a
  * root-only file with its build id. Names are resolved inside the root of
- * the process the module was last found in (/proc/PID/root), never in ours
- * for another process's path.
+ * the process the module was last found in (/proc/PID/root); once that
+ * process is gone, in ours, where only one of the module's verified files
+ * (the same inode, size and mtime) is taken.
  */
 #include "symbolizer/module.h"
 
@@ -96,9 +97,10 @@ int st_mod__proc_root(const struct st_symbolizer *s, const char *open_path)
 }
 
 /* Open path (its first len bytes; in root_fd unless it is a map_files
- * link) as m's image: 0 with *out, or -errno. */
+ * link) as m's image: 0 with *out, or -errno. gone: the process is gone and
+ * path is resolved in our root: only one of m's verified files is taken. */
 static int try_open(struct st_symbolizer *s, const struct st_module *m, const char *path,
-		    size_t len, int root_fd, struct st_elf **out)
+		    size_t len, int root_fd, bool gone, struct st_elf **out)
 {
 	struct st_safe_open o = s->open;
 	char hex[ST_BUILD_ID_HEX_MAX];
@@ -118,7 +120,7 @@ static int try_open(struct st_symbolizer *s, const struct st_module *m, const ch
 	if (fd < 0)
 		return fd;
 	known = st_mod__known_file(m, &st);
-	if (!known && !(m->trusted && m->build_id && st_file_trusted(&st))) {
+	if (!known && (gone || !(m->trusted && m->build_id && st_file_trusted(&st)))) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -169,18 +171,20 @@ int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path
 	if (m->open_path) {
 		tried[n] = m->open_path;
 		lens[n++] = strlen(m->open_path);
+		/* a process gone leaves our root: only the module's very files
+		 * are taken there (try_open()) */
 		root_fd = st_mod__proc_root(s, m->open_path);
-		gone = root_fd < -1;	/* its names mean nothing here now */
+		gone = root_fd < -1;
+		if (gone)
+			root_fd = -1;
 	}
 	/* the display paths; a deleted file's name may be another file now */
-	if (!gone && path && st_mod__display_len(path) == strlen(path)) {
+	if (path && st_mod__display_len(path) == strlen(path)) {
 		tried[n] = path;
 		lens[n++] = strlen(path);
 	}
-	if (!gone) {
-		tried[n] = m->path;
-		lens[n++] = strlen(m->path);
-	}
+	tried[n] = m->path;
+	lens[n++] = strlen(m->path);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < i; j++) {
 			if (lens[j] == lens[i] && memcmp(tried[j], tried[i], lens[i]) == 0)
@@ -188,7 +192,7 @@ int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path
 		}
 		if (j < i)
 			continue;	/* the same name again */
-		err = try_open(s, m, tried[i], lens[i], root_fd, out);
+		err = try_open(s, m, tried[i], lens[i], root_fd, gone, out);
 		if (!err || err == -ENOMEM)
 			break;
 	}
