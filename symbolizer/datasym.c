@@ -20,6 +20,7 @@
 #include "symbolizer/stackvars.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
+#include "symbolizer/worklimit.h"
 
 /* The load bias of m from one of its file mappings: the PT_LOAD whose
  * mapping starts at file offset map_pgoff (its offset, rounded down to a
@@ -63,16 +64,39 @@ static bool in_extent(const struct st_module *m, __u64 vaddr)
 	return vaddr >= lo && vaddr < hi;
 }
 
+/* The root in which the debug links of m's image e resolve: the module's
+ * (e is its open file) or, for a file reopened, its last process's (*close
+ * it when >= 0). */
+static int image_root(const struct st_symbolizer *s, const struct st_module *m, bool owned)
+{
+	return owned ? st_mod__proc_root(s, m->open_path) : m->root_fd;
+}
+
+/* The separate debug file of a reopened or open image, if it has DWARF or
+ * symbols of `type`, within the module's work limit. */
+static int debug_of(struct st_symbolizer *s, struct st_module *m, struct st_elf *e, bool owned,
+		    struct st_work *w, struct st_elf **debug)
+{
+	int root = image_root(s, m, owned), err;
+
+	err = st_mod__debug_file(s, m, e, root, w, debug);
+	if (owned && root >= 0)
+		close(root);
+	return err;
+}
+
 /* m->data from .symtab, the debug file's .symtab, or .dynsym. */
 static int load_data(struct st_symbolizer *s, struct st_module *m, const char *path)
 {
 	struct st_elf *e = NULL, *debug = NULL, *src;
 	bool owned = false;
+	struct st_work w;
 	int err, n = -ENOENT;
 
 	err = st_mod__image(s, m, path, &e, &owned);
 	if (err)
 		return err;
+	st_mod__work_begin(s, &w);
 	m->data = st_symtab__new();
 	m->data_names = st_strtab__new();
 	if (!m->data || !m->data_names) {
@@ -80,13 +104,14 @@ static int load_data(struct st_symbolizer *s, struct st_module *m, const char *p
 		goto cleanup;
 	}
 	src = e;
-	if (!st_elf__has_section_type(e, SHT_SYMTAB) && !st_mod__debug_file(s, m, e, &debug) &&
+	if (!st_elf__has_section_type(e, SHT_SYMTAB) && !debug_of(s, m, e, owned, &w, &debug) &&
 	    st_elf__has_section_type(debug, SHT_SYMTAB))
 		src = debug;
 	if (st_elf__has_section_type(src, SHT_SYMTAB))
-		n = st_elf__load_data_symbols(src, SHT_SYMTAB, m->data, m->data_names);
+		n = st_elf__load_data_symbols(src, SHT_SYMTAB, m->data, m->data_names, &w);
 	if (n <= 0 && n != -ENOMEM)
-		n = st_elf__load_data_symbols(e, SHT_DYNSYM, m->data, m->data_names);
+		n = st_elf__load_data_symbols(e, SHT_DYNSYM, m->data, m->data_names, &w);
+	st_mod__work_end(s, m, &w);
 	if (n == -ENOMEM) {
 		err = n;
 		goto cleanup;
@@ -149,16 +174,19 @@ static int build_vars(struct st_symbolizer *s, struct st_module *m, const char *
 	struct st_elf *e = NULL, *debug = NULL, *src = NULL;
 	bool owned = false;
 	Dwarf *dw = NULL;
+	struct st_work w;
 	GElf_Ehdr ehdr;
 	int err;
 
 	err = st_mod__image(s, m, path, &e, &owned);
 	if (err)
 		return err;	/* tried again once the module is found again */
+	st_mod__work_begin(s, &w);
 	if (has_dwarf(e))
 		src = e;
-	else if (!st_mod__debug_file(s, m, e, &debug) && has_dwarf(debug))
+	else if (!debug_of(s, m, e, owned, &w, &debug) && has_dwarf(debug))
 		src = debug;
+	st_mod__work_end(s, m, &w);
 	if (src)
 		dw = dwarf_begin_elf(st_elf__elf(src), DWARF_C_READ, NULL);
 	if (dw && gelf_getehdr(st_elf__elf(src), &ehdr))

@@ -6,6 +6,8 @@
 #include <linux/types.h>
 
 struct st_elf;
+struct st_safe_open;
+struct st_work;
 
 struct st_debug_query {
 	const char *debug_dir;	/* e.g. /usr/lib/debug */
@@ -13,6 +15,10 @@ struct st_debug_query {
 	const char *build_id;	/* hex, or NULL */
 	const char *debuglink;	/* .gnu_debuglink name, or NULL */
 	__u32 crc;		/* .gnu_debuglink CRC */
+	int root_fd;		/* the process's root: DIR is resolved in it; -1: ours;
+				 * < -1: none (the process is gone: DIR is not tried) */
+	const struct st_safe_open *open;	/* size bound and refusal counts */
+	struct st_work *work;	/* bounds the CRC: deadline, stop request (or NULL) */
 };
 
 /*
@@ -20,6 +26,13 @@ struct st_debug_query {
  *   DEBUG_DIR/.build-id/xx/rest.debug   (its build id must match)
  *   DIR/DEBUGLINK, DIR/.debug/DEBUGLINK, DEBUG_DIR/DIR/DEBUGLINK
  *                                       (its CRC-32 must match)
+ * Every candidate is opened with st_safe_open() (a regular file within the
+ * size bound, never a FIFO or a device). DEBUG_DIR is the daemon's own
+ * (root's, trusted: its .build-id symlinks are followed); DIR/... are
+ * resolved inside the process's root (root_fd) and must not be symlinks
+ * themselves (RESOLVE_IN_ROOT: ".." and symlinks stay in that root); a
+ * DEBUGLINK with '/' or that is "." or "..", and DEBUG_DIR/DIR with a ".."
+ * component in DIR are refused. The CRC stops when q->work says so.
  * Returns 0 with *out opened and verified, or -ENOENT. On success *how
  * points to a static description ("build-id" or "debuglink").
  */

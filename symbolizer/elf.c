@@ -8,8 +8,10 @@
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 
+#include "symbolizer/safeopen.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
+#include "symbolizer/worklimit.h"
 
 struct st_elf {
 	int fd;
@@ -28,10 +30,10 @@ static int check_kind(struct st_elf *e)
 
 int st_elf__open(const char *path, struct st_elf **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = st_safe_open(path, NULL, NULL);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	return st_elf__open_fd(fd, out);
 }
 
@@ -254,7 +256,7 @@ static bool wanted(const GElf_Sym *sym, bool data)
 }
 
 static int load_symbols(struct st_elf *e, GElf_Word type, bool data, struct st_symtab *t,
-			struct st_strtab *names)
+			struct st_strtab *names, struct st_work *w)
 {
 	Elf_Data *symdata, *xndx_data = NULL;
 	Elf_Scn *scn, *xscn = NULL;
@@ -282,10 +284,16 @@ static int load_symbols(struct st_elf *e, GElf_Word type, bool data, struct st_s
 		size_t len;
 		GElf_Sym sym;
 
+		if (!(i & 4095) && st_work__over(w))
+			break;	/* what was read is kept, the reason counted by the caller */
 		if (!gelf_getsymshndx(symdata, xndx_data, i, &sym, &shndx))
 			continue;
 		if (!wanted(&sym, data))
 			continue;
+		if (w && w->max_symbols && (size_t)n >= w->max_symbols) {
+			w->too_many = true;
+			break;
+		}
 		name = elf_strptr(e->elf, shdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
@@ -305,13 +313,13 @@ static int load_symbols(struct st_elf *e, GElf_Word type, bool data, struct st_s
 }
 
 int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
-			 struct st_strtab *names)
+			 struct st_strtab *names, struct st_work *w)
 {
-	return load_symbols(e, type, false, t, names);
+	return load_symbols(e, type, false, t, names, w);
 }
 
 int st_elf__load_data_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
-			      struct st_strtab *names)
+			      struct st_strtab *names, struct st_work *w)
 {
-	return load_symbols(e, type, true, t, names);
+	return load_symbols(e, type, true, t, names, w);
 }

@@ -11,6 +11,7 @@
 struct st_elf;
 struct st_symtab;
 struct st_strtab;
+struct st_work;
 
 /* A PT_LOAD segment, enough to turn file offsets into ELF vaddrs. */
 struct st_load {
@@ -20,7 +21,8 @@ struct st_load {
 
 #define ST_BUILD_ID_HEX_MAX 129 /* 64 bytes of id, hex, NUL */
 
-/* Open path read-only as ELF; negative errno (-ENOEXEC: not ELF). */
+/* Open path read-only as ELF (st_safe_open(): a regular file within the
+ * default size bound); negative errno (-ENOEXEC: not ELF). */
 int st_elf__open(const char *path, struct st_elf **out);
 /* The same on an open fd, which the st_elf owns from now on (closed on
  * error too). */
@@ -49,13 +51,16 @@ bool st_elf__has_section_named(struct st_elf *e, const char *name);
 
 /* Add the function symbols (STT_FUNC, STT_GNU_IFUNC) of the first section
  * of type `type` to t, names copied into names, plus the ends of the
- * executable sections as bounds. Returns the number added or -errno. */
+ * executable sections as bounds. Returns the number added or -errno. w (or
+ * NULL) bounds the work: at most w->max_symbols are added, and reading stops
+ * when st_work__over() says so (w->too_many, out_of_time, cancelled tell;
+ * what was read is kept). */
 int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
-			 struct st_strtab *names);
+			 struct st_strtab *names, struct st_work *w);
 /* The same for data objects (STT_OBJECT, STT_COMMON defined in a section;
  * not STT_TLS), bounded by the ends of the allocated non-executable
  * sections. */
 int st_elf__load_data_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
-			      struct st_strtab *names);
+			      struct st_strtab *names, struct st_work *w);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "symbolizer/safeopen.h"
 #include "symbolizer/symbolizer.h"
 
 struct st_elf;
@@ -20,10 +21,12 @@ struct st_load;
 struct st_symtab;
 struct st_strtab;
 struct st_stackvars;
+struct st_work;
 struct stat;
 
-/* What identifies the file a module was first read from (for modules
- * without a build id, whose reopened file must be that very file). */
+/* What identifies a file whose content is known to be the module's: the
+ * file it was first read from, and root's files with its build id found
+ * later (a reopened file must be one of them, see reopen.c). */
 struct st_file_id {
 	__u64 dev, ino, size;
 	__s64 mtime_sec, mtime_nsec;
@@ -34,6 +37,10 @@ struct st_module {
 	const char *path;		/* display path (in strs) */
 	const char *build_id;		/* hex (in strs) or NULL */
 	struct st_elf *elf;		/* until the symbols are loaded, while referenced */
+	int root_fd;			/* with elf: the root of the process it is from
+					 * (its debug links resolve there); -1: ours */
+	bool trusted;			/* read from a root-only file (st_file_trusted()):
+					 * found by its build id too */
 	struct st_load *loads;
 	size_t nloads;
 	struct st_symtab *symtab;	/* NULL until loaded */
@@ -54,12 +61,14 @@ struct st_module {
 	bool vars_done;
 	/* reopening (reopen.c) */
 	char *open_path;		/* the last open_path given to module(), or NULL */
-	struct st_file_id id;		/* of the file first read */
+	struct st_file_id *ids;		/* verified files, at most MAX_FILE_KEYS */
+	size_t nids, ids_cap;
 	bool reopen_failed;		/* no file found since the last module() call */
 };
 
-/* Key ("b:BUILDID" or "f:PATH:DEV:INO:SIZE:MTIME") -> module; key == NULL:
- * empty slot. */
+/* Key ("b:BUILDID" for modules of root-only files, "f:PATH:DEV:INO:SIZE:MTIME",
+ * "u:BUILDID" for another user's file, found by nothing but counted when
+ * the build id meets another's) -> module; key == NULL: empty slot. */
 struct st_slot {
 	char *key;
 	__u64 hash;
@@ -71,6 +80,15 @@ struct st_symbolizer {
 	const char *kallsyms;		/* interned */
 	bool verbose;
 	size_t max_unused;
+	size_t cache_budget;		/* bytes of symbol caches before evicting unused modules */
+	double module_time_s;		/* per module's symbol loading */
+	size_t max_symbols;		/* per module's symbol table */
+	bool (*cancel)(void *ctx);	/* the daemon is stopping */
+	void *cancel_ctx;
+	struct st_safe_open open;	/* size bound, refusals counted in safe */
+	struct st_safe_stats safe;
+	size_t evicted, out_of_time, cancelled, too_many, unshared;
+	__u64 root_dev, root_ino;	/* our own root directory */
 	struct st_strtab *strs;		/* options and kernel symbols only */
 	struct st_slot *slots;		/* power of two, or 0 */
 	size_t nslots, nkeys, key_bytes;
@@ -98,9 +116,16 @@ __u64 st_mod__to_vaddr(const struct st_module *m, __u64 off);
 const char *st_mod__name(struct st_symbolizer *s, const struct st_module *m, const char *path);
 
 /* The separate debug file of module m, whose image e is (build id and
- * .gnu_debuglink, see debuginfo.h): 0 with *debug opened, or -ENOENT. */
+ * .gnu_debuglink, see debuginfo.h; DIR/... looked up inside root_fd, -1:
+ * ours; the CRC bounded by w): 0 with *debug opened, or -ENOENT. */
 int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struct st_elf *e,
-		       struct st_elf **debug);
+		       int root_fd, struct st_work *w, struct st_elf **debug);
+
+/* A work limit for one module's loading (deadline, symbols, stop request),
+ * and, after the work, the count of what stopped it. */
+void st_mod__work_begin(const struct st_symbolizer *s, struct st_work *w);
+void st_mod__work_end(struct st_symbolizer *s, const struct st_module *m,
+		      const struct st_work *w);
 
 /* ---- reopen.c ------------------------------------------------------------- */
 
@@ -117,6 +142,16 @@ int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path
 
 /* Remember what module() opened m from (open_path may be NULL). */
 void st_mod__note_open(struct st_module *m, const char *open_path);
-void st_mod__set_id(struct st_module *m, const struct stat *st);
+/* Note st as a file with m's content (at most MAX_FILE_KEYS; -ENOMEM);
+ * whether it is one. */
+int st_mod__add_id(struct st_module *m, const struct stat *st);
+bool st_mod__known_file(const struct st_module *m, const struct stat *st);
+
+/* The root directory of the process whose file open_path is
+ * ("/proc/PID/map_files/..."), as an O_PATH fd, or -1 when it is ours (or
+ * open_path names no process); -ENOENT (...) when the process is gone. */
+int st_mod__proc_root(const struct st_symbolizer *s, const char *open_path);
+
+#define MAX_FILE_KEYS 32
 
 #endif

@@ -2,14 +2,19 @@
  *
  * A module closes its file once its function symbols are read (and while it
  * is unreferenced); data symbols and stack variables are read later, on
- * demand, from the file opened again. Only a file that is the module's very
- * image is taken: same build id, or, for images without one, the same
- * device, inode, size and modification time as the file first read.
+ * demand, from the file opened again. Only a file whose content is known to
+ * be the module's is taken: one of its verified files (device, inode, size
+ * and modification time), or, for a module read from a root-only file, a
+ * root-only file with its build id. Names are resolved inside the root of
+ * the process the module was last found in (/proc/PID/root); once that
+ * process is gone, in ours, where only one of the module's verified files
+ * (the same inode, size and mtime) is taken.
  */
 #include "symbolizer/module.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,52 +37,97 @@ void st_mod__note_open(struct st_module *m, const char *open_path)
 	m->open_path = copy;
 }
 
-void st_mod__set_id(struct st_module *m, const struct stat *st)
+static bool same_id(const struct st_file_id *id, const struct stat *st)
 {
-	m->id.dev = st->st_dev;
-	m->id.ino = st->st_ino;
-	m->id.size = st->st_size;
-	m->id.mtime_sec = st->st_mtim.tv_sec;
-	m->id.mtime_nsec = st->st_mtim.tv_nsec;
+	return id->dev == (__u64)st->st_dev && id->ino == (__u64)st->st_ino &&
+	       id->size == (__u64)st->st_size && id->mtime_sec == st->st_mtim.tv_sec &&
+	       id->mtime_nsec == st->st_mtim.tv_nsec;
 }
 
-static bool same_file(const struct st_module *m, const struct stat *st)
+bool st_mod__known_file(const struct st_module *m, const struct stat *st)
 {
-	return m->id.dev == (__u64)st->st_dev && m->id.ino == (__u64)st->st_ino &&
-	       m->id.size == (__u64)st->st_size && m->id.mtime_sec == st->st_mtim.tv_sec &&
-	       m->id.mtime_nsec == st->st_mtim.tv_nsec;
+	for (size_t i = 0; i < m->nids; i++)
+		if (same_id(&m->ids[i], st))
+			return true;
+	return false;
 }
 
-/* Open path (its first len bytes) as m's image: 0 with *out, or -errno. */
-static int try_open(const struct st_module *m, const char *path, size_t len,
-		    struct st_elf **out)
+int st_mod__add_id(struct st_module *m, const struct stat *st)
 {
+	struct st_file_id *id;
+
+	if (st_mod__known_file(m, st) || m->nids >= MAX_FILE_KEYS)
+		return 0;
+	if (m->nids == m->ids_cap) {
+		size_t cap = m->ids_cap ? 2 * m->ids_cap : 2;
+
+		id = realloc(m->ids, cap * sizeof(*id));
+		if (!id)
+			return -ENOMEM;
+		m->ids = id;
+		m->ids_cap = cap;
+	}
+	id = &m->ids[m->nids++];
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->size = st->st_size;
+	id->mtime_sec = st->st_mtim.tv_sec;
+	id->mtime_nsec = st->st_mtim.tv_nsec;
+	return 0;
+}
+
+int st_mod__proc_root(const struct st_symbolizer *s, const char *open_path)
+{
+	char root[64];
+	struct stat st;
+	unsigned pid;
+	int n = 0, fd;
+
+	if (!open_path || sscanf(open_path, "/proc/%u/map_files/%n", &pid, &n) != 1 || !n)
+		return -1;
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EPERM ? -EACCES : -errno;	/* never -1 */
+	if (fstat(fd, &st) || ((__u64)st.st_dev == s->root_dev && (__u64)st.st_ino == s->root_ino)) {
+		close(fd);
+		return -1;	/* our own root: names resolve as they are */
+	}
+	return fd;
+}
+
+/* Open path (its first len bytes; in root_fd unless it is a map_files
+ * link) as m's image: 0 with *out, or -errno. gone: the process is gone and
+ * path is resolved in our root: only one of m's verified files is taken. */
+static int try_open(struct st_symbolizer *s, const struct st_module *m, const char *path,
+		    size_t len, int root_fd, bool gone, struct st_elf **out)
+{
+	struct st_safe_open o = s->open;
 	char hex[ST_BUILD_ID_HEX_MAX];
 	struct st_elf *e = NULL;
 	struct stat st;
 	char *copy;
 	int fd, err;
+	bool known;
 
 	copy = strndup(path, len);
 	if (!copy)
 		return -ENOMEM;
-	fd = open(copy, O_RDONLY | O_CLOEXEC);
+	o.root_fd = strncmp(copy, "/proc/", 6) == 0 && m->open_path &&
+		    strcmp(copy, m->open_path) == 0 ? -1 : root_fd;
+	fd = st_safe_open(copy, &o, &st);
 	free(copy);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!m->build_id && !same_file(m, &st)) {
+		return fd;
+	known = st_mod__known_file(m, &st);
+	if (!known && (gone || !(m->trusted && m->build_id && st_file_trusted(&st)))) {
 		close(fd);
 		return -ESTALE;
 	}
 	err = st_elf__open_fd(fd, &e);	/* takes fd */
 	if (err)
 		return err;
-	if (m->build_id && (st_elf__build_id(e, hex) || strcmp(hex, m->build_id) != 0)) {
+	if (!known && (st_elf__build_id(e, hex) || strcmp(hex, m->build_id) != 0)) {
 		st_elf__free(e);
 		return -ESTALE;
 	}
@@ -102,7 +152,8 @@ int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path
 {
 	const char *tried[3];
 	size_t lens[3], n = 0, i, j;
-	int err = -ENOENT;
+	int err = -ENOENT, root_fd = -1;
+	bool gone = false;
 
 	*out = NULL;
 	*owned = false;
@@ -120,6 +171,12 @@ int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path
 	if (m->open_path) {
 		tried[n] = m->open_path;
 		lens[n++] = strlen(m->open_path);
+		/* a process gone leaves our root: only the module's very files
+		 * are taken there (try_open()) */
+		root_fd = st_mod__proc_root(s, m->open_path);
+		gone = root_fd < -1;
+		if (gone)
+			root_fd = -1;
 	}
 	/* the display paths; a deleted file's name may be another file now */
 	if (path && st_mod__display_len(path) == strlen(path)) {
@@ -135,11 +192,13 @@ int st_mod__image(struct st_symbolizer *s, struct st_module *m, const char *path
 		}
 		if (j < i)
 			continue;	/* the same name again */
-		err = try_open(m, tried[i], lens[i], out);
+		err = try_open(s, m, tried[i], lens[i], root_fd, gone, out);
 		if (!err || err == -ENOMEM)
 			break;
 	}
 cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
 	if (err) {
 		*out = NULL;
 		*owned = false;

@@ -23,6 +23,7 @@
 #include "common/grow.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,14 +40,14 @@
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/vdso.h"
+#include "symbolizer/worklimit.h"
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_PATH "[vdso]"
 #define MAP_MIN_SLOTS 64
-/* File identities remembered per module (the same image under many names,
- * e.g. one library in many containers); beyond that, such a file is matched
- * by its build id, which costs an ELF open. */
-#define MAX_FILE_KEYS 32
+#define MODULE_TIME_S 2.0		/* default per-module symbol loading time */
+#define MAX_SYMBOLS 4000000
+#define TRIM_BYTES (4u << 20)		/* evictions that return memory to the system */		/* default per symbol table (~160 MiB with names) */
 
 /* ---- key map ------------------------------------------------------------ */
 
@@ -167,11 +168,21 @@ size_t st_mod__display_len(const char *path)
 	return len;
 }
 
+/* Close m's file (and the process root that came with it). */
+static void module_close(struct st_module *m)
+{
+	st_elf__free(m->elf);
+	m->elf = NULL;
+	if (m->root_fd >= 0)
+		close(m->root_fd);
+	m->root_fd = -1;
+}
+
 static void module_free(struct st_module *m)
 {
 	if (!m)
 		return;
-	st_elf__free(m->elf);
+	module_close(m);
 	free(m->loads);
 	st_symtab__free(m->symtab);
 	st_strtab__free(m->names);
@@ -181,13 +192,15 @@ static void module_free(struct st_module *m)
 	st_strtab__free(m->strs);
 	free(m->open_path);
 	free(m->keys);
+	free(m->ids);
 	free(m);
 }
 
 static size_t module_memory(const struct st_module *m)
 {
 	size_t bytes = sizeof(*m) + m->nloads * sizeof(*m->loads) +
-		       m->keys_cap * sizeof(*m->keys) + st_strtab__memory(m->strs);
+		       m->keys_cap * sizeof(*m->keys) + m->ids_cap * sizeof(*m->ids) +
+		       st_strtab__memory(m->strs);
 
 	if (m->symtab)
 		bytes += st_symtab__memory(m->symtab);
@@ -214,6 +227,7 @@ static struct st_module *module_new(struct st_elf *e, const char *path, size_t l
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		goto cleanup;
+	m->root_fd = -1;
 	m->elf = e;
 	e = NULL;
 	m->strs = st_strtab__new();
@@ -294,6 +308,25 @@ static void module_destroy(struct st_symbolizer *s, struct st_module *m)
 	module_free(m);
 }
 
+/* Free the least recently used unreferenced modules while there are more
+ * than max_unused of them or the caches hold more than cache_budget bytes. */
+static void cache_trim(struct st_symbolizer *s)
+{
+	size_t bytes = s->nunused ? st_symbolizer__memory(s) : 0, freed, big = 0;
+
+	while (s->lru_tail && (s->nunused > s->max_unused || bytes > s->cache_budget)) {
+		freed = module_memory(s->lru_tail);
+		module_destroy(s, s->lru_tail);
+		bytes = bytes > freed ? bytes - freed : 0;
+		big += freed;
+		s->evicted++;
+	}
+	/* symbol names live in 64 KiB chunks on the heap: give the pages of a
+	 * big module back to the system (free() alone keeps them) */
+	if (big >= TRIM_BYTES)
+		malloc_trim(0);
+}
+
 /* One more reference; revives a cached module. */
 static struct st_module *module_ref(struct st_symbolizer *s, struct st_module *m)
 {
@@ -309,11 +342,9 @@ void st_symbolizer__release(struct st_symbolizer *s, struct st_module *m)
 	if (--m->refs)
 		return;
 	/* cached: no open file while nobody uses it (a revival brings one) */
-	st_elf__free(m->elf);
-	m->elf = NULL;
+	module_close(m);
 	lru_push(s, m);
-	while (s->nunused > s->max_unused)
-		module_destroy(s, s->lru_tail);
+	cache_trim(s);
 }
 
 struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
@@ -322,7 +353,22 @@ struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 
 	if (!s)
 		return NULL;
+	struct stat root;
+
 	s->verbose = opts && opts->verbose;
+	s->cache_budget = (opts && opts->cache_mb ? opts->cache_mb : ST_SYMBOLIZER_CACHE_MB) << 20;
+	s->module_time_s = opts && opts->module_time_s > 0 ? opts->module_time_s : MODULE_TIME_S;
+	s->max_symbols = opts && opts->max_symbols ? opts->max_symbols : MAX_SYMBOLS;
+	s->cancel = opts ? opts->cancel : NULL;
+	s->cancel_ctx = opts ? opts->cancel_ctx : NULL;
+	s->open.root_fd = -1;
+	s->open.max_size = (opts && opts->max_file_mb ? opts->max_file_mb : ST_SAFE_OPEN_MAX_MB)
+			   << 20;
+	s->open.stats = &s->safe;
+	if (!stat("/", &root)) {
+		s->root_dev = root.st_dev;
+		s->root_ino = root.st_ino;
+	}
 	if (!opts || !opts->max_unused_modules)
 		s->max_unused = ST_SYMBOLIZER_MAX_UNUSED;
 	else
@@ -374,6 +420,22 @@ const char *st_module__path(const struct st_module *m)
 	return m ? m->path : NULL;
 }
 
+void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->not_regular = s->safe.not_regular;
+	out->too_large = s->safe.too_large;
+	out->symlink = s->safe.symlink;
+	out->out_of_time = s->out_of_time;
+	out->cancelled = s->cancelled;
+	out->too_many = s->too_many;
+	out->evicted = s->evicted;
+	out->unshared = s->unshared;
+	out->cache_budget = s->cache_budget;
+}
+
 size_t st_symbolizer__modules(const struct st_symbolizer *s, size_t *unused)
 {
 	if (unused)
@@ -421,34 +483,65 @@ static struct st_module *vdso_module(struct st_symbolizer *s)
 	return module_ref(s, s->vdso);
 }
 
-static int open_image(const char *path, size_t len, const char *open_path)
+/* The mapping's file: open_path (a /proc/PID/map_files/ link) or, when it
+ * cannot be opened and the file is not deleted, its path inside the
+ * process's root (root_fd; -1: ours, -2...: the process is gone). */
+static int open_image(struct st_symbolizer *s, const char *path, size_t len,
+		      const char *open_path, int root_fd, struct stat *st)
 {
+	struct st_safe_open o = s->open;
 	char *copy;
 	int fd = -1;
 
 	if (open_path) {
-		fd = open(open_path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 || path[len])	/* a deleted file is nowhere else */
-			return fd < 0 ? -errno : fd;
+		fd = st_safe_open(open_path, &o, st);
+		if (fd >= 0 || path[len] || root_fd < -1)	/* a deleted file is nowhere else */
+			return fd;
+		if (fd == ST_SAFE_NOT_REGULAR || fd == ST_SAFE_TOO_LARGE)
+			return fd;	/* the same file by another name */
 	}
 	copy = strndup(path, len);
 	if (!copy)
 		return -ENOMEM;
-	fd = open(copy, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = -errno;
+	o.root_fd = root_fd;
+	fd = st_safe_open(copy, &o, st);
 	free(copy);
 	return fd;
 }
 
 /* A module found again that has no file (it was cached) and whose symbols
- * are still to be read adopts this one. Takes fd over. */
-static void adopt_fd(struct st_module *m, int fd)
+ * are still to be read adopts this one if it is one of its verified files.
+ * Takes fd and root_fd over. */
+static void adopt_fd(struct st_module *m, int fd, int root_fd, const struct stat *st)
 {
-	if (m->symtab || m->elf)
+	if (!m->symtab && !m->elf && st_mod__known_file(m, st)) {
+		fd = st_elf__open_fd(fd, &m->elf) ? -1 : -2;	/* closed on error */
+		if (fd == -2) {
+			m->root_fd = root_fd;
+			return;
+		}
+	}
+	if (fd >= 0)
 		close(fd);
-	else if (st_elf__open_fd(fd, &m->elf))	/* closes fd on error */
+	if (root_fd >= 0)
+		close(root_fd);
+}
+
+/* Share `found` (a module read from a root-only file with the same build id)
+ * for a new root-only file: m (the file's module, not listed) is freed, its
+ * file adopted if found has none and its symbols are still to be read. */
+static struct st_module *share(struct st_symbolizer *s, struct st_module *found,
+			       struct st_module *m, const struct stat *st)
+{
+	if (!found->symtab && !found->elf) {
+		found->elf = m->elf;
+		found->root_fd = m->root_fd;
 		m->elf = NULL;
+		m->root_fd = -1;
+	}
+	module_free(m);
+	st_mod__add_id(found, st);	/* best effort: else matched by build id */
+	return module_ref(s, found);
 }
 
 struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *path,
@@ -459,7 +552,8 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 	struct st_elf *e = NULL;
 	char *fkey = NULL;
 	struct stat st;
-	int fd = -1, err = 0;
+	int fd = -1, root_fd = -1, err = 0;
+	bool trusted;
 	size_t len;
 
 	if (!s || !path || !*path) {
@@ -470,15 +564,13 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 		return vdso_module(s);
 
 	len = st_mod__display_len(path);
-	fd = open_image(path, len, open_path);
+	root_fd = st_mod__proc_root(s, open_path);
+	fd = open_image(s, path, len, open_path, root_fd, &st);
 	if (fd < 0) {
 		err = fd;
 		goto cleanup;
 	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
+	trusted = st_file_trusted(&st);
 	fkey = file_key(path, len, &st);
 	if (!fkey) {
 		err = -ENOMEM;
@@ -486,8 +578,8 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 	}
 	found = map_get(s, fkey);
 	if (found) {
-		adopt_fd(found, fd);
-		fd = -1;
+		adopt_fd(found, fd, root_fd, &st);
+		fd = root_fd = -1;
 		m = module_ref(s, found);
 		st_mod__note_open(m, open_path);
 		goto cleanup;
@@ -501,18 +593,28 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	m->root_fd = root_fd;
+	root_fd = -1;
+	m->trusted = trusted;
 	found = NULL;
 	if (m->build_id) {
+		/* only root's files are found by build id: a file any user made
+		 * may claim any build id, and gets a module of its own */
 		snprintf(bkey, sizeof(bkey), "b:%s", m->build_id);
 		found = map_get(s, bkey);
+		if (found && !trusted) {
+			s->unshared++;
+			found = NULL;
+		}
+		/* a user's module with that build id came first: counted too
+		 * ("u:" keys only detect it) */
+		bkey[0] = 'u';
+		if (!found && trusted && map_get(s, bkey))
+			s->unshared++;
+		bkey[0] = 'b';
 	}
 	if (found) {	/* the same image under another name */
-		if (!found->symtab && !found->elf) {
-			found->elf = m->elf;
-			m->elf = NULL;
-		}
-		module_free(m);
-		m = module_ref(s, found);
+		m = share(s, found, m, &st);
 		st_mod__note_open(m, open_path);
 		/* best effort: without it, the build id finds it again */
 		if (m->nfile_keys < MAX_FILE_KEYS)
@@ -520,10 +622,14 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 		goto cleanup;
 	}
 	module_link(s, m);
-	st_mod__set_id(m, &st);
 	st_mod__note_open(m, open_path);
-	err = map_put(s, fkey, m);
-	if (!err && m->build_id)
+	err = st_mod__add_id(m, &st);
+	if (!err)
+		err = map_put(s, fkey, m);
+	if (!err && m->build_id && trusted)
+		err = map_put(s, bkey, m);
+	bkey[0] = 'u';
+	if (!err && m->build_id && !trusted)
 		err = map_put(s, bkey, m);
 	if (err) {
 		module_destroy(s, m);
@@ -532,6 +638,8 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 cleanup:
 	if (fd >= 0)
 		close(fd);
+	if (root_fd >= 0)
+		close(root_fd);
 	free(fkey);
 	if (err) {
 		if (s->verbose)
@@ -545,13 +653,45 @@ cleanup:
 
 /* ---- symbols ----------------------------------------------------------- */
 
+void st_mod__work_begin(const struct st_symbolizer *s, struct st_work *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->deadline = st_work__now() + s->module_time_s;
+	w->max_symbols = s->max_symbols;
+	w->cancel = s->cancel;
+	w->cancel_ctx = s->cancel_ctx;
+}
+
+void st_mod__work_end(struct st_symbolizer *s, const struct st_module *m,
+		      const struct st_work *w)
+{
+	const char *why = NULL;
+
+	if (w->cancelled) {
+		s->cancelled++;
+		why = "the daemon is stopping";
+	} else if (w->out_of_time) {
+		s->out_of_time++;
+		why = "out of time";
+	}
+	if (w->too_many) {
+		s->too_many++;
+		why = "too many symbols";
+	}
+	if (why && s->verbose)
+		fprintf(stderr, "stacktreed: %s: symbols incomplete: %s\n", m->path, why);
+}
+
 int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struct st_elf *e,
-		       struct st_elf **debug)
+		       int root_fd, struct st_work *w, struct st_elf **debug)
 {
 	struct st_debug_query q = {
 		.debug_dir = s->debug_dir,
 		.path = m->path,
 		.build_id = m->build_id,
+		.root_fd = root_fd,
+		.open = &s->open,
+		.work = w,
 	};
 	const char *how = NULL;
 
@@ -566,6 +706,7 @@ int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struc
 static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 {
 	struct st_elf *debug = NULL, *src;
+	struct st_work w;
 	int n = -ENOENT;
 
 	m->symtab = st_symtab__new();
@@ -578,23 +719,25 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 		return -ENOMEM;	/* the file stays open: tried again later */
 	}
 
+	st_mod__work_begin(s, &w);
 	src = m->elf;
 	if (!st_elf__has_section_type(m->elf, SHT_SYMTAB) &&
-	    !st_mod__debug_file(s, m, m->elf, &debug) &&
+	    !st_mod__debug_file(s, m, m->elf, m->root_fd, &w, &debug) &&
 	    st_elf__has_section_type(debug, SHT_SYMTAB))
 		src = debug;
 	if (st_elf__has_section_type(src, SHT_SYMTAB))
-		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, m->names);
+		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, m->names, &w);
 	if (n <= 0 && n != -ENOMEM)
-		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names);
+		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names, &w);
 	st_symtab__finish(m->symtab);
+	st_mod__work_end(s, m, &w);
 
 	if (s->verbose && n <= 0 && n != -ENOMEM)
 		fprintf(stderr, "stacktreed: %s: no function symbols\n", m->path);
 
 	st_elf__free(debug);
-	st_elf__free(m->elf);	/* everything needed is copied now */
-	m->elf = NULL;
+	module_close(m);	/* everything needed is copied now */
+	cache_trim(s);
 	return n == -ENOMEM ? n : 0;
 }
 

@@ -8,9 +8,20 @@
  * Modules are reference counted, and the cache is bounded: every module
  * returned by st_symbolizer__module() is one reference, given back with
  * st_symbolizer__release(). A module nobody references stays cached (the same
- * image may be mapped again) on an LRU list of at most max_unused_modules;
- * beyond that the least recently released one is freed with everything it
- * owns (symbol table, names, keys). Found again while cached, it is revived.
+ * image may be mapped again) on an LRU list of at most max_unused_modules,
+ * and only while all caches hold at most cache_mb; beyond that the least
+ * recently released one is freed with everything it owns (symbol table,
+ * names, keys). Found again while cached, it is revived.
+ *
+ * Trust: the daemon runs as root and reads files any user made. Only files
+ * that only root can have made (st_file_trusted(): owned by uid 0, not
+ * group/other-writable) are shared by build id; any other file gets a
+ * module of its own, found again only by its identity (path, device,
+ * inode, size, mtime), so that a file claiming another's build id never
+ * gives its symbols to another file's processes. Files are opened with
+ * st_safe_open() (regular files within max_file_mb only), a process's
+ * other files (debug links, its path when map_files fails) inside its own
+ * root (/proc/PID/root).
  * An unreferenced module also closes its file (if its symbols were not read
  * yet, they are read from the file that revives it).
  *
@@ -40,9 +51,33 @@ struct st_symbolizer_opts {
 	bool verbose;		 /* progress messages on stderr */
 	int max_unused_modules;	 /* unreferenced modules kept cached (LRU): 0 = default
 				  * (ST_SYMBOLIZER_MAX_UNUSED), < 0 = none */
+	size_t cache_mb;	 /* symbol cache budget in MiB: unreferenced modules are
+				  * freed (LRU) while the caches hold more; 0 = default
+				  * (ST_SYMBOLIZER_CACHE_MB) */
+	__u64 max_file_mb;	 /* largest file parsed (binary or debug file), MiB;
+				  * 0 = default (ST_SAFE_OPEN_MAX_MB, 2048) */
+	double module_time_s;	 /* per module's symbol loading (with its debug file's
+				  * CRC); 0 = default 2 s */
+	size_t max_symbols;	 /* per module symbol table; 0 = default 4000000 */
+	bool (*cancel)(void *ctx); /* true: the daemon is stopping, cut long work short */
+	void *cancel_ctx;
 };
 
 #define ST_SYMBOLIZER_MAX_UNUSED 256
+#define ST_SYMBOLIZER_CACHE_MB 256
+
+/* Limits hit and refusals, since st_symbolizer__new(). */
+struct st_symbolizer_stats {
+	size_t not_regular;	/* files refused: FIFO, device, directory, socket */
+	size_t too_large;	/* files refused: over max_file_mb */
+	size_t symlink;		/* debug links that were symlinks in the process's root */
+	size_t out_of_time;	/* modules whose symbols were cut by the time limit */
+	size_t cancelled;	/* ... by the daemon stopping */
+	size_t too_many;	/* ... by max_symbols */
+	size_t evicted;		/* unreferenced modules freed (count or byte budget) */
+	size_t unshared;	/* non-root files claiming a cached module's build id */
+	size_t cache_budget;	/* bytes */
+};
 
 struct st_sym {
 	const char *function;	/* NULL when no symbol covers the address */
@@ -62,7 +97,9 @@ void st_symbolizer__free(struct st_symbolizer *s);
  * process pid. `path` is the path from /proc/PID/maps ("(deleted)" suffix
  * allowed; "[vdso]" uses the daemon's own vDSO image, which is the same
  * kernel's). `open_path` is where to read the file now (normally
- * /proc/PID/map_files/START-END); NULL means `path`. Returns a new reference
+ * /proc/PID/map_files/START-END: then PID's root also resolves `path` if
+ * the link cannot be opened, and the module's debug links); NULL means
+ * `path`, in our own root. Returns a new reference
  * to a module owned by the symbolizer (give it back with
  * st_symbolizer__release()), or NULL with errno set when the file cannot be
  * read as ELF (the caller still gets module+offset names).
@@ -153,6 +190,8 @@ int st_symbolizer__resolve_kernel(struct st_symbolizer *s, __u64 addr, bool is_r
 /* Memory held (symbol tables, data symbol tables, stack variable tables,
  * strings, module keys, caches), for the summary. */
 size_t st_symbolizer__memory(const struct st_symbolizer *s);
+
+void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_stats *out);
 
 /* Modules held (referenced or cached); *unused (if not NULL): how many of
  * them nobody references (the LRU cache). */

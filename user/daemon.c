@@ -64,6 +64,14 @@ static void set_flags(int bits, bool on)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* The symbolizer's stop request: long work (a debug file's CRC, a huge
+ * symbol table) is cut short once SIGINT/SIGTERM came. */
+static bool stopping(void *ctx)
+{
+	(void)ctx;
+	return signal_flags & SIG_STOP;
+}
+
 struct run {
 	const struct st_options *o;
 	struct st_symbolizer *sym;
@@ -275,6 +283,7 @@ static long rss_mib(void)
 static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		    const char *where)
 {
+	struct st_symbolizer_stats ss;
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
@@ -306,15 +315,23 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		status_mib("VmHWM:"), rss_mib(), st_session__map_memory(r->sess) >> 20);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
+	st_symbolizer__stats(r->sym, &ss);
+	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
+		"files refused: %zu not regular, %zu over the size bound, %zu symlinks; "
+		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
+		"%zu non-root files not shared by build id\n",
+		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
+		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
 	if (r->unw) {
 		struct st_unwinder_stats us;
 
 		st_unwinder__stats(r->unw, &us);
 		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows, %.1f MiB "
-			"(of %.0f MiB), %zu processes, %zu modules without CFI, compiled in %.2f s\n",
+			"(of %.0f MiB), %zu processes, %zu modules without CFI, compiled in %.2f s, "
+			"%zu files refused, %zu non-root files not shared by build id\n",
 			us.modules, us.rows, (double)us.rows * sizeof(struct st_unwind_row) / (1 << 20),
 			(double)us.capacity * sizeof(struct st_unwind_row) / (1 << 20), us.procs,
-			us.no_cfi, us.compile_s);
+			us.no_cfi, us.compile_s, us.refused, us.unshared);
 	}
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
@@ -490,7 +507,10 @@ int st_daemon__run(const struct st_options *o)
 		.events = o->events,
 		.unwind_mode = o->unwind, .unwind_rows = o->unwind_rows, .unwind_procs = 4096,
 	};
-	struct st_symbolizer_opts syo = { .verbose = o->verbose };
+	struct st_symbolizer_opts syo = {
+		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
+		.max_file_mb = o->max_file_mb, .cancel = stopping,
+	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct run r = { .o = o };
 	int ret = 1, err, status = 0;

@@ -29,6 +29,8 @@ enum {
 	OPT_NO_EXCLUDE_SELF,
 	OPT_FORMAT,
 	OPT_UNWIND_ROWS,
+	OPT_SYMBOL_CACHE_MB,
+	OPT_MAX_FILE_MB,
 };
 
 static const struct argp_option options[] = {
@@ -40,6 +42,8 @@ static const struct argp_option options[] = {
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
 	{ "unwind-rows", OPT_UNWIND_ROWS, "N", 0, "dwarf/auto: capacity of the CFI rows map, 8 bytes each (default 1048576)", 2 },
+	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
+	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
@@ -143,6 +147,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_double(arg, 1024, 1 << 28, &v) || v != (__u32)v)
 			argp_error(state, "invalid --unwind-rows '%s': give 1024..268435456", arg);
 		o->unwind_rows = (__u32)v;
+		break;
+	case OPT_SYMBOL_CACHE_MB:
+		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
+			argp_error(state, "invalid --symbol-cache-mb '%s': give 1..1048576", arg);
+		o->symbol_cache_mb = (size_t)v;
+		break;
+	case OPT_MAX_FILE_MB:
+		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
+			argp_error(state, "invalid --max-file-mb '%s': give 1..1048576", arg);
+		o->max_file_mb = (size_t)v;
 		break;
 	case OPT_EVENT:
 		o->events = 0;

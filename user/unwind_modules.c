@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolizer/safeopen.h"
 #include "user/procmaps.h"
 #include "user/u64map.h"
 #include "user/unwind_tables.h"
@@ -24,7 +25,8 @@
 #define BUDGET_S 0.04
 
 struct st_umod {
-	char *key;		/* "b:" build id, or "f:dev:ino" without one */
+	char *key;		/* "b:" build id (root's files only, see module_key()),
+				 * else "f:dev:ino:size:mtime" */
 	char *path;		/* for messages */
 	int fd;			/* pending: the open file, compiled later */
 	bool pending;
@@ -48,7 +50,8 @@ struct st_umods {
 	struct st_umod **pending;
 	size_t npending, pending_cap;
 	double window_start, window_used;
-	size_t modules, no_cfi, no_room, unsupported;
+	size_t modules, no_cfi, no_room, unsupported, unshared;
+	struct st_safe_stats refused;	/* files st_safe_open() refused */
 	double compile_s;
 };
 
@@ -118,20 +121,32 @@ void st_umods__free(struct st_umods *ms)
 	free(ms);
 }
 
-static char *module_key(Elf *elf, __u64 dev, __u64 ino)
+/* The rows of a module are shared by build id only between files that
+ * only root can have made (st_file_trusted()): a file any user made may
+ * claim another's build id, and must not give its CFI to another file's
+ * processes; it is known by its identity. st == NULL: the vDSO. */
+static char *file_key(const struct stat *st)
+{
+	char *key;
+
+	if (asprintf(&key, "f:%llx:%llx:%llx:%lld.%09ld", (unsigned long long)st->st_dev,
+		     (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
+		     (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec) < 0)
+		return NULL;
+	return key;
+}
+
+static char *module_key(struct st_umods *ms, Elf *elf, const struct stat *st)
 {
 	static const char digits[] = "0123456789abcdef";
+	static const struct stat none;
 	const unsigned char *id;
 	const void *p;
 	char *key;
 	ssize_t n = dwelf_elf_gnu_build_id(elf, &p);
 
-	if (n <= 0 || n > 64) {
-		if (asprintf(&key, "f:%llx:%llx", (unsigned long long)dev,
-			     (unsigned long long)ino) < 0)
-			return NULL;
-		return key;
-	}
+	if (n <= 0 || n > 64)
+		return file_key(st ? st : &none);
 	key = malloc(2 * (size_t)n + 3);
 	if (!key)
 		return NULL;
@@ -143,6 +158,12 @@ static char *module_key(Elf *elf, __u64 dev, __u64 ino)
 		key[3 + 2 * i] = digits[id[i] & 15];
 	}
 	key[2 + 2 * n] = '\0';
+	if (st && !st_file_trusted(st)) {	/* not shared, even when it is there */
+		if (st_u64map__get(ms->mods, fnv(key, strlen(key), FNV0)))
+			ms->unshared++;
+		free(key);
+		key = file_key(st);
+	}
 	return key;
 }
 
@@ -237,10 +258,10 @@ static int defer(struct st_umods *ms, struct st_umod *m, int fd)
 
 /* The module in elf: known by its key, or new (compiled now, or pending
  * when over the budget and fd >= 0). */
-static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, __u64 dev, __u64 ino,
+static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const struct stat *st,
 				 const char *path, bool now)
 {
-	char *key = module_key(elf, dev, ino);
+	char *key = module_key(ms, elf, st);
 	struct st_umod *m;
 	__u64 h;
 
@@ -292,8 +313,10 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 	__u64 dev = vdso ? 0 : l->dev, ino = vdso ? 0 : l->ino;
 	__u64 h = fnv(&ino, sizeof(ino), fnv(&dev, sizeof(dev), FNV0));
 	struct ufile *f = st_u64map__get(ms->files, h);
+	struct st_safe_open o = { .root_fd = -1, .stats = &ms->refused };
 	char path[96], *image = NULL;
 	struct st_umod *m = NULL;
+	struct stat sb;
 	Elf *elf = NULL;
 	int fd = -1;
 
@@ -304,14 +327,14 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 	} else {
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 			 (unsigned long long)l->start, (unsigned long long)l->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			fd = open(l->path, O_RDONLY | O_CLOEXEC);
+		fd = st_safe_open(path, &o, &sb);
+		if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE)
+			fd = st_safe_open_in_proc(pid, l->path, &o, &sb);
 		if (fd >= 0)
 			elf = elf_begin(fd, ELF_C_READ, NULL);
 	}
 	if (elf && elf_kind(elf) == ELF_K_ELF)
-		m = module_of(ms, elf, fd, dev, ino, l->path, false);
+		m = module_of(ms, elf, fd, vdso ? NULL : &sb, l->path, false);
 	if (m && !f && (f = calloc(1, sizeof(*f)))) {
 		f->dev = dev;
 		f->ino = ino;
@@ -329,16 +352,17 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 
 struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path)
 {
+	struct st_safe_open o = { .root_fd = -1, .stats = &ms->refused };
 	struct st_umod *m = NULL;
 	struct stat sb;
 	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = st_safe_open(path, &o, &sb);
 
 	if (fd < 0)
 		return NULL;
-	elf = fstat(fd, &sb) ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
-		m = module_of(ms, elf, fd, sb.st_dev, sb.st_ino, path, true);
+		m = module_of(ms, elf, fd, &sb, path, true);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -398,4 +422,6 @@ void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)
 	out->capacity = ms->cap;
 	out->unsupported = ms->unsupported;
 	out->compile_s = ms->compile_s;
+	out->refused = ms->refused.not_regular + ms->refused.too_large + ms->refused.symlink;
+	out->unshared = ms->unshared;
 }

@@ -1,5 +1,7 @@
 /* unwind_tables.c - DWARF CFI to BPF unwinder rows (see unwind_tables.h). */
 #include "user/unwind_tables.h"
+
+#include "symbolizer/safeopen.h"
 #include "common/grow.h"
 
 #include <dwarf.h>
@@ -690,9 +692,9 @@ int st_unwind_table__from_file(const char *path, struct st_unwind_table **out)
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = st_safe_open(path, NULL, NULL);	/* a bounded regular file */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = elf ? st_unwind_table__from_elf(elf, out) : -ENOEXEC;
 	if (elf)

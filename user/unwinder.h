@@ -24,6 +24,8 @@ struct st_unwinder_stats {
 	size_t pushes;		/* process tables written */
 	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
 	double compile_s;	/* time spent compiling CFI */
+	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
+	size_t unshared;	/* non-root files with a build id, not shared by it */
 };
 
 /* NULL with errno set on failure. The session must be in dwarf or auto mode. */

@@ -22,6 +22,23 @@ FX_DATA := $(addprefix $(FX_DIR)/,fx_data fx_data.nm fx_data_nog fx_data_nog.nm 
 	libfxdata.so.nm libfxdata_clang.so libfxdata_strip.so libfxdata_strip.so.debug)
 UNIT_FIXTURES += $(FX_DATA)
 
+# Two different programs claiming one build id (issue 12: a user's binary
+# carrying another's build id must not lend it its symbols).
+FX_SAME_ID := 0x5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
+FX_SAME := $(addprefix $(FX_DIR)/,fx_same_a fx_same_a.nm fx_same_b fx_same_b.nm)
+UNIT_FIXTURES += $(FX_SAME)
+
+$(FX_DIR)/fx_same_a: $(FX_SRC)/fx_main.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie -Wl,--build-id=$(FX_SAME_ID) $< -o $@
+
+$(FX_DIR)/fx_same_b: $(FX_SRC)/fx_data.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie -Wl,--build-id=$(FX_SAME_ID) $< -o $@
+
+$(FX_DIR)/fx_same_a.nm $(FX_DIR)/fx_same_b.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
+	$(NM) -S --defined-only $< > $@
+
 # The test binaries need them too when built one by one.
 $(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym: $(UNIT_FIXTURES)
 

@@ -728,6 +728,8 @@ static void test_revive_by_build_id(void **state)
 	struct st_module *m;
 
 	(void)state;
+	if (geteuid() != 0)
+		skip();	/* only root's files are shared by build id */
 	fx_path(pie, sizeof(pie), "fx_pie");
 	assert_non_null(mkdtemp(tmp));
 	snprintf(copy, sizeof(copy), "%s/fx_pie", tmp);
@@ -744,6 +746,76 @@ static void test_revive_by_build_id(void **state)
 	assert_static(s, m, pie, "fx_pie.nm");
 	st_symbolizer__release(s, m);
 	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+}
+
+/* Resolve function `name` of fixture `file` (nm file nmf) in module m. */
+static void assert_own(struct st_symbolizer *s, struct st_module *m, const char *path,
+		       const char *nmf, const char *name)
+{
+	struct fake_map map;
+	struct fx_nm nm;
+	struct st_sym r;
+
+	exec_mapping(path, PIE_BIAS, &map);
+	assert_true(fx_nm(nmf, name, &nm));
+	assert_int_equal(st_symbolizer__resolve(s, m, path, map.start, map.pgoff,
+						PIE_BIAS + nm.addr, false, &r), 0);
+	assert_non_null(r.function);
+	assert_string_equal(r.function, name);
+}
+
+/* fx_same_a (root's) and fx_same_b (nobody's) carry the same build id with
+ * different code: whichever comes first, each keeps its own symbols, and
+ * the collision is counted; two root-owned copies of one file are shared. */
+static void test_build_id_impostor(void **state)
+{
+	char a[PATH_MAX], b[PATH_MAX], tmp[] = "/tmp/st-test-impXXXXXX";
+	char real[PATH_MAX], imp[PATH_MAX], copy[PATH_MAX];
+	struct st_symbolizer_stats ss;
+	struct st_module *mr, *mi, *mc;
+	struct st_symbolizer *s;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();	/* needs files owned by root and by another user */
+	fx_path(a, sizeof(a), "fx_same_a");
+	fx_path(b, sizeof(b), "fx_same_b");
+	assert_non_null(mkdtemp(tmp));
+	snprintf(real, sizeof(real), "%s/real", tmp);
+	snprintf(imp, sizeof(imp), "%s/impostor", tmp);
+	snprintf(copy, sizeof(copy), "%s/copy", tmp);
+	assert_int_equal(fx_copy(a, real), 0);
+	assert_int_equal(fx_copy(a, copy), 0);
+	assert_int_equal(fx_copy(b, imp), 0);
+	assert_int_equal(chmod(real, 0755) | chmod(copy, 0755), 0);
+	assert_int_equal(chown(imp, 65534, 65534), 0);
+
+	for (int order = 0; order < 2; order++) {
+		s = new_sym("/nonexistent");
+		if (order == 0) {
+			mi = st_symbolizer__module(s, imp, NULL);
+			mr = st_symbolizer__module(s, real, NULL);
+		} else {
+			mr = st_symbolizer__module(s, real, NULL);
+			mi = st_symbolizer__module(s, imp, NULL);
+		}
+		assert_non_null(mi);
+		assert_non_null(mr);
+		assert_ptr_not_equal(mi, mr);
+		assert_string_equal(st_module__build_id(mi), st_module__build_id(mr));
+		assert_own(s, mr, real, "fx_same_a.nm", "fx_add");
+		assert_own(s, mi, imp, "fx_same_b.nm", "fx_stack");
+		st_symbolizer__stats(s, &ss);
+		assert_int_equal(ss.unshared, 1);
+		/* root's copy of the same file: shared by build id */
+		mc = st_symbolizer__module(s, copy, NULL);
+		assert_ptr_equal(mc, mr);
+		st_symbolizer__release(s, mc);
+		st_symbolizer__release(s, mi);
+		st_symbolizer__release(s, mr);
+		st_symbolizer__free(s);
+	}
 	fx_rmtree(tmp);
 }
 
@@ -896,6 +968,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_refcount),
 		cmocka_unit_test(test_revive_by_build_id),
+		cmocka_unit_test(test_build_id_impostor),
 		cmocka_unit_test(test_eviction_memory),
 		cmocka_unit_test(test_many_modules),
 		cmocka_unit_test(test_vdso_pinned),

@@ -1,0 +1,59 @@
+/* fuzz_elf.c - libFuzzer target: ELF symbol loading from a memory image
+ * (build id note, .gnu_debuglink, PT_LOADs, .symtab/.dynsym function and
+ * data symbols, section lookups), as the symbolizer does it for any file a
+ * user maps. Seeds: tests/fuzz/corpus/elf/. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "symbolizer/debuginfo.h"
+#include "symbolizer/elf.h"
+#include "symbolizer/strtab.h"
+#include "symbolizer/symtab.h"
+#include "symbolizer/worklimit.h"
+
+static void symbols(struct st_elf *e, GElf_Word type, bool data)
+{
+	struct st_work w = { .max_symbols = 100000 };
+	struct st_symtab *t = st_symtab__new();
+	struct st_strtab *names = st_strtab__new();
+
+	if (t && names) {
+		if (data)
+			st_elf__load_data_symbols(e, type, t, names, &w);
+		else
+			st_elf__load_symbols(e, type, t, names, &w);
+		st_symtab__finish(t);
+		st_symtab__find(t, 0x1000);
+		st_symtab__find(t, 0x401000);
+	}
+	st_symtab__free(t);
+	st_strtab__free(names);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char hex[ST_BUILD_ID_HEX_MAX];
+	struct st_load *loads = NULL;
+	struct st_elf *e = NULL, *debug = NULL;
+	struct st_debug_query q = { .debug_dir = "/nonexistent-debug", .path = "/nonexistent/x",
+				    .root_fd = -2 };
+	const char *how;
+
+	if (st_elf__open_memory(data, size, &e))
+		return 0;
+	if (!st_elf__build_id(e, hex))
+		q.build_id = hex;
+	q.debuglink = st_elf__debuglink(e, &q.crc);
+	if (!st_debuginfo__find(&q, &debug, &how))
+		st_elf__free(debug);
+	if (st_elf__loads(e, &loads) >= 0)
+		free(loads);
+	st_elf__has_section_type(e, SHT_SYMTAB);
+	st_elf__has_section_named(e, ".debug_info");
+	symbols(e, SHT_SYMTAB, false);
+	symbols(e, SHT_DYNSYM, false);
+	symbols(e, SHT_SYMTAB, true);
+	st_elf__free(e);
+	return 0;
+}

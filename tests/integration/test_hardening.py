@@ -1,0 +1,345 @@
+"""Integration tests of the daemon against files users craft (issue 12):
+debug links naming a FIFO or a 1 TiB sparse file, a binary claiming another
+one's build id, big symbol tables (the cache's byte budget), and >= 100
+mutated ELF binaries, all while the daemon must keep writing snapshots on
+time."""
+import os
+import pwd
+import random
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from stcheck import (STACKTREED, check, check_invariants, function_cum, load, main_thread,
+                     workload)
+
+SPIN_C = r"""
+#include <stdlib.h>
+#include <time.h>
+__attribute__((noinline)) void %(name)s(double s)
+{
+	struct timespec a, b;
+	volatile unsigned long x = 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x++;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while (b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9 < s);
+}
+int main(int argc, char **argv) { %(name)s(argc > 1 ? atof(argv[1]) : 1); return 0; }
+"""
+
+
+def sh(*args):
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def spin_binary(d, name="spin_work", extra=()):
+    src = os.path.join(d, name + ".c")
+    with open(src, "w") as f:
+        f.write(SPIN_C % {"name": name})
+    out = os.path.join(d, name)
+    sh("cc", "-O1", "-g", src, "-o", out, *extra)
+    return out
+
+
+def snapshots(d):
+    return sorted(n for n in os.listdir(d) if n[:8].isdigit() and "T" in n)
+
+
+def summary_count(err, pattern):
+    """The largest number a summary line gives for pattern (a regex with one group)."""
+    vals = [int(v) for v in re.findall(pattern, err)]
+    return max(vals) if vals else -1
+
+
+class Service:
+    """stacktreed -a --interval 1, stopped with SIGINT."""
+
+    def __init__(self, *args):
+        self.dir = tempfile.mkdtemp(prefix="st-hard-")
+        self.p = subprocess.Popen([STACKTREED, "-a", "-F", "99", "--interval", "1",
+                                   "--keep", "200", "-o", self.dir] + list(args),
+                                  stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+
+    def stop(self, within=10):
+        t0 = time.time()
+        self.p.send_signal(signal.SIGINT)
+        _, err = self.p.communicate(timeout=60)
+        took = time.time() - t0
+        check(self.p.returncode == 0, "service exit %d: %s" % (self.p.returncode, err[-2000:]))
+        check(took < within, "the service took %.1f s to stop" % took)
+        check("ERROR: AddressSanitizer" not in err and "runtime error" not in err,
+              "sanitizer report: %s" % err[-3000:])
+        # the summaries are in the snapshots (the symbolizer's counts are
+        # since the start): stderr has the snapshot lines only
+        with open(os.path.join(self.dir, "latest", "summary.txt")) as f:
+            return err + f.read()
+
+    def check_on_time(self, max_gap=2.5):
+        """Snapshots came every second (gaps by directory mtime)."""
+        names = snapshots(self.dir)
+        times = [os.stat(os.path.join(self.dir, n)).st_mtime for n in names]
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        check(len(names) >= 3, "only %d snapshots" % len(names))
+        check(max(gaps) <= max_gap, "snapshot gaps up to %.1f s (--interval 1): %s"
+              % (max(gaps), ["%.1f" % g for g in gaps]))
+        return names
+
+
+def debuglink_binary(d, target):
+    """A stripped spin binary whose .gnu_debuglink names prog.debug, then
+    replaced by what target() makes at that path."""
+    full = spin_binary(d, "spin_dl")
+    dbg = os.path.join(d, "prog.debug")
+    prog = os.path.join(d, "prog")
+    sh("objcopy", "--only-keep-debug", full, dbg)
+    sh("objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg, full, prog)
+    os.unlink(dbg)
+    target(dbg, full)
+    return prog
+
+
+def make_fifo(path, _full):
+    os.mkfifo(path)
+
+
+def make_sparse(path, full):
+    with open(full, "rb") as f:
+        head = f.read(64)
+    with open(path, "wb") as f:
+        f.write(head)
+    os.truncate(path, 1 << 40)
+
+
+def check_debuglink_service(target, pattern):
+    d = tempfile.mkdtemp(prefix="st-dl-")
+    try:
+        prog = debuglink_binary(d, target)
+        s = Service()
+        try:
+            subprocess.run([prog, "3"], timeout=30)
+            time.sleep(1.5)
+        finally:
+            err = s.stop()
+        s.check_on_time()
+        check(summary_count(err, pattern) >= 1, "refusal not counted: %s" % err[-1500:])
+    finally:
+        shutil.rmtree(d)
+
+
+def check_debuglink_command(target, pattern):
+    d = tempfile.mkdtemp(prefix="st-dl-")
+    out = tempfile.mkdtemp(prefix="st-dl-out-")
+    try:
+        prog = debuglink_binary(d, target)
+        t0 = time.time()
+        p = subprocess.run([STACKTREED, "-o", out, "--", prog, "1"], capture_output=True,
+                           text=True, timeout=60)
+        took = time.time() - t0
+        check(p.returncode == 0, "stacktreed -- exited %d: %s" % (p.returncode, p.stderr))
+        check(took < 8, "stacktreed -- %s took %.1f s" % (prog, took))
+        check(summary_count(p.stderr, pattern) >= 1, "refusal not counted: %s" % p.stderr)
+        check_invariants(load(out))
+    finally:
+        shutil.rmtree(d)
+        shutil.rmtree(out)
+
+
+FIFO_RE = r"files refused: (\d+) not regular"
+BIG_RE = r"(\d+) over the size bound"
+
+
+def test_debuglink_to_fifo_does_not_block_service():
+    check_debuglink_service(make_fifo, FIFO_RE)
+
+
+def test_debuglink_to_fifo_does_not_block_command():
+    check_debuglink_command(make_fifo, FIFO_RE)
+
+
+def test_debuglink_to_sparse_1tib_file_is_refused():
+    check_debuglink_service(make_sparse, BIG_RE)
+    check_debuglink_command(make_sparse, BIG_RE)
+
+
+def build_id_of(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m is not None, "no build id in %s" % path)
+    return m.group(1)
+
+
+def as_nobody():
+    pw = pwd.getpwnam("nobody")
+    os.setgroups([])
+    os.setgid(pw.pw_gid)
+    os.setuid(pw.pw_uid)
+
+
+def test_build_id_impostor_does_not_poison_symbols():
+    """A user's binary carrying nofp's build id runs first; nofp (root's)
+    started next keeps its own symbols and CFI: >= 99% of its samples reach
+    main, and no frame of it has the impostor's function name."""
+    d = tempfile.mkdtemp(prefix="st-imp-")
+    out = tempfile.mkdtemp(prefix="st-imp-out-")
+    try:
+        os.chmod(d, 0o755)
+        imp = spin_binary(d, "impostor_spin", ("-Wl,--build-id=0x" + build_id_of(workload("nofp")),))
+        os.chown(imp, pwd.getpwnam("nobody").pw_uid, -1)
+        report = os.path.join(out, "workload.txt")
+        p = subprocess.Popen([STACKTREED, "-a", "-d", "7", "-o", out], stderr=subprocess.PIPE,
+                             text=True)
+        time.sleep(1.0)
+        i = subprocess.Popen([imp, "5.5"], preexec_fn=as_nobody)
+        time.sleep(1.5)  # the impostor is symbolized and its CFI compiled first
+        subprocess.run([workload("nofp")], env=dict(os.environ, WL_REPORT=report), timeout=30)
+        i.wait()
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
+        prof = load(out)
+        t = main_thread(prof, "nofp")
+        total = t["samples"] - function_cum(t["root"], "[kernel]")
+        under = function_cum(t["root"], "main")
+        check(under >= 0.99 * total, "nofp: %d of %d samples reach main" % (under, total))
+        check(function_cum(t["root"], "impostor_spin") == 0, "nofp has impostor frames")
+        check(function_cum(t["root"], "exe_leaf") > 0, "nofp lost its own symbols")
+        ti = main_thread(prof, "impostor_spin")
+        check(function_cum(ti["root"], "impostor_spin") > 0.5 * ti["samples"],
+              "the impostor lost its own symbols")
+        check(summary_count(err, r"(\d+) non-root files not shared by build id") >= 1,
+              "the refused sharing is not counted: %s" % err)
+    finally:
+        shutil.rmtree(d)
+        shutil.rmtree(out)
+
+
+def big_binaries(d, n, nsyms=150000):
+    """n copies of one program with nsyms long function names (~33 MiB of
+    symbol names each), each with a build id of its own."""
+    asm = os.path.join(d, "syms.s")
+    with open(asm, "w") as f:
+        f.write(".text\n")
+        for i in range(nsyms):
+            name = "big_function_with_a_rather_long_name_%07d_%s" % (i, "x" * 150)
+            f.write(".globl %s\n.type %s,@function\n%s:\n\tret\n.size %s,1\n"
+                    % (name, name, name, name))
+        f.write('.section .note.GNU-stack,"",@progbits\n')
+    obj = os.path.join(d, "syms.o")
+    sh("cc", "-c", asm, "-o", obj)
+    main = spin_binary(d, "big_main")
+    sh("cc", "-O1", "-c", main + ".c", "-o", main + ".o")
+    out = []
+    for k in range(n):
+        b = os.path.join(d, "big%d" % k)
+        sh("cc", main + ".o", obj, "-o", b, "-Wl,--build-id=0x%040x" % (k + 1))
+        out.append(b)
+    return out
+
+
+def test_symbol_cache_stays_within_its_budget():
+    """8 distinct binaries with ~33 MiB of symbols each, one after the other
+    under -a --symbol-cache-mb 32. Bound: ~20 MiB of daemon + the budget +
+    the running binary's module (~34 MiB) + one being loaded (its copy and
+    libelf's read of .strtab, ~65 MiB) = ~150 MiB, checked < 170 MiB peak
+    (VmHWM; without the budget: 318 MiB and kept), and < 80 MiB at the end."""
+    d = tempfile.mkdtemp(prefix="st-big-")
+    try:
+        bins = big_binaries(d, 8)
+        s = Service("--symbol-cache-mb", "32")
+        try:
+            for b in bins:
+                subprocess.run([b, "1.5"], timeout=30)
+            time.sleep(2.5)
+        finally:
+            err = s.stop()
+        s.check_on_time(max_gap=3.0)
+        peak = summary_count(err, r"max RSS (\d+) MiB")
+        rss = int(re.findall(r"max RSS \d+ MiB, RSS (\d+) MiB", err)[-1])
+        evicted = summary_count(err, r"(\d+) modules evicted")
+        check(evicted >= 6, "only %d modules evicted: %s" % (evicted, err[-1500:]))
+        check(0 < peak < 170, "peak RSS %d MiB (bound 170)" % peak)
+        check(rss < 80, "RSS %d MiB at the end (bound 80)" % rss)
+    finally:
+        shutil.rmtree(d)
+
+
+def mutate(data, rng, ranges, nflips):
+    b = bytearray(data)
+    for _ in range(nflips):
+        lo, hi = rng.choice(ranges)
+        if hi > lo:
+            b[rng.randrange(lo, hi)] = rng.randrange(256)
+    return bytes(b)
+
+
+def elf_ranges(path):
+    """File ranges of the ELF header, the program and section headers and
+    the sections the daemon parses (symbols, strings, notes, CFI)."""
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    ranges = [(0, 64)]
+    for line in out.splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if m and m.group(1) in (".symtab", ".strtab", ".dynsym", ".dynstr", ".eh_frame",
+                                ".eh_frame_hdr", ".note.gnu.build-id", ".gnu_debuglink",
+                                ".debug_frame", ".debug_info", ".debug_abbrev"):
+            off, size = int(m.group(2), 16), int(m.group(3), 16)
+            ranges.append((off, off + size))
+    with open(path, "rb") as f:
+        h = f.read(64)
+    phoff, shoff = int.from_bytes(h[32:40], "little"), int.from_bytes(h[40:48], "little")
+    phnum, shnum = int.from_bytes(h[56:58], "little"), int.from_bytes(h[60:62], "little")
+    ranges.append((phoff, phoff + 56 * phnum))
+    ranges.append((shoff, shoff + 64 * shnum))
+    return ranges
+
+
+def test_mutated_binaries_keep_snapshots_on_time():
+    """120 copies of a small workload with random bytes changed in their ELF
+    header, program/section headers, symbol tables, notes and CFI run (4 at a
+    time, 0.4 s each; many crash at exec) under -a --interval 1: snapshots
+    come every second, the daemon exits 0, no sanitizer report."""
+    d = tempfile.mkdtemp(prefix="st-mut-")
+    try:
+        os.chmod(d, 0o755)
+        src = spin_binary(d, "mut_work")
+        with open(src, "rb") as f:
+            data = f.read()
+        ranges = elf_ranges(src)
+        rng = random.Random(12)
+        bins = []
+        for k in range(120):
+            b = os.path.join(d, "m%03d" % k)
+            with open(b, "wb") as f:
+                f.write(mutate(data, rng, ranges, rng.randrange(1, 24)))
+            os.chmod(b, 0o755)
+            bins.append(b)
+        s = Service()
+        try:
+            for k in range(0, len(bins), 4):
+                ps = []
+                for b in bins[k:k + 4]:
+                    try:
+                        ps.append(subprocess.Popen([b, "0.4"], stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL))
+                    except OSError:
+                        pass  # not executable any more: fine
+                for p in ps:
+                    try:
+                        p.wait(timeout=3)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait()
+            time.sleep(1.5)
+        finally:
+            err = s.stop()
+        names = s.check_on_time()
+        for n in names[-3:]:
+            check_invariants(load(os.path.join(s.dir, n)))
+    finally:
+        shutil.rmtree(d)
