@@ -500,6 +500,10 @@ static __always_inline long dwarf_stack(struct scratch *sc)
 		if (v)
 			*v += res.fp_frames;
 	}
+	if (res.over_budget)
+		stat_inc(ST_STAT_UNW_OVER_BUDGET);
+	if (res.pending)
+		stat_inc(ST_STAT_UNW_PENDING);
 	if (res.request)
 		notify_unwind(task->tgid, task->pid);
 	return n;

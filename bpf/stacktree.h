@@ -91,6 +91,8 @@ enum st_stat {
 	ST_STAT_FAULT_HEAP,	 /* data in the brk heap or anonymous memory */
 	ST_STAT_FAULT_UNKNOWN,	 /* data faults left unclassified (mapping not found) */
 	ST_STAT_UNW_WAIT,	 /* dwarf/auto: a launched command waiting for its tables (not taken) */
+	ST_STAT_UNW_OVER_BUDGET, /* walks through a module left without rows by --unwind-memory */
+	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
 	ST_STAT__MAX,
 };
 
@@ -119,8 +121,9 @@ struct st_event {
 /*
  * DWARF unwinding (bpf/unwind.h, user/unwind_tables.c, user/unwinder.c;
  * kernel-notes/unwinding.md). User space compiles each module's CFI into
- * rows sorted by pc, stored once per module (shared by build id) in the
- * `unwind_rows` array; each process has a sorted table of its executable
+ * rows sorted by pc, stored once per module (shared by build id) in an
+ * extent of a shard (an array map in a slot of `unwind_shards`, see
+ * user/unwind_store.h); each process has a sorted table of its executable
  * mappings in `unwind_procs` (key: tgid). x86-64: the return address is at
  * CFA - 8 and the caller's rsp is the CFA.
  */
@@ -142,6 +145,9 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 #define ST_UNW_KIND_MASK 0x0f
 #define ST_UNW_F_RBP_AT_RBP 0x10 /* saved rbp at rbp + 8 * rbp, not at CFA + 8 * rbp */
 #define ST_UNW_F_OFF8 0x20	 /* off is in units of 8 bytes (frames over 32 KiB) */
+#define ST_UNW_F_OVER_BUDGET 0x40 /* (BPF only, kind NONE) the module has no rows for want
+				   * of memory (--unwind-memory) */
+#define ST_UNW_F_PENDING 0x80	 /* (BPF only, kind NONE) its rows are not compiled yet */
 #define ST_UNW_RBP_SAME 0	 /* st_unwind_row.rbp: rbp unchanged by this frame */
 #define ST_UNW_RBP_UNKNOWN (-128) /* rbp not recoverable (later rbp-based frames fail) */
 
@@ -152,6 +158,7 @@ struct st_unwind_row {
 	__s16 off;	/* CFA offset (see kind) */
 };
 
+#define ST_UNWIND_MAX_SHARDS 1024	/* shard slots in unwind_shards */
 #define ST_UNWIND_MAX_MAPS 256	/* executable mappings per process (power of two) */
 #define ST_UNWIND_MAP_STEPS 9	/* binary search steps: log2(ST_UNWIND_MAX_MAPS) + 1 */
 #define ST_UNWIND_ROW_STEPS 22	/* binary search steps over a module's rows */
@@ -161,9 +168,14 @@ struct st_unwind_map {
 	__u64 start;	/* runtime address of the executable mapping */
 	__u32 len;	/* its length */
 	__u32 vaddr;	/* module-relative address at start: pc = ip - start + vaddr */
-	__u32 rows;	/* first row of the module in unwind_rows */
-	__u32 nrows;	/* 0: the module has no CFI (frame pointers in auto mode) */
+	__u32 shard;	/* the module's rows: the shard's slot in unwind_shards, */
+	__u32 first;	/* first row there, */
+	__u32 nrows;	/* count (0: none, frame pointers in auto mode: see flags) */
+	__u32 flags;	/* ST_UNWIND_MAP_* */
 };
+
+#define ST_UNWIND_MAP_OVER_BUDGET 0x1	/* no rows: the module did not fit --unwind-memory */
+#define ST_UNWIND_MAP_PENDING 0x2	/* no rows yet: the daemon is compiling them */
 
 struct st_unwind_proc {
 	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */

@@ -37,16 +37,28 @@ struct st_unwind_result {
 	__u32 fp_frames;	/* frames walked by frame pointers (auto) */
 	bool no_proc;		/* no tables for the process (yet) */
 	bool request;		/* ask user space for tables (rate limited) */
+	bool over_budget;	/* a frame in a module left out by --unwind-memory */
+	bool pending;		/* a frame in a module whose rows are not compiled yet */
 };
 
-/* rows of every module, shared by build id (mmaped by the daemon) */
-struct {
+/* Shards of rows, created by the daemon as needed (user/unwind_store.c):
+ * a module's rows, sorted by pc, are an extent of one shard. The template:
+ * BPF_F_INNER_MAP lets the shards' sizes differ. */
+struct st_unwind_rows_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, struct st_unwind_row);
-	__uint(max_entries, 1);	/* resized before load */
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_rows SEC(".maps");
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+};
+
+/* shard slot (st_unwind_map.shard) -> the shard's rows */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, ST_UNWIND_MAX_SHARDS);
+	__array(values, struct st_unwind_rows_map);
+} unwind_shards SEC(".maps");
 
 /* tgid -> the process's executable mappings */
 struct {
@@ -101,12 +113,15 @@ struct st_unw_state {
 	bool exact;		/* look up ip itself: the leaf, or after a signal frame */
 	bool fallback;		/* auto: frame pointers where there is no CFI */
 	bool miss;		/* an address no mapping covers */
+	bool over_budget;	/* a frame in a module without rows for want of memory */
+	bool pending;		/* a frame in a module whose rows are being compiled */
 };
 
 /* Binary searches, one bpf_loop step each: the last entry with key <= want
  * in [lo, hi) ends at lo - 1. */
 struct st_unw_search {
 	struct st_unwind_proc *proc;	/* mappings: keys are starts */
+	void *rows;			/* a module's rows: keys are pcs */
 	__u64 want;
 	__u32 lo, hi;
 	bool failed;
@@ -136,7 +151,7 @@ static long st_unw_row_step(__u32 i, void *data)
 	if (q->lo >= q->hi)
 		return 1;
 	mid = q->lo + ((q->hi - q->lo) >> 1);
-	r = bpf_map_lookup_elem(&unwind_rows, &mid);
+	r = bpf_map_lookup_elem(q->rows, &mid);
 	if (!r) {
 		q->failed = true;
 		return 1;
@@ -172,17 +187,22 @@ static __always_inline struct st_unwind_map *st_unw_find_map(struct st_unw_state
 	return m;
 }
 
-/* The row covering pc in rows [first, first + n), or NULL. */
-static __always_inline struct st_unwind_row *st_unw_find_row(__u32 first, __u32 n, __u32 pc)
+/* The row covering pc in rows [first, first + n) of a shard, or NULL (also
+ * when the shard is gone). */
+static __always_inline struct st_unwind_row *st_unw_find_row(__u32 shard, __u32 first, __u32 n,
+							     __u32 pc)
 {
 	struct st_unw_search q = { .want = pc, .lo = first, .hi = first + n };
 	__u32 k;
 
+	q.rows = bpf_map_lookup_elem(&unwind_shards, &shard);
+	if (!q.rows)
+		return NULL;
 	bpf_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q, 0);
 	if (q.failed || q.lo == first)
 		return NULL;
 	k = q.lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &k);
+	return bpf_map_lookup_elem(q.rows, &k);
 }
 
 static __always_inline long st_unw_read(void *dst, __u32 size, __u64 addr)
@@ -257,10 +277,14 @@ static long st_unw_frame(__u32 i, void *data)
 	if (!hit) {
 		row = (struct st_unwind_row){};
 		m = st_unw_find_map(s, s->ip);
-		r = m && m->nrows ? st_unw_find_row(m->rows, m->nrows,
+		r = m && m->nrows ? st_unw_find_row(m->shard, m->first, m->nrows,
 						    (__u32)(pc - m->start + m->vaddr)) : NULL;
 		if (r)
 			row = *r;
+		else if (m && (m->flags & ST_UNWIND_MAP_OVER_BUDGET))
+			row.kind = ST_UNW_NONE | ST_UNW_F_OVER_BUDGET;
+		else if (m && (m->flags & ST_UNWIND_MAP_PENDING))
+			row.kind = ST_UNW_NONE | ST_UNW_F_PENDING;
 		if (!m) {
 			s->miss = true;
 		} else {
@@ -274,6 +298,10 @@ static long st_unw_frame(__u32 i, void *data)
 		}
 	}
 	r = &row;
+	if (row.kind & ST_UNW_F_OVER_BUDGET)
+		s->over_budget = true;
+	if (row.kind & ST_UNW_F_PENDING)
+		s->pending = true;
 	kind = row.kind & ST_UNW_KIND_MASK;
 	if (kind == ST_UNW_R10 && n)	/* r10 is only known in the leaf */
 		kind = ST_UNW_UNSUPPORTED;
@@ -352,6 +380,8 @@ struct st_unwind_io {
 	__u32 fp_frames;	/* out: frames walked by frame pointers */
 	__u32 no_proc;		/* out: no tables for the process (yet) */
 	__u32 miss;		/* out: an address no mapping covers */
+	__u32 over_budget;	/* out: a frame in a module left out by the memory budget */
+	__u32 pending;		/* out: a frame in a module whose rows are not in yet */
 	__u32 pad;
 };
 
@@ -374,6 +404,8 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->stop = ST_UNW_STOP_END;
 	io->fp_frames = 0;
 	io->miss = 0;
+	io->over_budget = 0;
+	io->pending = 0;
 	s.proc = bpf_map_lookup_elem(&unwind_procs, &io->tgid);
 	io->no_proc = !s.proc;
 	if (!s.proc)	/* the empty table at key 0 (pushed first by the daemon) */
@@ -398,6 +430,8 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->stop = s.stop;
 	io->fp_frames = s.fp_frames;
 	io->miss = s.miss;
+	io->over_budget = s.over_budget;
+	io->pending = s.pending;
 	return s.n;
 }
 
@@ -422,6 +456,8 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->fp_frames = 0;
 	res->no_proc = false;
 	res->request = false;
+	res->over_budget = false;
+	res->pending = false;
 	if ((BPF_CORE_READ(task, flags) & ST_PF_KTHREAD) || !BPF_CORE_READ(task, mm))
 		return 0;
 	io.ip = BPF_CORE_READ(uregs, ip);
@@ -437,6 +473,8 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->stop = io.stop;
 	res->fp_frames = io.fp_frames;
 	res->no_proc = io.no_proc;
+	res->over_budget = io.over_budget;
+	res->pending = io.pending;
 	if (io.miss) {
 		now = bpf_ktime_get_ns();
 		last = bpf_map_lookup_elem(&unwind_requests, &io.tgid);

@@ -212,6 +212,9 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
 		{ ST_STAT_UNW_WAIT, "samples not taken: command waiting for its unwind tables",
 		  false },
+		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
+		  false },
+		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
 		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
 		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
 		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
@@ -326,12 +329,17 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		struct st_unwinder_stats us;
 
 		st_unwinder__stats(r->unw, &us);
-		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows, %.1f MiB "
-			"(of %.0f MiB), %zu processes, %zu modules without CFI, compiled in %.2f s, "
-			"%zu files refused, %zu non-root files not shared by build id\n",
-			us.modules, us.rows, (double)us.rows * sizeof(struct st_unwind_row) / (1 << 20),
-			(double)us.capacity * sizeof(struct st_unwind_row) / (1 << 20), us.procs,
+		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
+			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
+			"%zu released; %zu processes, %zu modules without CFI, compiled in "
+			"%.2f s, %zu files refused, %zu non-root files not shared by build id\n",
+			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
+			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
 			us.no_cfi, us.compile_s, us.refused, us.unshared);
+		if (us.no_room)
+			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
+				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
+				us.no_room_names);
 	}
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
@@ -505,7 +513,7 @@ int st_daemon__run(const struct st_options *o)
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
 		.events = o->events,
-		.unwind_mode = o->unwind, .unwind_rows = o->unwind_rows, .unwind_procs = 4096,
+		.unwind_mode = o->unwind, .unwind_procs = 4096,
 	};
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
@@ -538,7 +546,7 @@ int st_daemon__run(const struct st_options *o)
 	if (!r.coll)
 		goto cleanup;
 	if (o->unwind != ST_UNWIND_FP) {
-		r.unw = st_unwinder__new(r.sess, o->verbose);
+		r.unw = st_unwinder__new(r.sess, o->unwind_memory_mb << 20, o->verbose);
 		if (!r.unw) {
 			fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n",
 				strerror(errno));

@@ -28,8 +28,6 @@ struct st_session {
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	struct st_node_key *keys;	/* scratch for batch deletes */
-	struct st_unwind_row *urows;	/* mmaped `unwind_rows` (dwarf/auto) */
-	size_t urows_len;
 	int stats_fd;			/* bpf_enable_stats() */
 };
 
@@ -145,9 +143,11 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
-	if (opts->unwind_mode != ST_UNWIND_FP &&
-	    ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, opts->unwind_rows)) ||
-	     (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs)))) {
+	if (opts->unwind_mode == ST_UNWIND_FP)	/* unused: as small as they come */
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_shards, 1);
+	else
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+	if (err) {
 		fprintf(stderr, "stacktreed: cannot size the unwinding maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -182,18 +182,6 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		s->recs = NULL;
 		fprintf(stderr, "stacktreed: cannot map the node array: %s\n", strerror(errno));
 		goto cleanup;
-	}
-	if (opts->unwind_mode != ST_UNWIND_FP) {
-		s->urows_len = (size_t)opts->unwind_rows * sizeof(struct st_unwind_row);
-		s->urows = mmap(NULL, s->urows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				bpf_map__fd(s->skel->maps.unwind_rows), 0);
-		if (s->urows == MAP_FAILED) {
-			err = -errno;
-			s->urows = NULL;
-			fprintf(stderr, "stacktreed: cannot map the unwinding rows: %s\n",
-				strerror(errno));
-			goto cleanup;
-		}
 	}
 	s->keys = calloc(opts->max_nodes, sizeof(*s->keys));
 	if (!s->keys) {
@@ -237,8 +225,6 @@ void st_session__free(struct st_session *s)
 	ring_buffer__free(s->rb);
 	if (s->recs)
 		munmap(s->recs, s->recs_len);
-	if (s->urows)
-		munmap(s->urows, s->urows_len);
 	free(s->keys);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
@@ -499,10 +485,27 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 	return 0;
 }
 
-struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity)
+int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots)
 {
-	*capacity = s->urows ? s->opts.unwind_rows : 0;
-	return s->urows;
+	if (s->opts.unwind_mode == ST_UNWIND_FP)
+		return -EINVAL;
+	*slots = bpf_map__max_entries(s->skel->maps.unwind_shards);
+	return bpf_map__fd(s->skel->maps.unwind_shards);
+}
+
+int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n)
+{
+	int fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	__u32 key, next;
+	void *prev = NULL;
+
+	*n = 0;
+	while (*n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
+		pids[(*n)++] = next;
+		key = next;
+		prev = &key;
+	}
+	return 0;
 }
 
 int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p)

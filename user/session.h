@@ -23,7 +23,6 @@ struct st_session_opts {
 	bool include_self;	/* sample the daemon too */
 	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS; 0 = cpu */
 	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
-	__u32 unwind_rows;	/* dwarf/auto: capacity of the CFI rows array */
 	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
 };
 
@@ -72,9 +71,12 @@ void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *c
 void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX]);
 /* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
 int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs);
-/* DWARF unwinding tables (user/unwinder.c): the rows array, mapped
- * writable (NULL in fp mode), and each process's mapping table. */
-struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity);
+/* DWARF unwinding tables (user/unwinder.c): the fd of `unwind_shards`,
+ * the map of rows shards (-EINVAL in fp mode; *slots: its size), the pids
+ * that have a mapping table in the kernel (at most cap; the kernel copies a
+ * parent's table at fork), and each process's mapping table. */
+int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots);
+int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n);
 int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p);
 int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
 

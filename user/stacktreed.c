@@ -28,7 +28,7 @@ enum {
 	OPT_EXCLUDE_SELF,
 	OPT_NO_EXCLUDE_SELF,
 	OPT_FORMAT,
-	OPT_UNWIND_ROWS,
+	OPT_UNWIND_MEMORY,
 	OPT_SYMBOL_CACHE_MB,
 	OPT_MAX_FILE_MB,
 };
@@ -41,7 +41,7 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
-	{ "unwind-rows", OPT_UNWIND_ROWS, "N", 0, "dwarf/auto: capacity of the CFI rows map, 8 bytes each (default 1048576)", 2 },
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
@@ -143,10 +143,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			argp_error(state, "invalid --unwind '%s': give fp, dwarf or auto", arg);
 		break;
-	case OPT_UNWIND_ROWS:
-		if (parse_double(arg, 1024, 1 << 28, &v) || v != (__u32)v)
-			argp_error(state, "invalid --unwind-rows '%s': give 1024..268435456", arg);
-		o->unwind_rows = (__u32)v;
+	case OPT_UNWIND_MEMORY:
+		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
+			argp_error(state, "invalid --unwind-memory '%s': give 1..1048576 (MiB)", arg);
+		o->unwind_memory_mb = (size_t)v;
 		break;
 	case OPT_SYMBOL_CACHE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 {
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
-		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .unwind_rows = 1 << 20,
+		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .unwind_memory_mb = 256,
 		.events = 1u << ST_EVENT_CPU,
 	};
 	struct parse_state ps = { .o = &o };

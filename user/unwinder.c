@@ -23,6 +23,8 @@
 struct uproc {
 	__u64 hash;	/* of the table last pushed; 0: none (forgotten) */
 	bool pending;	/* a module of it is still being compiled: push again */
+	struct st_umod **mods;	/* the modules its pushed table maps (referenced) */
+	size_t nmods;
 };
 
 struct st_unwinder {
@@ -31,29 +33,31 @@ struct st_unwinder {
 	struct st_umods *mods;
 	struct st_u64map *procs;	/* pid -> uproc */
 	struct st_unwind_proc *tab;	/* scratch */
+	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules */
+	size_t ntab_mods;
 	__u32 gen;			/* versions of the pushed tables */
 	struct st_unwinder_stats st;
 };
 
 static void preload_common(struct st_unwinder *u);
 
-struct st_unwinder *st_unwinder__new(struct st_session *s, bool verbose)
+struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, bool verbose)
 {
 	struct st_unwinder *u = calloc(1, sizeof(*u));
-	struct st_unwind_row *rows;
-	__u32 cap;
+	__u32 slots = 0;
+	int fd;
 
 	if (!u)
 		return NULL;
 	u->sess = s;
 	u->verbose = verbose;
-	rows = st_session__unwind_rows(s, &cap);
-	u->mods = rows ? st_umods__new(rows, cap, verbose) : NULL;
+	fd = st_session__unwind_shards_fd(s, &slots);
+	u->mods = fd >= 0 ? st_umods__new(fd, slots, budget_bytes, verbose) : NULL;
 	u->procs = st_u64map__new();
 	u->tab = calloc(1, sizeof(*u->tab));
 	if (!u->mods || !u->procs || !u->tab) {
 		st_unwinder__free(u);
-		errno = rows ? ENOMEM : EINVAL;
+		errno = fd >= 0 ? ENOMEM : EINVAL;
 		return NULL;
 	}
 	/* the empty table: processes without one yet walk by frame pointers
@@ -73,8 +77,10 @@ void st_unwinder__free(struct st_unwinder *u)
 
 	if (!u)
 		return;
-	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL)))
+	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
+		free(((struct uproc *)v)->mods);
 		free(v);
+	}
 	st_u64map__free(u->procs);
 	st_umods__free(u->mods);
 	free(u->tab);
@@ -158,9 +164,11 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	size_t cap = 0;
 	bool too_many = false;
 	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	int err;
 	FILE *f;
 
 	*pending = false;
+	u->ntab_mods = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -190,9 +198,17 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		mp = &tab->maps[tab->nmaps++];
 		mp->start = l.start;
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
+		if (!m)
+			continue;
+		u->tab_mods[u->ntab_mods++] = m;
 		/* no rows (yet): frame pointers there in auto mode */
-		if (m && st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->rows, &mp->nrows) == -EAGAIN)
+		err = st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->shard, &mp->first, &mp->nrows);
+		if (err == -EAGAIN) {
 			*pending = true;
+			mp->flags |= ST_UNWIND_MAP_PENDING;
+		}
+		else if (err == -ENOSPC)
+			mp->flags |= ST_UNWIND_MAP_OVER_BUDGET;
 	}
 	free(line);
 	fclose(f);
@@ -210,6 +226,24 @@ static __u64 table_hash(const struct st_unwind_proc *tab)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h ? h : 1;
+}
+
+/* p's pushed table maps the modules of u->tab now: references follow. */
+static void set_mods(struct st_unwinder *u, struct uproc *p)
+{
+	struct st_umod **mods = NULL;
+
+	if (u->ntab_mods && !(mods = malloc(u->ntab_mods * sizeof(*mods))))
+		u->ntab_mods = 0;	/* unreferenced: released at worst, never wrong */
+	for (size_t i = 0; i < u->ntab_mods; i++) {
+		mods[i] = u->tab_mods[i];
+		st_umod__ref(mods[i]);
+	}
+	for (size_t i = 0; i < p->nmods; i++)
+		st_umod__unref(p->mods[i]);
+	free(p->mods);
+	p->mods = mods;
+	p->nmods = u->ntab_mods;
 }
 
 int st_unwinder__update(struct st_unwinder *u, __u32 pid)
@@ -244,6 +278,7 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	u->st.pushes++;
 	u->st.procs += !p->hash;
 	p->hash = h;
+	set_mods(u, p);
 	return 0;
 }
 
@@ -280,6 +315,8 @@ void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
 	st_session__unwind_del_proc(u->sess, pid);
 	p->hash = 0;	/* kept as a tombstone (u64map has no delete) */
 	p->pending = false;
+	u->ntab_mods = 0;
+	set_mods(u, p);
 }
 
 void st_unwinder__sweep(struct st_unwinder *u)
@@ -288,9 +325,22 @@ void st_unwinder__sweep(struct st_unwinder *u)
 	size_t pos = 0;
 	__u64 pid;
 
+	__u32 pids[1024];
+	size_t n = 0;
+
 	while ((p = st_u64map__next(u->procs, &pos, &pid)))
 		if (p->hash && kill((pid_t)pid, 0) && errno == ESRCH)
 			st_unwinder__forget(u, (__u32)pid);
+	/* children with a copy of their parent's table (bpf on_fork): their
+	 * own table, so that their modules are referenced (or dropped) */
+	st_session__unwind_proc_pids(u->sess, pids, sizeof(pids) / sizeof(pids[0]), &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!pids[i] || ((p = st_u64map__get(u->procs, pids[i])) && p->hash))
+			continue;
+		if (st_unwinder__update(u, pids[i]) == -ENOENT)
+			st_session__unwind_del_proc(u->sess, pids[i]);
+	}
+	st_umods__release_unused(u->mods);
 }
 
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out)

@@ -15,10 +15,17 @@ struct st_session;
 struct st_unwinder;
 
 struct st_unwinder_stats {
-	size_t modules;		/* modules with rows in the BPF array */
+	size_t loaded, rows_loaded; /* modules given rows, and their rows, over the session */
+	size_t modules;		/* modules with rows in the kernel now */
 	size_t no_cfi;		/* modules without usable CFI (frame pointers in auto) */
-	size_t no_room;		/* modules that did not fit in the rows array */
-	size_t rows, capacity;	/* rows used / rows array capacity */
+	size_t no_room;		/* modules left without rows by the memory budget (or
+				 * for want of a module slot), over the session */
+	size_t rows;		/* rows in the kernel now */
+	size_t bytes, budget;	/* their kernel memory (pages) / --unwind-memory */
+	size_t peak_bytes;	/* the most bytes held at once */
+	size_t shards;		/* rows maps in the kernel now */
+	size_t released;	/* modules released: no live process mapped them */
+	char no_room_names[160]; /* the first modules over the budget (basenames) */
 	size_t unsupported;	/* rows with a CFI form BPF does not evaluate */
 	size_t procs;		/* processes given a table */
 	size_t pushes;		/* process tables written */
@@ -29,7 +36,7 @@ struct st_unwinder_stats {
 };
 
 /* NULL with errno set on failure. The session must be in dwarf or auto mode. */
-struct st_unwinder *st_unwinder__new(struct st_session *s, bool verbose);
+struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, bool verbose);
 void st_unwinder__free(struct st_unwinder *u);
 
 /* Compile the tables of a command's executable (found in PATH like
@@ -48,7 +55,9 @@ void st_unwinder__work(struct st_unwinder *u);
 bool st_unwinder__pending(const struct st_unwinder *u);
 /* The process ended: drop its table. */
 void st_unwinder__forget(struct st_unwinder *u, __u32 pid);
-/* Drop the tables of processes that no longer exist. */
+/* Drop the tables of processes that no longer exist, give their own table
+ * to the children the kernel gave a copy of their parent's at fork, and
+ * release the rows of modules no live process maps any more. */
 void st_unwinder__sweep(struct st_unwinder *u);
 
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out);
