@@ -30,6 +30,7 @@ const volatile bool filter_comm = false;	/* --comm */
 const volatile char comm_filter[ST_COMM_LEN] = {};
 const volatile bool filter_cgroup = false;	/* --cgroup */
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
+const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
 
 /* written by user space at run time (mmaped .bss) */
 __u32 epoch = 0;		/* generation = epoch & 1 */
@@ -92,6 +93,22 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* samples whose walk waits for tables (struct st_deferred, variable size) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* resized before load */
+} deferred SEC(".maps");
+
+/* a deferred sample being assembled, one per CPU (by CPU number: a per-CPU
+ * array's values are limited to 32 KiB; only the timer program, which does
+ * not nest with itself, uses it) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_deferred);
+	__uint(max_entries, 1);	/* resized before load: possible CPUs */
+} defer_buf SEC(".maps");
+
 /* A thread's recently used nodes, direct-mapped by (parent, flags, addr):
  * a thread that alternates between a few paths finds their nodes here
  * instead of in the node_ids hash. Entries of an older epoch are stale. */
@@ -140,6 +157,8 @@ struct scratch {
 	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
 	__u64 kstack[ST_MAX_KERNEL];	/* leaf first */
 	bool utrunc;		/* dwarf/auto: the user walk stopped early */
+	bool defer;		/* ... for want of tables: unwind it in the daemon */
+	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
 };
 
 /* A sample's path, root first, read in place from the walked stacks:
@@ -480,7 +499,7 @@ static __always_inline void notify_unwind(__u32 tgid, __u32 tid)
 }
 
 /* --unwind dwarf|auto: bpf/unwind.h from the task's user registers. */
-static __always_inline long dwarf_stack(struct scratch *sc)
+static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct st_unwind_result res;
@@ -488,10 +507,17 @@ static __always_inline long dwarf_stack(struct scratch *sc)
 	long n;
 
 	n = st_unwind_user(task, (struct pt_regs *)bpf_task_pt_regs(task), sc->ustack,
-			   ST_MAX_USER, unwind_mode == ST_UNWIND_AUTO, &res);
+			   ST_MAX_USER, unwind_mode == ST_UNWIND_AUTO, may_defer ? 0 : 1, &res);
 	sc->utrunc = n > 0 && res.stop != ST_UNW_STOP_END;
 	stat = res.no_proc ? ST_STAT_UNW_NO_PROC : st_unwind_stop_stat(res.stop);
-	if (stat < ST_STAT__MAX && (sc->utrunc || res.no_proc))
+	if (!(sc->utrunc || res.no_proc))
+		stat = ST_STAT__MAX;
+	/* went where tables were missing (what frame pointers found there,
+	 * even a "complete" stack, is a guess in code built without them):
+	 * the daemon unwinds it later */
+	sc->defer = defer_unwind && may_defer && n > 0 && (res.no_proc || res.pending || res.miss);
+	sc->stop_stat = stat;
+	if (stat < ST_STAT__MAX && !sc->defer)
 		stat_inc(stat);
 	if (res.fp_frames) {
 		__u32 k = ST_STAT_UNW_FP_FRAMES;
@@ -512,13 +538,14 @@ static __always_inline long dwarf_stack(struct scratch *sc)
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
  * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
  * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early. */
-static __always_inline long user_stack(void *ctx, struct scratch *sc)
+static __always_inline long user_stack(void *ctx, struct scratch *sc, bool may_defer)
 {
 	long r;
 
 	sc->utrunc = false;
+	sc->defer = false;
 	if (unwind_mode != ST_UNWIND_FP)
-		return dwarf_stack(sc);
+		return dwarf_stack(sc, may_defer);
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
 }
@@ -611,6 +638,94 @@ out:
 	__sync_fetch_and_sub(busy, 1);
 }
 
+struct stack_top {
+	__u64 end;
+	bool found;
+};
+
+static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct stack_top *t = data;
+
+	t->found = true;
+	t->end = vma->vm_end;
+	return 0;
+}
+
+/* Copy the stack page by page, up to the first page that is not there
+ * (a single read of the whole range fails on any page missing, seen for
+ * young processes). */
+struct stack_copy {
+	struct st_deferred *d;
+	__u64 start, end;	/* sp, and the end of the range to copy */
+	__u32 first;		/* bytes in sp's page (copy 0), then whole pages */
+	__u32 len;		/* out: bytes copied */
+};
+
+/* Copy i: sp's page for i == 0, then the i-th page above. Offsets derive
+ * from i, not from the previous copy, so that the verifier checks the
+ * callback once for any i. */
+static long copy_page(__u32 i, void *data)
+{
+	struct stack_copy *c = data;
+	__u32 off = i ? c->first + (i - 1) * 4096 : 0, n = i ? 4096 : c->first;
+	__u64 addr = c->start + off;
+
+	if (addr >= c->end || off > ST_DEFER_STACK - 4096 || n > 4096)
+		return 1;
+	if (n > c->end - addr)
+		n = (__u32)(c->end - addr);
+	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr))
+		return 1;
+	c->len = off + n;
+	return 0;
+}
+
+/* The sample for the daemon to unwind (sc->defer): registers, the stack
+ * from sp up to the end of its mapping (at most ST_DEFER_STACK bytes) and
+ * the kernel frames. False when the ring buffer is full. */
+__noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct stack_top top = {};
+	struct st_deferred *d;
+	__u32 cpu = bpf_get_smp_processor_id(), len = 0;
+	struct stack_copy cp = {};
+	__u64 avail, start_stack;
+
+	d = bpf_map_lookup_elem(&defer_buf, &cpu);
+	if (!d || !sc)
+		return 0;
+	d->pid = tgid;
+	d->tid = tid;
+	d->ip = BPF_CORE_READ(regs, ip);
+	d->sp = BPF_CORE_READ(regs, sp);
+	d->bp = BPF_CORE_READ(regs, bp);
+	d->r10 = BPF_CORE_READ(regs, r10);
+	bpf_get_current_comm(d->comm, sizeof(d->comm));
+	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
+	if (d->kn)
+		__builtin_memcpy(d->kstack, sc->kstack, sizeof(d->kstack));
+	start_stack = BPF_CORE_READ(task, mm, start_stack);
+	if (!bpf_find_vma(task, d->sp, stack_vma_cb, &top, 0) && top.found && top.end > d->sp)
+		avail = top.end - d->sp;
+	else if (start_stack > d->sp && start_stack - d->sp < (8u << 20))
+		avail = start_stack - d->sp;	/* the lock is busy: the main thread's stack */
+	else
+		avail = 4096 - (d->sp & 4095);	/* the rest of sp's page, always mapped */
+	cp.d = d;
+	cp.start = d->sp;
+	cp.end = d->sp + (avail > ST_DEFER_STACK ? ST_DEFER_STACK : avail);
+	cp.first = 4096 - (__u32)(d->sp & 4095);
+	bpf_loop(ST_DEFER_STACK / 4096 + 1, copy_page, &cp, 0);
+	len = cp.len;
+	if (len > ST_DEFER_STACK)
+		len = 0;
+	d->stack_len = len;
+	return bpf_ringbuf_output(&deferred, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
+}
+
 SEC("perf_event")
 int on_timer(struct bpf_perf_event_data *ctx)
 {
@@ -628,7 +743,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = user_stack(ctx, sc);
+	un = user_stack(ctx, sc, true);
 	if (un < 0) {
 		stat_inc(ST_STAT_LOST_STACK);
 		return 0;
@@ -636,6 +751,16 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks) {
 		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
+	}
+
+	if (sc->defer) {
+		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0)) {
+			stat_inc(ST_STAT_DEFERRED);
+			return 0;
+		}
+		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
+		if (sc->stop_stat < ST_STAT__MAX)
+			stat_inc(sc->stop_stat);
 	}
 
 	/* the path, root first: [truncated], user frames, kernel frames */
@@ -816,7 +941,7 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = user_stack(ctx, sc);
+	un = user_stack(ctx, sc, false);
 	if (un < 0) {
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;

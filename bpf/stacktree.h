@@ -93,6 +93,11 @@ enum st_stat {
 	ST_STAT_UNW_WAIT,	 /* dwarf/auto: a launched command waiting for its tables (not taken) */
 	ST_STAT_UNW_OVER_BUDGET, /* walks through a module left without rows by --unwind-memory */
 	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
+	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
+	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
+	/* counted by the daemon (user/deferred.c), never by BPF */
+	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
+	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
 	ST_STAT__MAX,
 };
 
@@ -182,6 +187,25 @@ struct st_unwind_proc {
 	__u32 gen;	/* table version, unique per push: keys the BPF row cache */
 	__u64 interp_start, interp_len;	/* the dynamic loader's text (0: none) */
 	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
+};
+
+/*
+ * Deferred unwinding (dwarf/auto, user/deferred.c): a timer sample whose walk
+ * stopped because the process or a module it went through had no rows yet
+ * (a young process, a new library) is not folded in BPF: its registers, the
+ * top of its user stack and its kernel frames go to the `deferred` ring
+ * buffer, and the daemon unwinds it with the same rows once they are in.
+ */
+#define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
+
+struct st_deferred {
+	__u32 pid, tid;
+	__u64 ip, sp, bp, r10;	/* the interrupted user registers */
+	__u32 stack_len;	/* bytes of stack[] (from sp) */
+	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
+	char comm[ST_COMM_LEN];
+	__u64 kstack[ST_MAX_KERNEL];
+	__u8 stack[ST_DEFER_STACK];
 };
 
 #endif

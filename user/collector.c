@@ -45,6 +45,8 @@ struct rthread {
 	char comm[ST_COMM_LEN];
 	struct st_tree *tree;	/* raw: nodes keyed by (kind, address) */
 	struct proc *proc;
+	struct st_frame *late;	/* the previous sample the daemon unwound: */
+	size_t nlate;		/* its path, root first (CALLS of the next) */
 };
 
 struct idref {
@@ -124,6 +126,7 @@ void st_collector__free(struct st_collector *c)
 		return;
 	while (c->threads && (t = st_u64map__next(c->threads, &pos, NULL))) {
 		st_tree__free(t->tree);
+		free(t->late);
 		free(t);
 	}
 	pos = 0;
@@ -239,6 +242,7 @@ void st_collector__reset(struct st_collector *c)
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
 		st_tree__free(t->tree);
+		free(t->late);
 		free(t);
 	}
 	st_u64map__clear(c->threads);
@@ -398,6 +402,60 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		    !st_procmaps__find(ref->t->proc->maps, f.addr))
 			ref->t->proc->missing = true;
 	}
+	return 0;
+}
+
+static bool same_raw(const struct st_frame *a, const struct st_frame *b)
+{
+	return a->kind == b->kind && a->addr == b->addr && a->kernel == b->kernel &&
+	       a->function == b->function;
+}
+
+int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, const char *comm,
+			     const __u64 *user, size_t un, bool truncated, const __u64 *kstack,
+			     size_t kn)
+{
+	size_t n = (truncated ? 1 : 0) + un + kn, prefix = 0;
+	struct rthread *t = thread_get(c, pid, tid, false);
+	struct st_frame *path;
+	struct st_node *node;
+
+	if (!t || !(path = calloc(n ? n : 1, sizeof(*path))))
+		return -ENOMEM;
+	if (!t->comm[0] && comm)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	n = 0;
+	if (truncated) {
+		path[n].kind = ST_FRAME_SPECIAL;
+		path[n++].function = ST_TRUNCATED_NAME;
+	}
+	for (size_t i = un; i-- > 0;) {
+		path[n].kind = (i == 0 && kn == 0) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
+		path[n++].addr = user[i];
+		if (!t->proc->gone && !st_procmaps__find(t->proc->maps, user[i]))
+			t->proc->missing = true;
+	}
+	for (size_t i = kn; i-- > 0;) {
+		path[n].kind = i == 0 ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
+		path[n].kernel = true;
+		path[n++].addr = kstack[i];
+	}
+	while (prefix < n && prefix < t->nlate && same_raw(&path[prefix], &t->late[prefix]))
+		prefix++;
+	node = st_tree__root(t->tree);
+	for (size_t i = 0; i < n; i++) {
+		node = st_tree__child(t->tree, node, &path[i], true);
+		if (!node) {
+			free(path);
+			return -ENOMEM;
+		}
+		if (i >= prefix)
+			node->calls++;
+	}
+	node->base++;
+	free(t->late);
+	t->late = path;
+	t->nlate = n;
 	return 0;
 }
 

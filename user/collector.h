@@ -55,6 +55,16 @@ void st_collector__refresh_missing(struct st_collector *c);
  * page-fault trees when faults is set. The collector keeps its trees. */
 struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults);
 
+/* Fold a sample the daemon unwound itself (user/deferred.c) into thread
+ * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
+ * walk stopped early, under a [truncated] root), then kernel frames leaf
+ * first (kn). A new call is counted for each frame past the common prefix
+ * with the thread's previous such sample. comm names a thread seen first
+ * this way. 0 or -ENOMEM. */
+int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, const char *comm,
+			     const __u64 *user, size_t un, bool truncated, const __u64 *kstack,
+			     size_t kn);
+
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);
 size_t st_collector__memory(const struct st_collector *c);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "deferred.h"
 #include "launch.h"
 #include "outdir.h"
 #include "profile.h"
@@ -65,11 +66,14 @@ static void set_flags(int bits, bool on)
 }
 
 /* The symbolizer's stop request: long work (a debug file's CRC, a huge
- * symbol table) is cut short once SIGINT/SIGTERM came. */
+ * symbol table) is cut short by a second SIGINT/SIGTERM while the reports
+ * are written. Not by the first: it is how -a and --pid sessions end, and
+ * the final reports need every module's symbols (each module's work is
+ * bounded in time anyway); a second one before writing exits at once. */
 static bool stopping(void *ctx)
 {
 	(void)ctx;
-	return signal_flags & SIG_STOP;
+	return signal_flags & SIG_ABORT;
 }
 
 struct run {
@@ -78,6 +82,7 @@ struct run {
 	struct st_session *sess;
 	struct st_collector *coll;
 	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
+	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
 	struct st_launch *child;
 	struct st_outdir *out;		/* -o, opened before sampling */
 	bool reopen;			/* service: a snapshot failed, open -o again */
@@ -215,6 +220,9 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
 		  false },
 		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
+		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
+		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
 		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
 		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
 		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
@@ -225,6 +233,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 
 	/* counters of this interval: the difference since the last snapshot */
 	st_session__stats(r->sess, ev, now_st);
+	if (ev == ST_EVENT_CPU && r->defer)	/* the daemon's own walks */
+		st_defer__stats(r->defer, now_st);
 	for (int i = 0; i < ST_STAT__MAX; i++) {
 		st[i] = now_st[i] - r->prev_stats[ev][i];
 		r->prev_stats[ev][i] = now_st[i];
@@ -483,6 +493,8 @@ static int sample_loop(struct run *r, double t0)
 		wait = st_collector__followups(r->coll);
 		if (r->unw)	/* modules left over by the compile budget */
 			st_unwinder__work(r->unw);
+		if (r->defer && (err = st_defer__process(r->defer, false)))
+			return err;
 		t = now_s();
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
@@ -513,7 +525,7 @@ int st_daemon__run(const struct st_options *o)
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
 		.events = o->events,
-		.unwind_mode = o->unwind, .unwind_procs = 4096,
+		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
 	};
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
@@ -555,6 +567,11 @@ int st_daemon__run(const struct st_options *o)
 		st_collector__on_refresh(r.coll, on_refresh, r.unw);
 		if (o->cmd)
 			st_unwinder__preload(r.unw, o->cmd[0]);
+		r.defer = o->defer_mb ? st_defer__new(r.unw, r.coll) : NULL;
+		if (o->defer_mb && !r.defer)
+			goto cleanup;
+		if (r.defer)
+			st_session__on_deferred(r.sess, st_defer__add, r.defer);
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
@@ -606,6 +623,9 @@ int st_daemon__run(const struct st_options *o)
 	st_session__stop(r.sess);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
+	/* samples still waiting for tables: walked with what there is */
+	if (r.defer && st_defer__process(r.defer, true))
+		goto cleanup;
 	if (snapshot(&r))
 		goto cleanup;
 	ret = 0;
@@ -628,6 +648,7 @@ cleanup:
 	st_outdir__free(r.out);
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
+	st_defer__free(r.defer);
 	st_unwinder__free(r.unw);
 	st_session__free(r.sess);
 	st_symbolizer__free(r.sym);

@@ -32,6 +32,7 @@ struct st_options {
 	__u32 unwind;		/* --unwind: ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
 	size_t unwind_memory_mb; /* --unwind-memory: budget of the CFI rows maps, MiB */
 	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
+	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
 };
 

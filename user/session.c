@@ -25,6 +25,8 @@ struct st_session {
 	struct ring_buffer *rb;
 	st_event_fn ev_fn;
 	void *ev_ctx;
+	st_deferred_fn def_fn;
+	void *def_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	struct st_node_key *keys;	/* scratch for batch deletes */
@@ -143,10 +145,15 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
 	if (opts->unwind_mode == ST_UNWIND_FP)	/* unused: as small as they come */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_shards, 1);
 	else
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+	if (!err && s->skel->rodata->defer_unwind &&
+	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
+		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
+					       (__u32)libbpf_num_possible_cpus());
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot size the unwinding maps: %s\n", strerror(-err));
 		goto cleanup;
@@ -256,6 +263,23 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int on_deferred_rb(void *ctx, void *data, size_t size)
+{
+	struct st_session *s = ctx;
+	const struct st_deferred *d = data;
+
+	if (size >= offsetof(struct st_deferred, stack) && s->def_fn &&
+	    d->stack_len <= size - offsetof(struct st_deferred, stack))
+		s->def_fn(s->def_ctx, d, size);
+	return 0;
+}
+
+void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx)
+{
+	s->def_fn = fn;
+	s->def_ctx = ctx;
+}
+
 static bool cpu_online(int cpu)
 {
 	char path[64];
@@ -286,8 +310,10 @@ int st_session__attach(struct st_session *s)
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
-	if (!s->rb || !s->perf_fds || !s->links) {
-		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
+	if (!s->rb || !s->perf_fds || !s->links ||
+	    (s->opts.defer_ring_mb &&
+	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.deferred), on_deferred_rb, s))) {
+		fprintf(stderr, "stacktreed: cannot set up the event ring buffers: %s\n",
 			strerror(errno));
 		return -ENOMEM;
 	}
@@ -483,6 +509,11 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 	*run_ns = info.run_time_ns;
 	*runs = info.run_cnt;
 	return 0;
+}
+
+__u32 st_session__unwind_mode(const struct st_session *s)
+{
+	return s->opts.unwind_mode;
 }
 
 int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots)

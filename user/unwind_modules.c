@@ -490,6 +490,12 @@ size_t st_umods__release_unused(struct st_umods *ms)
 	return n;
 }
 
+const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
+						 size_t *n)
+{
+	return st_ustore__rows(ms->store, slot, n);
+}
+
 int st_umods__work(struct st_umods *ms)
 {
 	int done = 0;

@@ -176,6 +176,14 @@ void st_ustore__tick(struct st_ustore *s)
 	s->tick++;
 }
 
+const struct st_unwind_row *st_ustore__rows(const struct st_ustore *s, __u32 slot, size_t *n)
+{
+	if (slot >= s->nslots || !s->shards[slot].rows)
+		return NULL;
+	*n = s->shards[slot].bytes / sizeof(struct st_unwind_row);
+	return s->shards[slot].rows;
+}
+
 void st_ustore__stats(const struct st_ustore *s, struct st_ustore_stats *out)
 {
 	out->bytes = s->bytes;

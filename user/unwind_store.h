@@ -42,6 +42,9 @@ void st_ustore__drop(struct st_ustore *s, const struct st_uextent *where);
 /* One tick of the reuse clock (call once per sweep). */
 void st_ustore__tick(struct st_ustore *s);
 
+/* The rows of shard slot (*n of them), NULL when there is none. */
+const struct st_unwind_row *st_ustore__rows(const struct st_ustore *s, __u32 slot, size_t *n);
+
 void st_ustore__stats(const struct st_ustore *s, struct st_ustore_stats *out);
 
 #endif

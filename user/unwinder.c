@@ -18,6 +18,7 @@
 #include "user/session.h"
 #include "user/u64map.h"
 #include "user/unwind_modules.h"
+#include "user/unwind_walk.h"
 
 /* What the unwinder remembers of a process. */
 struct uproc {
@@ -25,6 +26,7 @@ struct uproc {
 	bool pending;	/* a module of it is still being compiled: push again */
 	struct st_umod **mods;	/* the modules its pushed table maps (referenced) */
 	size_t nmods;
+	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks) */
 };
 
 struct st_unwinder {
@@ -79,6 +81,7 @@ void st_unwinder__free(struct st_unwinder *u)
 		return;
 	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
 		free(((struct uproc *)v)->mods);
+		free(((struct uproc *)v)->tab);
 		free(v);
 	}
 	st_u64map__free(u->procs);
@@ -279,6 +282,8 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	u->st.procs += !p->hash;
 	p->hash = h;
 	set_mods(u, p);
+	if (p->tab || (p->tab = malloc(sizeof(*p->tab))))
+		memcpy(p->tab, u->tab, sizeof(*p->tab));
 	return 0;
 }
 
@@ -341,6 +346,32 @@ void st_unwinder__sweep(struct st_unwinder *u)
 			st_session__unwind_del_proc(u->sess, pids[i]);
 	}
 	st_umods__release_unused(u->mods);
+}
+
+static const struct st_unwind_row *shard_rows(void *ctx, __u32 shard, size_t *n)
+{
+	return st_umods__shard_rows(ctx, shard, n);
+}
+
+int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,
+		      size_t max, unsigned *stop, size_t *fp_frames)
+{
+	struct uproc *p = st_u64map__get(u->procs, d->pid);
+	struct st_uwalk_in in = {
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10,
+		.stack = d->stack, .stack_len = d->stack_len,
+		.rows = shard_rows, .ctx = u->mods,
+		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
+	};
+	enum st_uwalk_stop why;
+	size_t n;
+
+	if (!force && (!p || !p->hash || p->pending || !p->tab))
+		return -EAGAIN;
+	in.proc = p && p->tab ? p->tab : NULL;
+	n = st_uwalk(&in, out, max, &why, fp_frames);
+	*stop = !in.proc && why == ST_UWALK_NO_TABLE ? ST_UWALK_NO_PROC : why;
+	return (int)n;
 }
 
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out)

@@ -60,6 +60,15 @@ void st_unwinder__forget(struct st_unwinder *u, __u32 pid);
  * release the rows of modules no live process maps any more. */
 void st_unwinder__sweep(struct st_unwinder *u);
 
+/* Walk a deferred sample's stack (bpf/stacktree.h struct st_deferred) in
+ * the daemon, with the process's table as last pushed and the same rows:
+ * the count of addresses (leaf first) in out, *stop why it ended (enum
+ * st_uwalk_stop, user/unwind_walk.h). -EAGAIN while the process's tables
+ * are not all in yet (force: walk with what there is). */
+struct st_deferred;
+int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,
+		      size_t max, unsigned *stop, size_t *fp_frames);
+
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out);
 
 #endif
