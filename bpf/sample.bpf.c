@@ -83,7 +83,7 @@ struct {
 /* comm of each thread, written when its root node is created */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u64);	/* pid << 32 | tid */
+	__type(key, struct st_comm_key);
 	__type(value, char[ST_COMM_LEN]);
 	__uint(max_entries, 16384);
 } thread_comms SEC(".maps");
@@ -203,6 +203,13 @@ struct {
 	__type(value, struct scratch);
 	__uint(max_entries, 1);
 } scratch_map SEC(".maps");
+
+/* The program a task runs: its self_exec_id (incremented by every exec,
+ * inherited at fork), low 32 bits. */
+static __always_inline __u32 task_image(struct task_struct *t)
+{
+	return (__u32)BPF_CORE_READ(t, self_exec_id);
+}
 
 static __always_inline void stat_ev(__u32 ev, __u32 which)
 {
@@ -414,6 +421,8 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
 	e->pid = pid;
 	e->tid = tid;
 	e->ppid = 0;
+	e->image = task_image(bpf_get_current_task_btf());
+	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return true;
@@ -590,8 +599,11 @@ static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv
 	if (ts->epoch != ep || !ts->root) {
 		/* new generation (or new thread): ids must be looked up again, but
 		 * the prefix still tells which frames are new calls */
-		__u64 root_addr = ((__u64)tgid << 32) | tid;
-		__u32 root = node_get(ev, gen, 0, root_flags, root_addr, &created);
+		struct st_comm_key ck = {
+			.addr = ((__u64)tgid << 32) | tid,
+			.image = task_image(bpf_get_current_task_btf()),
+		};
+		__u32 root = node_get(ev, gen, ck.image, root_flags, ck.addr, &created);
 
 		if (!root) {
 			ts->depth = 0;
@@ -601,7 +613,7 @@ static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv
 			char comm[ST_COMM_LEN];
 
 			bpf_get_current_comm(comm, sizeof(comm));
-			bpf_map_update_elem(&thread_comms, &root_addr, comm, BPF_ANY);
+			bpf_map_update_elem(&thread_comms, &ck, comm, BPF_ANY);
 		}
 		if (created && fresh) {
 			rec = bpf_map_lookup_elem(&nodes, &root);
@@ -699,6 +711,8 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
 		return 0;
 	d->pid = tgid;
 	d->tid = tid;
+	d->image = task_image(task);
+	d->pad = 0;
 	d->ip = BPF_CORE_READ(regs, ip);
 	d->sp = BPF_CORE_READ(regs, sp);
 	d->bp = BPF_CORE_READ(regs, bp);

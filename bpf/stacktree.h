@@ -7,8 +7,11 @@
  *   - node ids index the `nodes` array map; id 0 means "none";
  *   - the `node_ids` hash maps (parent id, generation, flags, address) to a
  *     node id, so that a node is created once and found again;
- *   - a thread's root node has parent 0, flag ST_NODE_ROOT and
- *     addr = (pid << 32) | tid.
+ *   - a thread's root node has flag ST_NODE_ROOT, addr = (pid << 32) | tid
+ *     and, in place of a parent, the image the thread runs: its task's
+ *     self_exec_id (low 32 bits), which every exec increments and fork
+ *     inherits; (pid, image) names one program a process ran, and an exec
+ *     starts a new tree (kernel-notes/README.md).
  * Two generations of node ids alternate so that user space can drain one
  * while the programs fill the other: generation g owns the ids
  * [g * max_nodes + 1, (g + 1) * max_nodes].
@@ -120,7 +123,16 @@ struct st_event {
 	__u32 pid;
 	__u32 tid;
 	__u32 ppid;
+	__u32 image;	/* the process's image (self_exec_id) when it was sent */
+	__u32 pad;
 	char comm[ST_COMM_LEN];
+};
+
+/* thread_comms key: a thread's comm in one image */
+struct st_comm_key {
+	__u64 addr;	/* pid << 32 | tid */
+	__u32 image;
+	__u32 pad;
 };
 
 /*
@@ -200,6 +212,7 @@ struct st_unwind_proc {
 
 struct st_deferred {
 	__u32 pid, tid;
+	__u32 image, pad;	/* the image the thread ran (self_exec_id) */
 	__u64 ip, sp, bp, r10;	/* the interrupted user registers */
 	__u32 stack_len;	/* bytes of stack[] (from sp) */
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */

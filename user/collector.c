@@ -2,6 +2,7 @@
 #include "collector.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,14 @@
 static const char NAME_BRK[] = "[heap]";
 static const char NAME_ANON[] = "[anon]";
 
-/* Thread keys: pid << 32 | tid, with this bit for the page-fault tree. */
-#define KEY_FAULTS (1ULL << 63)
+/* Processes are kept per image (pid, the program it runs: self_exec_id,
+ * bpf/stacktree.h): an exec starts a new one, and the old one keeps the
+ * maps it had, frozen, to symbolize the samples taken before the exec. */
+#define PROC_KEY(pid, image) ((__u64)(image) << 32 | (pid))
 
 struct proc {
-	__u32 pid;
+	__u32 pid, image;
+	bool superseded;	/* the process exec'd another image since: frozen */
 	struct st_procmaps *maps;
 	char *cgroup;	/* cgroup v2 path, read at first sight */
 	bool missing;	/* an address no mapping covers: refresh */
@@ -40,7 +44,7 @@ static const double followup_delays[] = { 0.005, 0.02, 0.1, 0.5 };
 #define FOLLOWUPS (sizeof(followup_delays) / sizeof(followup_delays[0]))
 
 struct rthread {
-	__u32 pid, tid;
+	__u32 pid, tid, image;
 	bool faults;		/* the page-fault tree */
 	char comm[ST_COMM_LEN];
 	struct st_tree *tree;	/* raw: nodes keyed by (kind, address) */
@@ -58,8 +62,9 @@ struct st_collector {
 	struct st_symbolizer *sym;
 	st_comm_fn comm_fn;
 	void *comm_ctx;
-	struct st_u64map *threads;	/* pid << 32 | tid -> rthread */
-	struct st_u64map *procs;	/* pid -> proc */
+	struct st_u64map *threads;	/* thread_key() -> rthread */
+	struct st_u64map *procs;	/* PROC_KEY(pid, image) -> proc */
+	struct st_u64map *images;	/* pid -> the newest image seen + 1 */
 	struct idref *ids;		/* per drained record */
 	size_t ids_cap;
 	__u64 bad;
@@ -109,6 +114,7 @@ struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn com
 	c->comm_ctx = comm_ctx;
 	c->threads = st_u64map__new();
 	c->procs = st_u64map__new();
+	c->images = st_u64map__new();
 	if (!c->threads || !c->procs) {
 		st_collector__free(c);
 		return NULL;
@@ -134,13 +140,30 @@ void st_collector__free(struct st_collector *c)
 		proc_free(p);
 	st_u64map__free(c->threads);
 	st_u64map__free(c->procs);
+	st_u64map__free(c->images);
 	free(c->ids);
 	free(c);
 }
 
-static struct proc *proc_get(struct st_collector *c, __u32 pid, bool *created)
+/* The newest image of pid seen so far; an older one's proc is frozen. */
+static void note_image(struct st_collector *c, __u32 pid, __u32 image)
 {
-	struct proc *p = st_u64map__get(c->procs, pid);
+	__u64 cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
+	struct proc *old;
+
+	if (cur && (__u32)(cur - 1) == image)
+		return;
+	if (cur && (old = st_u64map__get(c->procs, PROC_KEY(pid, (__u32)(cur - 1)))) &&
+	    (__s32)(image - (__u32)(cur - 1)) > 0)
+		old->superseded = true;
+	if (!cur || (__s32)(image - (__u32)(cur - 1)) > 0)
+		st_u64map__put(c->images, pid, (void *)(uintptr_t)((__u64)image + 1));
+}
+
+static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, bool *created)
+{
+	struct proc *p = st_u64map__get(c->procs, PROC_KEY(pid, image));
+	__u64 cur;
 
 	*created = false;
 	if (p)
@@ -149,12 +172,18 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, bool *created)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->image = image;
 	p->maps = st_procmaps__new((int)pid);
 	p->cgroup = read_cgroup(pid);
-	if (!p->maps || st_u64map__put(c->procs, pid, p)) {
+	if (!p->maps || st_u64map__put(c->procs, PROC_KEY(pid, image), p)) {
 		proc_free(p);
 		return NULL;
 	}
+	note_image(c, pid, image);
+	/* an image older than one already seen: /proc/PID is another program now */
+	cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
+	if (cur && (__u32)(cur - 1) != image)
+		p->superseded = true;
 	*created = true;
 	return p;
 }
@@ -163,7 +192,7 @@ static void proc_refresh(struct st_collector *c, struct proc *p)
 {
 	int r;
 
-	if (p->gone)
+	if (p->gone || p->superseded)
 		return;
 	if (c->refresh_fn)	/* first: samples are waiting for unwinding tables */
 		c->refresh_fn(c->refresh_ctx, p->pid);
@@ -187,11 +216,13 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)
+int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool exec)
 {
 	bool created;
-	struct proc *p = proc_get(c, pid, &created);
+	struct proc *p;
 
+	note_image(c, pid, image);
+	p = proc_get(c, pid, image, &created);
 	if (!p)
 		return -ENOMEM;
 	if (created || exec || p->missing)
@@ -226,10 +257,13 @@ double st_collector__followups(struct st_collector *c)
 
 void st_collector__exited(struct st_collector *c, __u32 pid)
 {
-	struct proc *p = st_u64map__get(c->procs, pid);
+	struct proc *p;
+	size_t pos = 0;
 
-	if (p)
-		p->exited = true;
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))	/* every image of it */
+		if (p->pid == pid)
+			p->exited = true;
+	st_u64map__put(c->images, pid, NULL);	/* the pid may come back, another process */
 }
 
 void st_collector__reset(struct st_collector *c)
@@ -253,14 +287,14 @@ void st_collector__reset(struct st_collector *c)
 		return;
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, &key))) {
-		if (!(p->exited || p->gone) && st_u64map__put(keep, key, p)) {
+		if (!(p->exited || p->gone || p->superseded) && st_u64map__put(keep, key, p)) {
 			st_u64map__free(keep);
 			return;
 		}
 	}
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, NULL)))
-		if (p->exited || p->gone)
+		if (p->exited || p->gone || p->superseded)
 			proc_free(p);
 	st_u64map__free(c->procs);
 	c->procs = keep;
@@ -290,10 +324,36 @@ static void read_comm(__u32 pid, __u32 tid, char *comm, size_t len)
 	fclose(f);
 }
 
-static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, bool faults)
+/* A thread's tree: one per (pid, tid, image) and per event. Keys are
+ * hashes, probed onwards past another thread's (never 0). */
+static __u64 thread_key(__u32 pid, __u32 tid, __u32 image, bool faults)
 {
-	__u64 key = ((__u64)pid << 32) | tid | (faults ? KEY_FAULTS : 0);
-	struct rthread *t = st_u64map__get(c->threads, key);
+	__u64 k = (((__u64)pid << 32) | tid) * 0x9E3779B97F4A7C15ull;
+
+	k ^= ((__u64)image + 1) * 0xC2B2AE3D27D4EB4Full + (faults ? 0x165667B19E3779F9ull : 0);
+	return k ? k : 1;
+}
+
+/* The thread's tree, or NULL; *key: where it is or would go. */
+static struct rthread *thread_find(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+				   bool faults, __u64 *key)
+{
+	struct rthread *t;
+
+	*key = thread_key(pid, tid, image, faults);
+	while ((t = st_u64map__get(c->threads, *key))) {
+		if (t->pid == pid && t->tid == tid && t->image == image && t->faults == faults)
+			return t;
+		*key = *key + 1 ? *key + 1 : 1;
+	}
+	return NULL;
+}
+
+static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+				  bool faults)
+{
+	__u64 key;
+	struct rthread *t = thread_find(c, pid, tid, image, faults, &key);
 	bool created;
 
 	if (t)
@@ -303,9 +363,10 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
+	t->image = image;
 	t->faults = faults;
 	t->tree = st_tree__new();
-	t->proc = proc_get(c, pid, &created);
+	t->proc = proc_get(c, pid, image, &created);
 	if (!t->tree || !t->proc || st_u64map__put(c->threads, key, t)) {
 		st_tree__free(t->tree);
 		free(t);
@@ -314,8 +375,8 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	if (created)
 		proc_refresh(c, t->proc);
 	if (c->comm_fn)
-		c->comm_fn(c->comm_ctx, pid, tid, t->comm, sizeof(t->comm));
-	if (!t->comm[0])
+		c->comm_fn(c->comm_ctx, pid, tid, image, t->comm, sizeof(t->comm));
+	if (!t->comm[0] && !t->proc->superseded)	/* /proc has the newest image's */
 		read_comm(pid, tid, t->comm, sizeof(t->comm));
 	return t;
 }
@@ -370,15 +431,17 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			continue;
 		if (r->flags & ST_NODE_ROOT) {
 			bool faults = (r->flags & ST_NODE_FAULTS) != 0;
-			bool known = st_u64map__get(c->threads,
-						    r->addr | (faults ? KEY_FAULTS : 0)) != NULL;
+			__u32 pid = (__u32)(r->addr >> 32), tid = (__u32)r->addr;
+			__u64 key;
+			/* the root's image stands where a parent would */
+			bool known = thread_find(c, pid, tid, r->parent, faults, &key) != NULL;
 
-			ref->t = thread_get(c, (__u32)(r->addr >> 32), (__u32)r->addr, faults);
+			ref->t = thread_get(c, pid, tid, r->parent, faults);
 			if (!ref->t)
 				return -ENOMEM;
 			/* a root per generation: threads rename themselves after start */
 			if (known && c->comm_fn)
-				c->comm_fn(c->comm_ctx, ref->t->pid, ref->t->tid, ref->t->comm,
+				c->comm_fn(c->comm_ctx, pid, tid, r->parent, ref->t->comm,
 					   sizeof(ref->t->comm));
 			ref->n = st_tree__root(ref->t->tree);
 			ref->n->base += r->base;
@@ -411,12 +474,12 @@ static bool same_raw(const struct st_frame *a, const struct st_frame *b)
 	       a->function == b->function;
 }
 
-int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, const char *comm,
-			     const __u64 *user, size_t un, bool truncated, const __u64 *kstack,
-			     size_t kn)
+int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+			     const char *comm, const __u64 *user, size_t un, bool truncated,
+			     const __u64 *kstack, size_t kn)
 {
 	size_t n = (truncated ? 1 : 0) + un + kn, prefix = 0;
-	struct rthread *t = thread_get(c, pid, tid, false);
+	struct rthread *t = thread_get(c, pid, tid, image, false);
 	struct st_frame *path;
 	struct st_node *node;
 

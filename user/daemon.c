@@ -116,7 +116,7 @@ static void on_event(void *ctx, const struct st_event *e)
 		 * the dynamic loader (sampled from now on) */
 		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
 			st_unwinder__forget(r->unw, e->pid);
-		st_collector__capture(r->coll, e->pid, e->type != ST_EV_NEW_PROC);
+		st_collector__capture(r->coll, e->pid, e->image, e->type != ST_EV_NEW_PROC);
 		if (e->type == ST_EV_STARTED)
 			st_session__add_target(r->sess, e->pid, false);
 	}
@@ -128,9 +128,9 @@ static void on_refresh(void *ctx, __u32 pid)
 	st_unwinder__update(ctx, pid);
 }
 
-static void comm_of(void *ctx, __u32 pid, __u32 tid, char *comm, size_t len)
+static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, size_t len)
 {
-	st_session__thread_comm(ctx, pid, tid, comm, len);
+	st_session__thread_comm(ctx, pid, tid, image, comm, len);
 }
 
 static int on_drain(void *ctx, const struct st_node_rec *recs, __u32 first, __u32 count)
@@ -584,7 +584,9 @@ int st_daemon__run(const struct st_options *o)
 				strerror(-err));
 			goto cleanup;
 		}
-		st_collector__capture(r.coll, (__u32)o->pids[i], false);
+		/* its image is not known before its first sample: 0, older than any
+		 * (its maps are read again for the real one then) */
+		st_collector__capture(r.coll, (__u32)o->pids[i], 0, false);
 	}
 	if (o->cmd) {
 		if ((err = st_launch__start(o->cmd, &r.child))) {

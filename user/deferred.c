@@ -123,7 +123,8 @@ static int fold(struct st_defer *d, struct dsample *s, bool force)
 		d->stats[stat]++;
 	d->stats[ST_STAT_UNW_FP_FRAMES] += fp;
 	d->stats[ST_STAT_LATE_UNWOUND]++;
-	return st_collector__add_sample(d->c, s->d.pid, s->d.tid, s->d.comm, frames, (size_t)n,
+	return st_collector__add_sample(d->c, s->d.pid, s->d.tid, s->d.image, s->d.comm, frames,
+					(size_t)n,
 					!complete, s->d.kstack,
 					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
 }

@@ -460,10 +460,10 @@ int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
 	return err;
 }
 
-void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len)
 {
-	__u64 key = ((__u64)pid << 32) | tid;
+	struct st_comm_key key = { .addr = ((__u64)pid << 32) | tid, .image = image };
 	char v[ST_COMM_LEN] = "";
 
 	if (bpf_map__lookup_elem(s->skel->maps.thread_comms, &key, sizeof(key), v, sizeof(v), 0))

@@ -70,7 +70,7 @@ double st_session__fill(const struct st_session *s);
 
 /* The comm recorded when the thread's root was last created (once per
  * generation); comm is left as it is when the kernel has none. */
-void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len);
 
 /* Counters of one event (ST_EVENT_*), summed over CPUs. */
