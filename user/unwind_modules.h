@@ -33,6 +33,11 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 /* A module by path, compiled now whatever the budget (start-up). */
 struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path);
 
+/* Compiled rows are looked up in, and written to, cache (NULL: none;
+ * not owned). */
+struct st_ucache;
+void st_umods__set_cache(struct st_umods *ms, struct st_ucache *cache);
+
 /* Where a mapping at file offset pgoff finds its rows: 0, -EAGAIN while the
  * module is pending, -ENOSPC when it did not fit the memory budget,
  * -ENOENT when it has none. */

@@ -33,6 +33,7 @@ struct st_unwinder {
 	struct st_session *sess;
 	bool verbose;
 	struct st_umods *mods;
+	struct st_ucache *cache;
 	struct st_u64map *procs;	/* pid -> uproc */
 	struct st_unwind_proc *tab;	/* scratch */
 	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules */
@@ -43,7 +44,7 @@ struct st_unwinder {
 
 static void preload_common(struct st_unwinder *u);
 
-struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, bool verbose)
+struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwinder_opts *o)
 {
 	struct st_unwinder *u = calloc(1, sizeof(*u));
 	__u32 slots = 0;
@@ -52,9 +53,18 @@ struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, 
 	if (!u)
 		return NULL;
 	u->sess = s;
-	u->verbose = verbose;
+	u->verbose = o->verbose;
 	fd = st_session__unwind_shards_fd(s, &slots);
-	u->mods = fd >= 0 ? st_umods__new(fd, slots, budget_bytes, verbose) : NULL;
+	u->mods = fd >= 0 ? st_umods__new(fd, slots, o->budget_bytes, o->verbose) : NULL;
+	if (u->mods && o->cache) {
+		u->cache = st_ucache__new(o->cache_dir, o->cache_bytes, o->verbose);
+		if (!u->cache) {
+			st_unwinder__free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+		st_umods__set_cache(u->mods, u->cache);
+	}
 	u->procs = st_u64map__new();
 	u->tab = calloc(1, sizeof(*u->tab));
 	if (!u->mods || !u->procs || !u->tab) {
@@ -86,6 +96,7 @@ void st_unwinder__free(struct st_unwinder *u)
 	}
 	st_u64map__free(u->procs);
 	st_umods__free(u->mods);
+	st_ucache__free(u->cache);
 	free(u->tab);
 	free(u);
 }
@@ -378,4 +389,8 @@ void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *o
 {
 	*out = u->st;
 	st_umods__stats(u->mods, out);
+	if (u->cache)
+		st_ucache__stats(u->cache, &out->cache);
+	else
+		memset(&out->cache, 0, sizeof(out->cache));
 }
