@@ -108,6 +108,9 @@ static void on_event(void *ctx, const struct st_event *e)
 
 	if (e->type == ST_EV_EXIT) {
 		st_collector__exited(r->coll, e->pid);
+		/* its deferred samples first: they need its table */
+		if (r->defer && st_defer__flush(r->defer, e->pid))
+			r->merge_err = -ENOMEM;
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
 	} else {
@@ -639,9 +642,12 @@ int st_daemon__run(const struct st_options *o)
 	st_session__stop(r.sess);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
-	/* samples still waiting for tables: walked with what there is */
-	if (r.defer && st_defer__process(r.defer, true))
-		goto cleanup;
+	/* samples still waiting for tables: compiled now, walked */
+	if (r.defer) {
+		st_unwinder__finish(r.unw);
+		if (st_defer__process(r.defer, true))
+			goto cleanup;
+	}
 	if (snapshot(&r))
 		goto cleanup;
 	ret = 0;

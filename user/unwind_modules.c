@@ -532,11 +532,11 @@ const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u3
 	return st_ustore__rows(ms->store, slot, n);
 }
 
-int st_umods__work(struct st_umods *ms)
+int st_umods__work(struct st_umods *ms, bool all)
 {
 	int done = 0;
 
-	while (ms->npending && budget_left(ms)) {
+	while (ms->npending && (all || budget_left(ms))) {
 		struct st_umod *m = ms->pending[--ms->npending];
 		Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
 

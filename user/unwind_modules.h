@@ -58,8 +58,9 @@ size_t st_umods__release_unused(struct st_umods *ms);
 const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
 						 size_t *n);
 
-/* Compile pending modules within the budget; returns how many were done. */
-int st_umods__work(struct st_umods *ms);
+/* Compile pending modules within the budget (all: every one); returns how
+ * many were done. */
+int st_umods__work(struct st_umods *ms, bool all);
 
 /* Fills the module fields of *out (modules, no_cfi, no_room, rows, bytes,
  * budget, released, unsupported, compile_s, ...). */

@@ -62,6 +62,9 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid);
 /* Compile modules left pending by the time budget and push the tables of
  * the processes that wait for them. Call it from the daemon's loop. */
 void st_unwinder__work(struct st_unwinder *u);
+/* Compile every pending module now, whatever the time budget (before
+ * walking the deferred samples of a process that is gone). */
+void st_unwinder__finish(struct st_unwinder *u);
 /* Some process still waits for a module to be compiled. */
 bool st_unwinder__pending(const struct st_unwinder *u);
 /* The process ended: drop its table. */
