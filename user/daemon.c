@@ -108,6 +108,9 @@ static void on_event(void *ctx, const struct st_event *e)
 
 	if (e->type == ST_EV_EXIT) {
 		st_collector__exited(r->coll, e->pid);
+		/* its deferred samples first: they need its table */
+		if (r->defer && st_defer__flush(r->defer, e->pid))
+			r->merge_err = -ENOMEM;
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
 	} else {
@@ -346,6 +349,14 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
 			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
 			us.no_cfi, us.compile_s, us.refused, us.unshared);
+		if (us.cache.dir)
+			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
+				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
+				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
+				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
+				us.cache.max_bytes >> 20, us.cache.dir);
+		else
+			fprintf(out, "stacktreed: unwind table cache: off\n");
 		if (us.no_room)
 			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
 				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
@@ -558,7 +569,13 @@ int st_daemon__run(const struct st_options *o)
 	if (!r.coll)
 		goto cleanup;
 	if (o->unwind != ST_UNWIND_FP) {
-		r.unw = st_unwinder__new(r.sess, o->unwind_memory_mb << 20, o->verbose);
+		struct st_unwinder_opts uo = {
+			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
+			.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
+			.verbose = o->verbose,
+		};
+
+		r.unw = st_unwinder__new(r.sess, &uo);
 		if (!r.unw) {
 			fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n",
 				strerror(errno));
@@ -625,9 +642,12 @@ int st_daemon__run(const struct st_options *o)
 	st_session__stop(r.sess);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
-	/* samples still waiting for tables: walked with what there is */
-	if (r.defer && st_defer__process(r.defer, true))
-		goto cleanup;
+	/* samples still waiting for tables: compiled now, walked */
+	if (r.defer) {
+		st_unwinder__finish(r.unw);
+		if (st_defer__process(r.defer, true))
+			goto cleanup;
+	}
 	if (snapshot(&r))
 		goto cleanup;
 	ret = 0;

@@ -129,6 +129,36 @@ static int fold(struct st_defer *d, struct dsample *s, bool force)
 					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
 }
 
+int st_defer__flush(struct st_defer *d, __u32 pid)
+{
+	struct dsample **pp = &d->head;
+	bool finished = false;
+	int err = 0;
+
+	while (*pp) {
+		struct dsample *s = *pp;
+		int r;
+
+		if (s->d.pid != pid) {
+			pp = &s->next;
+			continue;
+		}
+		if (!finished) {	/* once, and only when there is something to walk */
+			st_unwinder__finish(d->u);
+			st_unwinder__update(d->u, pid);	/* if it still can be read */
+			finished = true;
+		}
+		r = fold(d, s, true);
+		if (r && !err)
+			err = r;
+		*pp = s->next;
+		d->bytes -= s->bytes;
+		free(s);
+	}
+	d->tail = pp;
+	return err;
+}
+
 int st_defer__process(struct st_defer *d, bool force)
 {
 	struct dsample **pp = &d->head;

@@ -4,9 +4,11 @@
  * BPF sent its registers and a copy of its stack instead of folding it
  * (bpf/stacktree.h, struct st_deferred). They are kept (memory-bounded)
  * until the process's tables are all in, then walked by the daemon with the
- * same rows (user/unwind_walk.c) and folded into the thread's tree. A
- * process whose tables do not come within ST_DEFER_WAIT_S, or a final
- * report, walks them with what there is. Owner: user/deferred.c. */
+ * same rows (user/unwind_walk.c) and folded into the thread's tree. When
+ * the process exits first (a short-lived one: gcc's as), its pending
+ * modules are compiled at once and its samples walked before its table is
+ * dropped. A process whose tables do not come within ST_DEFER_WAIT_S, or a
+ * final report, walks them with what there is. Owner: user/deferred.c. */
 #ifndef STACKTREE_DEFERRED_H
 #define STACKTREE_DEFERRED_H
 
@@ -16,7 +18,7 @@
 
 #include "stacktree.h"
 
-#define ST_DEFER_WAIT_S 5.0
+#define ST_DEFER_WAIT_S 10.0
 #define ST_DEFER_MEMORY (128u << 20)	/* bytes of queued samples at most */
 
 struct st_defer;
@@ -33,6 +35,10 @@ void st_defer__add(void *ctx, const struct st_deferred *rec, size_t size);
 /* Walk and fold the samples whose tables are in (force: all of them).
  * 0 or -ENOMEM. */
 int st_defer__process(struct st_defer *d, bool force);
+
+/* pid exits: compile what its samples wait for now, walk and fold them
+ * (before its table is dropped). 0 or -ENOMEM. */
+int st_defer__flush(struct st_defer *d, __u32 pid);
 
 /* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop
  * reasons of the daemon's own walks: ST_STAT_UNW_*, ST_STAT_TRUNCATED). */

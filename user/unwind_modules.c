@@ -17,6 +17,7 @@
 
 #include "symbolizer/safeopen.h"
 #include "user/procmaps.h"
+#include "user/unwind_cache.h"
 #include "user/unwind_store.h"
 #include "user/u64map.h"
 #include "user/unwind_tables.h"
@@ -38,6 +39,7 @@ struct st_umod {
 	bool used;		/* some pushed table referred to it */
 	bool over_budget;	/* compiled, but over the memory budget: no rows */
 	bool released;		/* rows released (unmapped): compiled again when mapped */
+	bool cacheable;		/* its rows may go to / come from the on-disk cache */
 	struct { __u64 offset, vaddr, filesz; } loads[MAX_LOADS];
 	int nloads;
 };
@@ -51,6 +53,7 @@ struct ufile {
 struct st_umods {
 	bool verbose;
 	struct st_ustore *store;	/* where rows live in the kernel */
+	struct st_ucache *cache;	/* compiled rows on disk, or NULL */
 	size_t modules_now, released, loaded, rows_loaded;
 	char no_room_names[160];
 	struct st_u64map *mods;		/* hash(key) -> st_umod */
@@ -271,6 +274,8 @@ static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
 	}
 	rows = st_unwind_table__rows(t, &n);
 	st_unwind_table__info(t, &info);
+	if (n && m->cacheable && ms->cache)
+		st_ucache__put(ms->cache, m->key, rows, n, info.unsupported);
 	err = n ? store_rows(ms, m, rows, n) : -ENOENT;
 	if (err == -ENOENT) {
 		ms->no_cfi++;
@@ -283,6 +288,35 @@ static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
 				"%.1f ms)\n", n, m->path, info.source, info.fdes, dt * 1e3);
 	}
 	st_unwind_table__free(t);
+}
+
+/* m's rows from the on-disk cache, if it has them (no compile budget
+ * spent): true when it did. */
+static bool load_cached(struct st_umods *ms, struct st_umod *m)
+{
+	struct st_unwind_row *rows = NULL;
+	size_t n = 0, unsupported = 0;
+	int err;
+
+	if (!ms->cache || !m->cacheable ||
+	    st_ucache__get(ms->cache, m->key, &rows, &n, &unsupported))
+		return false;
+	err = store_rows(ms, m, rows, n);
+	if (err) {
+		no_room(ms, m, n, err);
+	} else {
+		ms->unsupported += unsupported;
+		if (ms->verbose)
+			fprintf(stderr, "stacktreed: %zu unwinding rows for %s (from the cache)\n",
+				n, m->path);
+	}
+	free(rows);
+	return true;
+}
+
+void st_umods__set_cache(struct st_umods *ms, struct st_ucache *cache)
+{
+	ms->cache = cache;
 }
 
 static bool budget_left(struct st_umods *ms)
@@ -336,7 +370,8 @@ static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const st
 			return NULL;
 		if (m->released && !m->pending) {	/* mapped again: rows again */
 			m->released = false;
-			if (now || fd < 0 || budget_left(ms) || defer(ms, m, fd))
+			if (!load_cached(ms, m) &&
+			    (now || fd < 0 || budget_left(ms) || defer(ms, m, fd)))
 				load_rows(ms, elf, m);
 		}
 		return m;
@@ -350,8 +385,9 @@ static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const st
 		return NULL;
 	}
 	m->key = key;
+	m->cacheable = st != NULL;	/* not the vDSO: the running kernel's */
 	read_loads(elf, m);
-	if (now || fd < 0 || budget_left(ms) || defer(ms, m, fd))
+	if (!load_cached(ms, m) && (now || fd < 0 || budget_left(ms) || defer(ms, m, fd)))
 		load_rows(ms, elf, m);
 	return m;
 }
@@ -496,11 +532,11 @@ const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u3
 	return st_ustore__rows(ms->store, slot, n);
 }
 
-int st_umods__work(struct st_umods *ms)
+int st_umods__work(struct st_umods *ms, bool all)
 {
 	int done = 0;
 
-	while (ms->npending && budget_left(ms)) {
+	while (ms->npending && (all || budget_left(ms))) {
 		struct st_umod *m = ms->pending[--ms->npending];
 		Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
 

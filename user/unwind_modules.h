@@ -33,6 +33,11 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 /* A module by path, compiled now whatever the budget (start-up). */
 struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path);
 
+/* Compiled rows are looked up in, and written to, cache (NULL: none;
+ * not owned). */
+struct st_ucache;
+void st_umods__set_cache(struct st_umods *ms, struct st_ucache *cache);
+
 /* Where a mapping at file offset pgoff finds its rows: 0, -EAGAIN while the
  * module is pending, -ENOSPC when it did not fit the memory budget,
  * -ENOENT when it has none. */
@@ -53,8 +58,9 @@ size_t st_umods__release_unused(struct st_umods *ms);
 const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
 						 size_t *n);
 
-/* Compile pending modules within the budget; returns how many were done. */
-int st_umods__work(struct st_umods *ms);
+/* Compile pending modules within the budget (all: every one); returns how
+ * many were done. */
+int st_umods__work(struct st_umods *ms, bool all);
 
 /* Fills the module fields of *out (modules, no_cfi, no_room, rows, bytes,
  * budget, released, unsupported, compile_s, ...). */

@@ -24,7 +24,9 @@
 struct uproc {
 	__u64 hash;	/* of the table last pushed; 0: none (forgotten) */
 	bool pending;	/* a module of it is still being compiled: push again */
-	struct st_umod **mods;	/* the modules its pushed table maps (referenced) */
+	struct st_umod **mods;	/* per mapping of its pushed table: its module (referenced)
+				 * or NULL, */
+	__u64 *pgoffs;		/* and the mapping's file offset */
 	size_t nmods;
 	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks) */
 };
@@ -33,17 +35,20 @@ struct st_unwinder {
 	struct st_session *sess;
 	bool verbose;
 	struct st_umods *mods;
+	struct st_ucache *cache;
 	struct st_u64map *procs;	/* pid -> uproc */
 	struct st_unwind_proc *tab;	/* scratch */
-	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules */
+	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules, */
+	__u64 tab_pgoffs[ST_UNWIND_MAX_MAPS];		/* per mapping */
 	size_t ntab_mods;
+	struct st_unwind_proc *walk_tab;	/* scratch of st_unwinder__walk() */
 	__u32 gen;			/* versions of the pushed tables */
 	struct st_unwinder_stats st;
 };
 
 static void preload_common(struct st_unwinder *u);
 
-struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, bool verbose)
+struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwinder_opts *o)
 {
 	struct st_unwinder *u = calloc(1, sizeof(*u));
 	__u32 slots = 0;
@@ -52,9 +57,18 @@ struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, 
 	if (!u)
 		return NULL;
 	u->sess = s;
-	u->verbose = verbose;
+	u->verbose = o->verbose;
 	fd = st_session__unwind_shards_fd(s, &slots);
-	u->mods = fd >= 0 ? st_umods__new(fd, slots, budget_bytes, verbose) : NULL;
+	u->mods = fd >= 0 ? st_umods__new(fd, slots, o->budget_bytes, o->verbose) : NULL;
+	if (u->mods && o->cache) {
+		u->cache = st_ucache__new(o->cache_dir, o->cache_bytes, o->verbose);
+		if (!u->cache) {
+			st_unwinder__free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+		st_umods__set_cache(u->mods, u->cache);
+	}
 	u->procs = st_u64map__new();
 	u->tab = calloc(1, sizeof(*u->tab));
 	if (!u->mods || !u->procs || !u->tab) {
@@ -81,12 +95,15 @@ void st_unwinder__free(struct st_unwinder *u)
 		return;
 	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
 		free(((struct uproc *)v)->mods);
+		free(((struct uproc *)v)->pgoffs);
 		free(((struct uproc *)v)->tab);
 		free(v);
 	}
 	st_u64map__free(u->procs);
 	st_umods__free(u->mods);
+	st_ucache__free(u->cache);
 	free(u->tab);
+	free(u->walk_tab);
 	free(u);
 }
 
@@ -201,9 +218,11 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		mp = &tab->maps[tab->nmaps++];
 		mp->start = l.start;
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
+		u->tab_mods[tab->nmaps - 1] = m;
+		u->tab_pgoffs[tab->nmaps - 1] = l.pgoff;
+		u->ntab_mods = tab->nmaps;
 		if (!m)
 			continue;
-		u->tab_mods[u->ntab_mods++] = m;
 		/* no rows (yet): frame pointers there in auto mode */
 		err = st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->shard, &mp->first, &mp->nrows);
 		if (err == -EAGAIN) {
@@ -235,17 +254,27 @@ static __u64 table_hash(const struct st_unwind_proc *tab)
 static void set_mods(struct st_unwinder *u, struct uproc *p)
 {
 	struct st_umod **mods = NULL;
+	__u64 *pgoffs = NULL;
 
-	if (u->ntab_mods && !(mods = malloc(u->ntab_mods * sizeof(*mods))))
+	if (u->ntab_mods && (!(mods = malloc(u->ntab_mods * sizeof(*mods))) ||
+			     !(pgoffs = malloc(u->ntab_mods * sizeof(*pgoffs))))) {
+		free(mods);
+		mods = NULL;
 		u->ntab_mods = 0;	/* unreferenced: released at worst, never wrong */
+	}
 	for (size_t i = 0; i < u->ntab_mods; i++) {
 		mods[i] = u->tab_mods[i];
-		st_umod__ref(mods[i]);
+		pgoffs[i] = u->tab_pgoffs[i];
+		if (mods[i])
+			st_umod__ref(mods[i]);
 	}
 	for (size_t i = 0; i < p->nmods; i++)
-		st_umod__unref(p->mods[i]);
+		if (p->mods[i])
+			st_umod__unref(p->mods[i]);
 	free(p->mods);
+	free(p->pgoffs);
 	p->mods = mods;
+	p->pgoffs = pgoffs;
 	p->nmods = u->ntab_mods;
 }
 
@@ -287,13 +316,18 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	return 0;
 }
 
+void st_unwinder__finish(struct st_unwinder *u)
+{
+	st_umods__work(u->mods, true);
+}
+
 void st_unwinder__work(struct st_unwinder *u)
 {
 	struct uproc *p;
 	size_t pos = 0;
 	__u64 pid;
 
-	if (!st_umods__work(u->mods))
+	if (!st_umods__work(u->mods, false))
 		return;
 	while ((p = st_u64map__next(u->procs, &pos, &pid)))
 		if (p->pending && p->hash)
@@ -369,6 +403,20 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	if (!force && (!p || !p->hash || p->pending || !p->tab))
 		return -EAGAIN;
 	in.proc = p && p->tab ? p->tab : NULL;
+	if (force && in.proc && p->mods && (u->walk_tab || (u->walk_tab = malloc(sizeof(*u->walk_tab))))) {
+		/* modules compiled since the table was pushed (the process may
+		 * be gone: no push any more) */
+		memcpy(u->walk_tab, p->tab, sizeof(*u->walk_tab));
+		for (size_t i = 0; i < u->walk_tab->nmaps && i < p->nmods; i++) {
+			struct st_unwind_map *mp = &u->walk_tab->maps[i];
+
+			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
+			    !st_umod__rows(p->mods[i], p->pgoffs[i], &mp->vaddr, &mp->shard,
+					   &mp->first, &mp->nrows))
+				mp->flags &= ~ST_UNWIND_MAP_PENDING;
+		}
+		in.proc = u->walk_tab;
+	}
 	n = st_uwalk(&in, out, max, &why, fp_frames);
 	*stop = !in.proc && why == ST_UWALK_NO_TABLE ? ST_UWALK_NO_PROC : why;
 	return (int)n;
@@ -378,4 +426,8 @@ void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *o
 {
 	*out = u->st;
 	st_umods__stats(u->mods, out);
+	if (u->cache)
+		st_ucache__stats(u->cache, &out->cache);
+	else
+		memset(&out->cache, 0, sizeof(out->cache));
 }

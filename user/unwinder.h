@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "user/unwind_cache.h"
+
 struct st_session;
 struct st_unwinder;
 
@@ -31,12 +33,21 @@ struct st_unwinder_stats {
 	size_t pushes;		/* process tables written */
 	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
 	double compile_s;	/* time spent compiling CFI */
+	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
 	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
 	size_t unshared;	/* non-root files with a build id, not shared by it */
 };
 
+struct st_unwinder_opts {
+	size_t budget_bytes;	/* --unwind-memory */
+	bool cache;		/* the on-disk cache of compiled tables (user/unwind_cache.h) */
+	const char *cache_dir;	/* NULL: the default one */
+	size_t cache_bytes;	/* its size bound */
+	bool verbose;
+};
+
 /* NULL with errno set on failure. The session must be in dwarf or auto mode. */
-struct st_unwinder *st_unwinder__new(struct st_session *s, size_t budget_bytes, bool verbose);
+struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwinder_opts *o);
 void st_unwinder__free(struct st_unwinder *u);
 
 /* Compile the tables of a command's executable (found in PATH like
@@ -51,6 +62,9 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid);
 /* Compile modules left pending by the time budget and push the tables of
  * the processes that wait for them. Call it from the daemon's loop. */
 void st_unwinder__work(struct st_unwinder *u);
+/* Compile every pending module now, whatever the time budget (before
+ * walking the deferred samples of a process that is gone). */
+void st_unwinder__finish(struct st_unwinder *u);
 /* Some process still waits for a module to be compiled. */
 bool st_unwinder__pending(const struct st_unwinder *u);
 /* The process ended: drop its table. */

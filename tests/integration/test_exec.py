@@ -65,8 +65,10 @@ def test_fork_then_exec_launched():
 def test_fork_then_exec_system_wide():
     out = tempfile.mkdtemp(prefix="st-exec-")
     d = Daemon(["-a", "-F", "999", "-o", out])
-    p = subprocess.run([workload("forkexec"), workload("phases")],
-                       env=dict(os.environ, WL_SCALE="0.5"), timeout=60)
-    rc, err = d.stop()
+    try:
+        p = subprocess.run([workload("forkexec"), workload("phases")],
+                           env=dict(os.environ, WL_SCALE="0.5"), timeout=60)
+    finally:
+        rc, err = d.stop()
     check(p.returncode == 0 and rc == 0, "forkexec %d, stacktreed %d: %s" % (p.returncode, rc, err))
     check_images(load(out), "-a")
