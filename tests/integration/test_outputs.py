@@ -10,7 +10,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from stcheck import (STACKTREE, STACKTREED, Failure, check, check_invariants, load, nodes,
+from stcheck import (SANITIZED, STACKTREE, STACKTREED, Failure, check, check_invariants, load, nodes,
                      run_profiled, workload)
 
 ALL = "xtree,arcflow,json,folded,pprof,svg"
@@ -294,8 +294,9 @@ def test_large_input_is_written_as_a_stream():
         size = os.path.getsize(os.path.join(out, "profile.json"))
         peak = ru.ru_maxrss * 1024
         check(size > 50 << 20, "profile.json is only %d bytes" % size)
-        check(peak < 2 * size, "writing %d MB of profile.json took %d MB of memory"
-              % (size >> 20, peak >> 20))
+        if not SANITIZED:	# ASan's redzones and quarantine
+            check(peak < 2 * size, "writing %d MB of profile.json took %d MB of memory"
+                  % (size >> 20, peak >> 20))
         # every sample is in (the header comes first)
         with open(os.path.join(out, "profile.json")) as f:
             m = re.search(r'"samples":(\d+)', f.read(65536))
