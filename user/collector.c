@@ -1,5 +1,6 @@
 /* collector.c - merge drained kernel trees; symbolize them into a profile. */
 #include "collector.h"
+#include "demangle.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -69,6 +70,7 @@ struct st_collector {
 	size_t ids_cap;
 	__u64 bad;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
+	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
 	void *refresh_ctx;
 };
 
@@ -532,6 +534,20 @@ struct symctx {
 	int err;
 };
 
+void st_collector__demangle(struct st_collector *c, struct st_demangler *d)
+{
+	c->dm = d;
+}
+
+/* f->function = name, demangled (the mangled one kept in system_name). */
+static void set_name(struct symctx *x, struct st_frame *f, const char *name)
+{
+	const char *readable = x->c->dm ? st_demangler__name(x->c->dm, name) : NULL;
+
+	f->function = st_strtab__intern(x->p->strs, readable ? readable : name);
+	f->system_name = readable ? st_strtab__intern(x->p->strs, name) : NULL;
+}
+
 /* A module data address: the module whose loaded extent covers it. False
  * when no module does. */
 static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
@@ -544,7 +560,7 @@ static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
 							      m->pgoff, addr, &s))
 			continue;
 		f->data_class = ST_DATA_MODULE;
-		f->function = st_strtab__intern(x->p->strs, s.function);
+		set_name(x, f, s.function);
 		f->module = st_strtab__intern(x->p->strs, s.module);
 		f->offset = s.function ? s.offset : s.module_offset;
 		f->addr = s.function ? addr - s.offset : 0; /* one leaf per symbol */
@@ -608,7 +624,7 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	}
 	if (r)
 		return f; /* shown as [unknown] with its address */
-	f.function = st_strtab__intern(x->p->strs, s.function);
+	set_name(x, &f, s.function);
 	f.module = st_strtab__intern(x->p->strs, s.module);
 	if (!s.function)
 		f.offset = s.module_offset;

@@ -58,6 +58,11 @@ void st_collector__refresh_missing(struct st_collector *c);
  * page-fault trees when faults is set. The collector keeps its trees. */
 struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults);
 
+/* Demangle C++ and Rust names from now on (NULL: keep them as they are;
+ * not owned). */
+struct st_demangler;
+void st_collector__demangle(struct st_collector *c, struct st_demangler *d);
+
 /* Fold a sample the daemon unwound itself (user/deferred.c) into thread
  * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
  * walk stopped early, under a [truncated] root), then kernel frames leaf

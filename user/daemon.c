@@ -15,6 +15,7 @@
 
 #include "collector.h"
 #include "deferred.h"
+#include "demangle.h"
 #include "launch.h"
 #include "outdir.h"
 #include "profile.h"
@@ -83,6 +84,7 @@ struct run {
 	struct st_collector *coll;
 	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
 	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
+	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_launch *child;
 	struct st_outdir *out;		/* -o, opened before sampling */
 	bool reopen;			/* service: a snapshot failed, open -o again */
@@ -568,6 +570,12 @@ int st_daemon__run(const struct st_options *o)
 	r.coll = st_collector__new(r.sym, comm_of, r.sess);
 	if (!r.coll)
 		goto cleanup;
+	if (!o->no_demangle) {
+		r.dm = st_demangler__new();
+		if (!r.dm)
+			goto cleanup;
+		st_collector__demangle(r.coll, r.dm);
+	}
 	if (o->unwind != ST_UNWIND_FP) {
 		struct st_unwinder_opts uo = {
 			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
@@ -671,6 +679,7 @@ cleanup:
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
 	st_defer__free(r.defer);
+	st_demangler__free(r.dm);
 	st_unwinder__free(r.unw);
 	st_session__free(r.sess);
 	st_symbolizer__free(r.sym);

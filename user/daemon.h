@@ -35,6 +35,7 @@ struct st_options {
 	bool no_unwind_cache;		/* --no-unwind-cache */
 	size_t unwind_cache_mb;		/* --unwind-cache-mb */
 	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
+	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
 	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
 };

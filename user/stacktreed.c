@@ -32,6 +32,7 @@ enum {
 	OPT_SYMBOL_CACHE_MB,
 	OPT_MAX_FILE_MB,
 	OPT_DEFER_MB,
+	OPT_NO_DEMANGLE,
 	OPT_UNWIND_CACHE,
 	OPT_NO_UNWIND_CACHE,
 	OPT_UNWIND_CACHE_MB,
@@ -47,6 +48,7 @@ static const struct argp_option options[] = {
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
 	{ "unwind-cache", OPT_UNWIND_CACHE, "DIR", 0, "dwarf/auto: keep compiled unwind tables in DIR (default /var/cache/stacktreed as root, else ~/.cache/stacktreed); it must be ours and not writable by others", 2 },
 	{ "no-unwind-cache", OPT_NO_UNWIND_CACHE, NULL, 0, "dwarf/auto: compile every module's unwind table, keep nothing on disk", 2 },
 	{ "unwind-cache-mb", OPT_UNWIND_CACHE_MB, "MB", 0, "dwarf/auto: size bound of the unwind table cache, oldest files out first (default 512)", 2 },
@@ -171,6 +173,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
 			argp_error(state, "invalid --unwind-cache-mb '%s': give 1..1048576", arg);
 		o->unwind_cache_mb = (size_t)v;
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
 		break;
 	case OPT_DEFER_MB:
 		if (parse_double(arg, 0, 1024, &v) || v != (__u32)v || ((__u32)v & ((__u32)v - 1)))
