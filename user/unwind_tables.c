@@ -1,6 +1,8 @@
 /* unwind_tables.c - DWARF CFI to BPF unwinder rows (see unwind_tables.h). */
 #include "user/unwind_tables.h"
 
+#include "user/cfi_eval.h"
+
 #include "symbolizer/safeopen.h"
 #include "common/grow.h"
 
@@ -37,14 +39,17 @@ struct st_unwind_table {
  * of work or gigabytes of memory. */
 #define MAX_STEPS (4 * (size_t)ST_UNWIND_MAX_MODULE_ROWS)
 
-struct fde {
-	__u64 start, end;
-};
-
 struct cie {
 	Dwarf_Off offset;
 	__u8 enc;		/* FDE pointer encoding */
 	bool z;			/* 'z' augmentation: FDEs have augmentation data */
+	struct st_cfi_cie eval;	/* for user/cfi_eval.c */
+};
+
+struct fde {
+	__u64 start, end;
+	const __u8 *prog, *prog_end;	/* its CFI program */
+	struct st_cfi_cie cie;
 };
 
 struct cfi_src {
@@ -247,6 +252,43 @@ static struct st_unwind_row frame_row(Dwarf_Frame *f, __u64 pc, bool signal, int
 	if (r.kind != ST_UNW_UNSUPPORTED)
 		rbp_rule(f, &r);
 	return r;
+}
+
+/* The row of a state from user/cfi_eval.c: what frame_row() makes of the
+ * same rules read through libdw. */
+static struct st_unwind_row state_row(__u64 pc, const struct st_cfi_state *s)
+{
+	struct st_unwind_row r = row(pc, ST_UNW_UNSUPPORTED, ST_UNW_RBP_SAME, 0);
+	const struct st_cfi_rule *rbp = &s->rbp;
+	__u8 kind;
+	int k;
+
+	if (s->rip.how == ST_CFI_UNDEF) {
+		r.kind = ST_UNW_END;
+		return r;
+	}
+	if (s->rip.how != ST_CFI_AT_CFA || s->rip.val != -8)
+		return r;
+	switch (s->cfa_reg) {
+	case REG_RSP: kind = ST_UNW_RSP; break;
+	case REG_RBP: kind = ST_UNW_RBP; break;
+	case REG_R10: kind = ST_UNW_R10; break;
+	default: return r;
+	}
+	r.kind = set_off(&r, kind, s->cfa_off);
+	if (r.kind == ST_UNW_UNSUPPORTED)
+		return r;
+	r.rbp = rbp->how == ST_CFI_SAME ? ST_UNW_RBP_SAME : ST_UNW_RBP_UNKNOWN;
+	if (rbp->how == ST_CFI_AT_CFA && rbp->val && slot8(rbp->val, &k))
+		r.rbp = (__s8)k;
+	return r;
+}
+
+static int emit_row(void *ctx, __u64 pc, const struct st_cfi_state *s)
+{
+	struct st_unwind_row r = state_row(pc, s);
+
+	return push_row(ctx, &r);
 }
 
 /* ---- FDE list -------------------------------------------------------------- */
@@ -471,7 +513,14 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				cies = n;
 			}
 			cies[ncies++] = (struct cie){ .offset = off, .enc = cie_fde_encoding(s, &e.cie),
-						      .z = e.cie.augmentation[0] == 'z' };
+						      .z = e.cie.augmentation[0] == 'z',
+						      .eval = {
+							.init = e.cie.initial_instructions,
+							.init_end = e.cie.initial_instructions_end,
+							.code_align = e.cie.code_alignment_factor,
+							.data_align = e.cie.data_alignment_factor,
+							.ra_reg = e.cie.return_address_register,
+							.augmentation = e.cie.augmentation } };
 			if (screen_program(s, e.cie.initial_instructions,
 					   e.cie.initial_instructions_end, cies[ncies - 1].enc)) {
 				err = -EINVAL;
@@ -510,7 +559,9 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 					}
 					fdes = n;
 				}
-				fdes[nfdes++] = (struct fde){ .start = start, .end = start + len };
+				fdes[nfdes++] = (struct fde){ .start = start, .end = start + len,
+							      .prog = p + aug, .prog_end = e.fde.end,
+							      .cie = c->eval };
 			}
 		}
 		if (next == (Dwarf_Off)-1)
@@ -612,7 +663,9 @@ static void close_cfi(struct cfi_src *s)
 		dwarf_cfi_end(s->cfi);
 }
 
-int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
+/* libdw_only: every FDE through dwarf_cfi_addrframe() (the reference the
+ * tests compare user/cfi_eval.c's rows with). */
+static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 {
 	struct st_unwind_table *t = NULL;
 	struct fde *fdes = NULL;
@@ -654,13 +707,23 @@ int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
 	for (size_t i = 0; i < nfdes && !err; i++) {
 		/* overlapping FDEs: the earlier one wins */
 		__u64 start = fdes[i].start > covered ? fdes[i].start : covered;
+		bool mine;
 
 		if (start >= fdes[i].end)
 			continue;
 		if (covered && start > covered)	/* a gap without CFI */
 			err = push_row(t, &(struct st_unwind_row){ .pc = (__u32)covered });
-		if (!err)
+		/* a whole FDE no other overlaps: libdw would find it for
+		 * each of its rows, and cfi_eval.c gives the same rules */
+		mine = !libdw_only && start == fdes[i].start &&
+		       (i + 1 == nfdes || fdes[i + 1].start >= fdes[i].end);
+		if (!err && mine)
+			err = st_cfi_eval(&fdes[i].cie, fdes[i].prog, fdes[i].prog_end, start,
+					  fdes[i].end, emit_row, t);
+		if ((!err && !mine) || err == -EOPNOTSUPP) {
+			t->info.libdw_fdes++;
 			err = compile_fde(t, &s, start, fdes[i].end);
+		}
 		covered = fdes[i].end;
 	}
 	if (!err)
@@ -682,6 +745,16 @@ cleanup:
 		close_cfi(&s);
 	st_unwind_table__free(t);
 	return err;
+}
+
+int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
+{
+	return from_elf(elf, false, out);
+}
+
+int st_unwind_table__from_elf_libdw(Elf *elf, struct st_unwind_table **out)
+{
+	return from_elf(elf, true, out);
 }
 
 int st_unwind_table__from_file(const char *path, struct st_unwind_table **out)
