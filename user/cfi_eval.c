@@ -55,6 +55,13 @@ static int sleb(const __u8 **p, const __u8 *end, __s64 *v)
 	return -EOPNOTSUPP;
 }
 
+/* v * data alignment, wrapping as libdw's unsigned arithmetic does (a
+ * crafted operand must not overflow a signed product). */
+static __s64 factored(__u64 v, __s64 align)
+{
+	return (__s64)(v * (__u64)align);
+}
+
 static struct st_cfi_rule *rule_of(struct st_cfi_state *s, __u64 reg)
 {
 	return reg == REG_RIP ? &s->rip : reg == REG_RBP ? &s->rbp : NULL;
@@ -64,8 +71,10 @@ static void set_rule(struct run *r, __u64 reg, __u8 how, __s64 val)
 {
 	struct st_cfi_rule *rule = rule_of(&r->s, reg);
 
+	/* libdw keeps a register rule's offset in 61 bits (a bit-field) */
 	if (rule)
-		*rule = (struct st_cfi_rule){ .how = how, .val = val };
+		*rule = (struct st_cfi_rule){ .how = how,
+					      .val = (__s64)((__u64)val << 3) >> 3 };
 }
 
 /* DW_CFA_restore: the rule the CIE left. */
@@ -107,7 +116,7 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 	case 2:
 		if (uleb(p, end, &u))
 			return -EOPNOTSUPP;
-		set_rule(r, op & 0x3f, ST_CFI_AT_CFA, (__s64)u * r->data_align);
+		set_rule(r, op & 0x3f, ST_CFI_AT_CFA, factored(u, r->data_align));
 		return 0;
 	case 3:
 		return restore(r, op & 0x3f);
@@ -144,7 +153,7 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 		if (uleb(p, end, &reg) || sleb(p, end, &s))
 			return -EOPNOTSUPP;
 		r->s.cfa_reg = reg;
-		r->s.cfa_off = s * r->data_align;
+		r->s.cfa_off = factored((__u64)s, r->data_align);
 		return 0;
 	case DW_CFA_def_cfa_register:
 		if (uleb(p, end, &reg) || r->s.cfa_reg == UINT64_MAX)
@@ -159,22 +168,22 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 	case DW_CFA_def_cfa_offset_sf:
 		if (sleb(p, end, &s) || r->s.cfa_reg == UINT64_MAX)
 			return -EOPNOTSUPP;
-		r->s.cfa_off = s * r->data_align;
+		r->s.cfa_off = factored((__u64)s, r->data_align);
 		return 0;
 	case DW_CFA_offset_extended:
 		if (uleb(p, end, &reg) || uleb(p, end, &u))
 			return -EOPNOTSUPP;
-		set_rule(r, reg, ST_CFI_AT_CFA, (__s64)u * r->data_align);
+		set_rule(r, reg, ST_CFI_AT_CFA, factored(u, r->data_align));
 		return 0;
 	case DW_CFA_offset_extended_sf:
 		if (uleb(p, end, &reg) || sleb(p, end, &s))
 			return -EOPNOTSUPP;
-		set_rule(r, reg, ST_CFI_AT_CFA, s * r->data_align);
+		set_rule(r, reg, ST_CFI_AT_CFA, factored((__u64)s, r->data_align));
 		return 0;
 	case DW_CFA_GNU_negative_offset_extended:
 		if (uleb(p, end, &reg) || uleb(p, end, &u))
 			return -EOPNOTSUPP;
-		set_rule(r, reg, ST_CFI_AT_CFA, -((__s64)u * r->data_align));
+		set_rule(r, reg, ST_CFI_AT_CFA, (__s64)(0 - (__u64)factored(u, r->data_align)));
 		return 0;
 	case DW_CFA_val_offset:
 	case DW_CFA_val_offset_sf:
@@ -198,10 +207,25 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 	}
 }
 
-/* Only 'z', 'P', 'L', 'R' (no signal frame 'S', nothing unknown). */
+/* "" or 'z' then each of 'P', 'L', 'R' at most once: no signal frame
+ * 'S', nothing libdw might read otherwise. */
 static bool plain_augmentation(const char *a)
 {
-	return a && strspn(a, "zPLR") == strlen(a);
+	unsigned seen = 0;
+
+	if (!a || !*a)
+		return a != NULL;
+	if (*a++ != 'z')
+		return false;
+	for (; *a; a++) {
+		const char *c = strchr("PLR", *a);
+		unsigned bit = c ? 1u << (c - "PLR") : 0;
+
+		if (!bit || (seen & bit))
+			return false;
+		seen |= bit;
+	}
+	return true;
 }
 
 /* The state after the CIE's initial instructions (on top of the x86-64

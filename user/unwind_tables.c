@@ -50,6 +50,7 @@ struct fde {
 	__u64 start, end;
 	const __u8 *prog, *prog_end;	/* its CFI program */
 	struct st_cfi_cie cie;
+	__u8 enc;			/* its CIE's pointer encoding */
 };
 
 struct cfi_src {
@@ -561,7 +562,7 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				}
 				fdes[nfdes++] = (struct fde){ .start = start, .end = start + len,
 							      .prog = p + aug, .prog_end = e.fde.end,
-							      .cie = c->eval };
+							      .cie = c->eval, .enc = enc };
 			}
 		}
 		if (next == (Dwarf_Off)-1)
@@ -715,7 +716,7 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 			err = push_row(t, &(struct st_unwind_row){ .pc = (__u32)covered });
 		/* a whole FDE no other overlaps: libdw would find it for
 		 * each of its rows, and cfi_eval.c gives the same rules */
-		mine = !libdw_only && start == fdes[i].start &&
+		mine = !libdw_only && start == fdes[i].start && !(fdes[i].enc & DW_EH_PE_indirect) &&
 		       (i + 1 == nfdes || fdes[i + 1].start >= fdes[i].end);
 		if (!err && mine)
 			err = st_cfi_eval(&fdes[i].cie, fdes[i].prog, fdes[i].prog_end, start,
