@@ -19,7 +19,7 @@ struct run {
 	__s64 data_align;
 };
 
-static int uleb(const __u8 **p, const __u8 *end, __u64 *v)
+int st_cfi_uleb(const __u8 **p, const __u8 *end, __u64 *v)
 {
 	unsigned shift = 0;
 
@@ -32,7 +32,7 @@ static int uleb(const __u8 **p, const __u8 *end, __u64 *v)
 		if (!(b & 0x80))
 			return 0;
 	}
-	return -EOPNOTSUPP;
+	return -EINVAL;
 }
 
 static int sleb(const __u8 **p, const __u8 *end, __s64 *v)
@@ -114,7 +114,7 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 		*advance = op & 0x3f;
 		return 0;
 	case 2:
-		if (uleb(p, end, &u))
+		if (st_cfi_uleb(p, end, &u))
 			return -EOPNOTSUPP;
 		set_rule(r, op & 0x3f, ST_CFI_AT_CFA, factored(u, r->data_align));
 		return 0;
@@ -132,7 +132,7 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 		return fixed(p, end, op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4,
 			     advance);
 	case DW_CFA_GNU_args_size:
-		return uleb(p, end, &u);
+		return st_cfi_uleb(p, end, &u) ? -EOPNOTSUPP : 0;
 	case DW_CFA_remember_state:
 		if (!r->cie || r->depth == MAX_DEPTH)
 			return -EOPNOTSUPP;
@@ -144,24 +144,24 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 		r->s = r->stack[--r->depth];
 		return 0;
 	case DW_CFA_def_cfa:
-		if (uleb(p, end, &reg) || uleb(p, end, &u))
+		if (st_cfi_uleb(p, end, &reg) || st_cfi_uleb(p, end, &u))
 			return -EOPNOTSUPP;
 		r->s.cfa_reg = reg;
 		r->s.cfa_off = (__s64)u;
 		return 0;
 	case DW_CFA_def_cfa_sf:
-		if (uleb(p, end, &reg) || sleb(p, end, &s))
+		if (st_cfi_uleb(p, end, &reg) || sleb(p, end, &s))
 			return -EOPNOTSUPP;
 		r->s.cfa_reg = reg;
 		r->s.cfa_off = factored((__u64)s, r->data_align);
 		return 0;
 	case DW_CFA_def_cfa_register:
-		if (uleb(p, end, &reg) || r->s.cfa_reg == UINT64_MAX)
+		if (st_cfi_uleb(p, end, &reg) || r->s.cfa_reg == UINT64_MAX)
 			return -EOPNOTSUPP;
 		r->s.cfa_reg = reg;
 		return 0;
 	case DW_CFA_def_cfa_offset:
-		if (uleb(p, end, &u) || r->s.cfa_reg == UINT64_MAX)
+		if (st_cfi_uleb(p, end, &u) || r->s.cfa_reg == UINT64_MAX)
 			return -EOPNOTSUPP;
 		r->s.cfa_off = (__s64)u;
 		return 0;
@@ -171,34 +171,34 @@ static int step(struct run *r, const __u8 **p, const __u8 *end, __u64 *advance)
 		r->s.cfa_off = factored((__u64)s, r->data_align);
 		return 0;
 	case DW_CFA_offset_extended:
-		if (uleb(p, end, &reg) || uleb(p, end, &u))
+		if (st_cfi_uleb(p, end, &reg) || st_cfi_uleb(p, end, &u))
 			return -EOPNOTSUPP;
 		set_rule(r, reg, ST_CFI_AT_CFA, factored(u, r->data_align));
 		return 0;
 	case DW_CFA_offset_extended_sf:
-		if (uleb(p, end, &reg) || sleb(p, end, &s))
+		if (st_cfi_uleb(p, end, &reg) || sleb(p, end, &s))
 			return -EOPNOTSUPP;
 		set_rule(r, reg, ST_CFI_AT_CFA, factored((__u64)s, r->data_align));
 		return 0;
 	case DW_CFA_GNU_negative_offset_extended:
-		if (uleb(p, end, &reg) || uleb(p, end, &u))
+		if (st_cfi_uleb(p, end, &reg) || st_cfi_uleb(p, end, &u))
 			return -EOPNOTSUPP;
 		set_rule(r, reg, ST_CFI_AT_CFA, (__s64)(0 - (__u64)factored(u, r->data_align)));
 		return 0;
 	case DW_CFA_val_offset:
 	case DW_CFA_val_offset_sf:
-		if (uleb(p, end, &reg) || (op == DW_CFA_val_offset ? uleb(p, end, &u) :
+		if (st_cfi_uleb(p, end, &reg) || (op == DW_CFA_val_offset ? st_cfi_uleb(p, end, &u) :
 					   sleb(p, end, &s)))
 			return -EOPNOTSUPP;
 		set_rule(r, reg, ST_CFI_OTHER, 0);
 		return 0;
 	case DW_CFA_restore_extended:
-		if (uleb(p, end, &reg))
+		if (st_cfi_uleb(p, end, &reg))
 			return -EOPNOTSUPP;
 		return restore(r, reg);
 	case DW_CFA_undefined:
 	case DW_CFA_same_value:
-		if (uleb(p, end, &reg))
+		if (st_cfi_uleb(p, end, &reg))
 			return -EOPNOTSUPP;
 		set_rule(r, reg, op == DW_CFA_undefined ? ST_CFI_UNDEF : ST_CFI_SAME, 0);
 		return 0;

@@ -31,6 +31,10 @@ struct st_cfi_state {
 	struct st_cfi_rule rip, rbp;
 };
 
+/* Read a ULEB128 at *p (advanced past it): 0, or -EINVAL when it runs
+ * past end or over 64 bits. */
+int st_cfi_uleb(const __u8 **p, const __u8 *end, __u64 *v);
+
 /* A CIE as read by libdw (dwarf_next_cfi). */
 struct st_cfi_cie {
 	const __u8 *init, *init_end;	/* initial instructions */

@@ -294,22 +294,6 @@ static int emit_row(void *ctx, __u64 pc, const struct st_cfi_state *s)
 
 /* ---- FDE list -------------------------------------------------------------- */
 
-static int read_uleb(const __u8 **p, const __u8 *end, __u64 *v)
-{
-	unsigned shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		__u8 b = *(*p)++;
-
-		*v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -EINVAL;
-}
-
 /* Decode a DW_EH_PE_* encoded pointer at *p (pcrel against the section's
  * address when with_app). */
 static int read_encoded(const struct cfi_src *s, const __u8 **p, const __u8 *end, __u8 enc,
@@ -327,7 +311,7 @@ static int read_encoded(const struct cfi_src *s, const __u8 **p, const __u8 *end
 	case DW_EH_PE_uleb128:
 		if (with_app && (enc & 0x70))
 			return -EINVAL;
-		return read_uleb(p, end, v);
+		return st_cfi_uleb(p, end, v);
 	default:
 		return -EINVAL;
 	}
@@ -369,7 +353,7 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		if (op >> 6 == 1)	/* advance_loc */
 			continue;
 		if (op >> 6 == 2) {	/* offset: register in the low bits, offset */
-			if (read_uleb(&p, end, &v))
+			if (st_cfi_uleb(&p, end, &v))
 				return -EINVAL;
 			continue;
 		}
@@ -395,11 +379,11 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_def_cfa_offset_sf:
 		case DW_CFA_GNU_args_size:
-			if (read_uleb(&p, end, &v))
+			if (st_cfi_uleb(&p, end, &v))
 				return -EINVAL;
 			break;
 		case DW_CFA_def_cfa_expression:
-			if (read_uleb(&p, end, &v) || v > (__u64)(end - p))
+			if (st_cfi_uleb(&p, end, &v) || v > (__u64)(end - p))
 				return -EINVAL;
 			p += v;
 			break;
@@ -407,12 +391,12 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
 		case DW_CFA_def_cfa_register:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
 				return -EINVAL;
 			break;
 		case DW_CFA_register:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
-			    read_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
+			    st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
 				return -EINVAL;
 			break;
 		case DW_CFA_offset_extended:
@@ -422,13 +406,13 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		case DW_CFA_val_offset:
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG || read_uleb(&p, end, &v))
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG || st_cfi_uleb(&p, end, &v))
 				return -EINVAL;
 			break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
-			    read_uleb(&p, end, &v) || v > (__u64)(end - p))
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
+			    st_cfi_uleb(&p, end, &v) || v > (__u64)(end - p))
 				return -EINVAL;
 			p += v;
 			break;
@@ -539,7 +523,7 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				enc = c->enc;
 			if (enc == DW_EH_PE_omit || read_encoded(s, &p, e.fde.end, enc, true, &start) ||
 			    read_encoded(s, &p, e.fde.end, enc & 0x0f, false, &len) ||
-			    (c->z && (read_uleb(&p, e.fde.end, &aug) ||
+			    (c->z && (st_cfi_uleb(&p, e.fde.end, &aug) ||
 				      aug > (__u64)(e.fde.end - p))) ||
 			    screen_program(s, p + aug, e.fde.end, enc)) {
 				err = -EINVAL;
