@@ -129,6 +129,16 @@ static int fold(struct st_defer *d, struct dsample *s, bool force)
 					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
 }
 
+/* Take the sample at *pp off the queue. */
+static void unlink_sample(struct st_defer *d, struct dsample **pp)
+{
+	struct dsample *s = *pp;
+
+	*pp = s->next;
+	d->bytes -= s->bytes;
+	free(s);
+}
+
 int st_defer__flush(struct st_defer *d, __u32 pid)
 {
 	struct dsample **pp = &d->head;
@@ -151,9 +161,7 @@ int st_defer__flush(struct st_defer *d, __u32 pid)
 		r = fold(d, s, true);
 		if (r && !err)
 			err = r;
-		*pp = s->next;
-		d->bytes -= s->bytes;
-		free(s);
+		unlink_sample(d, pp);
 	}
 	d->tail = pp;
 	return err;
@@ -180,9 +188,7 @@ int st_defer__process(struct st_defer *d, bool force)
 		}
 		if (r && !err)
 			err = r;
-		*pp = s->next;
-		d->bytes -= s->bytes;
-		free(s);
+		unlink_sample(d, pp);
 	}
 	d->tail = pp;
 	return err;
