@@ -559,6 +559,18 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, bool may_d
 	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
 }
 
+/* The current task is inside execve. From begin_new_exec() on it has the new
+ * mm, comm and image (self_exec_id) but still the old program's user
+ * registers (until start_thread()), and before it the old image with the new
+ * comm may already be set: a sample there belongs to neither program. */
+static __always_inline bool in_execve(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return bpf_core_field_exists(task->in_execve) &&
+	       BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+}
+
 /* Fold one sample, whose path pv describes, into the calling thread's tree
  * for event ev (tmap: that event's per-thread state). */
 static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid,
@@ -752,6 +764,10 @@ int on_timer(struct bpf_perf_event_data *ctx)
 
 	if (!wanted(tgid, tid, ST_EVENT_CPU))
 		return 0;
+	if (in_execve()) {	/* counted, not folded (like idle samples) */
+		stat_inc(ST_STAT_IN_EXECVE);
+		return 0;
+	}
 	stat_inc(ST_STAT_SAMPLES);
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);

@@ -98,6 +98,7 @@ enum st_stat {
 	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
 	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
+	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
 	/* counted by the daemon (user/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */

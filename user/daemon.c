@@ -213,6 +213,7 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
 		{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
 		{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
+		{ ST_STAT_IN_EXECVE, "samples inside execve (not profiled)", false },
 		{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
 		{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
 		{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
