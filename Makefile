@@ -27,7 +27,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" \
 	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) \
-	    -lprotobuf-c -lz -lm
+	    -lprotobuf-c -lz -lm -liberty
 PROTOC_C ?= protoc-c
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

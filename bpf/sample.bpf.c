@@ -30,6 +30,7 @@ const volatile bool filter_comm = false;	/* --comm */
 const volatile char comm_filter[ST_COMM_LEN] = {};
 const volatile bool filter_cgroup = false;	/* --cgroup */
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
+const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
 
 /* written by user space at run time (mmaped .bss) */
 __u32 epoch = 0;		/* generation = epoch & 1 */
@@ -82,7 +83,7 @@ struct {
 /* comm of each thread, written when its root node is created */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u64);	/* pid << 32 | tid */
+	__type(key, struct st_comm_key);
 	__type(value, char[ST_COMM_LEN]);
 	__uint(max_entries, 16384);
 } thread_comms SEC(".maps");
@@ -91,6 +92,22 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
+
+/* samples whose walk waits for tables (struct st_deferred, variable size) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* resized before load */
+} deferred SEC(".maps");
+
+/* a deferred sample being assembled, one per CPU (by CPU number: a per-CPU
+ * array's values are limited to 32 KiB; only the timer program, which does
+ * not nest with itself, uses it) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_deferred);
+	__uint(max_entries, 1);	/* resized before load: possible CPUs */
+} defer_buf SEC(".maps");
 
 /* A thread's recently used nodes, direct-mapped by (parent, flags, addr):
  * a thread that alternates between a few paths finds their nodes here
@@ -140,6 +157,8 @@ struct scratch {
 	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
 	__u64 kstack[ST_MAX_KERNEL];	/* leaf first */
 	bool utrunc;		/* dwarf/auto: the user walk stopped early */
+	bool defer;		/* ... for want of tables: unwind it in the daemon */
+	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
 };
 
 /* A sample's path, root first, read in place from the walked stacks:
@@ -184,6 +203,13 @@ struct {
 	__type(value, struct scratch);
 	__uint(max_entries, 1);
 } scratch_map SEC(".maps");
+
+/* The program a task runs: its self_exec_id (incremented by every exec,
+ * inherited at fork), low 32 bits. */
+static __always_inline __u32 task_image(struct task_struct *t)
+{
+	return (__u32)BPF_CORE_READ(t, self_exec_id);
+}
 
 static __always_inline void stat_ev(__u32 ev, __u32 which)
 {
@@ -395,6 +421,8 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
 	e->pid = pid;
 	e->tid = tid;
 	e->ppid = 0;
+	e->image = task_image(bpf_get_current_task_btf());
+	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return true;
@@ -480,7 +508,7 @@ static __always_inline void notify_unwind(__u32 tgid, __u32 tid)
 }
 
 /* --unwind dwarf|auto: bpf/unwind.h from the task's user registers. */
-static __always_inline long dwarf_stack(struct scratch *sc)
+static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct st_unwind_result res;
@@ -488,10 +516,17 @@ static __always_inline long dwarf_stack(struct scratch *sc)
 	long n;
 
 	n = st_unwind_user(task, (struct pt_regs *)bpf_task_pt_regs(task), sc->ustack,
-			   ST_MAX_USER, unwind_mode == ST_UNWIND_AUTO, &res);
+			   ST_MAX_USER, unwind_mode == ST_UNWIND_AUTO, may_defer ? 0 : 1, &res);
 	sc->utrunc = n > 0 && res.stop != ST_UNW_STOP_END;
 	stat = res.no_proc ? ST_STAT_UNW_NO_PROC : st_unwind_stop_stat(res.stop);
-	if (stat < ST_STAT__MAX && (sc->utrunc || res.no_proc))
+	if (!(sc->utrunc || res.no_proc))
+		stat = ST_STAT__MAX;
+	/* went where tables were missing (what frame pointers found there,
+	 * even a "complete" stack, is a guess in code built without them):
+	 * the daemon unwinds it later */
+	sc->defer = defer_unwind && may_defer && n > 0 && (res.no_proc || res.pending || res.miss);
+	sc->stop_stat = stat;
+	if (stat < ST_STAT__MAX && !sc->defer)
 		stat_inc(stat);
 	if (res.fp_frames) {
 		__u32 k = ST_STAT_UNW_FP_FRAMES;
@@ -500,6 +535,10 @@ static __always_inline long dwarf_stack(struct scratch *sc)
 		if (v)
 			*v += res.fp_frames;
 	}
+	if (res.over_budget)
+		stat_inc(ST_STAT_UNW_OVER_BUDGET);
+	if (res.pending)
+		stat_inc(ST_STAT_UNW_PENDING);
 	if (res.request)
 		notify_unwind(task->tgid, task->pid);
 	return n;
@@ -508,15 +547,28 @@ static __always_inline long dwarf_stack(struct scratch *sc)
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
  * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
  * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early. */
-static __always_inline long user_stack(void *ctx, struct scratch *sc)
+static __always_inline long user_stack(void *ctx, struct scratch *sc, bool may_defer)
 {
 	long r;
 
 	sc->utrunc = false;
+	sc->defer = false;
 	if (unwind_mode != ST_UNWIND_FP)
-		return dwarf_stack(sc);
+		return dwarf_stack(sc, may_defer);
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
+}
+
+/* The current task is inside execve. From begin_new_exec() on it has the new
+ * mm, comm and image (self_exec_id) but still the old program's user
+ * registers (until start_thread()), and before it the old image with the new
+ * comm may already be set: a sample there belongs to neither program. */
+static __always_inline bool in_execve(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return bpf_core_field_exists(task->in_execve) &&
+	       BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
 }
 
 /* Fold one sample, whose path pv describes, into the calling thread's tree
@@ -559,8 +611,11 @@ static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv
 	if (ts->epoch != ep || !ts->root) {
 		/* new generation (or new thread): ids must be looked up again, but
 		 * the prefix still tells which frames are new calls */
-		__u64 root_addr = ((__u64)tgid << 32) | tid;
-		__u32 root = node_get(ev, gen, 0, root_flags, root_addr, &created);
+		struct st_comm_key ck = {
+			.addr = ((__u64)tgid << 32) | tid,
+			.image = task_image(bpf_get_current_task_btf()),
+		};
+		__u32 root = node_get(ev, gen, ck.image, root_flags, ck.addr, &created);
 
 		if (!root) {
 			ts->depth = 0;
@@ -570,7 +625,7 @@ static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv
 			char comm[ST_COMM_LEN];
 
 			bpf_get_current_comm(comm, sizeof(comm));
-			bpf_map_update_elem(&thread_comms, &root_addr, comm, BPF_ANY);
+			bpf_map_update_elem(&thread_comms, &ck, comm, BPF_ANY);
 		}
 		if (created && fresh) {
 			rec = bpf_map_lookup_elem(&nodes, &root);
@@ -607,6 +662,96 @@ out:
 	__sync_fetch_and_sub(busy, 1);
 }
 
+struct stack_top {
+	__u64 end;
+	bool found;
+};
+
+static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct stack_top *t = data;
+
+	t->found = true;
+	t->end = vma->vm_end;
+	return 0;
+}
+
+/* Copy the stack page by page, up to the first page that is not there
+ * (a single read of the whole range fails on any page missing, seen for
+ * young processes). */
+struct stack_copy {
+	struct st_deferred *d;
+	__u64 start, end;	/* sp, and the end of the range to copy */
+	__u32 first;		/* bytes in sp's page (copy 0), then whole pages */
+	__u32 len;		/* out: bytes copied */
+};
+
+/* Copy i: sp's page for i == 0, then the i-th page above. Offsets derive
+ * from i, not from the previous copy, so that the verifier checks the
+ * callback once for any i. */
+static long copy_page(__u32 i, void *data)
+{
+	struct stack_copy *c = data;
+	__u32 off = i ? c->first + (i - 1) * 4096 : 0, n = i ? 4096 : c->first;
+	__u64 addr = c->start + off;
+
+	if (addr >= c->end || off > ST_DEFER_STACK - 4096 || n > 4096)
+		return 1;
+	if (n > c->end - addr)
+		n = (__u32)(c->end - addr);
+	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr))
+		return 1;
+	c->len = off + n;
+	return 0;
+}
+
+/* The sample for the daemon to unwind (sc->defer): registers, the stack
+ * from sp up to the end of its mapping (at most ST_DEFER_STACK bytes) and
+ * the kernel frames. False when the ring buffer is full. */
+__noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct stack_top top = {};
+	struct st_deferred *d;
+	__u32 cpu = bpf_get_smp_processor_id(), len = 0;
+	struct stack_copy cp = {};
+	__u64 avail, start_stack;
+
+	d = bpf_map_lookup_elem(&defer_buf, &cpu);
+	if (!d || !sc)
+		return 0;
+	d->pid = tgid;
+	d->tid = tid;
+	d->image = task_image(task);
+	d->pad = 0;
+	d->ip = BPF_CORE_READ(regs, ip);
+	d->sp = BPF_CORE_READ(regs, sp);
+	d->bp = BPF_CORE_READ(regs, bp);
+	d->r10 = BPF_CORE_READ(regs, r10);
+	bpf_get_current_comm(d->comm, sizeof(d->comm));
+	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
+	if (d->kn)
+		__builtin_memcpy(d->kstack, sc->kstack, sizeof(d->kstack));
+	start_stack = BPF_CORE_READ(task, mm, start_stack);
+	if (!bpf_find_vma(task, d->sp, stack_vma_cb, &top, 0) && top.found && top.end > d->sp)
+		avail = top.end - d->sp;
+	else if (start_stack > d->sp && start_stack - d->sp < (8u << 20))
+		avail = start_stack - d->sp;	/* the lock is busy: the main thread's stack */
+	else
+		avail = 4096 - (d->sp & 4095);	/* the rest of sp's page, always mapped */
+	cp.d = d;
+	cp.start = d->sp;
+	cp.end = d->sp + (avail > ST_DEFER_STACK ? ST_DEFER_STACK : avail);
+	cp.first = 4096 - (__u32)(d->sp & 4095);
+	bpf_loop(ST_DEFER_STACK / 4096 + 1, copy_page, &cp, 0);
+	len = cp.len;
+	if (len > ST_DEFER_STACK)
+		len = 0;
+	d->stack_len = len;
+	return bpf_ringbuf_output(&deferred, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
+}
+
 SEC("perf_event")
 int on_timer(struct bpf_perf_event_data *ctx)
 {
@@ -619,12 +764,16 @@ int on_timer(struct bpf_perf_event_data *ctx)
 
 	if (!wanted(tgid, tid, ST_EVENT_CPU))
 		return 0;
+	if (in_execve()) {	/* counted, not folded (like idle samples) */
+		stat_inc(ST_STAT_IN_EXECVE);
+		return 0;
+	}
 	stat_inc(ST_STAT_SAMPLES);
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = user_stack(ctx, sc);
+	un = user_stack(ctx, sc, true);
 	if (un < 0) {
 		stat_inc(ST_STAT_LOST_STACK);
 		return 0;
@@ -632,6 +781,16 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks) {
 		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
+	}
+
+	if (sc->defer) {
+		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0)) {
+			stat_inc(ST_STAT_DEFERRED);
+			return 0;
+		}
+		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
+		if (sc->stop_stat < ST_STAT__MAX)
+			stat_inc(sc->stop_stat);
 	}
 
 	/* the path, root first: [truncated], user frames, kernel frames */
@@ -812,7 +971,7 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = user_stack(ctx, sc);
+	un = user_stack(ctx, sc, false);
 	if (un < 0) {
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;

@@ -7,8 +7,11 @@
  *   - node ids index the `nodes` array map; id 0 means "none";
  *   - the `node_ids` hash maps (parent id, generation, flags, address) to a
  *     node id, so that a node is created once and found again;
- *   - a thread's root node has parent 0, flag ST_NODE_ROOT and
- *     addr = (pid << 32) | tid.
+ *   - a thread's root node has flag ST_NODE_ROOT, addr = (pid << 32) | tid
+ *     and, in place of a parent, the image the thread runs: its task's
+ *     self_exec_id (low 32 bits), which every exec increments and fork
+ *     inherits; (pid, image) names one program a process ran, and an exec
+ *     starts a new tree (kernel-notes/README.md).
  * Two generations of node ids alternate so that user space can drain one
  * while the programs fill the other: generation g owns the ids
  * [g * max_nodes + 1, (g + 1) * max_nodes].
@@ -91,6 +94,14 @@ enum st_stat {
 	ST_STAT_FAULT_HEAP,	 /* data in the brk heap or anonymous memory */
 	ST_STAT_FAULT_UNKNOWN,	 /* data faults left unclassified (mapping not found) */
 	ST_STAT_UNW_WAIT,	 /* dwarf/auto: a launched command waiting for its tables (not taken) */
+	ST_STAT_UNW_OVER_BUDGET, /* walks through a module left without rows by --unwind-memory */
+	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
+	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
+	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
+	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
+	/* counted by the daemon (user/deferred.c), never by BPF */
+	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
+	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
 	ST_STAT__MAX,
 };
 
@@ -113,14 +124,24 @@ struct st_event {
 	__u32 pid;
 	__u32 tid;
 	__u32 ppid;
+	__u32 image;	/* the process's image (self_exec_id) when it was sent */
+	__u32 pad;
 	char comm[ST_COMM_LEN];
+};
+
+/* thread_comms key: a thread's comm in one image */
+struct st_comm_key {
+	__u64 addr;	/* pid << 32 | tid */
+	__u32 image;
+	__u32 pad;
 };
 
 /*
  * DWARF unwinding (bpf/unwind.h, user/unwind_tables.c, user/unwinder.c;
  * kernel-notes/unwinding.md). User space compiles each module's CFI into
- * rows sorted by pc, stored once per module (shared by build id) in the
- * `unwind_rows` array; each process has a sorted table of its executable
+ * rows sorted by pc, stored once per module (shared by build id) in an
+ * extent of a shard (an array map in a slot of `unwind_shards`, see
+ * user/unwind_store.h); each process has a sorted table of its executable
  * mappings in `unwind_procs` (key: tgid). x86-64: the return address is at
  * CFA - 8 and the caller's rsp is the CFA.
  */
@@ -142,6 +163,9 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 #define ST_UNW_KIND_MASK 0x0f
 #define ST_UNW_F_RBP_AT_RBP 0x10 /* saved rbp at rbp + 8 * rbp, not at CFA + 8 * rbp */
 #define ST_UNW_F_OFF8 0x20	 /* off is in units of 8 bytes (frames over 32 KiB) */
+#define ST_UNW_F_OVER_BUDGET 0x40 /* (BPF only, kind NONE) the module has no rows for want
+				   * of memory (--unwind-memory) */
+#define ST_UNW_F_PENDING 0x80	 /* (BPF only, kind NONE) its rows are not compiled yet */
 #define ST_UNW_RBP_SAME 0	 /* st_unwind_row.rbp: rbp unchanged by this frame */
 #define ST_UNW_RBP_UNKNOWN (-128) /* rbp not recoverable (later rbp-based frames fail) */
 
@@ -152,6 +176,7 @@ struct st_unwind_row {
 	__s16 off;	/* CFA offset (see kind) */
 };
 
+#define ST_UNWIND_MAX_SHARDS 1024	/* shard slots in unwind_shards */
 #define ST_UNWIND_MAX_MAPS 256	/* executable mappings per process (power of two) */
 #define ST_UNWIND_MAP_STEPS 9	/* binary search steps: log2(ST_UNWIND_MAX_MAPS) + 1 */
 #define ST_UNWIND_ROW_STEPS 22	/* binary search steps over a module's rows */
@@ -161,15 +186,40 @@ struct st_unwind_map {
 	__u64 start;	/* runtime address of the executable mapping */
 	__u32 len;	/* its length */
 	__u32 vaddr;	/* module-relative address at start: pc = ip - start + vaddr */
-	__u32 rows;	/* first row of the module in unwind_rows */
-	__u32 nrows;	/* 0: the module has no CFI (frame pointers in auto mode) */
+	__u32 shard;	/* the module's rows: the shard's slot in unwind_shards, */
+	__u32 first;	/* first row there, */
+	__u32 nrows;	/* count (0: none, frame pointers in auto mode: see flags) */
+	__u32 flags;	/* ST_UNWIND_MAP_* */
 };
+
+#define ST_UNWIND_MAP_OVER_BUDGET 0x1	/* no rows: the module did not fit --unwind-memory */
+#define ST_UNWIND_MAP_PENDING 0x2	/* no rows yet: the daemon is compiling them */
 
 struct st_unwind_proc {
 	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */
 	__u32 gen;	/* table version, unique per push: keys the BPF row cache */
 	__u64 interp_start, interp_len;	/* the dynamic loader's text (0: none) */
 	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
+};
+
+/*
+ * Deferred unwinding (dwarf/auto, user/deferred.c): a timer sample whose walk
+ * stopped because the process or a module it went through had no rows yet
+ * (a young process, a new library) is not folded in BPF: its registers, the
+ * top of its user stack and its kernel frames go to the `deferred` ring
+ * buffer, and the daemon unwinds it with the same rows once they are in.
+ */
+#define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
+
+struct st_deferred {
+	__u32 pid, tid;
+	__u32 image, pad;	/* the image the thread ran (self_exec_id) */
+	__u64 ip, sp, bp, r10;	/* the interrupted user registers */
+	__u32 stack_len;	/* bytes of stack[] (from sp) */
+	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
+	char comm[ST_COMM_LEN];
+	__u64 kstack[ST_MAX_KERNEL];
+	__u8 stack[ST_DEFER_STACK];
 };
 
 #endif

@@ -37,16 +37,29 @@ struct st_unwind_result {
 	__u32 fp_frames;	/* frames walked by frame pointers (auto) */
 	bool no_proc;		/* no tables for the process (yet) */
 	bool request;		/* ask user space for tables (rate limited) */
+	bool over_budget;	/* a frame in a module left out by --unwind-memory */
+	bool pending;		/* a frame in a module whose rows are not compiled yet */
+	bool miss;		/* an address no mapping of the table covers */
 };
 
-/* rows of every module, shared by build id (mmaped by the daemon) */
-struct {
+/* Shards of rows, created by the daemon as needed (user/unwind_store.c):
+ * a module's rows, sorted by pc, are an extent of one shard. The template:
+ * BPF_F_INNER_MAP lets the shards' sizes differ. */
+struct st_unwind_rows_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, struct st_unwind_row);
-	__uint(max_entries, 1);	/* resized before load */
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_rows SEC(".maps");
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+};
+
+/* shard slot (st_unwind_map.shard) -> the shard's rows */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, ST_UNWIND_MAX_SHARDS);
+	__array(values, struct st_unwind_rows_map);
+} unwind_shards SEC(".maps");
 
 /* tgid -> the process's executable mappings */
 struct {
@@ -59,7 +72,8 @@ struct {
 
 /* Rows found lately, per CPU, by (tgid, table version, pc): a sample's
  * frames are mostly those of the previous samples, and a hit saves both
- * binary searches. */
+ * binary searches. (8192 entries did not raise cc1's hit rate, 86%: its
+ * misses are first sights.) */
 #define ST_UNW_CACHE_SIZE 1024	/* entries (power of two): 24 KiB per CPU */
 
 struct st_unw_cache_ent {
@@ -79,6 +93,25 @@ struct {
 	__uint(max_entries, 1);
 } unwind_cache SEC(".maps");
 
+/* The user stack is read a page at a time into a window, per CPU and per
+ * kind of program (0: timer, 1: page fault, which a timer may interrupt):
+ * a frame's reads are then loads from the window, not a helper call each
+ * (a bpf_probe_read_user() costs about as much as a whole frame's other
+ * work). The window is emptied at the start of every walk. */
+#define ST_UNW_WIN 4096
+
+struct st_unw_window {
+	__u64 base;		/* user address of buf[0]; 0: empty */
+	__u8 buf[ST_UNW_WIN + 16];	/* + 16: masked offsets stay in bounds */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_unw_window);
+	__uint(max_entries, 2);
+} unwind_window SEC(".maps");
+
 /* tgid -> time of the last request for tables (rate limit) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -93,6 +126,7 @@ struct st_unw_state {
 	__u64 *out;
 	struct st_unwind_proc *proc;
 	struct st_unw_cache *cache;
+	struct st_unw_window *win;	/* NULL: read with a helper call each time */
 	__u32 tgid, gen;	/* cache key: the process and its table version */
 	__u32 n, max;
 	__u32 stop;
@@ -101,12 +135,15 @@ struct st_unw_state {
 	bool exact;		/* look up ip itself: the leaf, or after a signal frame */
 	bool fallback;		/* auto: frame pointers where there is no CFI */
 	bool miss;		/* an address no mapping covers */
+	bool over_budget;	/* a frame in a module without rows for want of memory */
+	bool pending;		/* a frame in a module whose rows are being compiled */
 };
 
 /* Binary searches, one bpf_loop step each: the last entry with key <= want
  * in [lo, hi) ends at lo - 1. */
 struct st_unw_search {
 	struct st_unwind_proc *proc;	/* mappings: keys are starts */
+	void *rows;			/* a module's rows: keys are pcs */
 	__u64 want;
 	__u32 lo, hi;
 	bool failed;
@@ -136,7 +173,7 @@ static long st_unw_row_step(__u32 i, void *data)
 	if (q->lo >= q->hi)
 		return 1;
 	mid = q->lo + ((q->hi - q->lo) >> 1);
-	r = bpf_map_lookup_elem(&unwind_rows, &mid);
+	r = bpf_map_lookup_elem(q->rows, &mid);
 	if (!r) {
 		q->failed = true;
 		return 1;
@@ -172,22 +209,52 @@ static __always_inline struct st_unwind_map *st_unw_find_map(struct st_unw_state
 	return m;
 }
 
-/* The row covering pc in rows [first, first + n), or NULL. */
-static __always_inline struct st_unwind_row *st_unw_find_row(__u32 first, __u32 n, __u32 pc)
+/* The row covering pc in rows [first, first + n) of a shard, or NULL (also
+ * when the shard is gone). */
+static __always_inline struct st_unwind_row *st_unw_find_row(__u32 shard, __u32 first, __u32 n,
+							     __u32 pc)
 {
 	struct st_unw_search q = { .want = pc, .lo = first, .hi = first + n };
 	__u32 k;
 
+	q.rows = bpf_map_lookup_elem(&unwind_shards, &shard);
+	if (!q.rows)
+		return NULL;
 	bpf_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q, 0);
 	if (q.failed || q.lo == first)
 		return NULL;
 	k = q.lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &k);
+	return bpf_map_lookup_elem(q.rows, &k);
 }
 
 static __always_inline long st_unw_read(void *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+/* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
+static __always_inline long st_unw_read8(struct st_unw_state *s, __u64 addr, __u64 *out)
+{
+	struct st_unw_window *w = s->win;
+	__u64 off, page;
+
+	if (!w)
+		return st_unw_read(out, sizeof(*out), addr);
+	off = addr - w->base;
+	if (!w->base || off > ST_UNW_WIN - 8) {
+		page = addr & ~(__u64)(ST_UNW_WIN - 1);
+		if (addr - page > ST_UNW_WIN - 8)	/* across pages */
+			return st_unw_read(out, sizeof(*out), addr);
+		if (bpf_probe_read_user(w->buf, ST_UNW_WIN, (const void *)page)) {
+			w->base = 0;
+			return -1;
+		}
+		w->base = page;
+		off = addr - page;
+	}
+	off &= ST_UNW_WIN - 1;
+	*out = *(__u64 *)&w->buf[off];
+	return 0;
 }
 
 /* One frame-pointer step: [bp] = caller's bp, [bp + 8] = return address. */
@@ -199,7 +266,8 @@ static __always_inline long st_unw_fp_step(struct st_unw_state *s)
 		s->stop = ST_UNW_STOP_END;
 		return 1;
 	}
-	if (s->bp < s->sp || (s->bp & 7) || st_unw_read(fr, sizeof(fr), s->bp)) {
+	if (s->bp < s->sp || (s->bp & 7) || st_unw_read8(s, s->bp, &fr[0]) ||
+	    st_unw_read8(s, s->bp + 8, &fr[1])) {
 		s->stop = ST_UNW_STOP_NO_TABLE;
 		return 1;
 	}
@@ -257,10 +325,14 @@ static long st_unw_frame(__u32 i, void *data)
 	if (!hit) {
 		row = (struct st_unwind_row){};
 		m = st_unw_find_map(s, s->ip);
-		r = m && m->nrows ? st_unw_find_row(m->rows, m->nrows,
+		r = m && m->nrows ? st_unw_find_row(m->shard, m->first, m->nrows,
 						    (__u32)(pc - m->start + m->vaddr)) : NULL;
 		if (r)
 			row = *r;
+		else if (m && (m->flags & ST_UNWIND_MAP_OVER_BUDGET))
+			row.kind = ST_UNW_NONE | ST_UNW_F_OVER_BUDGET;
+		else if (m && (m->flags & ST_UNWIND_MAP_PENDING))
+			row.kind = ST_UNW_NONE | ST_UNW_F_PENDING;
 		if (!m) {
 			s->miss = true;
 		} else {
@@ -274,6 +346,10 @@ static long st_unw_frame(__u32 i, void *data)
 		}
 	}
 	r = &row;
+	if (row.kind & ST_UNW_F_OVER_BUDGET)
+		s->over_budget = true;
+	if (row.kind & ST_UNW_F_PENDING)
+		s->pending = true;
 	kind = row.kind & ST_UNW_KIND_MASK;
 	if (kind == ST_UNW_R10 && n)	/* r10 is only known in the leaf */
 		kind = ST_UNW_UNSUPPORTED;
@@ -302,7 +378,7 @@ static long st_unw_frame(__u32 i, void *data)
 	} else if (kind == ST_UNW_PLT) {
 		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
 	} else {		/* ST_UNW_DEREF_RBP */
-		if (st_unw_read(&cfa, sizeof(cfa), s->bp + off)) {
+		if (st_unw_read8(s, s->bp + off, &cfa)) {
 			s->stop = ST_UNW_STOP_READ_FAULT;
 			return 1;
 		}
@@ -313,21 +389,21 @@ static long st_unw_frame(__u32 i, void *data)
 	}
 	if (kind == ST_UNW_PLT ||
 	    (r->rbp == ST_UNW_RBP_SAME && !(r->kind & ST_UNW_F_RBP_AT_RBP))) {
-		if (st_unw_read(&ra, sizeof(ra), cfa - 8))
+		if (st_unw_read8(s, cfa - 8, &ra))
 			goto fault;
 	} else if (r->rbp == -2 && !(r->kind & ST_UNW_F_RBP_AT_RBP)) {
 		/* the usual push rbp right after the call: one read */
-		if (st_unw_read(fr, sizeof(fr), cfa - 16))
+		if (st_unw_read8(s, cfa - 16, &fr[0]) || st_unw_read8(s, cfa - 8, &fr[1]))
 			goto fault;
 		s->bp = fr[0];
 		ra = fr[1];
 	} else {
-		if (st_unw_read(&ra, sizeof(ra), cfa - 8))
+		if (st_unw_read8(s, cfa - 8, &ra))
 			goto fault;
 		if (r->rbp == ST_UNW_RBP_UNKNOWN)
 			s->bp = 0;
-		else if (st_unw_read(&s->bp, sizeof(s->bp), ((r->kind & ST_UNW_F_RBP_AT_RBP) ?
-							       s->bp : cfa) + (__s64)r->rbp * 8))
+		else if (st_unw_read8(s, ((r->kind & ST_UNW_F_RBP_AT_RBP) ? s->bp : cfa) +
+					      (__s64)r->rbp * 8, &s->bp))
 			goto fault;
 	}
 	s->sp = cfa;
@@ -352,7 +428,9 @@ struct st_unwind_io {
 	__u32 fp_frames;	/* out: frames walked by frame pointers */
 	__u32 no_proc;		/* out: no tables for the process (yet) */
 	__u32 miss;		/* out: an address no mapping covers */
-	__u32 pad;
+	__u32 over_budget;	/* out: a frame in a module left out by the memory budget */
+	__u32 pending;		/* out: a frame in a module whose rows are not in yet */
+	__u32 slot;		/* in: 0 timer program, 1 page-fault program (window) */
 };
 
 struct st_unwind_frames {
@@ -374,11 +452,16 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->stop = ST_UNW_STOP_END;
 	io->fp_frames = 0;
 	io->miss = 0;
+	io->over_budget = 0;
+	io->pending = 0;
 	s.proc = bpf_map_lookup_elem(&unwind_procs, &io->tgid);
 	io->no_proc = !s.proc;
 	if (!s.proc)	/* the empty table at key 0 (pushed first by the daemon) */
 		s.proc = bpf_map_lookup_elem(&unwind_procs, &zero);
 	s.cache = bpf_map_lookup_elem(&unwind_cache, &zero);
+	s.win = bpf_map_lookup_elem(&unwind_window, &io->slot);
+	if (s.win)
+		s.win->base = 0;	/* another sample's stack */
 	if (!s.proc || !s.cache)
 		return 0;
 	s.ip = io->ip;
@@ -398,6 +481,8 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->stop = s.stop;
 	io->fp_frames = s.fp_frames;
 	io->miss = s.miss;
+	io->over_budget = s.over_budget;
+	io->pending = s.pending;
 	return s.n;
 }
 
@@ -411,7 +496,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
  * for kernel threads and exiting tasks) and fills *res.
  */
 static __always_inline long st_unwind_user(struct task_struct *task, struct pt_regs *uregs,
-					   __u64 *out, __u32 max, bool fallback,
+					   __u64 *out, __u32 max, bool fallback, __u32 slot,
 					   struct st_unwind_result *res)
 {
 	struct st_unwind_io io = {};
@@ -422,6 +507,9 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->fp_frames = 0;
 	res->no_proc = false;
 	res->request = false;
+	res->over_budget = false;
+	res->pending = false;
+	res->miss = false;
 	if ((BPF_CORE_READ(task, flags) & ST_PF_KTHREAD) || !BPF_CORE_READ(task, mm))
 		return 0;
 	io.ip = BPF_CORE_READ(uregs, ip);
@@ -431,12 +519,16 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	io.tgid = BPF_CORE_READ(task, tgid);
 	io.max = max < ST_MAX_USER ? max : ST_MAX_USER;
 	io.fallback = fallback;
+	io.slot = slot ? 1 : 0;
 	n = st_unwind_walk(&io, (struct st_unwind_frames *)out);
 	if (n < 0 || n > ST_MAX_USER)
 		n = 0;
 	res->stop = io.stop;
 	res->fp_frames = io.fp_frames;
 	res->no_proc = io.no_proc;
+	res->over_budget = io.over_budget;
+	res->pending = io.pending;
+	res->miss = io.miss != 0;
 	if (io.miss) {
 		now = bpf_ktime_get_ns();
 		last = bpf_map_lookup_elem(&unwind_requests, &io.tgid);

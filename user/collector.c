@@ -1,7 +1,9 @@
 /* collector.c - merge drained kernel trees; symbolize them into a profile. */
 #include "collector.h"
+#include "demangle.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +21,14 @@
 static const char NAME_BRK[] = "[heap]";
 static const char NAME_ANON[] = "[anon]";
 
-/* Thread keys: pid << 32 | tid, with this bit for the page-fault tree. */
-#define KEY_FAULTS (1ULL << 63)
+/* Processes are kept per image (pid, the program it runs: self_exec_id,
+ * bpf/stacktree.h): an exec starts a new one, and the old one keeps the
+ * maps it had, frozen, to symbolize the samples taken before the exec. */
+#define PROC_KEY(pid, image) ((__u64)(image) << 32 | (pid))
 
 struct proc {
-	__u32 pid;
+	__u32 pid, image;
+	bool superseded;	/* the process exec'd another image since: frozen */
 	struct st_procmaps *maps;
 	char *cgroup;	/* cgroup v2 path, read at first sight */
 	bool missing;	/* an address no mapping covers: refresh */
@@ -40,11 +45,13 @@ static const double followup_delays[] = { 0.005, 0.02, 0.1, 0.5 };
 #define FOLLOWUPS (sizeof(followup_delays) / sizeof(followup_delays[0]))
 
 struct rthread {
-	__u32 pid, tid;
+	__u32 pid, tid, image;
 	bool faults;		/* the page-fault tree */
 	char comm[ST_COMM_LEN];
 	struct st_tree *tree;	/* raw: nodes keyed by (kind, address) */
 	struct proc *proc;
+	struct st_frame *late;	/* the previous sample the daemon unwound: */
+	size_t nlate;		/* its path, root first (CALLS of the next) */
 };
 
 struct idref {
@@ -56,12 +63,14 @@ struct st_collector {
 	struct st_symbolizer *sym;
 	st_comm_fn comm_fn;
 	void *comm_ctx;
-	struct st_u64map *threads;	/* pid << 32 | tid -> rthread */
-	struct st_u64map *procs;	/* pid -> proc */
+	struct st_u64map *threads;	/* thread_key() -> rthread */
+	struct st_u64map *procs;	/* PROC_KEY(pid, image) -> proc */
+	struct st_u64map *images;	/* pid -> the newest image seen + 1 */
 	struct idref *ids;		/* per drained record */
 	size_t ids_cap;
 	__u64 bad;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
+	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
 	void *refresh_ctx;
 };
 
@@ -107,6 +116,7 @@ struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn com
 	c->comm_ctx = comm_ctx;
 	c->threads = st_u64map__new();
 	c->procs = st_u64map__new();
+	c->images = st_u64map__new();
 	if (!c->threads || !c->procs) {
 		st_collector__free(c);
 		return NULL;
@@ -124,6 +134,7 @@ void st_collector__free(struct st_collector *c)
 		return;
 	while (c->threads && (t = st_u64map__next(c->threads, &pos, NULL))) {
 		st_tree__free(t->tree);
+		free(t->late);
 		free(t);
 	}
 	pos = 0;
@@ -131,13 +142,30 @@ void st_collector__free(struct st_collector *c)
 		proc_free(p);
 	st_u64map__free(c->threads);
 	st_u64map__free(c->procs);
+	st_u64map__free(c->images);
 	free(c->ids);
 	free(c);
 }
 
-static struct proc *proc_get(struct st_collector *c, __u32 pid, bool *created)
+/* The newest image of pid seen so far; an older one's proc is frozen. */
+static void note_image(struct st_collector *c, __u32 pid, __u32 image)
 {
-	struct proc *p = st_u64map__get(c->procs, pid);
+	__u64 cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
+	struct proc *old;
+
+	if (cur && (__u32)(cur - 1) == image)
+		return;
+	if (cur && (old = st_u64map__get(c->procs, PROC_KEY(pid, (__u32)(cur - 1)))) &&
+	    (__s32)(image - (__u32)(cur - 1)) > 0)
+		old->superseded = true;
+	if (!cur || (__s32)(image - (__u32)(cur - 1)) > 0)
+		st_u64map__put(c->images, pid, (void *)(uintptr_t)((__u64)image + 1));
+}
+
+static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, bool *created)
+{
+	struct proc *p = st_u64map__get(c->procs, PROC_KEY(pid, image));
+	__u64 cur;
 
 	*created = false;
 	if (p)
@@ -146,12 +174,18 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, bool *created)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->image = image;
 	p->maps = st_procmaps__new((int)pid);
 	p->cgroup = read_cgroup(pid);
-	if (!p->maps || st_u64map__put(c->procs, pid, p)) {
+	if (!p->maps || st_u64map__put(c->procs, PROC_KEY(pid, image), p)) {
 		proc_free(p);
 		return NULL;
 	}
+	note_image(c, pid, image);
+	/* an image older than one already seen: /proc/PID is another program now */
+	cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
+	if (cur && (__u32)(cur - 1) != image)
+		p->superseded = true;
 	*created = true;
 	return p;
 }
@@ -160,7 +194,7 @@ static void proc_refresh(struct st_collector *c, struct proc *p)
 {
 	int r;
 
-	if (p->gone)
+	if (p->gone || p->superseded)
 		return;
 	if (c->refresh_fn)	/* first: samples are waiting for unwinding tables */
 		c->refresh_fn(c->refresh_ctx, p->pid);
@@ -184,11 +218,13 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int st_collector__capture(struct st_collector *c, __u32 pid, bool exec)
+int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool exec)
 {
 	bool created;
-	struct proc *p = proc_get(c, pid, &created);
+	struct proc *p;
 
+	note_image(c, pid, image);
+	p = proc_get(c, pid, image, &created);
 	if (!p)
 		return -ENOMEM;
 	if (created || exec || p->missing)
@@ -223,10 +259,13 @@ double st_collector__followups(struct st_collector *c)
 
 void st_collector__exited(struct st_collector *c, __u32 pid)
 {
-	struct proc *p = st_u64map__get(c->procs, pid);
+	struct proc *p;
+	size_t pos = 0;
 
-	if (p)
-		p->exited = true;
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))	/* every image of it */
+		if (p->pid == pid)
+			p->exited = true;
+	st_u64map__put(c->images, pid, NULL);	/* the pid may come back, another process */
 }
 
 void st_collector__reset(struct st_collector *c)
@@ -239,6 +278,7 @@ void st_collector__reset(struct st_collector *c)
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
 		st_tree__free(t->tree);
+		free(t->late);
 		free(t);
 	}
 	st_u64map__clear(c->threads);
@@ -249,14 +289,14 @@ void st_collector__reset(struct st_collector *c)
 		return;
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, &key))) {
-		if (!(p->exited || p->gone) && st_u64map__put(keep, key, p)) {
+		if (!(p->exited || p->gone || p->superseded) && st_u64map__put(keep, key, p)) {
 			st_u64map__free(keep);
 			return;
 		}
 	}
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, NULL)))
-		if (p->exited || p->gone)
+		if (p->exited || p->gone || p->superseded)
 			proc_free(p);
 	st_u64map__free(c->procs);
 	c->procs = keep;
@@ -286,10 +326,36 @@ static void read_comm(__u32 pid, __u32 tid, char *comm, size_t len)
 	fclose(f);
 }
 
-static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, bool faults)
+/* A thread's tree: one per (pid, tid, image) and per event. Keys are
+ * hashes, probed onwards past another thread's (never 0). */
+static __u64 thread_key(__u32 pid, __u32 tid, __u32 image, bool faults)
 {
-	__u64 key = ((__u64)pid << 32) | tid | (faults ? KEY_FAULTS : 0);
-	struct rthread *t = st_u64map__get(c->threads, key);
+	__u64 k = (((__u64)pid << 32) | tid) * 0x9E3779B97F4A7C15ull;
+
+	k ^= ((__u64)image + 1) * 0xC2B2AE3D27D4EB4Full + (faults ? 0x165667B19E3779F9ull : 0);
+	return k ? k : 1;
+}
+
+/* The thread's tree, or NULL; *key: where it is or would go. */
+static struct rthread *thread_find(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+				   bool faults, __u64 *key)
+{
+	struct rthread *t;
+
+	*key = thread_key(pid, tid, image, faults);
+	while ((t = st_u64map__get(c->threads, *key))) {
+		if (t->pid == pid && t->tid == tid && t->image == image && t->faults == faults)
+			return t;
+		*key = *key + 1 ? *key + 1 : 1;
+	}
+	return NULL;
+}
+
+static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+				  bool faults)
+{
+	__u64 key;
+	struct rthread *t = thread_find(c, pid, tid, image, faults, &key);
 	bool created;
 
 	if (t)
@@ -299,9 +365,10 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
+	t->image = image;
 	t->faults = faults;
 	t->tree = st_tree__new();
-	t->proc = proc_get(c, pid, &created);
+	t->proc = proc_get(c, pid, image, &created);
 	if (!t->tree || !t->proc || st_u64map__put(c->threads, key, t)) {
 		st_tree__free(t->tree);
 		free(t);
@@ -310,8 +377,8 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	if (created)
 		proc_refresh(c, t->proc);
 	if (c->comm_fn)
-		c->comm_fn(c->comm_ctx, pid, tid, t->comm, sizeof(t->comm));
-	if (!t->comm[0])
+		c->comm_fn(c->comm_ctx, pid, tid, image, t->comm, sizeof(t->comm));
+	if (!t->comm[0] && !t->proc->superseded)	/* /proc has the newest image's */
 		read_comm(pid, tid, t->comm, sizeof(t->comm));
 	return t;
 }
@@ -366,15 +433,17 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			continue;
 		if (r->flags & ST_NODE_ROOT) {
 			bool faults = (r->flags & ST_NODE_FAULTS) != 0;
-			bool known = st_u64map__get(c->threads,
-						    r->addr | (faults ? KEY_FAULTS : 0)) != NULL;
+			__u32 pid = (__u32)(r->addr >> 32), tid = (__u32)r->addr;
+			__u64 key;
+			/* the root's image stands where a parent would */
+			bool known = thread_find(c, pid, tid, r->parent, faults, &key) != NULL;
 
-			ref->t = thread_get(c, (__u32)(r->addr >> 32), (__u32)r->addr, faults);
+			ref->t = thread_get(c, pid, tid, r->parent, faults);
 			if (!ref->t)
 				return -ENOMEM;
 			/* a root per generation: threads rename themselves after start */
 			if (known && c->comm_fn)
-				c->comm_fn(c->comm_ctx, ref->t->pid, ref->t->tid, ref->t->comm,
+				c->comm_fn(c->comm_ctx, pid, tid, r->parent, ref->t->comm,
 					   sizeof(ref->t->comm));
 			ref->n = st_tree__root(ref->t->tree);
 			ref->n->base += r->base;
@@ -401,6 +470,60 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 	return 0;
 }
 
+static bool same_raw(const struct st_frame *a, const struct st_frame *b)
+{
+	return a->kind == b->kind && a->addr == b->addr && a->kernel == b->kernel &&
+	       a->function == b->function;
+}
+
+int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+			     const char *comm, const __u64 *user, size_t un, bool truncated,
+			     const __u64 *kstack, size_t kn)
+{
+	size_t n = (truncated ? 1 : 0) + un + kn, prefix = 0;
+	struct rthread *t = thread_get(c, pid, tid, image, false);
+	struct st_frame *path;
+	struct st_node *node;
+
+	if (!t || !(path = calloc(n ? n : 1, sizeof(*path))))
+		return -ENOMEM;
+	if (!t->comm[0] && comm)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	n = 0;
+	if (truncated) {
+		path[n].kind = ST_FRAME_SPECIAL;
+		path[n++].function = ST_TRUNCATED_NAME;
+	}
+	for (size_t i = un; i-- > 0;) {
+		path[n].kind = (i == 0 && kn == 0) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
+		path[n++].addr = user[i];
+		if (!t->proc->gone && !st_procmaps__find(t->proc->maps, user[i]))
+			t->proc->missing = true;
+	}
+	for (size_t i = kn; i-- > 0;) {
+		path[n].kind = i == 0 ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
+		path[n].kernel = true;
+		path[n++].addr = kstack[i];
+	}
+	while (prefix < n && prefix < t->nlate && same_raw(&path[prefix], &t->late[prefix]))
+		prefix++;
+	node = st_tree__root(t->tree);
+	for (size_t i = 0; i < n; i++) {
+		node = st_tree__child(t->tree, node, &path[i], true);
+		if (!node) {
+			free(path);
+			return -ENOMEM;
+		}
+		if (i >= prefix)
+			node->calls++;
+	}
+	node->base++;
+	free(t->late);
+	t->late = path;
+	t->nlate = n;
+	return 0;
+}
+
 /* ---- symbolization ------------------------------------------------------ */
 
 struct symctx {
@@ -410,6 +533,20 @@ struct symctx {
 	struct proc *proc;
 	int err;
 };
+
+void st_collector__demangle(struct st_collector *c, struct st_demangler *d)
+{
+	c->dm = d;
+}
+
+/* f->function = name, demangled (the mangled one kept in system_name). */
+static void set_name(struct symctx *x, struct st_frame *f, const char *name)
+{
+	const char *readable = x->c->dm ? st_demangler__name(x->c->dm, name) : NULL;
+
+	f->function = st_strtab__intern(x->p->strs, readable ? readable : name);
+	f->system_name = readable ? st_strtab__intern(x->p->strs, name) : NULL;
+}
 
 /* A module data address: the module whose loaded extent covers it. False
  * when no module does. */
@@ -423,7 +560,7 @@ static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
 							      m->pgoff, addr, &s))
 			continue;
 		f->data_class = ST_DATA_MODULE;
-		f->function = st_strtab__intern(x->p->strs, s.function);
+		set_name(x, f, s.function);
 		f->module = st_strtab__intern(x->p->strs, s.module);
 		f->offset = s.function ? s.offset : s.module_offset;
 		f->addr = s.function ? addr - s.offset : 0; /* one leaf per symbol */
@@ -487,7 +624,7 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	}
 	if (r)
 		return f; /* shown as [unknown] with its address */
-	f.function = st_strtab__intern(x->p->strs, s.function);
+	set_name(x, &f, s.function);
 	f.module = st_strtab__intern(x->p->strs, s.module);
 	if (!s.function)
 		f.offset = s.module_offset;

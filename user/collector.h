@@ -14,7 +14,9 @@ struct st_symbolizer;
 struct st_profile;
 struct st_collector;
 
-typedef void (*st_comm_fn)(void *ctx, __u32 pid, __u32 tid, char *comm, size_t len);
+/* The comm of thread tid of pid while it ran image (bpf/stacktree.h). */
+typedef void (*st_comm_fn)(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm,
+			   size_t len);
 
 struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn comm_fn,
 				       void *comm_ctx);
@@ -25,8 +27,9 @@ void st_collector__free(struct st_collector *c);
 int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, __u32 first_id,
 			__u32 count);
 
-/* A process was seen (or exec'd): read its maps now, while it lives. */
-int st_collector__capture(struct st_collector *c, __u32 pid, bool exec);
+/* A process was seen running image (or exec'd into it): read its maps
+ * now, while it lives. An older image of pid keeps the maps it had. */
+int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool exec);
 
 /* Called whenever a process's maps are (re-)read (just before), e.g. to
  * push its DWARF unwinding tables (user/unwinder.h). */
@@ -54,6 +57,21 @@ void st_collector__refresh_missing(struct st_collector *c);
 /* Build the symbolized profile (finalized) of the timer trees, or of the
  * page-fault trees when faults is set. The collector keeps its trees. */
 struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults);
+
+/* Demangle C++ and Rust names from now on (NULL: keep them as they are;
+ * not owned). */
+struct st_demangler;
+void st_collector__demangle(struct st_collector *c, struct st_demangler *d);
+
+/* Fold a sample the daemon unwound itself (user/deferred.c) into thread
+ * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
+ * walk stopped early, under a [truncated] root), then kernel frames leaf
+ * first (kn). A new call is counted for each frame past the common prefix
+ * with the thread's previous such sample. comm names a thread seen first
+ * this way. 0 or -ENOMEM. */
+int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+			     const char *comm, const __u64 *user, size_t un, bool truncated,
+			     const __u64 *kstack, size_t kn);
 
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "deferred.h"
+#include "demangle.h"
 #include "launch.h"
 #include "outdir.h"
 #include "profile.h"
@@ -65,11 +67,14 @@ static void set_flags(int bits, bool on)
 }
 
 /* The symbolizer's stop request: long work (a debug file's CRC, a huge
- * symbol table) is cut short once SIGINT/SIGTERM came. */
+ * symbol table) is cut short by a second SIGINT/SIGTERM while the reports
+ * are written. Not by the first: it is how -a and --pid sessions end, and
+ * the final reports need every module's symbols (each module's work is
+ * bounded in time anyway); a second one before writing exits at once. */
 static bool stopping(void *ctx)
 {
 	(void)ctx;
-	return signal_flags & SIG_STOP;
+	return signal_flags & SIG_ABORT;
 }
 
 struct run {
@@ -78,6 +83,8 @@ struct run {
 	struct st_session *sess;
 	struct st_collector *coll;
 	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
+	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
+	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_launch *child;
 	struct st_outdir *out;		/* -o, opened before sampling */
 	bool reopen;			/* service: a snapshot failed, open -o again */
@@ -103,6 +110,9 @@ static void on_event(void *ctx, const struct st_event *e)
 
 	if (e->type == ST_EV_EXIT) {
 		st_collector__exited(r->coll, e->pid);
+		/* its deferred samples first: they need its table */
+		if (r->defer && st_defer__flush(r->defer, e->pid))
+			r->merge_err = -ENOMEM;
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
 	} else {
@@ -111,7 +121,7 @@ static void on_event(void *ctx, const struct st_event *e)
 		 * the dynamic loader (sampled from now on) */
 		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
 			st_unwinder__forget(r->unw, e->pid);
-		st_collector__capture(r->coll, e->pid, e->type != ST_EV_NEW_PROC);
+		st_collector__capture(r->coll, e->pid, e->image, e->type != ST_EV_NEW_PROC);
 		if (e->type == ST_EV_STARTED)
 			st_session__add_target(r->sess, e->pid, false);
 	}
@@ -123,9 +133,9 @@ static void on_refresh(void *ctx, __u32 pid)
 	st_unwinder__update(ctx, pid);
 }
 
-static void comm_of(void *ctx, __u32 pid, __u32 tid, char *comm, size_t len)
+static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, size_t len)
 {
-	st_session__thread_comm(ctx, pid, tid, comm, len);
+	st_session__thread_comm(ctx, pid, tid, image, comm, len);
 }
 
 static int on_drain(void *ctx, const struct st_node_rec *recs, __u32 first, __u32 count)
@@ -203,6 +213,7 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
 		{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
 		{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
+		{ ST_STAT_IN_EXECVE, "samples inside execve (not profiled)", false },
 		{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
 		{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
 		{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
@@ -212,6 +223,12 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
 		{ ST_STAT_UNW_WAIT, "samples not taken: command waiting for its unwind tables",
 		  false },
+		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
+		  false },
+		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
+		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
+		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
 		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
 		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
 		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
@@ -222,6 +239,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 
 	/* counters of this interval: the difference since the last snapshot */
 	st_session__stats(r->sess, ev, now_st);
+	if (ev == ST_EVENT_CPU && r->defer)	/* the daemon's own walks */
+		st_defer__stats(r->defer, now_st);
 	for (int i = 0; i < ST_STAT__MAX; i++) {
 		st[i] = now_st[i] - r->prev_stats[ev][i];
 		r->prev_stats[ev][i] = now_st[i];
@@ -326,12 +345,25 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		struct st_unwinder_stats us;
 
 		st_unwinder__stats(r->unw, &us);
-		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows, %.1f MiB "
-			"(of %.0f MiB), %zu processes, %zu modules without CFI, compiled in %.2f s, "
-			"%zu files refused, %zu non-root files not shared by build id\n",
-			us.modules, us.rows, (double)us.rows * sizeof(struct st_unwind_row) / (1 << 20),
-			(double)us.capacity * sizeof(struct st_unwind_row) / (1 << 20), us.procs,
+		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
+			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
+			"%zu released; %zu processes, %zu modules without CFI, compiled in "
+			"%.2f s, %zu files refused, %zu non-root files not shared by build id\n",
+			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
+			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
 			us.no_cfi, us.compile_s, us.refused, us.unshared);
+		if (us.cache.dir)
+			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
+				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
+				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
+				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
+				us.cache.max_bytes >> 20, us.cache.dir);
+		else
+			fprintf(out, "stacktreed: unwind table cache: off\n");
+		if (us.no_room)
+			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
+				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
+				us.no_room_names);
 	}
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
@@ -475,6 +507,8 @@ static int sample_loop(struct run *r, double t0)
 		wait = st_collector__followups(r->coll);
 		if (r->unw)	/* modules left over by the compile budget */
 			st_unwinder__work(r->unw);
+		if (r->defer && (err = st_defer__process(r->defer, false)))
+			return err;
 		t = now_s();
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
@@ -505,7 +539,7 @@ int st_daemon__run(const struct st_options *o)
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
 		.events = o->events,
-		.unwind_mode = o->unwind, .unwind_rows = o->unwind_rows, .unwind_procs = 4096,
+		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
 	};
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
@@ -537,8 +571,20 @@ int st_daemon__run(const struct st_options *o)
 	r.coll = st_collector__new(r.sym, comm_of, r.sess);
 	if (!r.coll)
 		goto cleanup;
+	if (!o->no_demangle) {
+		r.dm = st_demangler__new();
+		if (!r.dm)
+			goto cleanup;
+		st_collector__demangle(r.coll, r.dm);
+	}
 	if (o->unwind != ST_UNWIND_FP) {
-		r.unw = st_unwinder__new(r.sess, o->verbose);
+		struct st_unwinder_opts uo = {
+			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
+			.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
+			.verbose = o->verbose,
+		};
+
+		r.unw = st_unwinder__new(r.sess, &uo);
 		if (!r.unw) {
 			fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n",
 				strerror(errno));
@@ -547,6 +593,11 @@ int st_daemon__run(const struct st_options *o)
 		st_collector__on_refresh(r.coll, on_refresh, r.unw);
 		if (o->cmd)
 			st_unwinder__preload(r.unw, o->cmd[0]);
+		r.defer = o->defer_mb ? st_defer__new(r.unw, r.coll) : NULL;
+		if (o->defer_mb && !r.defer)
+			goto cleanup;
+		if (r.defer)
+			st_session__on_deferred(r.sess, st_defer__add, r.defer);
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
@@ -559,7 +610,9 @@ int st_daemon__run(const struct st_options *o)
 				strerror(-err));
 			goto cleanup;
 		}
-		st_collector__capture(r.coll, (__u32)o->pids[i], false);
+		/* its image is not known before its first sample: 0, older than any
+		 * (its maps are read again for the real one then) */
+		st_collector__capture(r.coll, (__u32)o->pids[i], 0, false);
 	}
 	if (o->cmd) {
 		if ((err = st_launch__start(o->cmd, &r.child))) {
@@ -598,6 +651,12 @@ int st_daemon__run(const struct st_options *o)
 	st_session__stop(r.sess);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
+	/* samples still waiting for tables: compiled now, walked */
+	if (r.defer) {
+		st_unwinder__finish(r.unw);
+		if (st_defer__process(r.defer, true))
+			goto cleanup;
+	}
 	if (snapshot(&r))
 		goto cleanup;
 	ret = 0;
@@ -620,6 +679,8 @@ cleanup:
 	st_outdir__free(r.out);
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
+	st_defer__free(r.defer);
+	st_demangler__free(r.dm);
 	st_unwinder__free(r.unw);
 	st_session__free(r.sess);
 	st_symbolizer__free(r.sym);

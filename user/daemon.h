@@ -30,8 +30,13 @@ struct st_options {
 	bool include_self;	/* --no-exclude-self */
 	unsigned events;	/* --event: 1 << ST_EVENT_CPU, 1 << ST_EVENT_FAULTS */
 	__u32 unwind;		/* --unwind: ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
-	__u32 unwind_rows;	/* --unwind-rows: capacity of the CFI rows map */
+	size_t unwind_memory_mb; /* --unwind-memory: budget of the CFI rows maps, MiB */
+	const char *unwind_cache;	/* --unwind-cache DIR (NULL: the default) */
+	bool no_unwind_cache;		/* --no-unwind-cache */
+	size_t unwind_cache_mb;		/* --unwind-cache-mb */
 	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
+	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
+	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
 };
 

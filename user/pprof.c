@@ -188,7 +188,7 @@ static bool func_eq(const struct pp *b, size_t idx, const void *key)
 	return b->funcs[idx].name == k->name && b->funcs[idx].filename == k->file;
 }
 
-static int function_id(struct pp *b, int64_t name, int64_t file, uint64_t *id)
+static int function_id(struct pp *b, int64_t name, int64_t sysname, int64_t file, uint64_t *id)
 {
 	struct func_key k = { name, file };
 	uint64_t h = mix(mix(1, (uint64_t)name), (uint64_t)file);
@@ -203,7 +203,8 @@ static int function_id(struct pp *b, int64_t name, int64_t file, uint64_t *id)
 		if (grow(&b->funcs, &b->capfuncs, b->nfuncs + 1, sizeof(*b->funcs)))
 			return -ENOMEM;
 		f.id = b->nfuncs + 1;
-		f.name = f.system_name = name;
+		f.name = name;
+		f.system_name = sysname;	/* the mangled name (name when not demangled) */
 		f.filename = file;
 		b->funcs[b->nfuncs] = f;
 		sl->h = h;
@@ -262,7 +263,7 @@ static bool loc_eq(const struct pp *b, size_t idx, const void *key)
 static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 {
 	struct loc_key k = { .address = n->f.addr };
-	int64_t name, file = 0;
+	int64_t name, sysname, file = 0;
 	char buf[512];
 	struct slot *sl;
 	uint64_t h;
@@ -270,9 +271,10 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 	/* a data leaf's function is the data symbol: name it as xtree does */
 	name = str(b, n->f.function && n->f.kind != ST_FRAME_DATA ?
 			      n->f.function : st_frame__name(&n->f, buf, sizeof(buf)));
+	sysname = n->f.system_name && n->f.kind != ST_FRAME_DATA ? str(b, n->f.system_name) : name;
 	if (n->f.module)
 		file = str(b, n->f.module);
-	if (name < 0 || file < 0 || function_id(b, name, file, &k.function) ||
+	if (name < 0 || sysname < 0 || file < 0 || function_id(b, name, sysname, file, &k.function) ||
 	    (n->f.module && mapping_id(b, file, &k.mapping)) || ix_reserve(&b->loci))
 		return -ENOMEM;
 	h = mix(mix(mix(3, k.mapping), k.address), k.function);

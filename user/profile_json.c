@@ -53,6 +53,8 @@ static void put_node_head(FILE *out, const struct st_node *n)
 		fputs("\"function\":null,", out);
 	} else {
 		put_bytes(out, "function", n->f.function);
+		if (n->f.system_name)	/* the mangled name it was demangled from */
+			put_bytes(out, "system_name", n->f.system_name);
 	}
 	if (has_offset)
 		fprintf(out, "\"offset\":%" PRId64 ",", (int64_t)n->f.offset);
@@ -345,6 +347,7 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 		if (!json_object_is_type(c, json_type_object))
 			return fail(r, where, "node must be an object");
 		if ((err = get_bytes(r, c, "function", where, &f.function)) ||
+		    (err = get_bytes(r, c, "system_name", where, &f.system_name)) ||
 		    (err = get_bytes(r, c, "module", where, &f.module)))
 			return err;
 		if ((err = get_str(r, c, "address", where, &addr)))

@@ -25,11 +25,11 @@ struct st_session {
 	struct ring_buffer *rb;
 	st_event_fn ev_fn;
 	void *ev_ctx;
+	st_deferred_fn def_fn;
+	void *def_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	struct st_node_key *keys;	/* scratch for batch deletes */
-	struct st_unwind_row *urows;	/* mmaped `unwind_rows` (dwarf/auto) */
-	size_t urows_len;
 	int stats_fd;			/* bpf_enable_stats() */
 };
 
@@ -145,9 +145,16 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
-	if (opts->unwind_mode != ST_UNWIND_FP &&
-	    ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, opts->unwind_rows)) ||
-	     (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs)))) {
+	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
+	if (opts->unwind_mode == ST_UNWIND_FP)	/* unused: as small as they come */
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_shards, 1);
+	else
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+	if (!err && s->skel->rodata->defer_unwind &&
+	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
+		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
+					       (__u32)libbpf_num_possible_cpus());
+	if (err) {
 		fprintf(stderr, "stacktreed: cannot size the unwinding maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -182,18 +189,6 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		s->recs = NULL;
 		fprintf(stderr, "stacktreed: cannot map the node array: %s\n", strerror(errno));
 		goto cleanup;
-	}
-	if (opts->unwind_mode != ST_UNWIND_FP) {
-		s->urows_len = (size_t)opts->unwind_rows * sizeof(struct st_unwind_row);
-		s->urows = mmap(NULL, s->urows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				bpf_map__fd(s->skel->maps.unwind_rows), 0);
-		if (s->urows == MAP_FAILED) {
-			err = -errno;
-			s->urows = NULL;
-			fprintf(stderr, "stacktreed: cannot map the unwinding rows: %s\n",
-				strerror(errno));
-			goto cleanup;
-		}
 	}
 	s->keys = calloc(opts->max_nodes, sizeof(*s->keys));
 	if (!s->keys) {
@@ -237,8 +232,6 @@ void st_session__free(struct st_session *s)
 	ring_buffer__free(s->rb);
 	if (s->recs)
 		munmap(s->recs, s->recs_len);
-	if (s->urows)
-		munmap(s->urows, s->urows_len);
 	free(s->keys);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
@@ -268,6 +261,23 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct st_event) && s->ev_fn)
 		s->ev_fn(s->ev_ctx, data);
 	return 0;
+}
+
+static int on_deferred_rb(void *ctx, void *data, size_t size)
+{
+	struct st_session *s = ctx;
+	const struct st_deferred *d = data;
+
+	if (size >= offsetof(struct st_deferred, stack) && s->def_fn &&
+	    d->stack_len <= size - offsetof(struct st_deferred, stack))
+		s->def_fn(s->def_ctx, d, size);
+	return 0;
+}
+
+void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx)
+{
+	s->def_fn = fn;
+	s->def_ctx = ctx;
 }
 
 static bool cpu_online(int cpu)
@@ -300,8 +310,10 @@ int st_session__attach(struct st_session *s)
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
-	if (!s->rb || !s->perf_fds || !s->links) {
-		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
+	if (!s->rb || !s->perf_fds || !s->links ||
+	    (s->opts.defer_ring_mb &&
+	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.deferred), on_deferred_rb, s))) {
+		fprintf(stderr, "stacktreed: cannot set up the event ring buffers: %s\n",
 			strerror(errno));
 		return -ENOMEM;
 	}
@@ -448,10 +460,10 @@ int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
 	return err;
 }
 
-void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len)
 {
-	__u64 key = ((__u64)pid << 32) | tid;
+	struct st_comm_key key = { .addr = ((__u64)pid << 32) | tid, .image = image };
 	char v[ST_COMM_LEN] = "";
 
 	if (bpf_map__lookup_elem(s->skel->maps.thread_comms, &key, sizeof(key), v, sizeof(v), 0))
@@ -499,10 +511,32 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 	return 0;
 }
 
-struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity)
+__u32 st_session__unwind_mode(const struct st_session *s)
 {
-	*capacity = s->urows ? s->opts.unwind_rows : 0;
-	return s->urows;
+	return s->opts.unwind_mode;
+}
+
+int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots)
+{
+	if (s->opts.unwind_mode == ST_UNWIND_FP)
+		return -EINVAL;
+	*slots = bpf_map__max_entries(s->skel->maps.unwind_shards);
+	return bpf_map__fd(s->skel->maps.unwind_shards);
+}
+
+int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n)
+{
+	int fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	__u32 key, next;
+	void *prev = NULL;
+
+	*n = 0;
+	while (*n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
+		pids[(*n)++] = next;
+		key = next;
+		prev = &key;
+	}
+	return 0;
 }
 
 int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p)

@@ -23,8 +23,9 @@ struct st_session_opts {
 	bool include_self;	/* sample the daemon too */
 	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS; 0 = cpu */
 	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
-	__u32 unwind_rows;	/* dwarf/auto: capacity of the CFI rows array */
 	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
+	__u32 defer_ring_mb;	/* dwarf/auto: ring buffer of deferred samples (MiB, a
+				 * power of two); 0: no deferred unwinding */
 };
 
 struct st_session;
@@ -52,6 +53,10 @@ void st_session__stop(struct st_session *s);
 typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
 /* Wait up to timeout_ms for ring buffer events and hand them to fn. */
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
+/* Receiver of the deferred samples (struct st_deferred, size bytes: the
+ * stack is cut at stack_len), called from st_session__poll(). */
+typedef void (*st_deferred_fn)(void *ctx, const struct st_deferred *d, size_t size);
+void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx);
 
 /* Node records of one drained generation, in id order: ids are
  * first_id .. first_id + count - 1; a record's parent (if not 0) has a
@@ -65,16 +70,20 @@ double st_session__fill(const struct st_session *s);
 
 /* The comm recorded when the thread's root was last created (once per
  * generation); comm is left as it is when the kernel has none. */
-void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, char *comm,
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len);
 
 /* Counters of one event (ST_EVENT_*), summed over CPUs. */
 void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX]);
 /* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
 int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs);
-/* DWARF unwinding tables (user/unwinder.c): the rows array, mapped
- * writable (NULL in fp mode), and each process's mapping table. */
-struct st_unwind_row *st_session__unwind_rows(struct st_session *s, __u32 *capacity);
+/* DWARF unwinding tables (user/unwinder.c): the fd of `unwind_shards`,
+ * the map of rows shards (-EINVAL in fp mode; *slots: its size), the pids
+ * that have a mapping table in the kernel (at most cap; the kernel copies a
+ * parent's table at fork), and each process's mapping table. */
+__u32 st_session__unwind_mode(const struct st_session *s);
+int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots);
+int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n);
 int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p);
 int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
 

@@ -28,9 +28,14 @@ enum {
 	OPT_EXCLUDE_SELF,
 	OPT_NO_EXCLUDE_SELF,
 	OPT_FORMAT,
-	OPT_UNWIND_ROWS,
+	OPT_UNWIND_MEMORY,
 	OPT_SYMBOL_CACHE_MB,
 	OPT_MAX_FILE_MB,
+	OPT_DEFER_MB,
+	OPT_NO_DEMANGLE,
+	OPT_UNWIND_CACHE,
+	OPT_NO_UNWIND_CACHE,
+	OPT_UNWIND_CACHE_MB,
 };
 
 static const struct argp_option options[] = {
@@ -41,8 +46,13 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
-	{ "unwind-rows", OPT_UNWIND_ROWS, "N", 0, "dwarf/auto: capacity of the CFI rows map, 8 bytes each (default 1048576)", 2 },
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
+	{ "unwind-cache", OPT_UNWIND_CACHE, "DIR", 0, "dwarf/auto: keep compiled unwind tables in DIR (default /var/cache/stacktreed as root, else ~/.cache/stacktreed); it must be ours and not writable by others", 2 },
+	{ "no-unwind-cache", OPT_NO_UNWIND_CACHE, NULL, 0, "dwarf/auto: compile every module's unwind table, keep nothing on disk", 2 },
+	{ "unwind-cache-mb", OPT_UNWIND_CACHE_MB, "MB", 0, "dwarf/auto: size bound of the unwind table cache, oldest files out first (default 512)", 2 },
+	{ "unwind-defer-mb", OPT_DEFER_MB, "MB", 0, "dwarf/auto: ring buffer for samples taken before their unwind tables were in, unwound later by the daemon (default 32; a power of two; 0: fold them as walked)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
@@ -143,15 +153,35 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			argp_error(state, "invalid --unwind '%s': give fp, dwarf or auto", arg);
 		break;
-	case OPT_UNWIND_ROWS:
-		if (parse_double(arg, 1024, 1 << 28, &v) || v != (__u32)v)
-			argp_error(state, "invalid --unwind-rows '%s': give 1024..268435456", arg);
-		o->unwind_rows = (__u32)v;
+	case OPT_UNWIND_MEMORY:
+		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
+			argp_error(state, "invalid --unwind-memory '%s': give 1..1048576 (MiB)", arg);
+		o->unwind_memory_mb = (size_t)v;
 		break;
 	case OPT_SYMBOL_CACHE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
 			argp_error(state, "invalid --symbol-cache-mb '%s': give 1..1048576", arg);
 		o->symbol_cache_mb = (size_t)v;
+		break;
+	case OPT_UNWIND_CACHE:
+		o->unwind_cache = arg;
+		break;
+	case OPT_NO_UNWIND_CACHE:
+		o->no_unwind_cache = true;
+		break;
+	case OPT_UNWIND_CACHE_MB:
+		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
+			argp_error(state, "invalid --unwind-cache-mb '%s': give 1..1048576", arg);
+		o->unwind_cache_mb = (size_t)v;
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		break;
+	case OPT_DEFER_MB:
+		if (parse_double(arg, 0, 1024, &v) || v != (__u32)v || ((__u32)v & ((__u32)v - 1)))
+			argp_error(state, "invalid --unwind-defer-mb '%s': give 0 or a power of two "
+				   "up to 1024", arg);
+		o->defer_mb = (__u32)v;
 		break;
 	case OPT_MAX_FILE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
@@ -242,7 +272,7 @@ int main(int argc, char **argv)
 {
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
-		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .unwind_rows = 1 << 20,
+		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .unwind_memory_mb = 256, .defer_mb = 32, .unwind_cache_mb = 512,
 		.events = 1u << ST_EVENT_CPU,
 	};
 	struct parse_state ps = { .o = &o };

@@ -49,7 +49,9 @@ enum st_data_class {
 struct st_frame {
 	enum st_frame_kind kind;
 	__u64 addr;		/* runtime address, 0 when none */
-	const char *function;	/* interned or NULL */
+	const char *function;	/* interned or NULL (demangled: readable) */
+	const char *system_name; /* interned mangled name when function was demangled, else
+				  * NULL (not part of a frame's identity: function is) */
 	const char *module;	/* interned or NULL */
 	__u64 offset;		/* function offset (call sites), module offset (unknown function);
 				 * data leaves: offset in the symbol, the mapping, or (stack,

@@ -1,5 +1,6 @@
 /* unwind_modules.c - per-module CFI rows shared by build id, compiled
- * within a time budget (see unwind_modules.h). */
+ * within a time budget, each module's in a BPF map of its own within a
+ * memory budget (see unwind_modules.h). */
 #include "user/unwind_modules.h"
 
 #include <elfutils/libdwelf.h>
@@ -16,6 +17,8 @@
 
 #include "symbolizer/safeopen.h"
 #include "user/procmaps.h"
+#include "user/unwind_cache.h"
+#include "user/unwind_store.h"
 #include "user/u64map.h"
 #include "user/unwind_tables.h"
 #include "user/unwinder.h"
@@ -30,7 +33,13 @@ struct st_umod {
 	char *path;		/* for messages */
 	int fd;			/* pending: the open file, compiled later */
 	bool pending;
-	__u32 first, nrows;	/* its rows in the BPF array; nrows 0: none */
+	struct st_uextent where;	/* its rows in the shards */
+	__u32 nrows;		/* 0: none */
+	unsigned refs;		/* pushed process tables that map it */
+	bool used;		/* some pushed table referred to it */
+	bool over_budget;	/* compiled, but over the memory budget: no rows */
+	bool released;		/* rows released (unmapped): compiled again when mapped */
+	bool cacheable;		/* its rows may go to / come from the on-disk cache */
 	struct { __u64 offset, vaddr, filesz; } loads[MAX_LOADS];
 	int nloads;
 };
@@ -43,14 +52,16 @@ struct ufile {
 
 struct st_umods {
 	bool verbose;
-	struct st_unwind_row *rows;	/* the mmaped BPF array */
-	__u32 cap, used;
+	struct st_ustore *store;	/* where rows live in the kernel */
+	struct st_ucache *cache;	/* compiled rows on disk, or NULL */
+	size_t modules_now, released, loaded, rows_loaded;
+	char no_room_names[160];
 	struct st_u64map *mods;		/* hash(key) -> st_umod */
 	struct st_u64map *files;	/* hash(dev, ino) -> ufile */
 	struct st_umod **pending;
 	size_t npending, pending_cap;
 	double window_start, window_used;
-	size_t modules, no_cfi, no_room, unsupported, unshared;
+	size_t no_cfi, no_room, unsupported, unshared;
 	struct st_safe_stats refused;	/* files st_safe_open() refused */
 	double compile_s;
 };
@@ -74,18 +85,17 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct st_umods *st_umods__new(struct st_unwind_row *rows, __u32 capacity, bool verbose)
+struct st_umods *st_umods__new(int shards_fd, __u32 slots, size_t budget, bool verbose)
 {
 	struct st_umods *ms = calloc(1, sizeof(*ms));
 
 	if (!ms)
 		return NULL;
 	ms->verbose = verbose;
-	ms->rows = rows;
-	ms->cap = capacity;
+	ms->store = st_ustore__new(shards_fd, slots, budget);
 	ms->mods = st_u64map__new();
 	ms->files = st_u64map__new();
-	if (!ms->mods || !ms->files) {
+	if (!ms->store || !ms->mods || !ms->files) {
 		st_umods__free(ms);
 		return NULL;
 	}
@@ -118,6 +128,7 @@ void st_umods__free(struct st_umods *ms)
 	st_u64map__free(ms->mods);
 	st_u64map__free(ms->files);
 	free(ms->pending);
+	st_ustore__free(ms->store);
 	free(ms);
 }
 
@@ -184,7 +195,63 @@ static void read_loads(Elf *elf, struct st_umod *m)
 	}
 }
 
-/* Compile m's CFI into the rows array. */
+/* n rows of m into the shards: 0, -ENOSPC over the memory budget, or the
+ * kernel's error. */
+static int store_rows(struct st_umods *ms, struct st_umod *m, const struct st_unwind_row *rows,
+		      size_t n)
+{
+	int err = st_ustore__put(ms->store, rows, n, &m->where);
+
+	if (err)
+		return err;
+	m->nrows = (__u32)n;
+	ms->rows_loaded += n;
+	ms->loaded++;
+	ms->modules_now++;
+	return 0;
+}
+
+/* m did not fit: counted, named in the summary, said once on stderr. */
+static void no_room(struct st_umods *ms, struct st_umod *m, size_t n, int err)
+{
+	const char *base = strrchr(m->path, '/');
+	size_t len = strlen(ms->no_room_names);
+
+	base = base ? base + 1 : m->path;
+	m->over_budget = true;
+	if (!ms->no_room) {
+		struct st_ustore_stats ss;
+
+		st_ustore__stats(ms->store, &ss);
+		fprintf(stderr, "stacktreed: %s's %zu unwinding rows do not fit: %s; it is "
+			"walked by frame pointers (raise --unwind-memory, now %zu MiB)\n", m->path,
+			n, err == -ENOSPC ? "unwind memory full" : strerror(-err), ss.budget >> 20);
+	}
+	else if (ms->verbose)
+		fprintf(stderr, "stacktreed: no room for the %zu unwinding rows of %s: %s\n", n,
+			m->path, strerror(-err));
+	ms->no_room++;
+	if (len + strlen(base) + 6 < sizeof(ms->no_room_names))
+		snprintf(ms->no_room_names + len, sizeof(ms->no_room_names) - len, "%s%s",
+			 len ? ", " : "", base);
+	else if (len && !strstr(ms->no_room_names, "..."))
+		snprintf(ms->no_room_names + len, sizeof(ms->no_room_names) - len, ", ...");
+}
+
+static void release(struct st_umods *ms, struct st_umod *m)
+{
+	if (m->nrows) {
+		st_ustore__drop(ms->store, &m->where);
+		ms->modules_now--;
+	}
+	m->nrows = 0;
+	m->over_budget = false;
+	m->used = false;
+	m->released = true;
+	ms->released++;
+}
+
+/* Compile m's CFI into a rows map of its own. */
 static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
 {
 	struct st_unwind_table *t = NULL;
@@ -207,23 +274,49 @@ static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
 	}
 	rows = st_unwind_table__rows(t, &n);
 	st_unwind_table__info(t, &info);
-	if (n > ms->cap - ms->used) {
-		ms->no_room++;
-		if (ms->verbose)
-			fprintf(stderr, "stacktreed: no room for the %zu unwinding rows of %s "
-				"(--unwind-rows)\n", n, m->path);
+	if (n && m->cacheable && ms->cache)
+		st_ucache__put(ms->cache, m->key, rows, n, info.unsupported);
+	err = n ? store_rows(ms, m, rows, n) : -ENOENT;
+	if (err == -ENOENT) {
+		ms->no_cfi++;
+	} else if (err) {
+		no_room(ms, m, n, err);
 	} else {
-		memcpy(ms->rows + ms->used, rows, n * sizeof(*rows));
-		m->first = ms->used;
-		m->nrows = (__u32)n;
-		ms->used += (__u32)n;
-		ms->modules++;
 		ms->unsupported += info.unsupported;
 		if (ms->verbose)
 			fprintf(stderr, "stacktreed: %zu unwinding rows for %s (%s, %zu FDEs, "
 				"%.1f ms)\n", n, m->path, info.source, info.fdes, dt * 1e3);
 	}
 	st_unwind_table__free(t);
+}
+
+/* m's rows from the on-disk cache, if it has them (no compile budget
+ * spent): true when it did. */
+static bool load_cached(struct st_umods *ms, struct st_umod *m)
+{
+	struct st_unwind_row *rows = NULL;
+	size_t n = 0, unsupported = 0;
+	int err;
+
+	if (!ms->cache || !m->cacheable ||
+	    st_ucache__get(ms->cache, m->key, &rows, &n, &unsupported))
+		return false;
+	err = store_rows(ms, m, rows, n);
+	if (err) {
+		no_room(ms, m, n, err);
+	} else {
+		ms->unsupported += unsupported;
+		if (ms->verbose)
+			fprintf(stderr, "stacktreed: %zu unwinding rows for %s (from the cache)\n",
+				n, m->path);
+	}
+	free(rows);
+	return true;
+}
+
+void st_umods__set_cache(struct st_umods *ms, struct st_ucache *cache)
+{
+	ms->cache = cache;
 }
 
 static bool budget_left(struct st_umods *ms)
@@ -273,7 +366,15 @@ static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const st
 		bool same = !strcmp(m->key, key);
 
 		free(key);
-		return same ? m : NULL;
+		if (!same)
+			return NULL;
+		if (m->released && !m->pending) {	/* mapped again: rows again */
+			m->released = false;
+			if (!load_cached(ms, m) &&
+			    (now || fd < 0 || budget_left(ms) || defer(ms, m, fd)))
+				load_rows(ms, elf, m);
+		}
+		return m;
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->path = strdup(path)) || st_u64map__put(ms->mods, h, m)) {
@@ -284,8 +385,9 @@ static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const st
 		return NULL;
 	}
 	m->key = key;
+	m->cacheable = st != NULL;	/* not the vDSO: the running kernel's */
 	read_loads(elf, m);
-	if (now || fd < 0 || budget_left(ms) || defer(ms, m, fd))
+	if (!load_cached(ms, m) && (now || fd < 0 || budget_left(ms) || defer(ms, m, fd)))
 		load_rows(ms, elf, m);
 	return m;
 }
@@ -320,7 +422,7 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 	Elf *elf = NULL;
 	int fd = -1;
 
-	if (f && f->dev == dev && f->ino == ino)
+	if (f && f->dev == dev && f->ino == ino && !f->mod->released)
 		return f->mod;
 	if (vdso) {
 		elf = open_vdso(&image);
@@ -369,11 +471,13 @@ struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path)
 	return m;
 }
 
-int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *first,
-		  __u32 *nrows)
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *shard,
+		  __u32 *first, __u32 *nrows)
 {
 	if (m->pending)
 		return -EAGAIN;
+	if (m->over_budget)
+		return -ENOSPC;
 	if (!m->nrows)
 		return -ENOENT;
 	for (int i = 0; i < m->nloads; i++) {
@@ -383,7 +487,8 @@ int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *fir
 			if (v > UINT32_MAX)
 				return -ENOENT;
 			*vaddr = (__u32)v;
-			*first = m->first;
+			*shard = m->where.slot;
+			*first = m->where.first;
 			*nrows = m->nrows;
 			return 0;
 		}
@@ -391,11 +496,47 @@ int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *fir
 	return -ENOENT;
 }
 
-int st_umods__work(struct st_umods *ms)
+void st_umod__ref(struct st_umod *m)
+{
+	m->refs++;
+	m->used = true;
+}
+
+void st_umod__unref(struct st_umod *m)
+{
+	if (m->refs)
+		m->refs--;
+}
+
+size_t st_umods__release_unused(struct st_umods *ms)
+{
+	struct st_umod *m;
+	size_t pos = 0, n = 0;
+
+	st_ustore__tick(ms->store);
+	while ((m = st_u64map__next(ms->mods, &pos, NULL))) {
+		if (!m->used || m->refs || m->pending || (!m->nrows && !m->over_budget))
+			continue;
+		if (ms->verbose)
+			fprintf(stderr, "stacktreed: released the %u unwinding rows of %s (no "
+				"process maps it)\n", m->nrows, m->path);
+		release(ms, m);
+		n++;
+	}
+	return n;
+}
+
+const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
+						 size_t *n)
+{
+	return st_ustore__rows(ms->store, slot, n);
+}
+
+int st_umods__work(struct st_umods *ms, bool all)
 {
 	int done = 0;
 
-	while (ms->npending && budget_left(ms)) {
+	while (ms->npending && (all || budget_left(ms))) {
 		struct st_umod *m = ms->pending[--ms->npending];
 		Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
 
@@ -415,11 +556,21 @@ int st_umods__work(struct st_umods *ms)
 
 void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)
 {
-	out->modules = ms->modules;
+	out->loaded = ms->loaded;
+	out->rows_loaded = ms->rows_loaded;
+	struct st_ustore_stats ss;
+
+	st_ustore__stats(ms->store, &ss);
+	out->modules = ms->modules_now;
 	out->no_cfi = ms->no_cfi;
 	out->no_room = ms->no_room;
-	out->rows = ms->used;
-	out->capacity = ms->cap;
+	out->rows = ss.rows;
+	out->bytes = ss.bytes;
+	out->budget = ss.budget;
+	out->peak_bytes = ss.peak_bytes;
+	out->shards = ss.shards;
+	out->released = ms->released;
+	snprintf(out->no_room_names, sizeof(out->no_room_names), "%s", ms->no_room_names);
 	out->unsupported = ms->unsupported;
 	out->compile_s = ms->compile_s;
 	out->refused = ms->refused.not_regular + ms->refused.too_large + ms->refused.symlink;

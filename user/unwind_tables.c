@@ -1,6 +1,8 @@
 /* unwind_tables.c - DWARF CFI to BPF unwinder rows (see unwind_tables.h). */
 #include "user/unwind_tables.h"
 
+#include "user/cfi_eval.h"
+
 #include "symbolizer/safeopen.h"
 #include "common/grow.h"
 
@@ -37,14 +39,18 @@ struct st_unwind_table {
  * of work or gigabytes of memory. */
 #define MAX_STEPS (4 * (size_t)ST_UNWIND_MAX_MODULE_ROWS)
 
-struct fde {
-	__u64 start, end;
-};
-
 struct cie {
 	Dwarf_Off offset;
 	__u8 enc;		/* FDE pointer encoding */
 	bool z;			/* 'z' augmentation: FDEs have augmentation data */
+	struct st_cfi_cie eval;	/* for user/cfi_eval.c */
+};
+
+struct fde {
+	__u64 start, end;
+	const __u8 *prog, *prog_end;	/* its CFI program */
+	struct st_cfi_cie cie;
+	__u8 enc;			/* its CIE's pointer encoding */
 };
 
 struct cfi_src {
@@ -249,23 +255,44 @@ static struct st_unwind_row frame_row(Dwarf_Frame *f, __u64 pc, bool signal, int
 	return r;
 }
 
-/* ---- FDE list -------------------------------------------------------------- */
-
-static int read_uleb(const __u8 **p, const __u8 *end, __u64 *v)
+/* The row of a state from user/cfi_eval.c: what frame_row() makes of the
+ * same rules read through libdw. */
+static struct st_unwind_row state_row(__u64 pc, const struct st_cfi_state *s)
 {
-	unsigned shift = 0;
+	struct st_unwind_row r = row(pc, ST_UNW_UNSUPPORTED, ST_UNW_RBP_SAME, 0);
+	const struct st_cfi_rule *rbp = &s->rbp;
+	__u8 kind;
+	int k;
 
-	*v = 0;
-	while (*p < end && shift < 64) {
-		__u8 b = *(*p)++;
-
-		*v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return 0;
+	if (s->rip.how == ST_CFI_UNDEF) {
+		r.kind = ST_UNW_END;
+		return r;
 	}
-	return -EINVAL;
+	if (s->rip.how != ST_CFI_AT_CFA || s->rip.val != -8)
+		return r;
+	switch (s->cfa_reg) {
+	case REG_RSP: kind = ST_UNW_RSP; break;
+	case REG_RBP: kind = ST_UNW_RBP; break;
+	case REG_R10: kind = ST_UNW_R10; break;
+	default: return r;
+	}
+	r.kind = set_off(&r, kind, s->cfa_off);
+	if (r.kind == ST_UNW_UNSUPPORTED)
+		return r;
+	r.rbp = rbp->how == ST_CFI_SAME ? ST_UNW_RBP_SAME : ST_UNW_RBP_UNKNOWN;
+	if (rbp->how == ST_CFI_AT_CFA && rbp->val && slot8(rbp->val, &k))
+		r.rbp = (__s8)k;
+	return r;
 }
+
+static int emit_row(void *ctx, __u64 pc, const struct st_cfi_state *s)
+{
+	struct st_unwind_row r = state_row(pc, s);
+
+	return push_row(ctx, &r);
+}
+
+/* ---- FDE list -------------------------------------------------------------- */
 
 /* Decode a DW_EH_PE_* encoded pointer at *p (pcrel against the section's
  * address when with_app). */
@@ -284,7 +311,7 @@ static int read_encoded(const struct cfi_src *s, const __u8 **p, const __u8 *end
 	case DW_EH_PE_uleb128:
 		if (with_app && (enc & 0x70))
 			return -EINVAL;
-		return read_uleb(p, end, v);
+		return st_cfi_uleb(p, end, v);
 	default:
 		return -EINVAL;
 	}
@@ -326,7 +353,7 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		if (op >> 6 == 1)	/* advance_loc */
 			continue;
 		if (op >> 6 == 2) {	/* offset: register in the low bits, offset */
-			if (read_uleb(&p, end, &v))
+			if (st_cfi_uleb(&p, end, &v))
 				return -EINVAL;
 			continue;
 		}
@@ -352,11 +379,11 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_def_cfa_offset_sf:
 		case DW_CFA_GNU_args_size:
-			if (read_uleb(&p, end, &v))
+			if (st_cfi_uleb(&p, end, &v))
 				return -EINVAL;
 			break;
 		case DW_CFA_def_cfa_expression:
-			if (read_uleb(&p, end, &v) || v > (__u64)(end - p))
+			if (st_cfi_uleb(&p, end, &v) || v > (__u64)(end - p))
 				return -EINVAL;
 			p += v;
 			break;
@@ -364,12 +391,12 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
 		case DW_CFA_def_cfa_register:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
 				return -EINVAL;
 			break;
 		case DW_CFA_register:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
-			    read_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
+			    st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG)
 				return -EINVAL;
 			break;
 		case DW_CFA_offset_extended:
@@ -379,13 +406,13 @@ static int screen_program(const struct cfi_src *s, const __u8 *p, const __u8 *en
 		case DW_CFA_val_offset:
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG || read_uleb(&p, end, &v))
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG || st_cfi_uleb(&p, end, &v))
 				return -EINVAL;
 			break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			if (read_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
-			    read_uleb(&p, end, &v) || v > (__u64)(end - p))
+			if (st_cfi_uleb(&p, end, &reg) || reg > MAX_CFI_REG ||
+			    st_cfi_uleb(&p, end, &v) || v > (__u64)(end - p))
 				return -EINVAL;
 			p += v;
 			break;
@@ -471,7 +498,14 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				cies = n;
 			}
 			cies[ncies++] = (struct cie){ .offset = off, .enc = cie_fde_encoding(s, &e.cie),
-						      .z = e.cie.augmentation[0] == 'z' };
+						      .z = e.cie.augmentation[0] == 'z',
+						      .eval = {
+							.init = e.cie.initial_instructions,
+							.init_end = e.cie.initial_instructions_end,
+							.code_align = e.cie.code_alignment_factor,
+							.data_align = e.cie.data_alignment_factor,
+							.ra_reg = e.cie.return_address_register,
+							.augmentation = e.cie.augmentation } };
 			if (screen_program(s, e.cie.initial_instructions,
 					   e.cie.initial_instructions_end, cies[ncies - 1].enc)) {
 				err = -EINVAL;
@@ -489,7 +523,7 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 				enc = c->enc;
 			if (enc == DW_EH_PE_omit || read_encoded(s, &p, e.fde.end, enc, true, &start) ||
 			    read_encoded(s, &p, e.fde.end, enc & 0x0f, false, &len) ||
-			    (c->z && (read_uleb(&p, e.fde.end, &aug) ||
+			    (c->z && (st_cfi_uleb(&p, e.fde.end, &aug) ||
 				      aug > (__u64)(e.fde.end - p))) ||
 			    screen_program(s, p + aug, e.fde.end, enc)) {
 				err = -EINVAL;
@@ -510,7 +544,9 @@ static int list_fdes(const struct cfi_src *s, const unsigned char *ident, struct
 					}
 					fdes = n;
 				}
-				fdes[nfdes++] = (struct fde){ .start = start, .end = start + len };
+				fdes[nfdes++] = (struct fde){ .start = start, .end = start + len,
+							      .prog = p + aug, .prog_end = e.fde.end,
+							      .cie = c->eval, .enc = enc };
 			}
 		}
 		if (next == (Dwarf_Off)-1)
@@ -612,7 +648,9 @@ static void close_cfi(struct cfi_src *s)
 		dwarf_cfi_end(s->cfi);
 }
 
-int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
+/* libdw_only: every FDE through dwarf_cfi_addrframe() (the reference the
+ * tests compare user/cfi_eval.c's rows with). */
+static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 {
 	struct st_unwind_table *t = NULL;
 	struct fde *fdes = NULL;
@@ -654,13 +692,23 @@ int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
 	for (size_t i = 0; i < nfdes && !err; i++) {
 		/* overlapping FDEs: the earlier one wins */
 		__u64 start = fdes[i].start > covered ? fdes[i].start : covered;
+		bool mine;
 
 		if (start >= fdes[i].end)
 			continue;
 		if (covered && start > covered)	/* a gap without CFI */
 			err = push_row(t, &(struct st_unwind_row){ .pc = (__u32)covered });
-		if (!err)
+		/* a whole FDE no other overlaps: libdw would find it for
+		 * each of its rows, and cfi_eval.c gives the same rules */
+		mine = !libdw_only && start == fdes[i].start && !(fdes[i].enc & DW_EH_PE_indirect) &&
+		       (i + 1 == nfdes || fdes[i + 1].start >= fdes[i].end);
+		if (!err && mine)
+			err = st_cfi_eval(&fdes[i].cie, fdes[i].prog, fdes[i].prog_end, start,
+					  fdes[i].end, emit_row, t);
+		if ((!err && !mine) || err == -EOPNOTSUPP) {
+			t->info.libdw_fdes++;
 			err = compile_fde(t, &s, start, fdes[i].end);
+		}
 		covered = fdes[i].end;
 	}
 	if (!err)
@@ -682,6 +730,16 @@ cleanup:
 		close_cfi(&s);
 	st_unwind_table__free(t);
 	return err;
+}
+
+int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out)
+{
+	return from_elf(elf, false, out);
+}
+
+int st_unwind_table__from_elf_libdw(Elf *elf, struct st_unwind_table **out)
+{
+	return from_elf(elf, true, out);
 }
 
 int st_unwind_table__from_file(const char *path, struct st_unwind_table **out)

@@ -18,42 +18,62 @@
 #include "user/session.h"
 #include "user/u64map.h"
 #include "user/unwind_modules.h"
+#include "user/unwind_walk.h"
 
 /* What the unwinder remembers of a process. */
 struct uproc {
 	__u64 hash;	/* of the table last pushed; 0: none (forgotten) */
 	bool pending;	/* a module of it is still being compiled: push again */
+	struct st_umod **mods;	/* per mapping of its pushed table: its module (referenced)
+				 * or NULL, */
+	__u64 *pgoffs;		/* and the mapping's file offset */
+	size_t nmods;
+	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks) */
 };
 
 struct st_unwinder {
 	struct st_session *sess;
 	bool verbose;
 	struct st_umods *mods;
+	struct st_ucache *cache;
 	struct st_u64map *procs;	/* pid -> uproc */
 	struct st_unwind_proc *tab;	/* scratch */
+	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules, */
+	__u64 tab_pgoffs[ST_UNWIND_MAX_MAPS];		/* per mapping */
+	size_t ntab_mods;
+	struct st_unwind_proc *walk_tab;	/* scratch of st_unwinder__walk() */
 	__u32 gen;			/* versions of the pushed tables */
 	struct st_unwinder_stats st;
 };
 
 static void preload_common(struct st_unwinder *u);
 
-struct st_unwinder *st_unwinder__new(struct st_session *s, bool verbose)
+struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwinder_opts *o)
 {
 	struct st_unwinder *u = calloc(1, sizeof(*u));
-	struct st_unwind_row *rows;
-	__u32 cap;
+	__u32 slots = 0;
+	int fd;
 
 	if (!u)
 		return NULL;
 	u->sess = s;
-	u->verbose = verbose;
-	rows = st_session__unwind_rows(s, &cap);
-	u->mods = rows ? st_umods__new(rows, cap, verbose) : NULL;
+	u->verbose = o->verbose;
+	fd = st_session__unwind_shards_fd(s, &slots);
+	u->mods = fd >= 0 ? st_umods__new(fd, slots, o->budget_bytes, o->verbose) : NULL;
+	if (u->mods && o->cache) {
+		u->cache = st_ucache__new(o->cache_dir, o->cache_bytes, o->verbose);
+		if (!u->cache) {
+			st_unwinder__free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+		st_umods__set_cache(u->mods, u->cache);
+	}
 	u->procs = st_u64map__new();
 	u->tab = calloc(1, sizeof(*u->tab));
 	if (!u->mods || !u->procs || !u->tab) {
 		st_unwinder__free(u);
-		errno = rows ? ENOMEM : EINVAL;
+		errno = fd >= 0 ? ENOMEM : EINVAL;
 		return NULL;
 	}
 	/* the empty table: processes without one yet walk by frame pointers
@@ -73,11 +93,17 @@ void st_unwinder__free(struct st_unwinder *u)
 
 	if (!u)
 		return;
-	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL)))
+	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
+		free(((struct uproc *)v)->mods);
+		free(((struct uproc *)v)->pgoffs);
+		free(((struct uproc *)v)->tab);
 		free(v);
+	}
 	st_u64map__free(u->procs);
 	st_umods__free(u->mods);
+	st_ucache__free(u->cache);
 	free(u->tab);
+	free(u->walk_tab);
 	free(u);
 }
 
@@ -158,9 +184,11 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	size_t cap = 0;
 	bool too_many = false;
 	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	int err;
 	FILE *f;
 
 	*pending = false;
+	u->ntab_mods = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -190,9 +218,19 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		mp = &tab->maps[tab->nmaps++];
 		mp->start = l.start;
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
+		u->tab_mods[tab->nmaps - 1] = m;
+		u->tab_pgoffs[tab->nmaps - 1] = l.pgoff;
+		u->ntab_mods = tab->nmaps;
+		if (!m)
+			continue;
 		/* no rows (yet): frame pointers there in auto mode */
-		if (m && st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->rows, &mp->nrows) == -EAGAIN)
+		err = st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->shard, &mp->first, &mp->nrows);
+		if (err == -EAGAIN) {
 			*pending = true;
+			mp->flags |= ST_UNWIND_MAP_PENDING;
+		}
+		else if (err == -ENOSPC)
+			mp->flags |= ST_UNWIND_MAP_OVER_BUDGET;
 	}
 	free(line);
 	fclose(f);
@@ -210,6 +248,34 @@ static __u64 table_hash(const struct st_unwind_proc *tab)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h ? h : 1;
+}
+
+/* p's pushed table maps the modules of u->tab now: references follow. */
+static void set_mods(struct st_unwinder *u, struct uproc *p)
+{
+	struct st_umod **mods = NULL;
+	__u64 *pgoffs = NULL;
+
+	if (u->ntab_mods && (!(mods = malloc(u->ntab_mods * sizeof(*mods))) ||
+			     !(pgoffs = malloc(u->ntab_mods * sizeof(*pgoffs))))) {
+		free(mods);
+		mods = NULL;
+		u->ntab_mods = 0;	/* unreferenced: released at worst, never wrong */
+	}
+	for (size_t i = 0; i < u->ntab_mods; i++) {
+		mods[i] = u->tab_mods[i];
+		pgoffs[i] = u->tab_pgoffs[i];
+		if (mods[i])
+			st_umod__ref(mods[i]);
+	}
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i])
+			st_umod__unref(p->mods[i]);
+	free(p->mods);
+	free(p->pgoffs);
+	p->mods = mods;
+	p->pgoffs = pgoffs;
+	p->nmods = u->ntab_mods;
 }
 
 int st_unwinder__update(struct st_unwinder *u, __u32 pid)
@@ -244,7 +310,15 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	u->st.pushes++;
 	u->st.procs += !p->hash;
 	p->hash = h;
+	set_mods(u, p);
+	if (p->tab || (p->tab = malloc(sizeof(*p->tab))))
+		memcpy(p->tab, u->tab, sizeof(*p->tab));
 	return 0;
+}
+
+void st_unwinder__finish(struct st_unwinder *u)
+{
+	st_umods__work(u->mods, true);
 }
 
 void st_unwinder__work(struct st_unwinder *u)
@@ -253,7 +327,7 @@ void st_unwinder__work(struct st_unwinder *u)
 	size_t pos = 0;
 	__u64 pid;
 
-	if (!st_umods__work(u->mods))
+	if (!st_umods__work(u->mods, false))
 		return;
 	while ((p = st_u64map__next(u->procs, &pos, &pid)))
 		if (p->pending && p->hash)
@@ -280,6 +354,8 @@ void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
 	st_session__unwind_del_proc(u->sess, pid);
 	p->hash = 0;	/* kept as a tombstone (u64map has no delete) */
 	p->pending = false;
+	u->ntab_mods = 0;
+	set_mods(u, p);
 }
 
 void st_unwinder__sweep(struct st_unwinder *u)
@@ -288,13 +364,70 @@ void st_unwinder__sweep(struct st_unwinder *u)
 	size_t pos = 0;
 	__u64 pid;
 
+	__u32 pids[1024];
+	size_t n = 0;
+
 	while ((p = st_u64map__next(u->procs, &pos, &pid)))
 		if (p->hash && kill((pid_t)pid, 0) && errno == ESRCH)
 			st_unwinder__forget(u, (__u32)pid);
+	/* children with a copy of their parent's table (bpf on_fork): their
+	 * own table, so that their modules are referenced (or dropped) */
+	st_session__unwind_proc_pids(u->sess, pids, sizeof(pids) / sizeof(pids[0]), &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!pids[i] || ((p = st_u64map__get(u->procs, pids[i])) && p->hash))
+			continue;
+		if (st_unwinder__update(u, pids[i]) == -ENOENT)
+			st_session__unwind_del_proc(u->sess, pids[i]);
+	}
+	st_umods__release_unused(u->mods);
+}
+
+static const struct st_unwind_row *shard_rows(void *ctx, __u32 shard, size_t *n)
+{
+	return st_umods__shard_rows(ctx, shard, n);
+}
+
+int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,
+		      size_t max, unsigned *stop, size_t *fp_frames)
+{
+	struct uproc *p = st_u64map__get(u->procs, d->pid);
+	struct st_uwalk_in in = {
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10,
+		.stack = d->stack, .stack_len = d->stack_len,
+		.rows = shard_rows, .ctx = u->mods,
+		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
+	};
+	enum st_uwalk_stop why;
+	size_t n;
+
+	if (!force && (!p || !p->hash || p->pending || !p->tab))
+		return -EAGAIN;
+	in.proc = p && p->tab ? p->tab : NULL;
+	if (force && in.proc && p->mods && (u->walk_tab || (u->walk_tab = malloc(sizeof(*u->walk_tab))))) {
+		/* modules compiled since the table was pushed (the process may
+		 * be gone: no push any more) */
+		memcpy(u->walk_tab, p->tab, sizeof(*u->walk_tab));
+		for (size_t i = 0; i < u->walk_tab->nmaps && i < p->nmods; i++) {
+			struct st_unwind_map *mp = &u->walk_tab->maps[i];
+
+			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
+			    !st_umod__rows(p->mods[i], p->pgoffs[i], &mp->vaddr, &mp->shard,
+					   &mp->first, &mp->nrows))
+				mp->flags &= ~ST_UNWIND_MAP_PENDING;
+		}
+		in.proc = u->walk_tab;
+	}
+	n = st_uwalk(&in, out, max, &why, fp_frames);
+	*stop = !in.proc && why == ST_UWALK_NO_TABLE ? ST_UWALK_NO_PROC : why;
+	return (int)n;
 }
 
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out)
 {
 	*out = u->st;
 	st_umods__stats(u->mods, out);
+	if (u->cache)
+		st_ucache__stats(u->cache, &out->cache);
+	else
+		memset(&out->cache, 0, sizeof(out->cache));
 }

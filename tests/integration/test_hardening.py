@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (STACKTREED, check, check_invariants, function_cum, load, main_thread,
+from stcheck import (SANITIZED, STACKTREED, check, check_invariants, function_cum, load, main_thread,
                      workload)
 
 SPIN_C = r"""
@@ -246,8 +246,11 @@ def test_symbol_cache_stays_within_its_budget():
     """8 distinct binaries with ~33 MiB of symbols each, one after the other
     under -a --symbol-cache-mb 32. Bound: ~20 MiB of daemon + the budget +
     the running binary's module (~34 MiB) + one being loaded (its copy and
-    libelf's read of .strtab, ~65 MiB) = ~150 MiB, checked < 170 MiB peak
-    (VmHWM; without the budget: 318 MiB and kept), and < 80 MiB at the end."""
+    libelf's read of .strtab, ~65 MiB) = ~150 MiB, + the deferred samples'
+    ring buffer (--unwind-defer-mb 32: kernel memory mapped into the daemon,
+    in its RSS once records went through it; measured 184 MiB with it, 160
+    without), checked < 205 MiB peak (VmHWM; without the symbol budget:
+    318 MiB and kept), and < 115 MiB at the end (80 + the ring buffer)."""
     d = tempfile.mkdtemp(prefix="st-big-")
     try:
         bins = big_binaries(d, 8)
@@ -263,8 +266,9 @@ def test_symbol_cache_stays_within_its_budget():
         rss = int(re.findall(r"max RSS \d+ MiB, RSS (\d+) MiB", err)[-1])
         evicted = summary_count(err, r"(\d+) modules evicted")
         check(evicted >= 6, "only %d modules evicted: %s" % (evicted, err[-1500:]))
-        check(0 < peak < 170, "peak RSS %d MiB (bound 170)" % peak)
-        check(rss < 80, "RSS %d MiB at the end (bound 80)" % rss)
+        if not SANITIZED:	# ASan's quarantine alone is 256 MiB
+            check(0 < peak < 205, "peak RSS %d MiB (bound 205)" % peak)
+            check(rss < 115, "RSS %d MiB at the end (bound 115)" % rss)
     finally:
         shutil.rmtree(d)
 

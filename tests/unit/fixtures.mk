@@ -123,3 +123,6 @@ $(FX_DIR)/fx_realign.o: $(FX_SRC)/fx_realign.c $(FX_MK)
 	$(CC) -O2 -g -fPIE -Wall -Wextra -Werror -c $< -o $@
 
 $(B)/tests/test_unwind_tables: $(FX_DIR)/fx_realign.o
+
+# test_cfi_eval compiles the fixtures' CFI both ways
+$(B)/tests/test_cfi_eval: $(UNIT_FIXTURES) | $(FX_DIR)/fx_realign.o
