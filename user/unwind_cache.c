@@ -51,8 +51,10 @@ static char *default_dir(void)
 	return d;
 }
 
-/* Sum the cache files' sizes (at start). */
-static void scan(struct st_ucache *c)
+/* Every cache file (regular, *.cfi, name shorter than 256 bytes) of the
+ * directory: fn(ctx, name, its stat). */
+static void each_file(struct st_ucache *c, void (*fn)(void *ctx, const char *name,
+						      const struct stat *st), void *ctx)
 {
 	int fd = dup(c->dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -64,15 +66,22 @@ static void scan(struct st_ucache *c)
 			close(fd);
 		return;
 	}
-	rewinddir(d);
+	rewinddir(d);	/* a dup shares the offset of the last listing */
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 
-		if (len > strlen(SUFFIX) && !strcmp(e->d_name + len - strlen(SUFFIX), SUFFIX) &&
+		if (len > strlen(SUFFIX) && len < 256 &&
+		    !strcmp(e->d_name + len - strlen(SUFFIX), SUFFIX) &&
 		    !fstatat(c->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
-			c->bytes += (size_t)st.st_size;
+			fn(ctx, e->d_name, &st);
 	}
 	closedir(d);
+}
+
+static void add_size(void *ctx, const char *name, const struct stat *st)
+{
+	(void)name;
+	((struct st_ucache *)ctx)->bytes += (size_t)st->st_size;
 }
 
 struct st_ucache *st_ucache__new(const char *dir, size_t max_bytes, bool verbose)
@@ -109,7 +118,7 @@ struct st_ucache *st_ucache__new(const char *dir, size_t max_bytes, bool verbose
 		why = "not ours, or writable by others";
 		goto disable;
 	}
-	scan(c);
+	each_file(c, add_size, c);
 	return c;
 disable:
 	fprintf(stderr, "stacktreed: unwind table cache %s not used: %s (tables are compiled "
@@ -226,43 +235,34 @@ reject:
 	return -ENOENT;
 }
 
+struct oldest {
+	char name[256];
+	struct timespec t;
+	size_t size;
+};
+
+static void keep_oldest(void *ctx, const char *name, const struct stat *st)
+{
+	struct oldest *o = ctx;
+
+	if (!o->name[0] || st->st_mtim.tv_sec < o->t.tv_sec ||
+	    (st->st_mtim.tv_sec == o->t.tv_sec && st->st_mtim.tv_nsec < o->t.tv_nsec)) {
+		snprintf(o->name, sizeof(o->name), "%s", name);
+		o->t = st->st_mtim;
+		o->size = (size_t)st->st_size;
+	}
+}
+
 /* Oldest cache files out until the total is within the bound. */
 static void evict(struct st_ucache *c)
 {
 	while (c->bytes > c->max_bytes) {
-		int fd = dup(c->dirfd);
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		char oldest[256] = "";
-		struct timespec t = { 0 };
-		struct dirent *e;
-		struct stat st;
-		size_t size = 0;
+		struct oldest o = { .name = "" };
 
-		if (!d) {
-			if (fd >= 0)
-				close(fd);
+		each_file(c, keep_oldest, &o);
+		if (!o.name[0] || unlinkat(c->dirfd, o.name, 0))
 			return;
-		}
-		rewinddir(d);	/* a dup shares the offset of the last listing */
-		while ((e = readdir(d))) {
-			size_t len = strlen(e->d_name);
-
-			if (len <= strlen(SUFFIX) || len >= sizeof(oldest) ||
-			    strcmp(e->d_name + len - strlen(SUFFIX), SUFFIX) ||
-			    fstatat(c->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-			    !S_ISREG(st.st_mode))
-				continue;
-			if (!oldest[0] || st.st_mtim.tv_sec < t.tv_sec ||
-			    (st.st_mtim.tv_sec == t.tv_sec && st.st_mtim.tv_nsec < t.tv_nsec)) {
-				snprintf(oldest, sizeof(oldest), "%s", e->d_name);
-				t = st.st_mtim;
-				size = (size_t)st.st_size;
-			}
-		}
-		closedir(d);
-		if (!oldest[0] || unlinkat(c->dirfd, oldest, 0))
-			return;
-		c->bytes = c->bytes > size ? c->bytes - size : 0;
+		c->bytes = c->bytes > o.size ? c->bytes - o.size : 0;
 		c->evicted++;
 	}
 }

@@ -118,7 +118,7 @@ static int add_shard(struct st_ustore *s, size_t n, __u32 *slot)
 	s->nshards++;
 cleanup:
 	if (fd >= 0)
-		close(fd);	/* unwind_modules and the mapping hold it */
+		close(fd);	/* unwind_shards and the mapping hold it */
 	if (err) {
 		unmap_shard(&sh);
 		st_extents__release(s->slots, *slot, 1, s->tick);

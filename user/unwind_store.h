@@ -1,6 +1,6 @@
 /* unwind_store.h - where the modules' CFI rows live in the kernel: shards,
  * BPF array maps of rows (1,048,576 rows, 8 MiB, or one module's rows when
- * it has more), each in a slot of the `unwind_modules` array of maps and
+ * it has more), each in a slot of the `unwind_shards` array of maps and
  * mapped writable in the daemon. A module's rows take an extent of a shard.
  * The shards' memory is bounded (--unwind-memory); a shard is added only
  * when no extent is free (adding one makes the kernel wait for an RCU grace
@@ -28,7 +28,7 @@ struct st_ustore_stats {
 	size_t shards, rows;			/* shards and rows held now */
 };
 
-/* modules_fd: the `unwind_modules` map, of slots entries; budget in bytes.
+/* modules_fd: the `unwind_shards` map, of slots entries; budget in bytes.
  * NULL with errno set. */
 struct st_ustore *st_ustore__new(int modules_fd, __u32 slots, size_t budget);
 void st_ustore__free(struct st_ustore *s);

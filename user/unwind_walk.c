@@ -42,7 +42,7 @@ static const struct st_unwind_map *find_map(const struct st_unwind_proc *p, __u6
 
 /* The row covering pc in the mapping's module, or kind NONE. */
 static struct st_unwind_row find_row(const struct st_uwalk_in *in, const struct st_unwind_map *m,
-				     __u64 ip, __u64 pc)
+				     __u64 pc)
 {
 	struct st_unwind_row none = { .kind = ST_UNW_NONE };
 	const struct st_unwind_row *rows;
@@ -53,7 +53,6 @@ static struct st_unwind_row find_row(const struct st_uwalk_in *in, const struct 
 	    m->nrows > n - m->first)
 		return none;
 	want = (__u32)(pc - m->start + m->vaddr);
-	(void)ip;
 	lo = m->first;
 	hi = (size_t)m->first + m->nrows;
 	while (lo < hi) {
@@ -109,7 +108,7 @@ size_t st_uwalk(const struct st_uwalk_in *in, __u64 *out, size_t max, enum st_uw
 		out[n++] = w.ip;
 		pc = w.ip - (w.exact ? 0 : 1);
 		m = in->proc ? find_map(in->proc, w.ip) : NULL;
-		r = m ? find_row(in, m, w.ip, pc) : (struct st_unwind_row){ .kind = ST_UNW_NONE };
+		r = m ? find_row(in, m, pc) : (struct st_unwind_row){ .kind = ST_UNW_NONE };
 		kind = r.kind & ST_UNW_KIND_MASK;
 		if (kind == ST_UNW_R10 && n > 1)	/* r10 is only known in the leaf */
 			kind = ST_UNW_UNSUPPORTED;
