@@ -35,7 +35,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS    := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
 
 MAINS    := user/stacktreed.c user/stacktree.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*.c symbolizer/*.c))
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*/*.c symbolizer/*.c))
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 # pprof's profile.proto -> protobuf-c sources, generated into build/proto/
 PROTO_GEN := $(B)/proto/profile.pb-c.c $(B)/proto/profile.pb-c.h
@@ -62,7 +62,7 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c bpf/stacktree.h $(B)/vmlinux.h
 $(B)/%.skel.h: $(B)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(B)/obj/%.o: %.c $(SKELS) $(wildcard */*.h)
+$(B)/obj/%.o: %.c $(SKELS) $(wildcard */*.h */*/*.h)
 	@mkdir -p $(@D)
 	$(UCC) $(CFLAGS) -c $< -o $@
 
@@ -70,7 +70,7 @@ $(PROTO_GEN) &: proto/profile.proto
 	@mkdir -p $(B)
 	$(PROTOC_C) --c_out=$(B) $<
 
-$(B)/obj/user/pprof.o $(B)/obj/user/report.o: $(B)/proto/profile.pb-c.h
+$(B)/obj/user/output/pprof.o $(B)/obj/user/output/report.o: $(B)/proto/profile.pb-c.h
 
 $(LIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -134,7 +134,7 @@ FUZZ_FLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" -I. -I
 	      -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS  := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS)) $(FB)/obj/$(B)/proto/profile.pb-c.o
 
-$(FB)/obj/%.o: %.c $(SKELS) $(PROTO_GEN) $(wildcard */*.h)
+$(FB)/obj/%.o: %.c $(SKELS) $(PROTO_GEN) $(wildcard */*.h */*/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

@@ -99,7 +99,7 @@ enum st_stat {
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
 	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
 	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
-	/* counted by the daemon (user/deferred.c), never by BPF */
+	/* counted by the daemon (user/collect/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
 	ST_STAT__MAX,
@@ -137,11 +137,11 @@ struct st_comm_key {
 };
 
 /*
- * DWARF unwinding (bpf/unwind.h, user/unwind_tables.c, user/unwinder.c;
+ * DWARF unwinding (bpf/unwind.h, user/collect/unwind_tables.c, user/collect/unwinder.c;
  * kernel-notes/unwinding.md). User space compiles each module's CFI into
  * rows sorted by pc, stored once per module (shared by build id) in an
  * extent of a shard (an array map in a slot of `unwind_shards`, see
- * user/unwind_store.h); each process has a sorted table of its executable
+ * user/collect/unwind_store.h); each process has a sorted table of its executable
  * mappings in `unwind_procs` (key: tgid). x86-64: the return address is at
  * CFA - 8 and the caller's rsp is the CFA.
  */
@@ -203,7 +203,7 @@ struct st_unwind_proc {
 };
 
 /*
- * Deferred unwinding (dwarf/auto, user/deferred.c): a timer sample whose walk
+ * Deferred unwinding (dwarf/auto, user/collect/deferred.c): a timer sample whose walk
  * stopped because the process or a module it went through had no rows yet
  * (a young process, a new library) is not folded in BPF: its registers, the
  * top of its user stack and its kernel frames go to the `deferred` ring

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arcflow.h"
-#include "folded.h"
-#include "outdir.h"
-#include "profile.h"
-#include "report.h"
+#include "user/output/arcflow.h"
+#include "user/model/folded.h"
+#include "user/output/outdir.h"
+#include "user/model/profile.h"
+#include "user/output/report.h"
 
 #define EXIT_USAGE 64
 

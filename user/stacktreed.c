@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
-#include "report.h"
+#include "user/collect/daemon.h"
+#include "user/output/report.h"
 #include "stacktree.h"
 
 const char *argp_program_version = "stacktreed " ST_VERSION;

@@ -1,11 +1,11 @@
-/* fuzz_folded.c - the folded-stacks reader (user/folded.c) on arbitrary
+/* fuzz_folded.c - the folded-stacks reader (user/model/folded.c) on arbitrary
  * bytes, then every report writer on what it read. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "tests/fuzz/writers.h"
-#include "user/folded.h"
+#include "user/model/folded.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* fuzz_json.c - the profile.json reader (user/profile_json.c) on arbitrary
+/* fuzz_json.c - the profile.json reader (user/model/profile_json.c) on arbitrary
  * bytes, then every report writer on what it read. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* fuzz_procmaps.c - the /proc/PID/maps line parser (user/procmaps.c) on
+/* fuzz_procmaps.c - the /proc/PID/maps line parser (user/collect/procmaps.c) on
  * arbitrary text, one line at a time: it may refuse a line, never crash or
  * read past it; a line it accepts has start <= end and a path inside it. */
 #include <stddef.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/procmaps.h"
+#include "user/collect/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

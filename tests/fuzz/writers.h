@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "user/arcflow.h"
-#include "user/flamegraph.h"
-#include "user/out_folded.h"
-#include "user/pprof.h"
-#include "user/profile.h"
-#include "user/report.h"
+#include "user/output/arcflow.h"
+#include "user/output/flamegraph.h"
+#include "user/output/out_folded.h"
+#include "user/output/pprof.h"
+#include "user/model/profile.h"
+#include "user/output/report.h"
 
 static inline void fuzz_write_all(const struct st_profile *p)
 {

@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-#include "user/profile.h"
-#include "user/strtab.h"
+#include "user/model/profile.h"
+#include "user/model/strtab.h"
 
 /* A call site fn+off in mod. */
 static inline struct st_frame cs(struct st_profile *p, const char *fn, __u64 off, const char *mod)

@@ -10,10 +10,10 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "user/arcflow.h"
-#include "user/profile.h"
-#include "user/strtab.h"
-#include "user/tree.h"
+#include "user/output/arcflow.h"
+#include "user/model/profile.h"
+#include "user/model/strtab.h"
+#include "user/model/tree.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 

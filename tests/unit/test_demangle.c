@@ -1,4 +1,4 @@
-/* test_demangle.c - readable C++ and Rust names (user/demangle.c, libiberty):
+/* test_demangle.c - readable C++ and Rust names (user/model/demangle.c, libiberty):
  * Itanium C++ (namespaces, templates, lambdas, operators), Rust legacy and
  * v0, C names and garbage left alone, answers remembered. */
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "user/demangle.h"
+#include "user/model/demangle.h"
 
 static void test_cpp(void **state)
 {

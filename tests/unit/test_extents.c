@@ -1,5 +1,5 @@
 /* test_extents.c - the range allocator behind the CFI rows shards
- * (user/extents.c): first fit, merging, the reuse quarantine, bounds. */
+ * (user/collect/extents.c): first fit, merging, the reuse quarantine, bounds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-#include "user/extents.h"
+#include "user/collect/extents.h"
 
 static void test_bump_and_full(void **state)
 {

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "tests/fuzz/writers.h"
-#include "user/folded.h"
-#include "user/profile.h"
-#include "user/tree.h"
+#include "user/model/folded.h"
+#include "user/model/profile.h"
+#include "user/model/tree.h"
 
 static int read_buf(const char *text, size_t len, const char *name, struct st_profile **p,
 		    char *err, size_t errlen)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "user/outdir.h"
+#include "user/output/outdir.h"
 
 static char base[] = "/tmp/st-unit-outdir-XXXXXX";
 

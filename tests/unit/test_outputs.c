@@ -17,14 +17,14 @@
 #include <zlib.h>
 
 #include "proto/profile.pb-c.h"
-#include "user/flamegraph.h"
-#include "user/folded.h"
-#include "user/out_folded.h"
-#include "user/pprof.h"
+#include "user/output/flamegraph.h"
+#include "user/model/folded.h"
+#include "user/output/out_folded.h"
+#include "user/output/pprof.h"
 #include "profile_fx.h"
-#include "user/profile.h"
-#include "user/report.h"
-#include "user/strtab.h"
+#include "user/model/profile.h"
+#include "user/output/report.h"
+#include "user/model/strtab.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 

@@ -12,7 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "symbolizer/symbolizer.h"
-#include "user/procmaps.h"
+#include "user/collect/procmaps.h"
 #include "tests/unit/fixtures/fx_util.h"
 
 /* A function of this test binary, to be found in its own mappings. */

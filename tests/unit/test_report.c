@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "profile_fx.h"
-#include "user/jsonstr.h"
-#include "user/profile.h"
-#include "user/report.h"
-#include "user/strtab.h"
+#include "user/model/jsonstr.h"
+#include "user/model/profile.h"
+#include "user/output/report.h"
+#include "user/model/strtab.h"
 
 /* Two threads of pid 10: main 10 (main -> work 90 samples, main -> tiny 2),
  * worker 11 (start -> work 50); one thread of pid 20. */

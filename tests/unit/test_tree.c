@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/strtab.h"
-#include "user/tree.h"
+#include "user/model/strtab.h"
+#include "user/model/tree.h"
 
 struct fx {
 	struct st_strtab *strs;

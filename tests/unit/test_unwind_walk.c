@@ -1,5 +1,5 @@
 /* test_unwind_walk.c - the daemon's copy of the BPF stack walk
- * (user/unwind_walk.c) on hand-made tables and stacks: CFA rules, saved
+ * (user/collect/unwind_walk.c) on hand-made tables and stacks: CFA rules, saved
  * rbp, frame-pointer fallback, signal frames, and every way a walk ends. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "user/unwind_walk.h"
+#include "user/collect/unwind_walk.h"
 
 #define BASE 0x400000ull	/* the module's mapping; module vaddr 0 */
 #define SP 0x7ffd0000ull	/* the sampled stack pointer */

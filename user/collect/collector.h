@@ -1,0 +1,82 @@
+/* collector.h - the daemon's own call-stack trees: merges the node records
+ * drained from the kernel, keeps each process's maps, and turns the raw
+ * address trees into a symbolized profile. Owner: user/collect/collector.c. */
+#ifndef STACKTREE_COLLECTOR_H
+#define STACKTREE_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+struct st_symbolizer;
+struct st_profile;
+struct st_collector;
+
+/* The comm of thread tid of pid while it ran image (bpf/stacktree.h). */
+typedef void (*st_comm_fn)(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm,
+			   size_t len);
+
+struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn comm_fn,
+				       void *comm_ctx);
+void st_collector__free(struct st_collector *c);
+
+/* Merge one drained generation (see st_drain_fn). Returns 0 or -ENOMEM;
+ * malformed records are counted, not fatal. */
+int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, __u32 first_id,
+			__u32 count);
+
+/* A process was seen running image (or exec'd into it): read its maps
+ * now, while it lives. An older image of pid keeps the maps it had. */
+int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool exec);
+
+/* Called whenever a process's maps are (re-)read (just before), e.g. to
+ * push its DWARF unwinding tables (user/collect/unwinder.h). */
+typedef void (*st_refresh_fn)(void *ctx, __u32 pid);
+void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx);
+
+/* Read the maps of young processes again when their follow-up is due (their
+ * libraries are mapped after the first sample). Returns the seconds until
+ * the next follow-up (1e9 when none). */
+double st_collector__followups(struct st_collector *c);
+
+/* The kernel reported that pid's main thread exited: evict it at the next
+ * st_collector__reset(). */
+void st_collector__exited(struct st_collector *c, __u32 pid);
+
+/* Start a new interval: drop every thread's tree, and evict the processes
+ * that exited (they were symbolized in the profile just written). A failed
+ * allocation here only loses the cached maps of live processes. */
+void st_collector__reset(struct st_collector *c);
+
+/* Re-read the maps of processes whose samples hit addresses no known mapping
+ * covers (a dlopen since the last capture). Cheap when nothing is missing. */
+void st_collector__refresh_missing(struct st_collector *c);
+
+/* Build the symbolized profile (finalized) of the timer trees, or of the
+ * page-fault trees when faults is set. The collector keeps its trees. */
+struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults);
+
+/* Demangle C++ and Rust names from now on (NULL: keep them as they are;
+ * not owned). */
+struct st_demangler;
+void st_collector__demangle(struct st_collector *c, struct st_demangler *d);
+
+/* Fold a sample the daemon unwound itself (user/collect/deferred.c) into thread
+ * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
+ * walk stopped early, under a [truncated] root), then kernel frames leaf
+ * first (kn). A new call is counted for each frame past the common prefix
+ * with the thread's previous such sample. comm names a thread seen first
+ * this way. 0 or -ENOMEM. */
+int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+			     const char *comm, const __u64 *user, size_t un, bool truncated,
+			     const __u64 *kstack, size_t kn);
+
+size_t st_collector__threads(const struct st_collector *c);
+size_t st_collector__processes(const struct st_collector *c);
+size_t st_collector__memory(const struct st_collector *c);
+/* Records dropped because their parent was unknown (should stay 0). */
+__u64 st_collector__bad_records(const struct st_collector *c);
+
+#endif

@@ -1,0 +1,688 @@
+/* daemon.c - run one profiling session: load, sample, drain, symbolize,
+ * write the reports, print the summary. */
+#include "user/collect/daemon.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/collect/collector.h"
+#include "user/collect/deferred.h"
+#include "user/model/demangle.h"
+#include "user/collect/launch.h"
+#include "user/output/outdir.h"
+#include "user/model/profile.h"
+#include "user/output/report.h"
+#include "user/collect/session.h"
+#include "user/output/snapshot.h"
+#include "symbolizer/symbolizer.h"
+#include "user/collect/unwinder.h"
+
+/* The one global: what the signals asked for. */
+#define SIG_STOP 1	/* SIGINT, SIGTERM: final snapshot, then exit */
+#define SIG_SNAPSHOT 2	/* SIGUSR1: a snapshot now */
+#define SIG_ABORT 4	/* a second SIGINT/SIGTERM while reports are written */
+#define SIG_WRITING 8	/* set by the daemon while temporary files may exist */
+static volatile sig_atomic_t signal_flags;
+
+/* A second SIGINT/SIGTERM leaves at once: with _exit when no temporary file
+ * can exist, else by failing the writes (SIG_ABORT), which remove theirs. */
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1) {
+		signal_flags |= SIG_SNAPSHOT;
+		return;
+	}
+	if (signal_flags & SIG_STOP) {
+		if (!(signal_flags & SIG_WRITING))
+			_exit(130);
+		signal_flags |= SIG_ABORT;
+		return;
+	}
+	signal_flags |= SIG_STOP;
+}
+
+/* Change signal_flags from the main flow, the signals held meanwhile. */
+static void set_flags(int bits, bool on)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (on)
+		signal_flags |= bits;
+	else
+		signal_flags &= ~bits;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The symbolizer's stop request: long work (a debug file's CRC, a huge
+ * symbol table) is cut short by a second SIGINT/SIGTERM while the reports
+ * are written. Not by the first: it is how -a and --pid sessions end, and
+ * the final reports need every module's symbols (each module's work is
+ * bounded in time anyway); a second one before writing exits at once. */
+static bool stopping(void *ctx)
+{
+	(void)ctx;
+	return signal_flags & SIG_ABORT;
+}
+
+struct run {
+	const struct st_options *o;
+	struct st_symbolizer *sym;
+	struct st_session *sess;
+	struct st_collector *coll;
+	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
+	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
+	struct st_demangler *dm;	/* NULL: --no-demangle */
+	struct st_launch *child;
+	struct st_outdir *out;		/* -o, opened before sampling */
+	bool reopen;			/* service: a snapshot failed, open -o again */
+	int merge_err;
+	struct st_report_opts ro;
+	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
+	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
+	double interval_start, next_snapshot;
+	unsigned snapshots;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_event(void *ctx, const struct st_event *e)
+{
+	struct run *r = ctx;
+
+	if (e->type == ST_EV_EXIT) {
+		st_collector__exited(r->coll, e->pid);
+		/* its deferred samples first: they need its table */
+		if (r->defer && st_defer__flush(r->defer, e->pid))
+			r->merge_err = -ENOMEM;
+		if (r->unw)
+			st_unwinder__forget(r->unw, e->pid);
+	} else {
+		/* ST_EV_UNWIND: an address without tables, maybe a new library;
+		 * ST_EV_TABLES, _STARTED: the launched command exec'd, then left
+		 * the dynamic loader (sampled from now on) */
+		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
+			st_unwinder__forget(r->unw, e->pid);
+		st_collector__capture(r->coll, e->pid, e->image, e->type != ST_EV_NEW_PROC);
+		if (e->type == ST_EV_STARTED)
+			st_session__add_target(r->sess, e->pid, false);
+	}
+}
+
+/* A process's maps were read: push its unwinding tables. */
+static void on_refresh(void *ctx, __u32 pid)
+{
+	st_unwinder__update(ctx, pid);
+}
+
+static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, size_t len)
+{
+	st_session__thread_comm(ctx, pid, tid, image, comm, len);
+}
+
+static int on_drain(void *ctx, const struct st_node_rec *recs, __u32 first, __u32 count)
+{
+	struct run *r = ctx;
+	int err = st_collector__merge(r->coll, recs, first, count);
+
+	if (err)
+		r->merge_err = err;
+	return err;
+}
+
+static bool targets_alive(const struct run *r)
+{
+	for (size_t i = 0; i < r->o->npids; i++)
+		if (kill(r->o->pids[i], 0) == 0 || errno != ESRCH)
+			return true;
+	return false;
+}
+
+static char *describe_target(const struct st_options *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (o->all)
+		fprintf(f, "system-wide");
+	for (size_t i = 0; i < o->npids; i++)
+		fprintf(f, "%spid %d", i ? ", " : "", o->pids[i]);
+	for (size_t i = 0; o->cmd && o->cmd[i]; i++)
+		fprintf(f, "%s%s", i ? " " : "", o->cmd[i]);
+	fclose(f);
+	return buf;
+}
+
+static const char *const event_names[ST_EVENTS] = {
+	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+};
+
+/* File name prefixes when one session records both events. */
+static const char *const event_prefixes[ST_EVENTS] = {
+	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.",
+};
+
+/* Samples whose walk stopped short, whatever stopped it: the [truncated]
+ * roots of every thread (the reasons follow as separate counters). */
+static __u64 truncated_samples(const struct st_profile *p)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++)
+		for (const struct st_node *c = st_tree__root(p->threads[i]->tree)->first_child; c;
+		     c = c->next_sibling)
+			if (c->f.kind == ST_FRAME_SPECIAL && c->f.function &&
+			    strcmp(c->f.function, ST_TRUNCATED_NAME) == 0)
+				n += c->cum;
+	return n;
+}
+
+static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double secs)
+{
+	static const struct {
+		enum st_stat stat;
+		const char *name;
+		bool lost;
+	} names[] = {
+		{ ST_STAT_LOST_NODES_FULL, "node array full", true },
+		{ ST_STAT_LOST_HASH_FULL, "node hash full", true },
+		{ ST_STAT_LOST_THREAD, "no thread state", true },
+		{ ST_STAT_LOST_STACK, "stack walk failed", true },
+		{ ST_STAT_LOST_EPOCH, "generation swap race", true },
+		{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
+		{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
+		{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
+		{ ST_STAT_IN_EXECVE, "samples inside execve (not profiled)", false },
+		{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
+		{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
+		{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
+		{ ST_STAT_UNW_READ_FAULT, "unwind stopped: stack read fault", false },
+		{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
+		{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
+		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
+		{ ST_STAT_UNW_WAIT, "samples not taken: command waiting for its unwind tables",
+		  false },
+		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
+		  false },
+		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
+		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
+		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
+		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
+		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
+		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
+		{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
+		{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
+	};
+	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
+
+	/* counters of this interval: the difference since the last snapshot */
+	st_session__stats(r->sess, ev, now_st);
+	if (ev == ST_EVENT_CPU && r->defer)	/* the daemon's own walks */
+		st_defer__stats(r->defer, now_st);
+	for (int i = 0; i < ST_STAT__MAX; i++) {
+		st[i] = now_st[i] - r->prev_stats[ev][i];
+		r->prev_stats[ev][i] = now_st[i];
+	}
+	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
+	p->duration_s = secs;
+	p->command = describe_target(r->o);
+	st_profile__add_note(p, "stacks cut short ([truncated] root), all reasons",
+			     truncated_samples(p));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!st[names[i].stat] && names[i].lost)
+			continue;
+		if (names[i].lost)
+			st_profile__add_lost(p, names[i].name, st[names[i].stat]);
+		else if (st[names[i].stat] ||
+			 (names[i].stat == ST_STAT_TRUNCATED && ev == ST_EVENT_CPU))
+			st_profile__add_note(p, names[i].name, st[names[i].stat]);
+	}
+	bad = st_collector__bad_records(r->coll);
+	if (bad)
+		st_profile__add_note(p, "node records dropped by the daemon", bad);
+	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
+		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
+		/* per walked sample: runs on idle CPUs return at once; their few
+		 * nanoseconds stay in the total, so this errs on the high side */
+		__u64 walked = druns > st[ST_STAT_IDLE] ? druns - st[ST_STAT_IDLE] : 0;
+
+		if (walked)
+			p->bpf_ns_per_sample = (double)dns / (double)walked;
+		st_profile__add_note(p, "BPF program runs", druns);
+		r->prev_run_ns[ev] = run_ns;
+		r->prev_runs[ev] = runs;
+	}
+}
+
+/* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in MiB: the resident set
+ * now, and its peak (getrusage's would include a launcher's peak before
+ * our exec). */
+static long status_mib(const char *key)
+{
+	char line[128];
+	long kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), "%ld", &kib))
+			break;
+	fclose(f);
+	return kib / 1024;
+}
+
+static long rss_mib(void)
+{
+	return status_mib("VmRSS:");
+}
+
+static void summary(FILE *out, const struct st_profile *p, const struct run *r,
+		    const char *where)
+{
+	struct st_symbolizer_stats ss;
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	if (p->frequency_hz)
+		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
+			"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->event, p->nthreads,
+			st_collector__processes(r->coll), p->duration_s, p->frequency_hz);
+	else
+		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
+			"%.2f s\n", (uint64_t)p->samples, p->event, p->nthreads,
+			st_collector__processes(r->coll), p->duration_s);
+	fprintf(out, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
+	for (size_t i = 0; i < p->nlost_by; i++)
+		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
+			(uint64_t)p->lost_by[i].value);
+	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
+	for (size_t i = 0; i < p->nnotes; i++)
+		fprintf(out, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
+			(uint64_t)p->notes[i].value);
+	if (p->bpf_ns_per_sample > 0)
+		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
+			p->bpf_ns_per_sample);
+	else
+		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
+	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
+		"BPF maps ~%zu MiB\n",
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+		status_mib("VmHWM:"), rss_mib(), st_session__map_memory(r->sess) >> 20);
+	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
+		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
+	st_symbolizer__stats(r->sym, &ss);
+	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
+		"files refused: %zu not regular, %zu over the size bound, %zu symlinks; "
+		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
+		"%zu non-root files not shared by build id\n",
+		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
+		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+	if (r->unw) {
+		struct st_unwinder_stats us;
+
+		st_unwinder__stats(r->unw, &us);
+		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
+			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
+			"%zu released; %zu processes, %zu modules without CFI, compiled in "
+			"%.2f s, %zu files refused, %zu non-root files not shared by build id\n",
+			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
+			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
+			us.no_cfi, us.compile_s, us.refused, us.unshared);
+		if (us.cache.dir)
+			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
+				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
+				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
+				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
+				us.cache.max_bytes >> 20, us.cache.dir);
+		else
+			fprintf(out, "stacktreed: unwind table cache: off\n");
+		if (us.no_room)
+			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
+				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
+				us.no_room_names);
+	}
+	fprintf(out, "stacktreed: reports in %s/\n", where);
+}
+
+static int drain(struct run *r)
+{
+	int err = st_session__drain(r->sess, on_drain, r);
+
+	st_collector__refresh_missing(r->coll);
+	if (r->unw)
+		st_unwinder__sweep(r->unw);
+	if (err || r->merge_err) {
+		fprintf(stderr, "stacktreed: cannot merge the kernel trees: %s\n",
+			strerror(-(err ? err : r->merge_err)));
+		return err ? err : r->merge_err;
+	}
+	return 0;
+}
+
+/* Write the profiles into -o (service: a new snapshot directory there). */
+static int write_reports(struct run *r, const struct st_profile *const *ps,
+			 const char *const *prefixes, size_t n, const char *summary)
+{
+	const struct st_options *o = r->o;
+	char where[4096];
+	int err = 0;
+
+	if (r->reopen) {
+		st_outdir__free(r->out);
+		r->out = NULL;
+		if ((err = st_outdir__open(o->output, &r->out)))
+			return err;
+		st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
+		r->reopen = false;
+	}
+	set_flags(SIG_WRITING, true);
+	if (o->interval <= 0) {
+		for (size_t i = 0; i < n && !err; i++) {
+			struct st_report_opts ro = r->ro;
+
+			ro.prefix = prefixes[i];
+			err = st_report__write(ps[i], r->out, &ro);
+		}
+	} else {
+		err = st_snapshot__write(ps, prefixes, n, r->out, &r->ro, summary, o->keep, where,
+					 sizeof(where));
+	}
+	set_flags(SIG_WRITING, false);
+	if (err || o->interval <= 0)
+		return err;
+	r->snapshots++;
+	fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
+		PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
+		(uint64_t)ps[0]->lost, rss_mib());
+	return 0;
+}
+
+/* Drain, symbolize and write what was sampled since the last snapshot, one
+ * profile per event. Service mode (--interval): a new snapshot directory,
+ * then a new interval; a snapshot that cannot be written (disk full...) is
+ * reported and its samples go into the next one. Otherwise the reports go
+ * into the output directory. */
+static int snapshot(struct run *r)
+{
+	const struct st_options *o = r->o;
+	const struct st_profile *ps[ST_EVENTS];
+	struct st_profile *p[ST_EVENTS] = {};
+	const char *prefixes[ST_EVENTS];
+	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX], prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	FILE *mem = NULL;
+	double t = now_s();
+	int err;
+
+	r->next_snapshot = t + o->interval;
+	if ((err = drain(r)))
+		return err;
+	/* the interval's counters, restored when its snapshot fails */
+	memcpy(prev_stats, r->prev_stats, sizeof(prev_stats));
+	memcpy(prev_run_ns, r->prev_run_ns, sizeof(prev_run_ns));
+	memcpy(prev_runs, r->prev_runs, sizeof(prev_runs));
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
+		if (!(o->events & (1u << ev)))
+			continue;
+		p[n] = st_collector__profile(r->coll, event_names[ev], ev == ST_EVENT_FAULTS);
+		if (!p[n]) {
+			fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		fill_header(p[n], r, ev, t - r->interval_start);
+		ps[n] = p[n];
+		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
+		n++;
+	}
+	mem = open_memstream(&text, &len);
+	if (!mem) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		summary(mem, ps[i], r, o->interval > 0 ? "(this directory)" : o->output);
+	fclose(mem);
+	err = write_reports(r, ps, prefixes, n, text);
+	if (o->interval <= 0) {
+		if (!err)
+			fputs(text, stderr);
+		goto cleanup;
+	}
+	if (!err) {
+		st_collector__reset(r->coll);
+		r->interval_start = t;
+	} else if (err != -ECANCELED) {
+		memcpy(r->prev_stats, prev_stats, sizeof(prev_stats));
+		memcpy(r->prev_run_ns, prev_run_ns, sizeof(prev_run_ns));
+		memcpy(r->prev_runs, prev_runs, sizeof(prev_runs));
+		r->reopen = true;
+		fprintf(stderr, "stacktreed: snapshot not written; its samples go into the next "
+			"one, in %g s\n", o->interval);
+		err = 0;
+	}
+cleanup:
+	free(text);
+	for (size_t i = 0; i < ST_EVENTS; i++)
+		st_profile__free(p[i]);
+	return err;
+}
+
+static int sample_loop(struct run *r, double t0)
+{
+	const struct st_options *o = r->o;
+	double last_drain = t0, wait = 0.1; /* wait: until the next maps follow-up */
+	int status, err;
+
+	while (!(signal_flags & SIG_STOP)) {
+		double t;
+
+		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
+		/* one pass: the follow-ups now due, and when the next one is */
+		wait = st_collector__followups(r->coll);
+		if (r->unw)	/* modules left over by the compile budget */
+			st_unwinder__work(r->unw);
+		if (r->defer && (err = st_defer__process(r->defer, false)))
+			return err;
+		t = now_s();
+		if (o->duration > 0 && t - t0 >= o->duration)
+			break;
+		if (r->child && st_launch__exited(r->child, &status))
+			break;
+		if (o->npids && !targets_alive(r))
+			break;
+		if (o->interval > 0 && ((signal_flags & SIG_SNAPSHOT) || t >= r->next_snapshot)) {
+			set_flags(SIG_SNAPSHOT, false);
+			if ((err = snapshot(r)))
+				return err;
+			last_drain = now_s();
+			continue;
+		}
+		if (t - last_drain >= o->drain_interval || st_session__fill(r->sess) > 0.5) {
+			if ((err = drain(r)))
+				return err;
+			last_drain = t;
+		}
+	}
+	return 0;
+}
+
+int st_daemon__run(const struct st_options *o)
+{
+	struct st_session_opts so = {
+		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
+		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
+		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
+		.events = o->events,
+		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
+	};
+	struct st_symbolizer_opts syo = {
+		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
+		.max_file_mb = o->max_file_mb, .cancel = stopping,
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct run r = { .o = o };
+	int ret = 1, err, status = 0;
+	double t0;
+
+	r.ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
+					.formats = o->formats };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	/* before anything is loaded or sampled: a bad -F or -o fails at once */
+	if (st_session__check_freq(o->freq))
+		goto cleanup;
+	if (st_outdir__open(o->output, &r.out))
+		goto cleanup;
+	st_outdir__set_abort(r.out, &signal_flags, SIG_ABORT);
+	r.sym = st_symbolizer__new(&syo);
+	if (!r.sym) {
+		fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	if (st_session__open(&so, &r.sess))
+		goto cleanup;
+	r.coll = st_collector__new(r.sym, comm_of, r.sess);
+	if (!r.coll)
+		goto cleanup;
+	if (!o->no_demangle) {
+		r.dm = st_demangler__new();
+		if (!r.dm)
+			goto cleanup;
+		st_collector__demangle(r.coll, r.dm);
+	}
+	if (o->unwind != ST_UNWIND_FP) {
+		struct st_unwinder_opts uo = {
+			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
+			.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
+			.verbose = o->verbose,
+		};
+
+		r.unw = st_unwinder__new(r.sess, &uo);
+		if (!r.unw) {
+			fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n",
+				strerror(errno));
+			goto cleanup;
+		}
+		st_collector__on_refresh(r.coll, on_refresh, r.unw);
+		if (o->cmd)
+			st_unwinder__preload(r.unw, o->cmd[0]);
+		r.defer = o->defer_mb ? st_defer__new(r.unw, r.coll) : NULL;
+		if (o->defer_mb && !r.defer)
+			goto cleanup;
+		if (r.defer)
+			st_session__on_deferred(r.sess, st_defer__add, r.defer);
+	}
+	for (size_t i = 0; i < o->npids; i++) {
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "stacktreed: no process %d: check the pid (ps -p %d)\n",
+				o->pids[i], o->pids[i]);
+			goto cleanup;
+		}
+		if ((err = st_session__add_target(r.sess, (__u32)o->pids[i], false))) {
+			fprintf(stderr, "stacktreed: cannot add target %d: %s\n", o->pids[i],
+				strerror(-err));
+			goto cleanup;
+		}
+		/* its image is not known before its first sample: 0, older than any
+		 * (its maps are read again for the real one then) */
+		st_collector__capture(r.coll, (__u32)o->pids[i], 0, false);
+	}
+	if (o->cmd) {
+		if ((err = st_launch__start(o->cmd, &r.child))) {
+			fprintf(stderr, "stacktreed: cannot start %s: %s\n", o->cmd[0],
+				strerror(-err));
+			goto cleanup;
+		}
+		if ((err = st_session__add_target(r.sess, (__u32)st_launch__pid(r.child), true)))
+			goto cleanup;
+	}
+	if (st_session__attach(r.sess))
+		goto cleanup;
+	/* --pid: the targets' unwind tables are in before sampling is announced
+	 * (their samples meanwhile are counted as unwound without tables) */
+	for (double end = now_s() + 30; r.unw && o->npids && st_unwinder__pending(r.unw) &&
+	     now_s() < end && !(signal_flags & SIG_STOP);)
+		st_unwinder__work(r.unw);
+	/* --pid and -a: say when sampling has started (a launched command's
+	 * output is left alone) */
+	if (o->verbose || !r.child) {
+		if (o->duration > 0)
+			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU for %g s\n",
+				o->freq, o->duration);
+		else
+			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU; Ctrl-C to stop\n",
+				o->freq);
+	}
+	t0 = r.interval_start = now_s();
+	r.next_snapshot = t0 + o->interval;
+	if (r.child && st_launch__go(r.child)) {
+		ret = 127;
+		goto cleanup;
+	}
+	if (sample_loop(&r, t0))
+		goto cleanup;
+	st_session__stop(r.sess);
+	/* events still queued (processes seen in the last moments) */
+	st_session__poll(r.sess, 0, on_event, &r);
+	/* samples still waiting for tables: compiled now, walked */
+	if (r.defer) {
+		st_unwinder__finish(r.unw);
+		if (st_defer__process(r.defer, true))
+			goto cleanup;
+	}
+	if (snapshot(&r))
+		goto cleanup;
+	ret = 0;
+	/* -- CMD: exit with its status, as perf record does (128 + N when
+	 * signal N killed it), so that stacktreed can wrap a test or a build */
+	if (r.child && st_launch__exited(r.child, &status)) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+		if (ret && o->verbose)
+			fprintf(stderr, "stacktreed: %s exited with status %d\n", o->cmd[0], ret);
+	}
+cleanup:
+	if (signal_flags & SIG_ABORT) {
+		fprintf(stderr, "stacktreed: interrupted while writing the reports: not all "
+			"written, no temporary file left in %s\n", o->output);
+		ret = 130;
+	}
+	st_outdir__free(r.out);
+	st_launch__free(r.child);
+	st_collector__free(r.coll);
+	st_defer__free(r.defer);
+	st_demangler__free(r.dm);
+	st_unwinder__free(r.unw);
+	st_session__free(r.sess);
+	st_symbolizer__free(r.sym);
+	return ret;
+}

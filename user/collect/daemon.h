@@ -1,0 +1,46 @@
+/* daemon.h - one profiling session from start to reports.
+ * Owner: user/collect/daemon.c. */
+#ifndef STACKTREE_DAEMON_H
+#define STACKTREE_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct st_options {
+	__u32 freq;		/* -F */
+	double duration;	/* -d, seconds; 0 = until the target ends or Ctrl-C */
+	const char *output;	/* -o */
+	bool kernel;		/* --kernel */
+	bool all;		/* -a */
+	int *pids;		/* --pid, repeatable */
+	size_t npids;
+	char **cmd;		/* -- CMD ARGS */
+	double min_pct;		/* --min-pct */
+	bool merge_threads;	/* --merge-threads */
+	unsigned formats;	/* --format: enum st_format bits, 0 = default */
+	__u32 max_nodes;	/* --max-nodes (per generation) */
+	double drain_interval;	/* seconds between drains */
+	bool verbose;		/* -v */
+	bool bench_bare;	/* --bench-bare: stack walks only, for benchmarks */
+	double interval;	/* --interval: a snapshot every SEC seconds (service) */
+	unsigned keep;		/* --keep: snapshots kept */
+	const char *comm;	/* --comm filter */
+	const char *cgroup;	/* --cgroup filter */
+	bool include_self;	/* --no-exclude-self */
+	unsigned events;	/* --event: 1 << ST_EVENT_CPU, 1 << ST_EVENT_FAULTS */
+	__u32 unwind;		/* --unwind: ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
+	size_t unwind_memory_mb; /* --unwind-memory: budget of the CFI rows maps, MiB */
+	const char *unwind_cache;	/* --unwind-cache DIR (NULL: the default) */
+	bool no_unwind_cache;		/* --no-unwind-cache */
+	size_t unwind_cache_mb;		/* --unwind-cache-mb */
+	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
+	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
+	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
+	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
+};
+
+/* Runs the session; returns the process exit code. */
+int st_daemon__run(const struct st_options *o);
+
+#endif

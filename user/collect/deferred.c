@@ -1,0 +1,201 @@
+/* deferred.c - the daemon's queue of samples whose stacks wait for their
+ * tables (see deferred.h). */
+#include "user/collect/deferred.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "user/collect/collector.h"
+#include "user/model/u64map.h"
+#include "user/collect/unwind_walk.h"
+#include "user/collect/unwinder.h"
+
+struct dsample {
+	struct dsample *next;
+	double t;		/* when it arrived, CLOCK_MONOTONIC seconds */
+	size_t bytes;
+	struct st_deferred d;	/* cut after stack_len bytes of stack */
+};
+
+struct st_defer {
+	struct st_unwinder *u;
+	struct st_collector *c;
+	struct dsample *head, **tail;
+	size_t bytes;
+	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
+	__u64 stats[ST_STAT__MAX];
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c)
+{
+	struct st_defer *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->u = u;
+	d->c = c;
+	d->tail = &d->head;
+	d->refresh = st_u64map__new();
+	if (!d->refresh) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void st_defer__free(struct st_defer *d)
+{
+	if (!d)
+		return;
+	while (d->head) {
+		struct dsample *s = d->head;
+
+		d->head = s->next;
+		free(s);
+	}
+	st_u64map__free(d->refresh);
+	free(d);
+}
+
+void st_defer__add(void *ctx, const struct st_deferred *rec, size_t size)
+{
+	struct st_defer *d = ctx;
+	struct dsample *s;
+	size_t bytes;
+
+	(void)size;	/* the session checked stack_len against it */
+	bytes = offsetof(struct dsample, d) + offsetof(struct st_deferred, stack) + rec->stack_len;
+	if (d->bytes + bytes > ST_DEFER_MEMORY || !(s = malloc(bytes))) {
+		d->stats[ST_STAT_LATE_DROPPED]++;
+		return;
+	}
+	s->next = NULL;
+	s->t = now_s();
+	s->bytes = bytes;
+	memcpy(&s->d, rec, offsetof(struct st_deferred, stack) + rec->stack_len);
+	*d->tail = s;
+	d->tail = &s->next;
+	d->bytes += bytes;
+	/* its table may lack a mapping (a library just mapped): read again */
+	st_u64map__put(d->refresh, rec->pid ? rec->pid : 1, (void *)1);
+}
+
+static __u32 stop_stat(unsigned stop)
+{
+	switch (stop) {
+	case ST_UWALK_DEPTH: return ST_STAT_TRUNCATED;
+	case ST_UWALK_NO_PROC: return ST_STAT_UNW_NO_PROC;
+	case ST_UWALK_NO_TABLE: return ST_STAT_UNW_NO_TABLE;
+	case ST_UWALK_READ_FAULT: return ST_STAT_UNW_READ_FAULT;
+	case ST_UWALK_UNSUPPORTED: return ST_STAT_UNW_UNSUPPORTED;
+	case ST_UWALK_BAD_FRAME: return ST_STAT_UNW_BAD_FRAME;
+	default: return ST_STAT__MAX;
+	}
+}
+
+/* Walk s and fold it: 0, -EAGAIN (its tables are not in yet), -ENOMEM. */
+static int fold(struct st_defer *d, struct dsample *s, bool force)
+{
+	__u64 frames[ST_MAX_USER];
+	size_t fp = 0;
+	unsigned stop = 0;
+	__u32 stat;
+	int n = st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp);
+	bool complete;
+
+	if (n == -EAGAIN)
+		return n;
+	if (n < 0)
+		n = 0;
+	complete = stop == ST_UWALK_END;
+	stat = complete ? ST_STAT__MAX : stop_stat(stop);
+	if (stat < ST_STAT__MAX)
+		d->stats[stat]++;
+	d->stats[ST_STAT_UNW_FP_FRAMES] += fp;
+	d->stats[ST_STAT_LATE_UNWOUND]++;
+	return st_collector__add_sample(d->c, s->d.pid, s->d.tid, s->d.image, s->d.comm, frames,
+					(size_t)n,
+					!complete, s->d.kstack,
+					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
+}
+
+/* Take the sample at *pp off the queue. */
+static void unlink_sample(struct st_defer *d, struct dsample **pp)
+{
+	struct dsample *s = *pp;
+
+	*pp = s->next;
+	d->bytes -= s->bytes;
+	free(s);
+}
+
+int st_defer__flush(struct st_defer *d, __u32 pid)
+{
+	struct dsample **pp = &d->head;
+	bool finished = false;
+	int err = 0;
+
+	while (*pp) {
+		struct dsample *s = *pp;
+		int r;
+
+		if (s->d.pid != pid) {
+			pp = &s->next;
+			continue;
+		}
+		if (!finished) {	/* once, and only when there is something to walk */
+			st_unwinder__finish(d->u);
+			st_unwinder__update(d->u, pid);	/* if it still can be read */
+			finished = true;
+		}
+		r = fold(d, s, true);
+		if (r && !err)
+			err = r;
+		unlink_sample(d, pp);
+	}
+	d->tail = pp;
+	return err;
+}
+
+int st_defer__process(struct st_defer *d, bool force)
+{
+	struct dsample **pp = &d->head;
+	double t = now_s();
+	size_t pos = 0;
+	__u64 pid;
+	int err = 0;
+
+	while (st_u64map__next(d->refresh, &pos, &pid))
+		st_unwinder__update(d->u, (__u32)pid);
+	st_u64map__clear(d->refresh);
+	while (*pp) {
+		struct dsample *s = *pp;
+		int r = fold(d, s, force || t - s->t >= ST_DEFER_WAIT_S);
+
+		if (r == -EAGAIN) {
+			pp = &s->next;
+			continue;
+		}
+		if (r && !err)
+			err = r;
+		unlink_sample(d, pp);
+	}
+	d->tail = pp;
+	return err;
+}
+
+void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX])
+{
+	for (int i = 0; i < ST_STAT__MAX; i++)
+		stats[i] += d->stats[i];
+}

@@ -1,0 +1,47 @@
+/* deferred.h - samples whose stacks wait for their tables (dwarf/auto): the
+ * BPF walk stopped because the process, or a module its stack went
+ * through, had no rows yet (a young process, a library just mapped), and
+ * BPF sent its registers and a copy of its stack instead of folding it
+ * (bpf/stacktree.h, struct st_deferred). They are kept (memory-bounded)
+ * until the process's tables are all in, then walked by the daemon with the
+ * same rows (user/collect/unwind_walk.c) and folded into the thread's tree. When
+ * the process exits first (a short-lived one: gcc's as), its pending
+ * modules are compiled at once and its samples walked before its table is
+ * dropped. A process whose tables do not come within ST_DEFER_WAIT_S, or a
+ * final report, walks them with what there is. Owner: user/collect/deferred.c. */
+#ifndef STACKTREE_DEFERRED_H
+#define STACKTREE_DEFERRED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+#define ST_DEFER_WAIT_S 10.0
+#define ST_DEFER_MEMORY (128u << 20)	/* bytes of queued samples at most */
+
+struct st_defer;
+struct st_unwinder;
+struct st_collector;
+
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c);
+void st_defer__free(struct st_defer *d);
+
+/* Queue one (an st_deferred_fn for st_session__on_deferred()); a full
+ * queue drops it, counted. */
+void st_defer__add(void *ctx, const struct st_deferred *rec, size_t size);
+
+/* Walk and fold the samples whose tables are in (force: all of them).
+ * 0 or -ENOMEM. */
+int st_defer__process(struct st_defer *d, bool force);
+
+/* pid exits: compile what its samples wait for now, walk and fold them
+ * (before its table is dropped). 0 or -ENOMEM. */
+int st_defer__flush(struct st_defer *d, __u32 pid);
+
+/* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop
+ * reasons of the daemon's own walks: ST_STAT_UNW_*, ST_STAT_TRUNCATED). */
+void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX]);
+
+#endif

@@ -1,0 +1,68 @@
+/* procmaps.h - a process's executable mappings, captured while it lives.
+ *
+ * Owner: user/collect/procmaps.c. st_procmaps__refresh() parses /proc/PID/maps,
+ * keeps the executable (r-x) file mappings and [vdso], and opens each module
+ * in the symbolizer at once (through /proc/PID/map_files/) so that it can be
+ * symbolized after the process exits. Snapshots of one process are merged:
+ * re-reading adds new mappings (dlopen) and keeps the old ones.
+ *
+ * Module references: every mapping with a module holds one reference to it
+ * (see symbolizer.h). The procmaps remembers the symbolizer of its first
+ * refresh with a non-NULL one, and st_procmaps__free() gives all the
+ * references back to it: so free the procmaps before the symbolizer, and
+ * nothing else is needed (no leak, no double release). Once freed, the
+ * modules stay cached in the symbolizer's LRU until evicted. Strings from
+ * st_symbolizer__resolve() on a mapping's module are valid only until the
+ * procmaps is freed (unless another reference keeps the module): copy them
+ * before.
+ */
+#ifndef STACKTREE_PROCMAPS_H
+#define STACKTREE_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct st_symbolizer;
+struct st_module;
+
+struct st_mapping {
+	__u64 start, end, pgoff;
+	__u64 dev, ino;
+	char *path;			/* as in /proc/PID/maps, owned */
+	struct st_module *module;	/* a reference held by the procmaps; NULL if unreadable */
+	__u64 generation;		/* snapshot in which it was last seen */
+};
+
+struct st_procmaps;
+
+struct st_procmaps *st_procmaps__new(int pid);
+/* Frees the mappings and releases their modules (the symbolizer must still
+ * exist). */
+void st_procmaps__free(struct st_procmaps *pm);
+
+/* (Re-)read /proc/PID/maps and merge it in. Returns the number of new
+ * executable mappings, or negative errno (-ENOENT: the process is gone;
+ * -EINVAL: sym is not the symbolizer of the earlier refreshes). sym may be
+ * NULL: mappings are then added without modules. */
+int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym);
+
+/* The mapping covering addr (newest snapshot wins on overlap), or NULL. */
+const struct st_mapping *st_procmaps__find(const struct st_procmaps *pm, __u64 addr);
+
+/* Parse one /proc/PID/maps line; exposed for unit tests. Returns 0 and fills
+ * *out (path points into line, not copied; executable set for "r-xp"-like
+ * permissions), or -EINVAL. */
+struct st_maps_line {
+	__u64 start, end, pgoff, dev, ino;
+	bool executable;
+	const char *path; /* NULL for anonymous */
+};
+int st_procmaps__parse_line(char *line, struct st_maps_line *out);
+
+size_t st_procmaps__count(const struct st_procmaps *pm);
+/* The i-th mapping (any order; valid until the next refresh), or NULL. */
+const struct st_mapping *st_procmaps__at(const struct st_procmaps *pm, size_t i);
+int st_procmaps__pid(const struct st_procmaps *pm);
+
+#endif

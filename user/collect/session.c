@@ -1,0 +1,584 @@
+/* session.c - load, attach and drain the BPF timer sampler. */
+#include "user/collect/session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sample.skel.h"
+
+struct st_session {
+	struct sample_bpf *skel;
+	struct st_session_opts opts;
+	int ncpus;
+	int *perf_fds;
+	struct bpf_link **links;
+	struct ring_buffer *rb;
+	st_event_fn ev_fn;
+	void *ev_ctx;
+	st_deferred_fn def_fn;
+	void *def_ctx;
+	struct st_node_rec *recs;	/* mmaped `nodes` array */
+	size_t recs_len;
+	struct st_node_key *keys;	/* scratch for batch deletes */
+	int stats_fd;			/* bpf_enable_stats() */
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Without -v libbpf says nothing: our own line says what failed and that
+ * -v shows libbpf's messages and the verifier log. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	int rate = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &rate) != 1)
+		rate = 0;
+	fclose(f);
+	return rate;
+}
+
+int st_session__check_freq(__u32 freq)
+{
+	int limit = max_sample_rate();
+
+	if (limit > 0 && freq > (__u32)limit) {
+		fprintf(stderr, "stacktreed: sampling rate %u Hz is above the kernel's limit %d "
+			"(kernel.perf_event_max_sample_rate): use a lower -F\n", freq, limit);
+		return -EINVAL;
+	}
+	if (freq > ST_FREQ_WARN)
+		fprintf(stderr, "stacktreed: warning: -F %u is above %u Hz: the sampler takes "
+			"~%u%% of every CPU (at ~2.5 us a sample) and may fill the node array "
+			"(lost samples are counted as \"node array full\"; -F 999 is plenty)\n",
+			freq, ST_FREQ_WARN, (unsigned)(freq / 4000));
+	return 0;
+}
+
+/* --cgroup PATH: a cgroup v2 directory, absolute or under /sys/fs/cgroup. */
+static bool has_event(const struct st_session *s, unsigned ev)
+{
+	return (s->opts.events & (1u << ev)) != 0;
+}
+
+static int set_cgroup_filter(struct st_session *s, const char *path)
+{
+	char full[4096];
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	if (path[0] == '/' && strncmp(path, "/sys/fs/cgroup", 14) == 0)
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full, sizeof(full), "/sys/fs/cgroup/%s", path[0] == '/' ? path + 1 : path);
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot open cgroup %s: %s (give a cgroup v2 path, "
+			"e.g. /system.slice/ssh.service)\n", full, strerror(errno));
+		return err;
+	}
+	if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &fd,
+				 sizeof(fd), BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot set the cgroup filter %s: %s\n", full,
+			strerror(errno));
+	}
+	close(fd);
+	return err;
+}
+
+int st_session__open(const struct st_session_opts *opts, struct st_session **out)
+{
+	struct st_session *s = calloc(1, sizeof(*s));
+	int err;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->stats_fd = -1;
+	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		err = s->ncpus ? s->ncpus : -EINVAL;
+		fprintf(stderr, "stacktreed: cannot count CPUs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	s->skel = sample_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot open the BPF programs: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	s->skel->rodata->max_nodes = opts->max_nodes;
+	s->skel->rodata->filter_targets = !opts->all;
+	s->skel->rodata->kernel_stacks = opts->kernel;
+	s->skel->rodata->self_tgid = opts->include_self ? 0 : (__u32)getpid();
+	if (opts->comm) {
+		s->skel->rodata->filter_comm = true;
+		snprintf((char *)s->skel->rodata->comm_filter, ST_COMM_LEN, "%s", opts->comm);
+	}
+	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
+	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
+	if (opts->unwind_mode == ST_UNWIND_FP)	/* unused: as small as they come */
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_shards, 1);
+	else
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+	if (!err && s->skel->rodata->defer_unwind &&
+	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
+		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
+					       (__u32)libbpf_num_possible_cpus());
+	if (err) {
+		fprintf(stderr, "stacktreed: cannot size the unwinding maps: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
+					    opts->max_targets ? opts->max_targets : 1))) {
+		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (!s->opts.events)
+		s->opts.events = 1u << ST_EVENT_CPU;
+	bpf_program__set_autoload(s->skel->progs.on_timer,
+				  has_event(s, ST_EVENT_CPU) && !opts->bare);
+	bpf_program__set_autoload(s->skel->progs.on_timer_bare,
+				  has_event(s, ST_EVENT_CPU) && opts->bare);
+	bpf_program__set_autoload(s->skel->progs.on_fault, has_event(s, ST_EVENT_FAULTS));
+	err = sample_bpf__load(s->skel);
+	if (err) {
+		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
+			"CAP_BPF+CAP_PERFMON, and a kernel with BTF; -v shows the verifier log)\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	if (opts->cgroup && (err = set_cgroup_filter(s, opts->cgroup)))
+		goto cleanup;
+	s->recs_len = (2 * (size_t)opts->max_nodes + 1) * sizeof(struct st_node_rec);
+	s->recs = mmap(NULL, s->recs_len, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(s->skel->maps.nodes), 0);
+	if (s->recs == MAP_FAILED) {
+		err = -errno;
+		s->recs = NULL;
+		fprintf(stderr, "stacktreed: cannot map the node array: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	s->keys = calloc(opts->max_nodes, sizeof(*s->keys));
+	if (!s->keys) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* kernel BPF run-time stats, kept on for the session */
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	*out = s;
+	return 0;
+cleanup:
+	st_session__free(s);
+	return err;
+}
+
+void st_session__stop(struct st_session *s)
+{
+	if (!s)
+		return;
+	bpf_link__destroy(s->skel ? s->skel->links.on_fault : NULL);
+	if (s->skel)
+		s->skel->links.on_fault = NULL;
+	if (!s->links)
+		return;
+	for (int i = 0; i < s->ncpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+		s->perf_fds[i] = -1;
+	}
+}
+
+void st_session__free(struct st_session *s)
+{
+	if (!s)
+		return;
+	st_session__stop(s);
+	free(s->links);
+	free(s->perf_fds);
+	ring_buffer__free(s->rb);
+	if (s->recs)
+		munmap(s->recs, s->recs_len);
+	free(s->keys);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	sample_bpf__destroy(s->skel);
+	free(s);
+}
+
+int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec)
+{
+	__u8 v = at_exec ? ST_TARGET_AT_EXEC : ST_TARGET_ACTIVE;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &pid, sizeof(pid), &v, sizeof(v),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static struct bpf_program *timer_prog(const struct st_session *s)
+{
+	return s->opts.bare ? s->skel->progs.on_timer_bare : s->skel->progs.on_timer;
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct st_session *s = ctx;
+
+	if (size >= sizeof(struct st_event) && s->ev_fn)
+		s->ev_fn(s->ev_ctx, data);
+	return 0;
+}
+
+static int on_deferred_rb(void *ctx, void *data, size_t size)
+{
+	struct st_session *s = ctx;
+	const struct st_deferred *d = data;
+
+	if (size >= offsetof(struct st_deferred, stack) && s->def_fn &&
+	    d->stack_len <= size - offsetof(struct st_deferred, stack))
+		s->def_fn(s->def_ctx, d, size);
+	return 0;
+}
+
+void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx)
+{
+	s->def_fn = fn;
+	s->def_ctx = ctx;
+}
+
+static bool cpu_online(int cpu)
+{
+	char path[64];
+	FILE *f;
+	int on = 1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return true; /* cpu0 has no "online" file */
+	if (fscanf(f, "%d", &on) != 1)
+		on = 1;
+	fclose(f);
+	return on == 1;
+}
+
+int st_session__attach(struct st_session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.freq,
+	};
+	int err, attached = 0;
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
+	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	if (!s->rb || !s->perf_fds || !s->links ||
+	    (s->opts.defer_ring_mb &&
+	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.deferred), on_deferred_rb, s))) {
+		fprintf(stderr, "stacktreed: cannot set up the event ring buffers: %s\n",
+			strerror(errno));
+		return -ENOMEM;
+	}
+	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+	if (has_event(s, ST_EVENT_FAULTS))
+		s->skel->links.on_fault = bpf_program__attach(s->skel->progs.on_fault);
+
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit ||
+	    (has_event(s, ST_EVENT_FAULTS) && !s->skel->links.on_fault)) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit/page-fault "
+			"tracepoints (tp_btf): %s\n",
+			strerror(-err));
+		return err;
+	}
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
+		s->perf_fds[cpu] = -1;
+	if (!has_event(s, ST_EVENT_CPU))
+		return 0;	/* page faults only: no timer */
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		if (!cpu_online(cpu))
+			continue;
+		s->perf_fds[cpu] = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+						PERF_FLAG_FD_CLOEXEC);
+		if (s->perf_fds[cpu] < 0) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot open a cpu-clock event on CPU %d: %s "
+				"(needs CAP_PERFMON, or kernel.perf_event_paranoid <= 0)\n",
+				cpu, strerror(errno));
+			return err;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(timer_prog(s), s->perf_fds[cpu]);
+		if (!s->links[cpu]) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot attach the sampler on CPU %d: %s\n",
+				cpu, strerror(errno));
+			return err;
+		}
+		attached++;
+	}
+	return attached ? 0 : -ENODEV;
+}
+
+int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx)
+{
+	int n;
+
+	s->ev_fn = fn;
+	s->ev_ctx = ctx;
+	n = ring_buffer__poll(s->rb, timeout_ms);
+	return n == -EINTR ? 0 : n;
+}
+
+double st_session__fill(const struct st_session *s)
+{
+	__u32 gen = __atomic_load_n(&s->skel->bss->epoch, __ATOMIC_RELAXED) & 1;
+	__u32 used = __atomic_load_n(&s->skel->bss->next_id[gen], __ATOMIC_RELAXED);
+
+	return (double)used / (double)s->opts.max_nodes;
+}
+
+static void delete_keys(int fd, struct st_node_key *keys, __u32 n)
+{
+	__u32 done = 0;
+
+	while (done < n) {
+		__u32 count = n - done;
+		int err = bpf_map_delete_batch(fd, keys + done, &count, NULL);
+
+		done += count;
+		if (err) {
+			/* a key that is not there (cannot happen unless a record was
+			 * torn): skip it and go on */
+			done++;
+		}
+	}
+}
+
+/* Wait until no program is inside generation gen on any CPU. They run for
+ * microseconds in interrupt context; a vCPU stalled by the hypervisor may
+ * take longer, which is why this waits rather than sleeping a fixed time. */
+static int wait_generation(struct st_session *s, __u32 gen)
+{
+	struct timespec pause = { .tv_nsec = 100 * 1000 };
+	__u64 *vals = calloc(s->ncpus, sizeof(*vals));
+	int err = -ETIMEDOUT;
+
+	if (!vals)
+		return -ENOMEM;
+	for (int i = 0; i < 20000; i++) { /* 2 s at most */
+		__u64 sum = 0;
+
+		if (bpf_map__lookup_elem(s->skel->maps.busy_gen, &gen, sizeof(gen), vals,
+					 s->ncpus * sizeof(*vals), 0)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < s->ncpus; c++)
+			sum += vals[c];
+		if (sum == 0) {
+			err = 0;
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	free(vals);
+	if (err)
+		fprintf(stderr, "stacktreed: generation %u still busy: %s\n", gen, strerror(-err));
+	return err;
+}
+
+int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
+{
+	struct sample_bpf__bss *bss = s->skel->bss;
+	__u32 old = __atomic_load_n(&bss->epoch, __ATOMIC_ACQUIRE);
+	__u32 gen = old & 1, used, first, nkeys = 0;
+	int err;
+
+	/* seq_cst: the store is visible before the counts are read (the programs
+	 * count themselves in, then re-read the epoch: see gen_enter()) */
+	__atomic_store_n(&bss->epoch, old + 1, __ATOMIC_SEQ_CST);
+	err = wait_generation(s, gen);
+	if (err)
+		return err;
+	used = __atomic_load_n(&bss->next_id[gen], __ATOMIC_ACQUIRE);
+	if (used > s->opts.max_nodes)
+		used = s->opts.max_nodes;
+	first = gen * s->opts.max_nodes + 1;
+	if (used)
+		err = fn(ctx, s->recs + first, first, used);
+	for (__u32 i = 0; i < used; i++) {
+		const struct st_node_rec *r = &s->recs[first + i];
+
+		if (r->flags & ST_NODE_DEAD)
+			continue;
+		s->keys[nkeys++] = (struct st_node_key){
+			.parent = r->parent, .gen = r->gen, .flags = r->flags, .addr = r->addr
+		};
+	}
+	delete_keys(bpf_map__fd(s->skel->maps.node_ids), s->keys, nkeys);
+	__atomic_store_n(&bss->next_id[gen], 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
+			     size_t len)
+{
+	struct st_comm_key key = { .addr = ((__u64)pid << 32) | tid, .image = image };
+	char v[ST_COMM_LEN] = "";
+
+	if (bpf_map__lookup_elem(s->skel->maps.thread_comms, &key, sizeof(key), v, sizeof(v), 0))
+		return; /* evicted from the LRU: keep what the caller has */
+	v[ST_COMM_LEN - 1] = '\0';
+	snprintf(comm, len, "%s", v);
+}
+
+void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX])
+{
+	__u64 *vals = calloc(s->ncpus, sizeof(__u64));
+
+	memset(out, 0, ST_STAT__MAX * sizeof(__u64));
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < ST_STAT__MAX; k++) {
+		__u32 key = ev * ST_STAT__MAX + k;
+
+		if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals,
+					 s->ncpus * sizeof(__u64), 0))
+			continue;
+		for (int c = 0; c < s->ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs)
+{
+	struct bpf_program *prog = ev == ST_EVENT_FAULTS ? s->skel->progs.on_fault : timer_prog(s);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	*run_ns = *runs = 0;
+	if (!has_event(s, ev))
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return -errno;
+	/* on when we enabled them, or when kernel.bpf_stats_enabled=1 (the
+	 * service sets it; bpf_enable_stats() needs CAP_SYS_ADMIN) */
+	if (s->stats_fd < 0 && info.run_cnt == 0)
+		return -ENOTSUP;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
+}
+
+__u32 st_session__unwind_mode(const struct st_session *s)
+{
+	return s->opts.unwind_mode;
+}
+
+int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots)
+{
+	if (s->opts.unwind_mode == ST_UNWIND_FP)
+		return -EINVAL;
+	*slots = bpf_map__max_entries(s->skel->maps.unwind_shards);
+	return bpf_map__fd(s->skel->maps.unwind_shards);
+}
+
+int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n)
+{
+	int fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	__u32 key, next;
+	void *prev = NULL;
+
+	*n = 0;
+	while (*n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
+		pids[(*n)++] = next;
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p)
+{
+	if (bpf_map__update_elem(s->skel->maps.unwind_procs, &pid, sizeof(pid), p, sizeof(*p),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int st_session__unwind_del_proc(struct st_session *s, __u32 pid)
+{
+	if (bpf_map__delete_elem(s->skel->maps.unwind_procs, &pid, sizeof(pid), 0))
+		return -errno;
+	return 0;
+}
+
+/* The kernel's own accounting: "memlock:" in /proc/self/fdinfo/FD. */
+static size_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	size_t bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %zu", &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
+size_t st_session__map_memory(const struct st_session *s)
+{
+	struct bpf_map *m;
+	size_t total = 0;
+
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (bpf_map__fd(m) >= 0)
+			total += map_memlock(bpf_map__fd(m));
+	return total;
+}

@@ -1,0 +1,93 @@
+/* session.h - the BPF side of a profiling session: open, size the maps,
+ * load, attach cpu-clock events on every online CPU, drain the kernel trees
+ * by generation swap. Owner: user/collect/session.c. */
+#ifndef STACKTREE_SESSION_H
+#define STACKTREE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+struct st_session_opts {
+	__u32 freq;		/* samples per second per CPU */
+	bool kernel;		/* kernel frames too */
+	bool all;		/* whole system (no target filter) */
+	__u32 max_nodes;	/* node ids per generation */
+	__u32 max_targets;
+	bool verbose;		/* libbpf messages */
+	bool bare;		/* benchmark baseline: walk stacks, fold nothing */
+	const char *comm;	/* only processes with this name (NULL: any) */
+	const char *cgroup;	/* only tasks in this cgroup (v2 directory), or NULL */
+	bool include_self;	/* sample the daemon too */
+	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS; 0 = cpu */
+	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
+	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
+	__u32 defer_ring_mb;	/* dwarf/auto: ring buffer of deferred samples (MiB, a
+				 * power of two); 0: no deferred unwinding */
+};
+
+struct st_session;
+
+/* -F above this warns: a sample costs ~2.5 us of BPF time (measured on a
+ * 2-CPU VM, system-wide), 2.5% of a CPU at 10 kHz; near 100 kHz the machine
+ * starves and the node array overflows between drains. */
+#define ST_FREQ_WARN 10000u
+
+/* Check -F before anything is loaded: above the kernel's
+ * perf_event_max_sample_rate, one line and -EINVAL; above ST_FREQ_WARN, a
+ * one-line warning and 0. */
+int st_session__check_freq(__u32 freq);
+/* Open, size and load the programs. On failure prints one line on stderr. */
+int st_session__open(const struct st_session_opts *opts, struct st_session **out);
+void st_session__free(struct st_session *s);
+
+/* Sample process pid (and its future children); at_exec: only once it execs. */
+int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec);
+/* Attach the timer on every online CPU and the fork/exec tracepoints. */
+int st_session__attach(struct st_session *s);
+/* Stop sampling (detach the timer programs). */
+void st_session__stop(struct st_session *s);
+
+typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
+/* Wait up to timeout_ms for ring buffer events and hand them to fn. */
+int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
+/* Receiver of the deferred samples (struct st_deferred, size bytes: the
+ * stack is cut at stack_len), called from st_session__poll(). */
+typedef void (*st_deferred_fn)(void *ctx, const struct st_deferred *d, size_t size);
+void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx);
+
+/* Node records of one drained generation, in id order: ids are
+ * first_id .. first_id + count - 1; a record's parent (if not 0) has a
+ * smaller id in the same range. */
+typedef int (*st_drain_fn)(void *ctx, const struct st_node_rec *recs, __u32 first_id,
+			   __u32 count);
+/* Swap generations, hand the old one to fn, then clear it. */
+int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx);
+/* Fraction of the current generation's node ids in use (0..1). */
+double st_session__fill(const struct st_session *s);
+
+/* The comm recorded when the thread's root was last created (once per
+ * generation); comm is left as it is when the kernel has none. */
+void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
+			     size_t len);
+
+/* Counters of one event (ST_EVENT_*), summed over CPUs. */
+void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX]);
+/* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
+int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs);
+/* DWARF unwinding tables (user/collect/unwinder.c): the fd of `unwind_shards`,
+ * the map of rows shards (-EINVAL in fp mode; *slots: its size), the pids
+ * that have a mapping table in the kernel (at most cap; the kernel copies a
+ * parent's table at fork), and each process's mapping table. */
+__u32 st_session__unwind_mode(const struct st_session *s);
+int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots);
+int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n);
+int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p);
+int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
+
+/* Bytes of BPF map memory, as the kernel accounts it (memlock). */
+size_t st_session__map_memory(const struct st_session *s);
+
+#endif

@@ -1,0 +1,433 @@
+/* unwinder.c - per-process tables of executable mappings pushed into the
+ * BPF hash, pointing at module rows (user/collect/unwind_modules.c); see
+ * unwinder.h. */
+#include "user/collect/unwinder.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "stacktree.h"
+#include "user/collect/procmaps.h"
+#include "user/collect/session.h"
+#include "user/model/u64map.h"
+#include "user/collect/unwind_modules.h"
+#include "user/collect/unwind_walk.h"
+
+/* What the unwinder remembers of a process. */
+struct uproc {
+	__u64 hash;	/* of the table last pushed; 0: none (forgotten) */
+	bool pending;	/* a module of it is still being compiled: push again */
+	struct st_umod **mods;	/* per mapping of its pushed table: its module (referenced)
+				 * or NULL, */
+	__u64 *pgoffs;		/* and the mapping's file offset */
+	size_t nmods;
+	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks) */
+};
+
+struct st_unwinder {
+	struct st_session *sess;
+	bool verbose;
+	struct st_umods *mods;
+	struct st_ucache *cache;
+	struct st_u64map *procs;	/* pid -> uproc */
+	struct st_unwind_proc *tab;	/* scratch */
+	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules, */
+	__u64 tab_pgoffs[ST_UNWIND_MAX_MAPS];		/* per mapping */
+	size_t ntab_mods;
+	struct st_unwind_proc *walk_tab;	/* scratch of st_unwinder__walk() */
+	__u32 gen;			/* versions of the pushed tables */
+	struct st_unwinder_stats st;
+};
+
+static void preload_common(struct st_unwinder *u);
+
+struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwinder_opts *o)
+{
+	struct st_unwinder *u = calloc(1, sizeof(*u));
+	__u32 slots = 0;
+	int fd;
+
+	if (!u)
+		return NULL;
+	u->sess = s;
+	u->verbose = o->verbose;
+	fd = st_session__unwind_shards_fd(s, &slots);
+	u->mods = fd >= 0 ? st_umods__new(fd, slots, o->budget_bytes, o->verbose) : NULL;
+	if (u->mods && o->cache) {
+		u->cache = st_ucache__new(o->cache_dir, o->cache_bytes, o->verbose);
+		if (!u->cache) {
+			st_unwinder__free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+		st_umods__set_cache(u->mods, u->cache);
+	}
+	u->procs = st_u64map__new();
+	u->tab = calloc(1, sizeof(*u->tab));
+	if (!u->mods || !u->procs || !u->tab) {
+		st_unwinder__free(u);
+		errno = fd >= 0 ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	/* the empty table: processes without one yet walk by frame pointers
+	 * (auto) from it, and bpf/unwind.h needs no second path */
+	if (st_session__unwind_set_proc(s, 0, u->tab)) {
+		st_unwinder__free(u);
+		return NULL;
+	}
+	preload_common(u);
+	return u;
+}
+
+void st_unwinder__free(struct st_unwinder *u)
+{
+	size_t pos = 0;
+	void *v;
+
+	if (!u)
+		return;
+	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
+		free(((struct uproc *)v)->mods);
+		free(((struct uproc *)v)->pgoffs);
+		free(((struct uproc *)v)->tab);
+		free(v);
+	}
+	st_u64map__free(u->procs);
+	st_umods__free(u->mods);
+	st_ucache__free(u->cache);
+	free(u->tab);
+	free(u->walk_tab);
+	free(u);
+}
+
+int st_unwinder__preload(struct st_unwinder *u, const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096] = "";
+
+	if (!strchr(cmd, '/') && path) {	/* as execvp() finds it */
+		for (const char *p = path; *p;) {
+			size_t n = strcspn(p, ":");
+
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, cmd);
+			if (!access(buf, X_OK))
+				break;
+			buf[0] = '\0';
+			p += n + (p[n] == ':');
+		}
+		if (!buf[0])
+			return -ENOENT;
+	} else {
+		snprintf(buf, sizeof(buf), "%s", cmd);
+	}
+	return st_umods__of_path(u->mods, buf) ? 0 : -ENOENT;
+}
+
+/* libc, the dynamic loader and the vDSO, mapped by nearly every process:
+ * the daemon's own copies, compiled before the first process is seen. */
+static void preload_common(struct st_unwinder *u)
+{
+	struct st_maps_line l;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		const char *base;
+
+		if (st_procmaps__parse_line(line, &l) || !l.executable || !l.path)
+			continue;
+		base = strrchr(l.path, '/');
+		base = base ? base + 1 : l.path;
+		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "ld-linux", 8))
+			st_umods__of_path(u->mods, l.path);
+		else if (!strcmp(l.path, "[vdso]"))
+			st_umods__of_mapping(u->mods, (__u32)getpid(), &l);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* Where the dynamic loader was mapped (AT_BASE), 0 when none. */
+static __u64 interp_base(__u32 pid)
+{
+	char path[64];
+	__u64 av[2], base = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/auxv", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL)
+		if (av[0] == AT_BASE)
+			base = av[1];
+	fclose(f);
+	return base;
+}
+
+/* The process's table into u->tab; *pending: a module is not compiled yet. */
+static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
+{
+	struct st_unwind_proc *tab = u->tab;
+	struct st_maps_line l;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	bool too_many = false;
+	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	int err;
+	FILE *f;
+
+	*pending = false;
+	u->ntab_mods = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ESRCH ? -ENOENT : -errno;
+	memset(tab, 0, sizeof(*tab));
+	while (getline(&line, &cap, f) > 0) {
+		struct st_unwind_map *mp;
+		struct st_umod *m;
+
+		if (st_procmaps__parse_line(line, &l))
+			continue;
+		if (base && l.start == base) {	/* the loader's first mapping */
+			idev = l.dev;
+			iino = l.ino;
+		}
+		if (!l.executable || !l.path || (l.path[0] != '/' && strcmp(l.path, "[vdso]")))
+			continue;
+		if (iino && l.dev == idev && l.ino == iino && !tab->interp_len) {
+			tab->interp_start = l.start;
+			tab->interp_len = l.end - l.start;
+		}
+		if (tab->nmaps == ST_UNWIND_MAX_MAPS) {
+			too_many = true;
+			break;
+		}
+		m = st_umods__of_mapping(u->mods, pid, &l);
+		mp = &tab->maps[tab->nmaps++];
+		mp->start = l.start;
+		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
+		u->tab_mods[tab->nmaps - 1] = m;
+		u->tab_pgoffs[tab->nmaps - 1] = l.pgoff;
+		u->ntab_mods = tab->nmaps;
+		if (!m)
+			continue;
+		/* no rows (yet): frame pointers there in auto mode */
+		err = st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->shard, &mp->first, &mp->nrows);
+		if (err == -EAGAIN) {
+			*pending = true;
+			mp->flags |= ST_UNWIND_MAP_PENDING;
+		}
+		else if (err == -ENOSPC)
+			mp->flags |= ST_UNWIND_MAP_OVER_BUDGET;
+	}
+	free(line);
+	fclose(f);
+	u->st.too_many_maps += too_many;
+	return 0;
+}
+
+/* FNV-1a of the used part of a table (never 0). */
+static __u64 table_hash(const struct st_unwind_proc *tab)
+{
+	const unsigned char *b = (const void *)tab;
+	size_t len = offsetof(struct st_unwind_proc, maps) + tab->nmaps * sizeof(tab->maps[0]);
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* p's pushed table maps the modules of u->tab now: references follow. */
+static void set_mods(struct st_unwinder *u, struct uproc *p)
+{
+	struct st_umod **mods = NULL;
+	__u64 *pgoffs = NULL;
+
+	if (u->ntab_mods && (!(mods = malloc(u->ntab_mods * sizeof(*mods))) ||
+			     !(pgoffs = malloc(u->ntab_mods * sizeof(*pgoffs))))) {
+		free(mods);
+		mods = NULL;
+		u->ntab_mods = 0;	/* unreferenced: released at worst, never wrong */
+	}
+	for (size_t i = 0; i < u->ntab_mods; i++) {
+		mods[i] = u->tab_mods[i];
+		pgoffs[i] = u->tab_pgoffs[i];
+		if (mods[i])
+			st_umod__ref(mods[i]);
+	}
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i])
+			st_umod__unref(p->mods[i]);
+	free(p->mods);
+	free(p->pgoffs);
+	p->mods = mods;
+	p->pgoffs = pgoffs;
+	p->nmods = u->ntab_mods;
+}
+
+int st_unwinder__update(struct st_unwinder *u, __u32 pid)
+{
+	struct uproc *p = st_u64map__get(u->procs, pid);
+	bool pending;
+	__u64 h;
+	int err;
+
+	err = read_table(u, pid, &pending);
+	if (err)
+		return err;
+	h = table_hash(u->tab);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || st_u64map__put(u->procs, pid, p)) {
+			free(p);
+			return -ENOMEM;
+		}
+	}
+	p->pending = pending;
+	if (p->hash == h)
+		return 0;
+	u->tab->gen = ++u->gen;	/* a new version: BPF's cached rows of the old one die */
+	err = st_session__unwind_set_proc(u->sess, pid, u->tab);
+	if (err) {
+		if (u->verbose)
+			fprintf(stderr, "stacktreed: cannot push the unwinding table of %u: %s\n",
+				pid, strerror(-err));
+		return err;
+	}
+	u->st.pushes++;
+	u->st.procs += !p->hash;
+	p->hash = h;
+	set_mods(u, p);
+	if (p->tab || (p->tab = malloc(sizeof(*p->tab))))
+		memcpy(p->tab, u->tab, sizeof(*p->tab));
+	return 0;
+}
+
+void st_unwinder__finish(struct st_unwinder *u)
+{
+	st_umods__work(u->mods, true);
+}
+
+void st_unwinder__work(struct st_unwinder *u)
+{
+	struct uproc *p;
+	size_t pos = 0;
+	__u64 pid;
+
+	if (!st_umods__work(u->mods, false))
+		return;
+	while ((p = st_u64map__next(u->procs, &pos, &pid)))
+		if (p->pending && p->hash)
+			st_unwinder__update(u, (__u32)pid);
+}
+
+bool st_unwinder__pending(const struct st_unwinder *u)
+{
+	struct uproc *p;
+	size_t pos = 0;
+
+	while ((p = st_u64map__next(u->procs, &pos, NULL)))
+		if (p->pending)
+			return true;
+	return false;
+}
+
+void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
+{
+	struct uproc *p = st_u64map__get(u->procs, pid);
+
+	if (!p || !p->hash)
+		return;
+	st_session__unwind_del_proc(u->sess, pid);
+	p->hash = 0;	/* kept as a tombstone (u64map has no delete) */
+	p->pending = false;
+	u->ntab_mods = 0;
+	set_mods(u, p);
+}
+
+void st_unwinder__sweep(struct st_unwinder *u)
+{
+	struct uproc *p;
+	size_t pos = 0;
+	__u64 pid;
+
+	__u32 pids[1024];
+	size_t n = 0;
+
+	while ((p = st_u64map__next(u->procs, &pos, &pid)))
+		if (p->hash && kill((pid_t)pid, 0) && errno == ESRCH)
+			st_unwinder__forget(u, (__u32)pid);
+	/* children with a copy of their parent's table (bpf on_fork): their
+	 * own table, so that their modules are referenced (or dropped) */
+	st_session__unwind_proc_pids(u->sess, pids, sizeof(pids) / sizeof(pids[0]), &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!pids[i] || ((p = st_u64map__get(u->procs, pids[i])) && p->hash))
+			continue;
+		if (st_unwinder__update(u, pids[i]) == -ENOENT)
+			st_session__unwind_del_proc(u->sess, pids[i]);
+	}
+	st_umods__release_unused(u->mods);
+}
+
+static const struct st_unwind_row *shard_rows(void *ctx, __u32 shard, size_t *n)
+{
+	return st_umods__shard_rows(ctx, shard, n);
+}
+
+int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,
+		      size_t max, unsigned *stop, size_t *fp_frames)
+{
+	struct uproc *p = st_u64map__get(u->procs, d->pid);
+	struct st_uwalk_in in = {
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10,
+		.stack = d->stack, .stack_len = d->stack_len,
+		.rows = shard_rows, .ctx = u->mods,
+		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
+	};
+	enum st_uwalk_stop why;
+	size_t n;
+
+	if (!force && (!p || !p->hash || p->pending || !p->tab))
+		return -EAGAIN;
+	in.proc = p && p->tab ? p->tab : NULL;
+	if (force && in.proc && p->mods && (u->walk_tab || (u->walk_tab = malloc(sizeof(*u->walk_tab))))) {
+		/* modules compiled since the table was pushed (the process may
+		 * be gone: no push any more) */
+		memcpy(u->walk_tab, p->tab, sizeof(*u->walk_tab));
+		for (size_t i = 0; i < u->walk_tab->nmaps && i < p->nmods; i++) {
+			struct st_unwind_map *mp = &u->walk_tab->maps[i];
+
+			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
+			    !st_umod__rows(p->mods[i], p->pgoffs[i], &mp->vaddr, &mp->shard,
+					   &mp->first, &mp->nrows))
+				mp->flags &= ~ST_UNWIND_MAP_PENDING;
+		}
+		in.proc = u->walk_tab;
+	}
+	n = st_uwalk(&in, out, max, &why, fp_frames);
+	*stop = !in.proc && why == ST_UWALK_NO_TABLE ? ST_UWALK_NO_PROC : why;
+	return (int)n;
+}
+
+void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out)
+{
+	*out = u->st;
+	st_umods__stats(u->mods, out);
+	if (u->cache)
+		st_ucache__stats(u->cache, &out->cache);
+	else
+		memset(&out->cache, 0, sizeof(out->cache));
+}

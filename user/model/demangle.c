@@ -1,0 +1,104 @@
+/* demangle.c - symbol names through libiberty's demangler, remembered (see
+ * demangle.h). */
+#include "user/model/demangle.h"
+
+#include <libiberty/demangle.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/model/u64map.h"
+
+#define MAX_REMEMBERED 200000	/* names; beyond, start over (bounded memory) */
+
+struct entry {
+	char *mangled;
+	char *readable;		/* NULL: not demangled */
+};
+
+struct st_demangler {
+	struct st_u64map *seen;	/* FNV-1a of the name -> entry */
+	size_t n;
+};
+
+static __u64 fnv(const char *s)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+struct st_demangler *st_demangler__new(void)
+{
+	struct st_demangler *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->seen = st_u64map__new();
+	if (!d->seen) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void forget_all(struct st_demangler *d)
+{
+	struct entry *e;
+	size_t pos = 0;
+
+	while ((e = st_u64map__next(d->seen, &pos, NULL))) {
+		free(e->mangled);
+		free(e->readable);
+		free(e);
+	}
+	st_u64map__clear(d->seen);
+	d->n = 0;
+}
+
+void st_demangler__free(struct st_demangler *d)
+{
+	if (!d)
+		return;
+	forget_all(d);
+	st_u64map__free(d->seen);
+	free(d);
+}
+
+/* Names the demangler is worth asking about: Itanium (_Z), Rust v0 (_R). */
+static bool mangled(const char *name)
+{
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+const char *st_demangler__name(struct st_demangler *d, const char *name)
+{
+	struct entry *e;
+	__u64 h;
+
+	if (!name || !mangled(name))
+		return NULL;
+	h = fnv(name);
+	e = st_u64map__get(d->seen, h);
+	if (e && strcmp(e->mangled, name) == 0)
+		return e->readable;
+	if (e)	/* another name with the same hash: not remembered */
+		return NULL;
+	if (d->n >= MAX_REMEMBERED)
+		forget_all(d);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->mangled = strdup(name);
+	e->readable = cplus_demangle(name, DMGL_AUTO | DMGL_PARAMS | DMGL_ANSI);
+	if (!e->mangled || st_u64map__put(d->seen, h, e)) {
+		free(e->mangled);
+		free(e->readable);
+		free(e);
+		return NULL;
+	}
+	d->n++;
+	return e->readable;
+}

@@ -1,0 +1,257 @@
+/* profile.c - the profile model: header counters and one tree per thread. */
+#include "user/model/profile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/model/strtab.h"
+
+struct st_profile *st_profile__new(const char *event)
+{
+	struct st_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->event = strdup(event ? event : "cpu-clock");
+	p->strs = st_strtab__new();
+	if (!p->event || !p->strs) {
+		st_profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void thread_free(struct st_thread *t)
+{
+	if (!t)
+		return;
+	st_tree__free(t->tree);
+	free(t->comm);
+	free(t->cgroup);
+	free(t);
+}
+
+static void counts_free(struct st_count *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].name);
+	free(c);
+}
+
+void st_profile__free(struct st_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nthreads; i++)
+		thread_free(p->threads[i]);
+	free(p->threads);
+	counts_free(p->lost_by, p->nlost_by);
+	counts_free(p->notes, p->nnotes);
+	st_strtab__free(p->strs);
+	free(p->command);
+	free(p->event);
+	free(p);
+}
+
+struct st_thread *st_profile__add_thread(struct st_profile *p, __u32 pid, __u32 tid,
+					 const char *comm)
+{
+	struct st_thread *t = calloc(1, sizeof(*t));
+	struct st_thread **nt;
+
+	if (!t)
+		goto cleanup;
+	t->pid = pid;
+	t->tid = tid;
+	t->comm = strdup(comm ? comm : "");
+	t->tree = st_tree__new();
+	if (!t->comm || !t->tree)
+		goto cleanup;
+	nt = realloc(p->threads, (p->nthreads + 1) * sizeof(*nt));
+	if (!nt)
+		goto cleanup;
+	p->threads = nt;
+	p->threads[p->nthreads++] = t;
+	return t;
+cleanup:
+	thread_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct st_thread *st_profile__find_thread(const struct st_profile *p, __u32 pid, __u32 tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i]->pid == pid && p->threads[i]->tid == tid)
+			return p->threads[i];
+	return NULL;
+}
+
+static int count_add(struct st_count **arr, size_t *n, const char *name, __u64 v)
+{
+	struct st_count *na;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp((*arr)[i].name, name) == 0) {
+			(*arr)[i].value += v;
+			return 0;
+		}
+	}
+	na = realloc(*arr, (*n + 1) * sizeof(*na));
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	na[*n].name = strdup(name);
+	if (!na[*n].name)
+		return -ENOMEM;
+	na[*n].value = v;
+	(*n)++;
+	return 0;
+}
+
+int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n)
+{
+	int err = count_add(&p->lost_by, &p->nlost_by, reason, n);
+
+	if (!err)
+		p->lost += n;
+	return err;
+}
+
+int st_profile__add_note(struct st_profile *p, const char *name, __u64 n)
+{
+	return count_add(&p->notes, &p->nnotes, name, n);
+}
+
+int st_thread__set_cgroup(struct st_thread *t, const char *cgroup)
+{
+	char *c = cgroup ? strdup(cgroup) : NULL;
+
+	if (cgroup && !c)
+		return -ENOMEM;
+	free(t->cgroup);
+	t->cgroup = c;
+	return 0;
+}
+
+const char *st_cgroup__container(const char *cgroup, char *buf, size_t len)
+{
+	size_t run = 0;
+
+	for (const char *p = cgroup; p && *p; p++) {
+		bool hex = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f');
+
+		run = hex ? run + 1 : 0;
+		if (run == 64 && !isxdigit((unsigned char)p[1])) {
+			snprintf(buf, len, "%.64s", p - 63);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+__u64 st_thread__samples(const struct st_thread *t)
+{
+	return st_tree__root(t->tree)->cum;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct st_thread *x = *(struct st_thread *const *)a;
+	const struct st_thread *y = *(struct st_thread *const *)b;
+	__u64 sx = st_thread__samples(x), sy = st_thread__samples(y);
+
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : (x->tid > y->tid);
+}
+
+void st_profile__finalize(struct st_profile *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		st_tree__finalize(p->threads[i]->tree);
+	if (p->nthreads)	/* qsort(NULL, 0) is undefined: an empty profile */
+		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
+}
+
+/* Copy counters and header fields; trees are handled by the caller. */
+static int copy_header(struct st_profile *dst, const struct st_profile *src)
+{
+	dst->frequency_hz = src->frequency_hz;
+	dst->duration_s = src->duration_s;
+	dst->samples = src->samples;
+	dst->bpf_ns_per_sample = src->bpf_ns_per_sample;
+	if (src->command && !(dst->command = strdup(src->command)))
+		return -ENOMEM;
+	for (size_t i = 0; i < src->nlost_by; i++)
+		if (st_profile__add_lost(dst, src->lost_by[i].name, src->lost_by[i].value))
+			return -ENOMEM;
+	for (size_t i = 0; i < src->nnotes; i++)
+		if (st_profile__add_note(dst, src->notes[i].name, src->notes[i].value))
+			return -ENOMEM;
+	return 0;
+}
+
+struct st_profile *st_profile__merge_threads(const struct st_profile *p)
+{
+	struct st_profile *m = st_profile__new(p->event);
+
+	if (!m || copy_header(m, p))
+		goto cleanup;
+	/* node strings must be interned in m's table: share by re-interning */
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct st_thread *t = p->threads[i];
+		struct st_thread *d = st_profile__find_thread(m, t->pid, t->pid);
+
+		if (!d && (!(d = st_profile__add_thread(m, t->pid, t->pid, t->comm)) ||
+			   st_thread__set_cgroup(d, t->cgroup)))
+			goto cleanup;
+		if (t->tid == t->pid && strcmp(d->comm, t->comm)) {
+			char *c = strdup(t->comm);
+
+			if (!c)
+				goto cleanup;
+			free(d->comm);
+			d->comm = c;
+		}
+		if (st_profile__merge_tree(m, d->tree, st_tree__root(d->tree),
+					   st_tree__root(t->tree)))
+			goto cleanup;
+	}
+	st_profile__finalize(m);
+	return m;
+cleanup:
+	st_profile__free(m);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Merge src (interned in another profile's strtab) under dst_parent,
+ * re-interning strings into p's strtab. */
+int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
+			   const struct st_node *src)
+{
+	dst_parent->base += src->base;
+	dst_parent->calls += src->calls;
+	for (const struct st_node *c = src->first_child; c; c = c->next_sibling) {
+		struct st_frame f = c->f;
+		struct st_node *d;
+		int err;
+
+		f.function = st_strtab__intern(p->strs, c->f.function);
+		f.module = st_strtab__intern(p->strs, c->f.module);
+		if ((c->f.function && !f.function) || (c->f.module && !f.module))
+			return -ENOMEM;
+		d = st_tree__child(t, dst_parent, &f, true);
+		if (!d)
+			return -ENOMEM;
+		err = st_profile__merge_tree(p, t, d, c);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* profile.h - a finished profile: session header + one tree per thread.
+ *
+ * Owner: user/model/profile.c (model) and user/model/profile_json.c (profile.json).
+ * The daemon builds a profile from the kernel trees after symbolization;
+ * `stacktree report` loads one from profile.json or folded stacks. Report
+ * writers (xtree, arcflow, ...) only read it.
+ */
+#ifndef STACKTREE_PROFILE_H
+#define STACKTREE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "user/model/tree.h"
+
+struct st_strtab;
+
+struct st_thread {
+	__u32 pid, tid;
+	char *comm;
+	char *cgroup;		/* cgroup v2 path of the process, or NULL */
+	struct st_tree *tree;	/* root cum = the thread's sample count after finalize */
+};
+
+/* A counted reason, e.g. {"hash map full", 12}: printed in report headers. */
+struct st_count {
+	char *name;
+	__u64 value;
+};
+
+struct st_profile {
+	char *event;		/* "cpu-clock", "page-faults", "folded" */
+	__u32 frequency_hz;	/* 0 when not timer based */
+	double duration_s;
+	__u64 samples;		/* samples folded into trees */
+	__u64 lost;		/* samples lost, sum of lost_by */
+	struct st_count *lost_by;
+	size_t nlost_by;
+	struct st_count *notes;	/* other counters for the header (truncated stacks, ...) */
+	size_t nnotes;
+	double bpf_ns_per_sample; /* kernel BPF stats, 0 when unknown */
+	char *command;		/* what was profiled, free text; may be NULL */
+	struct st_thread **threads;
+	size_t nthreads;
+	struct st_strtab *strs;	/* interned node strings */
+};
+
+struct st_profile *st_profile__new(const char *event);
+void st_profile__free(struct st_profile *p);
+
+/* Add a thread (comm copied); the profile owns the new empty tree. */
+struct st_thread *st_profile__add_thread(struct st_profile *p, __u32 pid, __u32 tid,
+					 const char *comm);
+struct st_thread *st_profile__find_thread(const struct st_profile *p, __u32 pid, __u32 tid);
+int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n);
+int st_profile__add_note(struct st_profile *p, const char *name, __u64 n);
+
+/* Finalize every tree, sort threads by samples (descending, then pid/tid). */
+void st_profile__finalize(struct st_profile *p);
+
+/* A new profile with one tree per process: the threads of each pid merged
+ * (comm of the main thread, tid = pid). Finalized. NULL on ENOMEM. */
+struct st_profile *st_profile__merge_threads(const struct st_profile *p);
+
+/* Merge the subtree src (whose strings may belong to another profile) under
+ * dst_parent of tree t, interning its strings in p. 0 or -ENOMEM. */
+int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
+			   const struct st_node *src);
+
+/* Set the thread's cgroup path (copied; NULL clears). 0 or -ENOMEM. */
+int st_thread__set_cgroup(struct st_thread *t, const char *cgroup);
+/* The container id in a cgroup path (64 hex digits, as docker, containerd
+ * and podman name their scopes), copied into buf; NULL when none. */
+const char *st_cgroup__container(const char *cgroup, char *buf, size_t len);
+
+/* Samples in one thread (root cum; valid after finalize). */
+__u64 st_thread__samples(const struct st_thread *t);
+
+/* profile.json, see README ("profile.json"). with_arcflow adds "arcflow". */
+int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow);
+/* Load profile.json. On a malformed file returns -EINVAL and writes one line
+ * (what is wrong and where) into err. */
+int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,441 @@
+/* tree.c - call-stack tree: nodes in an arena, children found through one
+ * hash index keyed by (parent, frame). */
+#include "user/model/tree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Node chunks double from 16 to 1024 nodes: a system-wide profile has
+ * thousands of threads with a few nodes each. */
+#define CHUNK_FIRST 16
+#define CHUNK_MAX 1024
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	struct st_node nodes[];
+};
+
+struct st_tree {
+	struct st_node root;
+	struct chunk *chunks;
+	size_t count;		/* nodes, root included */
+	struct st_node **index;	/* open addressing, power-of-two capacity */
+	size_t cap;
+	struct st_node **prev;	/* previous sample's path (root excluded) */
+	size_t prevlen, prevcap;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t key_hash(const struct st_node *parent, const struct st_frame *f)
+{
+	uint64_t h = (uintptr_t)parent;
+
+	h = mix(h, f->kind);
+	h = mix(h, f->addr);
+	h = mix(h, (uintptr_t)f->function);
+	h = mix(h, (uintptr_t)f->module);
+	h = mix(h, f->offset);
+	h = mix(h, f->kernel);
+	h = mix(h, f->data_class);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static bool frame_eq(const struct st_frame *a, const struct st_frame *b)
+{
+	return a->kind == b->kind && a->addr == b->addr && a->function == b->function &&
+	       a->module == b->module && a->offset == b->offset && a->kernel == b->kernel &&
+	       a->data_class == b->data_class;
+}
+
+struct st_tree *st_tree__new(void)
+{
+	struct st_tree *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->root.f.kind = ST_FRAME_ROOT;
+	t->count = 1;
+	t->cap = 64;
+	t->index = calloc(t->cap, sizeof(*t->index));
+	if (!t->index) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void st_tree__free(struct st_tree *t)
+{
+	struct chunk *c, *next;
+
+	if (!t)
+		return;
+	for (c = t->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(t->index);
+	free(t->prev);
+	free(t);
+}
+
+struct st_node *st_tree__root(const struct st_tree *t)
+{
+	return (struct st_node *)&t->root;
+}
+
+size_t st_tree__node_count(const struct st_tree *t)
+{
+	return t->count;
+}
+
+size_t st_tree__memory(const struct st_tree *t)
+{
+	size_t chunks = 0;
+
+	for (struct chunk *c = t->chunks; c; c = c->next)
+		chunks += sizeof(*c) + c->cap * sizeof(c->nodes[0]);
+	return sizeof(*t) + chunks + t->cap * sizeof(*t->index) +
+	       t->prevcap * sizeof(*t->prev);
+}
+
+static int index_grow(struct st_tree *t)
+{
+	size_t ncap = t->cap * 2;
+	struct st_node **ni = calloc(ncap, sizeof(*ni));
+
+	if (!ni)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct st_node *n = t->index[i];
+		size_t j;
+
+		if (!n)
+			continue;
+		j = key_hash(n->parent, &n->f) & (ncap - 1);
+		while (ni[j])
+			j = (j + 1) & (ncap - 1);
+		ni[j] = n;
+	}
+	free(t->index);
+	t->index = ni;
+	t->cap = ncap;
+	return 0;
+}
+
+static struct st_node *node_alloc(struct st_tree *t)
+{
+	if (!t->chunks || t->chunks->used == t->chunks->cap) {
+		size_t cap = t->chunks ? t->chunks->cap * 2 : CHUNK_FIRST;
+		struct chunk *c;
+
+		if (cap > CHUNK_MAX)
+			cap = CHUNK_MAX;
+		c = malloc(sizeof(*c) + cap * sizeof(c->nodes[0]));
+		if (!c)
+			return NULL;
+		c->next = t->chunks;
+		c->used = 0;
+		c->cap = cap;
+		t->chunks = c;
+	}
+	return &t->chunks->nodes[t->chunks->used++];
+}
+
+struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
+			       const struct st_frame *f, bool create)
+{
+	size_t j = key_hash(parent, f) & (t->cap - 1);
+	struct st_node *n;
+
+	while ((n = t->index[j])) {
+		if (n->parent == parent && frame_eq(&n->f, f))
+			return n;
+		j = (j + 1) & (t->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	if (t->count * 2 >= t->cap) {
+		if (index_grow(t)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		j = key_hash(parent, f) & (t->cap - 1);
+		while (t->index[j])
+			j = (j + 1) & (t->cap - 1);
+	}
+	n = node_alloc(t);
+	if (!n) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(n, 0, sizeof(*n));
+	n->f = *f;
+	n->parent = parent;
+	n->depth = parent->depth + 1;
+	/* append, so that unsorted children keep first-seen order */
+	if (!parent->first_child)
+		parent->first_child = n;
+	else
+		parent->last_child->next_sibling = n;
+	parent->last_child = n;
+	parent->nchildren++;
+	t->index[j] = n;
+	t->count++;
+	return n;
+}
+
+static int prev_reserve(struct st_tree *t, size_t n)
+{
+	struct st_node **np;
+	size_t ncap;
+
+	if (n <= t->prevcap)
+		return 0;
+	ncap = t->prevcap ? t->prevcap : 64;
+	while (ncap < n)
+		ncap *= 2;
+	np = realloc(t->prev, ncap * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	t->prev = np;
+	t->prevcap = ncap;
+	return 0;
+}
+
+struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *path, size_t n,
+				    __u64 count, enum st_calls_rule rule)
+{
+	struct st_node *node = &t->root;
+	size_t k = 0;
+
+	if (n > ST_TREE_MAX_DEPTH) {
+		errno = E2BIG;
+		return NULL;
+	}
+	if (prev_reserve(t, n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the shared prefix with the previous path costs no lookup */
+	while (k < n && k < t->prevlen && frame_eq(&t->prev[k]->f, &path[k])) {
+		node = t->prev[k];
+		k++;
+	}
+	for (size_t i = k; i < n; i++) {
+		struct st_node *child = st_tree__child(t, node, &path[i], true);
+		bool new_call;
+
+		if (!child) {
+			t->prevlen = 0;
+			return NULL;
+		}
+		if (rule == ST_CALLS_FUNCTION)
+			new_call = true;
+		else
+			new_call = i > k || (i == k && t->prevlen <= k);
+		if (new_call)
+			child->calls++;
+		t->prev[i] = child;
+		node = child;
+	}
+	t->prevlen = n;
+	node->base += count;
+	return node;
+}
+
+void st_tree__reset_calls(struct st_tree *t)
+{
+	t->prevlen = 0;
+}
+
+int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src)
+{
+	dst_parent->base += src->base;
+	dst_parent->calls += src->calls;
+	for (const struct st_node *c = src->first_child; c; c = c->next_sibling) {
+		struct st_node *d = st_tree__child(t, dst_parent, &c->f, true);
+		int err;
+
+		if (!d)
+			return -ENOMEM;
+		err = st_tree__merge(t, d, c);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static __u64 compute_cum(struct st_node *n)
+{
+	__u64 cum = n->base;
+
+	for (struct st_node *c = n->first_child; c; c = c->next_sibling)
+		cum += compute_cum(c);
+	n->cum = cum;
+	return cum;
+}
+
+static int default_cmp(const struct st_node *a, const struct st_node *b)
+{
+	int r;
+
+	if (a->cum != b->cum)
+		return a->cum > b->cum ? -1 : 1;
+	if (a->f.function != b->f.function) {
+		if (!a->f.function)
+			return 1;
+		if (!b->f.function)
+			return -1;
+		r = strcmp(a->f.function, b->f.function);
+		if (r)
+			return r;
+	}
+	if (a->f.offset != b->f.offset)
+		return a->f.offset < b->f.offset ? -1 : 1;
+	if (a->f.addr != b->f.addr)
+		return a->f.addr < b->f.addr ? -1 : 1;
+	return (int)a->f.kind - (int)b->f.kind;
+}
+
+struct sort_ctx {
+	int (*cmp)(const struct st_node *, const struct st_node *);
+	struct st_node **buf;
+	size_t cap;
+};
+
+static int qsort_tramp(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *ctx = arg;
+
+	return ctx->cmp(*(struct st_node *const *)a, *(struct st_node *const *)b);
+}
+
+static int sort_children(struct st_node *n, struct sort_ctx *ctx)
+{
+	size_t i = 0;
+
+	if (n->nchildren > 1) {
+		if (n->nchildren > ctx->cap) {
+			struct st_node **nb = realloc(ctx->buf, n->nchildren * sizeof(*nb));
+
+			if (!nb)
+				return -ENOMEM;
+			ctx->buf = nb;
+			ctx->cap = n->nchildren;
+		}
+		for (struct st_node *c = n->first_child; c; c = c->next_sibling)
+			ctx->buf[i++] = c;
+		qsort_r(ctx->buf, i, sizeof(*ctx->buf), qsort_tramp, ctx);
+		n->first_child = ctx->buf[0];
+		for (size_t j = 0; j + 1 < i; j++)
+			ctx->buf[j]->next_sibling = ctx->buf[j + 1];
+		ctx->buf[i - 1]->next_sibling = NULL;
+		n->last_child = ctx->buf[i - 1];
+	}
+	for (struct st_node *c = n->first_child; c; c = c->next_sibling)
+		if (sort_children(c, ctx))
+			return -ENOMEM;
+	return 0;
+}
+
+void st_tree__sort(struct st_tree *t, int (*cmp)(const struct st_node *, const struct st_node *))
+{
+	struct sort_ctx ctx = { .cmp = cmp };
+
+	/* on ENOMEM the order stays partly unsorted, which is still a valid tree */
+	sort_children(&t->root, &ctx);
+	free(ctx.buf);
+}
+
+void st_tree__finalize(struct st_tree *t)
+{
+	compute_cum(&t->root);
+	st_tree__sort(t, default_cmp);
+}
+
+int st_tree__walk(const struct st_tree *t, int (*fn)(const struct st_node *n, void *ctx),
+		  void *ctx)
+{
+	const struct st_node *n = &t->root;
+	int r;
+
+	while (n) {
+		r = fn(n, ctx);
+		if (r)
+			return r;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n && !n->next_sibling)
+			n = n == &t->root ? NULL : n->parent;
+		if (n == &t->root)
+			n = NULL;
+		if (n)
+			n = n->next_sibling;
+	}
+	return 0;
+}
+
+static const char *data_name(const struct st_frame *f, char *buf, size_t len)
+{
+	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+	__s64 off = (__s64)f->offset;
+
+	mod = mod ? mod + 1 : f->module;
+	switch (f->data_class) {
+	case ST_DATA_STACK:
+		if (f->function)
+			snprintf(buf, len, "(s) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+		else
+			snprintf(buf, len, "(s) frame%s0x%" PRIx64, off < 0 ? "-" : "+",
+				 off < 0 ? -(uint64_t)off : (uint64_t)off);	/* INT64_MIN too */
+		break;
+	case ST_DATA_HEAP:
+		snprintf(buf, len, "(h) %s+0x%" PRIx64, mod ? mod : "[anon]", (uint64_t)f->offset);
+		break;
+	default:
+		if (f->function)
+			snprintf(buf, len, "(m) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+		else
+			snprintf(buf, len, "(m) %s+0x%" PRIx64, mod ? mod : "[unknown]",
+				 (uint64_t)f->offset);
+		break;
+	}
+	return buf;
+}
+
+const char *st_frame__name(const struct st_frame *f, char *buf, size_t len)
+{
+	if (f->kind == ST_FRAME_DATA)
+		return data_name(f, buf, len);
+	if (f->function) {
+		if (f->kind == ST_FRAME_CALLSITE)
+			snprintf(buf, len, "%s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+		else
+			snprintf(buf, len, "%s", f->function);
+	} else if (f->kind == ST_FRAME_ROOT) {
+		snprintf(buf, len, "[root]");
+	} else if (f->module) {
+		const char *base = strrchr(f->module, '/');
+
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : f->module,
+			 (uint64_t)f->offset);
+	} else if (f->addr) {
+		snprintf(buf, len, "[unknown] 0x%" PRIx64, (uint64_t)f->addr);
+	} else {
+		snprintf(buf, len, "[unknown]");
+	}
+	return buf;
+}

@@ -1,0 +1,131 @@
+/* tree.h - the call-stack tree of one thread (or one merged process).
+ *
+ * Owner: user/model/tree.c. Pure logic, no I/O.
+ * A node is a frame at one position: a call site (function + offset of the
+ * return address), the sampled leaf (a function), a function (folded input,
+ * no offsets), or a pseudo frame ([truncated], [other], ...). Children are
+ * unique by key (kind, addr, function, module, offset); node strings are
+ * interned in the owning profile's strtab, so keys compare by pointer.
+ *   BASE  samples where the node is the leaf
+ *   CUM   samples where the node is on the path = base + sum(children cum),
+ *         computed by st_tree__finalize()
+ *   CALLS new calls of the node's frame, see st_tree__add_sample()
+ */
+#ifndef STACKTREE_TREE_H
+#define STACKTREE_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+enum st_frame_kind {
+	ST_FRAME_ROOT = 0,	/* a thread's root (function NULL) */
+	ST_FRAME_CALLSITE,	/* interior frame: function + offset of the return address */
+	ST_FRAME_LEAF,		/* the sampled function (offset not meaningful) */
+	ST_FRAME_FUNCTION,	/* function-level frame, from folded stacks */
+	ST_FRAME_SPECIAL,	/* pseudo frame named by `function`: [truncated], [other], ... */
+	ST_FRAME_DATA,		/* page faults: the data touched, a leaf under the function */
+};
+
+/* What a data leaf (ST_FRAME_DATA) touched. */
+enum st_data_class {
+	ST_DATA_NONE = 0,
+	ST_DATA_MODULE,		/* a loaded ELF image's data (.data, .rodata, .bss) */
+	ST_DATA_STACK,		/* a thread's stack, relative to the faulting frame */
+	ST_DATA_HEAP,		/* brk heap or anonymous private memory */
+};
+
+/* A frame as a key: what identifies a child under its parent. */
+/* Frames below a thread's root that a tree may hold. The kernel's stacks
+ * are at most 127 user + 64 kernel frames and a few pseudo frames; offline
+ * inputs (folded stacks, profile.json) deeper than this are refused with an
+ * error, so that every walk over a tree, recursive or not, has a depth
+ * bounded by this constant and not by its input. */
+#define ST_TREE_MAX_DEPTH 2048
+
+/* The pseudo frame at the root of a stack whose walk stopped short. */
+#define ST_TRUNCATED_NAME "[truncated]"
+
+struct st_frame {
+	enum st_frame_kind kind;
+	__u64 addr;		/* runtime address, 0 when none */
+	const char *function;	/* interned or NULL (demangled: readable) */
+	const char *system_name; /* interned mangled name when function was demangled, else
+				  * NULL (not part of a frame's identity: function is) */
+	const char *module;	/* interned or NULL */
+	__u64 offset;		/* function offset (call sites), module offset (unknown function);
+				 * data leaves: offset in the symbol, the mapping, or (stack,
+				 * signed) from the faulting frame's CFA */
+	bool kernel;		/* a kernel frame */
+	__u8 data_class;	/* enum st_data_class, for ST_FRAME_DATA */
+};
+
+struct st_node {
+	struct st_frame f;
+	__u64 base, cum, calls;
+	struct st_node *parent;
+	struct st_node *first_child;
+	struct st_node *last_child;	/* appends in O(1) */
+	struct st_node *next_sibling;
+	unsigned int nchildren;
+	unsigned int depth;	/* root = 0 */
+};
+
+/* How CALLS are counted when consecutive samples of a thread are folded.
+ * Let k be the length of the common prefix of the previous and the current
+ * path (root excluded).
+ *   ST_CALLS_FUNCTION: every node past the prefix is a new call (nodes are
+ *     functions: a different node at depth k means the old callee returned).
+ *   ST_CALLS_FRAME: nodes are positions inside frames (call sites, leaf); the
+ *     node at depth k is the same frame as the previous one at depth k (same
+ *     callers) when the previous path was deeper than k, so only nodes past k
+ *     are new calls, and the node at k only when the previous path ended
+ *     before it. This is the rule the BPF program applies. */
+enum st_calls_rule { ST_CALLS_FUNCTION, ST_CALLS_FRAME };
+
+struct st_tree;
+
+struct st_tree *st_tree__new(void);
+void st_tree__free(struct st_tree *t);
+struct st_node *st_tree__root(const struct st_tree *t);
+size_t st_tree__node_count(const struct st_tree *t);
+size_t st_tree__memory(const struct st_tree *t);
+
+/* Find the child of parent with key f; create it (counts zero) when create is
+ * set. NULL when absent, or on ENOMEM (errno set). */
+struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
+			       const struct st_frame *f, bool create);
+
+/* Fold `count` consecutive identical samples of this tree's thread: path is
+ * root-first (root excluded), n frames. CALLS are counted against the previous
+ * sample added with st_tree__add_sample() (only the first of the `count`
+ * samples can start calls). Returns the leaf node, or NULL on ENOMEM. n == 0
+ * counts the sample on the root. */
+struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *path, size_t n,
+				    __u64 count, enum st_calls_rule rule);
+
+/* Merge the children of src (a node of another tree, or of this one) into
+ * dst_parent: nodes with equal keys are summed (base, calls), recursively;
+ * src's own base and calls are added to dst_parent. Returns 0 or -ENOMEM. */
+int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src);
+
+/* Compute cum bottom-up and sort every node's children by cum descending
+ * (ties: by function name, then offset, for stable output). */
+void st_tree__finalize(struct st_tree *t);
+
+/* Sort children of every node with a custom order (after finalize). */
+void st_tree__sort(struct st_tree *t, int (*cmp)(const struct st_node *, const struct st_node *));
+
+/* Depth-first pre-order walk; the callback returns non-zero to stop.
+ * Children are visited in sibling order. */
+int st_tree__walk(const struct st_tree *t,
+		  int (*fn)(const struct st_node *n, void *ctx), void *ctx);
+
+/* Forget the previous path (e.g. the thread's samples restart elsewhere). */
+void st_tree__reset_calls(struct st_tree *t);
+
+/* Human name of a frame for text reports: "function+0xoff", "function",
+ * "module+0xoff", "[unknown]", or the pseudo frame's name. Writes into buf. */
+const char *st_frame__name(const struct st_frame *f, char *buf, size_t len);
+
+#endif

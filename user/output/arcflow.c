@@ -1,0 +1,605 @@
+/* arcflow.c - per-function PARENT / SELF / CHILD report (seed Figure 10).
+ *
+ * One DFS over every thread's tree. A node's function is its frame's
+ * function name (call sites merge into their function), or the frame's
+ * printed name when it has none; each thread root is a pseudo-function
+ * "[pid P tid T COMM]". A per-function count of instances on the current
+ * path tells whether a node is a recursive instance (rPARENT, rCHILD).
+ * Cost: O(nodes) hash look-ups, plus sorting the entries and rows.
+ */
+#include "user/output/arcflow.h"
+#include "common/grow.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/model/jsonstr.h"
+#include "user/model/profile.h"
+#include "user/output/report.h"
+#include "user/model/strtab.h"
+#include "user/model/tree.h"
+
+enum { DIR_PARENT = 0, DIR_CHILD = 1 };
+
+struct af_row {
+	size_t self, other;	/* entry ids: the entry the row belongs to, the row's function */
+	__u64 calls, base, cum;
+	unsigned char dir;
+	bool recursive;
+};
+
+struct af_entry {
+	const char *name;	/* interned in a->strs */
+	__u64 calls, base, cum, cum_all;
+	size_t onpath;		/* instances on the current DFS path */
+	size_t rank;		/* index in the report */
+	size_t mindepth;	/* depth of the outermost node (ties in the order) */
+	size_t first[2], count[2];	/* rows of each dir in a->rowlist */
+	bool root;
+};
+
+/* Open addressing map: pointer key -> id + 1 (0 = empty slot). */
+struct ptrmap {
+	const void **keys;
+	size_t *vals;
+	size_t cap, used;
+};
+
+/* Row map: (self, other, dir, recursive) -> row id + 1. */
+struct rowmap {
+	size_t *vals;
+	size_t cap;
+};
+
+struct st_arcflow {
+	struct st_strtab *strs;
+	struct af_entry *ents;
+	size_t nents, entcap;
+	struct af_row *rows;
+	size_t nrows, rowcap;
+	struct ptrmap names;	/* function pointers (profile's or ours) -> entry */
+	struct rowmap rowidx;
+	size_t *order;		/* entry ids by rank */
+	size_t *rowlist;	/* row ids grouped by entry and dir, sorted */
+	__u64 total;		/* samples in all threads */
+};
+
+/* DFS path: entry and recursion flag of every node above the current one. */
+struct path_slot {
+	size_t ent;
+	bool recursive;
+};
+
+static uint64_t hash_u64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdULL;
+	v ^= v >> 33;
+	v *= 0xc4ceb9fe1a85ec53ULL;
+	v ^= v >> 33;
+	return v;
+}
+
+static int ptrmap_grow(struct ptrmap *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 256;
+	const void **nk = calloc(ncap, sizeof(*nk));
+	size_t *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->vals[i])
+			continue;
+		j = hash_u64((uintptr_t)m->keys[i]) & (ncap - 1);
+		while (nv[j])
+			j = (j + 1) & (ncap - 1);
+		nk[j] = m->keys[i];
+		nv[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = nk;
+	m->vals = nv;
+	m->cap = ncap;
+	return 0;
+}
+
+/* Returns the slot of key (found or free); grows first when needed. */
+static ssize_t ptrmap_slot(struct ptrmap *m, const void *key)
+{
+	size_t j;
+
+	if ((m->used + 1) * 2 > m->cap && ptrmap_grow(m))
+		return -ENOMEM;
+	j = hash_u64((uintptr_t)key) & (m->cap - 1);
+	while (m->vals[j] && m->keys[j] != key)
+		j = (j + 1) & (m->cap - 1);
+	return (ssize_t)j;
+}
+
+static void ptrmap_set(struct ptrmap *m, size_t slot, const void *key, size_t id)
+{
+	if (!m->vals[slot])
+		m->used++;
+	m->keys[slot] = key;
+	m->vals[slot] = id + 1;
+}
+
+static ssize_t entry_new(struct st_arcflow *a, const char *name, bool root)
+{
+	if (ST_GROW(a->ents, a->entcap, a->nents, 64))
+		return -ENOMEM;
+	memset(&a->ents[a->nents], 0, sizeof(a->ents[0]));
+	a->ents[a->nents].name = name;
+	a->ents[a->nents].root = root;
+	a->ents[a->nents].mindepth = SIZE_MAX;
+	return (ssize_t)a->nents++;
+}
+
+/* Entry of a function named by key (a pointer interned in the profile's or
+ * our table, equal strings of one table share it) with text name. */
+static ssize_t entry_get(struct st_arcflow *a, const char *key, const char *name, bool root)
+{
+	ssize_t slot = ptrmap_slot(&a->names, key), cslot, id;
+	const char *canon;
+
+	if (slot < 0)
+		return slot;
+	if (a->names.vals[slot])
+		return (ssize_t)a->names.vals[slot] - 1;
+	/* first time this pointer is seen: find the entry by content */
+	canon = st_strtab__intern(a->strs, name);
+	if (!canon)
+		return -ENOMEM;
+	cslot = ptrmap_slot(&a->names, canon);
+	if (cslot < 0)
+		return cslot;
+	if (a->names.vals[cslot]) {
+		id = (ssize_t)a->names.vals[cslot] - 1;
+	} else {
+		id = entry_new(a, canon, root);
+		if (id < 0)
+			return id;
+		ptrmap_set(&a->names, cslot, canon, (size_t)id);
+	}
+	if (key != canon) {
+		slot = ptrmap_slot(&a->names, key);	/* the table may have grown */
+		if (slot < 0)
+			return slot;
+		ptrmap_set(&a->names, slot, key, (size_t)id);
+	}
+	return id;
+}
+
+static ssize_t node_entry(struct st_arcflow *a, const struct st_node *n)
+{
+	const char *canon;
+	char buf[512];
+
+	if (n->f.function)
+		return entry_get(a, n->f.function, n->f.function, false);
+	/* no function: the frame's printed name is the identity */
+	canon = st_strtab__intern(a->strs, st_frame__name(&n->f, buf, sizeof(buf)));
+	if (!canon)
+		return -ENOMEM;
+	return entry_get(a, canon, canon, false);
+}
+
+static uint64_t row_hash(size_t self, size_t other, int dir, bool rec)
+{
+	return hash_u64(((uint64_t)self << 32) ^ (uint64_t)other ^ ((uint64_t)dir << 62) ^
+			((uint64_t)rec << 63));
+}
+
+static int rowmap_grow(struct st_arcflow *a)
+{
+	size_t ncap = a->rowidx.cap ? a->rowidx.cap * 2 : 256;
+	size_t *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->rowidx.cap; i++) {
+		const struct af_row *r;
+		size_t j;
+
+		if (!a->rowidx.vals[i])
+			continue;
+		r = &a->rows[a->rowidx.vals[i] - 1];
+		j = row_hash(r->self, r->other, r->dir, r->recursive) & (ncap - 1);
+		while (nv[j])
+			j = (j + 1) & (ncap - 1);
+		nv[j] = a->rowidx.vals[i];
+	}
+	free(a->rowidx.vals);
+	a->rowidx.vals = nv;
+	a->rowidx.cap = ncap;
+	return 0;
+}
+
+/* A node's BASE for arcflow: page-fault data leaves below it count as its
+ * own (the function touched the data). */
+static __u64 node_base(const struct st_node *n)
+{
+	__u64 base = n->base;
+
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling)
+		if (c->f.kind == ST_FRAME_DATA)
+			base += c->cum;
+	return base;
+}
+
+static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, bool rec,
+		   const struct st_node *n, __u64 base)
+{
+	struct af_row *r;
+	size_t j;
+
+	if ((a->nrows + 1) * 2 > a->rowidx.cap && rowmap_grow(a))
+		return -ENOMEM;
+	j = row_hash(self, other, dir, rec) & (a->rowidx.cap - 1);
+	while (a->rowidx.vals[j]) {
+		r = &a->rows[a->rowidx.vals[j] - 1];
+		if (r->self == self && r->other == other && r->dir == dir && r->recursive == rec) {
+			r->calls += n->calls;
+			r->base += base;
+			r->cum += n->cum;
+			return 0;
+		}
+		j = (j + 1) & (a->rowidx.cap - 1);
+	}
+	if (ST_GROW(a->rows, a->rowcap, a->nrows, 256))
+		return -ENOMEM;
+	r = &a->rows[a->nrows];
+	memset(r, 0, sizeof(*r));
+	r->self = self;
+	r->other = other;
+	r->dir = (unsigned char)dir;
+	r->recursive = rec;
+	a->rowidx.vals[j] = ++a->nrows;
+	r->calls += n->calls;
+	r->base += base;
+	r->cum += n->cum;
+	return 0;
+}
+
+/* Account node n (function id f) whose parent node is described by up. */
+static int visit(struct st_arcflow *a, const struct st_node *n, size_t f,
+		 const struct path_slot *up, bool rec)
+{
+	struct af_entry *e = &a->ents[f];
+	__u64 base = node_base(n);
+	int err;
+
+	e->calls += n->calls;
+	e->base += base;
+	e->cum_all += n->cum;
+	if (!rec)
+		e->cum += n->cum;
+	err = row_add(a, f, up->ent, DIR_PARENT, rec, n, base);
+	if (!err)
+		err = row_add(a, up->ent, f, DIR_CHILD, up->recursive, n, base);
+	return err;
+}
+
+static int walk_thread(struct st_arcflow *a, const struct st_thread *t,
+		       struct path_slot **path, size_t *pathcap)
+{
+	const struct st_node *r = st_tree__root(t->tree), *n;
+	const char *key;
+	char name[512];
+	size_t depth = 0;
+	ssize_t id;
+
+	snprintf(name, sizeof(name), "[pid %u tid %u %s]", t->pid, t->tid, t->comm ? t->comm : "");
+	key = st_strtab__intern(a->strs, name);
+	if (!key)
+		return -ENOMEM;
+	id = entry_get(a, key, key, true);
+	if (id < 0)
+		return (int)id;
+	a->ents[id].calls += 1;
+	a->ents[id].mindepth = 0;
+	a->ents[id].base += node_base(r);
+	a->ents[id].cum += r->cum;
+	a->ents[id].cum_all += r->cum;
+	a->total += r->cum;
+	(*path)[0] = (struct path_slot){ .ent = (size_t)id };
+	for (n = r->first_child; n;) {
+		bool rec;
+		int err;
+
+		depth++;
+		if (depth >= *pathcap) {
+			struct path_slot *np = realloc(*path, *pathcap * 2 * sizeof(*np));
+
+			if (!np)
+				return -ENOMEM;
+			*path = np;
+			*pathcap *= 2;
+		}
+		if (n->f.kind == ST_FRAME_DATA) {
+			/* counted in its function's BASE (node_base): no entry of
+			 * its own; the parent's slot stands in while leaving it */
+			(*path)[depth] = (*path)[depth - 1];
+			a->ents[(*path)[depth].ent].onpath++;
+			goto leave;
+		}
+		id = node_entry(a, n);
+		if (id < 0)
+			return (int)id;
+		rec = a->ents[id].onpath > 0;
+		if (depth < a->ents[id].mindepth)
+			a->ents[id].mindepth = depth;
+		err = visit(a, n, (size_t)id, &(*path)[depth - 1], rec);
+		if (err)
+			return err;
+		(*path)[depth] = (struct path_slot){ .ent = (size_t)id, .recursive = rec };
+		a->ents[id].onpath++;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+leave:
+		/* leave n and every ancestor without a next sibling */
+		for (;;) {
+			a->ents[(*path)[depth].ent].onpath--;
+			depth--;
+			if (n->next_sibling) {
+				n = n->next_sibling;
+				break;
+			}
+			n = n->parent;
+			if (n == r) {
+				n = NULL;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Entries: CUM descending; on ties thread roots first, then outer functions. */
+static int entry_cmp(const void *x, const void *y, void *arg)
+{
+	const struct st_arcflow *a = arg;
+	const struct af_entry *p = &a->ents[*(const size_t *)x], *q = &a->ents[*(const size_t *)y];
+
+	if (p->cum != q->cum)
+		return p->cum > q->cum ? -1 : 1;
+	if (p->root != q->root)
+		return p->root ? -1 : 1;
+	if (p->mindepth != q->mindepth)
+		return p->mindepth < q->mindepth ? -1 : 1;
+	if (p->cum_all != q->cum_all)
+		return p->cum_all > q->cum_all ? -1 : 1;
+	return strcmp(p->name, q->name);
+}
+
+/* Rows of an entry: CUM descending, then the row function's rank, then
+ * the direct row before the recursive one. */
+static int row_cmp(const void *x, const void *y, void *arg)
+{
+	const struct st_arcflow *a = arg;
+	const struct af_row *p = &a->rows[*(const size_t *)x], *q = &a->rows[*(const size_t *)y];
+	size_t rp = a->ents[p->other].rank, rq = a->ents[q->other].rank;
+
+	if (p->cum != q->cum)
+		return p->cum > q->cum ? -1 : 1;
+	if (rp != rq)
+		return rp < rq ? -1 : 1;
+	if (p->recursive != q->recursive)
+		return p->recursive ? 1 : -1;
+	if (p->calls != q->calls)
+		return p->calls > q->calls ? -1 : 1;
+	return 0;
+}
+
+static int arrange(struct st_arcflow *a)
+{
+	size_t *fill = NULL;
+	size_t pos = 0;
+	int err = -ENOMEM;
+
+	a->order = malloc((a->nents ? a->nents : 1) * sizeof(*a->order));
+	a->rowlist = malloc((a->nrows ? a->nrows : 1) * sizeof(*a->rowlist));
+	fill = calloc(a->nents ? a->nents * 2 : 1, sizeof(*fill));
+	if (!a->order || !a->rowlist || !fill)
+		goto cleanup;
+	for (size_t i = 0; i < a->nents; i++)
+		a->order[i] = i;
+	qsort_r(a->order, a->nents, sizeof(*a->order), entry_cmp, a);
+	for (size_t i = 0; i < a->nents; i++)
+		a->ents[a->order[i]].rank = i;
+	for (size_t i = 0; i < a->nrows; i++)
+		a->ents[a->rows[i].self].count[a->rows[i].dir]++;
+	for (size_t i = 0; i < a->nents; i++) {
+		struct af_entry *e = &a->ents[a->order[i]];
+
+		for (int d = 0; d < 2; d++) {
+			e->first[d] = pos;
+			pos += e->count[d];
+		}
+	}
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct af_row *r = &a->rows[i];
+		struct af_entry *e = &a->ents[r->self];
+
+		a->rowlist[e->first[r->dir] + fill[r->self * 2 + r->dir]++] = i;
+	}
+	for (size_t i = 0; i < a->nents; i++)
+		for (int d = 0; d < 2; d++)
+			qsort_r(a->rowlist + a->ents[i].first[d], a->ents[i].count[d],
+				sizeof(*a->rowlist), row_cmp, a);
+	err = 0;
+cleanup:
+	free(fill);
+	return err;
+}
+
+struct st_arcflow *st_arcflow__build(const struct st_profile *p)
+{
+	struct st_arcflow *a = calloc(1, sizeof(*a));
+	struct path_slot *path = NULL;
+	size_t pathcap = 64;
+	int err = -ENOMEM;
+
+	if (!a)
+		goto cleanup;
+	a->strs = st_strtab__new();
+	path = malloc(pathcap * sizeof(*path));
+	if (!a->strs || !path)
+		goto cleanup;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		err = walk_thread(a, p->threads[i], &path, &pathcap);
+		if (err)
+			goto cleanup;
+	}
+	err = arrange(a);
+cleanup:
+	free(path);
+	if (err) {
+		st_arcflow__free(a);
+		errno = -err;
+		return NULL;
+	}
+	return a;
+}
+
+void st_arcflow__free(struct st_arcflow *a)
+{
+	if (!a)
+		return;
+	st_strtab__free(a->strs);
+	free(a->ents);
+	free(a->rows);
+	free(a->names.keys);
+	free(a->names.vals);
+	free(a->rowidx.vals);
+	free(a->order);
+	free(a->rowlist);
+	free(a);
+}
+
+/* ---- arcflow.txt ---------------------------------------------------------- */
+
+static double pct(const struct st_arcflow *a, __u64 v)
+{
+	return a->total ? 100.0 * (double)v / (double)a->total : 0.0;
+}
+
+static void print_row(const struct st_arcflow *a, FILE *out, const struct af_row *r)
+{
+	const struct af_entry *o = &a->ents[r->other];
+	const char *src = r->dir == DIR_PARENT ? (r->recursive ? "rPARENT" : "PARENT")
+					      : (r->recursive ? "rCHILD" : "CHILD");
+
+	fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  %s [%zu]\n", src,
+		(uint64_t)r->calls, (uint64_t)r->base, (uint64_t)r->cum, pct(a, r->cum), o->name,
+		o->rank);
+}
+
+static void print_legend(const struct st_profile *p, FILE *out)
+{
+	const char *ev = p->event ? p->event : "?";
+	char rate[96] = "";
+
+	if (p->frequency_hz)
+		snprintf(rate, sizeof(rate), " at %u Hz, one sample ~ %.3f ms", p->frequency_hz,
+			 1000.0 / p->frequency_hz);
+	fprintf(out,
+		"# arcflow: callers (PARENT) and callees (CHILD) of every function F; call sites\n"
+		"#   are merged into their function, each thread root is a pseudo-function.\n"
+		"# BASE   samples (%s%s) in which F itself was running (the leaf)\n"
+		"# CUM    samples (%s%s) in which F was on the stack, counted once per\n"
+		"#        sample however deep it recursed; for a recursive F the line under\n"
+		"#        SELF gives CUM_ALL, the sum over all of F's instances\n"
+		"# CALLS  calls of F seen between consecutive samples (thread roots: 1)\n"
+		"# %%CUM   CUM as a percentage of all samples (CUM_ALL and recursive rows count\n"
+		"#        a sample once per instance, so they can exceed 100%%)\n"
+		"# rPARENT rows are recursive instances of F (F was already on the stack under\n"
+		"#        that caller); rCHILD rows are callees of those instances; [n] = index\n"
+		"# Invariants (thread roots have no PARENT rows):\n"
+		"#   1) SUM(PARENT CALLS) = SELF CALLS\n"
+		"#   2) SUM(PARENT BASE) = SELF BASE\n"
+		"#   3) SUM(PARENT CUM), rPARENT excluded = SELF CUM\n"
+		"#   4) SUM(PARENT CUM), rPARENT included = CUM_ALL\n"
+		"#   5) SUM(CHILD CUM), rCHILD included = CUM_ALL - SELF BASE\n",
+		ev, rate, ev, rate);
+}
+
+int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *p, FILE *out)
+{
+	st_report__header(p, out, "arcflow");
+	print_legend(p, out);
+	fprintf(out, "# total samples: %" PRIu64 ", functions: %zu\n\n", (uint64_t)a->total,
+		a->nents);
+	fprintf(out, "%-8s %10s %10s %10s %7s  %s\n", "SOURCE", "CALLS", "BASE", "CUM", "%CUM",
+		"FUNCTION");
+	for (size_t i = 0; i < a->nents; i++) {
+		const struct af_entry *e = &a->ents[a->order[i]];
+
+		fprintf(out, "------------------------------------------------------------\n");
+		for (size_t j = 0; j < e->count[DIR_PARENT]; j++)
+			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_PARENT] + j]]);
+		fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  [%zu] %s\n",
+			"SELF", (uint64_t)e->calls, (uint64_t)e->base, (uint64_t)e->cum,
+			pct(a, e->cum), i, e->name);
+		if (e->cum_all != e->cum)
+			fprintf(out, "%-8s %10s %10s %10" PRIu64 " %7.2f  (CUM_ALL)\n", "", "", "",
+				(uint64_t)e->cum_all, pct(a, e->cum_all));
+		for (size_t j = 0; j < e->count[DIR_CHILD]; j++)
+			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_CHILD] + j]]);
+	}
+	fflush(out);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- profile.json "arcflow" ---------------------------------------------- */
+
+static void put_row(FILE *out, const struct st_arcflow *a, const struct af_row *r)
+{
+	fputs("{\"function\":", out);
+	st_json__put(out, a->ents[r->other].name);
+	fprintf(out, ",\"calls\":%" PRId64 ",\"base\":%" PRId64 ",\"cum\":%" PRId64
+		",\"recursive\":%s}", (int64_t)r->calls, (int64_t)r->base, (int64_t)r->cum,
+		r->recursive ? "true" : "false");
+}
+
+static void put_rows(FILE *out, const struct st_arcflow *a, const struct af_entry *e, int d)
+{
+	fputc('[', out);
+	for (size_t j = 0; j < e->count[d]; j++) {
+		if (j)
+			fputc(',', out);
+		put_row(out, a, &a->rows[a->rowlist[e->first[d] + j]]);
+	}
+	fputc(']', out);
+}
+
+int st_arcflow__write_json(const struct st_arcflow *a, FILE *out)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < a->nents; i++) {
+		const struct af_entry *e = &a->ents[a->order[i]];
+
+		fprintf(out, "%s{\"index\":%zu,\"function\":", i ? "," : "", i);
+		st_json__put(out, e->name);
+		fprintf(out, ",\"calls\":%" PRId64 ",\"base\":%" PRId64 ",\"cum\":%" PRId64
+			",\"cum_all\":%" PRId64 ",\"parents\":", (int64_t)e->calls,
+			(int64_t)e->base, (int64_t)e->cum, (int64_t)e->cum_all);
+		put_rows(out, a, e, DIR_PARENT);
+		fputs(",\"children\":", out);
+		put_rows(out, a, e, DIR_CHILD);
+		fputc('}', out);
+	}
+	return fputc(']', out) == EOF || ferror(out) ? -EIO : 0;
+}

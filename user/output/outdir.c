@@ -1,0 +1,528 @@
+/* outdir.c - open the output directory safely once, write files in it
+ * without following links. */
+#include "user/output/outdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP_TRIES 100
+#define PROBE_BYTES 4096
+
+struct st_outdir {
+	int fd;
+	char *path;	/* for messages */
+	char *name;	/* a st_outdir__mktemp directory: its name in the parent */
+	const volatile sig_atomic_t *abort_flag;
+	int abort_mask;
+};
+
+struct st_outfile {
+	struct st_outdir *dir;
+	int fd;
+	FILE *f;
+	int err;	/* the first failed write's errno */
+	char name[256], tmp[300];
+};
+
+static const char *prog(void)
+{
+	return program_invocation_short_name;
+}
+
+static bool aborted(const struct st_outdir *d)
+{
+	return d->abort_flag && (*d->abort_flag & d->abort_mask);
+}
+
+/* ".tmp-HINT-XXXXXXXX", the X random: another user cannot guess it. */
+static void tmp_name(char *buf, size_t len, const char *hint)
+{
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char rnd[8];
+	char suffix[sizeof(rnd) + 1];
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+		struct timespec ts;
+		unsigned long x;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = (unsigned long)ts.tv_nsec * 2654435761u ^ (unsigned long)getpid() << 16 ^
+		    (unsigned long)rand();
+		for (size_t i = 0; i < sizeof(rnd); i++, x >>= 7)
+			rnd[i] = (unsigned char)x;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+	suffix[sizeof(rnd)] = '\0';
+	snprintf(buf, len, ".tmp-%s-%s", hint, suffix);
+}
+
+enum tmp_kind { TMP_FILE, TMP_DIR, TMP_LINK };
+
+/* A new temporary entry ".tmp-HINT-XXXXXXXX" in dirfd, its name in name: a
+ * file (returns its fd, opened for writing), a directory or a symlink to
+ * target (return 0). Never follows or reuses an existing entry. -errno. */
+static int make_tmp(int dirfd, const char *hint, enum tmp_kind kind, const char *target,
+		    mode_t mode, char *name, size_t len)
+{
+	for (int i = 0; i < TMP_TRIES; i++) {
+		int r;
+
+		tmp_name(name, len, hint);
+		if (kind == TMP_FILE)
+			r = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				   mode);
+		else if (kind == TMP_DIR)
+			r = mkdirat(dirfd, name, mode);
+		else
+			r = symlinkat(target, dirfd, name);
+		if (r >= 0)
+			return r;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static long sudo_uid(void)
+{
+	const char *s = getenv("SUDO_UID");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || *end || v < 0 ? -1 : v;
+}
+
+int st_outdir__trusted(uid_t euid, long sudo, const struct stat *st, char *why, size_t len)
+{
+	bool shared = (st->st_mode & (S_IWGRP | S_IWOTH)) != 0;
+	const char *writers = st->st_mode & S_IWOTH ? "everyone" : "its group";
+	unsigned mode = (unsigned)(st->st_mode & 07777);
+	struct passwd *pw;
+
+	if (euid != 0)
+		return 0;
+	if (st->st_uid != euid && !(sudo >= 0 && st->st_uid == (uid_t)sudo && !shared)) {
+		pw = getpwuid(st->st_uid);
+		snprintf(why, len, "it is owned by %s%suid %u%s, not by root%s%s%s%s%04o)",
+			 pw ? pw->pw_name : "", pw ? " (" : "", (unsigned)st->st_uid, pw ? ")" : "",
+			 sudo >= 0 && !shared ? " or the sudo user" : "",
+			 shared ? ", and writable by " : " (mode ", shared ? writers : "",
+			 shared ? " (mode " : "", mode);
+		return -EPERM;
+	}
+	if (shared && !(st->st_mode & S_ISVTX)) {
+		snprintf(why, len, "it is writable by %s (mode %04o) without the sticky bit, so "
+			 "anyone there could replace the reports", writers, mode);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int mkdir_parents(char *path)
+{
+	char *last = strrchr(path, '/');
+
+	if (!last || last == path)
+		return 0;
+	for (char *s = path + 1; s <= last; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			int err = -errno;
+
+			*s = '/';
+			return err;
+		}
+		*s = '/';
+	}
+	return 0;
+}
+
+/* Write and remove a probe file: a read-only or full file system fails now. */
+static int probe(struct st_outdir *d)
+{
+	static const char zeros[PROBE_BYTES];
+	char name[64];
+	int fd = make_tmp(d->fd, "probe", TMP_FILE, NULL, 0600, name, sizeof(name)), err = 0;
+
+	if (fd < 0)
+		return fd;
+	for (size_t done = 0; done < sizeof(zeros);) {
+		ssize_t n = write(fd, zeros + done, sizeof(zeros) - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	unlinkat(d->fd, name, 0);
+	return err;
+}
+
+static struct st_outdir *outdir_new(int fd, const char *path, const char *name)
+{
+	struct st_outdir *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->fd = fd;
+	d->path = strdup(path);
+	d->name = name ? strdup(name) : NULL;
+	if (!d->path || (name && !d->name)) {
+		free(d->path);
+		free(d->name);
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int st_outdir__open(const char *path, struct st_outdir **out)
+{
+	char *p = strdup(path), why[256];
+	size_t len;
+	struct stat st;
+	int fd = -1, err;
+
+	*out = NULL;
+	if (!p || !*p) {
+		err = p ? -EINVAL : -ENOMEM;
+		fprintf(stderr, "%s: cannot use output directory '%s': %s\n", prog(), path,
+			strerror(-err));
+		goto cleanup;
+	}
+	/* "dir/" would follow a symlink named dir */
+	for (len = strlen(p); len > 1 && p[len - 1] == '/'; len--)
+		p[len - 1] = '\0';
+	if ((err = mkdir_parents(p)) || (mkdir(p, 0755) && errno != EEXIST && (err = -errno))) {
+		fprintf(stderr, "%s: cannot create output directory %s: %s (give another -o)\n",
+			prog(), p, strerror(-err));
+		goto cleanup;
+	}
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && (err = -ELOOP))
+			fprintf(stderr, "%s: output directory %s is a symbolic link: refused, a link "
+				"can be switched under us (give the directory it points to with -o)\n",
+				prog(), p);
+		else if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+			fprintf(stderr, "%s: output directory %s is not a directory (remove it or "
+				"give another -o)\n", prog(), p);
+		else
+			fprintf(stderr, "%s: cannot open output directory %s: %s\n", prog(), p,
+				strerror(-err));
+		goto cleanup;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		fprintf(stderr, "%s: cannot stat output directory %s: %s\n", prog(), p,
+			strerror(-err));
+		goto cleanup;
+	}
+	if ((err = st_outdir__trusted(geteuid(), sudo_uid(), &st, why, sizeof(why)))) {
+		fprintf(stderr, "%s: refusing output directory %s: %s (running as root: give "
+			"another -o, a new directory is created with mode 0755)\n", prog(), p, why);
+		goto cleanup;
+	}
+	*out = outdir_new(fd, p, NULL);
+	if (!*out) {
+		err = -ENOMEM;
+		fprintf(stderr, "%s: out of memory\n", prog());
+		goto cleanup;
+	}
+	fd = -1;
+	if ((err = probe(*out))) {
+		fprintf(stderr, "%s: cannot write in output directory %s: %s (give a writable -o)\n",
+			prog(), p, strerror(-err));
+		st_outdir__free(*out);
+		*out = NULL;
+	}
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return err;
+}
+
+void st_outdir__free(struct st_outdir *d)
+{
+	if (!d)
+		return;
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->path);
+	free(d->name);
+	free(d);
+}
+
+const char *st_outdir__path(const struct st_outdir *d)
+{
+	return d->path;
+}
+
+void st_outdir__set_abort(struct st_outdir *d, const volatile sig_atomic_t *flag, int mask)
+{
+	d->abort_flag = flag;
+	d->abort_mask = mask;
+}
+
+static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
+{
+	struct st_outfile *of = cookie;
+	size_t done = 0;
+
+	while (!of->err && done < size) {
+		ssize_t n;
+
+		if (aborted(of->dir)) {
+			of->err = ECANCELED;
+			break;
+		}
+		n = write(of->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			of->err = n < 0 ? errno : EIO;
+		else
+			done += (size_t)n;
+	}
+	if (of->err)
+		errno = of->err;
+	return (ssize_t)done;
+}
+
+int st_outfile__begin(struct st_outdir *d, const char *name, struct st_outfile **out, FILE **f)
+{
+	static const cookie_io_functions_t io = { .write = cookie_write };
+	struct st_outfile *of = calloc(1, sizeof(*of));
+	int err;
+
+	*out = NULL;
+	*f = NULL;
+	if (!of)
+		return -ENOMEM;
+	of->dir = d;
+	snprintf(of->name, sizeof(of->name), "%s", name);
+	of->fd = make_tmp(d->fd, name, TMP_FILE, NULL, 0644, of->tmp, sizeof(of->tmp));
+	if ((err = of->fd < 0 ? of->fd : 0))
+		goto fail;
+	of->f = fopencookie(of, "w", io);
+	if (!of->f) {
+		err = -ENOMEM;
+		close(of->fd);
+		unlinkat(d->fd, of->tmp, 0);
+		goto fail;
+	}
+	*out = of;
+	*f = of->f;
+	return 0;
+fail:
+	fprintf(stderr, "%s: cannot write %s/%s: %s\n", prog(), d->path, name, strerror(-err));
+	free(of);
+	return err;
+}
+
+int st_outfile__end(struct st_outfile *of, int err)
+{
+	struct st_outdir *d;
+
+	if (!of)
+		return err;
+	d = of->dir;
+	if (fclose(of->f) && !err)
+		err = -(of->err ? of->err : EIO);
+	/* a failed write explains the writer's -EIO */
+	if (of->err && (!err || err == -EIO))
+		err = -of->err;
+	if (!err && aborted(d))
+		err = -ECANCELED;
+	if (!err && fsync(of->fd))
+		err = -errno;
+	close(of->fd);
+	if (!err && renameat(d->fd, of->tmp, d->fd, of->name))
+		err = -errno;
+	if (err) {
+		unlinkat(d->fd, of->tmp, 0);
+		if (err != -ECANCELED)
+			fprintf(stderr, "%s: cannot write %s/%s: %s%s\n", prog(), d->path, of->name,
+				strerror(-err), err == -ENOSPC || err == -EDQUOT ?
+				" (free some space there or give another -o)" : "");
+	}
+	free(of);
+	return err;
+}
+
+int st_outdir__write_text(struct st_outdir *d, const char *name, const char *text)
+{
+	struct st_outfile *of;
+	FILE *f;
+	int err = st_outfile__begin(d, name, &of, &f);
+
+	if (err)
+		return err;
+	return st_outfile__end(of, fputs(text, f) < 0 ? -EIO : 0);
+}
+
+int st_outdir__mktemp(struct st_outdir *d, const char *hint, struct st_outdir **out)
+{
+	char name[256], path[4400];
+	int fd, err;
+
+	*out = NULL;
+	if ((err = make_tmp(d->fd, hint, TMP_DIR, NULL, 0755, name, sizeof(name))))
+		goto fail;
+	fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		unlinkat(d->fd, name, AT_REMOVEDIR);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/%s", d->path, name);
+	*out = outdir_new(fd, path, name);
+	if (!*out) {
+		close(fd);
+		unlinkat(d->fd, name, AT_REMOVEDIR);
+		err = -ENOMEM;
+		goto fail;
+	}
+	(*out)->abort_flag = d->abort_flag;
+	(*out)->abort_mask = d->abort_mask;
+	return 0;
+fail:
+	fprintf(stderr, "%s: cannot create a directory in %s: %s\n", prog(), d->path,
+		strerror(-err));
+	return err;
+}
+
+/* fn(ctx, name) for each entry of the directory fd, until it returns
+ * nonzero; that, or 0, or -errno. */
+static int list_fd(int fd, int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+	struct dirent *e;
+	DIR *dir;
+
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
+	while (!err && (e = readdir(dir)))
+		err = fn(ctx, e->d_name);
+	closedir(dir);
+	return err;
+}
+
+struct clearing {
+	int fd, err;
+};
+
+static int unlink_entry(void *ctx, const char *name)
+{
+	struct clearing *c = ctx;
+
+	if (strcmp(name, ".") && strcmp(name, "..") && unlinkat(c->fd, name, 0) &&
+	    errno != ENOENT)
+		c->err = -errno;
+	return 0;
+}
+
+/* Unlink the files of the directory fd (subdirectories are not ours: kept). */
+static int clear_dir(int fd)
+{
+	struct clearing c = { .fd = fd };
+	int err = list_fd(fd, unlink_entry, &c);
+
+	return err ? err : c.err;
+}
+
+void st_outdir__discard(struct st_outdir *d, struct st_outdir *sub)
+{
+	if (!sub)
+		return;
+	clear_dir(sub->fd);
+	unlinkat(d->fd, sub->name, AT_REMOVEDIR);
+	st_outdir__free(sub);
+}
+
+int st_outdir__commit(struct st_outdir *d, struct st_outdir *sub, const char *name)
+{
+	int err = 0;
+
+	if (aborted(d))
+		err = -ECANCELED;
+	else if (renameat2(d->fd, sub->name, d->fd, name, RENAME_NOREPLACE))
+		err = -errno;
+	if (err) {
+		if (err != -ECANCELED)
+			fprintf(stderr, "%s: cannot rename %s to %s/%s: %s\n", prog(), sub->path,
+				d->path, name, strerror(-err));
+		st_outdir__discard(d, sub);
+		return err;
+	}
+	st_outdir__free(sub);
+	return 0;
+}
+
+int st_outdir__remove(struct st_outdir *d, const char *name)
+{
+	int fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = clear_dir(fd);
+	close(fd);
+	if (unlinkat(d->fd, name, AT_REMOVEDIR) && !err)
+		err = -errno;
+	return err;
+}
+
+int st_outdir__symlink(struct st_outdir *d, const char *target, const char *name)
+{
+	char tmp[300];
+	int err = make_tmp(d->fd, name, TMP_LINK, target, 0, tmp, sizeof(tmp));
+
+	if (err)
+		return err;
+	if (renameat(d->fd, tmp, d->fd, name)) {
+		err = -errno;
+		unlinkat(d->fd, tmp, 0);
+	}
+	return err;
+}
+
+int st_outdir__exists(struct st_outdir *d, const char *name)
+{
+	struct stat st;
+
+	return fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+}
+
+int st_outdir__list(struct st_outdir *d, int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	return list_fd(d->fd, fn, ctx);
+}

@@ -1,0 +1,82 @@
+/* outdir.h - the output directory, opened once and checked before any work,
+ * and files and directories written in it without following links.
+ * Owner: user/output/outdir.c. Used by report.c, snapshot.c, daemon.c, stacktree.c.
+ *
+ * Everything is done relative to the directory's descriptor (openat,
+ * renameat, unlinkat, mkdirat, symlinkat): a file is written into a new
+ * temporary ".tmp-NAME-XXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, random suffix)
+ * and renamed over NAME, so a link planted under any name is replaced, never
+ * written through.
+ */
+#ifndef STACKTREE_OUTDIR_H
+#define STACKTREE_OUTDIR_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct st_outdir;
+struct st_outfile;
+
+/*
+ * Open the output directory path, creating it (and missing parents) with
+ * mode 0755. Refused: a last component that is a symlink (even a dangling
+ * one) or not a directory; as root (euid 0), a directory st_outdir__trusted
+ * rejects. Then a probe file is written and removed, so a read-only or full
+ * file system fails here, before any profiling. Returns 0 or negative errno
+ * with one line on stderr naming the directory, why, and what to do.
+ */
+int st_outdir__open(const char *path, struct st_outdir **out);
+void st_outdir__free(struct st_outdir *d);
+const char *st_outdir__path(const struct st_outdir *d);
+
+/*
+ * Whether a process of effective uid euid may write into an existing
+ * directory st: anyone but root, always; root only into a directory it owns,
+ * or owned by sudo_uid (the invoking user from SUDO_UID, -1 if none) when
+ * not group/world-writable, and never into a group/world-writable one without
+ * the sticky bit (anyone could replace the reports). 0, or -EPERM with the
+ * reason in why.
+ */
+int st_outdir__trusted(uid_t euid, long sudo_uid, const struct stat *st, char *why,
+		       size_t len);
+
+/*
+ * Writes stop (fail with ECANCELED, temporaries removed) once
+ * (*flag & mask) != 0: a second SIGINT aborts the reports being written.
+ * Directories made by st_outdir__mktemp inherit it.
+ */
+void st_outdir__set_abort(struct st_outdir *d, const volatile sig_atomic_t *flag, int mask);
+
+/* Start writing NAME in d: a new temporary file, its stream in *f. */
+int st_outfile__begin(struct st_outdir *d, const char *name, struct st_outfile **out, FILE **f);
+/*
+ * Finish: when err (the writer's result) is 0 and every write, the flush and
+ * fsync succeeded, rename the temporary over NAME; otherwise remove it. One
+ * line on stderr on failure ("cannot write DIR/NAME: No space left on
+ * device"), none when aborted. Frees of (NULL is fine). 0 or negative errno
+ * (-ECANCELED when aborted).
+ */
+int st_outfile__end(struct st_outfile *of, int err);
+
+/* A whole small file (summary.txt). */
+int st_outdir__write_text(struct st_outdir *d, const char *name, const char *text);
+
+/* A new directory ".tmp-HINT-XXXXXXXX" in d, opened as *out. */
+int st_outdir__mktemp(struct st_outdir *d, const char *hint, struct st_outdir **out);
+/* Rename sub (from st_outdir__mktemp on d) to name, which must not exist;
+ * on failure remove it. Frees sub. 0 or negative errno (one line). */
+int st_outdir__commit(struct st_outdir *d, struct st_outdir *sub, const char *name);
+/* Remove sub (from st_outdir__mktemp on d) and its files; free it. */
+void st_outdir__discard(struct st_outdir *d, struct st_outdir *sub);
+/* Remove d/name, a directory of files (not following links). 0 or -errno. */
+int st_outdir__remove(struct st_outdir *d, const char *name);
+/* d/name becomes a symlink to target, atomically. 0 or -errno. */
+int st_outdir__symlink(struct st_outdir *d, const char *target, const char *name);
+/* lstat of d/name: 0 when it exists. */
+int st_outdir__exists(struct st_outdir *d, const char *name);
+/* The entry names of d (for pruning): calls fn for each; 0 or -errno. */
+int st_outdir__list(struct st_outdir *d, int (*fn)(void *ctx, const char *name), void *ctx);
+
+#endif

@@ -1,0 +1,187 @@
+/* report.c - write a profile's report files into a directory, atomically. */
+#include "user/output/report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/output/arcflow.h"
+#include "user/output/flamegraph.h"
+#include "user/output/outdir.h"
+#include "user/output/out_folded.h"
+#include "user/output/pprof.h"
+#include "user/model/profile.h"
+
+static const struct {
+	const char *name, *file;
+	unsigned bit;
+} formats[] = {
+	{ "xtree", "xtree.txt", ST_FORMAT_XTREE },
+	{ "arcflow", "arcflow.txt", ST_FORMAT_ARCFLOW },
+	{ "json", "profile.json", ST_FORMAT_JSON },
+	{ "folded", "stacks.folded", ST_FORMAT_FOLDED },
+	{ "pprof", "profile.pb.gz", ST_FORMAT_PPROF },
+	{ "svg", "flamegraph.svg", ST_FORMAT_SVG },
+};
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+int st_report__parse_formats(const char *list, unsigned *out, char *err, size_t errlen)
+{
+	const char *s = list;
+
+	*out = 0;
+	while (*s) {
+		size_t len = strcspn(s, ","), i;
+
+		for (i = 0; i < NFORMATS; i++)
+			if (strlen(formats[i].name) == len && !strncmp(s, formats[i].name, len))
+				break;
+		if (i == NFORMATS) {
+			snprintf(err, errlen, "--format: unknown format '%.*s' (give a comma list of "
+				 "xtree, arcflow, json, folded, pprof, svg)", (int)len, s);
+			return -EINVAL;
+		}
+		*out |= formats[i].bit;
+		s += len + (s[len] == ',');
+	}
+	if (!*out) {
+		snprintf(err, errlen, "--format: empty list (give e.g. xtree,arcflow,json,svg)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *st_report__files(unsigned fm, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NFORMATS && n < len; i++)
+		if ((fm ? fm : ST_FORMATS_DEFAULT) & formats[i].bit)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", formats[i].file);
+	return buf;
+}
+
+/* kind: one ST_FORMAT_* bit; pid: svg of one process, or -1 */
+static int write_one(const struct st_profile *p, struct st_outdir *d, const char *prefix,
+		     const char *name, unsigned kind, const struct st_report_opts *o, long pid)
+{
+	struct st_arcflow *af = NULL;
+	struct st_outfile *of;
+	char file[512];
+	FILE *f;
+	int err;
+
+	/* built before the temporary file exists: a second Ctrl-C meanwhile exits at once */
+	if (kind == ST_FORMAT_ARCFLOW && !(af = st_arcflow__build(p))) {
+		fprintf(stderr, "%s: cannot build arcflow: out of memory\n",
+			program_invocation_short_name);
+		return -ENOMEM;
+	}
+	snprintf(file, sizeof(file), "%s%s", prefix, name);
+	if ((err = st_outfile__begin(d, file, &of, &f)))
+		goto cleanup;
+	switch (kind) {
+	case ST_FORMAT_XTREE:
+		err = st_xtree__write(p, f, o->min_pct);
+		break;
+	case ST_FORMAT_ARCFLOW:
+		err = st_arcflow__write_text(af, p, f);
+		break;
+	case ST_FORMAT_FOLDED:
+		err = st_folded__write(p, f);
+		break;
+	case ST_FORMAT_PPROF:
+		err = st_pprof__write(p, f);
+		break;
+	case ST_FORMAT_SVG:
+		err = st_flamegraph__write(p, f, pid);
+		break;
+	default:
+		err = st_profile__write_json(p, f, true);
+		break;
+	}
+	err = st_outfile__end(of, err);
+cleanup:
+	st_arcflow__free(af);
+	return err;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* flamegraph.svg of everything, and flamegraph-PID.svg per process when
+ * there are several processes. */
+static int write_svgs(const struct st_profile *p, struct st_outdir *dir, const char *prefix,
+		      const struct st_report_opts *o)
+{
+	__u32 *pids = calloc(p->nthreads + 1, sizeof(*pids));
+	size_t n = 0;
+	int err;
+
+	if (!pids) {
+		fprintf(stderr, "stacktree: out of memory writing flame graphs\n");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		pids[i] = p->threads[i]->pid;
+	qsort(pids, p->nthreads, sizeof(*pids), cmp_u32);
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!i || pids[i] != pids[n - 1])
+			pids[n++] = pids[i];
+	err = write_one(p, dir, prefix, "flamegraph.svg", ST_FORMAT_SVG, o, -1);
+	for (size_t i = 0; !err && n > 1 && i < n; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "flamegraph-%u.svg", pids[i]);
+		err = write_one(p, dir, prefix, name, ST_FORMAT_SVG, o, pids[i]);
+	}
+	free(pids);
+	return err;
+}
+
+int st_report__write(const struct st_profile *p, struct st_outdir *dir,
+		     const struct st_report_opts *opts)
+{
+	static const struct st_report_opts defaults = { .prefix = "" };
+	const struct st_report_opts *o = opts ? opts : &defaults;
+	const char *prefix = o->prefix ? o->prefix : "";
+	struct st_profile *merged = NULL;
+	int err = 0;
+
+	if (o->merge_threads) {
+		merged = st_profile__merge_threads(p);
+		if (!merged) {
+			fprintf(stderr, "stacktree: out of memory merging threads\n");
+			return -ENOMEM;
+		}
+		p = merged;
+	}
+	for (size_t i = 0; !err && i < NFORMATS; i++) {
+		if (!((o->formats ? o->formats : ST_FORMATS_DEFAULT) & formats[i].bit))
+			continue;
+		if (formats[i].bit == ST_FORMAT_SVG)
+			err = write_svgs(p, dir, prefix, o);
+		else
+			err = write_one(p, dir, prefix, formats[i].file, formats[i].bit, o, -1);
+	}
+	st_profile__free(merged);
+	return err;
+}
+
+int st_report__write_dir(const struct st_profile *p, const char *dir,
+			 const struct st_report_opts *opts)
+{
+	struct st_outdir *d;
+	int err = st_outdir__open(dir, &d);
+
+	if (!err)
+		err = st_report__write(p, d, opts);
+	st_outdir__free(d);
+	return err;
+}

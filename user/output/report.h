@@ -1,0 +1,55 @@
+/* report.h - write the report files of a profile into a directory.
+ * Owner: user/output/report.c. Used by stacktreed and `stacktree report`. */
+#ifndef STACKTREE_REPORT_H
+#define STACKTREE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct st_outdir;
+struct st_profile;
+
+/* Report formats (--format), a bitmask. */
+enum st_format {
+	ST_FORMAT_XTREE = 1u << 0,	/* xtree.txt */
+	ST_FORMAT_ARCFLOW = 1u << 1,	/* arcflow.txt */
+	ST_FORMAT_JSON = 1u << 2,	/* profile.json */
+	ST_FORMAT_FOLDED = 1u << 3,	/* stacks.folded (user/output/out_folded.c) */
+	ST_FORMAT_PPROF = 1u << 4,	/* profile.pb.gz (user/output/pprof.c) */
+	ST_FORMAT_SVG = 1u << 5,	/* flamegraph.svg, flamegraph-PID.svg (user/output/flamegraph.c) */
+};
+#define ST_FORMATS_DEFAULT (ST_FORMAT_XTREE | ST_FORMAT_ARCFLOW | ST_FORMAT_JSON)
+
+struct st_report_opts {
+	double min_pct;		/* xtree: prune nodes under this % of the thread's samples */
+	bool merge_threads;	/* one tree per process */
+	const char *prefix;	/* file name prefix ("" or "faults.") */
+	unsigned formats;	/* enum st_format bits; 0 = ST_FORMATS_DEFAULT */
+};
+
+/* Parse a --format list ("xtree,pprof,svg"). 0, or -EINVAL with one line
+ * naming the bad entry in err. */
+int st_report__parse_formats(const char *list, unsigned *formats, char *err, size_t errlen);
+/* The file names of formats ("xtree.txt, profile.pb.gz, ...") for messages. */
+const char *st_report__files(unsigned formats, char *buf, size_t len);
+
+/* Writes the files of opts->formats (default xtree.txt, arcflow.txt,
+ * profile.json) into dir, each atomically (st_outfile__begin/__end: a new
+ * temporary file renamed into place). svg: flamegraph.svg (all processes)
+ * and, when there are several processes, flamegraph-PID.svg for each.
+ * Returns 0 or negative errno, with one line on stderr saying what failed
+ * (none for -ECANCELED, an abort). */
+int st_report__write(const struct st_profile *p, struct st_outdir *dir,
+		     const struct st_report_opts *opts);
+/* The same into the path dir, opened (and created) by st_outdir__open. */
+int st_report__write_dir(const struct st_profile *p, const char *dir,
+			 const struct st_report_opts *opts);
+
+/* xtree.txt of a finalized profile. */
+int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct);
+
+/* The header block shared by text reports ("# key: value" lines). */
+void st_report__header(const struct st_profile *p, FILE *out, const char *title);
+
+#endif

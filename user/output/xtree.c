@@ -1,0 +1,197 @@
+/* xtree.c - xtree.txt: each thread's call-stack tree, indented, with
+ * BASE / CUM / CALLS per node (seed Figures 14, 15). */
+#include "user/output/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/model/faultsum.h"
+#include "user/model/profile.h"
+
+#define MAX_INDENT 256
+#define XTREE_DATA_GROUPS 10	/* data-leaf groups shown per frame (JSON keeps all) */
+
+struct xtree_ctx {
+	FILE *out;
+	__u64 total;	/* the thread's samples */
+	__u64 min_cum;	/* nodes under this are folded into [other] */
+};
+
+static const char *short_module(const char *m)
+{
+	const char *b = m ? strrchr(m, '/') : NULL;
+
+	return b ? b + 1 : m;
+}
+
+static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u64 calls,
+		 const char *name, const char *module)
+{
+	double pct = x->total ? 100.0 * (double)cum / (double)x->total : 0.0;
+	unsigned indent = depth > MAX_INDENT ? MAX_INDENT : depth;
+
+	fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s%s", (uint64_t)base,
+		(uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "", name);
+	if (module && module[0] == '[')
+		fprintf(x->out, " %s", module); /* [kernel.kallsyms], [vdso] */
+	else if (module)
+		fprintf(x->out, " [%s]", short_module(module));
+	fputc('\n', x->out);
+}
+
+/* Page-fault data leaves of one frame, grouped by what was touched (the
+ * symbol, or the mapping): one line per group, the biggest first. */
+struct data_group {
+	const struct st_node *first;
+	__u64 base, cum, calls, leaves;
+};
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct data_group *x = a, *y = b;
+
+	return x->cum != y->cum ? (x->cum > y->cum ? -1 : 1) : 0;
+}
+
+static bool same_group(const struct st_frame *a, const struct st_frame *b)
+{
+	return a->data_class == b->data_class && a->function == b->function &&
+	       a->module == b->module;
+}
+
+static void print_data(struct xtree_ctx *x, const struct st_node *n)
+{
+	struct data_group g[XTREE_DATA_GROUPS + 1] = {};
+	size_t ng = 0;
+	char name[512];
+
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
+		size_t i;
+
+		if (c->f.kind != ST_FRAME_DATA)
+			continue;
+		for (i = 0; i < ng && !same_group(&g[i].first->f, &c->f); i++)
+			;
+		if (i == ng && ng < XTREE_DATA_GROUPS)
+			g[ng++].first = c;
+		else if (i == ng)
+			i = XTREE_DATA_GROUPS; /* the rest */
+		g[i].base += c->base;
+		g[i].cum += c->cum;
+		g[i].calls += c->calls;
+		g[i].leaves++;
+	}
+	qsort(g, ng, sizeof(g[0]), group_cmp);
+	for (size_t i = 0; i < ng; i++) {
+		const struct st_frame *f = &g[i].first->f;
+		const char *what = f->function ? f->function : f->module ? f->module : "frame";
+		const char *cls = f->data_class == ST_DATA_STACK ? "(s)" :
+				  f->data_class == ST_DATA_HEAP	 ? "(h)" : "(m)";
+
+		if (g[i].leaves == 1)
+			st_frame__name(f, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s %s (%" PRIu64 " offsets)", cls, what,
+				 (uint64_t)g[i].leaves);
+		line(x, n->depth + 1, g[i].base, g[i].cum, g[i].calls, name,
+		     f->function && f->data_class == ST_DATA_MODULE ? f->module : NULL);
+	}
+	if (g[XTREE_DATA_GROUPS].leaves) {
+		snprintf(name, sizeof(name), "(...) %" PRIu64 " more data leaves",
+			 (uint64_t)g[XTREE_DATA_GROUPS].leaves);
+		line(x, n->depth + 1, g[XTREE_DATA_GROUPS].base, g[XTREE_DATA_GROUPS].cum,
+		     g[XTREE_DATA_GROUPS].calls, name, NULL);
+	}
+}
+
+static void print_node(struct xtree_ctx *x, const struct st_node *n, const char *root_name)
+{
+	__u64 obase = 0, ocum = 0, ocalls = 0, onodes = 0;
+	char name[512];
+
+	if (root_name)
+		line(x, n->depth, n->base, n->cum, n->calls, root_name, NULL);
+	else
+		line(x, n->depth, n->base, n->cum, n->calls,
+		     st_frame__name(&n->f, name, sizeof(name)), n->f.function ? n->f.module : NULL);
+	print_data(x, n);
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
+		if (c->f.kind == ST_FRAME_DATA)
+			continue;
+		if (c->cum < x->min_cum) {
+			/* pruned subtrees count as leaf samples of [other] */
+			obase += c->cum;
+			ocum += c->cum;
+			ocalls += c->calls;
+			onodes++;
+			continue;
+		}
+		print_node(x, c, NULL);
+	}
+	if (onodes) {
+		snprintf(name, sizeof(name), "[other] (%" PRIu64 " subtrees under the threshold)",
+			 (uint64_t)onodes);
+		line(x, n->depth + 1, obase, ocum, ocalls, name, NULL);
+	}
+}
+
+void st_report__header(const struct st_profile *p, FILE *out, const char *title)
+{
+	fprintf(out, "# stacktree %s (stacktreed %s)\n", title, ST_VERSION);
+	if (p->command)
+		fprintf(out, "# target: %s\n", p->command);
+	if (p->frequency_hz)
+		fprintf(out, "# event: %s, sampled at %u Hz per CPU, %.1f s\n", p->event,
+			p->frequency_hz, p->duration_s);
+	else
+		fprintf(out, "# event: %s\n", p->event);
+	fprintf(out, "# BASE: %s samples where the frame is the leaf;"
+		     " CUM: samples where it is on the stack\n", p->event);
+	fprintf(out, "# CALLS: calls seen starting between consecutive samples of a thread\n");
+	fprintf(out, "# samples: %" PRIu64 ", lost: %" PRIu64, (uint64_t)p->samples,
+		(uint64_t)p->lost);
+	for (size_t i = 0; i < p->nlost_by; i++)
+		fprintf(out, "%s%s %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
+			(uint64_t)p->lost_by[i].value);
+	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
+	for (size_t i = 0; i < p->nnotes; i++)
+		fprintf(out, "# %s: %" PRIu64 "\n", p->notes[i].name, (uint64_t)p->notes[i].value);
+	if (p->bpf_ns_per_sample > 0)
+		fprintf(out, "# BPF run time: %.0f ns per sample\n", p->bpf_ns_per_sample);
+}
+
+int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct)
+{
+	__u64 all = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++)
+		all += st_thread__samples(p->threads[i]);
+	st_report__header(p, out, "xtree");
+	if (min_pct > 0)
+		fprintf(out, "# nodes under %.2f%% of their thread's samples are folded into [other]\n",
+			min_pct);
+	fprintf(out, "# threads: %zu\n", p->nthreads);
+	if (st_faultsum__applies(p)) {
+		struct st_faultsum *fs = st_faultsum__build(p);
+
+		if (fs)
+			st_faultsum__write_text(fs, out);
+		st_faultsum__free(fs);
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct st_thread *t = p->threads[i];
+		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t) };
+		char root[128];
+
+		x.min_cum = min_pct > 0 ? (__u64)((double)x.total * min_pct / 100.0 + 0.999999) : 0;
+		fprintf(out, "\n=== pid %u tid %u comm %s: %" PRIu64 " samples (%.1f%% of all)\n",
+			t->pid, t->tid, t->comm, (uint64_t)x.total,
+			all ? 100.0 * (double)x.total / (double)all : 0.0);
+		fprintf(out, "%9s %9s %7s %8s  %s\n", "BASE", "CUM", "%CUM", "CALLS", "FRAME");
+		snprintf(root, sizeof(root), "[pid %u tid %u %s]", t->pid, t->tid, t->comm);
+		print_node(&x, st_tree__root(t->tree), root);
+	}
+	return ferror(out) ? -EIO : 0;
+}
