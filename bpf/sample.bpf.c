@@ -80,6 +80,22 @@ struct {
 	__uint(max_entries, 16384);
 } seen_procs SEC(".maps");
 
+/* The image each process runs (struct st_proc_image): written at fork, at
+ * exec and at a process's first sample, removed at its exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct st_proc_image);
+	__uint(max_entries, 65536);
+} proc_images SEC(".maps");
+
+static __always_inline void set_proc_image(__u32 tgid, __u32 image, __u32 busy, __u64 flags)
+{
+	struct st_proc_image v = { .image = image, .busy = busy };
+
+	bpf_map_update_elem(&proc_images, &tgid, &v, flags);
+}
+
 /* comm of each thread, written when its root node is created */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -456,6 +472,8 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 
 	if (bpf_map_lookup_elem(&seen_procs, &tgid))
 		return;
+	/* a process older than the session: its image from now on */
+	set_proc_image(tgid, task_image(bpf_get_current_task_btf()), 0, BPF_NOEXIST);
 	bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_ANY);
 	emit_event(ST_EV_NEW_PROC, tgid, tid);
 }
@@ -843,6 +861,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 *t, active = ST_TARGET_ACTIVE;
 	struct st_unwind_proc *up;
 
+	if (ptgid != ctgid)
+		set_proc_image(ctgid, task_image(child), 0, BPF_ANY);
 	/* a child has its parent's mappings: and its unwinding tables */
 	if (unwind_mode != ST_UNWIND_FP && ptgid != ctgid &&
 	    (up = bpf_map_lookup_elem(&unwind_procs, &ptgid)))
@@ -866,6 +886,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u8 *t, active = ST_TARGET_ACTIVE, wait = ST_TARGET_AT_TABLES;
 
+	set_proc_image(tgid, task_image(p), 0, BPF_ANY);
 	if (unwind_mode != ST_UNWIND_FP)	/* the old image's tables */
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets) {
@@ -891,12 +912,23 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/* An exec begins (kernels from 6.10; not loaded on older ones): from here
+ * to sched_process_exec /proc/PID may show either image. */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
+{
+	set_proc_image(BPF_CORE_READ(p, tgid), task_image(p), 1, BPF_ANY);
+	return 0;
+}
+
 /* A seen process ends: the daemon may evict it once it is written out. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), pid = BPF_CORE_READ(p, pid);
 
+	if (pid == tgid)
+		bpf_map_delete_elem(&proc_images, &tgid);
 	if (pid == tgid && unwind_mode != ST_UNWIND_FP)
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (pid != tgid || !bpf_map_lookup_elem(&seen_procs, &tgid))

@@ -130,6 +130,14 @@ struct st_event {
 };
 
 /* thread_comms key: a thread's comm in one image */
+/* proc_images: the image (self_exec_id) a process runs, so that the daemon
+ * reads /proc/PID only for the image it means; busy from the start of an
+ * exec (sched_prepare_exec, where the kernel has it) to its end. */
+struct st_proc_image {
+	__u32 image;
+	__u32 busy;
+};
+
 struct st_comm_key {
 	__u64 addr;	/* pid << 32 | tid */
 	__u32 image;

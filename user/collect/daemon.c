@@ -133,6 +133,11 @@ static void on_refresh(void *ctx, __u32 pid)
 	st_unwinder__update(ctx, pid);
 }
 
+static int image_of(void *ctx, __u32 pid, __u32 *image)
+{
+	return st_session__proc_image(ctx, pid, image);
+}
+
 static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, size_t len)
 {
 	st_session__thread_comm(ctx, pid, tid, image, comm, len);
@@ -262,6 +267,9 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	bad = st_collector__bad_records(r->coll);
 	if (bad)
 		st_profile__add_note(p, "node records dropped by the daemon", bad);
+	bad = st_collector__other_image_reads(r->coll);
+	if (bad)	/* since the start: not per interval */
+		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 		/* per walked sample: runs on idle CPUs return at once; their few
@@ -571,6 +579,7 @@ int st_daemon__run(const struct st_options *o)
 	r.coll = st_collector__new(r.sym, comm_of, r.sess);
 	if (!r.coll)
 		goto cleanup;
+	st_collector__on_image(r.coll, image_of, r.sess);
 	if (!o->no_demangle) {
 		r.dm = st_demangler__new();
 		if (!r.dm)

@@ -70,6 +70,10 @@ double st_session__fill(const struct st_session *s);
 
 /* The comm recorded when the thread's root was last created (once per
  * generation); comm is left as it is when the kernel has none. */
+/* The image (self_exec_id) the kernel last saw pid run: 0, -ENOENT when it
+ * does not know the process, -EBUSY while it is inside an exec (then *image
+ * is the image it leaves). */
+int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image);
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len);
 
