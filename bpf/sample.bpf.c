@@ -456,7 +456,8 @@ static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target, boo
 
 	if (count)
 		stat_inc(ST_STAT_UNW_WAIT);
-	if (*target != ST_TARGET_AT_TABLES || !up)	/* exec-time tables not in yet */
+	if (*target != ST_TARGET_AT_TABLES || !up ||	/* exec-time tables not in yet */
+	    (up->image != task_image(task) && up->image != ST_UNWIND_ANY_IMAGE))
 		return;
 	ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(task), ip);
 	if (ip - up->interp_start < up->interp_len)
@@ -742,6 +743,8 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
 	d->pid = tgid;
 	d->tid = tid;
 	d->image = task_image(task);
+	/* the daemon reads this process's maps for d->image: say which it is */
+	set_proc_image(tgid, d->image, 0, BPF_NOEXIST);
 	d->pad = 0;
 	d->ip = BPF_CORE_READ(regs, ip);
 	d->sp = BPF_CORE_READ(regs, sp);

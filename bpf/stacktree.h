@@ -185,6 +185,7 @@ struct st_unwind_row {
 };
 
 #define ST_UNWIND_MAX_SHARDS 1024	/* shard slots in unwind_shards */
+#define ST_UNWIND_ANY_IMAGE 0xffffffffu	/* st_unwind_proc.image: not known */
 #define ST_UNWIND_MAX_MAPS 256	/* executable mappings per process (power of two) */
 #define ST_UNWIND_MAP_STEPS 9	/* binary search steps: log2(ST_UNWIND_MAX_MAPS) + 1 */
 #define ST_UNWIND_ROW_STEPS 22	/* binary search steps over a module's rows */
@@ -206,6 +207,8 @@ struct st_unwind_map {
 struct st_unwind_proc {
 	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */
 	__u32 gen;	/* table version, unique per push: keys the BPF row cache */
+	__u32 image;	/* the image whose maps these are (self_exec_id), or */
+	__u32 pad;	/* ST_UNWIND_ANY_IMAGE: a process the kernel had not reported */
 	__u64 interp_start, interp_len;	/* the dynamic loader's text (0: none) */
 	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
 };

@@ -356,10 +356,11 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
 			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
 			"%zu released; %zu processes, %zu modules without CFI, compiled in "
-			"%.2f s, %zu files refused, %zu non-root files not shared by build id\n",
+			"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
+			"%zu process tables read again (an exec during the read)\n",
 			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
 			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
-			us.no_cfi, us.compile_s, us.refused, us.unshared);
+			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image);
 		if (us.cache.dir)
 			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
 				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",

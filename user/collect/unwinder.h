@@ -32,6 +32,7 @@ struct st_unwinder_stats {
 	size_t procs;		/* processes given a table */
 	size_t pushes;		/* process tables written */
 	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
+	size_t other_image;	/* tables not pushed: read in or across an exec (read again) */
 	double compile_s;	/* time spent compiling CFI */
 	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
 	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
