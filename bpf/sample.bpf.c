@@ -807,6 +807,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	if (sc->defer) {
 		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0)) {
 			stat_inc(ST_STAT_DEFERRED);
+			/* its maps are read while it lives, and its exit
+			 * reported, even if no sample of it is folded here */
+			notify_new_proc(tgid, tid);
 			return 0;
 		}
 		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */

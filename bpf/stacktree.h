@@ -102,6 +102,7 @@ enum st_stat {
 	/* counted by the daemon (user/collect/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
+	ST_STAT_LATE_AGED,	 /* deferred samples walked without waiting longer (ST_DEFER_WAIT_S) */
 	ST_STAT__MAX,
 };
 

@@ -233,6 +233,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
 		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
 		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+		{ ST_STAT_LATE_AGED, "unwind: samples walked late before their tables were in (10 s)",
+		  false },
 		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
 		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
 		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },

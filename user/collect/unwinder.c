@@ -345,6 +345,14 @@ void st_unwinder__finish(struct st_unwinder *u)
 	st_umods__work(u->mods, true);
 }
 
+void st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid)
+{
+	struct uproc *p = st_u64map__get(u->procs, pid);
+
+	for (size_t i = 0; p && i < p->nmods; i++)
+		st_umods__compile_now(u->mods, p->mods[i]);
+}
+
 void st_unwinder__work(struct st_unwinder *u)
 {
 	struct uproc *p;
@@ -427,8 +435,9 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	bool other = p && p->tab && p->tab->image != d->image &&
 		     p->tab->image != ST_UNWIND_ANY_IMAGE;
 
-	/* a table of a later image: this sample's will never come */
-	if (other && (__s32)(p->tab->image - d->image) > 0)
+	/* a table of a later image: this sample's will never come; the last
+	 * table of a process that exited (or exec'd) will not change */
+	if ((other && (__s32)(p->tab->image - d->image) > 0) || (p && !p->hash && p->tab && !other))
 		force = true;
 	else if (!force && (!p || !p->hash || p->pending || !p->tab || other))
 		return -EAGAIN;
