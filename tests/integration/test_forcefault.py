@@ -35,7 +35,7 @@ def system_state():
 
 
 def zram_swap_used():
-    """Pages in a zram swap other than the ones that were there before."""
+    """KiB used in zram swaps."""
     used = 0
     for line in open("/proc/swaps").read().splitlines()[1:]:
         f = line.split()
@@ -132,17 +132,29 @@ def test_force_faults_refused_without_a_target():
                                                                      p.stderr))
 
 
+def forcing(w, out, rate=""):
+    """stacktreed forcing faults on w, once pages are being forced out (some
+    are in the session's zram swap)."""
+    d = Daemon(["-o", out, "--event", "faults", "--pid", str(w.p.pid),
+                "--force-faults" + rate])
+    wait_for(lambda: zram_swap_used() > 0, 60, "no page in the zram swap")
+    return d
+
+
 def test_force_faults_sigint_restores():
     before = system_state()
     w = Warm()
     try:
-        d = Daemon(["-o", "/tmp/st-it-ff-sigint", "--event", "faults", "--pid", str(w.p.pid),
-                    "--force-faults=2000"])
-        # pages are being forced out: some are in the session's zram swap
-        wait_for(lambda: zram_swap_used() > 0, 60, "no page in the zram swap")
+        d = forcing(w, "/tmp/st-it-ff-sigint", "=2000")
+        # one forcing session at a time
+        p = subprocess.run([STACKTREED, "-o", "/tmp/st-it-ff-second", "--event", "faults",
+                            "--pid", str(w.p.pid), "--force-faults", "-d", "1"],
+                           capture_output=True, text=True, timeout=120)
         rc, err = d.stop(signal.SIGINT)
     finally:
         w.stop()
+    check(p.returncode != 0 and "one session at a time" in p.stderr,
+          "second session: %d %r" % (p.returncode, p.stderr))
     check(rc == 0, "exit %d after SIGINT: %s" % (rc, err))
     check("restored: swapoff /dev/zram" in err, "summary: " + err)
     check(system_state() == before, "system state changed: %s -> %s"
@@ -153,9 +165,7 @@ def test_force_faults_crash_restored_at_next_start():
     before = system_state()
     w = Warm()
     try:
-        d = Daemon(["-o", "/tmp/st-it-ff-crash", "--event", "faults", "--pid", str(w.p.pid),
-                    "--force-faults"])
-        wait_for(lambda: zram_swap_used() > 0, 60, "no page in the zram swap")
+        d = forcing(w, "/tmp/st-it-ff-crash")
         d.stop(signal.SIGKILL)
         left = system_state()
         check(left["state file"] and left["swaps"] != before["swaps"],

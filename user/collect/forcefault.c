@@ -332,6 +332,20 @@ static int state_write(const char *path, const struct st_ffstate *s)
 	return err;
 }
 
+/* The state file and its directory (ours by name; left if not empty). */
+static void state_remove(const char *path)
+{
+	char dir[256];
+	const char *slash = strrchr(path, '/');
+
+	unlink(path);
+	if (slash && (size_t)(slash - path) < sizeof(dir)) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = 0;
+		rmdir(dir);
+	}
+}
+
 static bool is_stacktreed(int pid)
 {
 	char path[64], comm[32];
@@ -375,7 +389,7 @@ int st_forcefault__recover(const char *state_path)
 			"swapoff /dev/zramN, echo 1 > /sys/block/zramN/reset", state_path);
 		return err;
 	}
-	unlink(state_path);
+	state_remove(state_path);
 	fprintf(stderr, "stacktreed: restored what a crashed --force-faults session (pid %d) "
 		"left: %s\n", s.pid, done[0] ? done : "nothing was changed yet");
 	return 0;
@@ -801,7 +815,7 @@ int st_forcefault__restore(struct st_forcefault *f)
 			f->state_path);
 		return f->restore_err;
 	}
-	unlink(f->state_path);
+	state_remove(f->state_path);
 	return 0;
 }
 
