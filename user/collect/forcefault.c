@@ -624,12 +624,12 @@ static void read_ranges(struct ff_target *t)
 	while (r && n < FF_MAX_RANGES && fgets(line, sizeof(line), f)) {
 		unsigned long long a, b;
 		char perm[5];
+		int got = sscanf(line, "%llx-%llx %4s", &a, &b, perm);
 
-		if (!strchr(line, '\n'))	/* a long path: skip the rest of it */
+		if (!strchr(line, '\n'))	/* a long path: skip the rest of it, unparsed */
 			while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
 				;
-		if (sscanf(line, "%llx-%llx %4s", &a, &b, perm) != 3 || a >= b ||
-		    strcmp(perm, "rw-p"))
+		if (got != 3 || a >= b || strcmp(perm, "rw-p"))
 			continue;
 		if (n == cap) {
 			struct st_ff_range *g = realloc(r, 2 * cap * sizeof(*r));
@@ -675,8 +675,8 @@ static void page_out(struct st_forcefault *f, struct ff_target *t, __u64 *pages,
 		ssize_t r;
 
 		for (; done < n; done++) {
-			if (niov && f->iov[niov - 1].iov_base + f->iov[niov - 1].iov_len ==
-					    (void *)(uintptr_t)pages[done]) {
+			if (niov && (uintptr_t)f->iov[niov - 1].iov_base + f->iov[niov - 1].iov_len ==
+					    pages[done]) {
 				f->iov[niov - 1].iov_len += PAGE;
 				continue;
 			}
