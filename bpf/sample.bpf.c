@@ -65,6 +65,14 @@ struct {
 	__uint(max_entries, 1);	/* resized before load */
 } targets SEC(".maps");
 
+/* --force-faults: pages the daemon paged out, until their next fault */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct st_forced_key);
+	__type(value, __u8);
+	__uint(max_entries, 1);	/* resized before load when forcing */
+} forced_pages SEC(".maps");
+
 /* --cgroup: the cgroup directory's fd at index 0 */
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -1023,6 +1031,17 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 		if (!cls)
 			stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_UNKNOWN);
 		if (cls) {
+			/* a page --force-faults paged out: its key is deleted at its next
+			 * fault. Branch-free (0 or ST_NODE_FORCED): a branch here doubles the
+			 * verifier's states of the fold below, past its 1M-instruction limit */
+			struct st_forced_key fk = { .tgid = tgid, .page = address & ~4095ULL };
+			__u64 forced = ~(__u64)bpf_map_delete_elem(&forced_pages, &fk) >> 63;
+			__u32 key = ST_EVENT_FAULTS * ST_STAT__MAX + ST_STAT_FAULT_FORCED;
+			__u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+			if (v)
+				*v += forced;
+			cls |= (__u16)(forced << 10);	/* ST_NODE_FORCED */
 			stat_ev(ST_EVENT_FAULTS, (cls & ST_NODE_DATA_MODULE) ? ST_STAT_FAULT_MODULE :
 						 (cls & ST_NODE_DATA_STACK)	 ? ST_STAT_FAULT_STACK :
 											   ST_STAT_FAULT_HEAP);

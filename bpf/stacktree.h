@@ -42,6 +42,8 @@
 #define ST_NODE_DEAD 0x80	/* record allocated but its key could not be inserted */
 #define ST_NODE_HEAP_BRK 0x100	/* with DATA_HEAP: the brk heap (else anonymous mmap) */
 #define ST_NODE_FAULTS 0x200	/* with ROOT: the thread's page-fault tree */
+#define ST_NODE_FORCED 0x400	/* with a DATA flag: a fault on a page --force-faults paged
+				 * out (its key was in forced_pages) */
 #define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
 
 /* What a sample is; the stats map holds ST_STAT__MAX counters per event. */
@@ -99,6 +101,7 @@ enum st_stat {
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
 	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
 	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
+	ST_STAT_FAULT_FORCED,	 /* data faults on pages --force-faults paged out */
 	/* counted by the daemon (user/collect/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
@@ -128,6 +131,15 @@ struct st_event {
 	__u32 image;	/* the process's image (self_exec_id) when it was sent */
 	__u32 pad;
 	char comm[ST_COMM_LEN];
+};
+
+/* forced_pages key (--force-faults, user/collect/forcefault.c): a page the
+ * daemon is about to page out; the fault program deletes it at the page's next
+ * fault and marks that fault's data leaf ST_NODE_FORCED. */
+struct st_forced_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 page;	/* address & ~4095 */
 };
 
 /* thread_comms key: a thread's comm in one image */

@@ -428,9 +428,11 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 		f.data_class = (r->flags & ST_NODE_DATA_MODULE) ? ST_DATA_MODULE :
 			       (r->flags & ST_NODE_DATA_STACK)	? ST_DATA_STACK :
 								  ST_DATA_HEAP;
-		if (f.data_class == ST_DATA_HEAP)
+		if (r->flags & ST_NODE_FORCED)
+			f.data_class |= ST_DATA_FORCED;
+		if ((f.data_class & ST_DATA_CLASS_MASK) == ST_DATA_HEAP)
 			f.module = (r->flags & ST_NODE_HEAP_BRK) ? NAME_BRK : NAME_ANON;
-		if (f.data_class == ST_DATA_STACK || f.module == NAME_BRK) {
+		if ((f.data_class & ST_DATA_CLASS_MASK) == ST_DATA_STACK || f.module == NAME_BRK) {
 			f.offset = r->addr; /* from the CFA; from the brk heap's start */
 			f.addr = 0;
 		}
@@ -589,7 +591,7 @@ static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
 		if (!m->module || st_symbolizer__resolve_data(x->c->sym, m->module, m->path, m->start,
 							      m->pgoff, addr, &s))
 			continue;
-		f->data_class = ST_DATA_MODULE;
+		f->data_class = ST_DATA_MODULE | (f->data_class & ST_DATA_FORCED);
 		set_name(x, f, s.function);
 		f->module = st_strtab__intern(x->p->strs, s.module);
 		f->offset = s.function ? s.offset : s.module_offset;
@@ -626,11 +628,12 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	int r = -ENOENT;
 
 	if (raw->kind == ST_FRAME_DATA) {
-		if (raw->data_class == ST_DATA_STACK)
+		__u8 cls = raw->data_class & ST_DATA_CLASS_MASK;
+
+		if (cls == ST_DATA_STACK)
 			return symbolize_stack_data(x, raw, parent_pc);
 		/* module data, and anonymous memory that is a library's .bss */
-		if (raw->data_class == ST_DATA_MODULE ||
-		    (raw->data_class == ST_DATA_HEAP && raw->module == NAME_ANON)) {
+		if (cls == ST_DATA_MODULE || (cls == ST_DATA_HEAP && raw->module == NAME_ANON)) {
 			if (module_data(x, raw->addr, &f))
 				return f;
 			f.offset = raw->addr;	/* no module covers it: the address */

@@ -15,6 +15,7 @@
 
 #include "user/collect/collector.h"
 #include "user/collect/deferred.h"
+#include "user/collect/forcefault.h"
 #include "user/model/demangle.h"
 #include "user/collect/launch.h"
 #include "user/output/outdir.h"
@@ -86,6 +87,7 @@ struct run {
 	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
 	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_launch *child;
+	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
 	bool reopen;			/* service: a snapshot failed, open -o again */
 	int merge_err;
@@ -241,6 +243,7 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
 		{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
 		{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
+		{ ST_STAT_FAULT_FORCED, "data faults on pages --force-faults paged out (*)", false },
 	};
 	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
 
@@ -375,6 +378,12 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
 				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
 				us.no_room_names);
+	}
+	if (r->ff && !strcmp(p->event, event_names[ST_EVENT_FAULTS])) {
+		__u64 st[ST_STAT__MAX];
+
+		st_session__stats(r->sess, ST_EVENT_FAULTS, st);
+		st_forcefault__summary(r->ff, st[ST_STAT_FAULT_FORCED], out);
 	}
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
@@ -521,6 +530,7 @@ static int sample_loop(struct run *r, double t0)
 		if (r->defer && (err = st_defer__process(r->defer, false)))
 			return err;
 		t = now_s();
+		st_forcefault__tick(r->ff, t);
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
 		if (r->child && st_launch__exited(r->child, &status))
@@ -551,6 +561,7 @@ int st_daemon__run(const struct st_options *o)
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
 		.events = o->events,
 		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
+		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 	};
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
@@ -572,6 +583,13 @@ int st_daemon__run(const struct st_options *o)
 	if (st_outdir__open(o->output, &r.out))
 		goto cleanup;
 	st_outdir__set_abort(r.out, &signal_flags, SIG_ABORT);
+	/* what a crashed --force-faults session left is undone at every start */
+	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
+		if (err == -EBUSY)
+			fprintf(stderr, "stacktreed: --force-faults: another stacktreed is forcing "
+				"page faults (%s): one session at a time\n", ST_FF_STATE_PATH);
+		goto cleanup;
+	}
 	r.sym = st_symbolizer__new(&syo);
 	if (!r.sym) {
 		fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n", strerror(errno));
@@ -635,6 +653,19 @@ int st_daemon__run(const struct st_options *o)
 		if ((err = st_session__add_target(r.sess, (__u32)st_launch__pid(r.child), true)))
 			goto cleanup;
 	}
+	if (o->force_faults) {
+		struct st_forcefault_opts fo = {
+			.rate = o->force_faults, .map_fd = st_session__forced_pages_fd(r.sess),
+		};
+
+		if (st_forcefault__new(&fo, &r.ff))
+			goto cleanup;
+		for (size_t i = 0; i < o->npids; i++)
+			if (st_forcefault__add_target(r.ff, o->pids[i]))
+				goto cleanup;
+		if (r.child && st_forcefault__add_target(r.ff, st_launch__pid(r.child)))
+			goto cleanup;
+	}
 	if (st_session__attach(r.sess))
 		goto cleanup;
 	/* --pid: the targets' unwind tables are in before sampling is announced
@@ -661,6 +692,8 @@ int st_daemon__run(const struct st_options *o)
 	if (sample_loop(&r, t0))
 		goto cleanup;
 	st_session__stop(r.sess);
+	/* the system as it was before the reports (their summary says so) */
+	st_forcefault__restore(r.ff);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
 	/* samples still waiting for tables: compiled now, walked */
@@ -688,6 +721,7 @@ cleanup:
 			"written, no temporary file left in %s\n", o->output);
 		ret = 130;
 	}
+	st_forcefault__free(r.ff);	/* restores, if not done yet */
 	st_outdir__free(r.out);
 	st_launch__free(r.child);
 	st_collector__free(r.coll);

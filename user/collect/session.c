@@ -175,7 +175,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
-					    opts->max_targets ? opts->max_targets : 1))) {
+					    opts->max_targets ? opts->max_targets : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.forced_pages,
+					    opts->forced_pages ? opts->forced_pages : 1))) {
 		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -544,6 +546,11 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 __u32 st_session__unwind_mode(const struct st_session *s)
 {
 	return s->opts.unwind_mode;
+}
+
+int st_session__forced_pages_fd(struct st_session *s)
+{
+	return bpf_map__fd(s->skel->maps.forced_pages);
 }
 
 int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots)
