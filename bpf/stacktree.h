@@ -212,6 +212,21 @@ struct st_unwind_map {
 	__u32 first;	/* first row there, */
 	__u32 nrows;	/* count (0: none, frame pointers in auto mode: see flags) */
 	__u32 flags;	/* ST_UNWIND_MAP_* */
+	/* the module's pc index (0 buckets: none), right after its rows in the
+	 * shard: bucket b (pcs with pc >> ishift == ibase + b) is an
+	 * st_unwind_bucket at row first + nrows + b */
+	__u32 nbuckets;
+	__u32 ishift;
+	__u32 ibase;
+	__u32 pad;
+};
+
+/* Rows [first + lo, first + hi) of a module hold every row whose pc falls
+ * in the bucket, and lo = the count of rows below the bucket's first pc:
+ * the row covering a pc of the bucket is found by searching that range
+ * alone (user/collect/unwind_index.c). Stored in a row's 8 bytes. */
+struct st_unwind_bucket {
+	__u32 lo, hi;
 };
 
 #define ST_UNWIND_MAP_OVER_BUDGET 0x1	/* no rows: the module did not fit --unwind-memory */

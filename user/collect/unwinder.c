@@ -224,7 +224,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		if (!m)
 			continue;
 		/* no rows (yet): frame pointers there in auto mode */
-		err = st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->shard, &mp->first, &mp->nrows);
+		err = st_umod__rows(m, l.pgoff, mp);
 		if (err == -EAGAIN) {
 			*pending = true;
 			mp->flags |= ST_UNWIND_MAP_PENDING;
@@ -450,8 +450,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 			struct st_unwind_map *mp = &u->walk_tab->maps[i];
 
 			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
-			    !st_umod__rows(p->mods[i], p->pgoffs[i], &mp->vaddr, &mp->shard,
-					   &mp->first, &mp->nrows))
+			    !st_umod__rows(p->mods[i], p->pgoffs[i], mp))
 				mp->flags &= ~ST_UNWIND_MAP_PENDING;
 		}
 		in.proc = u->walk_tab;
