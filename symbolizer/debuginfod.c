@@ -181,7 +181,10 @@ int st_dbgd__new(const struct st_dbgd_opts *o, struct st_dbgd **out)
 		goto cleanup;
 	}
 	if (d->cache_dir) {
-		if (mkdir(d->cache_dir, 0700) && errno != EEXIST) {
+		if (d->cache_dir[0] != '/') {
+			why = "not an absolute path";
+			err = -EPERM;
+		} else if (mkdir(d->cache_dir, 0700) && errno != EEXIST) {
 			err = -errno;
 			why = strerror(errno);
 		} else {
