@@ -79,9 +79,10 @@ static double default_timeout(void)
 static const char *check_dir(const char *dir)
 {
 	char comp[NAME_MAX + 1];
-	const char *p = dir, *slash;
+	const char *p = dir;
 	uid_t me = geteuid();
 	struct stat st;
+	size_t len;
 	int fd, next;
 
 	if (dir[0] != '/')
@@ -104,13 +105,14 @@ static const char *check_dir(const char *dir)
 			close(fd);
 			return "a parent directory is writable by other users";
 		}
-		slash = strchr(p, '/');
-		if ((slash ? (size_t)(slash - p) : strlen(p)) > NAME_MAX) {
+		len = strcspn(p, "/");
+		if (len > NAME_MAX) {
 			close(fd);
 			return "a name too long";
 		}
-		snprintf(comp, sizeof(comp), "%.*s", (int)(slash ? slash - p : (long)strlen(p)), p);
-		p += strlen(comp);
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
 		if (!strcmp(comp, "..")) {
 			close(fd);
 			return "a '..' component";

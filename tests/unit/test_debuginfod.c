@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "symbolizer/debuginfod.h"
+#include "tmpdir_fx.h"
 
 #define BID "0123456789abcdef0123456789abcdef01234567"
 
@@ -30,8 +31,7 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	strcpy(f->dir, "/tmp/st-dbgd-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (tmpdir_make(f->dir, sizeof(f->dir), "st-dbgd-"))
 		return -1;
 	snprintf(f->cache, sizeof(f->cache), "%s/cache", f->dir);
 	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
@@ -42,10 +42,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd))
+	if (tmpdir_remove(f->dir))
 		return -1;
 	free(f);
 	return 0;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "symbolizer/safeopen.h"
+#include "tmpdir_fx.h"
 
 struct fx {
 	char dir[64];
@@ -28,8 +29,7 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	strcpy(f->dir, "/tmp/st-test-safeXXXXXX");
-	if (!mkdtemp(f->dir))
+	if (tmpdir_make(f->dir, sizeof(f->dir), "st-test-safe"))
 		return -1;
 	*state = f;
 	return 0;
@@ -38,10 +38,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd))
+	if (tmpdir_remove(f->dir))
 		return -1;
 	free(f);
 	return 0;
