@@ -30,6 +30,7 @@ struct st_dbgd {
 	double timeout_s;
 	__u64 max_size;
 	bool verbose, warned;
+	unsigned failures[2];	/* in a row, [trusted] */
 	bool (*cancel)(void *ctx);
 	void *cancel_ctx;
 	/* the fetch under way, for the progress callback */
@@ -289,7 +290,7 @@ int st_dbgd__find(struct st_dbgd *d, const char *build_id, bool trusted, const c
 		*path = o->path;
 		return o->path ? 0 : -ENOENT;
 	}
-	if (d->nseen >= ST_DBGD_MAX_IDS) {
+	if (d->nseen >= ST_DBGD_MAX_IDS || d->failures[trusted] >= ST_DBGD_MAX_FAILURES) {
 		d->stats.skipped++;
 		return -ENOENT;
 	}
@@ -303,6 +304,10 @@ int st_dbgd__find(struct st_dbgd *d, const char *build_id, bool trusted, const c
 	o->path = NULL;
 	d->nseen++;
 	err = fetch(d, build_id, &p);
+	if (err && err != -ENOENT)
+		d->failures[trusted]++;
+	else
+		d->failures[trusted] = 0;
 	if (!err) {
 		d->stats.found++;
 		o->path = p;
@@ -326,6 +331,10 @@ int st_dbgd__find(struct st_dbgd *d, const char *build_id, bool trusted, const c
 			d->timeout_s, d->verbose ? "counted in the summary" :
 			"further failures are only counted in the summary");
 	d->warned = true;
+	if (d->failures[trusted] == ST_DBGD_MAX_FAILURES)
+		fprintf(stderr, "stacktreed: debuginfod: %d fetches for %s failed in a row: "
+			"no more of them this session (counted as not asked)\n",
+			ST_DBGD_MAX_FAILURES, trusted ? "root's files" : "other users' files");
 	return -ENOENT;
 }
 

@@ -8,7 +8,11 @@
  * is remembered, separately for root-only modules and other users' (a
  * user's file may claim any build id: what its fetch failed on never stops
  * a root-only module's fetch). At most ST_DBGD_MAX_IDS build ids are
- * remembered; later ones are not fetched (counted as skipped).
+ * remembered; later ones are not fetched (counted as skipped), nor is any
+ * after ST_DBGD_MAX_FAILURES fetches in a row failed (timeouts, unreachable
+ * servers, too large: a session never waits more than that many timeouts
+ * for nothing), counted apart for root-only modules and users' (whose
+ * claimed build ids could pick files too large or too slow to fetch).
  *
  * The cache: libdebuginfod keeps what it fetched in DEBUGINFOD_CACHE_PATH.
  * st_dbgd__new() decides that directory (the variable when set, else as
@@ -32,6 +36,7 @@
 
 #define ST_DBGD_TIMEOUT_S 5.0	/* default per fetch */
 #define ST_DBGD_MAX_IDS 4096
+#define ST_DBGD_MAX_FAILURES 3	/* in a row: then no more fetches */
 
 struct st_dbgd;
 
@@ -50,7 +55,8 @@ struct st_dbgd_stats {
 	size_t not_found;	/* no server has it */
 	size_t failed;		/* timeouts, unreachable servers, too large, stop, errors */
 	size_t rejected;	/* fetched but refused: not ELF, build id mismatch, ... */
-	size_t skipped;		/* not asked: over ST_DBGD_MAX_IDS build ids */
+	size_t skipped;		/* not asked: over ST_DBGD_MAX_IDS build ids, or after
+				 * ST_DBGD_MAX_FAILURES failures in a row */
 	double seconds;		/* time spent in fetches */
 };
 

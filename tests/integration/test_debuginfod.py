@@ -177,7 +177,8 @@ def functions(prof, exe):
 def dbgd_counts(err):
     m = re.search(r"debuginfod: (\d+) debug files fetched, (\d+) not found, (\d+) failed "
                   r"\(timeout, unreachable, too large\), (\d+) rejected \(wrong build id or "
-                  r"not ELF\), (\d+) not asked \(too many build ids\); ([0-9.]+) s fetching",
+                  r"not ELF\), (\d+) not asked \(too many build ids, or failures in a row\); "
+                  r"([0-9.]+) s fetching",
                   err)
     check(m, "no debuginfod line in the summary: %s" % err[-2000:])
     keys = ("found", "not_found", "failed", "rejected", "skipped")

@@ -145,12 +145,39 @@ static void test_asked_once(void **state)
 	st_dbgd__free(NULL);
 }
 
+/* Servers that fail ST_DBGD_MAX_FAILURES times in a row are not asked
+ * again this session (the build ids after that are counted as skipped),
+ * counted apart for users' modules and root's. */
+static void test_gives_up_after_failures(void **state)
+{
+	struct fx *f = *state;
+	struct st_dbgd_stats s;
+	struct st_dbgd *d = NULL;
+	const char *path = NULL;
+	char bid[8];
+
+	assert_int_equal(new_client(f->cache, &d), 0);
+	for (int i = 0; i < ST_DBGD_MAX_FAILURES + 2; i++) {
+		snprintf(bid, sizeof(bid), "%06x", i);
+		assert_int_equal(st_dbgd__find(d, bid, false, &path), -ENOENT);
+	}
+	st_dbgd__stats(d, &s);
+	assert_int_equal(s.failed, ST_DBGD_MAX_FAILURES);
+	assert_int_equal(s.skipped, 2);
+	/* root's modules are still asked for */
+	assert_int_equal(st_dbgd__find(d, "abcdef", true, &path), -ENOENT);
+	st_dbgd__stats(d, &s);
+	assert_int_equal(s.failed, ST_DBGD_MAX_FAILURES + 1);
+	st_dbgd__free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_needs_urls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_must_be_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_asked_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gives_up_after_failures, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

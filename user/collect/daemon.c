@@ -344,7 +344,8 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 	if (ss.debuginfod)
 		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
 			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
-			"or not ELF), %zu not asked (too many build ids); %.2f s fetching\n",
+			"or not ELF), %zu not asked (too many build ids, or failures in a row); "
+			"%.2f s fetching\n",
 			ss.dbgd_found, ss.dbgd_not_found, ss.dbgd_failed, ss.dbgd_rejected,
 			ss.dbgd_skipped, ss.dbgd_seconds);
 	if (r->unw) {
