@@ -3,6 +3,7 @@
 #include "symbolizer/debuginfod.h"
 #include "common/grow.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,23 @@ struct outcome {
 	char *path;		/* NULL: nothing usable */
 };
 
+/* libdebuginfod, loaded only when fetching is on: linked in, it and libcurl
+ * (gnutls, krb5, ldap, ~30 libraries, 5 MiB of RSS, curl_global_init at
+ * every start) would load into every daemon run. */
+struct api {
+	void *handle;		/* never closed, see st_dbgd__free() */
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int len,
+			      char **path);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+};
+
+#define GET_USER_DATA "debuginfod_get_user_data"
+
 struct st_dbgd {
+	struct api api;
 	debuginfod_client *client;
 	char *cache_dir;	/* NULL: libdebuginfod's default */
 	double timeout_s;
@@ -45,8 +62,12 @@ struct st_dbgd {
  * expected total or 0): non-zero aborts it (-ECANCELED). */
 static int progress(debuginfod_client *c, long a, long b)
 {
-	struct st_dbgd *d = debuginfod_get_user_data(c);
+	void *(*get_user_data)(debuginfod_client *c);
+	struct st_dbgd *d;
 
+	/* the library is loaded RTLD_GLOBAL; d is nowhere else to be found */
+	*(void **)&get_user_data = dlsym(RTLD_DEFAULT, GET_USER_DATA);
+	d = get_user_data ? get_user_data(c) : NULL;
 	if (!d)
 		return 0;
 	if (d->max_size && ((a > 0 && (__u64)a > d->max_size) || (b > 0 && (__u64)b > d->max_size))) {
@@ -155,6 +176,28 @@ static char *cache_dir(const struct st_dbgd_opts *o, int *err)
 	return dir;
 }
 
+static int load_api(struct api *a)
+{
+	a->handle = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_GLOBAL);
+	if (!a->handle) {
+		fprintf(stderr, "stacktreed: debuginfod: cannot load %s: %s (install "
+			"libdebuginfod1, or --no-debuginfod)\n", DEBUGINFOD_SONAME, dlerror());
+		return -ENOSYS;
+	}
+	*(void **)&a->begin = dlsym(a->handle, "debuginfod_begin");
+	*(void **)&a->end = dlsym(a->handle, "debuginfod_end");
+	*(void **)&a->find_debuginfo = dlsym(a->handle, "debuginfod_find_debuginfo");
+	*(void **)&a->set_progressfn = dlsym(a->handle, "debuginfod_set_progressfn");
+	*(void **)&a->set_user_data = dlsym(a->handle, "debuginfod_set_user_data");
+	if (!a->begin || !a->end || !a->find_debuginfo || !a->set_progressfn ||
+	    !a->set_user_data || !dlsym(a->handle, GET_USER_DATA)) {
+		fprintf(stderr, "stacktreed: debuginfod: %s lacks the client functions "
+			"(elfutils 0.179 or later needed)\n", DEBUGINFOD_SONAME);
+		return -ENOSYS;
+	}
+	return 0;
+}
+
 int st_dbgd__new(const struct st_dbgd_opts *o, struct st_dbgd **out)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR), *why;
@@ -207,15 +250,18 @@ int st_dbgd__new(const struct st_dbgd_opts *o, struct st_dbgd **out)
 			goto cleanup;
 		}
 	}
-	d->client = debuginfod_begin();
+	err = load_api(&d->api);
+	if (err)
+		goto cleanup;
+	d->client = d->api.begin();
 	if (!d->client) {
 		err = errno ? -errno : -ENOMEM;
 		fprintf(stderr, "stacktreed: debuginfod: cannot start the client: %s\n",
 			strerror(-err));
 		goto cleanup;
 	}
-	debuginfod_set_user_data(d->client, d);
-	debuginfod_set_progressfn(d->client, progress);
+	d->api.set_user_data(d->client, d);
+	d->api.set_progressfn(d->client, progress);
 	*out = d;
 	return 0;
 cleanup:
@@ -228,7 +274,9 @@ void st_dbgd__free(struct st_dbgd *d)
 	if (!d)
 		return;
 	if (d->client)
-		debuginfod_end(d->client);
+		d->api.end(d->client);
+	/* the library stays loaded (no dlclose): libcurl and gnutls keep global
+	 * state that unloading would leak, and the next dlopen finds it there */
 	for (size_t i = 0; i < d->nseen; i++) {
 		free(d->seen[i].build_id);
 		free(d->seen[i].path);
@@ -263,7 +311,7 @@ static int fetch(struct st_dbgd *d, const char *build_id, char **path)
 
 	d->deadline = t0 + d->timeout_s;
 	d->timed_out = d->too_large = false;
-	fd = debuginfod_find_debuginfo(d->client, (const unsigned char *)build_id, 0, path);
+	fd = d->api.find_debuginfo(d->client, (const unsigned char *)build_id, 0, path);
 	d->stats.seconds += st_work__now() - t0;
 	if (fd >= 0) {
 		close(fd);	/* opened again by the caller, under its rules */
