@@ -394,9 +394,9 @@ void st_dbgd__reject(struct st_dbgd *d, const char *build_id, bool trusted)
 		return;
 	d->stats.rejected++;
 	d->stats.found--;
-	if (d->verbose)
-		fprintf(stderr, "stacktreed: debuginfod: %s: %s refused (not a debug file "
-			"of that build id)\n", build_id, o->path);
+	fprintf(stderr, "stacktreed: debuginfod: the file served for %s (%s) is not its debug "
+		"file (another build id, not ELF, or over the size bound): refused and deleted\n",
+		build_id, o->path);
 	/* a file of our own cache: not served again from there */
 	if (d->cache_dir && !strncmp(o->path, d->cache_dir, strlen(d->cache_dir)))
 		unlink(o->path);

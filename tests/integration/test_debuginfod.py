@@ -247,9 +247,12 @@ def test_debuginfod_fetches_symbols():
               "--no-debuginfod still fetched")
 
         # a server giving another build's debug file: refused, counted
-        prof, err, _, _ = profile(ns, tmp, exe, "http://127.0.0.1:%d" % PORT_WRONG)
+        prof, err, _, cache = profile(ns, tmp, exe, "http://127.0.0.1:%d" % PORT_WRONG)
         c = dbgd_counts(err)
-        check(c["rejected"] >= 1, "wrong build id not rejected: %s" % c)
+        check(not os.path.exists(os.path.join(cache, bid, "debuginfo")),
+              "the refused file is still in the cache")
+        check(c["rejected"] >= 1 and "is not its debug file" in err,
+              "wrong build id not rejected: %s" % c)
         check("dbgd_leaf_spin" not in functions(prof, exe), "a mismatched debug file was used")
 
         # an unreachable server: each fetch at most the timeout, counted
