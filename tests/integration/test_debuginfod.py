@@ -144,11 +144,12 @@ def stop(p):
             p.wait()
 
 
-def profile(ns, tmp, exe, urls, extra=(), expect_rc=0):
+def profile(ns, tmp, exe, urls, extra=(), expect_rc=0, cache_mode=0o700):
     """stacktreed -- exe in the namespace, with DEBUGINFOD_URLS=urls (None:
     unset) and a fresh cache; returns (profile or None, stderr, seconds, cache)."""
     out = tempfile.mkdtemp(prefix="out-", dir=tmp)
     cache = tempfile.mkdtemp(prefix="cache-", dir=tmp)
+    os.chmod(cache, cache_mode)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
     env["DEBUGINFOD_CACHE_PATH"] = cache
     if urls is not None:
@@ -241,6 +242,12 @@ def test_debuginfod_fetches_symbols():
         check(c["found"] >= 1 and c["rejected"] == 0 and c["failed"] == 0, "counts %s" % c)
         check(os.path.exists(os.path.join(cache, bid, "debuginfo")),
               "%s not in the cache %s" % (bid, os.listdir(cache)))
+        # a cache other users may write to is not used (as root): nothing fetched;
+        # with --debuginfod, an error
+        prof, err, _, cache = profile(ns, tmp, exe, base, cache_mode=0o777)
+        check("not used: not ours, or writable by others" in err and "dbgd_leaf_spin" not in
+              functions(prof, exe) and not os.listdir(cache), "a shared cache was used: %s" % err)
+        profile(ns, tmp, exe, base, ["--debuginfod"], expect_rc=1, cache_mode=0o777)
         # --no-debuginfod: off even with the variable set
         prof, err, _, _ = profile(ns, tmp, exe, base, ["--no-debuginfod"])
         check("dbgd_leaf_spin" not in functions(prof, exe) and "debuginfod:" not in err,
