@@ -16,36 +16,21 @@
 #include <unistd.h>
 
 #include "symbolizer/debuginfod.h"
+#define TMPDIR_PREFIX "st-dbgd-"
 #include "tmpdir_fx.h"
 
 #define BID "0123456789abcdef0123456789abcdef01234567"
 
-struct fx {
-	char dir[64];
-	char cache[128];
-};
-
+/* f->path: the cache directory to use, DIR/cache (not made yet) */
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
+	struct tmpdir_fx *f;
 
-	if (!f)
+	if (tmpdir_setup(state))
 		return -1;
-	if (tmpdir_make(f->dir, sizeof(f->dir), "st-dbgd-"))
-		return -1;
-	snprintf(f->cache, sizeof(f->cache), "%s/cache", f->dir);
+	f = *state;
+	snprintf(f->path, sizeof(f->path), "%s/cache", f->dir);
 	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	if (tmpdir_remove(f->dir))
-		return -1;
-	free(f);
 	return 0;
 }
 
@@ -58,14 +43,14 @@ static int new_client(const char *cache, struct st_dbgd **d)
 
 static void test_needs_urls(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_dbgd *d = NULL;
 
 	unsetenv("DEBUGINFOD_URLS");
-	assert_int_equal(new_client(f->cache, &d), -ENOSYS);
+	assert_int_equal(new_client(f->path, &d), -ENOSYS);
 	assert_null(d);
 	setenv("DEBUGINFOD_URLS", "", 1);
-	assert_int_equal(new_client(f->cache, &d), -ENOSYS);
+	assert_int_equal(new_client(f->path, &d), -ENOSYS);
 	assert_null(d);
 }
 
@@ -79,32 +64,32 @@ static void expect_refused(const char *cache)
 
 static void test_cache_must_be_ours(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_dbgd *d = NULL;
 	char link[128];
 	struct stat st;
 
 	/* created 0700 when missing, and named to libdebuginfod */
-	assert_int_equal(new_client(f->cache, &d), 0);
-	assert_string_equal(st_dbgd__cache_dir(d), f->cache);
-	assert_string_equal(getenv("DEBUGINFOD_CACHE_PATH"), f->cache);
-	assert_int_equal(stat(f->cache, &st), 0);
+	assert_int_equal(new_client(f->path, &d), 0);
+	assert_string_equal(st_dbgd__cache_dir(d), f->path);
+	assert_string_equal(getenv("DEBUGINFOD_CACHE_PATH"), f->path);
+	assert_int_equal(stat(f->path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	st_dbgd__free(d);
 	/* writable by others */
-	assert_int_equal(chmod(f->cache, 0777), 0);
-	expect_refused(f->cache);
-	assert_int_equal(chmod(f->cache, 0700), 0);
+	assert_int_equal(chmod(f->path, 0777), 0);
+	expect_refused(f->path);
+	assert_int_equal(chmod(f->path, 0700), 0);
 	/* a symbolic link to it */
 	snprintf(link, sizeof(link), "%s/link", f->dir);
-	assert_int_equal(symlink(f->cache, link), 0);
+	assert_int_equal(symlink(f->path, link), 0);
 	expect_refused(link);
 	/* a parent others may write: they could swap the directory */
 	assert_int_equal(chmod(f->dir, 0777), 0);
-	expect_refused(f->cache);
+	expect_refused(f->path);
 	/* ... unless sticky, as /tmp */
 	assert_int_equal(chmod(f->dir, 01777), 0);
-	assert_int_equal(new_client(f->cache, &d), 0);
+	assert_int_equal(new_client(f->path, &d), 0);
 	st_dbgd__free(d);
 	assert_int_equal(chmod(f->dir, 0700), 0);
 	/* relative, or with ".." */
@@ -115,12 +100,12 @@ static void test_cache_must_be_ours(void **state)
 
 static void test_asked_once(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_dbgd_stats s;
 	struct st_dbgd *d = NULL;
 	const char *path = NULL;
 
-	assert_int_equal(new_client(f->cache, &d), 0);
+	assert_int_equal(new_client(f->path, &d), 0);
 	assert_int_equal(st_dbgd__find(d, "XYZ", true, &path), -EINVAL);
 	assert_int_equal(st_dbgd__find(d, "abc", true, &path), -EINVAL);	/* odd length */
 	assert_int_equal(st_dbgd__find(d, BID, true, &path), -ENOENT);
@@ -150,13 +135,13 @@ static void test_asked_once(void **state)
  * counted apart for users' modules and root's. */
 static void test_gives_up_after_failures(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_dbgd_stats s;
 	struct st_dbgd *d = NULL;
 	const char *path = NULL;
 	char bid[8];
 
-	assert_int_equal(new_client(f->cache, &d), 0);
+	assert_int_equal(new_client(f->path, &d), 0);
 	for (int i = 0; i < ST_DBGD_MAX_FAILURES + 2; i++) {
 		snprintf(bid, sizeof(bid), "%06x", i);
 		assert_int_equal(st_dbgd__find(d, bid, false, &path), -ENOENT);
@@ -174,10 +159,10 @@ static void test_gives_up_after_failures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_needs_urls, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cache_must_be_ours, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_asked_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gives_up_after_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_needs_urls, setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_must_be_ours, setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_asked_once, setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_gives_up_after_failures, setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
