@@ -423,6 +423,7 @@ fault:
 struct st_unwind_io {
 	__u64 ip, sp, bp, r10;	/* in: the interrupted user registers */
 	__u32 tgid, max;	/* in: the process; frames wanted (<= ST_MAX_USER) */
+	__u32 image;		/* in: the image it runs (a table of another is none) */
 	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
 	__u32 stop;		/* out: enum st_unw_stop */
 	__u32 fp_frames;	/* out: frames walked by frame pointers */
@@ -455,6 +456,8 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->over_budget = 0;
 	io->pending = 0;
 	s.proc = bpf_map_lookup_elem(&unwind_procs, &io->tgid);
+	if (s.proc && s.proc->image != io->image && s.proc->image != ST_UNWIND_ANY_IMAGE)
+		s.proc = NULL;	/* read before an exec, pushed after it */
 	io->no_proc = !s.proc;
 	if (!s.proc)	/* the empty table at key 0 (pushed first by the daemon) */
 		s.proc = bpf_map_lookup_elem(&unwind_procs, &zero);
@@ -517,6 +520,7 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	io.bp = BPF_CORE_READ(uregs, bp);
 	io.r10 = BPF_CORE_READ(uregs, r10);
 	io.tgid = BPF_CORE_READ(task, tgid);
+	io.image = (__u32)BPF_CORE_READ(task, self_exec_id);
 	io.max = max < ST_MAX_USER ? max : ST_MAX_USER;
 	io.fallback = fallback;
 	io.slot = slot ? 1 : 0;

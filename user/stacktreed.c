@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "user/collect/daemon.h"
+#include "user/collect/forcefault.h"
 #include "user/output/report.h"
 #include "stacktree.h"
 
@@ -39,6 +40,7 @@ enum {
 	OPT_DEBUGINFOD,
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_TIMEOUT,
+	OPT_FORCE_FAULTS,
 };
 
 static const struct argp_option options[] = {
@@ -61,6 +63,7 @@ static const struct argp_option options[] = {
 	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
+	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see README)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
 	{ "format", OPT_FORMAT, "LIST", 0, "Report files: a comma list of xtree, arcflow, json, folded, pprof, svg (default xtree,arcflow,json)", 1 },
@@ -217,6 +220,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				argp_error(state, "--event %s: give cpu, faults or cpu,faults", tok);
 		}
 		break;
+	case OPT_FORCE_FAULTS:
+		o->force_faults = ST_FF_DEFAULT_RATE;
+		if (arg && (parse_double(arg, 1, ST_FF_MAX_RATE, &v) || v != (__u32)v))
+			argp_error(state, "invalid --force-faults=%s: give pages per second, "
+				   "1..%u", arg, ST_FF_MAX_RATE);
+		if (arg)
+			o->force_faults = (__u32)v;
+		break;
 	case OPT_MIN_PCT:
 		if (parse_double(arg, 0, 100, &o->min_pct))
 			argp_error(state, "invalid --min-pct '%s': give a percentage 0-100", arg);
@@ -278,6 +289,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "nothing to profile: give -- CMD, --pid PID or -a");
 		if (!!o->all + !!ps->npids + !!o->cmd > 1)
 			argp_error(state, "give only one of -- CMD, --pid PID and -a");
+		if (o->force_faults && (o->all || !(ps->npids || o->cmd)))
+			argp_error(state, "--force-faults pages out a target's memory: name it with "
+				   "--pid PID or -- CMD (never with -a)");
+		if (o->force_faults && !(o->events & (1u << ST_EVENT_FAULTS)))
+			argp_error(state, "--force-faults needs --event faults (or cpu,faults)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -577,6 +577,69 @@ static void test_data_leaves(void **state)
 	st_profile__free(p);
 }
 
+/* --force-faults: a forced and a natural fault on the same data are two
+ * leaves; the forced one is marked (h*) in folded/xtree names, fault=forced
+ * in pprof, "forced": true in profile.json, and read back as forced. */
+static void test_forced_data_leaves(void **state)
+{
+	struct st_frame data, forced;
+	struct st_profile *p = fault_profile(&data), *q = NULL;
+	struct st_thread *t = p->threads[0];
+	struct st_frame path[3] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "touch", "/bin/prog") };
+	char name[128], path_tmp[] = "/tmp/st-test-forced-XXXXXX", *text;
+	const struct st_node *touch, *c;
+	PProfile *pb;
+	unsigned nforced = 0, nnatural = 0;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	forced = data;
+	forced.data_class |= ST_DATA_FORCED;
+	path[2] = forced;
+	st_tree__add_sample(t->tree, path, 3, 7, ST_CALLS_FRAME);
+	st_profile__finalize(p);
+	p->samples = 12;
+	assert_string_equal(st_frame__name(&forced, name, sizeof(name)), "(h*) [heap]+0x40");
+	assert_string_equal(st_frame__name(&data, name, sizeof(name)), "(h) [heap]+0x40");
+	text = folded_text(p);
+	assert_non_null(strstr(text, "faulty;main+0x10;touch;(h*) [heap]+0x40 7\n"));
+	assert_non_null(strstr(text, "faulty;main+0x10;touch;(h) [heap]+0x40 4\n"));
+	pb = decode_written(p);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+
+		if (s->value[0] == 7)
+			assert_string_equal(s_(pb, label(pb, s, "fault")->str), "forced");
+		if (s->value[0] == 7 || s->value[0] == 4)
+			assert_string_equal(s_(pb, label(pb, s, "class")->str), "heap");
+	}
+	fd = mkstemp(path_tmp);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_int_equal(st_profile__read_json(path_tmp, &q, name, sizeof(name)), 0);
+	touch = st_tree__root(q->threads[0]->tree)->first_child->first_child;
+	for (c = touch->first_child; c; c = c->next_sibling) {
+		assert_int_equal(c->f.data_class & ST_DATA_CLASS_MASK, ST_DATA_HEAP);
+		if (c->f.data_class & ST_DATA_FORCED) {
+			nforced++;
+			assert_int_equal(c->base, 7);
+		} else {
+			nnatural++;
+			assert_int_equal(c->base, 4);
+		}
+	}
+	assert_int_equal(nforced, 1);
+	assert_int_equal(nnatural, 1);
+	unlink(path_tmp);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(text);
+	st_profile__free(p);
+	st_profile__free(q);
+}
+
 /* ---- formats and files ----------------------------------------------------- */
 
 static void test_parse_formats(void **state)
@@ -652,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_all),
 		cmocka_unit_test(test_data_leaves),
+		cmocka_unit_test(test_forced_data_leaves),
 		cmocka_unit_test(test_parse_formats),
 		cmocka_unit_test(test_write_dir_formats),
 	};

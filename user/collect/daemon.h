@@ -41,6 +41,7 @@ struct st_options {
 	int debuginfod;		/* --debuginfod 1, --no-debuginfod -1, 0: on when
 				 * DEBUGINFOD_URLS is set */
 	double debuginfod_timeout; /* --debuginfod-timeout: seconds per fetch, 0: default */
+	__u32 force_faults;	/* --force-faults: pages per second, 0: off */
 };
 
 /* Runs the session; returns the process exit code. */

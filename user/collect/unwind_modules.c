@@ -532,26 +532,52 @@ const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u3
 	return st_ustore__rows(ms->store, slot, n);
 }
 
+/* Compile the pending module at ms->pending[i] and take it off the list. */
+static void compile_pending(struct st_umods *ms, size_t i)
+{
+	struct st_umod *m = ms->pending[i];
+	Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
+
+	memmove(&ms->pending[i], &ms->pending[i + 1], (ms->npending - i - 1) * sizeof(*ms->pending));
+	ms->npending--;
+	if (elf)
+		load_rows(ms, elf, m);
+	else
+		ms->no_cfi++;
+	if (elf)
+		elf_end(elf);
+	close(m->fd);
+	m->fd = -1;
+	m->pending = false;
+}
+
+static size_t pending_index(const struct st_umods *ms, const struct st_umod *m)
+{
+	size_t i = ms->npending;
+
+	while (i > 0 && ms->pending[i - 1] != m)
+		i--;
+	return i ? i - 1 : ms->npending;
+}
+
 int st_umods__work(struct st_umods *ms, bool all)
 {
 	int done = 0;
 
+	/* newest first */
 	while (ms->npending && (all || budget_left(ms))) {
-		struct st_umod *m = ms->pending[--ms->npending];
-		Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
-
-		if (elf)
-			load_rows(ms, elf, m);
-		else
-			ms->no_cfi++;
-		if (elf)
-			elf_end(elf);
-		close(m->fd);
-		m->fd = -1;
-		m->pending = false;
+		compile_pending(ms, ms->npending - 1);
 		done++;
 	}
 	return done;
+}
+
+void st_umods__compile_now(struct st_umods *ms, struct st_umod *m)
+{
+	size_t i;
+
+	if (m && m->pending && (i = pending_index(ms, m)) < ms->npending)
+		compile_pending(ms, i);
 }
 
 void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)

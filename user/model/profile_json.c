@@ -48,7 +48,8 @@ static void put_node_head(FILE *out, const struct st_node *n)
 	if (n->f.kind == ST_FRAME_DATA) {
 		/* the data touched: symbol + offset, never a function */
 		has_offset = true;
-		fprintf(out, "\"class\":\"%s\",", class_names[n->f.data_class & 3]);
+		fprintf(out, "\"class\":\"%s\",", class_names[n->f.data_class & ST_DATA_CLASS_MASK]);
+		fprintf(out, "\"forced\":%s,", n->f.data_class & ST_DATA_FORCED ? "true" : "false");
 		put_bytes(out, "symbol", n->f.function);
 		fputs("\"function\":null,", out);
 	} else {
@@ -327,6 +328,12 @@ static int read_data_leaf(struct reader *r, json_object *c, const char *where,
 			f->data_class = (__u8)i;
 	if (f->data_class == ST_DATA_NONE)
 		return fail(r, where, "data leaf needs \"class\": module, stack or heap");
+	if (json_object_object_get_ex(c, "forced", &v) && v) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return fail(r, where, "\"forced\" must be true or false");
+		if (json_object_get_boolean(v))
+			f->data_class |= ST_DATA_FORCED;
+	}
 	f->function = sym;
 	if (json_object_object_get_ex(c, "offset", &v) && v) {
 		if (!json_object_is_type(v, json_type_int))

@@ -345,12 +345,17 @@ static size_t frame_labels(const struct st_node *n, const char *kv[][2], size_t 
 {
 	static const char *const names[] = { [ST_DATA_MODULE] = "module",
 					     [ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap" };
+	unsigned cls = n->f.data_class & ST_DATA_CLASS_MASK;
 	size_t nkv = 0;
 
-	if (n->f.kind == ST_FRAME_DATA && n->f.data_class < sizeof(names) / sizeof(names[0]) &&
-	    names[n->f.data_class] && nkv < max) {
+	if (n->f.kind == ST_FRAME_DATA && cls < sizeof(names) / sizeof(names[0]) && names[cls] &&
+	    nkv < max) {
 		kv[nkv][0] = "class";
-		kv[nkv++][1] = names[n->f.data_class];
+		kv[nkv++][1] = names[cls];
+	}
+	if (n->f.kind == ST_FRAME_DATA && (n->f.data_class & ST_DATA_FORCED) && nkv < max) {
+		kv[nkv][0] = "fault";
+		kv[nkv++][1] = "forced";
 	}
 	return nkv;
 }
