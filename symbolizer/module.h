@@ -16,6 +16,7 @@
 #include "symbolizer/safeopen.h"
 #include "symbolizer/symbolizer.h"
 
+struct st_dbgd;
 struct st_elf;
 struct st_load;
 struct st_symtab;
@@ -87,6 +88,7 @@ struct st_symbolizer {
 	void *cancel_ctx;
 	struct st_safe_open open;	/* size bound, refusals counted in safe */
 	struct st_safe_stats safe;
+	struct st_dbgd *dbgd;		/* debuginfod client, or NULL: off */
 	size_t evicted, out_of_time, cancelled, too_many, unshared;
 	__u64 root_dev, root_ino;	/* our own root directory */
 	struct st_strtab *strs;		/* options and kernel symbols only */

@@ -37,6 +37,9 @@ enum {
 	OPT_UNWIND_CACHE,
 	OPT_NO_UNWIND_CACHE,
 	OPT_UNWIND_CACHE_MB,
+	OPT_DEBUGINFOD,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_FORCE_FAULTS,
 };
 
@@ -55,6 +58,9 @@ static const struct argp_option options[] = {
 	{ "no-unwind-cache", OPT_NO_UNWIND_CACHE, NULL, 0, "dwarf/auto: compile every module's unwind table, keep nothing on disk", 2 },
 	{ "unwind-cache-mb", OPT_UNWIND_CACHE_MB, "MB", 0, "dwarf/auto: size bound of the unwind table cache, oldest files out first (default 512)", 2 },
 	{ "unwind-defer-mb", OPT_DEFER_MB, "MB", 0, "dwarf/auto: ring buffer for samples taken before their unwind tables were in, unwound later by the daemon (default 32; a power of two; 0: fold them as walked)", 2 },
+	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0, "Fetch debug files not found locally by build id from the servers in DEBUGINFOD_URLS (the default when it is set; without it, an error); cache: DEBUGINFOD_CACHE_PATH, as root /var/cache/stacktreed/debuginfod", 1 },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files, even with DEBUGINFOD_URLS set", 1 },
+	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
 	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see README)", 0 },
@@ -185,6 +191,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --unwind-defer-mb '%s': give 0 or a power of two "
 				   "up to 1024", arg);
 		o->defer_mb = (__u32)v;
+		break;
+	case OPT_DEBUGINFOD:
+		o->debuginfod = 1;
+		break;
+	case OPT_NO_DEBUGINFOD:
+		o->debuginfod = -1;
+		break;
+	case OPT_DEBUGINFOD_TIMEOUT:
+		if (parse_double(arg, 0.1, 3600, &v))
+			argp_error(state, "invalid --debuginfod-timeout '%s': give 0.1..3600 (s)", arg);
+		o->debuginfod_timeout = v;
 		break;
 	case OPT_MAX_FILE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)

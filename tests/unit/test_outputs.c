@@ -324,6 +324,36 @@ static void test_pprof_fields(void **state)
 	st_profile__free(p);
 }
 
+/* Mappings carry the build id the profile's modules list knows (hex, as
+ * pprof prints it), none when it knows none. */
+static void test_pprof_build_ids(void **state)
+{
+	struct st_profile *p = sample_profile();
+	PProfile *pb;
+	bool prog = false, libc = false;
+
+	(void)state;
+	assert_int_equal(st_profile__add_module(p, "/bin/prog", "/bin/prog",
+						"3f9a0c77d2e1b4c5a6f708192a3b4c5d6e7f8091"), 0);
+	assert_int_equal(st_profile__add_module(p, "/lib/libc.so.6", NULL, NULL), 0);
+	pb = decode_written(p);
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const char *file = s_(pb, pb->mapping[i]->filename);
+
+		if (!strcmp(file, "/bin/prog")) {
+			prog = true;
+			assert_string_equal(s_(pb, pb->mapping[i]->build_id),
+					    "3f9a0c77d2e1b4c5a6f708192a3b4c5d6e7f8091");
+		} else {
+			libc |= !strcmp(file, "/lib/libc.so.6");
+			assert_int_equal(pb->mapping[i]->build_id, 0);
+		}
+	}
+	assert_true(prog && libc);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	st_profile__free(p);
+}
+
 static void test_pprof_not_timer(void **state)
 {
 	const char *text = "a;b 4\na;c 2\n";
@@ -680,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_folded_lines),
 		cmocka_unit_test(test_folded_round_trip),
 		cmocka_unit_test(test_pprof_fields),
+		cmocka_unit_test(test_pprof_build_ids),
 		cmocka_unit_test(test_pprof_not_timer),
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_all),

@@ -580,6 +580,17 @@ static void set_name(struct symctx *x, struct st_frame *f, const char *name)
 	f->system_name = readable ? st_strtab__intern(x->p->strs, name) : NULL;
 }
 
+/* The profile's modules list: the module a frame names, with its file's
+ * path and build id (JSON "modules", pprof mappings). */
+static void note_module(struct symctx *x, const char *name, const struct st_mapping *m,
+			const struct st_sym *s)
+{
+	const char *path = m && m->module ? st_module__path(m->module) : NULL;
+
+	if (name && st_profile__add_module(x->p, name, path, s->build_id))
+		x->err = -ENOMEM;
+}
+
 /* A module data address: the module whose loaded extent covers it. False
  * when no module does. */
 static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
@@ -594,6 +605,7 @@ static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
 		f->data_class = ST_DATA_MODULE | (f->data_class & ST_DATA_FORCED);
 		set_name(x, f, s.function);
 		f->module = st_strtab__intern(x->p->strs, s.module);
+		note_module(x, f->module, m, &s);
 		f->offset = s.function ? s.offset : s.module_offset;
 		f->addr = s.function ? addr - s.offset : 0; /* one leaf per symbol */
 		return true;
@@ -622,6 +634,7 @@ static struct st_frame symbolize_stack_data(struct symctx *x, const struct st_fr
 
 static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc)
 {
+	const struct st_mapping *m = NULL;
 	struct st_frame f = *raw;
 	bool is_return = raw->kind == ST_FRAME_CALLSITE;
 	struct st_sym s = {};
@@ -649,8 +662,7 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	if (raw->kernel) {
 		r = st_symbolizer__resolve_kernel(x->c->sym, raw->addr, is_return, &s);
 	} else {
-		const struct st_mapping *m = st_procmaps__find(x->proc->maps, raw->addr);
-
+		m = st_procmaps__find(x->proc->maps, raw->addr);
 		if (m)
 			r = st_symbolizer__resolve(x->c->sym, m->module, m->path, m->start, m->pgoff,
 						   raw->addr, is_return, &s);
@@ -659,6 +671,8 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		return f; /* shown as [unknown] with its address */
 	set_name(x, &f, s.function);
 	f.module = st_strtab__intern(x->p->strs, s.module);
+	if (!raw->kernel)
+		note_module(x, f.module, m, &s);
 	if (!s.function)
 		f.offset = s.module_offset;
 	else if (raw->kind == ST_FRAME_CALLSITE)

@@ -354,6 +354,13 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		"%zu non-root files not shared by build id\n",
 		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
 		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+	if (ss.debuginfod)
+		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
+			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
+			"or not ELF), %zu not asked (too many build ids, or failures in a row); "
+			"%.2f s fetching\n",
+			ss.dbgd_found, ss.dbgd_not_found, ss.dbgd_failed, ss.dbgd_rejected,
+			ss.dbgd_skipped, ss.dbgd_seconds);
 	if (r->unw) {
 		struct st_unwinder_stats us;
 
@@ -566,6 +573,10 @@ int st_daemon__run(const struct st_options *o)
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
 		.max_file_mb = o->max_file_mb, .cancel = stopping,
+		.debuginfod = o->debuginfod > 0 ||
+			      (!o->debuginfod && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")),
+		.debuginfod_required = o->debuginfod > 0,
+		.debuginfod_timeout_s = o->debuginfod_timeout,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct run r = { .o = o };
@@ -592,7 +603,10 @@ int st_daemon__run(const struct st_options *o)
 	}
 	r.sym = st_symbolizer__new(&syo);
 	if (!r.sym) {
-		fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n", strerror(errno));
+		/* debuginfod's ENOSYS and EPERM were told already */
+		if (errno != ENOSYS && errno != EPERM)
+			fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n",
+				strerror(errno));
 		goto cleanup;
 	}
 	if (st_session__open(&so, &r.sess))

@@ -38,6 +38,9 @@ struct st_options {
 	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
 	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
+	int debuginfod;		/* --debuginfod 1, --no-debuginfod -1, 0: on when
+				 * DEBUGINFOD_URLS is set */
+	double debuginfod_timeout; /* --debuginfod-timeout: seconds per fetch, 0: default */
 	__u32 force_faults;	/* --force-faults: pages per second, 0: off */
 };
 

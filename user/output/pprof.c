@@ -220,7 +220,9 @@ static bool map_eq(const struct pp *b, size_t idx, const void *key)
 	return b->maps[idx].filename == *(const int64_t *)key;
 }
 
-static int mapping_id(struct pp *b, int64_t file, uint64_t *id)
+/* module: the frame's module name (file is its string index), whose
+ * build id the profile's modules list may know. */
+static int mapping_id(struct pp *b, const char *module, int64_t file, uint64_t *id)
 {
 	uint64_t h = mix(2, (uint64_t)file);
 	struct slot *sl;
@@ -230,8 +232,11 @@ static int mapping_id(struct pp *b, int64_t file, uint64_t *id)
 	sl = ix_find(&b->mapi, h, b, &file, map_eq);
 	if (!sl->idx1) {
 		PMapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
+		const struct st_prof_module *pm = st_profile__module(b->p, module);
 
 		if (grow(&b->maps, &b->capmaps, b->nmaps + 1, sizeof(*b->maps)))
+			return -ENOMEM;
+		if (pm && pm->build_id && (m.build_id = str(b, pm->build_id)) < 0)
 			return -ENOMEM;
 		m.id = b->nmaps + 1;
 		m.filename = file;
@@ -275,7 +280,8 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 	if (n->f.module)
 		file = str(b, n->f.module);
 	if (name < 0 || sysname < 0 || file < 0 || function_id(b, name, sysname, file, &k.function) ||
-	    (n->f.module && mapping_id(b, file, &k.mapping)) || ix_reserve(&b->loci))
+	    (n->f.module && mapping_id(b, n->f.module, file, &k.mapping)) ||
+	    ix_reserve(&b->loci))
 		return -ENOMEM;
 	h = mix(mix(mix(3, k.mapping), k.address), k.function);
 	sl = ix_find(&b->loci, h, b, &k, loc_eq);
