@@ -39,7 +39,7 @@
 #define ST_PERFMAP_MAX_ENTRIES (1u << 20)
 #define ST_PERFMAP_MAX_NAME 1024
 /* the module name of frames named by a perf map */
-#define ST_PERFMAP_MODULE "[jit]"
+#define ST_PERFMAP_MODULE "[perf-map]"
 
 struct st_perfmap;
 

@@ -1,0 +1,136 @@
+"""JIT code and unresolved frames (issue 11, items 5 and 7).
+
+tests/workloads/jit.c writes x86-64 code into anonymous executable memory,
+names it in its own /tmp/perf-PID.map and removes that file at exit: the
+frames there must carry the map's names (module [perf-map]) with the CPU
+shares the workload measured, the later map line winning over an earlier
+overlapping one; a map file that is a symbolic link, or owned by another
+user, is refused and counted. Unresolved frames: the share of samples with
+a frame without symbol, per module, in the summary, profile.json and the
+report headers, on the JIT workload (its unnamed code) and on a workload
+whose library was stripped (tests/workloads/stripped.c)."""
+import os
+import subprocess
+
+from stcheck import (STACKTREE, check, check_invariants, function_cum, function_nodes, load,
+                     main_thread, metric, nodes, run_profiled, workload)
+
+TOL = 4.0
+PERF_MAP = "[perf-map]"
+
+
+def share(t, name):
+    return 100.0 * function_cum(t["root"], name) / t["samples"]
+
+
+def real(rep, name):
+    return 100.0 * rep["phases"][name] / sum(rep["phases"].values())
+
+
+def unresolved_header(text):
+    lines = [l for l in text.splitlines() if l.startswith("# unresolved frames: ")]
+    check(len(lines) == 1, "no single '# unresolved frames' header line: %s" % lines)
+    return lines[0]
+
+
+def test_jit_perf_map_names():
+    out, err, rep = run_profiled(["-F", "999", "--", workload("jit")])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "jit")
+    check(not os.path.exists("/tmp/perf-%d.map" % t["pid"]), "the workload left its map file")
+    check(prof["notes"].get("perf maps read (JIT code names)", 0) >= 1,
+          "perf maps read: %s" % prof["notes"])
+    for name in ("jit_hot_loop", "jit_cold_loop"):
+        found = function_nodes(t["root"], name)
+        check(found, "%s not in the tree" % name)
+        check(all(n["module"] == PERF_MAP for n, _ in found),
+              "%s modules: %s" % (name, {n["module"] for n, _ in found}))
+        # the frame in JIT code is a node, and its caller was walked
+        check(all(p["function"] == "main" for _, p in found),
+              "%s callers: %s" % (name, {p["function"] for _, p in found}))
+        s, r = share(t, name), real(rep, name)
+        metric("jit.%s.diff_pts" % name, s - r)
+        check(abs(s - r) <= TOL, "%s: %.1f%% of samples, %.1f%% of CPU" % (name, s, r))
+    check(all(n["kind"] == "leaf" for n, _ in function_nodes(t["root"], "jit_hot_loop")),
+          "jit_hot_loop is not a leaf")
+    cold = function_nodes(t["root"], "jit_cold_loop")
+    check(all(n["kind"] == "callsite" and n["offset"] == 0x10 and
+              {c["function"] for c in n["children"]} <= {"cold_work"} for n, _ in cold),
+          "jit_cold_loop call sites: %s" % [(n["kind"], n["offset"],
+                                             [c["function"] for c in n["children"]])
+                                            for n, _ in cold])
+    check(not any(n["function"] == "stale_entry" for n, _, _ in nodes(t["root"])),
+          "the earlier overlapping map line won")
+    # the unnamed JIT code: unresolved frames, under [unknown]
+    anon = 100.0 * prof["unresolved"] / prof["samples"]
+    metric("jit.unresolved.diff_pts", anon - real(rep, "jit_anon"))
+    check(abs(anon - real(rep, "jit_anon")) <= TOL,
+          "unresolved %.1f%% of samples, the unnamed code %.1f%% of CPU"
+          % (anon, real(rep, "jit_anon")))
+    check(list(prof["unresolved_by"]) == ["[unknown]"] and
+          prof["unresolved_by"]["[unknown]"] == prof["unresolved"],
+          "unresolved_by: %s" % prof["unresolved_by"])
+    line = "unresolved frames: %.1f%% of samples; top modules: [unknown] (%.1f%%)" % (anon, anon)
+    check("stacktreed: " + line in err, "summary: no '%s' in %s" % (line, err))
+    with open(os.path.join(out, "xtree.txt")) as f:
+        xtree = f.read()
+    check(unresolved_header(xtree) == "# " + line, "xtree header: " + unresolved_header(xtree))
+    check("jit_hot_loop [perf-map]" in xtree and "jit_cold_loop+0x10 [perf-map]" in xtree,
+          "JIT frames in xtree.txt")
+    # read back: the field, and the headers it renders
+    out2 = out + "-report"
+    p = subprocess.run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"),
+                        "-o", out2, "--format", "xtree,arcflow,json"], capture_output=True,
+                       text=True)
+    check(p.returncode == 0, "stacktree report: " + p.stderr)
+    back = load(out2)
+    check(back["unresolved"] == prof["unresolved"] and
+          back["unresolved_by"] == prof["unresolved_by"], "unresolved read back")
+    for name in ("xtree.txt", "arcflow.txt"):
+        with open(os.path.join(out2, name)) as f:
+            check(unresolved_header(f.read()) == "# " + line, name + " header")
+
+
+def refused(mode, note):
+    out, err, _ = run_profiled(["-F", "499", "--", workload("jit")],
+                               env_extra={"WL_JIT_MAP": mode, "WL_SCALE": "0.4"})
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "jit")
+    check(prof["notes"].get(note, 0) >= 1, "%s: no '%s' in %s" % (mode, note, prof["notes"]))
+    check("stacktreed: %s:" % note in err, "%s: not in the summary" % note)
+    check("perf maps read (JIT code names)" not in prof["notes"], "a refused map was read")
+    named = {n["function"] for n, _, _ in nodes(t["root"])}
+    check(not named & {"jit_hot_loop", "jit_cold_loop", "stale_entry"},
+          "%s: names from a refused map: %s" % (mode, named))
+    # all JIT code is unresolved now: at least the hot loop's share
+    check(prof["unresolved_by"].get("[unknown]", 0) > prof["samples"] // 2,
+          "%s: unresolved %s of %d samples" % (mode, prof["unresolved_by"], prof["samples"]))
+
+
+def test_jit_perf_map_symlink_refused():
+    refused("symlink", "perf maps refused: symbolic links")
+
+
+def test_jit_perf_map_foreign_owner_refused():
+    refused("foreign", "perf maps refused: not owned by the process's user or root")
+
+
+def test_unresolved_frames_stripped_library():
+    out, err, rep = run_profiled(["-F", "999", "--", workload("stripped")])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "stripped")
+    lib = [m for m in prof["unresolved_by"] if m.endswith("/libstripped.so")]
+    check(len(lib) == 1 and list(prof["unresolved_by"])[0] == lib[0],
+          "top unresolved module: %s" % prof["unresolved_by"])
+    s = 100.0 * prof["unresolved_by"][lib[0]] / prof["samples"]
+    r = real(rep, "stripped_spin")
+    metric("stripped.unresolved.diff_pts", s - r)
+    check(abs(s - r) <= TOL, "libstripped.so: %.1f%% unresolved, %.1f%% of CPU" % (s, r))
+    check(abs(share(t, "stripped_spin") - s) <= 1.0, "stripped_spin (exported) keeps its name")
+    check("top modules: libstripped.so (%.1f%%)" % s in err, "summary: " + err)
+    with open(os.path.join(out, "xtree.txt")) as f:
+        check("top modules: libstripped.so (%.1f%%)" % s in unresolved_header(f.read()),
+              "xtree header")
