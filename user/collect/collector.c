@@ -786,11 +786,15 @@ size_t st_collector__processes(const struct st_collector *c)
 
 size_t st_collector__memory(const struct st_collector *c)
 {
-	struct rthread *t;
 	size_t pos = 0, bytes = c->ids_cap * sizeof(struct idref);
+	struct rthread *t;
+	struct proc *p;
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL)))
 		bytes += sizeof(*t) + st_tree__memory(t->tree);
+	pos = 0;
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))
+		bytes += st_perfmap__memory(p->jit);
 	return bytes;
 }
 

@@ -84,6 +84,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);
+/* Bytes held by the trees and the perf maps (the summary's "trees"). */
 size_t st_collector__memory(const struct st_collector *c);
 /* Records dropped because their parent was unknown (should stay 0). */
 __u64 st_collector__bad_records(const struct st_collector *c);

@@ -70,7 +70,9 @@ int st_profile__add_unresolved(struct st_profile *p, const char *module, __u64 n
 int st_profile__count_unresolved(struct st_profile *p);
 /* The header line "unresolved frames: 3.2% of samples; top modules:
  * libfoo.so (2.9%), [unknown] (0.3%)" (at most ST_UNRESOLVED_TOP modules,
- * by file name) into buf; NULL when the profile has no samples. */
+ * by file name) into buf; NULL when the profile has no samples or was
+ * read from folded stacks (names only: whether they were resolved is not
+ * known). */
 #define ST_UNRESOLVED_TOP 5
 const char *st_profile__unresolved_line(const struct st_profile *p, char *buf, size_t len);
 

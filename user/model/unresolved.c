@@ -163,8 +163,8 @@ const char *st_profile__unresolved_line(const struct st_profile *p, char *buf, s
 {
 	size_t used;
 
-	if (!p->samples || !len)
-		return NULL;
+	if (!p->samples || !len || !strcmp(p->event, "folded"))
+		return NULL;	/* folded stacks: names only, nothing known */
 	snprintf(buf, len, "unresolved frames: %.1f%% of samples", pct(p->unresolved, p->samples));
 	for (size_t i = 0; i < p->nunresolved_by && i < ST_UNRESOLVED_TOP; i++) {
 		const char *name = p->unresolved_by[i].name, *slash = strrchr(name, '/');
