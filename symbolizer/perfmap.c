@@ -263,7 +263,7 @@ cleanup:
 int st_perfmap__parse(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
 		      struct st_perfmap_stats *stats)
 {
-	const char *p = buf, *end = buf + len;
+	const char *p = buf, *end = buf ? buf + len : buf;	/* NULL + 0 is undefined */
 	struct entry *es = NULL;
 	size_t n = 0, cap = 0, bad = 0, dropped = 0;
 	int err = 0;
