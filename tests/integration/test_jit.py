@@ -12,6 +12,7 @@ whose library was stripped (tests/workloads/stripped.c)."""
 import os
 import subprocess
 
+from test_outputs import pprof
 from stcheck import (STACKTREE, check, check_invariants, function_cum, function_nodes, load,
                      main_thread, metric, nodes, run_profiled, workload)
 
@@ -127,7 +128,8 @@ def test_jit_perf_map_foreign_owner_refused():
 
 
 def test_unresolved_frames_stripped_library():
-    out, err, rep = run_profiled(["-F", "999", "--", workload("stripped")])
+    out, err, rep = run_profiled(["-F", "999", "--format", "xtree,json,pprof", "--",
+                                  workload("stripped")])
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "stripped")
@@ -143,6 +145,9 @@ def test_unresolved_frames_stripped_library():
     with open(os.path.join(out, "xtree.txt")) as f:
         check("top modules: libstripped.so (%.1f%%)" % s in unresolved_header(f.read()),
               "xtree header")
+    # pprof: a comment of the profile
+    top = pprof(["-top"], os.path.join(out, "profile.pb.gz"))
+    check("top modules: libstripped.so (%.1f%%)" % s in top, "pprof comments: " + top[:300])
 
 
 def test_jit_perf_map_unwind_modes():
