@@ -10,7 +10,9 @@ a frame without symbol, per module, in the summary, profile.json and the
 report headers, on the JIT workload (its unnamed code) and on a workload
 whose library was stripped (tests/workloads/stripped.c)."""
 import os
+import shutil
 import subprocess
+import tempfile
 
 from test_outputs import pprof
 from stcheck import (STACKTREE, check, check_invariants, function_cum, function_nodes, load,
@@ -178,3 +180,54 @@ def test_jit_perf_map_unwind_modes():
         if mode == "dwarf":
             check(prof["notes"].get("unwind stopped: no CFI", 0) > 0,
                   "dwarf: the stops at JIT code are not counted: %s" % prof["notes"])
+
+
+NODE_JS = """
+function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
+function coldLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s ^ (i * 13)) % 999983; return s; }
+const end = Date.now() + 1500; let x = 0;
+while (Date.now() < end) { x += hotLoop(300000); x += coldLoop(100000); }
+console.log(x);
+"""
+
+
+def test_jit_node_perf_basic_prof():
+    """A real JIT: node --perf-basic-prof writes /tmp/perf-PID.map for the
+    code V8 compiles; its JavaScript functions are named ([perf-map]) and
+    the walk goes on through V8's frames to the process's start."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    check(node, "node is not installed (scripts/deps.sh installs nodejs)")
+    tmp = tempfile.mkdtemp(prefix="st-node-")
+    script = os.path.join(tmp, "spin.js")
+    with open(script, "w") as f:
+        f.write(NODE_JS)
+    out, err, _ = run_profiled(["-F", "499", "--", node, "--perf-basic-prof", script])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "node")
+    try:
+        os.unlink("/tmp/perf-%d.map" % t["pid"])	# node leaves it
+    except FileNotFoundError:
+        pass
+    shares = {}
+    for name in ("hotLoop", "coldLoop"):
+        found = [n for n, _, _ in nodes(t["root"]) if n["function"] and name in n["function"]]
+        check(found and all(n["module"] == PERF_MAP for n in found),
+              "%s: %s" % (name, [(n["function"], n["module"]) for n in found[:5]]))
+        shares[name] = 100.0 * sum(n["cum"] for n in found) / t["samples"]
+    metric("jit.node.hotLoop.pct", shares["hotLoop"])
+    check(shares["hotLoop"] > 40 and shares["coldLoop"] > 5 and
+          shares["hotLoop"] > 2 * shares["coldLoop"], "JS shares: %s" % shares)
+    # the JIT frames sit under node's own frames, down to libc's start (node's main
+    # tail-calls node::Start)
+    parent = {id(n): p for n, _, p in nodes(t["root"])}
+    hot = [n for n, _, _ in nodes(t["root"]) if n["function"] and "hotLoop" in n["function"]]
+    under_main = 0
+    for n in hot:
+        anc = parent.get(id(n))
+        while anc is not None and anc["function"] != "__libc_start_call_main":
+            anc = parent.get(id(anc))
+        under_main += n["cum"] if anc is not None else 0
+    total = sum(n["cum"] for n in hot)
+    check(under_main >= 0.9 * total,
+          "hotLoop under __libc_start_call_main: %d of %d samples" % (under_main, total))
