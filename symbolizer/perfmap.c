@@ -7,7 +7,9 @@
  * by line number (ended entries leave it lazily): each piece between two
  * edges goes to the heap's top, the latest line. Neighbouring pieces of one
  * entry are joined. The result is sorted, disjoint ranges for a binary
- * search.
+ * search. Lines appended to a file already read are resolved alone and
+ * painted over the ranges of the earlier ones (linear), so that a JIT's
+ * growing map costs its new lines, not the whole file again.
  */
 #include "symbolizer/perfmap.h"
 #include "symbolizer/safeopen.h"
@@ -32,13 +34,22 @@ struct range {
 };
 
 struct st_perfmap {
-	struct range *ranges;
-	size_t nranges;
+	struct entry *entries;	/* every line kept, in line order */
+	size_t nentries, entries_cap;
+	struct range *ranges;	/* the entries, overlaps resolved */
+	size_t nranges, ranges_cap;
+	struct range *spare;	/* the ranges before the last append, reused by the next */
+	size_t spare_cap;
 	char *names;
 	size_t names_len, names_cap;
+	/* a last line without newline (maybe still being written): its entry
+	 * (0 or 1) and where its name starts, taken back before the next
+	 * append */
+	size_t tail_entries, tail_names;
 	bool have_file;		/* the file last read: */
 	__u64 dev, ino, size;
 	__s64 mtime_sec, mtime_nsec;
+	__u64 parsed;		/* its bytes up to the last newline parsed */
 };
 
 struct st_perfmap *st_perfmap__new(void)
@@ -48,11 +59,19 @@ struct st_perfmap *st_perfmap__new(void)
 
 static void clear(struct st_perfmap *m)
 {
+	free(m->entries);
 	free(m->ranges);
+	free(m->spare);
 	free(m->names);
+	m->spare = NULL;
+	m->spare_cap = 0;
+	m->entries = NULL;
 	m->ranges = NULL;
 	m->names = NULL;
-	m->nranges = m->names_len = m->names_cap = 0;
+	m->nentries = m->entries_cap = m->nranges = m->ranges_cap = 0;
+	m->names_len = m->names_cap = m->tail_entries = m->tail_names = 0;
+	m->have_file = false;
+	m->parsed = 0;
 }
 
 void st_perfmap__free(struct st_perfmap *m)
@@ -70,7 +89,9 @@ size_t st_perfmap__count(const struct st_perfmap *m)
 
 size_t st_perfmap__memory(const struct st_perfmap *m)
 {
-	return m ? sizeof(*m) + m->nranges * sizeof(*m->ranges) + m->names_cap : 0;
+	return m ? sizeof(*m) + m->entries_cap * sizeof(*m->entries) +
+			   (m->ranges_cap + m->spare_cap) * sizeof(*m->ranges) + m->names_cap :
+		   0;
 }
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -204,12 +225,30 @@ static void heap_pop(size_t *h, size_t *n)
 		h[i] = v;
 }
 
-static int resolve_overlaps(struct st_perfmap *m, const struct entry *es, size_t n)
+/* A growable array of ranges. */
+struct ranges {
+	struct range *r;
+	size_t n, cap;
+};
+
+static int push_range(struct ranges *out, struct range r)
 {
+	if (ST_GROW(out->r, out->cap, out->n, 64))
+		return -ENOMEM;
+	out->r[out->n++] = r;
+	return 0;
+}
+
+/* The entries [first, nentries) with their overlaps resolved (the later
+ * wins) into out: sorted, disjoint ranges. */
+static int resolve_overlaps(const struct st_perfmap *m, size_t first, struct ranges *out)
+{
+	const struct entry *es = m->entries;
+	size_t n = m->nentries - first, *heap = NULL, nheap = 0, i = 0;
 	struct edge *edges = NULL;
-	size_t *heap = NULL, nheap = 0, i = 0, cap = 0;
 	int err = 0;
 
+	out->n = 0;
 	if (!n)
 		return 0;
 	edges = malloc(n * sizeof(*edges));
@@ -219,19 +258,17 @@ static int resolve_overlaps(struct st_perfmap *m, const struct entry *es, size_t
 		goto cleanup;
 	}
 	for (size_t k = 0; k < n; k++) {
-		edges[k].at = es[k].start;
-		edges[k].entry = k;
+		edges[k].at = es[first + k].start;
+		edges[k].entry = first + k;
 	}
 	qsort(edges, n, sizeof(*edges), cmp_edge);
 	/* points where the winner may change: starts and ends; ends are
 	 * found as the heap's tops expire */
 	while (i < n || nheap) {
+		struct range *last = out->n ? &out->r[out->n - 1] : NULL;
 		__u64 at, next;
 
-		if (!nheap)
-			at = edges[i].at;
-		else
-			at = m->ranges[m->nranges - 1].end;	/* where the last piece ended */
+		at = nheap ? last->end : edges[i].at;	/* where the last piece ended */
 		while (i < n && edges[i].at <= at)
 			heap_push(heap, &nheap, edges[i++].entry);
 		while (nheap && es[heap[0]].end <= at)
@@ -242,17 +279,14 @@ static int resolve_overlaps(struct st_perfmap *m, const struct entry *es, size_t
 		next = es[heap[0]].end;
 		if (i < n && edges[i].at < next)
 			next = edges[i].at;
-		if (m->nranges && m->ranges[m->nranges - 1].end == at &&
-		    m->ranges[m->nranges - 1].name == es[heap[0]].name) {
-			m->ranges[m->nranges - 1].end = next;
+		if (last && last->end == at && last->name == es[heap[0]].name) {
+			last->end = next;
 			continue;
 		}
-		if (ST_GROW(m->ranges, cap, m->nranges, 64)) {
-			err = -ENOMEM;
+		err = push_range(out, (struct range){ at, next, es[heap[0]].name,
+						      es[heap[0]].start });
+		if (err)
 			goto cleanup;
-		}
-		m->ranges[m->nranges++] = (struct range){ at, next, es[heap[0]].name,
-							  es[heap[0]].start };
 	}
 cleanup:
 	free(edges);
@@ -260,51 +294,162 @@ cleanup:
 	return err;
 }
 
-int st_perfmap__parse(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
-		      struct st_perfmap_stats *stats)
+/* old's ranges under the newer ones of top (both sorted and disjoint) into
+ * out: top wins where they overlap. Linear. */
+static int paint(const struct ranges *old, const struct ranges *top, struct ranges *out)
 {
-	const char *p = buf, *end = buf ? buf + len : buf;	/* NULL + 0 is undefined */
-	struct entry *es = NULL;
-	size_t n = 0, cap = 0, bad = 0, dropped = 0;
+	size_t i = 0, j = 0;
+	__u64 pos = 0;	/* everything below was written */
 	int err = 0;
 
-	if (!m || (!buf && len))
-		return -EINVAL;
-	if (!max_entries)
-		max_entries = ST_PERFMAP_MAX_ENTRIES;
-	clear(m);
+	out->n = 0;
+	while (!err && (i < old->n || j < top->n)) {
+		const struct range *r = i < old->n ? &old->r[i] : NULL;
+		__u64 from, to;
+
+		if (j < top->n && (!r || top->r[j].start <= (r->start > pos ? r->start : pos))) {
+			err = push_range(out, top->r[j]);
+			pos = top->r[j++].end;
+			continue;
+		}
+		from = r->start > pos ? r->start : pos;
+		to = j < top->n && top->r[j].start < r->end ? top->r[j].start : r->end;
+		if (from < to) {
+			struct range piece = *r;
+
+			piece.start = from;
+			piece.end = to;
+			err = push_range(out, piece);
+			pos = to;
+		}
+		if (to == r->end || from >= r->end)
+			i++;
+	}
+	return err;
+}
+
+/* m->ranges from its entries: all of them again, or (first > 0) the
+ * entries from first on painted over the ranges of those before. */
+static int update_ranges(struct st_perfmap *m, size_t first)
+{
+	struct ranges old = { m->ranges, m->nranges, m->ranges_cap }, top = {};
+	/* into the spare array: its pages are there already (a fresh one of a
+	 * large map costs more in page faults than the painting itself) */
+	struct ranges out = { m->spare, 0, m->spare_cap };
+	int err;
+
+	if (!first) {
+		err = resolve_overlaps(m, 0, &old);
+		m->ranges = old.r;
+		m->nranges = old.n;
+		m->ranges_cap = old.cap;
+		return err;
+	}
+	err = resolve_overlaps(m, first, &top);
+	if (!err && top.n)
+		err = paint(&old, &top, &out);
+	if (!err && top.n) {
+		m->spare = m->ranges;
+		m->spare_cap = m->ranges_cap;
+		m->ranges = out.r;
+		m->nranges = out.n;
+		m->ranges_cap = out.cap;
+	} else {
+		m->spare = out.r;
+		m->spare_cap = out.cap;
+	}
+	free(top.r);
+	return err;
+}
+
+/* Parse buf's lines into more entries (the tail entry of the previous
+ * append taken back first); *consumed: the bytes up to the last newline.
+ * final: buf ends the file, a last line without newline is complete;
+ * otherwise it may still be being written: its entry is kept until the
+ * next append, and counted (bad, dropped) only once complete. */
+static int append(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
+		  bool final, struct st_perfmap_stats *stats, size_t *consumed)
+{
+	const char *p = buf, *end = buf ? buf + len : buf;	/* NULL + 0 is undefined */
+	size_t bad = 0, dropped = 0, first;
+	int err = 0;
+
+	/* a tail taken back is painted in the ranges already: all again */
+	first = m->tail_entries ? 0 : m->nentries;
+	m->nentries -= m->tail_entries;
+	if (m->tail_entries)
+		m->names_len = m->tail_names;
+	m->tail_entries = 0;
+	*consumed = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
 		const char *name;
 		struct entry e;
-		size_t nlen;
+		size_t nlen, names_before = m->names_len;
 
 		if (eol == p) {			/* an empty line */
 			p = eol + 1;
+			*consumed = (size_t)(p - buf);
 			continue;
 		}
 		if (parse_line(p, eol, &e, &name, &nlen)) {
-			bad++;
-		} else if (n >= max_entries) {
-			dropped++;
+			bad += nl || final;
+		} else if (m->nentries >= max_entries) {
+			dropped += nl || final;
 		} else {
-			if (ST_GROW(es, cap, n, 64) || add_name(m, name, nlen, &e.name)) {
+			if (ST_GROW(m->entries, m->entries_cap, m->nentries, 64) ||
+			    add_name(m, name, nlen, &e.name)) {
 				err = -ENOMEM;
 				goto cleanup;
 			}
-			es[n++] = e;
+			m->entries[m->nentries++] = e;
+			if (!nl && !final) {
+				m->tail_entries = 1;
+				m->tail_names = names_before;
+			}
 		}
-		p = eol + 1;
+		if (!nl)
+			break;
+		p = nl + 1;
+		*consumed = (size_t)(p - buf);
 	}
-	err = resolve_overlaps(m, es, n);
+	err = update_ranges(m, first);
 cleanup:
-	free(es);
-	if (err)
-		clear(m);
 	if (stats) {
 		stats->bad_lines += bad;
 		stats->dropped += dropped;
 	}
+	return err;
+}
+
+int st_perfmap__append(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
+		       struct st_perfmap_stats *stats, size_t *consumed)
+{
+	size_t used;
+	int err;
+
+	if (!m || (!buf && len))
+		return -EINVAL;
+	err = append(m, buf, len, max_entries ? max_entries : ST_PERFMAP_MAX_ENTRIES, false,
+		     stats, consumed ? consumed : &used);
+	if (err)
+		clear(m);
+	return err;
+}
+
+int st_perfmap__parse(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
+		      struct st_perfmap_stats *stats)
+{
+	size_t consumed;
+	int err;
+
+	if (!m || (!buf && len))
+		return -EINVAL;
+	clear(m);
+	err = append(m, buf, len, max_entries ? max_entries : ST_PERFMAP_MAX_ENTRIES, true, stats,
+		     &consumed);
+	if (err)
+		clear(m);
 	return err;
 }
 
@@ -409,9 +554,11 @@ int st_perfmap__read(struct st_perfmap *m, unsigned pid, struct st_perfmap_stats
 	};
 	__u32 euid = 0, nspid = 0;
 	char path[64], *buf = NULL;
+	size_t len = 0, consumed;
+	bool same, grown;
 	struct stat st;
-	size_t len = 0;
 	int fd = -1, err;
+	__u64 from;
 
 	err = st_perfmap__proc_ids(pid, &euid, &nspid);
 	if (err)
@@ -434,17 +581,30 @@ int st_perfmap__read(struct st_perfmap *m, unsigned pid, struct st_perfmap_stats
 			stats->not_owned++;
 		goto cleanup;
 	}
-	if (m->have_file && m->dev == st.st_dev && m->ino == st.st_ino &&
-	    m->size == (__u64)st.st_size && m->mtime_sec == st.st_mtim.tv_sec &&
+	same = m->have_file && m->dev == st.st_dev && m->ino == st.st_ino;
+	if (same && m->size == (__u64)st.st_size && m->mtime_sec == st.st_mtim.tv_sec &&
 	    m->mtime_nsec == st.st_mtim.tv_nsec)
 		goto cleanup;	/* unchanged */
-	err = read_all(fd, o.max_size, &buf, &len);
+	/* JITs append: a file that grew is read from its last newline on;
+	 * one replaced, cut or rewritten in place from the start */
+	grown = same && (__u64)st.st_size > m->size;
+	from = grown ? m->parsed : 0;
+	if (from && lseek(fd, (off_t)from, SEEK_SET) < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = read_all(fd, o.max_size - from, &buf, &len);
 	if (err == -EFBIG) {
 		safe.too_large++;
 		goto cleanup;
 	}
-	if (err || (err = st_perfmap__parse(m, buf, len, 0, stats)))
+	if (err)
 		goto cleanup;
+	if (!grown)
+		clear(m);
+	if ((err = st_perfmap__append(m, buf, len, 0, stats, &consumed)))
+		goto cleanup;
+	m->parsed = from + consumed;
 	m->have_file = true;
 	m->dev = st.st_dev;
 	m->ino = st.st_ino;

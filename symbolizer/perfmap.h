@@ -64,6 +64,16 @@ void st_perfmap__free(struct st_perfmap *m);
 int st_perfmap__parse(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
 		      struct st_perfmap_stats *stats);
 
+/* More lines of the file parsed before (buf: its bytes from the end of
+ * the last complete line given so far). Only they are parsed, and their
+ * ranges painted over the earlier ones (linear in the entries kept). A last
+ * line without newline may still be being written: its entry is kept until
+ * the next call, which must give its bytes again; it is counted (bad line,
+ * dropped) only once complete. *consumed (if given): the bytes up to the
+ * last newline. 0 or -ENOMEM (m is then empty). */
+int st_perfmap__append(struct st_perfmap *m, const char *buf, size_t len, size_t max_entries,
+		       struct st_perfmap_stats *stats, size_t *consumed);
+
 /* The name of the entry covering addr and its start (*start, if given), or
  * NULL. The string is valid until the next parse/read or free. */
 const char *st_perfmap__find(const struct st_perfmap *m, __u64 addr, __u64 *start);
@@ -77,7 +87,9 @@ size_t st_perfmap__memory(const struct st_perfmap *m);
  * (device, inode, size, mtime): 1 read, 0 unchanged (or no file: the
  * entries read before are kept, so a JIT that removed its map file at exit
  * keeps its names), or negative errno: a refusal (counted in *stats, the
- * old entries kept), -ESRCH the process is gone, -ENOMEM. */
+ * old entries kept), -ESRCH the process is gone, -ENOMEM. A file that grew
+ * (same inode) is read from the end of its last complete line on
+ * (st_perfmap__append()); one replaced, cut or rewritten from the start. */
 int st_perfmap__read(struct st_perfmap *m, unsigned pid, struct st_perfmap_stats *stats);
 
 /* The process's effective uid and its pid in its own pid namespace (the

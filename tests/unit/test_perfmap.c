@@ -221,12 +221,111 @@ static void test_read_self(void **state)
 	st_perfmap__free(m);
 }
 
+static void append_to(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A JIT appends to its map: only the new bytes are parsed, a last line
+ * still being written is taken back and parsed again once complete, and a
+ * file replaced or cut is read from the start. */
+static void test_read_appends(void **state)
+{
+	struct st_perfmap_stats st = {};
+	struct st_perfmap *m = st_perfmap__new();
+	char path[64];
+	__u32 euid, nspid;
+	size_t before;
+
+	(void)state;
+	assert_int_equal(st_perfmap__proc_ids((unsigned)getpid(), &euid, &nspid), 0);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", nspid);
+	unlink(path);
+	append_to(path, "1000 10 first\n2000 10 second\n");
+	assert_int_equal(st_perfmap__read(m, (unsigned)getpid(), &st), 1);
+	assert_int_equal(st_perfmap__count(m), 2);
+	append_to(path, "3000 10 third\n4000 10 par");
+	assert_int_equal(st_perfmap__read(m, (unsigned)getpid(), &st), 1);
+	assert_string_equal(st_perfmap__find(m, 0x3000, NULL), "third");
+	assert_string_equal(st_perfmap__find(m, 0x4000, NULL), "par");	/* for now */
+	before = st_perfmap__memory(m);
+	append_to(path, "tial\n2000 10 second again\nzz bad\n");
+	assert_int_equal(st_perfmap__read(m, (unsigned)getpid(), &st), 1);
+	assert_string_equal(st_perfmap__find(m, 0x1000, NULL), "first");
+	assert_string_equal(st_perfmap__find(m, 0x4000, NULL), "partial");
+	assert_string_equal(st_perfmap__find(m, 0x2000, NULL), "second again");
+	assert_int_equal(st_perfmap__count(m), 4);
+	assert_int_equal(st.bad_lines, 1);	/* "zz bad" once, the tail never */
+	assert_true(st_perfmap__memory(m) >= before);
+	/* replaced by a shorter file: from the start */
+	unlink(path);
+	append_to(path, "5000 10 new\n");
+	assert_int_equal(st_perfmap__read(m, (unsigned)getpid(), &st), 1);
+	assert_null(st_perfmap__find(m, 0x1000, NULL));
+	assert_string_equal(st_perfmap__find(m, 0x5000, NULL), "new");
+	assert_int_equal(st_perfmap__count(m), 1);
+	/* cut in place (same inode, smaller): from the start */
+	assert_int_equal(truncate(path, 0), 0);
+	append_to(path, "6000 1 x\n");
+	assert_int_equal(st_perfmap__read(m, (unsigned)getpid(), &st), 1);
+	assert_null(st_perfmap__find(m, 0x5000, NULL));
+	assert_string_equal(st_perfmap__find(m, 0x6000, NULL), "x");
+	assert_int_equal(st.files, 5);
+	unlink(path);
+	st_perfmap__free(m);
+}
+
+/* Appends painted over earlier ranges name every address as one parse of
+ * the whole text does (fuzz_perfmap checks this on arbitrary input). */
+static void test_append_paints(void **state)
+{
+	static const char *parts[] = {
+		"1000 1000 A\n3000 100 B\n",
+		"1400 400 C\n2f00 180 D\n0 10 E\n",	/* inside A, over B's start, below */
+		"1000 1000 F\n5000 10 G\n",		/* all of A (and C) again */
+	};
+	struct st_perfmap *whole = st_perfmap__new(), *m = st_perfmap__new();
+	char text[256] = "";
+
+	(void)state;
+	for (size_t k = 0; k < 3; k++) {
+		size_t consumed = 0;
+
+		strcat(text, parts[k]);
+		assert_int_equal(st_perfmap__append(m, parts[k], strlen(parts[k]), 0, NULL,
+						    &consumed), 0);
+		assert_int_equal(consumed, strlen(parts[k]));
+		assert_int_equal(st_perfmap__parse(whole, text, strlen(text), 0, NULL), 0);
+		for (__u64 a = 0; a < 0x5020; a += 0x10) {
+			__u64 s1 = 1, s2 = 2;
+			const char *x = st_perfmap__find(whole, a, &s1), *y = st_perfmap__find(m, a, &s2);
+
+			assert_true(!x == !y);
+			if (x) {
+				assert_string_equal(x, y);
+				assert_int_equal(s1, s2);
+			}
+		}
+	}
+	assert_string_equal(st_perfmap__find(m, 0x1500, NULL), "F");
+	assert_string_equal(st_perfmap__find(m, 0x2f80, NULL), "D");
+	assert_string_equal(st_perfmap__find(m, 0x3080, NULL), "B");
+	assert_string_equal(st_perfmap__find(m, 0x5, NULL), "E");
+	st_perfmap__free(whole);
+	st_perfmap__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),	 cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_overlaps), cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_bounds),	 cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_read_appends), cmocka_unit_test(test_append_paints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
