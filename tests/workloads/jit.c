@@ -96,8 +96,14 @@ int main(void)
 			perror("jit: the map through a symlink");
 			return 1;
 		}
-	} else if (write_map(map, code) ||
-		   (mode && strcmp(mode, "foreign") == 0 && chown(map, 65534, 65534))) {
+	} else if (mode && strcmp(mode, "foreign") == 0) {
+		/* another user's file from the start: written and given away
+		 * under another name, then renamed into place */
+		if (write_map(target, code) || chown(target, 65534, 65534) || rename(target, map)) {
+			perror("jit: the foreign map file");
+			return 1;
+		}
+	} else if (write_map(map, code)) {
 		perror("jit: the map file");
 		return 1;
 	}
