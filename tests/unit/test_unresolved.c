@@ -183,6 +183,34 @@ static void test_json(void **state)
 	st_profile__free(q);
 }
 
+static void expect_error(const char *json, const char *want)
+{
+	char *path = strdup("/tmp/st-unit-XXXXXX"), err[512] = "";
+	int fd = mkstemp(path);
+	struct st_profile *q = NULL;
+
+	assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+	close(fd);
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), -22);
+	assert_non_null(strstr(err, want));
+	assert_null(q);
+	unlink(path);
+	free(path);
+}
+
+/* counts that cannot be */
+static void test_json_errors(void **state)
+{
+	(void)state;
+	expect_error("{\"event\":\"x\",\"samples\":1,\"unresolved\":2,\"threads\":[]}",
+		     "\"unresolved\" past \"samples\"");
+	expect_error("{\"event\":\"x\",\"samples\":5,\"unresolved\":2,"
+		     "\"unresolved_by\":{\"/lib/a.so\":3},\"threads\":[]}",
+		     "unresolved_by: \"/lib/a.so\" past \"unresolved\"");
+	expect_error("{\"event\":\"x\",\"samples\":5,\"unresolved_by\":{\"a\":-1},"
+		     "\"threads\":[]}", "must be a non-negative integer");
+}
+
 /* --merge-threads keeps the counts */
 static void test_merge_threads(void **state)
 {
@@ -204,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_merge_threads),
 	};
 

@@ -468,6 +468,12 @@ static int read_doc(struct reader *r, json_object *doc)
 	    (err = get_u64(r, doc, "unresolved", "top level", false, &r->p->unresolved)))
 		return err;
 	r->has_unresolved = json_object_object_get_ex(doc, "unresolved", &v);
+	if (r->p->unresolved > r->p->samples)
+		return fail(r, "top level", "\"unresolved\" past \"samples\"");
+	for (size_t i = 0; i < r->p->nunresolved_by; i++)
+		if (r->p->unresolved_by[i].value > r->p->unresolved)
+			return fail(r, "unresolved_by", "\"%s\" past \"unresolved\"",
+				    r->p->unresolved_by[i].name);
 	if (r->p->nlost_by == 0 && lost && (err = st_profile__add_lost(r->p, "unspecified", lost)))
 		return err;
 	if (!json_object_object_get_ex(doc, "threads", &threads) ||
