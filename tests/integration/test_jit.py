@@ -204,7 +204,10 @@ def test_jit_node_perf_basic_prof():
     script = os.path.join(tmp, "spin.js")
     with open(script, "w") as f:
         f.write(NODE_JS)
-    out, err, _ = run_profiled(["-F", "499", "--", node, "--perf-basic-prof", script])
+    # --perf-basic-prof also has V8 log into the current directory: into tmp
+    out, err, _ = run_profiled(["-F", "499", "--", node, "--perf-basic-prof",
+                                "--logfile=" + os.path.join(tmp, "v8.log"),
+                                "--no-logfile-per-isolate", script])
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "node")
