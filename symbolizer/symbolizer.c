@@ -36,6 +36,7 @@
 #include "symbolizer/elf.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/module.h"
+#include "symbolizer/srcinfo.h"
 #include "symbolizer/stackvars.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
@@ -173,6 +174,7 @@ static void module_close(struct st_module *m)
 {
 	st_elf__free(m->elf);
 	m->elf = NULL;
+	st_srcinfo__close(m->src);
 	if (m->root_fd >= 0)
 		close(m->root_fd);
 	m->root_fd = -1;
@@ -189,6 +191,7 @@ static void module_free(struct st_module *m)
 	st_symtab__free(m->data);
 	st_strtab__free(m->data_names);
 	st_stackvars__free(m->vars);
+	st_srcinfo__free(m->src);
 	st_strtab__free(m->strs);
 	free(m->open_path);
 	free(m->keys);
@@ -212,6 +215,7 @@ static size_t module_memory(const struct st_module *m)
 		bytes += st_strtab__memory(m->data_names);
 	if (m->vars)
 		bytes += st_stackvars__memory(m->vars);
+	bytes += st_srcinfo__memory(m->src);
 	if (m->open_path)
 		bytes += strlen(m->open_path) + 1;
 	return bytes;
@@ -434,6 +438,7 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->evicted = s->evicted;
 	out->unshared = s->unshared;
 	out->cache_budget = s->cache_budget;
+	out->src_cut = s->src_cut;
 }
 
 size_t st_symbolizer__modules(const struct st_symbolizer *s, size_t *unused)

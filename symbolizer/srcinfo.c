@@ -1,0 +1,392 @@
+/* srcinfo.c - inlined frames and source lines of a module (see srcinfo.h
+ * and st_symbolizer__source() in symbolizer.h).
+ *
+ * A lookup finds the compile unit covering the address in a table of CU
+ * ranges built once (dwarf_get_units() and dwarf_ranges(), in order, no
+ * recursion), then asks libdw for the scopes at the address
+ * (dwarf_getscopes(), then dwarf_getscopes_die() on the innermost for the
+ * concrete chain, as eu-addr2line -i does), the line table's line
+ * (dwarf_getsrc_die()) and each DW_TAG_inlined_subroutine's call site
+ * (DW_AT_call_file, DW_AT_call_line). The chain is kept in an open
+ * addressing cache keyed by the ELF address.
+ */
+#include "symbolizer/srcinfo.h"
+#include "symbolizer/module.h"
+#include "common/grow.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer/elf.h"
+#include "symbolizer/strtab.h"
+#include "symbolizer/worklimit.h"
+
+struct si_cu {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die die;
+};
+
+struct si_slot {
+	__u64 vaddr;
+	__u32 first;		/* index in frames */
+	__u8 n;			/* frames in the chain (0: none) */
+	bool used;
+};
+
+struct st_srcinfo {
+	struct st_elf *elf;	/* the file with the DWARF, while open */
+	Dwarf *dw;
+	bool none;		/* the module has no DWARF */
+	bool cut;		/* out of time or addresses: no more lookups */
+	double spent;		/* seconds of lookups so far */
+	struct si_cu *cus;	/* sorted by lo, while open */
+	size_t ncus, cus_cap;
+	struct si_slot *slots;	/* power of two */
+	size_t nslots, nused;
+	struct st_src_frame *frames;
+	size_t nframes, frames_cap;
+	struct st_strtab *strs;	/* names and files */
+};
+
+void st_srcinfo__close(struct st_srcinfo *si)
+{
+	if (!si)
+		return;
+	if (si->dw)
+		dwarf_end(si->dw);
+	si->dw = NULL;
+	st_elf__free(si->elf);
+	si->elf = NULL;
+	free(si->cus);
+	si->cus = NULL;
+	si->ncus = si->cus_cap = 0;
+}
+
+void st_srcinfo__free(struct st_srcinfo *si)
+{
+	if (!si)
+		return;
+	st_srcinfo__close(si);
+	free(si->slots);
+	free(si->frames);
+	st_strtab__free(si->strs);
+	free(si);
+}
+
+size_t st_srcinfo__memory(const struct st_srcinfo *si)
+{
+	if (!si)
+		return 0;
+	return sizeof(*si) + si->cus_cap * sizeof(*si->cus) + si->nslots * sizeof(*si->slots) +
+	       si->frames_cap * sizeof(*si->frames) + st_strtab__memory(si->strs);
+}
+
+static int cmp_cu(const void *pa, const void *pb)
+{
+	const struct si_cu *a = pa, *b = pb;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The CU range table of si->dw, within w. */
+static int build_cus(struct st_srcinfo *si, struct st_work *w)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	__u8 unit_type;
+	size_t seen = 0;
+
+	while (dwarf_get_units(si->dw, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		if (++seen % 256 == 0 && st_work__over(w))
+			break;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
+			if (start >= end)
+				continue;
+			if (ST_GROW(si->cus, si->cus_cap, si->ncus, 64))
+				return -ENOMEM;
+			si->cus[si->ncus++] = (struct si_cu){ .lo = start, .hi = end, .die = cudie };
+		}
+	}
+	qsort(si->cus, si->ncus, sizeof(*si->cus), cmp_cu);
+	return 0;
+}
+
+/* Open the module's DWARF (si->none when it has none). */
+static int si_open(struct st_symbolizer *s, struct st_module *m, const char *path,
+		   struct st_srcinfo *si)
+{
+	struct st_work w;
+	int err;
+
+	err = st_mod__dwarf_elf(s, m, path, &si->elf);
+	if (err)
+		return err;
+	if (si->elf)
+		si->dw = dwarf_begin_elf(st_elf__elf(si->elf), DWARF_C_READ, NULL);
+	if (!si->dw) {
+		st_srcinfo__close(si);
+		si->none = true;
+		return 0;
+	}
+	st_mod__work_begin(s, &w);
+	err = build_cus(si, &w);
+	if (w.out_of_time || w.cancelled) {
+		si->cut = true;
+		s->src_cut++;
+	}
+	st_mod__work_end(s, m, &w);
+	if (s->verbose && !err)
+		fprintf(stderr, "stacktreed: %s: DWARF for source lines, %zu CU ranges\n",
+			m->path, si->ncus);
+	return err;
+}
+
+/* The CU whose range holds vaddr, or NULL. */
+static Dwarf_Die *find_cu(struct st_srcinfo *si, __u64 vaddr)
+{
+	size_t lo = 0, hi = si->ncus;
+
+	while (lo < hi) {	/* first range starting after vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (si->cus[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges of different CUs do not overlap in practice: look at a few */
+	for (size_t j = lo, k = 0; j > 0 && k < 8; j--, k++)
+		if (vaddr < si->cus[j - 1].hi)
+			return &si->cus[j - 1].die;
+	return NULL;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)
+					?: dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name && *name ? name : NULL;
+}
+
+/* A frame; a relative file name is taken from the CU's directory. */
+static int push(struct st_srcinfo *si, Dwarf_Die *cudie, const char *name, const char *file,
+		__u32 line)
+{
+	struct st_src_frame *f;
+	Dwarf_Attribute attr;
+	const char *dir;
+	char *full = NULL;
+
+	if (ST_GROW(si->frames, si->frames_cap, si->nframes, 64))
+		return -ENOMEM;
+	if (file && file[0] != '/' &&
+	    (dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr))) && *dir) {
+		if (asprintf(&full, "%s/%s", dir, file) < 0)
+			return -ENOMEM;
+		file = full;
+	}
+	f = &si->frames[si->nframes];
+	f->function = st_strtab__intern(si->strs, name);
+	f->file = st_strtab__intern(si->strs, file);
+	f->line = line;
+	free(full);
+	if ((name && !f->function) || (file && !f->file))
+		return -ENOMEM;
+	si->nframes++;
+	return 0;
+}
+
+/* Append the chain at vaddr to si->frames, innermost first; how many. */
+static int chain(struct st_srcinfo *si, __u64 vaddr, size_t *n)
+{
+	Dwarf_Die *cudie = find_cu(si, vaddr), *scopes = NULL, inner;
+	Dwarf_Files *files = NULL;
+	Dwarf_Attribute attr;
+	const char *file = NULL;
+	Dwarf_Word val;
+	Dwarf_Line *l;
+	int nscopes, err = 0, line = 0;
+
+	*n = 0;
+	if (!cudie)
+		return 0;
+	l = dwarf_getsrc_die(cudie, vaddr);
+	if (l) {
+		file = dwarf_linesrc(l, NULL, NULL);
+		if (dwarf_lineno(l, &line))
+			line = 0;
+	}
+	nscopes = dwarf_getscopes(cudie, vaddr, &scopes);
+	if (nscopes > 0) {
+		inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	}
+	if (dwarf_getsrcfiles(cudie, &files, NULL))
+		files = NULL;
+	for (int i = 0; i < nscopes && *n < ST_SRC_MAX_FRAMES; i++) {
+		Dwarf_Die *die = &scopes[i];
+		int tag = dwarf_tag(die);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
+		    tag != DW_TAG_entry_point)
+			continue;
+		err = push(si, cudie, die_name(die), file, line > 0 ? (__u32)line : 0);
+		if (err)
+			break;
+		++*n;
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+		/* the next one out calls this one here */
+		file = NULL;
+		line = 0;
+		if (files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) == 0)
+			file = dwarf_filesrc(files, val, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val) == 0 &&
+		    val <= INT32_MAX)
+			line = (int)val;
+	}
+	if (!err && *n == 0 && file) {	/* lines without a function DIE */
+		err = push(si, cudie, NULL, file, line > 0 ? (__u32)line : 0);
+		if (!err)
+			*n = 1;
+	}
+	free(scopes);
+	return err;
+}
+
+static struct si_slot *slot_of(const struct st_srcinfo *si, __u64 vaddr)
+{
+	size_t mask = si->nslots - 1, j = (size_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+
+	while (si->slots[j].used && si->slots[j].vaddr != vaddr)
+		j = (j + 1) & mask;
+	return &si->slots[j];
+}
+
+static int grow_slots(struct st_srcinfo *si)
+{
+	struct st_srcinfo old = *si;
+
+	si->nslots = old.nslots ? old.nslots * 2 : 1024;
+	si->slots = calloc(si->nslots, sizeof(*si->slots));
+	if (!si->slots) {
+		si->slots = old.slots;
+		si->nslots = old.nslots;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < old.nslots; i++)
+		if (old.slots[i].used)
+			*slot_of(si, old.slots[i].vaddr) = old.slots[i];
+	free(old.slots);
+	return 0;
+}
+
+/* Look vaddr up (not cached yet) and cache it. */
+static int lookup(struct st_symbolizer *s, struct st_module *m, struct st_srcinfo *si,
+		  __u64 vaddr, struct si_slot **out)
+{
+	size_t first = si->nframes, n;
+	double t0 = st_work__now();
+	struct si_slot *sl;
+	int err;
+
+	*out = NULL;
+	if (si->nused >= ST_SRC_MAX_ADDRS || si->spent > s->module_time_s ||
+	    (s->cancel && s->cancel(s->cancel_ctx))) {
+		si->cut = true;
+		s->src_cut++;
+		if (s->verbose)
+			fprintf(stderr, "stacktreed: %s: source lines cut short (%zu addresses, "
+				"%.2f s)\n", m->path, si->nused, si->spent);
+		return 0;
+	}
+	if ((si->nused + 1) * 2 > si->nslots && (err = grow_slots(si)))
+		return err;
+	err = chain(si, vaddr, &n);
+	si->spent += st_work__now() - t0;
+	if (err) {
+		si->nframes = first;
+		return err;
+	}
+	/* innermost first from chain(): outermost first for the caller */
+	for (size_t i = 0; i < n / 2; i++) {
+		struct st_src_frame tmp = si->frames[first + i];
+
+		si->frames[first + i] = si->frames[first + n - 1 - i];
+		si->frames[first + n - 1 - i] = tmp;
+	}
+	sl = slot_of(si, vaddr);
+	*sl = (struct si_slot){ .vaddr = vaddr, .first = (__u32)first, .n = (__u8)n, .used = true };
+	si->nused++;
+	*out = sl;
+	return 0;
+}
+
+int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const char *path,
+			  __u64 map_start, __u64 map_pgoff, __u64 addr, bool is_return,
+			  const struct st_src_frame **frames, size_t *n)
+{
+	struct st_srcinfo *si;
+	struct si_slot *sl = NULL;
+	__u64 look, vaddr;
+	int err;
+
+	if (!s || !m || !frames || !n)
+		return -EINVAL;
+	*frames = NULL;
+	*n = 0;
+	look = is_return && addr ? addr - 1 : addr;
+	vaddr = st_mod__to_vaddr(m, look - map_start + map_pgoff);
+	if (!m->src) {
+		m->src = calloc(1, sizeof(*m->src));
+		if (!m->src)
+			return -ENOMEM;
+		m->src->strs = st_strtab__new();
+		if (!m->src->strs) {
+			free(m->src);
+			m->src = NULL;
+			return -ENOMEM;
+		}
+	}
+	si = m->src;
+	if (si->nslots) {
+		sl = slot_of(si, vaddr);
+		if (!sl->used)
+			sl = NULL;
+	}
+	if (!sl) {
+		if (si->none || si->cut)
+			return 0;
+		if (!si->dw) {
+			err = si_open(s, m, path, si);
+			if (err)
+				return err == -ENOMEM ? err : 0; /* no file now: tried again later */
+			if (!si->dw)
+				return 0;
+		}
+		err = lookup(s, m, si, vaddr, &sl);
+		if (err || !sl)
+			return err;
+	}
+	*frames = si->frames + sl->first;
+	*n = sl->n;
+	return 0;
+}
