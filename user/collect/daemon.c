@@ -93,6 +93,7 @@ struct run {
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
 	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
 	double interval_start, next_snapshot;
+	double sampling_end;	/* when the final snapshot's sampling stopped, or 0 */
 	unsigned snapshots;
 };
 
@@ -365,6 +366,9 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
 				us.no_room_names);
 	}
+	if (ss.src_cut)
+		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
+			"address limit per module)\n", ss.src_cut);
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
 
@@ -436,7 +440,7 @@ static int snapshot(struct run *r)
 	char *text = NULL;
 	size_t len = 0, n = 0;
 	FILE *mem = NULL;
-	double t = now_s();
+	double t = now_s(), symbolized = 0;
 	int err;
 
 	r->next_snapshot = t + o->interval;
@@ -469,11 +473,19 @@ static int snapshot(struct run *r)
 		summary(mem, ps[i], r, o->interval > 0 ? "(this directory)" : o->output);
 	fclose(mem);
 	err = write_reports(r, ps, prefixes, n, text);
+	if (!err)	/* from the end of sampling (or the snapshot's start) */
+		symbolized = now_s() - (r->sampling_end > 0 ? r->sampling_end : t);
 	if (o->interval <= 0) {
-		if (!err)
+		if (!err) {
 			fputs(text, stderr);
+			fprintf(stderr, "stacktreed: symbolized in %.2f s (end of sampling to "
+				"reports written)\n", symbolized);
+		}
 		goto cleanup;
 	}
+	if (!err)
+		fprintf(stderr, "stacktreed: symbolized in %.2f s (snapshot start to written)\n",
+			symbolized);
 	if (!err) {
 		st_collector__reset(r->coll);
 		r->interval_start = t;
@@ -551,7 +563,7 @@ int st_daemon__run(const struct st_options *o)
 	double t0;
 
 	r.ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
-					.formats = o->formats };
+					.formats = o->formats, .lines = o->lines };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
@@ -577,6 +589,7 @@ int st_daemon__run(const struct st_options *o)
 			goto cleanup;
 		st_collector__demangle(r.coll, r.dm);
 	}
+	st_collector__inline(r.coll, !o->no_inline);
 	if (o->unwind != ST_UNWIND_FP) {
 		struct st_unwinder_opts uo = {
 			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
@@ -648,6 +661,7 @@ int st_daemon__run(const struct st_options *o)
 	}
 	if (sample_loop(&r, t0))
 		goto cleanup;
+	r.sampling_end = now_s();
 	st_session__stop(r.sess);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);

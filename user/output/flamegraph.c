@@ -42,7 +42,10 @@ struct fg_box {
 	const char *module;	/* path or NULL */
 	__u64 base, cum, calls;
 	unsigned rgb;
-	const char *cls;	/* data class of a fault profile's data leaf, or NULL */
+	const char *cls;	/* data class of a fault profile's data leaf, "inline" for
+				 * an inline frame, or NULL */
+	const char *file;	/* source position, or NULL */
+	__u32 line;
 };
 
 struct fg {
@@ -183,12 +186,15 @@ static unsigned hsl(double h, double s, double l)
 }
 
 /* The data class of a fault profile's data leaf ("module", "stack", "heap"),
- * NULL for code frames. */
+ * "inline" for an inline frame (coloured as its module), NULL for other
+ * code frames. */
 static const char *frame_class(const struct st_node *n)
 {
 	static const char *const names[] = { [ST_DATA_MODULE] = "module",
 					     [ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap" };
 
+	if (n->f.kind == ST_FRAME_INLINE)
+		return "inline";
 	if (n->f.kind != ST_FRAME_DATA || n->f.data_class >= sizeof(names) / sizeof(names[0]))
 		return NULL;
 	return names[n->f.data_class];
@@ -222,7 +228,7 @@ static unsigned node_colour(const struct st_node *n)
 {
 	const char *cls = frame_class(n);
 
-	if (cls)
+	if (cls && n->f.kind == ST_FRAME_DATA)
 		return class_colour(cls);
 	if (n->f.kind == ST_FRAME_SPECIAL || !n->f.module)
 		return GREY_SPECIAL;
@@ -287,6 +293,11 @@ static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 		fputs("\nclass: ", out);
 		xml_put(out, b->cls);
 	}
+	if (b->file) {
+		fputs("\nsource: ", out);
+		xml_put(out, b->file);
+		fprintf(out, ":%u", (unsigned)b->line);
+	}
 	fprintf(out, "\nBASE %" PRIu64 ", CUM %" PRIu64 " (%.2f%%), CALLS %" PRIu64
 		     "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
 		     "fill=\"#%06x\"/><text x=\"%.3f\" y=\"%.1f\">",
@@ -337,6 +348,8 @@ static int visit(const struct st_node *n, void *ctx)
 		b.module = n->f.module;
 		b.rgb = node_colour(n);
 		b.cls = frame_class(n);
+		b.file = n->f.file;
+		b.line = n->f.line;
 	}
 	g->start[n->depth] = x;
 	g->next[n->depth] = x + (double)n->cum * g->scale;
