@@ -82,16 +82,22 @@ static struct st_profile *sample_profile(void)
 
 /* ---- folded ---------------------------------------------------------------- */
 
-static char *folded_text(const struct st_profile *p)
+/* What writer w writes for p, as a string. */
+static char *written(const struct st_profile *p, int (*w)(const struct st_profile *, FILE *))
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(st_folded__write(p, f), 0);
+	assert_int_equal(w(p, f), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *folded_text(const struct st_profile *p)
+{
+	return written(p, st_folded__write);
 }
 
 static void test_folded_lines(void **state)
@@ -378,16 +384,14 @@ static const struct st_node *find_kind(const struct st_node *n, enum st_frame_ki
 	return NULL;
 }
 
+static int write_json(const struct st_profile *p, FILE *f)
+{
+	return st_profile__write_json(p, f, true);
+}
+
 static char *json_text(const struct st_profile *p)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(st_profile__write_json(p, f, true), 0);
-	fclose(f);
-	return buf;
+	return written(p, write_json);
 }
 
 /* profile.json: kind "inline", file and line, read back the same. */

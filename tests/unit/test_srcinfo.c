@@ -16,8 +16,8 @@
 
 #include "symbolizer/symbolizer.h"
 #include "tests/unit/fixtures/fx_util.h"
+#include "tests/unit/fixtures/fx_map.h"
 
-#define PAGE 0x1000ull
 #define BIAS 0x555555554000ull
 #define MAX_ADDRS 1024
 #define MAX_CHAIN 16
@@ -30,32 +30,20 @@ struct chain {
 	unsigned line[MAX_CHAIN];
 };
 
-/* The executable PT_LOAD's mapping at BIAS, as /proc/PID/maps shows it. */
-static void exec_mapping(const char *path, __u64 *start, __u64 *pgoff)
+/* The fixture fx_inline as a module, mapped at BIAS. */
+static struct st_module *open_fixture(struct st_symbolizer **s, char *path, size_t size,
+				      struct fx_map *map)
 {
-	size_t i, n = 0;
-	GElf_Phdr ph;
-	bool found = false;
-	Elf *elf;
-	int fd;
+	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
+	struct st_module *m;
 
-	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
-	fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
-	for (i = 0; i < n && !found; i++) {
-		assert_non_null(gelf_getphdr(elf, i, &ph));
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-			*start = BIAS + (ph.p_vaddr & ~(PAGE - 1));
-			*pgoff = ph.p_offset & ~(PAGE - 1);
-			found = true;
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	assert_true(found);
+	*s = st_symbolizer__new(&opts);
+	assert_non_null(*s);
+	fx_path(path, size, "fx_inline");
+	fx_exec_mapping(path, BIAS, map);
+	m = st_symbolizer__module(*s, path, NULL);
+	assert_non_null(m);
+	return m;
 }
 
 /* "FILE:LINE[:COL]" -> file, line */
@@ -125,7 +113,7 @@ static size_t addr2line(const char *path, const __u64 *addrs, size_t n, struct c
 }
 
 static void check_function(struct st_symbolizer *s, struct st_module *m, const char *path,
-			   __u64 start, __u64 pgoff, const char *sym, size_t *deep)
+			   const struct fx_map *map, const char *sym, size_t *deep)
 {
 	static __u64 addrs[MAX_ADDRS];
 	static struct chain want[MAX_ADDRS];
@@ -142,8 +130,8 @@ static void check_function(struct st_symbolizer *s, struct st_module *m, const c
 		const struct st_src_frame *f;
 		size_t got;
 
-		assert_int_equal(st_symbolizer__source(s, m, path, start, pgoff, BIAS + addrs[i],
-						       false, &f, &got), 0);
+		assert_int_equal(st_symbolizer__source(s, m, path, map->start, map->pgoff,
+						       BIAS + addrs[i], false, &f, &got), 0);
 		if (got != want[i].n)
 			fail_msg("0x%" PRIx64 ": %zu frames, eu-addr2line %zu",
 				 (uint64_t)addrs[i], got, want[i].n);
@@ -167,22 +155,16 @@ static void check_function(struct st_symbolizer *s, struct st_module *m, const c
 static void test_chains_match_addr2line(void **state)
 {
 	char path[PATH_MAX];
-	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
-	struct st_symbolizer *s = st_symbolizer__new(&opts);
-	struct st_module *m;
-	__u64 start = 0, pgoff = 0;
+	struct st_symbolizer *s;
+	struct fx_map map;
+	struct st_module *m = open_fixture(&s, path, sizeof(path), &map);
 	size_t deep = 0;
 
 	(void)state;
-	assert_non_null(s);
-	fx_path(path, sizeof(path), "fx_inline");
-	exec_mapping(path, &start, &pgoff);
-	m = st_symbolizer__module(s, path, NULL);
-	assert_non_null(m);
-	check_function(s, m, path, start, pgoff, "_ZN2fx6crunchEmi", &deep);
-	check_function(s, m, path, start, pgoff, "_ZN2fx6detail8scrambleImEET_S2_S2_", &deep);
+	check_function(s, m, path, &map, "_ZN2fx6crunchEmi", &deep);
+	check_function(s, m, path, &map, "_ZN2fx6detail8scrambleImEET_S2_S2_", &deep);
 	/* a second time: from the cache, the same */
-	check_function(s, m, path, start, pgoff, "_ZN2fx6crunchEmi", &deep);
+	check_function(s, m, path, &map, "_ZN2fx6crunchEmi", &deep);
 	assert_true(deep >= 10);	/* crunch -> operator() -> Acc::add at least */
 	st_symbolizer__release(s, m);
 	st_symbolizer__free(s);
@@ -193,21 +175,16 @@ static void test_chains_match_addr2line(void **state)
 static void test_return_address(void **state)
 {
 	char path[PATH_MAX], cmd[PATH_MAX + 256], line[256];
-	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
-	struct st_symbolizer *s = st_symbolizer__new(&opts);
+	struct st_symbolizer *s;
+	struct fx_map map;
+	struct st_module *m = open_fixture(&s, path, sizeof(path), &map);
 	const struct st_src_frame *f;
-	struct st_module *m;
-	__u64 start = 0, pgoff = 0, ret = 0;
+	__u64 ret = 0;
 	struct chain want;
 	size_t n, checked = 0;
 	FILE *p;
 
 	(void)state;
-	assert_non_null(s);
-	fx_path(path, sizeof(path), "fx_inline");
-	exec_mapping(path, &start, &pgoff);
-	m = st_symbolizer__module(s, path, NULL);
-	assert_non_null(m);
 	/* the address after each call in crunch, from objdump */
 	snprintf(cmd, sizeof(cmd),
 		 "objdump -d --no-show-raw-insn '%s' | awk '/<_ZN2fx6crunchEmi>:/,/^$/' | "
@@ -221,8 +198,8 @@ static void test_return_address(void **state)
 		__u64 call = ret - 1;
 
 		assert_int_equal(addr2line(path, &call, 1, &want), 1);
-		assert_int_equal(st_symbolizer__source(s, m, path, start, pgoff, BIAS + ret, true,
-						       &f, &n), 0);
+		assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff, BIAS + ret,
+						       true, &f, &n), 0);
 		assert_int_equal(n, want.n);
 		assert_true(n >= 3);
 		assert_string_equal(f[0].function, "_ZN2fx6crunchEmi");
