@@ -3,12 +3,15 @@
  *
  * A lookup finds the compile unit covering the address in a table of CU
  * ranges built once (dwarf_get_units() and dwarf_ranges(), in order, no
- * recursion), then asks libdw for the scopes at the address
- * (dwarf_getscopes(), then dwarf_getscopes_die() on the innermost for the
- * concrete chain, as eu-addr2line -i does), the line table's line
- * (dwarf_getsrc_die()) and each DW_TAG_inlined_subroutine's call site
- * (DW_AT_call_file, DW_AT_call_line). The chain is kept in an open
- * addressing cache keyed by the ELF address.
+ * recursion), then walks down the CU's DIEs into the scopes that hold the
+ * address (dwarf_haspc(); iterative, bounded depth, only the path and its
+ * siblings visited): the DW_TAG_subprogram and the DW_TAG_inlined_subroutine
+ * chain in it, the same chain as eu-addr2line -i (which asks libdw's
+ * dwarf_getscopes() and dwarf_getscopes_die(), a walk of the whole CU up
+ * to the DIE, 10x slower on libc). Lines: the line table's
+ * (dwarf_getsrc_die()) for the innermost, each DW_TAG_inlined_subroutine's
+ * call site (DW_AT_call_file, DW_AT_call_line) for the ones around it. The
+ * chain is kept in an open addressing cache keyed by the ELF address.
  */
 #include "symbolizer/srcinfo.h"
 #include "symbolizer/module.h"
@@ -212,63 +215,119 @@ static int push(struct st_srcinfo *si, Dwarf_Die *cudie, const char *name, const
 	return 0;
 }
 
-/* Append the chain at vaddr to si->frames, innermost first; how many. */
+/* DIE nesting followed at most (deeper scopes are not looked into). */
+#define SI_MAX_DEPTH 128
+
+/* The functions at vaddr in the CU: the innermost DW_TAG_subprogram whose
+ * code holds vaddr, then the DW_TAG_inlined_subroutine scopes inside it
+ * that hold it, outermost first, into chain[] (at most SI_MAX_DEPTH).
+ * Iterative, and pruned: only scopes holding vaddr are entered (and the
+ * namespaces and classes on the way, which have no code of their own), so
+ * the work is the DIEs along the path and their siblings, not the CU. */
+static size_t find_chain(Dwarf_Die *cudie, __u64 vaddr, Dwarf_Die *chain)
+{
+	Dwarf_Die stack[SI_MAX_DEPTH];
+	int d = 0, floor = 0;	/* siblings below floor are outside the pc's scope */
+	size_t n = 0;
+
+	if (dwarf_child(cudie, &stack[0]) != 0)
+		return 0;
+	for (;;) {
+		Dwarf_Die *cur = &stack[d];
+		bool enter = false;
+
+		switch (dwarf_tag(cur)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_entry_point:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(cur, vaddr) != 1)
+				break;
+			if (dwarf_tag(cur) == DW_TAG_subprogram || dwarf_tag(cur) == DW_TAG_entry_point)
+				n = 0;	/* a function nested in another: its own chain */
+			if (dwarf_tag(cur) != DW_TAG_lexical_block && n < SI_MAX_DEPTH)
+				chain[n++] = *cur;
+			floor = d + 1;	/* found: the scope of vaddr is inside */
+			enter = true;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			enter = n == 0;	/* functions may be defined inside */
+			break;
+		default:
+			break;
+		}
+		if (enter && d + 1 < SI_MAX_DEPTH && dwarf_child(cur, &stack[d + 1]) == 0) {
+			d++;
+			continue;
+		}
+		if (floor == d + 1 && n)
+			return n;	/* the pc's scope has no inner scope holding it */
+		while (dwarf_siblingof(&stack[d], &stack[d]) != 0) {
+			if (d == 0 || d == floor)
+				return n;
+			d--;
+		}
+	}
+}
+
+/* Append the chain at vaddr to si->frames, outermost first; how many. Each
+ * frame's line is where it calls the next (the next one's DW_AT_call_file
+ * and DW_AT_call_line), the innermost's the line table's. */
 static int chain(struct st_srcinfo *si, __u64 vaddr, size_t *n)
 {
-	Dwarf_Die *cudie = find_cu(si, vaddr), *scopes = NULL, inner;
+	Dwarf_Die *cudie = find_cu(si, vaddr), dies[SI_MAX_DEPTH];
 	Dwarf_Files *files = NULL;
 	Dwarf_Attribute attr;
-	const char *file = NULL;
+	size_t nd, skip = 0;
 	Dwarf_Word val;
 	Dwarf_Line *l;
-	int nscopes, err = 0, line = 0;
+	int err = 0;
 
 	*n = 0;
 	if (!cudie)
 		return 0;
-	l = dwarf_getsrc_die(cudie, vaddr);
-	if (l) {
-		file = dwarf_linesrc(l, NULL, NULL);
-		if (dwarf_lineno(l, &line))
-			line = 0;
-	}
-	nscopes = dwarf_getscopes(cudie, vaddr, &scopes);
-	if (nscopes > 0) {
-		inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
-	}
+	nd = find_chain(cudie, vaddr, dies);
+	if (nd > ST_SRC_MAX_FRAMES)	/* keep the function and the innermost */
+		skip = nd - ST_SRC_MAX_FRAMES;
 	if (dwarf_getsrcfiles(cudie, &files, NULL))
 		files = NULL;
-	for (int i = 0; i < nscopes && *n < ST_SRC_MAX_FRAMES; i++) {
-		Dwarf_Die *die = &scopes[i];
-		int tag = dwarf_tag(die);
+	for (size_t i = 0; i < nd && !err; i++) {
+		const char *file = NULL;
+		int line = 0;
 
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
-		    tag != DW_TAG_entry_point)
+		if (i > 0 && i <= skip)
 			continue;
-		err = push(si, cudie, die_name(die), file, line > 0 ? (__u32)line : 0);
-		if (err)
-			break;
-		++*n;
-		if (tag != DW_TAG_inlined_subroutine)
-			break;
-		/* the next one out calls this one here */
-		file = NULL;
-		line = 0;
-		if (files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) == 0)
-			file = dwarf_filesrc(files, val, NULL, NULL);
-		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val) == 0 &&
-		    val <= INT32_MAX)
-			line = (int)val;
-	}
-	if (!err && *n == 0 && file) {	/* lines without a function DIE */
-		err = push(si, cudie, NULL, file, line > 0 ? (__u32)line : 0);
+		if (i + 1 < nd) {	/* where the next one in is called */
+			if (files &&
+			    dwarf_formudata(dwarf_attr(&dies[i + 1], DW_AT_call_file, &attr), &val) == 0)
+				file = dwarf_filesrc(files, val, NULL, NULL);
+			if (dwarf_formudata(dwarf_attr(&dies[i + 1], DW_AT_call_line, &attr), &val) == 0 &&
+			    val <= INT32_MAX)
+				line = (int)val;
+		} else if ((l = dwarf_getsrc_die(cudie, vaddr))) {
+			file = dwarf_linesrc(l, NULL, NULL);
+			if (dwarf_lineno(l, &line))
+				line = 0;
+		}
+		err = push(si, cudie, die_name(&dies[i]), file, line > 0 ? (__u32)line : 0);
 		if (!err)
-			*n = 1;
+			++*n;
 	}
-	free(scopes);
+	if (!err && nd == 0 && (l = dwarf_getsrc_die(cudie, vaddr))) {
+		/* lines without a function DIE */
+		const char *file = dwarf_linesrc(l, NULL, NULL);
+		int line = 0;
+
+		if (file && dwarf_lineno(l, &line) == 0) {
+			err = push(si, cudie, NULL, file, line > 0 ? (__u32)line : 0);
+			if (!err)
+				*n = 1;
+		}
+	}
 	return err;
 }
 
@@ -325,13 +384,6 @@ static int lookup(struct st_symbolizer *s, struct st_module *m, struct st_srcinf
 	if (err) {
 		si->nframes = first;
 		return err;
-	}
-	/* innermost first from chain(): outermost first for the caller */
-	for (size_t i = 0; i < n / 2; i++) {
-		struct st_src_frame tmp = si->frames[first + i];
-
-		si->frames[first + i] = si->frames[first + n - 1 - i];
-		si->frames[first + n - 1 - i] = tmp;
 	}
 	sl = slot_of(si, vaddr);
 	*sl = (struct si_slot){ .vaddr = vaddr, .first = (__u32)first, .n = (__u8)n, .used = true };
