@@ -44,6 +44,7 @@ struct si_slot {
 struct st_srcinfo {
 	struct st_elf *elf;	/* the file with the DWARF, while open */
 	Dwarf *dw;
+	bool dw_borrowed;	/* st_srcinfo__over(): the caller's */
 	bool none;		/* the module has no DWARF */
 	bool cut;		/* out of time or addresses: no more lookups */
 	double spent;		/* seconds of lookups so far */
@@ -60,7 +61,7 @@ void st_srcinfo__close(struct st_srcinfo *si)
 {
 	if (!si)
 		return;
-	if (si->dw)
+	if (si->dw && !si->dw_borrowed)
 		dwarf_end(si->dw);
 	si->dw = NULL;
 	st_elf__free(si->elf);
@@ -121,7 +122,8 @@ static int build_cus(struct st_srcinfo *si, struct st_work *w)
 			si->cus[si->ncus++] = (struct si_cu){ .lo = start, .hi = end, .die = cudie };
 		}
 	}
-	qsort(si->cus, si->ncus, sizeof(*si->cus), cmp_cu);
+	if (si->ncus)
+		qsort(si->cus, si->ncus, sizeof(*si->cus), cmp_cu);
 	return 0;
 }
 
@@ -358,13 +360,32 @@ static int grow_slots(struct st_srcinfo *si)
 	return 0;
 }
 
-/* Look vaddr up (not cached yet) and cache it. */
+/* Look vaddr up (not cached yet) and cache it in *out. */
+static int si_lookup(struct st_srcinfo *si, __u64 vaddr, struct si_slot **out)
+{
+	size_t first = si->nframes, n;
+	struct si_slot *sl;
+	int err;
+
+	if ((si->nused + 1) * 2 > si->nslots && (err = grow_slots(si)))
+		return err;
+	err = chain(si, vaddr, &n);
+	if (err) {
+		si->nframes = first;
+		return err;
+	}
+	sl = slot_of(si, vaddr);
+	*sl = (struct si_slot){ .vaddr = vaddr, .first = (__u32)first, .n = (__u8)n, .used = true };
+	si->nused++;
+	*out = sl;
+	return 0;
+}
+
+/* The same within the module's limits (*out NULL past them). */
 static int lookup(struct st_symbolizer *s, struct st_module *m, struct st_srcinfo *si,
 		  __u64 vaddr, struct si_slot **out)
 {
-	size_t first = si->nframes, n;
 	double t0 = st_work__now();
-	struct si_slot *sl;
 	int err;
 
 	*out = NULL;
@@ -377,18 +398,66 @@ static int lookup(struct st_symbolizer *s, struct st_module *m, struct st_srcinf
 				"%.2f s)\n", m->path, si->nused, si->spent);
 		return 0;
 	}
-	if ((si->nused + 1) * 2 > si->nslots && (err = grow_slots(si)))
-		return err;
-	err = chain(si, vaddr, &n);
+	err = si_lookup(si, vaddr, out);
 	si->spent += st_work__now() - t0;
+	return err;
+}
+
+static struct st_srcinfo *si_new(void)
+{
+	struct st_srcinfo *si = calloc(1, sizeof(*si));
+
+	if (si && !(si->strs = st_strtab__new())) {
+		free(si);
+		si = NULL;
+	}
+	return si;
+}
+
+int st_srcinfo__over(Dwarf *dw, struct st_srcinfo **out)
+{
+	struct st_srcinfo *si = si_new();
+	int err;
+
+	*out = NULL;
+	if (!si)
+		return -ENOMEM;
+	si->dw = dw;
+	si->dw_borrowed = true;
+	err = build_cus(si, NULL);
 	if (err) {
-		si->nframes = first;
+		st_srcinfo__free(si);
 		return err;
 	}
-	sl = slot_of(si, vaddr);
-	*sl = (struct si_slot){ .vaddr = vaddr, .first = (__u32)first, .n = (__u8)n, .used = true };
-	si->nused++;
-	*out = sl;
+	*out = si;
+	return 0;
+}
+
+size_t st_srcinfo__cus(const struct st_srcinfo *si, __u64 (*ranges)[2], size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < si->ncus && i < max; i++) {
+		ranges[i][0] = si->cus[i].lo;
+		ranges[i][1] = si->cus[i].hi;
+	}
+	return si->ncus;
+}
+
+int st_srcinfo__find(struct st_srcinfo *si, __u64 vaddr, const struct st_src_frame **frames,
+		     size_t *n)
+{
+	struct si_slot *sl = si->nslots ? slot_of(si, vaddr) : NULL;
+	int err;
+
+	if (!sl || !sl->used) {
+		if (si->nused >= ST_SRC_MAX_ADDRS)
+			return -ENOSPC;
+		if ((err = si_lookup(si, vaddr, &sl)))
+			return err;
+	}
+	*frames = sl->n ? si->frames + sl->first : NULL;
+	*n = sl->n;
 	return 0;
 }
 
@@ -407,17 +476,8 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 	*n = 0;
 	look = is_return && addr ? addr - 1 : addr;
 	vaddr = st_mod__to_vaddr(m, look - map_start + map_pgoff);
-	if (!m->src) {
-		m->src = calloc(1, sizeof(*m->src));
-		if (!m->src)
-			return -ENOMEM;
-		m->src->strs = st_strtab__new();
-		if (!m->src->strs) {
-			free(m->src);
-			m->src = NULL;
-			return -ENOMEM;
-		}
-	}
+	if (!m->src && !(m->src = si_new()))
+		return -ENOMEM;
 	si = m->src;
 	if (si->nslots) {
 		sl = slot_of(si, vaddr);
@@ -438,7 +498,7 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 		if (err || !sl)
 			return err;
 	}
-	*frames = si->frames + sl->first;
+	*frames = sl->n ? si->frames + sl->first : NULL;
 	*n = sl->n;
 	return 0;
 }

@@ -11,6 +11,10 @@
 #define STACKTREE_SYMBOLIZER_SRCINFO_H
 
 #include <stddef.h>
+#include <elfutils/libdw.h>
+#include <linux/types.h>
+
+#include "symbolizer/symbolizer.h"
 
 struct st_srcinfo;
 
@@ -18,5 +22,16 @@ void st_srcinfo__free(struct st_srcinfo *si);
 /* Close the DWARF file (si may be NULL); the cached chains stay. */
 void st_srcinfo__close(struct st_srcinfo *si);
 size_t st_srcinfo__memory(const struct st_srcinfo *si);
+
+/* For fuzzing and tests, without a module or limits: a st_srcinfo over dw
+ * (the caller's, kept open until st_srcinfo__free()) with its CU table
+ * built; 0 or -ENOMEM. find(): the chain at ELF address vaddr, as
+ * st_symbolizer__source() gives it (-ENOSPC past ST_SRC_MAX_ADDRS
+ * addresses, -ENOMEM). cus(): the CU ranges' count, the first max of them
+ * into ranges. */
+int st_srcinfo__over(Dwarf *dw, struct st_srcinfo **out);
+int st_srcinfo__find(struct st_srcinfo *si, __u64 vaddr, const struct st_src_frame **frames,
+		     size_t *n);
+size_t st_srcinfo__cus(const struct st_srcinfo *si, __u64 (*ranges)[2], size_t max);
 
 #endif
