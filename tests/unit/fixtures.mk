@@ -143,3 +143,5 @@ $(FX_DIR)/fx_inline.nm: $(FX_DIR)/fx_inline
 	$(NM) -S --defined-only $< > $@
 
 $(B)/tests/test_srcinfo: $(FX_INLINE) $(FX_DATA)
+# test_inline.py profiles it
+WORKLOAD_EXTRA += $(FX_DIR)/fx_inline
