@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "proto/profile.pb-c.h"
+#include "user/output/arcflow.h"
 #include "user/output/flamegraph.h"
 #include "user/model/folded.h"
 #include "user/output/out_folded.h"
@@ -484,6 +485,39 @@ static void test_inline_xtree(void **state)
 	st_profile__free(p);
 }
 
+/* arcflow: an inline function is a function (its callers, SELF, callees). */
+static void test_inline_arcflow(void **state)
+{
+	struct st_profile *p = inline_profile();
+	struct st_arcflow *af = st_arcflow__build(p);
+	char *buf = NULL, *self, *prev;
+	unsigned long calls, base, cum;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(af);
+	assert_non_null(f);
+	assert_int_equal(st_arcflow__write_text(af, p, f), 0);
+	fclose(f);
+	self = strstr(buf, "] inner\n");
+	assert_non_null(self);
+	while (self > buf && self[-1] != '\n')
+		self--;
+	assert_int_equal(sscanf(self, "SELF %lu %lu %lu", &calls, &base, &cum), 3);
+	assert_int_equal(cum, 40);
+	assert_int_equal(base, 0);
+	for (prev = self - 1; prev > buf && prev[-1] != '\n'; prev--)
+		;
+	assert_int_equal(strncmp(prev, "PARENT", 6), 0);
+	assert_non_null(strstr(prev, " helper ["));
+	assert_true(strstr(prev, " helper [") < self);
+	assert_non_null(strstr(self, "CHILD"));
+	st_arcflow__free(af);
+	free(buf);
+	st_profile__free(p);
+}
+
 /* pprof: an inline chain is one location with one Line per function,
  * innermost first, each with its line; functions name their source file. */
 static void test_inline_pprof(void **state)
@@ -829,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_inline_json_round_trip),
 		cmocka_unit_test(test_inline_drop),
 		cmocka_unit_test(test_inline_xtree),
+		cmocka_unit_test(test_inline_arcflow),
 		cmocka_unit_test(test_inline_pprof),
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_all),
