@@ -93,6 +93,10 @@ struct st_symbolizer {
 	struct st_safe_stats safe;
 	size_t evicted, out_of_time, cancelled, too_many, unshared;
 	size_t src_cut;			/* modules whose source lookups were cut */
+	/* source lookups in service mode (st_symbolizer__source_budget()) */
+	bool src_defer;			/* never open DWARF in source(): warm() does */
+	double src_deadline;		/* CLOCK_MONOTONIC s; past it, lookups wait; 0: none */
+	size_t src_deferred;		/* lookups left for later */
 	__u64 root_dev, root_ino;	/* our own root directory */
 	struct st_strtab *strs;		/* options and kernel symbols only */
 	struct st_slot *slots;		/* power of two, or 0 */

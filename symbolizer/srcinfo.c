@@ -46,6 +46,7 @@ struct st_srcinfo {
 	Dwarf *dw;
 	bool dw_borrowed;	/* st_srcinfo__over(): the caller's */
 	bool none;		/* the module has no DWARF */
+	bool wanted;		/* source() deferred its opening to warm() */
 	bool cut;		/* out of time or addresses: no more lookups */
 	double spent;		/* seconds of lookups so far */
 	struct si_cu *cus;	/* sorted by lo, while open */
@@ -487,6 +488,12 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 	if (!sl) {
 		if (si->none || si->cut)
 			return 0;
+		if (s->src_defer && (!si->dw || (s->src_deadline > 0 &&
+						 st_work__now() > s->src_deadline))) {
+			si->wanted = !si->dw;
+			s->src_deferred++;
+			return 0;
+		}
 		if (!si->dw) {
 			err = si_open(s, m, path, si);
 			if (err)
@@ -501,4 +508,38 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 	*frames = sl->n ? si->frames + sl->first : NULL;
 	*n = sl->n;
 	return 0;
+}
+
+void st_symbolizer__source_budget(struct st_symbolizer *s, bool defer, double deadline)
+{
+	s->src_defer = defer;
+	s->src_deadline = deadline;
+}
+
+size_t st_symbolizer__source_warm(struct st_symbolizer *s)
+{
+	struct st_module *m;
+	size_t left = 0;
+	bool done = false;
+
+	for (m = s->modules; m; m = m->next) {
+		struct st_srcinfo *si = m->src;
+
+		if (!si || !si->wanted)
+			continue;
+		if (si->dw || si->none || si->cut) {
+			si->wanted = false;
+			continue;
+		}
+		if (done) {
+			left++;
+			continue;
+		}
+		/* no file now (an unreferenced module): noted again when asked */
+		si->wanted = false;
+		done = true;
+		if (si_open(s, m, NULL, si) == -ENOMEM)
+			si->wanted = true;
+	}
+	return left;
 }

@@ -439,6 +439,7 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->unshared = s->unshared;
 	out->cache_budget = s->cache_budget;
 	out->src_cut = s->src_cut;
+	out->src_deferred = s->src_deferred;
 }
 
 size_t st_symbolizer__modules(const struct st_symbolizer *s, size_t *unused)

@@ -79,6 +79,8 @@ struct st_symbolizer_stats {
 	size_t cache_budget;	/* bytes */
 	size_t src_cut;		/* modules whose source lookups (inlined frames, lines)
 				 * stopped at their time or address limit */
+	size_t src_deferred;	/* source lookups left for a later profile
+				 * (st_symbolizer__source_budget()) */
 };
 
 struct st_sym {
@@ -220,6 +222,18 @@ struct st_src_frame {
 int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const char *path,
 			  __u64 map_start, __u64 map_pgoff, __u64 addr, bool is_return,
 			  const struct st_src_frame **frames, size_t *n);
+
+/* Service mode (a profile every few seconds, on schedule): from now on
+ * source() never opens a module's DWARF itself (the module is noted, and
+ * st_symbolizer__source_warm() opens it between profiles), and after
+ * `deadline` (CLOCK_MONOTONIC seconds; 0: none) it looks nothing new up;
+ * either way *n = 0 and the lookup is counted in src_deferred (it is done
+ * for a later profile: nothing is cached for it). defer = false: as
+ * documented above (the default). */
+void st_symbolizer__source_budget(struct st_symbolizer *s, bool defer, double deadline);
+/* Open the DWARF of one module that source() noted; returns how many
+ * noted modules are left (0: none). */
+size_t st_symbolizer__source_warm(struct st_symbolizer *s);
 
 /* Kernel addresses through kallsyms (module name "[kernel.kallsyms]" or the
  * kernel module's name in brackets). */

@@ -366,9 +366,10 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
 				us.no_room_names);
 	}
-	if (ss.src_cut)
+	if (ss.src_cut || ss.src_deferred)
 		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
-			"address limit per module)\n", ss.src_cut);
+			"address limit per module), %zu frames left for a later snapshot\n",
+			ss.src_cut, ss.src_deferred);
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
 
@@ -425,6 +426,12 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	return 0;
 }
 
+/* Service mode: source lookups (inline frames, lines) take at most this
+ * long per snapshot, the rest waits for the next one; modules' DWARF is
+ * opened between snapshots, not within this long of the next. */
+#define SOURCE_BUDGET_S 0.2
+#define SOURCE_WARM_MIN_S 0.5
+
 /* Drain, symbolize and write what was sampled since the last snapshot, one
  * profile per event. Service mode (--interval): a new snapshot directory,
  * then a new interval; a snapshot that cannot be written (disk full...) is
@@ -450,6 +457,9 @@ static int snapshot(struct run *r)
 	memcpy(prev_stats, r->prev_stats, sizeof(prev_stats));
 	memcpy(prev_run_ns, r->prev_run_ns, sizeof(prev_run_ns));
 	memcpy(prev_runs, r->prev_runs, sizeof(prev_runs));
+	/* service: on schedule; DWARF is opened between snapshots (warm()) */
+	if (o->interval > 0)
+		st_symbolizer__source_budget(r->sym, true, now_s() + SOURCE_BUDGET_S);
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
@@ -540,6 +550,10 @@ static int sample_loop(struct run *r, double t0)
 				return err;
 			last_drain = t;
 		}
+		/* service: a module's DWARF that the last snapshot wanted, while
+		 * the next one is not due soon */
+		if (o->interval > 0 && r->next_snapshot - now_s() > SOURCE_WARM_MIN_S)
+			st_symbolizer__source_warm(r->sym);
 	}
 	return 0;
 }
