@@ -7,15 +7,16 @@ inside its function's source; a call site and the inline frames under it
 have the same CUM; go tool pprof -lines shows file:line of the hot inlined
 function; --no-inline gives none, and `stacktree report --no-inline`
 re-renders the same profile with the same totals; the summary says how long
-symbolizing took."""
+symbolizing took; as a service, the frames left by the first snapshot (DWARF
+not open yet) are counted, and later snapshots have them."""
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 
-from stcheck import (BUILD, ROOT, STACKTREE, check, check_invariants, function_cum, load,
-                     main_thread, nodes, run_profiled)
+from stcheck import (BUILD, ROOT, STACKTREE, Daemon, check, check_invariants, function_cum,
+                     load, main_thread, nodes, run_profiled, wait_for)
 
 FIXTURE = os.path.join(BUILD, "fixtures", "fx_inline")
 SOURCE = os.path.join(ROOT, "tests", "unit", "fixtures", "fx_inline.cpp")
@@ -139,3 +140,42 @@ def test_no_inline_and_rerender():
           "--no-inline: crunch does not call scramble directly")
     for d in (out, again, out3):
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_inline_in_service_snapshots():
+    """--interval: the first snapshot leaves the frames of the module whose
+    DWARF is not open yet without inline frames (counted in its summary),
+    the daemon opens it between snapshots, later snapshots have them."""
+    check(os.path.exists(FIXTURE), "%s is missing: run make unit (its fixtures)" % FIXTURE)
+    d = tempfile.mkdtemp(prefix="st-svc-inline-")
+    wl = subprocess.Popen([FIXTURE, "30"], stdout=subprocess.DEVNULL)
+    daemon = Daemon(["--pid", str(wl.pid), "-F", "499", "--interval", "1", "-o", d])
+
+    def snaps():
+        return sorted(n for n in os.listdir(d) if n[:8].isdigit() and "T" in n)
+
+    def inline_names(n):
+        t = [t for t in load(os.path.join(d, n))["threads"] if t["comm"] == "fx_inline"]
+        return {x["function"] for t in t for x, _, _ in nodes(t["root"]) if x["kind"] == "inline"}
+
+    try:
+        wait_for(lambda: any(MIX in inline_names(n) for n in snaps()), 20,
+                 "no snapshot with inline frames in 20 s")
+    finally:
+        rc, err = daemon.stop()
+        wl.kill()
+        wl.wait()
+    check(rc == 0, "service exit %d: %s" % (rc, err))
+    names = snaps()
+    first = names[0]
+    with open(os.path.join(d, first, "summary.txt")) as f:
+        summary = f.read()
+    m = re.search(r"(\d+) frames left for a later snapshot", summary)
+    check(not inline_names(first) and m and int(m.group(1)) > 0,
+          "first snapshot: inline %s, summary: %s" % (sorted(inline_names(first)), summary))
+    last = [n for n in names if MIX in inline_names(n)][-1]
+    t = main_thread(load(os.path.join(d, last)), "fx_inline")
+    mix = [n for n, _, _ in nodes(t["root"]) if n["function"] == MIX]
+    check(all(n["file"] == SOURCE and n["line"] in body_lines("inline T mix(") for n in mix),
+          "%s: mix lines %s" % (last, [n.get("line") for n in mix]))
+    shutil.rmtree(d, ignore_errors=True)
