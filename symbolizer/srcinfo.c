@@ -543,3 +543,9 @@ size_t st_symbolizer__source_warm(struct st_symbolizer *s)
 	}
 	return left;
 }
+
+void st_symbolizer__source_release(struct st_symbolizer *s)
+{
+	for (struct st_module *m = s->modules; m; m = m->next)
+		st_srcinfo__close(m->src);
+}

@@ -428,7 +428,8 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 
 /* Service mode: source lookups (inline frames, lines) take at most this
  * long per snapshot, the rest waits for the next one; modules' DWARF is
- * opened between snapshots, not within this long of the next. */
+ * opened between snapshots, not within this long of the next, and closed
+ * after each snapshot. */
 #define SOURCE_BUDGET_S 0.2
 #define SOURCE_WARM_MIN_S 0.5
 
@@ -474,6 +475,9 @@ static int snapshot(struct run *r)
 		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
 		n++;
 	}
+	/* service: the DWARF files are not held between snapshots (memory) */
+	if (o->interval > 0)
+		st_symbolizer__source_release(r->sym);
 	mem = open_memstream(&text, &len);
 	if (!mem) {
 		err = -ENOMEM;
