@@ -25,7 +25,11 @@ ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 PKGS     := libbpf libelf libdw json-c
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" \
-	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS)
+	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS) \
+	    $(shell pkg-config --cflags libdebuginfod 2>/dev/null)
+# libdebuginfod (libdebuginfod-dev): its header here; the library itself is
+# dlopen()ed only when debug files are fetched (symbolizer/debuginfod.c), so
+# libcurl and its ~30 libraries stay out of every other run.
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) \
 	    -lprotobuf-c -lz -lm -liberty
 PROTOC_C ?= protoc-c

@@ -13,11 +13,21 @@ Environment: BENCH_ROUNDS (5), BENCH_ITERS (workload iterations, 1200000),
 BENCH_COPIES (copies of the workload run at once, default: online CPUs),
 BENCH_FREQ (999), BENCH_OUT (where the raw results go, build/bench),
 STACKTREED (the binary to measure, build/stacktreed), BENCH_DWARF (1: also
-stacktreed --unwind dwarf against perf record --call-graph dwarf; 0: skip).
+stacktreed --unwind dwarf against perf record --call-graph dwarf; 0: skip),
+BENCH_CC_ROUNDS (rounds of the compiler part, 3; 0: skip it), BENCH_CC_FUNCS
+(size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2).
 
 The frame-pointer configurations run stacktreed with --unwind fp; the DWARF
 pair measures in-kernel CFI unwinding against perf copying 8 KiB of stack per
-sample for unwinding after the fact."""
+sample for unwinding after the fact.
+
+The compiler part runs `gcc -O2 -c` on a generated C file (the one
+tests/integration/test_compilers.py compiles) bare, under `stacktreed -F 999
+-- gcc ...` (default --unwind auto: the DWARF walk on cc1, a big binary whose
+stacks change at every sample) and under `perf record --call-graph dwarf --
+gcc ...`: the compile's slowdown (wall time, and the CPU time of the compile
+and the profiler together), the bytes each profiler wrote, and stacktreed's
+BPF run time per sample."""
 
 import json
 import os
@@ -31,6 +41,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from stcheck import c_source  # noqa: E402  the compiler tests' generated C file
 STACKTREED = os.environ.get("STACKTREED", os.path.join(ROOT, "build", "stacktreed"))
 WORKLOAD = os.path.join(ROOT, "build", "workloads", "bench_cpu")
 WL_COMM = "bench_cpu"
@@ -555,7 +567,142 @@ def main():
                 print(f"DWARF by {what}: stacktreed --unwind dwarf slowed the program by "
                       f"{st:.1f}% (perf not run)")
     print(f"({len(runs)} runs in {elapsed:.0f} s; raw results in {os.path.relpath(raw)})")
+    cc_rounds = env_int("BENCH_CC_ROUNDS", 3, lo=0)
+    if cc_rounds:
+        bench_compiler(cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf, out)
     return 0
+
+
+# ---- a real compiler -------------------------------------------------------
+
+def du(path):
+    """Bytes of a file or of a directory tree."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    n = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                n += os.path.getsize(os.path.join(d, f))
+            except OSError:
+                pass
+    return n
+
+
+def run_compile(cfg, gcc, src, tmp, freq, tag):
+    """One compile, bare or launched under a profiler: wall time, bytes the
+    profiler wrote, and stacktreed's summary numbers (the caller adds the
+    CPU time of everything that ran)."""
+    obj = os.path.join(tmp, "big.o")
+    cmd = [gcc, "-O2", "-c", src, "-o", obj]
+    res = {"config": cfg}
+    outp = os.path.join(tmp, f"{cfg}-{tag}")
+    if cfg == "stacktreed":
+        argv = [STACKTREED, "-F", str(freq), "-o", outp, "--"] + cmd
+    elif cfg == "perf-dwarf":
+        argv = ["perf", "record", "-e", "cpu-clock", "-F", str(freq), "--call-graph", "dwarf",
+                "-o", outp, "--"] + cmd
+    else:
+        argv = cmd
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = p.communicate()[1]
+    res["wall"] = time.monotonic() - t0
+    if p.returncode != 0:
+        raise BenchError(f"compile under {cfg} exited with status {p.returncode}:\n{tail(err)}")
+    if cfg != "baseline":
+        res["bytes"] = du(outp)
+    if cfg == "stacktreed":
+        res.update(parse_stacktreed(err, outp))
+        if "bpf_ns" in res:
+            res.setdefault("bpf_ns_walked", res["bpf_ns"])
+    if os.path.isdir(outp):
+        shutil.rmtree(outp, ignore_errors=True)
+    elif os.path.exists(outp):
+        os.unlink(outp)
+    return res
+
+
+def children_cpu():
+    ru = os.times()
+    return ru.children_user + ru.children_system
+
+
+def bench_compiler(rounds, nfuncs, freq, have_perf, out):
+    gcc = shutil.which("gcc")
+    print()
+    if not gcc:
+        print("compiler: gcc not found (scripts/deps.sh installs it): skipped")
+        return
+    tmp = tempfile.mkdtemp(prefix="stacktree-bench-cc.")
+    src = c_source(os.path.join(tmp, "big.c"), nfuncs)
+    configs = ["baseline", "stacktreed"] + (["perf-dwarf"] if have_perf else [])
+    print(f"compiler: gcc -O2 -c of a generated {os.path.getsize(src) // 1024} KB C file "
+          f"(cc1 does the work), launched under each profiler at {freq} Hz; {rounds} rounds, "
+          "interleaved")
+    sys.stdout.flush()
+    runs = []
+    try:
+        for r in range(rounds):
+            line = []
+            for cfg in configs[r % len(configs):] + configs[:r % len(configs)]:
+                c0 = children_cpu()
+                res = run_compile(cfg, gcc, src, tmp, freq, str(r))
+                res["cpu"] = children_cpu() - c0
+                res["round"] = r
+                runs.append(res)
+                line.append(f"{cfg} {res['wall']:.2f}s")
+            print(f"  round {r + 1}/{rounds}: " + ", ".join(line))
+            sys.stdout.flush()
+    except BenchError as e:
+        print(f"  compiler part stopped: {e}")
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    with open(os.path.join(out, "compiler.json"), "w") as f:
+        json.dump({"rounds": rounds, "nfuncs": nfuncs, "freq": freq, "runs": runs}, f, indent=1)
+    base = {x["round"]: x for x in runs if x["config"] == "baseline"}
+
+    def of(cfg, key):
+        return [x[key] for x in runs if x["config"] == cfg and key in x]
+
+    def ratio(cfg, key):
+        return med([x[key] / base[x["round"]][key] for x in runs if x["config"] == cfg])
+
+    print(f"{'config':<24} {'wall s':>6} {'slowdown':>9} {'CPU s':>6} {'slowdown':>9} "
+          f"{'written MiB':>11} {'BPF ns/sample':>13}")
+    label = {"baseline": "gcc alone", "stacktreed": "stacktreed (auto)",
+             "perf-dwarf": "perf --call-graph dwarf"}
+    for cfg in configs:
+        bpf = of(cfg, "bpf_ns_walked")
+        print(f"{label[cfg]:<24} {med(of(cfg, 'wall')):>6.2f} {pct(ratio(cfg, 'wall')):>9} "
+              f"{med(of(cfg, 'cpu')):>6.2f} {pct(ratio(cfg, 'cpu')):>9} "
+              f"{(med(of(cfg, 'bytes')) / 2**20 if of(cfg, 'bytes') else 0):>11.1f} "
+              f"{(f'{med(bpf):.0f}' if bpf else '-'):>13}")
+    print("  CPU s: user+sys of everything launched (gcc, cc1, as and the profiler itself, "
+          "perf's writing included);")
+    print("  BPF ns/sample: the summary's 'BPF run time' (timer program, per non-idle sample; "
+          f"range {spread(of('stacktreed', 'bpf_ns_walked'), lambda v: f'{v:.0f}')}).")
+    if "perf-dwarf" in configs:
+        sw, pw = ratio("stacktreed", "wall") - 1, ratio("perf-dwarf", "wall") - 1
+        sc, pc = ratio("stacktreed", "cpu") - 1, ratio("perf-dwarf", "cpu") - 1
+        sb, pb = med(of("stacktreed", "bytes")), med(of("perf-dwarf", "bytes"))
+        print(f"  stacktreed / perf dwarf: slowdown by wall time "
+              f"{(f'{sw / pw:.2f}' if pw > 0 and sw >= 0 else 'n/a, within noise')}, "
+              f"by CPU time {(f'{sc / pc:.2f}' if pc > 0 and sc >= 0 else 'n/a, within noise')}, "
+              f"bytes written {(f'{sb / pb:.3f}' if pb else 'n/a')}")
+    fp = None
+    try:
+        with open(os.path.join(out, "results.json")) as f:
+            fp = med([x["bpf_ns_walked"] for x in json.load(f)["runs"]
+                      if x["config"] == "stacktreed" and "bpf_ns_walked" in x])
+    except (OSError, ValueError, KeyError):
+        pass
+    if fp and of("stacktreed", "bpf_ns_walked"):
+        print(f"  BPF run time per sample: cc1 (auto, DWARF) {med(of('stacktreed', 'bpf_ns_walked')):.0f}"
+              f" ns (goal: <= 3000 ns); the frame-pointer walk of the {WL_COMM} runs above "
+              f"{fp:.0f} ns ({med(of('stacktreed', 'bpf_ns_walked')) / fp:.2f}x; system-wide: "
+              "every process on the machine, other jobs included)")
 
 
 if __name__ == "__main__":

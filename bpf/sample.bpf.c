@@ -65,6 +65,14 @@ struct {
 	__uint(max_entries, 1);	/* resized before load */
 } targets SEC(".maps");
 
+/* --force-faults: pages the daemon paged out, until their next fault */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct st_forced_key);
+	__type(value, __u8);
+	__uint(max_entries, 1);	/* resized before load when forcing */
+} forced_pages SEC(".maps");
+
 /* --cgroup: the cgroup directory's fd at index 0 */
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -79,6 +87,22 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 16384);
 } seen_procs SEC(".maps");
+
+/* The image each process runs (struct st_proc_image): written at fork, at
+ * exec and at a process's first sample, removed at its exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct st_proc_image);
+	__uint(max_entries, 65536);
+} proc_images SEC(".maps");
+
+static __always_inline void set_proc_image(__u32 tgid, __u32 image, __u32 busy, __u64 flags)
+{
+	struct st_proc_image v = { .image = image, .busy = busy };
+
+	bpf_map_update_elem(&proc_images, &tgid, &v, flags);
+}
 
 /* comm of each thread, written when its root node is created */
 struct {
@@ -440,7 +464,8 @@ static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target, boo
 
 	if (count)
 		stat_inc(ST_STAT_UNW_WAIT);
-	if (*target != ST_TARGET_AT_TABLES || !up)	/* exec-time tables not in yet */
+	if (*target != ST_TARGET_AT_TABLES || !up ||	/* exec-time tables not in yet */
+	    (up->image != task_image(task) && up->image != ST_UNWIND_ANY_IMAGE))
 		return;
 	ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(task), ip);
 	if (ip - up->interp_start < up->interp_len)
@@ -456,6 +481,8 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 
 	if (bpf_map_lookup_elem(&seen_procs, &tgid))
 		return;
+	/* a process older than the session: its image from now on */
+	set_proc_image(tgid, task_image(bpf_get_current_task_btf()), 0, BPF_NOEXIST);
 	bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_ANY);
 	emit_event(ST_EV_NEW_PROC, tgid, tid);
 }
@@ -724,6 +751,8 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
 	d->pid = tgid;
 	d->tid = tid;
 	d->image = task_image(task);
+	/* the daemon reads this process's maps for d->image: say which it is */
+	set_proc_image(tgid, d->image, 0, BPF_NOEXIST);
 	d->pad = 0;
 	d->ip = BPF_CORE_READ(regs, ip);
 	d->sp = BPF_CORE_READ(regs, sp);
@@ -786,6 +815,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	if (sc->defer) {
 		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0)) {
 			stat_inc(ST_STAT_DEFERRED);
+			/* its maps are read while it lives, and its exit
+			 * reported, even if no sample of it is folded here */
+			notify_new_proc(tgid, tid);
 			return 0;
 		}
 		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
@@ -843,6 +875,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 *t, active = ST_TARGET_ACTIVE;
 	struct st_unwind_proc *up;
 
+	if (ptgid != ctgid)
+		set_proc_image(ctgid, task_image(child), 0, BPF_ANY);
 	/* a child has its parent's mappings: and its unwinding tables */
 	if (unwind_mode != ST_UNWIND_FP && ptgid != ctgid &&
 	    (up = bpf_map_lookup_elem(&unwind_procs, &ptgid)))
@@ -866,6 +900,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u8 *t, active = ST_TARGET_ACTIVE, wait = ST_TARGET_AT_TABLES;
 
+	set_proc_image(tgid, task_image(p), 0, BPF_ANY);
 	if (unwind_mode != ST_UNWIND_FP)	/* the old image's tables */
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets) {
@@ -891,12 +926,23 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/* An exec begins (kernels from 6.10; not loaded on older ones): from here
+ * to sched_process_exec /proc/PID may show either image. */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
+{
+	set_proc_image(BPF_CORE_READ(p, tgid), task_image(p), 1, BPF_ANY);
+	return 0;
+}
+
 /* A seen process ends: the daemon may evict it once it is written out. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), pid = BPF_CORE_READ(p, pid);
 
+	if (pid == tgid)
+		bpf_map_delete_elem(&proc_images, &tgid);
 	if (pid == tgid && unwind_mode != ST_UNWIND_FP)
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (pid != tgid || !bpf_map_lookup_elem(&seen_procs, &tgid))
@@ -985,6 +1031,17 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 		if (!cls)
 			stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_UNKNOWN);
 		if (cls) {
+			/* a page --force-faults paged out: its key is deleted at its next
+			 * fault. Branch-free (0 or ST_NODE_FORCED): a branch here doubles the
+			 * verifier's states of the fold below, past its 1M-instruction limit */
+			struct st_forced_key fk = { .tgid = tgid, .page = address & ~4095ULL };
+			__u64 forced = ~(__u64)bpf_map_delete_elem(&forced_pages, &fk) >> 63;
+			__u32 key = ST_EVENT_FAULTS * ST_STAT__MAX + ST_STAT_FAULT_FORCED;
+			__u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+			if (v)
+				*v += forced;
+			cls |= (__u16)(forced << 10);	/* ST_NODE_FORCED */
 			stat_ev(ST_EVENT_FAULTS, (cls & ST_NODE_DATA_MODULE) ? ST_STAT_FAULT_MODULE :
 						 (cls & ST_NODE_DATA_STACK)	 ? ST_STAT_FAULT_STACK :
 											   ST_STAT_FAULT_HEAP);

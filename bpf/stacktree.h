@@ -42,6 +42,8 @@
 #define ST_NODE_DEAD 0x80	/* record allocated but its key could not be inserted */
 #define ST_NODE_HEAP_BRK 0x100	/* with DATA_HEAP: the brk heap (else anonymous mmap) */
 #define ST_NODE_FAULTS 0x200	/* with ROOT: the thread's page-fault tree */
+#define ST_NODE_FORCED 0x400	/* with a DATA flag: a fault on a page --force-faults paged
+				 * out (its key was in forced_pages) */
 #define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
 
 /* What a sample is; the stats map holds ST_STAT__MAX counters per event. */
@@ -99,9 +101,11 @@ enum st_stat {
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
 	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
 	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
+	ST_STAT_FAULT_FORCED,	 /* data faults on pages --force-faults paged out */
 	/* counted by the daemon (user/collect/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
+	ST_STAT_LATE_AGED,	 /* deferred samples walked without waiting longer (ST_DEFER_WAIT_S) */
 	ST_STAT__MAX,
 };
 
@@ -129,7 +133,24 @@ struct st_event {
 	char comm[ST_COMM_LEN];
 };
 
+/* forced_pages key (--force-faults, user/collect/forcefault.c): a page the
+ * daemon is about to page out; the fault program deletes it at the page's next
+ * fault and marks that fault's data leaf ST_NODE_FORCED. */
+struct st_forced_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 page;	/* address & ~4095 */
+};
+
 /* thread_comms key: a thread's comm in one image */
+/* proc_images: the image (self_exec_id) a process runs, so that the daemon
+ * reads /proc/PID only for the image it means; busy from the start of an
+ * exec (sched_prepare_exec, where the kernel has it) to its end. */
+struct st_proc_image {
+	__u32 image;
+	__u32 busy;
+};
+
 struct st_comm_key {
 	__u64 addr;	/* pid << 32 | tid */
 	__u32 image;
@@ -177,6 +198,7 @@ struct st_unwind_row {
 };
 
 #define ST_UNWIND_MAX_SHARDS 1024	/* shard slots in unwind_shards */
+#define ST_UNWIND_ANY_IMAGE 0xffffffffu	/* st_unwind_proc.image: not known */
 #define ST_UNWIND_MAX_MAPS 256	/* executable mappings per process (power of two) */
 #define ST_UNWIND_MAP_STEPS 9	/* binary search steps: log2(ST_UNWIND_MAX_MAPS) + 1 */
 #define ST_UNWIND_ROW_STEPS 22	/* binary search steps over a module's rows */
@@ -190,6 +212,21 @@ struct st_unwind_map {
 	__u32 first;	/* first row there, */
 	__u32 nrows;	/* count (0: none, frame pointers in auto mode: see flags) */
 	__u32 flags;	/* ST_UNWIND_MAP_* */
+	/* the module's pc index (0 buckets: none), right after its rows in the
+	 * shard: bucket b (pcs with pc >> ishift == ibase + b) is an
+	 * st_unwind_bucket at row first + nrows + b */
+	__u32 nbuckets;
+	__u32 ishift;
+	__u32 ibase;
+	__u32 pad;
+};
+
+/* Rows [first + lo, first + hi) of a module hold every row whose pc falls
+ * in the bucket, and lo = the count of rows below the bucket's first pc:
+ * the row covering a pc of the bucket is found by searching that range
+ * alone (user/collect/unwind_index.c). Stored in a row's 8 bytes. */
+struct st_unwind_bucket {
+	__u32 lo, hi;
 };
 
 #define ST_UNWIND_MAP_OVER_BUDGET 0x1	/* no rows: the module did not fit --unwind-memory */
@@ -198,6 +235,8 @@ struct st_unwind_map {
 struct st_unwind_proc {
 	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */
 	__u32 gen;	/* table version, unique per push: keys the BPF row cache */
+	__u32 image;	/* the image whose maps these are (self_exec_id), or */
+	__u32 pad;	/* ST_UNWIND_ANY_IMAGE: a process the kernel had not reported */
 	__u64 interp_start, interp_len;	/* the dynamic loader's text (0: none) */
 	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
 };

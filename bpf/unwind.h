@@ -209,17 +209,33 @@ static __always_inline struct st_unwind_map *st_unw_find_map(struct st_unw_state
 	return m;
 }
 
-/* The row covering pc in rows [first, first + n) of a shard, or NULL (also
- * when the shard is gone). */
-static __always_inline struct st_unwind_row *st_unw_find_row(__u32 shard, __u32 first, __u32 n,
-							     __u32 pc)
+/* The row covering pc (module-relative) in m's rows, or NULL (also when
+ * the shard is gone). The module's pc index narrows the search to pc's
+ * bucket: one lookup, then 2-3 steps instead of ~20. */
+static __always_inline struct st_unwind_row *st_unw_find_row(struct st_unwind_map *m, __u32 pc)
 {
+	__u32 first = m->first, n = m->nrows, nb = m->nbuckets, shift = m->ishift & 31, k;
 	struct st_unw_search q = { .want = pc, .lo = first, .hi = first + n };
-	__u32 k;
+	struct st_unwind_bucket *bk;
 
-	q.rows = bpf_map_lookup_elem(&unwind_shards, &shard);
+	q.rows = bpf_map_lookup_elem(&unwind_shards, &m->shard);
 	if (!q.rows)
 		return NULL;
+	if (nb) {		/* user/collect/unwind_index.c's rule */
+		k = (pc >> shift) - m->ibase;
+		if ((pc >> shift) < m->ibase) {
+			return NULL;	/* below every row */
+		} else if (k >= nb) {
+			q.lo = first + n;	/* above every row's pc: the last row */
+		} else {
+			k += first + n;
+			bk = bpf_map_lookup_elem(q.rows, &k);
+			if (bk && bk->lo <= bk->hi && bk->hi <= n) {
+				q.lo = first + bk->lo;
+				q.hi = first + bk->hi;
+			}
+		}
+	}
 	bpf_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q, 0);
 	if (q.failed || q.lo == first)
 		return NULL;
@@ -325,8 +341,7 @@ static long st_unw_frame(__u32 i, void *data)
 	if (!hit) {
 		row = (struct st_unwind_row){};
 		m = st_unw_find_map(s, s->ip);
-		r = m && m->nrows ? st_unw_find_row(m->shard, m->first, m->nrows,
-						    (__u32)(pc - m->start + m->vaddr)) : NULL;
+		r = m && m->nrows ? st_unw_find_row(m, (__u32)(pc - m->start + m->vaddr)) : NULL;
 		if (r)
 			row = *r;
 		else if (m && (m->flags & ST_UNWIND_MAP_OVER_BUDGET))
@@ -423,6 +438,7 @@ fault:
 struct st_unwind_io {
 	__u64 ip, sp, bp, r10;	/* in: the interrupted user registers */
 	__u32 tgid, max;	/* in: the process; frames wanted (<= ST_MAX_USER) */
+	__u32 image;		/* in: the image it runs (a table of another is none) */
 	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
 	__u32 stop;		/* out: enum st_unw_stop */
 	__u32 fp_frames;	/* out: frames walked by frame pointers */
@@ -455,6 +471,8 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->over_budget = 0;
 	io->pending = 0;
 	s.proc = bpf_map_lookup_elem(&unwind_procs, &io->tgid);
+	if (s.proc && s.proc->image != io->image && s.proc->image != ST_UNWIND_ANY_IMAGE)
+		s.proc = NULL;	/* read before an exec, pushed after it */
 	io->no_proc = !s.proc;
 	if (!s.proc)	/* the empty table at key 0 (pushed first by the daemon) */
 		s.proc = bpf_map_lookup_elem(&unwind_procs, &zero);
@@ -517,6 +535,7 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	io.bp = BPF_CORE_READ(uregs, bp);
 	io.r10 = BPF_CORE_READ(uregs, r10);
 	io.tgid = BPF_CORE_READ(task, tgid);
+	io.image = (__u32)BPF_CORE_READ(task, self_exec_id);
 	io.max = max < ST_MAX_USER ? max : ST_MAX_USER;
 	io.fallback = fallback;
 	io.slot = slot ? 1 : 0;

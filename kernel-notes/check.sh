@@ -36,4 +36,32 @@ stack=$(cat /proc/sys/kernel/perf_event_max_stack 2>/dev/null || echo 0)
 	|| say MISS "kernel.perf_event_max_stack = $stack: raise it to 127 for full stacks"
 grep -q "cpu-clock" <(perf list sw 2>/dev/null) 2>/dev/null && say ok "software event cpu-clock" \
 	|| say ok "software event cpu-clock (perf not installed; always present)"
+
+# --force-faults (optional: a missing piece disables only that option; see
+# kernel-notes/forced-faults.md). "--" lines do not fail the check.
+opt() { printf '%-4s %s\n' "$1" "$2"; }
+if [ -e /sys/class/zram-control/hot_add ] || modinfo zram >/dev/null 2>&1; then
+	opt ok "zram (--force-faults: a swap device for the session)"
+else
+	opt -- "zram missing (CONFIG_ZRAM): --force-faults unavailable"
+fi
+[ -e /proc/swaps ] && opt ok "swap (CONFIG_SWAP)" || opt -- "no swap (CONFIG_SWAP off): --force-faults unavailable"
+command -v mkswap >/dev/null && opt ok "mkswap (util-linux)" || opt -- "mkswap missing: install util-linux"
+# process_madvise(2) (440 on x86-64) with no range: 0 where it exists
+pm=$(python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(434, os.getpid(), 0)
+print("ok" if fd >= 0 and libc.syscall(440, fd, None, 0, 21, 0) == 0 else
+      os.strerror(ctypes.get_errno()))' 2>/dev/null)
+[ "$pm" = ok ] && opt ok "process_madvise(MADV_PAGEOUT) (--force-faults)" \
+	|| opt -- "process_madvise(MADV_PAGEOUT): ${pm:-no python3 to probe} (Linux 5.10): --force-faults unavailable"
+# soft-dirty: a page this probe wrote has pagemap bit 55 set where it exists
+sd=$(python3 -c 'import ctypes, mmap, struct
+m = mmap.mmap(-1, 4096); m[0] = 1
+a = ctypes.addressof(ctypes.c_char.from_buffer(m))
+f = open("/proc/self/pagemap", "rb"); f.seek(a // 4096 * 8)
+print(struct.unpack("<Q", f.read(8))[0] >> 55 & 1)' 2>/dev/null)
+[ "$sd" = 1 ] && opt ok "soft-dirty bits (CONFIG_MEM_SOFT_DIRTY; not used by stacktreed)" \
+	|| opt -- "soft-dirty unavailable (CONFIG_MEM_SOFT_DIRTY off): not used"
+opt ok "NUMA nodes: $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l), kernel.numa_balancing = $(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo n/a) (hinting faults: not used)"
 exit $fail

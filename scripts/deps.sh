@@ -7,6 +7,8 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zli
       protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils
       libclang-rt-14-dev	# libFuzzer and the sanitizer runtimes for clang (make fuzz)
       libiberty-dev g++	# the demangler (binutils' own); a C++ compiler to profile
+      libdebuginfod-dev debuginfod	# debuginfod client (dlopen()ed); a server for the tests
+      util-linux kmod	# mkswap, modprobe zram (--force-faults)
       libc6-dbg)	# libc6-dbg: names for libc's internal functions (.symtab)
 missing=()
 for p in "${pkgs[@]}"; do

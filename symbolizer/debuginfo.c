@@ -59,26 +59,36 @@ static int open_elf(const struct st_debug_query *q, const char *path, bool in_pr
 	return st_elf__open_fd(fd, out);
 }
 
-static int try_build_id(const struct st_debug_query *q, struct st_elf **out)
+int st_debuginfo__open_by_id(const struct st_debug_query *q, const char *path,
+			     struct st_elf **out)
 {
-	char path[PATH_MAX], hex[ST_BUILD_ID_HEX_MAX];
+	char hex[ST_BUILD_ID_HEX_MAX];
 	struct st_elf *e = NULL;
 	int err;
+
+	if (!q->build_id)
+		return -ENOENT;
+	err = open_elf(q, path, false, &e);
+	if (err)
+		return err;
+	if (st_elf__build_id(e, hex) || strcmp(hex, q->build_id) != 0) {
+		st_elf__free(e);
+		return -EBADMSG;
+	}
+	*out = e;
+	return 0;
+}
+
+static int try_build_id(const struct st_debug_query *q, struct st_elf **out)
+{
+	char path[PATH_MAX];
 
 	if (!q->build_id || strlen(q->build_id) < 3)
 		return -ENOENT;
 	if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", q->debug_dir,
 		     q->build_id, q->build_id + 2) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	err = open_elf(q, path, false, &e);
-	if (err)
-		return err;
-	if (st_elf__build_id(e, hex) || strcmp(hex, q->build_id) != 0) {
-		st_elf__free(e);
-		return -ENOENT;
-	}
-	*out = e;
-	return 0;
+	return st_debuginfo__open_by_id(q, path, out);
 }
 
 static int try_debuglink_at(const struct st_debug_query *q, const char *path, bool in_proc,

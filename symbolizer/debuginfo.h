@@ -39,4 +39,12 @@ struct st_debug_query {
 int st_debuginfo__find(const struct st_debug_query *q, struct st_elf **out,
 		       const char **how);
 
+/* Open path, in the daemon's own places (symlinks followed: e.g. a
+ * debuginfod cache file), as the debug file of q->build_id: st_safe_open()
+ * rules and size bound (q->open), ELF, and its build id must be
+ * q->build_id. 0 with *out, -EBADMSG when it is ELF with another build id
+ * (or none), or st_safe_open()'s and ELF's errors. */
+int st_debuginfo__open_by_id(const struct st_debug_query *q, const char *path,
+			     struct st_elf **out);
+
 #endif

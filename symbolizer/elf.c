@@ -240,15 +240,23 @@ static enum st_sym_bind bind_of(const GElf_Sym *sym)
 	}
 }
 
-/* Function symbols (STT_FUNC, STT_GNU_IFUNC) or, with data, data objects
+/* Function symbols (STT_FUNC, STT_GNU_IFUNC, and untyped labels in code:
+ * assembly entry points such as ld.so's _start) or, with data, data objects
  * (STT_OBJECT, STT_COMMON) defined in a section that is in memory (not
  * SHN_ABS, nor SHN_COMMON, which only relocatable objects have). */
-static bool wanted(const GElf_Sym *sym, bool data)
+static bool wanted(struct st_elf *e, const GElf_Sym *sym, GElf_Word shndx, bool data)
 {
 	int stype = GELF_ST_TYPE(sym->st_info);
+	GElf_Shdr shdr;
 
 	if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
 		return false;
+	if (sym->st_shndx != SHN_XINDEX)	/* the extended index only then */
+		shndx = sym->st_shndx;
+	if (!data && stype == STT_NOTYPE)
+		return sym->st_shndx != SHN_ABS && sym->st_shndx != SHN_COMMON &&
+		       gelf_getshdr(elf_getscn(e->elf, shndx), &shdr) &&
+		       (shdr.sh_flags & SHF_EXECINSTR);
 	if (!data)
 		return stype == STT_FUNC || stype == STT_GNU_IFUNC;
 	return (stype == STT_OBJECT || stype == STT_COMMON) && sym->st_shndx != SHN_ABS &&
@@ -288,7 +296,7 @@ static int load_symbols(struct st_elf *e, GElf_Word type, bool data, struct st_s
 			break;	/* what was read is kept, the reason counted by the caller */
 		if (!gelf_getsymshndx(symdata, xndx_data, i, &sym, &shndx))
 			continue;
-		if (!wanted(&sym, data))
+		if (!wanted(e, &sym, shndx, data))
 			continue;
 		if (w && w->max_symbols && (size_t)n >= w->max_symbols) {
 			w->too_many = true;

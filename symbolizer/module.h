@@ -17,6 +17,7 @@
 #include "symbolizer/safeopen.h"
 #include "symbolizer/symbolizer.h"
 
+struct st_dbgd;
 struct st_elf;
 struct st_load;
 struct st_symtab;
@@ -91,6 +92,7 @@ struct st_symbolizer {
 	void *cancel_ctx;
 	struct st_safe_open open;	/* size bound, refusals counted in safe */
 	struct st_safe_stats safe;
+	struct st_dbgd *dbgd;		/* debuginfod client, or NULL: off */
 	size_t evicted, out_of_time, cancelled, too_many, unshared;
 	size_t src_cut;			/* modules whose source lookups were cut */
 	/* source lookups in service mode (st_symbolizer__source_budget()) */

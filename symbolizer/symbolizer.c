@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "symbolizer/debuginfo.h"
+#include "symbolizer/debuginfod.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/module.h"
@@ -354,6 +355,7 @@ void st_symbolizer__release(struct st_symbolizer *s, struct st_module *m)
 struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 {
 	struct st_symbolizer *s = calloc(1, sizeof(*s));
+	int err = -ENOMEM;
 
 	if (!s)
 		return NULL;
@@ -387,10 +389,22 @@ struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 	s->kernel_module = st_strtab__intern(s->strs, ST_KERNEL_MODULE);
 	if (!s->debug_dir || !s->kallsyms || !s->kernel_module)
 		goto cleanup;
+	if (opts && opts->debuginfod) {
+		struct st_dbgd_opts dopts = {
+			.timeout_s = opts->debuginfod_timeout_s, .max_size = s->open.max_size,
+			.cache_dir = opts->debuginfod_cache, .verbose = s->verbose,
+			.cancel = s->cancel, .cancel_ctx = s->cancel_ctx,
+		};
+
+		err = st_dbgd__new(&dopts, &s->dbgd);
+		if (err && (err == -ENOMEM || opts->debuginfod_required))
+			goto cleanup;
+		err = -ENOMEM;
+	}
 	return s;
 cleanup:
 	st_symbolizer__free(s);
-	errno = ENOMEM;
+	errno = -err;
 	return NULL;
 }
 
@@ -410,6 +424,7 @@ void st_symbolizer__free(struct st_symbolizer *s)
 	free(s->slots);
 	st_symtab__free(s->kernel);
 	st_strtab__free(s->strs);
+	st_dbgd__free(s->dbgd);
 	free(s->scratch);
 	free(s);
 }
@@ -440,6 +455,18 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->cache_budget = s->cache_budget;
 	out->src_cut = s->src_cut;
 	out->src_deferred = s->src_deferred;
+	if (s->dbgd) {
+		struct st_dbgd_stats d;
+
+		st_dbgd__stats(s->dbgd, &d);
+		out->debuginfod = true;
+		out->dbgd_found = d.found;
+		out->dbgd_not_found = d.not_found;
+		out->dbgd_failed = d.failed;
+		out->dbgd_rejected = d.rejected;
+		out->dbgd_skipped = d.skipped;
+		out->dbgd_seconds = d.seconds;
+	}
 }
 
 size_t st_symbolizer__modules(const struct st_symbolizer *s, size_t *unused)
@@ -688,6 +715,31 @@ void st_mod__work_end(struct st_symbolizer *s, const struct st_module *m,
 		fprintf(stderr, "stacktreed: %s: symbols incomplete: %s\n", m->path, why);
 }
 
+/* The debug file from debuginfod (only for modules with a build id), opened
+ * and checked like a local one: 0 with *debug, or -ENOENT. The time the
+ * fetch took does not count against the module's own work limit. */
+static int fetch_debug_file(struct st_symbolizer *s, const struct st_module *m,
+			    const struct st_debug_query *q, struct st_work *w, struct st_elf **debug)
+{
+	double t0 = st_work__now();
+	const char *path;
+	int err;
+
+	if (!s->dbgd || !m->build_id)
+		return -ENOENT;
+	err = st_dbgd__find(s->dbgd, m->build_id, m->trusted, &path);
+	if (w && w->deadline > 0)
+		w->deadline += st_work__now() - t0;
+	if (err)
+		return -ENOENT;
+	err = st_debuginfo__open_by_id(q, path, debug);
+	if (err) {
+		st_dbgd__reject(s->dbgd, m->build_id, m->trusted);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struct st_elf *e,
 		       int root_fd, struct st_work *w, struct st_elf **debug)
 {
@@ -702,8 +754,10 @@ int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struc
 	const char *how = NULL;
 
 	q.debuglink = st_elf__debuglink(e, &q.crc);
-	if (st_debuginfo__find(&q, debug, &how))
+	if (st_debuginfo__find(&q, debug, &how) && fetch_debug_file(s, m, &q, w, debug))
 		return -ENOENT;
+	if (!how)
+		how = "debuginfod";
 	if (s->verbose)
 		fprintf(stderr, "stacktreed: %s: debug file found (%s)\n", m->path, how);
 	return 0;

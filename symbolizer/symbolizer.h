@@ -61,6 +61,14 @@ struct st_symbolizer_opts {
 	size_t max_symbols;	 /* per module symbol table; 0 = default 4000000 */
 	bool (*cancel)(void *ctx); /* true: the daemon is stopping, cut long work short */
 	void *cancel_ctx;
+	/* debuginfod (symbolizer/debuginfod.h): debug files not found locally
+	 * are fetched by build id from DEBUGINFOD_URLS */
+	bool debuginfod;	 /* on */
+	bool debuginfod_required; /* new() fails (errno ENOSYS: no DEBUGINFOD_URLS, EPERM:
+				  * the cache is not ours) rather than going on without */
+	double debuginfod_timeout_s; /* per fetch; 0: DEBUGINFOD_TIMEOUT or 5 s */
+	const char *debuginfod_cache; /* NULL: DEBUGINFOD_CACHE_PATH, or as root
+				  * /var/cache/stacktreed/debuginfod */
 };
 
 #define ST_SYMBOLIZER_MAX_UNUSED 256
@@ -81,6 +89,9 @@ struct st_symbolizer_stats {
 				 * stopped at their time or address limit */
 	size_t src_deferred;	/* source lookups left for a later profile
 				 * (st_symbolizer__source_budget()) */
+	bool debuginfod;	/* fetching is on */
+	size_t dbgd_found, dbgd_not_found, dbgd_failed, dbgd_rejected, dbgd_skipped;
+	double dbgd_seconds;	/* time spent fetching */
 };
 
 struct st_sym {

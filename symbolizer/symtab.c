@@ -97,10 +97,22 @@ static int cmp_sym(const void *pa, const void *pb)
 void st_symtab__finish(struct st_symtab *t)
 {
 	size_t i, j, out = 0;
+	__u64 end;
 
 	if (!t->n)
 		return;
 	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+
+	/* a zero-size symbol inside a sized one (a label in a function) is
+	 * not a function of its own */
+	for (i = 0, end = 0; i < t->n; i++) {
+		struct st_symbol *s = &t->syms[i];
+
+		if (s->name && !s->size && s->start < end)
+			s->name = NULL;
+		else if (s->name && s->size && s->start + s->size > end)
+			end = s->start + s->size;
+	}
 
 	/* zero-size symbols reach to the next greater start (symbol or bound);
 	 * the last one, with nothing after it, stays an exact match only */

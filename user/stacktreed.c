@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "user/collect/daemon.h"
+#include "user/collect/forcefault.h"
 #include "user/output/report.h"
 #include "stacktree.h"
 
@@ -38,6 +39,10 @@ enum {
 	OPT_UNWIND_CACHE,
 	OPT_NO_UNWIND_CACHE,
 	OPT_UNWIND_CACHE_MB,
+	OPT_DEBUGINFOD,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_TIMEOUT,
+	OPT_FORCE_FAULTS,
 };
 
 static const struct argp_option options[] = {
@@ -57,8 +62,12 @@ static const struct argp_option options[] = {
 	{ "no-unwind-cache", OPT_NO_UNWIND_CACHE, NULL, 0, "dwarf/auto: compile every module's unwind table, keep nothing on disk", 2 },
 	{ "unwind-cache-mb", OPT_UNWIND_CACHE_MB, "MB", 0, "dwarf/auto: size bound of the unwind table cache, oldest files out first (default 512)", 2 },
 	{ "unwind-defer-mb", OPT_DEFER_MB, "MB", 0, "dwarf/auto: ring buffer for samples taken before their unwind tables were in, unwound later by the daemon (default 32; a power of two; 0: fold them as walked)", 2 },
+	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0, "Fetch debug files not found locally by build id from the servers in DEBUGINFOD_URLS (the default when it is set; without it, an error); cache: DEBUGINFOD_CACHE_PATH, as root /var/cache/stacktreed/debuginfod", 1 },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files, even with DEBUGINFOD_URLS set", 1 },
+	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
+	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see README)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
 	{ "format", OPT_FORMAT, "LIST", 0, "Report files: a comma list of xtree, arcflow, json, folded, pprof, svg (default xtree,arcflow,json)", 1 },
@@ -193,6 +202,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "up to 1024", arg);
 		o->defer_mb = (__u32)v;
 		break;
+	case OPT_DEBUGINFOD:
+		o->debuginfod = 1;
+		break;
+	case OPT_NO_DEBUGINFOD:
+		o->debuginfod = -1;
+		break;
+	case OPT_DEBUGINFOD_TIMEOUT:
+		if (parse_double(arg, 0.1, 3600, &v))
+			argp_error(state, "invalid --debuginfod-timeout '%s': give 0.1..3600 (s)", arg);
+		o->debuginfod_timeout = v;
+		break;
 	case OPT_MAX_FILE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
 			argp_error(state, "invalid --max-file-mb '%s': give 1..1048576", arg);
@@ -209,6 +229,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			else
 				argp_error(state, "--event %s: give cpu, faults or cpu,faults", tok);
 		}
+		break;
+	case OPT_FORCE_FAULTS:
+		o->force_faults = ST_FF_DEFAULT_RATE;
+		if (arg && (parse_double(arg, 1, ST_FF_MAX_RATE, &v) || v != (__u32)v))
+			argp_error(state, "invalid --force-faults=%s: give pages per second, "
+				   "1..%u", arg, ST_FF_MAX_RATE);
+		if (arg)
+			o->force_faults = (__u32)v;
 		break;
 	case OPT_MIN_PCT:
 		if (parse_double(arg, 0, 100, &o->min_pct))
@@ -271,6 +299,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "nothing to profile: give -- CMD, --pid PID or -a");
 		if (!!o->all + !!ps->npids + !!o->cmd > 1)
 			argp_error(state, "give only one of -- CMD, --pid PID and -a");
+		if (o->force_faults && (o->all || !(ps->npids || o->cmd)))
+			argp_error(state, "--force-faults pages out a target's memory: name it with "
+				   "--pid PID or -- CMD (never with -a)");
+		if (o->force_faults && !(o->events & (1u << ST_EVENT_FAULTS)))
+			argp_error(state, "--force-faults needs --event faults (or cpu,faults)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

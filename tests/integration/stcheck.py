@@ -232,3 +232,29 @@ int func%d(int k)
 """ % (i, n, i, i, m, n, r.randint(1, 99), r.randint(1, 9), n, r.randint(1, 1000), i, i, i,
        ("func%d(k - 1)" % (i - 1)) if i else "0"))
     return path
+
+
+def perf_stacks(data, comm, under="main"):
+    """The set of function names on each stack of comm's main threads in a
+    perf.data file (perf script), for the samples whose stack reaches
+    `under` (perf's own complete stacks; the loader's are not)."""
+    p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym",
+                        "--no-inline"], capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, "perf script: " + p.stderr[-500:])
+    for block in p.stdout.split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        if not lines:
+            continue
+        head = lines[0].split()
+        if len(head) < 2 or head[0] != comm:
+            continue
+        pid, tid = head[1].split("/")
+        if pid != tid:
+            continue
+        seen = set()
+        for line in lines[1:]:
+            parts = line.split(None, 1)
+            if len(parts) == 2:
+                seen.add(parts[1].strip())
+        if under in seen:
+            yield seen

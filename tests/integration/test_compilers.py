@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (SANITIZED, Daemon, check, check_invariants, c_source, load, metric, run_profiled)
+from stcheck import (SANITIZED, Daemon, check, check_invariants, c_source, load, metric, perf_stacks,
+                     run_profiled)
 
 GCC = shutil.which("gcc")
 CLANG = shutil.which("clang-14")
@@ -112,3 +113,136 @@ def test_gcc_under_system_wide_on_a_busy_machine():
     # measured, not the goal.
     check_complete(prof, "cc1", "gcc -a busy", min_samples=300, min_share=0.85)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def plain_name(name):
+    """A demangled C++ name without its parameter list (perf script's form):
+    'ns::f(int, char*) const' -> 'ns::f'."""
+    if not name:
+        return name
+    if name.endswith(" const"):
+        name = name[:-len(" const")]
+    if not name.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return drop_return_type(name[:i]) if i > 0 else name
+    return name
+
+
+def same_form(name):
+    """One spelling of nested template brackets: perf's demangler writes
+    'A<B<C>>' where libiberty writes 'A<B<C> >'."""
+    while "> >" in name:
+        name = name.replace("> >", ">>")
+    return name
+
+
+def drop_return_type(name):
+    """A template function's demangled name starts with its return type
+    ('llvm::PreservedAnalyses llvm::f<...>'): the part after the last space
+    outside brackets, but not the one of 'operator new'."""
+    depth, cut = 0, 0
+    for i, c in enumerate(name):
+        depth += {"<": 1, "(": 1, "[": 1, ">": -1, ")": -1, "]": -1}.get(c, 0)
+        if c == " " and depth == 0 and not name[:i].endswith("operator"):
+            cut = i + 1
+    return name[cut:]
+
+
+def plain_cums(root):
+    """Samples with each function (plain name) on the stack, outermost
+    occurrences only (recursion counted once)."""
+    cums = {}
+    stack = [(root, frozenset())]
+    while stack:
+        n, above = stack.pop()
+        f = plain_name(n.get("function"))
+        f = same_form(f) if f else f
+        if f and f not in above:
+            cums[f] = cums.get(f, 0) + n["cum"]
+            above = above | {f}
+        for c in n["children"]:
+            stack.append((c, above))
+    return cums
+
+
+# main's callers: the shares compared are of main's samples
+OUTSIDE_MAIN = ("_start", "__libc_start_main", "__libc_start_main@@GLIBC_2.34",
+                "__libc_start_call_main")
+
+
+def cum_shares_against_perf(compiler, comm, nfuncs):
+    """comm's per-function CUM shares against `perf record --call-graph
+    dwarf` profiling the same compile (perf starts the compiler, which waits
+    for a start file; stacktreed --pid follows it to its children): every
+    function on more than 5% of perf's complete stacks (those that reach
+    main) agrees within sampling noise, and never worse than 2 points is
+    asked."""
+    from test_dwarf import agreement_tolerance, child_of
+    check(compiler and shutil.which("perf"), "%s and perf are needed (scripts/deps.sh)" % comm)
+    tmp = tempfile.mkdtemp(prefix="st-perf-" + comm + "-")
+    src = c_source(os.path.join(tmp, "big.c"), nfuncs)
+    data, out, go = (os.path.join(tmp, n) for n in ("perf.data", "st", "go"))
+    # perf at 999 Hz with 32 KiB stack copies (compilers' stacks are deeper
+    # than perf's default 8 KiB), stacktreed at 1999 Hz: timers that cannot lock
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999",
+                             "--call-graph", "dwarf,32768", "-o", data, "--", "sh", "-c",
+                             'while [ ! -e "$0" ]; do sleep 0.01; done; exec "$@"', go, compiler,
+                             "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        d = Daemon(["-o", out, "-F", "1999", "--pid", str(child_of(perf.pid, "sh"))])
+        open(go, "w").close()
+        rc, err = d.stop(sig=None, timeout=300)	# it ends with its target
+        check(rc == 0, "stacktreed --pid: " + err)
+        _, perr = perf.communicate(timeout=300)
+        check(perf.returncode == 0, "perf record: " + perr[-500:])
+        theirs, n_theirs = {}, 0
+        for seen in perf_stacks(data, comm):
+            n_theirs += 1
+            for f in {same_form(f) for f in seen}:
+                theirs[f] = theirs.get(f, 0) + 1
+        prof = load(out)
+    finally:
+        if perf.poll() is None:
+            perf.kill()
+            perf.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    check_invariants(prof)
+    ts = [t for t in prof["threads"] if t["comm"] == comm]
+    check(ts, "no %s thread: %s" % (comm, [(t["pid"], t["comm"]) for t in prof["threads"]]))
+    ours, total, complete = {}, 0, 0
+    for t in ts:
+        total += t["samples"] - stack_roots(t).get("[kernel]", 0)
+        complete += stack_roots(t).get("_start", 0)
+        for f, n in plain_cums(t["root"]).items():
+            ours[f] = ours.get(f, 0) + n
+    check(complete >= 0.99 * total, "%d of %d %s samples complete; roots %s; %s" % (
+        complete, total, comm, sorted(((k, v) for t in ts for k, v in stack_roots(t).items()),
+                                      key=lambda kv: -kv[1])[:8],
+        "; ".join("%s: %d" % kv for kv in sorted(prof["notes"].items()) if "unwind" in kv[0])))
+    n_ours = ours.get("main", 0)	# past the dynamic loader, as perf's are
+    check(n_theirs > 1000, "perf: only %d complete %s samples" % (n_theirs, comm))
+    compared = 0
+    for f, n in sorted(theirs.items(), key=lambda kv: -kv[1]):
+        p_theirs = 100.0 * n / n_theirs
+        if p_theirs < 5.0 or f.startswith("[") or f in OUTSIDE_MAIN:
+            continue
+        p_ours = 100.0 * ours.get(f, 0) / n_ours
+        tol = agreement_tolerance(p_ours, n_ours, p_theirs, n_theirs)
+        metric("perf_dwarf.%s.%s.diff_pts" % (comm, f), p_ours - p_theirs)
+        check(abs(p_ours - p_theirs) <= tol, "%s: %s %.2f%% of %d samples here, %.2f%% of %d in "
+              "perf, tolerance %.2f" % (comm, f, p_ours, n_ours, p_theirs, n_theirs, tol))
+        compared += 1
+    check(compared >= 5, "only %d functions above 5%% in perf's %s stacks" % (compared, comm))
+
+
+def test_gcc_cum_shares_agree_with_perf_dwarf():
+    cum_shares_against_perf(GCC, "cc1", NFUNCS // 2)
+
+
+def test_clang_cum_shares_agree_with_perf_dwarf():
+    cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2)

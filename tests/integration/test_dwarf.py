@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from stcheck import (Daemon, check, check_cut_short_reasons, check_invariants, function_cum, function_nodes, load, main_thread,
-                     metric, nodes, run_profiled, workload, STACKTREED)
+                     metric, nodes, perf_stacks, run_profiled, workload, STACKTREED)
 
 # Percentage points. Measured spread of phase shares against CPU time
 # (bench/spread.py, 10 runs idle, 10 with the other CPU busy): at most 0.92
@@ -328,27 +328,8 @@ OUR_FREQ = "1999"
 def perf_shares(data, comm, funcs):
     """Per-function inclusive shares (%) of the main thread's samples under
     main in a perf.data file, and the number of those samples."""
-    p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym",
-                        "--no-inline"], capture_output=True, text=True, timeout=300)
-    check(p.returncode == 0, "perf script: " + p.stderr[-500:])
     counts, total = dict.fromkeys(funcs, 0), 0
-    for block in p.stdout.split("\n\n"):
-        lines = block.strip("\n").splitlines()
-        if not lines:
-            continue
-        head = lines[0].split()
-        if len(head) < 2 or head[0] != comm:
-            continue
-        pid, tid = head[1].split("/")
-        if pid != tid:
-            continue
-        seen = set()
-        for line in lines[1:]:
-            parts = line.split(None, 1)
-            if len(parts) == 2:
-                seen.add(parts[1].strip())
-        if "main" not in seen:	# the loader, before the work starts
-            continue
+    for seen in perf_stacks(data, comm):
         total += 1
         for f in funcs:
             counts[f] += f in seen

@@ -15,8 +15,9 @@ PRE_EXEC = ("before_exec_work", "child_before_exec")
 PHASES = ("phase_a", "phase_b", "phase_c")
 
 
-def check_images(prof, what):
-    check_invariants(prof)
+def check_images(prof, what, invariants=True):
+    if invariants:
+        check_invariants(prof)
     post = [t for t in prof["threads"] if t["comm"] == "phases"]
     check(len(post) == 1, "%s: expected one phases thread, got %s" % (
         what, [(t["pid"], t["tid"], t["comm"]) for t in prof["threads"]]))
@@ -66,9 +67,29 @@ def test_fork_then_exec_system_wide():
     out = tempfile.mkdtemp(prefix="st-exec-")
     d = Daemon(["-a", "-F", "999", "-o", out])
     try:
-        p = subprocess.run([workload("forkexec"), workload("phases")],
-                           env=dict(os.environ, WL_SCALE="0.5"), timeout=60)
+        p = subprocess.Popen([workload("forkexec"), workload("phases")], stdout=subprocess.PIPE,
+                             text=True, env=dict(os.environ, WL_SCALE="0.5"))
+        output, _ = p.communicate(timeout=60)
     finally:
         rc, err = d.stop()
     check(p.returncode == 0 and rc == 0, "forkexec %d, stacktreed %d: %s" % (p.returncode, rc, err))
-    check_images(load(out), "-a")
+    child = [int(l.split()[-1]) for l in output.splitlines() if l.startswith("forkexec: child")]
+    check(len(child) == 1, "forkexec did not name its child: %r" % output)
+    prof = load(out)
+    check_invariants(prof)
+    # the whole system's threads: only this run's two processes are checked
+    prof["threads"] = [t for t in prof["threads"] if t["pid"] in (p.pid, child[0])]
+    check_images(prof, "-a", invariants=False)
+    # python's child between its fork and its exec of forkexec (sampled in
+    # about half of the runs): python3's, named so even when its samples are
+    # unwound by the daemon after the exec, with no frame of forkexec
+    parent = [t for t in prof["threads"] if t["comm"] == "forkexec" and
+              not any(u["pid"] == t["pid"] and u["comm"] == "phases" for u in prof["threads"])]
+    for t in prof["threads"]:
+        if t["pid"] != parent[0]["pid"] or t["comm"] == "forkexec":
+            continue
+        check(t["comm"] == "python3", "-a: pid %d before its exec of forkexec is named %r" % (
+            t["pid"], t["comm"]))
+        for n, _, _ in nodes(t["root"]):
+            check(not (n.get("module") or "").endswith("/forkexec"),
+                  "-a: a forkexec frame (%s) before the exec" % n["function"])

@@ -304,3 +304,51 @@ def test_large_input_is_written_as_a_stream():
               "samples differ: %s" % (m and m.group(1)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def readelf_build_id(path):
+    out = run(["readelf", "-n", path])
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else None
+
+
+def pprof_mappings(path):
+    """go tool pprof -raw's Mappings section: {file: build id or ''}."""
+    text = pprof(["-raw"], path)
+    check("Mappings" in text, "no Mappings in pprof -raw:\n" + text[-2000:])
+    maps = {}
+    for line in text.split("Mappings", 1)[1].splitlines()[1:]:
+        m = re.match(r"\s*\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)(?: ([0-9a-f]+))?", line)
+        if m:
+            maps[m.group(1)] = m.group(2) or ""
+    return maps
+
+
+def test_outputs_build_ids():
+    """Issue 11, item 6: profile.json lists the modules its frames name with
+    their file's build id (the one readelf reads), the pprof mappings carry
+    it (go tool pprof -raw), and both survive `stacktree report --input`."""
+    exe = workload("phases")
+    out, _, _ = run_profiled(["-F", "499", "--format", "json,pprof", "--", exe])
+    prof = load(out)
+    mods = {m["name"]: m for m in prof["modules"]}
+    named = {n["module"] for t in prof["threads"] for n, _, _ in nodes(t["root"])
+             if n["module"] and not n.get("kernel")}
+    check(named <= set(mods), "modules named by nodes but not listed: %s" % (named - set(mods)))
+    libc = [m for m in mods if "/libc.so" in m]
+    check(exe in mods and libc, "modules: %s" % sorted(mods))
+    for name in [exe] + libc:
+        want = readelf_build_id(mods[name]["path"])
+        check(want and mods[name]["build_id"] == want, "%s: build id %s, readelf says %s"
+              % (name, mods[name]["build_id"], want))
+    maps = pprof_mappings(os.path.join(out, "profile.pb.gz"))
+    for name in [exe] + libc:
+        check(maps.get(name) == mods[name]["build_id"], "pprof mapping of %s: %r, want %s"
+              % (name, maps.get(name), mods[name]["build_id"]))
+    # read back and written again: the same modules, the same mappings
+    conv = tempfile.mkdtemp(prefix="st-it-conv-")
+    run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"), "--format",
+         "json,pprof", "-o", conv])
+    check(load(conv)["modules"] == prof["modules"], "modules differ after report --input")
+    check(pprof_mappings(os.path.join(conv, "profile.pb.gz")) == maps,
+          "pprof mappings differ after report --input")

@@ -566,6 +566,36 @@ static void test_inline_pprof(void **state)
 	st_profile__free(p);
 }
 
+/* Mappings carry the build id the profile's modules list knows (hex, as
+ * pprof prints it), none when it knows none. */
+static void test_pprof_build_ids(void **state)
+{
+	struct st_profile *p = sample_profile();
+	PProfile *pb;
+	bool prog = false, libc = false;
+
+	(void)state;
+	assert_int_equal(st_profile__add_module(p, "/bin/prog", "/bin/prog",
+						"3f9a0c77d2e1b4c5a6f708192a3b4c5d6e7f8091"), 0);
+	assert_int_equal(st_profile__add_module(p, "/lib/libc.so.6", NULL, NULL), 0);
+	pb = decode_written(p);
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const char *file = s_(pb, pb->mapping[i]->filename);
+
+		if (!strcmp(file, "/bin/prog")) {
+			prog = true;
+			assert_string_equal(s_(pb, pb->mapping[i]->build_id),
+					    "3f9a0c77d2e1b4c5a6f708192a3b4c5d6e7f8091");
+		} else {
+			libc |= !strcmp(file, "/lib/libc.so.6");
+			assert_int_equal(pb->mapping[i]->build_id, 0);
+		}
+	}
+	assert_true(prog && libc);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	st_profile__free(p);
+}
+
 static void test_pprof_not_timer(void **state)
 {
 	const char *text = "a;b 4\na;c 2\n";
@@ -789,6 +819,69 @@ static void test_data_leaves(void **state)
 	st_profile__free(p);
 }
 
+/* --force-faults: a forced and a natural fault on the same data are two
+ * leaves; the forced one is marked (h*) in folded/xtree names, fault=forced
+ * in pprof, "forced": true in profile.json, and read back as forced. */
+static void test_forced_data_leaves(void **state)
+{
+	struct st_frame data, forced;
+	struct st_profile *p = fault_profile(&data), *q = NULL;
+	struct st_thread *t = p->threads[0];
+	struct st_frame path[3] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "touch", "/bin/prog") };
+	char name[128], path_tmp[] = "/tmp/st-test-forced-XXXXXX", *text;
+	const struct st_node *touch, *c;
+	PProfile *pb;
+	unsigned nforced = 0, nnatural = 0;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	forced = data;
+	forced.data_class |= ST_DATA_FORCED;
+	path[2] = forced;
+	st_tree__add_sample(t->tree, path, 3, 7, ST_CALLS_FRAME);
+	st_profile__finalize(p);
+	p->samples = 12;
+	assert_string_equal(st_frame__name(&forced, name, sizeof(name)), "(h*) [heap]+0x40");
+	assert_string_equal(st_frame__name(&data, name, sizeof(name)), "(h) [heap]+0x40");
+	text = folded_text(p);
+	assert_non_null(strstr(text, "faulty;main+0x10;touch;(h*) [heap]+0x40 7\n"));
+	assert_non_null(strstr(text, "faulty;main+0x10;touch;(h) [heap]+0x40 4\n"));
+	pb = decode_written(p);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+
+		if (s->value[0] == 7)
+			assert_string_equal(s_(pb, label(pb, s, "fault")->str), "forced");
+		if (s->value[0] == 7 || s->value[0] == 4)
+			assert_string_equal(s_(pb, label(pb, s, "class")->str), "heap");
+	}
+	fd = mkstemp(path_tmp);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_int_equal(st_profile__read_json(path_tmp, &q, name, sizeof(name)), 0);
+	touch = st_tree__root(q->threads[0]->tree)->first_child->first_child;
+	for (c = touch->first_child; c; c = c->next_sibling) {
+		assert_int_equal(c->f.data_class & ST_DATA_CLASS_MASK, ST_DATA_HEAP);
+		if (c->f.data_class & ST_DATA_FORCED) {
+			nforced++;
+			assert_int_equal(c->base, 7);
+		} else {
+			nnatural++;
+			assert_int_equal(c->base, 4);
+		}
+	}
+	assert_int_equal(nforced, 1);
+	assert_int_equal(nnatural, 1);
+	unlink(path_tmp);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(text);
+	st_profile__free(p);
+	st_profile__free(q);
+}
+
 /* ---- formats and files ----------------------------------------------------- */
 
 static void test_parse_formats(void **state)
@@ -859,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_folded_lines),
 		cmocka_unit_test(test_folded_round_trip),
 		cmocka_unit_test(test_pprof_fields),
+		cmocka_unit_test(test_pprof_build_ids),
 		cmocka_unit_test(test_pprof_not_timer),
 		cmocka_unit_test(test_inline_json_round_trip),
 		cmocka_unit_test(test_inline_drop),
@@ -868,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_all),
 		cmocka_unit_test(test_data_leaves),
+		cmocka_unit_test(test_forced_data_leaves),
 		cmocka_unit_test(test_parse_formats),
 		cmocka_unit_test(test_write_dir_formats),
 	};

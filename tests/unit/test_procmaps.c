@@ -216,6 +216,49 @@ static void test_dlopen(void **state)
 	st_symbolizer__free(s);
 }
 
+/* A refresh that read another image's maps is taken back: what it added
+ * goes, what earlier refreshes found stays (collector.c, after an exec). */
+static void test_drop_added(void **state)
+{
+	char lib[PATH_MAX];
+	struct st_procmaps *pm;
+	struct st_symbolizer *s;
+	size_t count;
+	__u64 addr;
+	void *h;
+
+	(void)state;
+	fx_path(lib, sizeof(lib), "libfx.so");
+	s = st_symbolizer__new(NULL);
+	pm = st_procmaps__new(getpid());
+	assert_non_null(s);
+	assert_non_null(pm);
+	assert_true(st_procmaps__refresh(pm, s) > 0);
+	count = st_procmaps__count(pm);
+	assert_non_null(st_procmaps__find(pm, (uintptr_t)test_drop_added));
+
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	addr = (uintptr_t)dlsym(h, "fx_lib_other");
+	assert_int_equal(st_procmaps__refresh(pm, s), 1);
+	assert_non_null(st_procmaps__find(pm, addr));
+	assert_int_equal(st_procmaps__drop_added(pm), 0);
+	assert_int_equal(st_procmaps__count(pm), count);
+	assert_null(st_procmaps__find(pm, addr));
+	assert_non_null(st_procmaps__find(pm, (uintptr_t)test_drop_added));
+	/* nothing new: nothing to take back */
+	assert_int_equal(st_procmaps__refresh(pm, s), 1);
+	assert_int_equal(st_procmaps__refresh(pm, s), 0);
+	assert_int_equal(st_procmaps__drop_added(pm), 0);
+	assert_int_equal(st_procmaps__count(pm), count + 1);
+	assert_non_null(st_procmaps__find(pm, addr));
+	assert_int_equal(st_procmaps__drop_added(NULL), 0);
+
+	assert_int_equal(dlclose(h), 0);
+	st_procmaps__free(pm);
+	st_symbolizer__free(s);
+}
+
 static void map_file_at(void *where, const char *path)
 {
 	int fd = open(path, O_RDONLY);
@@ -379,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_parse_line),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_dlopen),
+		cmocka_unit_test(test_drop_added),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_gone),
 		cmocka_unit_test(test_release),

@@ -54,6 +54,8 @@ static struct st_profile *sample_profile(void)
 	}
 	st_profile__finalize(p);
 	p->samples = 149;
+	st_profile__add_module(p, "/bin/prog", "/bin/prog", "0123456789abcdef0123456789abcdef01234567");
+	st_profile__add_module(p, "/lib/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
 	return p;
 }
 
@@ -77,6 +79,44 @@ static void assert_same_node(const struct st_node *a, const struct st_node *b)
 		assert_same_node(x, y);
 	assert_null(x);
 	assert_null(y);
+}
+
+static void assert_same_modules(const struct st_profile *p, const struct st_profile *q)
+{
+	const struct st_prof_module *m;
+
+	assert_int_equal(q->nmodules, 2);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		assert_string_equal(p->modules[i].name, q->modules[i].name);
+		assert_string_equal(p->modules[i].path, q->modules[i].path);
+		assert_string_equal(p->modules[i].build_id ? p->modules[i].build_id : "-",
+				    q->modules[i].build_id ? q->modules[i].build_id : "-");
+	}
+	m = st_profile__module(q, "/bin/prog");
+	assert_non_null(m);
+	assert_string_equal(m->build_id, "0123456789abcdef0123456789abcdef01234567");
+	m = st_profile__module(q, "/lib/libc.so.6");
+	assert_non_null(m);
+	assert_null(m->build_id);
+	assert_string_equal(m->path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_null(st_profile__module(q, "/bin/other"));
+}
+
+/* A module noted again: one entry; a build id fills one not known yet,
+ * never replaces one. */
+static void test_modules_once(void **state)
+{
+	struct st_profile *p = st_profile__new("cpu-clock");
+
+	(void)state;
+	assert_int_equal(st_profile__add_module(p, "/a", NULL, NULL), 0);
+	assert_int_equal(st_profile__add_module(p, "/a", "/a", "aa"), 0);
+	assert_int_equal(st_profile__add_module(p, "/a", "/a", "bb"), 0);
+	assert_int_equal(st_profile__add_module(p, NULL, "/a", "bb"), -EINVAL);
+	assert_int_equal(p->nmodules, 1);
+	assert_string_equal(p->modules[0].path, "/a");
+	assert_string_equal(st_profile__module(p, "/a")->build_id, "aa");
+	st_profile__free(p);
 }
 
 static char *tmpfile_with(const char *text)
@@ -106,6 +146,7 @@ static void test_json_round_trip(void **state)
 	assert_int_equal(q->lost, 3);
 	assert_int_equal(q->nthreads, 3);
 	assert_int_equal(q->nnotes, 1);
+	assert_same_modules(p, q);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		assert_int_equal(p->threads[i]->tid, q->threads[i]->tid);
 		assert_string_equal(p->threads[i]->comm, q->threads[i]->comm);
@@ -156,6 +197,13 @@ static void test_json_errors(void **state)
 		     "\"duration_s\" must be a finite number >= 0");
 	expect_error("{\"event\":\"x\",\"samples\":1,\"duration_s\":\"1\",\"threads\":[]}",
 		     "\"duration_s\" must be a number");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"modules\":{},\"threads\":[]}",
+		     "\"modules\" must be an array");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"modules\":[{\"path\":\"/a\"}],"
+		     "\"threads\":[]}", "modules[0]: missing \"name\"");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"modules\":[{\"name\":\"/a\","
+		     "\"build_id\":\"ABC\"}],\"threads\":[]}",
+		     "modules[0]: \"build_id\" must be lower-case hex");
 }
 
 /* A profile.json nested deeper than ST_TREE_MAX_DEPTH is refused, naming
@@ -230,6 +278,7 @@ static void test_merge_threads(void **state)
 	assert_int_equal(st_thread__samples(m->threads[0]), 142);
 	assert_int_equal(st_thread__samples(m->threads[1]), 7);
 	assert_int_equal(m->lost, 3);
+	assert_same_modules(p, m);
 	st_profile__free(m);
 	st_profile__free(p);
 }
@@ -282,6 +331,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_modules_once),
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_json_too_deep),
 		cmocka_unit_test(test_json_utf8),

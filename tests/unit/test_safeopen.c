@@ -16,38 +16,10 @@
 #include <unistd.h>
 
 #include "symbolizer/safeopen.h"
+#define TMPDIR_PREFIX "st-test-safe"
+#include "tmpdir_fx.h"
 
-struct fx {
-	char dir[64];
-	char path[256];
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	strcpy(f->dir, "/tmp/st-test-safeXXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd))
-		return -1;
-	free(f);
-	return 0;
-}
-
-static const char *at(struct fx *f, const char *name)
+static const char *at(struct tmpdir_fx *f, const char *name)
 {
 	snprintf(f->path, sizeof(f->path), "%s/%s", f->dir, name);
 	return f->path;
@@ -64,7 +36,7 @@ static void write_file(const char *path, const char *text)
 
 static void test_regular_file(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_safe_stats st = { 0 };
 	struct st_safe_open o = { .root_fd = -1, .stats = &st };
 	struct stat sb;
@@ -91,7 +63,7 @@ static void test_regular_file(void **state)
 
 static void test_fifo_does_not_block(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_safe_stats st = { 0 };
 	struct st_safe_open o = { .root_fd = -1, .stats = &st };
 
@@ -103,7 +75,7 @@ static void test_fifo_does_not_block(void **state)
 
 static void test_devices_and_directories(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_safe_stats st = { 0 };
 	struct st_safe_open o = { .root_fd = -1, .stats = &st };
 
@@ -115,7 +87,7 @@ static void test_devices_and_directories(void **state)
 
 static void test_size_bound(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_safe_stats st = { 0 };
 	struct st_safe_open o = { .root_fd = -1, .max_size = 4, .stats = &st };
 	int fd;
@@ -138,7 +110,7 @@ static void test_size_bound(void **state)
 
 static void test_symlinks(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_safe_stats st = { 0 };
 	struct st_safe_open o = { .root_fd = -1, .stats = &st };
 	char target[256];
@@ -161,7 +133,7 @@ static void test_symlinks(void **state)
 
 static void test_inside_root(void **state)
 {
-	struct fx *f = *state;
+	struct tmpdir_fx *f = *state;
 	struct st_safe_open o = { .root_fd = -1 };
 	char sub[128];
 	int fd;
@@ -210,12 +182,12 @@ static void test_trusted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_regular_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fifo_does_not_block, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_devices_and_directories, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_size_bound, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inside_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_regular_file, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_does_not_block, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_devices_and_directories, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_size_bound, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_symlinks, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_inside_root, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(test_trusted),
 	};
 

@@ -123,7 +123,7 @@ static void test_is_return(void **state)
 
 static void test_gap_and_nosize(void **state)
 {
-	struct fx_nm before, after, nosize, next;
+	struct fx_nm before, after, nosize, next, label;
 	char path[PATH_MAX];
 	struct fx_map map;
 	struct st_symbolizer *s;
@@ -159,6 +159,19 @@ static void test_gap_and_nosize(void **state)
 	assert_func(&r, "fx_nosize", PIE_BIAS + nosize.addr, 31);
 	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_nosize", 32, false, &r);
 	assert_func(&r, "fx_after_nosize", PIE_BIAS + next.addr, 0);
+
+	/* labels without a type (assembly entry points) name their code, up
+	 * to the next symbol; one inside a sized function does not split it */
+	assert_true(fx_nm("fx_pie.nm", "fx_label_start", &label));
+	/* the return address of its call is the next label's first byte */
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_label_start", 8, true, &r);
+	assert_func(&r, "fx_label_start", PIE_BIAS + label.addr, 8);
+	assert_true(fx_nm("fx_pie.nm", "fx_label_user", &label));
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_label_user", 3, false, &r);
+	assert_func(&r, "fx_label_user", PIE_BIAS + label.addr, 3);
+	assert_true(fx_nm("fx_pie.nm", "fx_sized_asm", &label));
+	resolve_nm(s, m, path, &map, "fx_pie.nm", "fx_sized_asm", 20, false, &r);
+	assert_func(&r, "fx_sized_asm", PIE_BIAS + label.addr, 20);
 	st_symbolizer__free(s);
 }
 

@@ -30,6 +30,8 @@ int main(int argc, char **argv)
 		execv(argv[1], argv + 1);
 		_exit(127);
 	}
+	printf("forkexec: child %d\n", (int)pid);	/* for tests under -a */
+	fflush(stdout);
 	if (waitpid(pid, &status, 0) < 0)
 		return 1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

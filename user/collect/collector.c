@@ -70,6 +70,9 @@ struct st_collector {
 	struct idref *ids;		/* per drained record */
 	size_t ids_cap;
 	__u64 bad;
+	__u64 other_image;	/* /proc reads dropped: the process ran another image */
+	st_image_fn image_fn;
+	void *image_ctx;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
 	bool no_inline;			/* no inline frames (source lines still) */
@@ -192,18 +195,43 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, boo
 	return p;
 }
 
+/* Whether /proc/PID shows p's image now (true when the kernel cannot tell):
+ * a newer image supersedes p; inside an exec it is either, so neither. */
+static bool proc_current(struct st_collector *c, struct proc *p)
+{
+	__u32 cur;
+	int r;
+
+	if (!c->image_fn || (r = c->image_fn(c->image_ctx, p->pid, &cur)) == -ENOENT)
+		return true;
+	if (r == 0 && cur == p->image)
+		return true;
+	if (r == 0 && (__s32)(cur - p->image) > 0)
+		p->superseded = true;
+	c->other_image++;
+	return false;
+}
+
 static void proc_refresh(struct st_collector *c, struct proc *p)
 {
 	int r;
 
-	if (p->gone || p->superseded)
+	if (p->gone || p->superseded || !proc_current(c, p))
 		return;
 	if (c->refresh_fn)	/* first: samples are waiting for unwinding tables */
 		c->refresh_fn(c->refresh_ctx, p->pid);
 	r = st_procmaps__refresh(p->maps, c->sym);
 	if (r == -ENOENT || r == -ESRCH)
 		p->gone = true;
+	else if (!proc_current(c, p))	/* an exec while we read: not p's maps */
+		st_procmaps__drop_added(p->maps);
 	p->missing = false;
+}
+
+void st_collector__on_image(struct st_collector *c, st_image_fn fn, void *ctx)
+{
+	c->image_fn = fn;
+	c->image_ctx = ctx;
 }
 
 void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx)
@@ -353,8 +381,10 @@ static struct rthread *thread_find(struct st_collector *c, __u32 pid, __u32 tid,
 	return NULL;
 }
 
+/* comm: the name the kernel recorded with the sample (deferred samples), or
+ * NULL; it is the image's own, where /proc may show a later exec's. */
 static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
-				  bool faults)
+				  bool faults, const char *comm)
 {
 	__u64 key;
 	struct rthread *t = thread_find(c, pid, tid, image, faults, &key);
@@ -378,10 +408,12 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	}
 	if (created)
 		proc_refresh(c, t->proc);
-	if (c->comm_fn)
+	if (comm && comm[0])
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	else if (c->comm_fn)
 		c->comm_fn(c->comm_ctx, pid, tid, image, t->comm, sizeof(t->comm));
-	if (!t->comm[0] && !t->proc->superseded)	/* /proc has the newest image's */
-		read_comm(pid, tid, t->comm, sizeof(t->comm));
+	if (!t->comm[0] && !t->proc->superseded && proc_current(c, t->proc))
+		read_comm(pid, tid, t->comm, sizeof(t->comm));	/* /proc has the newest image's */
 	return t;
 }
 
@@ -398,9 +430,11 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 		f.data_class = (r->flags & ST_NODE_DATA_MODULE) ? ST_DATA_MODULE :
 			       (r->flags & ST_NODE_DATA_STACK)	? ST_DATA_STACK :
 								  ST_DATA_HEAP;
-		if (f.data_class == ST_DATA_HEAP)
+		if (r->flags & ST_NODE_FORCED)
+			f.data_class |= ST_DATA_FORCED;
+		if ((f.data_class & ST_DATA_CLASS_MASK) == ST_DATA_HEAP)
 			f.module = (r->flags & ST_NODE_HEAP_BRK) ? NAME_BRK : NAME_ANON;
-		if (f.data_class == ST_DATA_STACK || f.module == NAME_BRK) {
+		if ((f.data_class & ST_DATA_CLASS_MASK) == ST_DATA_STACK || f.module == NAME_BRK) {
 			f.offset = r->addr; /* from the CFA; from the brk heap's start */
 			f.addr = 0;
 		}
@@ -440,7 +474,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			/* the root's image stands where a parent would */
 			bool known = thread_find(c, pid, tid, r->parent, faults, &key) != NULL;
 
-			ref->t = thread_get(c, pid, tid, r->parent, faults);
+			ref->t = thread_get(c, pid, tid, r->parent, faults, NULL);
 			if (!ref->t)
 				return -ENOMEM;
 			/* a root per generation: threads rename themselves after start */
@@ -483,14 +517,12 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			     const __u64 *kstack, size_t kn)
 {
 	size_t n = (truncated ? 1 : 0) + un + kn, prefix = 0;
-	struct rthread *t = thread_get(c, pid, tid, image, false);
+	struct rthread *t = thread_get(c, pid, tid, image, false, comm);
 	struct st_frame *path;
 	struct st_node *node;
 
 	if (!t || !(path = calloc(n ? n : 1, sizeof(*path))))
 		return -ENOMEM;
-	if (!t->comm[0] && comm)
-		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	n = 0;
 	if (truncated) {
 		path[n].kind = ST_FRAME_SPECIAL;
@@ -624,6 +656,17 @@ static void set_name(struct symctx *x, struct st_frame *f, const char *name)
 	f->system_name = readable ? st_strtab__intern(x->p->strs, name) : NULL;
 }
 
+/* The profile's modules list: the module a frame names, with its file's
+ * path and build id (JSON "modules", pprof mappings). */
+static void note_module(struct symctx *x, const char *name, const struct st_mapping *m,
+			const struct st_sym *s)
+{
+	const char *path = m && m->module ? st_module__path(m->module) : NULL;
+
+	if (name && st_profile__add_module(x->p, name, path, s->build_id))
+		x->err = -ENOMEM;
+}
+
 /* A module data address: the module whose loaded extent covers it. False
  * when no module does. */
 static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
@@ -635,9 +678,10 @@ static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
 		if (!m->module || st_symbolizer__resolve_data(x->c->sym, m->module, m->path, m->start,
 							      m->pgoff, addr, &s))
 			continue;
-		f->data_class = ST_DATA_MODULE;
+		f->data_class = ST_DATA_MODULE | (f->data_class & ST_DATA_FORCED);
 		set_name(x, f, s.function);
 		f->module = st_strtab__intern(x->p->strs, s.module);
+		note_module(x, f->module, m, &s);
 		f->offset = s.function ? s.offset : s.module_offset;
 		f->addr = s.function ? addr - s.offset : 0; /* one leaf per symbol */
 		return true;
@@ -673,17 +717,19 @@ struct srcchain {
 static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc,
 				 struct srcchain *sc)
 {
+	const struct st_mapping *m = NULL;
 	struct st_frame f = *raw;
 	bool is_return = raw->kind == ST_FRAME_CALLSITE;
 	struct st_sym s = {};
 	int r = -ENOENT;
 
 	if (raw->kind == ST_FRAME_DATA) {
-		if (raw->data_class == ST_DATA_STACK)
+		__u8 cls = raw->data_class & ST_DATA_CLASS_MASK;
+
+		if (cls == ST_DATA_STACK)
 			return symbolize_stack_data(x, raw, parent_pc);
 		/* module data, and anonymous memory that is a library's .bss */
-		if (raw->data_class == ST_DATA_MODULE ||
-		    (raw->data_class == ST_DATA_HEAP && raw->module == NAME_ANON)) {
+		if (cls == ST_DATA_MODULE || (cls == ST_DATA_HEAP && raw->module == NAME_ANON)) {
 			if (module_data(x, raw->addr, &f))
 				return f;
 			f.offset = raw->addr;	/* no module covers it: the address */
@@ -699,8 +745,7 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	if (raw->kernel) {
 		r = st_symbolizer__resolve_kernel(x->c->sym, raw->addr, is_return, &s);
 	} else {
-		const struct st_mapping *m = st_procmaps__find(x->proc->maps, raw->addr);
-
+		m = st_procmaps__find(x->proc->maps, raw->addr);
 		if (m)
 			r = st_symbolizer__resolve(x->c->sym, m->module, m->path, m->start, m->pgoff,
 						   raw->addr, is_return, &s);
@@ -713,6 +758,8 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		return f; /* shown as [unknown] with its address */
 	set_name(x, &f, s.function);
 	f.module = st_strtab__intern(x->p->strs, s.module);
+	if (!raw->kernel)
+		note_module(x, f.module, m, &s);
 	if (!s.function)
 		f.offset = s.module_offset;
 	else if (raw->kind == ST_FRAME_CALLSITE)
@@ -840,4 +887,9 @@ size_t st_collector__memory(const struct st_collector *c)
 __u64 st_collector__bad_records(const struct st_collector *c)
 {
 	return c->bad;
+}
+
+__u64 st_collector__other_image_reads(const struct st_collector *c)
+{
+	return c->other_image;
 }

@@ -36,6 +36,15 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool e
 typedef void (*st_refresh_fn)(void *ctx, __u32 pid);
 void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx);
 
+/* The image the kernel says pid runs now: 0, -ENOENT (it does not know),
+ * -EBUSY (inside an exec). /proc/PID is read for an image only while it is
+ * the current one, so that a quick exec does not lend its maps and name to
+ * the image before it (those reads are counted). */
+typedef int (*st_image_fn)(void *ctx, __u32 pid, __u32 *image);
+void st_collector__on_image(struct st_collector *c, st_image_fn fn, void *ctx);
+/* /proc reads not taken or dropped because the process ran another image. */
+__u64 st_collector__other_image_reads(const struct st_collector *c);
+
 /* Read the maps of young processes again when their follow-up is due (their
  * libraries are mapped after the first sample). Returns the seconds until
  * the next follow-up (1e9 when none). */

@@ -15,6 +15,7 @@
 
 #include "user/collect/collector.h"
 #include "user/collect/deferred.h"
+#include "user/collect/forcefault.h"
 #include "user/model/demangle.h"
 #include "user/collect/launch.h"
 #include "user/output/outdir.h"
@@ -86,6 +87,7 @@ struct run {
 	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
 	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_launch *child;
+	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
 	bool reopen;			/* service: a snapshot failed, open -o again */
 	int merge_err;
@@ -132,6 +134,11 @@ static void on_event(void *ctx, const struct st_event *e)
 static void on_refresh(void *ctx, __u32 pid)
 {
 	st_unwinder__update(ctx, pid);
+}
+
+static int image_of(void *ctx, __u32 pid, __u32 *image)
+{
+	return st_session__proc_image(ctx, pid, image);
 }
 
 static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, size_t len)
@@ -229,12 +236,15 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
 		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
 		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+		{ ST_STAT_LATE_AGED, "unwind: samples walked late before their tables were in (10 s)",
+		  false },
 		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
 		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
 		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
 		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
 		{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
 		{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
+		{ ST_STAT_FAULT_FORCED, "data faults on pages --force-faults paged out (*)", false },
 	};
 	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
 
@@ -263,6 +273,9 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	bad = st_collector__bad_records(r->coll);
 	if (bad)
 		st_profile__add_note(p, "node records dropped by the daemon", bad);
+	bad = st_collector__other_image_reads(r->coll);
+	if (bad)	/* since the start: not per interval */
+		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 		/* per walked sample: runs on idle CPUs return at once; their few
@@ -342,6 +355,13 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		"%zu non-root files not shared by build id\n",
 		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
 		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+	if (ss.debuginfod)
+		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
+			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
+			"or not ELF), %zu not asked (too many build ids, or failures in a row); "
+			"%.2f s fetching\n",
+			ss.dbgd_found, ss.dbgd_not_found, ss.dbgd_failed, ss.dbgd_rejected,
+			ss.dbgd_skipped, ss.dbgd_seconds);
 	if (r->unw) {
 		struct st_unwinder_stats us;
 
@@ -349,10 +369,11 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
 			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
 			"%zu released; %zu processes, %zu modules without CFI, compiled in "
-			"%.2f s, %zu files refused, %zu non-root files not shared by build id\n",
+			"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
+			"%zu process tables read again (an exec during the read)\n",
 			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
 			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
-			us.no_cfi, us.compile_s, us.refused, us.unshared);
+			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image);
 		if (us.cache.dir)
 			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
 				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
@@ -370,6 +391,12 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
 			"address limit per module), %zu frames left for a later snapshot\n",
 			ss.src_cut, ss.src_deferred);
+	if (r->ff && !strcmp(p->event, event_names[ST_EVENT_FAULTS])) {
+		__u64 st[ST_STAT__MAX];
+
+		st_session__stats(r->sess, ST_EVENT_FAULTS, st);
+		st_forcefault__summary(r->ff, st[ST_STAT_FAULT_FORCED], out);
+	}
 	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
 
@@ -536,6 +563,7 @@ static int sample_loop(struct run *r, double t0)
 		if (r->defer && (err = st_defer__process(r->defer, false)))
 			return err;
 		t = now_s();
+		st_forcefault__tick(r->ff, t);
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
 		if (r->child && st_launch__exited(r->child, &status))
@@ -570,10 +598,15 @@ int st_daemon__run(const struct st_options *o)
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
 		.events = o->events,
 		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
+		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 	};
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
 		.max_file_mb = o->max_file_mb, .cancel = stopping,
+		.debuginfod = o->debuginfod > 0 ||
+			      (!o->debuginfod && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")),
+		.debuginfod_required = o->debuginfod > 0,
+		.debuginfod_timeout_s = o->debuginfod_timeout,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct run r = { .o = o };
@@ -591,9 +624,19 @@ int st_daemon__run(const struct st_options *o)
 	if (st_outdir__open(o->output, &r.out))
 		goto cleanup;
 	st_outdir__set_abort(r.out, &signal_flags, SIG_ABORT);
+	/* what a crashed --force-faults session left is undone at every start */
+	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
+		if (err == -EBUSY)
+			fprintf(stderr, "stacktreed: --force-faults: another stacktreed is forcing "
+				"page faults (%s): one session at a time\n", ST_FF_STATE_PATH);
+		goto cleanup;
+	}
 	r.sym = st_symbolizer__new(&syo);
 	if (!r.sym) {
-		fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n", strerror(errno));
+		/* debuginfod's ENOSYS and EPERM were told already */
+		if (errno != ENOSYS && errno != EPERM)
+			fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n",
+				strerror(errno));
 		goto cleanup;
 	}
 	if (st_session__open(&so, &r.sess))
@@ -601,6 +644,7 @@ int st_daemon__run(const struct st_options *o)
 	r.coll = st_collector__new(r.sym, comm_of, r.sess);
 	if (!r.coll)
 		goto cleanup;
+	st_collector__on_image(r.coll, image_of, r.sess);
 	if (!o->no_demangle) {
 		r.dm = st_demangler__new();
 		if (!r.dm)
@@ -654,6 +698,19 @@ int st_daemon__run(const struct st_options *o)
 		if ((err = st_session__add_target(r.sess, (__u32)st_launch__pid(r.child), true)))
 			goto cleanup;
 	}
+	if (o->force_faults) {
+		struct st_forcefault_opts fo = {
+			.rate = o->force_faults, .map_fd = st_session__forced_pages_fd(r.sess),
+		};
+
+		if (st_forcefault__new(&fo, &r.ff))
+			goto cleanup;
+		for (size_t i = 0; i < o->npids; i++)
+			if (st_forcefault__add_target(r.ff, o->pids[i]))
+				goto cleanup;
+		if (r.child && st_forcefault__add_target(r.ff, st_launch__pid(r.child)))
+			goto cleanup;
+	}
 	if (st_session__attach(r.sess))
 		goto cleanup;
 	/* --pid: the targets' unwind tables are in before sampling is announced
@@ -681,6 +738,8 @@ int st_daemon__run(const struct st_options *o)
 		goto cleanup;
 	r.sampling_end = now_s();
 	st_session__stop(r.sess);
+	/* the system as it was before the reports (their summary says so) */
+	st_forcefault__restore(r.ff);
 	/* events still queued (processes seen in the last moments) */
 	st_session__poll(r.sess, 0, on_event, &r);
 	/* samples still waiting for tables: compiled now, walked */
@@ -708,6 +767,7 @@ cleanup:
 			"written, no temporary file left in %s\n", o->output);
 		ret = 130;
 	}
+	st_forcefault__free(r.ff);	/* restores, if not done yet */
 	st_outdir__free(r.out);
 	st_launch__free(r.child);
 	st_collector__free(r.coll);

@@ -40,6 +40,10 @@ struct st_options {
 	bool lines;		/* --lines: file:line in the xtree */
 	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
+	int debuginfod;		/* --debuginfod 1, --no-debuginfod -1, 0: on when
+				 * DEBUGINFOD_URLS is set */
+	double debuginfod_timeout; /* --debuginfod-timeout: seconds per fetch, 0: default */
+	__u32 force_faults;	/* --force-faults: pages per second, 0: off */
 };
 
 /* Runs the session; returns the process exit code. */

@@ -25,6 +25,8 @@ struct st_defer {
 	struct dsample *head, **tail;
 	size_t bytes;
 	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
+	struct st_u64map *gone;		/* of those, the ones that exited: 1 */
+	double last_pass;		/* of st_defer__process(), CLOCK_MONOTONIC s */
 	__u64 stats[ST_STAT__MAX];
 };
 
@@ -46,7 +48,10 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c)
 	d->c = c;
 	d->tail = &d->head;
 	d->refresh = st_u64map__new();
-	if (!d->refresh) {
+	d->gone = st_u64map__new();
+	if (!d->refresh || !d->gone) {
+		st_u64map__free(d->refresh);
+		st_u64map__free(d->gone);
 		free(d);
 		return NULL;
 	}
@@ -64,6 +69,7 @@ void st_defer__free(struct st_defer *d)
 		free(s);
 	}
 	st_u64map__free(d->refresh);
+	st_u64map__free(d->gone);
 	free(d);
 }
 
@@ -154,8 +160,8 @@ int st_defer__flush(struct st_defer *d, __u32 pid)
 			continue;
 		}
 		if (!finished) {	/* once, and only when there is something to walk */
-			st_unwinder__finish(d->u);
 			st_unwinder__update(d->u, pid);	/* if it still can be read */
+			st_unwinder__finish_proc(d->u, pid);	/* its modules, not all */
 			finished = true;
 		}
 		r = fold(d, s, true);
@@ -175,13 +181,37 @@ int st_defer__process(struct st_defer *d, bool force)
 	__u64 pid;
 	int err = 0;
 
-	while (st_u64map__next(d->refresh, &pos, &pid))
+	/* the daemon's loop turns at every event: a pass over the queue (and
+	 * the maps of the processes that sent samples) every ST_DEFER_PASS_S */
+	if (!force && t - d->last_pass < ST_DEFER_PASS_S)
+		return 0;
+	d->last_pass = t;
+	/* samples wait for these processes' modules: compiled now, whatever
+	 * the budget (which is for modules no sample waits for) */
+	while (st_u64map__next(d->refresh, &pos, &pid)) {
+		if (st_unwinder__update(d->u, (__u32)pid) == -ENOENT) {
+			/* gone before we read it: walked with what there is */
+			st_u64map__put(d->gone, pid, (void *)1);
+			continue;
+		}
+		st_unwinder__finish_proc(d->u, (__u32)pid);
 		st_unwinder__update(d->u, (__u32)pid);
+	}
 	st_u64map__clear(d->refresh);
+	pos = 0;
+	while (st_u64map__next(d->gone, &pos, &pid))
+		if ((err = st_defer__flush(d, (__u32)pid)))
+			break;
+	st_u64map__clear(d->gone);
+	if (err)
+		return err;
 	while (*pp) {
 		struct dsample *s = *pp;
-		int r = fold(d, s, force || t - s->t >= ST_DEFER_WAIT_S);
+		bool aged = t - s->t >= ST_DEFER_WAIT_S;
+		int r = fold(d, s, force || aged);
 
+		if (!force && aged && r != -EAGAIN)
+			d->stats[ST_STAT_LATE_AGED]++;
 		if (r == -EAGAIN) {
 			pp = &s->next;
 			continue;

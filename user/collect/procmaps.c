@@ -182,7 +182,7 @@ static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
 	m->pgoff = l->pgoff;
 	m->dev = l->dev;
 	m->ino = l->ino;
-	m->generation = pm->generation;
+	m->generation = m->first_generation = pm->generation;
 	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%llx-%llx", pm->pid,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
 	m->module = sym ? st_symbolizer__module(sym, l->path, open_path) : NULL;
@@ -312,6 +312,26 @@ cleanup:
 	free(line);
 	fclose(f);
 	return err ? err : added;
+}
+
+int st_procmaps__drop_added(struct st_procmaps *pm)
+{
+	size_t kept = 0;
+
+	if (!pm)
+		return 0;
+	for (size_t i = 0; i < pm->nmaps; i++) {
+		struct st_mapping *m = &pm->maps[i];
+
+		if (m->first_generation == pm->generation) {
+			free(m->path);
+			st_symbolizer__release(pm->sym, m->module);
+			continue;
+		}
+		pm->maps[kept++] = *m;
+	}
+	pm->nmaps = kept;
+	return rebuild_index(pm);
 }
 
 const struct st_mapping *st_procmaps__find(const struct st_procmaps *pm, __u64 addr)

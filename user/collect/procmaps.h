@@ -32,6 +32,7 @@ struct st_mapping {
 	char *path;			/* as in /proc/PID/maps, owned */
 	struct st_module *module;	/* a reference held by the procmaps; NULL if unreadable */
 	__u64 generation;		/* snapshot in which it was last seen */
+	__u64 first_generation;		/* snapshot that added it */
 };
 
 struct st_procmaps;
@@ -46,6 +47,10 @@ void st_procmaps__free(struct st_procmaps *pm);
  * -EINVAL: sym is not the symbolizer of the earlier refreshes). sym may be
  * NULL: mappings are then added without modules. */
 int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym);
+
+/* Take back the mappings the last refresh added (it read /proc/PID/maps
+ * while the process ran another image): 0 or -ENOMEM. */
+int st_procmaps__drop_added(struct st_procmaps *pm);
 
 /* The mapping covering addr (newest snapshot wins on overlap), or NULL. */
 const struct st_mapping *st_procmaps__find(const struct st_procmaps *pm, __u64 addr);

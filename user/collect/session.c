@@ -2,6 +2,7 @@
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -112,6 +113,19 @@ static int set_cgroup_filter(struct st_session *s, const char *path)
 	return err;
 }
 
+/* sched_prepare_exec (kernels from 6.10): marks an exec in progress. */
+static bool kernel_has_prepare_exec(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool has;
+
+	if (!vmlinux)
+		return false;
+	has = btf__find_by_name_kind(vmlinux, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0;
+	btf__free(vmlinux);
+	return has;
+}
+
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
@@ -161,7 +175,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
-					    opts->max_targets ? opts->max_targets : 1))) {
+					    opts->max_targets ? opts->max_targets : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.forced_pages,
+					    opts->forced_pages ? opts->forced_pages : 1))) {
 		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -172,6 +188,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	bpf_program__set_autoload(s->skel->progs.on_timer_bare,
 				  has_event(s, ST_EVENT_CPU) && opts->bare);
 	bpf_program__set_autoload(s->skel->progs.on_fault, has_event(s, ST_EVENT_FAULTS));
+	bpf_program__set_autoload(s->skel->progs.on_prepare_exec, kernel_has_prepare_exec());
 	err = sample_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
@@ -320,6 +337,11 @@ int st_session__attach(struct st_session *s)
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+	if (bpf_program__autoload(s->skel->progs.on_prepare_exec) &&
+	    !(s->skel->links.on_prepare_exec = bpf_program__attach(s->skel->progs.on_prepare_exec)))
+		fprintf(stderr, "stacktreed: cannot attach sched_prepare_exec (%s): a process read "
+			"in the middle of an exec may lend its new maps to its old image\n",
+			strerror(errno));
 	if (has_event(s, ST_EVENT_FAULTS))
 		s->skel->links.on_fault = bpf_program__attach(s->skel->progs.on_fault);
 
@@ -460,6 +482,16 @@ int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
 	return err;
 }
 
+int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image)
+{
+	struct st_proc_image v;
+
+	if (bpf_map__lookup_elem(s->skel->maps.proc_images, &pid, sizeof(pid), &v, sizeof(v), 0))
+		return -ENOENT;
+	*image = v.image;
+	return v.busy ? -EBUSY : 0;
+}
+
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len)
 {
@@ -514,6 +546,11 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 __u32 st_session__unwind_mode(const struct st_session *s)
 {
 	return s->opts.unwind_mode;
+}
+
+int st_session__forced_pages_fd(struct st_session *s)
+{
+	return bpf_map__fd(s->skel->maps.forced_pages);
 }
 
 int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots)

@@ -24,6 +24,7 @@ struct st_session_opts {
 	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS; 0 = cpu */
 	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
 	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
+	__u32 forced_pages;	/* --force-faults: entries of forced_pages (0: 1) */
 	__u32 defer_ring_mb;	/* dwarf/auto: ring buffer of deferred samples (MiB, a
 				 * power of two); 0: no deferred unwinding */
 };
@@ -70,6 +71,10 @@ double st_session__fill(const struct st_session *s);
 
 /* The comm recorded when the thread's root was last created (once per
  * generation); comm is left as it is when the kernel has none. */
+/* The image (self_exec_id) the kernel last saw pid run: 0, -ENOENT when it
+ * does not know the process, -EBUSY while it is inside an exec (then *image
+ * is the image it leaves). */
+int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image);
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len);
 
@@ -87,6 +92,8 @@ int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, 
 int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p);
 int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
 
+/* --force-faults: the fd of forced_pages (struct st_forced_key -> __u8). */
+int st_session__forced_pages_fd(struct st_session *s);
 /* Bytes of BPF map memory, as the kernel accounts it (memlock). */
 size_t st_session__map_memory(const struct st_session *s);
 

@@ -18,6 +18,7 @@
 #include "symbolizer/safeopen.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/unwind_cache.h"
+#include "user/collect/unwind_index.h"
 #include "user/collect/unwind_store.h"
 #include "user/model/u64map.h"
 #include "user/collect/unwind_tables.h"
@@ -33,8 +34,9 @@ struct st_umod {
 	char *path;		/* for messages */
 	int fd;			/* pending: the open file, compiled later */
 	bool pending;
-	struct st_uextent where;	/* its rows in the shards */
+	struct st_uextent where;	/* its rows in the shards, then its pc index */
 	__u32 nrows;		/* 0: none */
+	struct st_unwind_index index;
 	unsigned refs;		/* pushed process tables that map it */
 	bool used;		/* some pushed table referred to it */
 	bool over_budget;	/* compiled, but over the memory budget: no rows */
@@ -195,16 +197,31 @@ static void read_loads(Elf *elf, struct st_umod *m)
 	}
 }
 
-/* n rows of m into the shards: 0, -ENOSPC over the memory budget, or the
- * kernel's error. */
+/* n rows of m into the shards, followed by their pc index: 0, -ENOSPC
+ * over the memory budget, or the kernel's error. */
 static int store_rows(struct st_umods *ms, struct st_umod *m, const struct st_unwind_row *rows,
 		      size_t n)
 {
-	int err = st_ustore__put(ms->store, rows, n, &m->where);
+	struct st_unwind_row *all = NULL;
+	struct st_unwind_index ix;
+	int err;
 
+	st_unwind_index__plan(rows, n, &ix);
+	if (n + ix.nbuckets > ST_UNWIND_MAX_MODULE_ROWS)
+		ix.nbuckets = 0;	/* the rows alone, searched whole */
+	if (ix.nbuckets) {
+		all = malloc((n + ix.nbuckets) * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		memcpy(all, rows, n * sizeof(*rows));
+		st_unwind_index__build(rows, n, &ix, all + n);
+	}
+	err = st_ustore__put(ms->store, all ? all : rows, n + ix.nbuckets, &m->where);
+	free(all);
 	if (err)
 		return err;
 	m->nrows = (__u32)n;
+	m->index = ix;
 	ms->rows_loaded += n;
 	ms->loaded++;
 	ms->modules_now++;
@@ -471,8 +488,7 @@ struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path)
 	return m;
 }
 
-int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *shard,
-		  __u32 *first, __u32 *nrows)
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, struct st_unwind_map *mp)
 {
 	if (m->pending)
 		return -EAGAIN;
@@ -486,10 +502,13 @@ int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *sha
 		if ((off & ~0xfffull) <= pgoff && pgoff < off + m->loads[i].filesz) {
 			if (v > UINT32_MAX)
 				return -ENOENT;
-			*vaddr = (__u32)v;
-			*shard = m->where.slot;
-			*first = m->where.first;
-			*nrows = m->nrows;
+			mp->vaddr = (__u32)v;
+			mp->shard = m->where.slot;
+			mp->first = m->where.first;
+			mp->nrows = m->nrows;
+			mp->nbuckets = m->index.nbuckets;
+			mp->ishift = m->index.shift;
+			mp->ibase = m->index.base;
 			return 0;
 		}
 	}
@@ -532,26 +551,52 @@ const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u3
 	return st_ustore__rows(ms->store, slot, n);
 }
 
+/* Compile the pending module at ms->pending[i] and take it off the list. */
+static void compile_pending(struct st_umods *ms, size_t i)
+{
+	struct st_umod *m = ms->pending[i];
+	Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
+
+	memmove(&ms->pending[i], &ms->pending[i + 1], (ms->npending - i - 1) * sizeof(*ms->pending));
+	ms->npending--;
+	if (elf)
+		load_rows(ms, elf, m);
+	else
+		ms->no_cfi++;
+	if (elf)
+		elf_end(elf);
+	close(m->fd);
+	m->fd = -1;
+	m->pending = false;
+}
+
+static size_t pending_index(const struct st_umods *ms, const struct st_umod *m)
+{
+	size_t i = ms->npending;
+
+	while (i > 0 && ms->pending[i - 1] != m)
+		i--;
+	return i ? i - 1 : ms->npending;
+}
+
 int st_umods__work(struct st_umods *ms, bool all)
 {
 	int done = 0;
 
+	/* newest first */
 	while (ms->npending && (all || budget_left(ms))) {
-		struct st_umod *m = ms->pending[--ms->npending];
-		Elf *elf = elf_begin(m->fd, ELF_C_READ, NULL);
-
-		if (elf)
-			load_rows(ms, elf, m);
-		else
-			ms->no_cfi++;
-		if (elf)
-			elf_end(elf);
-		close(m->fd);
-		m->fd = -1;
-		m->pending = false;
+		compile_pending(ms, ms->npending - 1);
 		done++;
 	}
 	return done;
+}
+
+void st_umods__compile_now(struct st_umods *ms, struct st_umod *m)
+{
+	size_t i;
+
+	if (m && m->pending && (i = pending_index(ms, m)) < ms->npending)
+		compile_pending(ms, i);
 }
 
 void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)

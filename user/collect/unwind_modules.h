@@ -38,11 +38,11 @@ struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path);
 struct st_ucache;
 void st_umods__set_cache(struct st_umods *ms, struct st_ucache *cache);
 
-/* Where a mapping at file offset pgoff finds its rows: 0, -EAGAIN while the
- * module is pending, -ENOSPC when it did not fit the memory budget,
+/* Where a mapping at file offset pgoff finds its rows and pc index (mp's
+ * vaddr, shard, first, nrows, nbuckets, ishift, ibase): 0, -EAGAIN while
+ * the module is pending, -ENOSPC when it did not fit the memory budget,
  * -ENOENT when it has none. */
-int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u32 *vaddr, __u32 *shard,
-		  __u32 *first, __u32 *nrows);
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, struct st_unwind_map *mp);
 
 /* A pushed process table refers to m (ref), or no longer does (unref). */
 void st_umod__ref(struct st_umod *m);
@@ -58,6 +58,8 @@ size_t st_umods__release_unused(struct st_umods *ms);
 const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
 						 size_t *n);
 
+/* Compile m now if it is pending, whatever the budget. */
+void st_umods__compile_now(struct st_umods *ms, struct st_umod *m);
 /* Compile pending modules within the budget (all: every one); returns how
  * many were done. */
 int st_umods__work(struct st_umods *ms, bool all);

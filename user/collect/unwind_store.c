@@ -11,7 +11,8 @@
 
 #include "user/collect/extents.h"
 
-#define SHARD_ROWS (1u << 20)	/* 8 MiB: libLLVM-14's rows fit in one */
+#define SHARD_ROWS (1u << 20)	/* 8 MiB (libLLVM-14: 948,864 rows and a pc index of up
+				 * to 237,216 entries, a shard of its own) */
 #define QUARANTINE 2		/* ticks before a released extent or slot is reused */
 
 struct shard {

@@ -224,7 +224,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		if (!m)
 			continue;
 		/* no rows (yet): frame pointers there in auto mode */
-		err = st_umod__rows(m, l.pgoff, &mp->vaddr, &mp->shard, &mp->first, &mp->nrows);
+		err = st_umod__rows(m, l.pgoff, mp);
 		if (err == -EAGAIN) {
 			*pending = true;
 			mp->flags |= ST_UNWIND_MAP_PENDING;
@@ -235,6 +235,30 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	free(line);
 	fclose(f);
 	u->st.too_many_maps += too_many;
+	return 0;
+}
+
+/* read_table() for the image the process runs from start to end of the
+ * read (kernel's proc_images): -EAGAIN inside an exec or when one happened
+ * meanwhile (the maps may be either image's: read again later). */
+static int read_table_of_image(struct st_unwinder *u, __u32 pid, bool *pending)
+{
+	__u32 before = 0, after = 0;
+	int rb = st_session__proc_image(u->sess, pid, &before), ra, err;
+
+	if (rb == -EBUSY) {
+		u->st.other_image++;
+		return -EAGAIN;
+	}
+	err = read_table(u, pid, pending);
+	if (err)
+		return err;
+	ra = st_session__proc_image(u->sess, pid, &after);
+	if (ra == -EBUSY || ra != rb || before != after) {
+		u->st.other_image++;
+		return -EAGAIN;
+	}
+	u->tab->image = rb == 0 ? before : ST_UNWIND_ANY_IMAGE;
 	return 0;
 }
 
@@ -285,7 +309,7 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	__u64 h;
 	int err;
 
-	err = read_table(u, pid, &pending);
+	err = read_table_of_image(u, pid, &pending);
 	if (err)
 		return err;
 	h = table_hash(u->tab);
@@ -319,6 +343,14 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 void st_unwinder__finish(struct st_unwinder *u)
 {
 	st_umods__work(u->mods, true);
+}
+
+void st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid)
+{
+	struct uproc *p = st_u64map__get(u->procs, pid);
+
+	for (size_t i = 0; p && i < p->nmods; i++)
+		st_umods__compile_now(u->mods, p->mods[i]);
 }
 
 void st_unwinder__work(struct st_unwinder *u)
@@ -400,9 +432,16 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	enum st_uwalk_stop why;
 	size_t n;
 
-	if (!force && (!p || !p->hash || p->pending || !p->tab))
+	bool other = p && p->tab && p->tab->image != d->image &&
+		     p->tab->image != ST_UNWIND_ANY_IMAGE;
+
+	/* a table of a later image: this sample's will never come; the last
+	 * table of a process that exited (or exec'd) will not change */
+	if ((other && (__s32)(p->tab->image - d->image) > 0) || (p && !p->hash && p->tab && !other))
+		force = true;
+	else if (!force && (!p || !p->hash || p->pending || !p->tab || other))
 		return -EAGAIN;
-	in.proc = p && p->tab ? p->tab : NULL;
+	in.proc = p && p->tab && !other ? p->tab : NULL;
 	if (force && in.proc && p->mods && (u->walk_tab || (u->walk_tab = malloc(sizeof(*u->walk_tab))))) {
 		/* modules compiled since the table was pushed (the process may
 		 * be gone: no push any more) */
@@ -411,8 +450,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 			struct st_unwind_map *mp = &u->walk_tab->maps[i];
 
 			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
-			    !st_umod__rows(p->mods[i], p->pgoffs[i], &mp->vaddr, &mp->shard,
-					   &mp->first, &mp->nrows))
+			    !st_umod__rows(p->mods[i], p->pgoffs[i], mp))
 				mp->flags &= ~ST_UNWIND_MAP_PENDING;
 		}
 		in.proc = u->walk_tab;

@@ -32,6 +32,7 @@ struct st_unwinder_stats {
 	size_t procs;		/* processes given a table */
 	size_t pushes;		/* process tables written */
 	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
+	size_t other_image;	/* tables not pushed: read in or across an exec (read again) */
 	double compile_s;	/* time spent compiling CFI */
 	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
 	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
@@ -65,6 +66,9 @@ void st_unwinder__work(struct st_unwinder *u);
 /* Compile every pending module now, whatever the time budget (before
  * walking the deferred samples of a process that is gone). */
 void st_unwinder__finish(struct st_unwinder *u);
+/* Compile the modules pid's table waits for now (its deferred samples are
+ * walked before it is gone), and only those. */
+void st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid);
 /* Some process still waits for a module to be compiled. */
 bool st_unwinder__pending(const struct st_unwinder *u);
 /* The process ended: drop its table. */

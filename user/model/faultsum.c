@@ -67,11 +67,13 @@ static int add_node(struct st_faultsum_proc *pp, const struct st_node *n)
 	int err = 0;
 
 	if (n->f.kind == ST_FRAME_DATA) {
-		pp->by_class[n->f.data_class & 3] += n->base;
-		if (n->f.data_class == ST_DATA_STACK)
+		unsigned cls = n->f.data_class & ST_DATA_CLASS_MASK;
+
+		pp->by_class[cls] += n->base;
+		if (cls == ST_DATA_STACK)
 			mod = "[stack]";
 		err = tally(&pp->modules, &pp->nmodules, mod ? mod : "[unknown]", NULL, n->base);
-		if (!err && n->f.function && n->f.data_class != ST_DATA_STACK)
+		if (!err && n->f.function && cls != ST_DATA_STACK)
 			err = tally(&pp->symbols, &pp->nsymbols, n->f.function, n->f.module,
 				    n->base);
 	} else {

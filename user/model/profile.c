@@ -2,11 +2,14 @@
 #include "user/model/profile.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "user/model/strtab.h"
+#include "user/model/u64map.h"
 
 struct st_profile *st_profile__new(const char *event)
 {
@@ -50,6 +53,8 @@ void st_profile__free(struct st_profile *p)
 	counts_free(p->lost_by, p->nlost_by);
 	counts_free(p->notes, p->nnotes);
 	st_strtab__free(p->strs);
+	free(p->modules);
+	st_u64map__free(p->module_index);
 	free(p->command);
 	free(p->event);
 	free(p);
@@ -178,9 +183,63 @@ void st_profile__finalize(struct st_profile *p)
 		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
 }
 
+int st_profile__add_module(struct st_profile *p, const char *name, const char *path,
+			   const char *build_id)
+{
+	struct st_prof_module *m;
+	const char *n;
+	size_t idx;
+
+	if (!name)
+		return -EINVAL;
+	if (!p->module_index && !(p->module_index = st_u64map__new()))
+		return -ENOMEM;
+	n = st_strtab__intern(p->strs, name);
+	if (!n)
+		return -ENOMEM;
+	idx = (size_t)(uintptr_t)st_u64map__get(p->module_index, (__u64)(uintptr_t)n);
+	if (idx) {
+		m = &p->modules[idx - 1];
+		if (!m->build_id && build_id && !(m->build_id = st_strtab__intern(p->strs, build_id)))
+			return -ENOMEM;
+		return 0;
+	}
+	if (ST_GROW(p->modules, p->modules_cap, p->nmodules, 16))
+		return -ENOMEM;
+	m = &p->modules[p->nmodules];
+	m->name = n;
+	m->path = st_strtab__intern(p->strs, path ? path : name);
+	m->build_id = st_strtab__intern(p->strs, build_id);
+	if (!m->path || (build_id && !m->build_id) ||
+	    st_u64map__put(p->module_index, (__u64)(uintptr_t)n,
+			   (void *)(uintptr_t)(p->nmodules + 1)))
+		return -ENOMEM;
+	p->nmodules++;
+	return 0;
+}
+
+const struct st_prof_module *st_profile__module(const struct st_profile *p, const char *name)
+{
+	size_t idx;
+
+	if (!p || !name || !p->module_index)
+		return NULL;
+	idx = (size_t)(uintptr_t)st_u64map__get(p->module_index, (__u64)(uintptr_t)name);
+	if (idx)
+		return &p->modules[idx - 1];
+	for (size_t i = 0; i < p->nmodules; i++)	/* a name not interned in p */
+		if (!strcmp(p->modules[i].name, name))
+			return &p->modules[i];
+	return NULL;
+}
+
 /* Copy counters and header fields; trees are handled by the caller. */
 static int copy_header(struct st_profile *dst, const struct st_profile *src)
 {
+	for (size_t i = 0; i < src->nmodules; i++)
+		if (st_profile__add_module(dst, src->modules[i].name, src->modules[i].path,
+					   src->modules[i].build_id))
+			return -ENOMEM;
 	dst->frequency_hz = src->frequency_hz;
 	dst->duration_s = src->duration_s;
 	dst->samples = src->samples;

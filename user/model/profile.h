@@ -15,6 +15,15 @@
 #include "user/model/tree.h"
 
 struct st_strtab;
+struct st_u64map;
+
+/* A loaded image the profile's frames name: node "module" == name. For
+ * profile stores and pprof mappings, which fetch symbols by build id. */
+struct st_prof_module {
+	const char *name;	/* as the nodes name it (interned in the profile) */
+	const char *path;	/* the file's path (interned; often the same as name) */
+	const char *build_id;	/* lower-case hex, or NULL (interned) */
+};
 
 struct st_thread {
 	__u32 pid, tid;
@@ -44,6 +53,9 @@ struct st_profile {
 	struct st_thread **threads;
 	size_t nthreads;
 	struct st_strtab *strs;	/* interned node strings */
+	struct st_prof_module *modules;	/* in order of first appearance */
+	size_t nmodules, modules_cap;
+	struct st_u64map *module_index;	/* interned name pointer -> index + 1 */
 };
 
 struct st_profile *st_profile__new(const char *event);
@@ -55,6 +67,15 @@ struct st_thread *st_profile__add_thread(struct st_profile *p, __u32 pid, __u32 
 struct st_thread *st_profile__find_thread(const struct st_profile *p, __u32 pid, __u32 tid);
 int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n);
 int st_profile__add_note(struct st_profile *p, const char *name, __u64 n);
+
+/* Note a module (strings interned in p): once per name; a later call with a
+ * build id fills one not known yet (the first build id of a name wins: two
+ * files of one path, e.g. in two containers, keep the first's). 0 or
+ * -ENOMEM; -EINVAL without a name. */
+int st_profile__add_module(struct st_profile *p, const char *name, const char *path,
+			   const char *build_id);
+/* The module named name (a node's "module"), or NULL. */
+const struct st_prof_module *st_profile__module(const struct st_profile *p, const char *name);
 
 /* Finalize every tree, sort threads by samples (descending, then pid/tid). */
 void st_profile__finalize(struct st_profile *p);

@@ -49,7 +49,8 @@ static void put_node_head(FILE *out, const struct st_node *n)
 	if (n->f.kind == ST_FRAME_DATA) {
 		/* the data touched: symbol + offset, never a function */
 		has_offset = true;
-		fprintf(out, "\"class\":\"%s\",", class_names[n->f.data_class & 3]);
+		fprintf(out, "\"class\":\"%s\",", class_names[n->f.data_class & ST_DATA_CLASS_MASK]);
+		fprintf(out, "\"forced\":%s,", n->f.data_class & ST_DATA_FORCED ? "true" : "false");
 		put_bytes(out, "symbol", n->f.function);
 		fputs("\"function\":null,", out);
 	} else {
@@ -131,6 +132,23 @@ static int put_object(FILE *out, const char *key, json_object *o)
 	return err;
 }
 
+/* ,"modules":[{"name":...,"path":...,"build_id":...},...] */
+static void put_modules(FILE *out, const struct st_profile *p)
+{
+	fputs(",\"modules\":[", out);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct st_prof_module *m = &p->modules[i];
+
+		fputs(i ? ",{" : "{", out);
+		put_bytes(out, "name", m->name);
+		put_bytes(out, "path", m->path);
+		fputs("\"build_id\":", out);	/* hex: plain ASCII */
+		st_json__put(out, m->build_id);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 /* Streamed: the trees, which make nearly all of the document, are written
  * node by node, never held as a JSON object tree. */
 int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow)
@@ -148,6 +166,7 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 	fprintf(out, "\"bpf_ns_per_sample\":%.9g,\"command\":",
 		isfinite(p->bpf_ns_per_sample) ? p->bpf_ns_per_sample : 0);
 	st_json__put(out, p->command);
+	put_modules(out, p);
 	fputs(",\"threads\":[", out);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
@@ -314,6 +333,12 @@ static int read_data_leaf(struct reader *r, json_object *c, const char *where,
 			f->data_class = (__u8)i;
 	if (f->data_class == ST_DATA_NONE)
 		return fail(r, where, "data leaf needs \"class\": module, stack or heap");
+	if (json_object_object_get_ex(c, "forced", &v) && v) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return fail(r, where, "\"forced\" must be true or false");
+		if (json_object_get_boolean(v))
+			f->data_class |= ST_DATA_FORCED;
+	}
 	f->function = sym;
 	if (json_object_object_get_ex(c, "offset", &v) && v) {
 		if (!json_object_is_type(v, json_type_int))
@@ -445,6 +470,46 @@ static int read_counts(struct reader *r, json_object *doc, const char *key, bool
 	return 0;
 }
 
+/* Lower-case hex of 1 to 64 bytes (what a build id note holds). */
+static bool is_build_id(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 2 && n <= 128 && !(n % 2) && strspn(s, "0123456789abcdef") == n;
+}
+
+/* "modules" (optional): name, path and build_id of each module. */
+static int read_modules(struct reader *r, json_object *doc)
+{
+	json_object *mods;
+	char where[64];
+	int err;
+
+	if (!json_object_object_get_ex(doc, "modules", &mods) || !mods)
+		return 0;
+	if (!json_object_is_type(mods, json_type_array))
+		return fail(r, "top level", "\"modules\" must be an array");
+	for (size_t i = 0; i < json_object_array_length(mods); i++) {
+		json_object *mj = json_object_array_get_idx(mods, i);
+		const char *name, *path, *bid;
+
+		snprintf(where, sizeof(where), "modules[%zu]", i);
+		if (!json_object_is_type(mj, json_type_object))
+			return fail(r, where, "must be an object");
+		if ((err = get_bytes(r, mj, "name", where, &name)) ||
+		    (err = get_bytes(r, mj, "path", where, &path)) ||
+		    (err = get_str(r, mj, "build_id", where, &bid)))
+			return err;
+		if (!name)
+			return fail(r, where, "missing \"name\"");
+		if (bid && !is_build_id(bid))
+			return fail(r, where, "\"build_id\" must be lower-case hex of 1 to 64 bytes");
+		if ((err = st_profile__add_module(r->p, name, path, bid)))
+			return err;
+	}
+	return 0;
+}
+
 static int read_doc(struct reader *r, json_object *doc)
 {
 	json_object *threads, *v;
@@ -477,7 +542,8 @@ static int read_doc(struct reader *r, json_object *doc)
 	    !(r->p->command = strdup(json_object_get_string(v))))
 		return -ENOMEM;
 	if ((err = read_counts(r, doc, "lost_by", true)) ||
-	    (err = read_counts(r, doc, "notes", false)))
+	    (err = read_counts(r, doc, "notes", false)) ||
+	    (err = read_modules(r, doc)))
 		return err;
 	if (r->p->nlost_by == 0 && lost && (err = st_profile__add_lost(r->p, "unspecified", lost)))
 		return err;

@@ -392,24 +392,29 @@ static const char *data_name(const struct st_frame *f, char *buf, size_t len)
 {
 	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
 	__s64 off = (__s64)f->offset;
+	/* forced faults (--force-faults): "(m*)", "(s*)", "(h*)" */
+	const char *star = (f->data_class & ST_DATA_FORCED) ? "*" : "";
 
 	mod = mod ? mod + 1 : f->module;
-	switch (f->data_class) {
+	switch (f->data_class & ST_DATA_CLASS_MASK) {
 	case ST_DATA_STACK:
 		if (f->function)
-			snprintf(buf, len, "(s) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+			snprintf(buf, len, "(s%s) %s+0x%" PRIx64, star, f->function,
+				 (uint64_t)f->offset);
 		else
-			snprintf(buf, len, "(s) frame%s0x%" PRIx64, off < 0 ? "-" : "+",
+			snprintf(buf, len, "(s%s) frame%s0x%" PRIx64, star, off < 0 ? "-" : "+",
 				 off < 0 ? -(uint64_t)off : (uint64_t)off);	/* INT64_MIN too */
 		break;
 	case ST_DATA_HEAP:
-		snprintf(buf, len, "(h) %s+0x%" PRIx64, mod ? mod : "[anon]", (uint64_t)f->offset);
+		snprintf(buf, len, "(h%s) %s+0x%" PRIx64, star, mod ? mod : "[anon]",
+			 (uint64_t)f->offset);
 		break;
 	default:
 		if (f->function)
-			snprintf(buf, len, "(m) %s+0x%" PRIx64, f->function, (uint64_t)f->offset);
+			snprintf(buf, len, "(m%s) %s+0x%" PRIx64, star, f->function,
+				 (uint64_t)f->offset);
 		else
-			snprintf(buf, len, "(m) %s+0x%" PRIx64, mod ? mod : "[unknown]",
+			snprintf(buf, len, "(m%s) %s+0x%" PRIx64, star, mod ? mod : "[unknown]",
 				 (uint64_t)f->offset);
 		break;
 	}

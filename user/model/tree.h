@@ -39,6 +39,10 @@ enum st_data_class {
 	ST_DATA_STACK,		/* a thread's stack, relative to the faulting frame */
 	ST_DATA_HEAP,		/* brk heap or anonymous private memory */
 };
+/* A bit of st_frame.data_class next to the class: the fault was on a page
+ * --force-faults paged out (forced), not a first touch (natural). */
+#define ST_DATA_FORCED 0x4
+#define ST_DATA_CLASS_MASK 0x3
 
 /* A frame as a key: what identifies a child under its parent. */
 /* Frames below a thread's root that a tree may hold. The kernel's stacks

@@ -193,11 +193,13 @@ static const char *frame_class(const struct st_node *n)
 	static const char *const names[] = { [ST_DATA_MODULE] = "module",
 					     [ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap" };
 
+	unsigned cls = n->f.data_class & ST_DATA_CLASS_MASK;
+
 	if (n->f.kind == ST_FRAME_INLINE)
 		return "inline";
-	if (n->f.kind != ST_FRAME_DATA || n->f.data_class >= sizeof(names) / sizeof(names[0]))
+	if (n->f.kind != ST_FRAME_DATA || cls >= sizeof(names) / sizeof(names[0]))
 		return NULL;
-	return names[n->f.data_class];
+	return names[cls];
 }
 
 static unsigned class_colour(const char *cls)

@@ -220,7 +220,9 @@ static bool map_eq(const struct pp *b, size_t idx, const void *key)
 	return b->maps[idx].filename == *(const int64_t *)key;
 }
 
-static int mapping_id(struct pp *b, int64_t file, uint64_t *id)
+/* module: the frame's module name (file is its string index), whose
+ * build id the profile's modules list may know. */
+static int mapping_id(struct pp *b, const char *module, int64_t file, uint64_t *id)
 {
 	uint64_t h = mix(2, (uint64_t)file);
 	struct slot *sl;
@@ -230,8 +232,11 @@ static int mapping_id(struct pp *b, int64_t file, uint64_t *id)
 	sl = ix_find(&b->mapi, h, b, &file, map_eq);
 	if (!sl->idx1) {
 		PMapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
+		const struct st_prof_module *pm = st_profile__module(b->p, module);
 
 		if (grow(&b->maps, &b->capmaps, b->nmaps + 1, sizeof(*b->maps)))
+			return -ENOMEM;
+		if (pm && pm->build_id && (m.build_id = str(b, pm->build_id)) < 0)
 			return -ENOMEM;
 		m.id = b->nmaps + 1;
 		m.filename = file;
@@ -311,7 +316,7 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 	if (c->f.module) {
 		int64_t mod = str(b, c->f.module);
 
-		if (mod < 0 || mapping_id(b, mod, &k.mapping))
+		if (mod < 0 || mapping_id(b, c->f.module, mod, &k.mapping))
 			return -ENOMEM;
 	}
 	if (ix_reserve(&b->loci))
@@ -386,12 +391,17 @@ static size_t frame_labels(const struct st_node *n, const char *kv[][2], size_t 
 {
 	static const char *const names[] = { [ST_DATA_MODULE] = "module",
 					     [ST_DATA_STACK] = "stack", [ST_DATA_HEAP] = "heap" };
+	unsigned cls = n->f.data_class & ST_DATA_CLASS_MASK;
 	size_t nkv = 0;
 
-	if (n->f.kind == ST_FRAME_DATA && n->f.data_class < sizeof(names) / sizeof(names[0]) &&
-	    names[n->f.data_class] && nkv < max) {
+	if (n->f.kind == ST_FRAME_DATA && cls < sizeof(names) / sizeof(names[0]) && names[cls] &&
+	    nkv < max) {
 		kv[nkv][0] = "class";
-		kv[nkv++][1] = names[n->f.data_class];
+		kv[nkv++][1] = names[cls];
+	}
+	if (n->f.kind == ST_FRAME_DATA && (n->f.data_class & ST_DATA_FORCED) && nkv < max) {
+		kv[nkv][0] = "fault";
+		kv[nkv++][1] = "forced";
 	}
 	return nkv;
 }

@@ -92,8 +92,11 @@ static void print_data(struct xtree_ctx *x, const struct st_node *n)
 	for (size_t i = 0; i < ng; i++) {
 		const struct st_frame *f = &g[i].first->f;
 		const char *what = f->function ? f->function : f->module ? f->module : "frame";
-		const char *cls = f->data_class == ST_DATA_STACK ? "(s)" :
-				  f->data_class == ST_DATA_HEAP	 ? "(h)" : "(m)";
+		unsigned c = f->data_class & ST_DATA_CLASS_MASK;
+		bool forced = f->data_class & ST_DATA_FORCED;
+		const char *cls = c == ST_DATA_STACK ? (forced ? "(s*)" : "(s)") :
+				  c == ST_DATA_HEAP  ? (forced ? "(h*)" : "(h)") :
+						       (forced ? "(m*)" : "(m)");
 
 		if (g[i].leaves == 1)
 			st_frame__name(f, name, sizeof(name));
@@ -101,7 +104,7 @@ static void print_data(struct xtree_ctx *x, const struct st_node *n)
 			snprintf(name, sizeof(name), "%s %s (%" PRIu64 " offsets)", cls, what,
 				 (uint64_t)g[i].leaves);
 		line(x, n->depth + 1, g[i].base, g[i].cum, g[i].calls, name,
-		     f->function && f->data_class == ST_DATA_MODULE ? f->module : NULL, NULL);
+		     f->function && c == ST_DATA_MODULE ? f->module : NULL, NULL);
 	}
 	if (g[XTREE_DATA_GROUPS].leaves) {
 		snprintf(name, sizeof(name), "(...) %" PRIu64 " more data leaves",

@@ -1,0 +1,194 @@
+"""Integration tests of forced page faults (--force-faults): a warmed-up
+process (warmloop: a 64 MiB heap buffer and the 16 MiB .bss array bss_array,
+touched 4 heap pages to 1 .bss page in a loop, no natural fault after its
+first pass) keeps producing data-fault samples while stacktreed pages out a
+sample of its pages; the system (swaps, zram devices, memory cgroups,
+sysctls) is as before afterwards, also after SIGINT and after kill -9 (the
+next start restores it from the state file)."""
+import glob
+import os
+import signal
+import subprocess
+import tempfile
+
+from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants, load, main_thread, metric,
+                     nodes, wait_for, workload)
+
+STATE = "/run/stacktreed/forcefault.state"
+
+
+def system_state():
+    """What --force-faults may change, to compare before and after."""
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+    zram = {os.path.basename(d): read(d + "/disksize") for d in glob.glob("/sys/block/zram*")}
+    cgroups = sorted(os.path.relpath(d, "/sys/fs/cgroup")
+                     for d in glob.glob("/sys/fs/cgroup/**/", recursive=True))
+    sysctls = {k: read("/proc/sys/" + k) for k in
+               ("vm/swappiness", "kernel/numa_balancing", "vm/page-cluster")}
+    return {"swaps": read("/proc/swaps"), "zram": zram, "cgroups": cgroups,
+            "sysctls": sysctls, "state file": os.path.exists(STATE)}
+
+
+def zram_swap_used():
+    """KiB used in zram swaps."""
+    used = 0
+    for line in open("/proc/swaps").read().splitlines()[1:]:
+        f = line.split()
+        if f[0].startswith("/dev/zram"):
+            used += int(f[3])
+    return used
+
+
+class Warm:
+    """warmloop, started and warmed up (it said so)."""
+
+    def __init__(self, seconds=120):
+        self.dir = tempfile.mkdtemp(prefix="st-ff-")
+        self.report = os.path.join(self.dir, "workload.txt")
+        self.p = subprocess.Popen([workload("warmloop")], env=dict(
+            os.environ, WL_REPORT=self.report, WL_SECONDS=str(seconds)))
+        wait_for(lambda: os.path.exists(self.report) and "warm" in open(self.report).read(),
+                 60, "warmloop did not warm up")
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def data_leaves(prof, pid):
+    out = []
+    for t in prof["threads"]:
+        if t["pid"] == pid:
+            out += [n for n, _, _ in nodes(t["root"]) if n["kind"] == "data"]
+    return out
+
+
+def test_force_faults_on_a_warm_process():
+    before = system_state()
+    w = Warm()
+    out = tempfile.mkdtemp(prefix="st-it-")
+    try:
+        # a warm process takes no natural fault: without forcing, nothing
+        # (a few faults at most: the loop's own stack, libc)
+        p = subprocess.run([STACKTREED, "-o", out + "-natural", "--event", "faults", "--pid",
+                            str(w.p.pid), "-d", "2"], capture_output=True, text=True,
+                           timeout=120)
+        check(p.returncode == 0, "natural session: %s" % p.stderr)
+        natural = sum(n["base"] for n in data_leaves(load(out + "-natural"), w.p.pid))
+        check(natural <= 10, "%d natural data faults on a warm process" % natural)
+        p = subprocess.run([STACKTREED, "-o", out, "--event", "faults", "--pid", str(w.p.pid),
+                            "--force-faults", "-d", "10"], capture_output=True, text=True,
+                           timeout=120)
+        check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, p.stderr))
+    finally:
+        w.stop()
+    err = p.stderr
+    prof = load(out)
+    check_invariants(prof)
+    leaves = data_leaves(prof, w.p.pid)
+    forced = [n for n in leaves if n.get("forced")]
+    total = sum(n["base"] for n in leaves)
+    nforced = sum(n["base"] for n in forced)
+    heap = sum(n["base"] for n in forced if n["class"] == "heap")
+    module = sum(n["base"] for n in forced if n["class"] == "module")
+    metric("forcefault.samples", total)
+    metric("forcefault.heap_share", heap / max(1, heap + module))
+    check(total >= 1000, "%d data-fault samples in 10 s (want >= 1000): %s" % (total, err))
+    check(nforced >= 0.98 * total, "%d of %d data faults marked forced" % (nforced, total))
+    # the loop touches 4 heap pages for 1 .bss page: 80% heap, within 10 points
+    share = heap / max(1, heap + module)
+    check(abs(share - 0.8) <= 0.1, "heap %d, module %d: heap share %.2f, want 0.8 +- 0.1"
+          % (heap, module, share))
+    named = sum(n["base"] for n in forced if n["class"] == "module" and
+                n["symbol"] == "bss_array" and n["module"].endswith("/warmloop"))
+    check(named >= 0.95 * module, "%d of %d module faults named bss_array" % (named, module))
+    t = main_thread(prof, "warmloop")
+    # each loop's faults are on its own data (a few forced pages are the
+    # loop's stack: every private writable page is a candidate)
+    under = {}
+    for n, _, parent in nodes(t["root"]):
+        if n["kind"] == "data" and parent is not None and parent.get("function"):
+            by = under.setdefault(parent["function"], {})
+            by[n["class"]] = by.get(n["class"], 0) + n["base"]
+    for fn, cls in (("loop_heap", "heap"), ("loop_bss", "module")):
+        by = under.get(fn, {})
+        check(by.get(cls, 0) >= 0.99 * sum(by.values()) > 0,
+              "%s: data leaves by class %s" % (fn, by))
+    x = open(os.path.join(out, "xtree.txt")).read()
+    check("(m*) bss_array" in x and "(h*) [anon]" in x, "xtree lacks the forced marks (m*)/(h*)")
+    # stacktree report reads the marks back from profile.json
+    r = subprocess.run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"),
+                        "-o", out + "-again"], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "stacktree report: " + r.stderr)
+    x2 = open(os.path.join(out + "-again", "xtree.txt")).read()
+    check("(m*) bss_array" in x2 and "(h*) [anon]" in x2, "re-rendered xtree lacks (m*)/(h*)")
+    check("forced faults: rate 1000 pages/s" in err and "major faults" in err and
+          "restored: swapoff /dev/zram" in err, "summary: " + err)
+    check(system_state() == before, "system state changed: %s -> %s"
+          % (before, system_state()))
+
+
+def test_force_faults_refused_without_a_target():
+    for args, want in ((["-a", "--event", "faults", "--force-faults"], "name it with --pid"),
+                       (["--pid", "1", "--force-faults"], "needs --event faults"),
+                       (["--pid", "1", "--event", "faults", "--force-faults=0"], "1..20000")):
+        p = subprocess.run([STACKTREED, "-o", "/tmp/st-ff-refused"] + args,
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode != 0 and want in p.stderr, "%s: %d %r" % (args, p.returncode,
+                                                                     p.stderr))
+
+
+def forcing(w, out, rate=""):
+    """stacktreed forcing faults on w, once pages are being forced out (some
+    are in the session's zram swap)."""
+    d = Daemon(["-o", out, "--event", "faults", "--pid", str(w.p.pid),
+                "--force-faults" + rate])
+    wait_for(lambda: zram_swap_used() > 0, 60, "no page in the zram swap")
+    return d
+
+
+def test_force_faults_sigint_restores():
+    before = system_state()
+    w = Warm()
+    try:
+        d = forcing(w, "/tmp/st-it-ff-sigint", "=2000")
+        # one forcing session at a time
+        p = subprocess.run([STACKTREED, "-o", "/tmp/st-it-ff-second", "--event", "faults",
+                            "--pid", str(w.p.pid), "--force-faults", "-d", "1"],
+                           capture_output=True, text=True, timeout=120)
+        rc, err = d.stop(signal.SIGINT)
+    finally:
+        w.stop()
+    check(p.returncode != 0 and "one session at a time" in p.stderr,
+          "second session: %d %r" % (p.returncode, p.stderr))
+    check(rc == 0, "exit %d after SIGINT: %s" % (rc, err))
+    check("restored: swapoff /dev/zram" in err, "summary: " + err)
+    check(system_state() == before, "system state changed: %s -> %s"
+          % (before, system_state()))
+
+
+def test_force_faults_crash_restored_at_next_start():
+    before = system_state()
+    w = Warm()
+    try:
+        d = forcing(w, "/tmp/st-it-ff-crash")
+        d.stop(signal.SIGKILL)
+        left = system_state()
+        check(left["state file"] and left["swaps"] != before["swaps"],
+              "after kill -9 the state file and the swap should be left: %s" % left)
+        # the next start, forcing or not, undoes it and says so
+        p = subprocess.run([STACKTREED, "-o", "/tmp/st-it-ff-crash2", "--event", "faults",
+                            "--pid", str(w.p.pid), "-d", "0.5"], capture_output=True,
+                           text=True, timeout=120)
+    finally:
+        w.stop()
+    check(p.returncode == 0, "next start: %s" % p.stderr)
+    check("restored what a crashed --force-faults session (pid %d) left: swapoff /dev/zram"
+          % d.pid in p.stderr, "next start: " + p.stderr)
+    check(system_state() == before, "system state changed: %s -> %s"
+          % (before, system_state()))
