@@ -9,7 +9,8 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zli
       libiberty-dev g++	# the demangler (binutils' own); a C++ compiler to profile
       libdebuginfod-dev debuginfod	# debuginfod client (dlopen()ed); a server for the tests
       util-linux kmod	# mkswap, modprobe zram (--force-faults)
-      libc6-dbg)	# libc6-dbg: names for libc's internal functions (.symtab)
+      libc6-dbg	# libc6-dbg: names for libc's internal functions (.symtab)
+      nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

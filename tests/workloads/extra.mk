@@ -9,6 +9,21 @@ $(B)/workloads/uselib: tests/workloads/uselib.c tests/workloads/workload.h $(B)/
 
 WORKLOAD_EXTRA += $(B)/workloads/libwork.so
 
+# Unresolved frames (issue 11, item 7): a library stripped of its symbol
+# table (.dynsym stays: only its exported function keeps a name).
+STRIP ?= strip
+$(B)/workloads/libstripped.so: tests/workloads/lib/libstripped.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -fPIC -shared $< -o $@
+	$(STRIP) --strip-all $@
+
+$(B)/workloads/stripped: tests/workloads/stripped.c tests/workloads/workload.h \
+			 $(B)/workloads/libstripped.so
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) $< -o $@ -L$(B)/workloads -lstripped -Wl,-rpath,'$$ORIGIN'
+
+WORKLOAD_EXTRA += $(B)/workloads/libstripped.so
+
 # The BPF program includes the DWARF unwinder (bpf/unwind.h, issue 4).
 $(B)/bpf/sample.bpf.o: bpf/unwind.h
 

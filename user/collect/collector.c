@@ -12,6 +12,7 @@
 #include "user/collect/procmaps.h"
 #include "user/model/profile.h"
 #include "user/model/strtab.h"
+#include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
 #include "user/model/tree.h"
 #include "user/model/u64map.h"
@@ -31,6 +32,7 @@ struct proc {
 	__u32 pid, image;
 	bool superseded;	/* the process exec'd another image since: frozen */
 	struct st_procmaps *maps;
+	struct st_perfmap *jit;	/* its /tmp/perf-PID.map, once one was found (or NULL) */
 	char *cgroup;	/* cgroup v2 path, read at first sight */
 	bool missing;	/* an address no mapping covers: refresh */
 	bool gone;	/* /proc/PID is gone: no refresh possible */
@@ -77,6 +79,7 @@ struct st_collector {
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
 	bool no_inline;			/* no inline frames (source lines still) */
 	void *refresh_ctx;
+	struct st_perfmap_stats jit_stats;	/* perf map files read and refused */
 };
 
 static void proc_free(struct proc *p)
@@ -84,6 +87,7 @@ static void proc_free(struct proc *p)
 	if (!p)
 		return;
 	st_procmaps__free(p->maps);
+	st_perfmap__free(p->jit);
 	free(p->cgroup);
 	free(p);
 }
@@ -212,6 +216,28 @@ static bool proc_current(struct st_collector *c, struct proc *p)
 	return false;
 }
 
+/* (Re-)read the process's perf map (JIT code names) while it lives; the
+ * entries read stay when the file goes away. A failure other than a
+ * refusal (counted in jit_stats) only leaves the names unknown. */
+static void jit_refresh(struct st_collector *c, struct proc *p)
+{
+	if (p->gone || p->superseded)
+		return;
+	if (!p->jit && !(p->jit = st_perfmap__new()))
+		return;
+	(void)st_perfmap__read(p->jit, p->pid, &c->jit_stats);
+	if (!st_perfmap__count(p->jit)) {	/* none (yet): keep nothing */
+		st_perfmap__free(p->jit);
+		p->jit = NULL;
+	}
+}
+
+/* An address some mapping or the perf map names. */
+static bool covered(const struct proc *p, __u64 addr)
+{
+	return st_procmaps__find(p->maps, addr) || st_perfmap__find(p->jit, addr, NULL);
+}
+
 static void proc_refresh(struct st_collector *c, struct proc *p)
 {
 	int r;
@@ -225,6 +251,7 @@ static void proc_refresh(struct st_collector *c, struct proc *p)
 		p->gone = true;
 	else if (!proc_current(c, p))	/* an exec while we read: not p's maps */
 		st_procmaps__drop_added(p->maps);
+	jit_refresh(c, p);
 	p->missing = false;
 }
 
@@ -292,9 +319,12 @@ void st_collector__exited(struct st_collector *c, __u32 pid)
 	struct proc *p;
 	size_t pos = 0;
 
-	while ((p = st_u64map__next(c->procs, &pos, NULL)))	/* every image of it */
-		if (p->pid == pid)
+	while ((p = st_u64map__next(c->procs, &pos, NULL))) {	/* every image of it */
+		if (p->pid == pid) {
+			jit_refresh(c, p);	/* the last entries, if still readable */
 			p->exited = true;
+		}
+	}
 	st_u64map__put(c->images, pid, NULL);	/* the pid may come back, another process */
 }
 
@@ -499,8 +529,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		ref->n->base += r->base;
 		ref->n->calls += r->calls;
 		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA && !f.kernel &&
-		    !ref->t->proc->gone &&
-		    !st_procmaps__find(ref->t->proc->maps, f.addr))
+		    !ref->t->proc->gone && !covered(ref->t->proc, f.addr))
 			ref->t->proc->missing = true;
 	}
 	return 0;
@@ -531,7 +560,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 	for (size_t i = un; i-- > 0;) {
 		path[n].kind = (i == 0 && kn == 0) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
 		path[n++].addr = user[i];
-		if (!t->proc->gone && !st_procmaps__find(t->proc->maps, user[i]))
+		if (!t->proc->gone && !covered(t->proc, user[i]))
 			t->proc->missing = true;
 	}
 	for (size_t i = kn; i-- > 0;) {
@@ -714,6 +743,27 @@ struct srcchain {
 	size_t n;
 };
 
+/* An address in no file-backed mapping: JIT code named by the process's
+ * perf map (module ST_PERFMAP_MODULE), else [unknown] with its address. */
+static struct st_frame symbolize_jit(struct symctx *x, const struct st_frame *raw)
+{
+	struct st_frame f = *raw;
+	__u64 start = 0;
+	/* a return address: the call is just before it */
+	const char *name = st_perfmap__find(x->proc->jit, raw->addr -
+					    (raw->kind == ST_FRAME_CALLSITE ? 1 : 0), &start);
+
+	if (!name)
+		return f;
+	set_name(x, &f, name);
+	f.module = st_strtab__intern(x->p->strs, ST_PERFMAP_MODULE);
+	if (raw->kind == ST_FRAME_CALLSITE)
+		f.offset = raw->addr - start;
+	else
+		f.addr = start;	/* the leaf is the function: its IPs merge */
+	return f;
+}
+
 static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc,
 				 struct srcchain *sc)
 {
@@ -749,7 +799,9 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		if (m)
 			r = st_symbolizer__resolve(x->c->sym, m->module, m->path, m->start, m->pgoff,
 						   raw->addr, is_return, &s);
-		if (m && m->module && !r && s.function &&
+		else
+			return symbolize_jit(x, raw);
+		if (m->module && !r && s.function &&
 		    st_symbolizer__source(x->c->sym, m->module, m->path, m->start, m->pgoff,
 					  raw->addr, is_return, &sc->f, &sc->n) == -ENOMEM)
 			x->err = -ENOMEM;
@@ -831,10 +883,14 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 	struct st_profile *p = st_profile__new(event);
 	struct st_u64map *votes = NULL;
 	struct rthread *t;
+	struct proc *q;
 	size_t pos = 0;
 
 	if (!p)
 		return NULL;
+	while ((q = st_u64map__next(c->procs, &pos, NULL)))	/* the drain's reading */
+		jit_refresh(c, q);
+	pos = 0;
 	votes = st_u64map__new();
 	if (!votes)
 		goto cleanup;
@@ -856,6 +912,8 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 	st_profile__finalize(p);
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->samples += st_thread__samples(p->threads[i]);
+	if (st_profile__count_unresolved(p))
+		goto cleanup;
 	return p;
 cleanup:
 	free_votes(votes);
@@ -876,11 +934,15 @@ size_t st_collector__processes(const struct st_collector *c)
 
 size_t st_collector__memory(const struct st_collector *c)
 {
-	struct rthread *t;
 	size_t pos = 0, bytes = c->ids_cap * sizeof(struct idref);
+	struct rthread *t;
+	struct proc *p;
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL)))
 		bytes += sizeof(*t) + st_tree__memory(t->tree);
+	pos = 0;
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))
+		bytes += st_perfmap__memory(p->jit);
 	return bytes;
 }
 
@@ -892,4 +954,9 @@ __u64 st_collector__bad_records(const struct st_collector *c)
 __u64 st_collector__other_image_reads(const struct st_collector *c)
 {
 	return c->other_image;
+}
+
+void st_collector__perfmap_stats(const struct st_collector *c, struct st_perfmap_stats *out)
+{
+	*out = c->jit_stats;
 }

@@ -89,8 +89,17 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);
+/* Bytes held by the trees and the perf maps (the summary's "trees"). */
 size_t st_collector__memory(const struct st_collector *c);
 /* Records dropped because their parent was unknown (should stay 0). */
 __u64 st_collector__bad_records(const struct st_collector *c);
+
+/* JIT code: addresses in no file-backed mapping are named through the
+ * process's /tmp/perf-PID.map (symbolizer/perfmap.h), read whenever its
+ * maps are (first sight, follow-ups, an address nothing names yet), at
+ * every profile built (drain) and when it exits, so that the names survive
+ * it. Files read and refused, lines skipped, since st_collector__new(). */
+struct st_perfmap_stats;
+void st_collector__perfmap_stats(const struct st_collector *c, struct st_perfmap_stats *out);
 
 #endif

@@ -23,6 +23,7 @@
 #include "user/output/report.h"
 #include "user/collect/session.h"
 #include "user/output/snapshot.h"
+#include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
 #include "user/collect/unwinder.h"
 
@@ -206,6 +207,30 @@ static __u64 truncated_samples(const struct st_profile *p)
 	return n;
 }
 
+/* JIT perf maps (since the start): read, refused, lines skipped. */
+static void add_perfmap_notes(struct st_profile *p, const struct run *r)
+{
+	struct st_perfmap_stats js;
+
+	st_collector__perfmap_stats(r->coll, &js);
+	const struct {
+		const char *name;
+		size_t n;
+	} notes[] = {
+		{ "perf maps read (JIT code names)", js.files },
+		{ "perf maps refused: symbolic links", js.symlink },
+		{ "perf maps refused: not owned by the process's user or root", js.not_owned },
+		{ "perf maps refused: not regular files", js.not_regular },
+		{ "perf maps refused: over the size bound (64 MiB)", js.too_large },
+		{ "perf map lines skipped (malformed)", js.bad_lines },
+		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
+	};
+
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (notes[i].n)
+			st_profile__add_note(p, notes[i].name, notes[i].n);
+}
+
 static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double secs)
 {
 	static const struct {
@@ -276,6 +301,7 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	bad = st_collector__other_image_reads(r->coll);
 	if (bad)	/* since the start: not per interval */
 		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
+	add_perfmap_notes(p, r);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 		/* per walked sample: runs on idle CPUs return at once; their few
@@ -318,6 +344,7 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 {
 	struct st_symbolizer_stats ss;
 	struct rusage ru;
+	char line[1024];
 
 	getrusage(RUSAGE_SELF, &ru);
 	if (p->frequency_hz)
@@ -336,6 +363,8 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 	for (size_t i = 0; i < p->nnotes; i++)
 		fprintf(out, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
 			(uint64_t)p->notes[i].value);
+	if (st_profile__unresolved_line(p, line, sizeof(line)))
+		fprintf(out, "stacktreed: %s\n", line);
 	if (p->bpf_ns_per_sample > 0)
 		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
 			p->bpf_ns_per_sample);

@@ -175,6 +175,9 @@ static __u64 interp_base(__u32 pid)
 	return base;
 }
 
+/* Anonymous executable mappings (JIT code) in a process's table, at most. */
+#define ST_UNWIND_MAX_JIT_MAPS 32
+
 /* The process's table into u->tab; *pending: a module is not compiled yet. */
 static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 {
@@ -182,8 +185,9 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	struct st_maps_line l;
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	bool too_many = false;
+	bool too_many = false, jit;
 	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	size_t njit = 0;
 	int err;
 	FILE *f;
 
@@ -204,7 +208,13 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 			idev = l.dev;
 			iino = l.ino;
 		}
-		if (!l.executable || !l.path || (l.path[0] != '/' && strcmp(l.path, "[vdso]")))
+		/* anonymous executable memory (JIT code): an entry without
+		 * module or rows, so that BPF walks it by frame pointers (auto)
+		 * instead of deferring every sample there as a miss; a few only,
+		 * file mappings keep the room */
+		jit = l.executable && !l.path && njit < ST_UNWIND_MAX_JIT_MAPS;
+		if (!jit && (!l.executable || !l.path ||
+			     (l.path[0] != '/' && strcmp(l.path, "[vdso]"))))
 			continue;
 		if (iino && l.dev == idev && l.ino == iino && !tab->interp_len) {
 			tab->interp_start = l.start;
@@ -214,7 +224,8 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 			too_many = true;
 			break;
 		}
-		m = st_umods__of_mapping(u->mods, pid, &l);
+		m = jit ? NULL : st_umods__of_mapping(u->mods, pid, &l);
+		njit += jit;
 		mp = &tab->maps[tab->nmaps++];
 		mp->start = l.start;
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);

@@ -52,6 +52,7 @@ void st_profile__free(struct st_profile *p)
 	free(p->threads);
 	counts_free(p->lost_by, p->nlost_by);
 	counts_free(p->notes, p->nnotes);
+	counts_free(p->unresolved_by, p->nunresolved_by);
 	st_strtab__free(p->strs);
 	free(p->modules);
 	st_u64map__free(p->module_index);
@@ -128,6 +129,11 @@ int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n)
 int st_profile__add_note(struct st_profile *p, const char *name, __u64 n)
 {
 	return count_add(&p->notes, &p->nnotes, name, n);
+}
+
+int st_profile__add_unresolved(struct st_profile *p, const char *module, __u64 n)
+{
+	return count_add(&p->unresolved_by, &p->nunresolved_by, module, n);
 }
 
 int st_thread__set_cgroup(struct st_thread *t, const char *cgroup)
@@ -251,6 +257,11 @@ static int copy_header(struct st_profile *dst, const struct st_profile *src)
 			return -ENOMEM;
 	for (size_t i = 0; i < src->nnotes; i++)
 		if (st_profile__add_note(dst, src->notes[i].name, src->notes[i].value))
+			return -ENOMEM;
+	dst->unresolved = src->unresolved;
+	for (size_t i = 0; i < src->nunresolved_by; i++)
+		if (st_profile__add_unresolved(dst, src->unresolved_by[i].name,
+					       src->unresolved_by[i].value))
 			return -ENOMEM;
 	return 0;
 }

@@ -49,6 +49,11 @@ struct st_profile {
 	struct st_count *notes;	/* other counters for the header (truncated stacks, ...) */
 	size_t nnotes;
 	double bpf_ns_per_sample; /* kernel BPF stats, 0 when unknown */
+	/* samples with at least one code frame that has no symbol, and the
+	 * same per module of such frames, most first (user/model/unresolved.c) */
+	__u64 unresolved;
+	struct st_count *unresolved_by;
+	size_t nunresolved_by;
 	char *command;		/* what was profiled, free text; may be NULL */
 	struct st_thread **threads;
 	size_t nthreads;
@@ -67,6 +72,21 @@ struct st_thread *st_profile__add_thread(struct st_profile *p, __u32 pid, __u32 
 struct st_thread *st_profile__find_thread(const struct st_profile *p, __u32 pid, __u32 tid);
 int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n);
 int st_profile__add_note(struct st_profile *p, const char *name, __u64 n);
+int st_profile__add_unresolved(struct st_profile *p, const char *module, __u64 n);
+
+/* Unresolved frames (user/model/unresolved.c): set p->unresolved and
+ * p->unresolved_by from the trees (after finalize). A code frame (call
+ * site or leaf) is unresolved when it has no function name; it counts for
+ * its module (or "[unknown]" when no mapping covered its address). 0 or
+ * -ENOMEM. */
+int st_profile__count_unresolved(struct st_profile *p);
+/* The header line "unresolved frames: 3.2% of samples; top modules:
+ * libfoo.so (2.9%), [unknown] (0.3%)" (at most ST_UNRESOLVED_TOP modules,
+ * by file name) into buf; NULL when the profile has no samples or was
+ * read from folded stacks (names only: whether they were resolved is not
+ * known). */
+#define ST_UNRESOLVED_TOP 5
+const char *st_profile__unresolved_line(const struct st_profile *p, char *buf, size_t len);
 
 /* Note a module (strings interned in p): once per name; a later call with a
  * build id fills one not known yet (the first build id of a name wins: two

@@ -163,6 +163,8 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 		isfinite(p->duration_s) ? p->duration_s : 0, (int64_t)p->samples, (int64_t)p->lost);
 	put_counts(out, "lost_by", p->lost_by, p->nlost_by);
 	put_counts(out, "notes", p->notes, p->nnotes);
+	fprintf(out, "\"unresolved\":%" PRId64 ",", (int64_t)p->unresolved);
+	put_counts(out, "unresolved_by", p->unresolved_by, p->nunresolved_by);
 	fprintf(out, "\"bpf_ns_per_sample\":%.9g,\"command\":",
 		isfinite(p->bpf_ns_per_sample) ? p->bpf_ns_per_sample : 0);
 	st_json__put(out, p->command);
@@ -214,6 +216,7 @@ struct reader {
 	char *err;
 	size_t errlen;
 	const char *file;
+	bool has_unresolved;	/* the document has "unresolved" */
 };
 
 static int fail(struct reader *r, const char *where, const char *fmt, ...)
@@ -449,7 +452,8 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 	return 0;
 }
 
-static int read_counts(struct reader *r, json_object *doc, const char *key, bool lost)
+static int read_counts(struct reader *r, json_object *doc, const char *key,
+		       int (*add)(struct st_profile *p, const char *name, __u64 n))
 {
 	json_object *o;
 	int err = 0;
@@ -462,8 +466,7 @@ static int read_counts(struct reader *r, json_object *doc, const char *key, bool
 	{
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
 			return fail(r, key, "\"%s\" must be a non-negative integer", name);
-		err = lost ? st_profile__add_lost(r->p, name, (__u64)json_object_get_int64(v)) :
-			     st_profile__add_note(r->p, name, (__u64)json_object_get_int64(v));
+		err = add(r->p, name, (__u64)json_object_get_int64(v));
 		if (err)
 			return err;
 	}
@@ -541,10 +544,19 @@ static int read_doc(struct reader *r, json_object *doc)
 	if (json_object_object_get_ex(doc, "command", &v) && v &&
 	    !(r->p->command = strdup(json_object_get_string(v))))
 		return -ENOMEM;
-	if ((err = read_counts(r, doc, "lost_by", true)) ||
-	    (err = read_counts(r, doc, "notes", false)) ||
+	if ((err = read_counts(r, doc, "lost_by", st_profile__add_lost)) ||
+	    (err = read_counts(r, doc, "notes", st_profile__add_note)) ||
+	    (err = read_counts(r, doc, "unresolved_by", st_profile__add_unresolved)) ||
+	    (err = get_u64(r, doc, "unresolved", "top level", false, &r->p->unresolved)) ||
 	    (err = read_modules(r, doc)))
 		return err;
+	r->has_unresolved = json_object_object_get_ex(doc, "unresolved", &v);
+	if (r->p->unresolved > r->p->samples)
+		return fail(r, "top level", "\"unresolved\" past \"samples\"");
+	for (size_t i = 0; i < r->p->nunresolved_by; i++)
+		if (r->p->unresolved_by[i].value > r->p->unresolved)
+			return fail(r, "unresolved_by", "\"%s\" past \"unresolved\"",
+				    r->p->unresolved_by[i].name);
 	if (r->p->nlost_by == 0 && lost && (err = st_profile__add_lost(r->p, "unspecified", lost)))
 		return err;
 	if (!json_object_object_get_ex(doc, "threads", &threads) ||
@@ -632,6 +644,11 @@ int st_profile__read_json(const char *path, struct st_profile **out, char *err, 
 	if (ret)
 		goto cleanup;
 	st_profile__finalize(r.p);
+	/* a file from before "unresolved": counted from its trees */
+	if (!r.has_unresolved && (ret = st_profile__count_unresolved(r.p))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto cleanup;
+	}
 	*out = r.p;
 	r.p = NULL;
 cleanup:

@@ -590,6 +590,8 @@ static int pack(struct pp *b, PProfile *prof, unsigned char **buf, size_t *len)
 	snprintf(text, sizeof(text), "samples: %llu, lost: %llu", (unsigned long long)p->samples,
 		 (unsigned long long)p->lost);
 	comments[nc++] = str(b, text);
+	if (st_profile__unresolved_line(p, text, sizeof(text)))	/* which modules lack symbols */
+		comments[nc++] = str(b, text);
 	for (size_t i = 0; i < nc; i++)
 		if (comments[i] < 0)
 			goto cleanup;

@@ -148,6 +148,8 @@ static void print_node(struct xtree_ctx *x, const struct st_node *n, const char 
 
 void st_report__header(const struct st_profile *p, FILE *out, const char *title)
 {
+	char line[1024];
+
 	fprintf(out, "# stacktree %s (stacktreed %s)\n", title, ST_VERSION);
 	if (p->command)
 		fprintf(out, "# target: %s\n", p->command);
@@ -167,6 +169,8 @@ void st_report__header(const struct st_profile *p, FILE *out, const char *title)
 	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
 	for (size_t i = 0; i < p->nnotes; i++)
 		fprintf(out, "# %s: %" PRIu64 "\n", p->notes[i].name, (uint64_t)p->notes[i].value);
+	if (st_profile__unresolved_line(p, line, sizeof(line)))
+		fprintf(out, "# %s\n", line);
 	if (p->bpf_ns_per_sample > 0)
 		fprintf(out, "# BPF run time: %.0f ns per sample\n", p->bpf_ns_per_sample);
 }
