@@ -168,25 +168,53 @@ static bool has_dwarf(struct st_elf *e)
 	       st_elf__has_section_named(e, ".zdebug_info");
 }
 
+int st_mod__dwarf_elf(struct st_symbolizer *s, struct st_module *m, const char *path,
+		     struct st_elf **out)
+{
+	struct st_elf *e = NULL, *debug = NULL;
+	bool owned = false;
+	struct st_work w;
+	int err, fd;
+
+	*out = NULL;
+	err = st_mod__image(s, m, path, &e, &owned);
+	if (err)
+		return err;
+	if (has_dwarf(e)) {
+		if (owned) {
+			*out = e;
+			return 0;
+		}
+		/* the module's open file: a handle of our own on it */
+		fd = st_elf__fd(e) >= 0 ? dup(st_elf__fd(e)) : -1;
+		if (fd < 0)
+			return 0;
+		err = st_elf__open_fd(fd, out);
+		return err == -ENOMEM ? err : 0;
+	}
+	st_mod__work_begin(s, &w);
+	if (!debug_of(s, m, e, owned, &w, &debug) && has_dwarf(debug)) {
+		*out = debug;
+		debug = NULL;
+	}
+	st_mod__work_end(s, m, &w);
+	st_elf__free(debug);
+	if (owned)
+		st_elf__free(e);
+	return 0;
+}
+
 /* m->vars from the DWARF of the module's file or of its debug file. */
 static int build_vars(struct st_symbolizer *s, struct st_module *m, const char *path)
 {
-	struct st_elf *e = NULL, *debug = NULL, *src = NULL;
-	bool owned = false;
+	struct st_elf *src = NULL;
 	Dwarf *dw = NULL;
-	struct st_work w;
 	GElf_Ehdr ehdr;
 	int err;
 
-	err = st_mod__image(s, m, path, &e, &owned);
+	err = st_mod__dwarf_elf(s, m, path, &src);
 	if (err)
 		return err;	/* tried again once the module is found again */
-	st_mod__work_begin(s, &w);
-	if (has_dwarf(e))
-		src = e;
-	else if (!debug_of(s, m, e, owned, &w, &debug) && has_dwarf(debug))
-		src = debug;
-	st_mod__work_end(s, m, &w);
 	if (src)
 		dw = dwarf_begin_elf(st_elf__elf(src), DWARF_C_READ, NULL);
 	if (dw && gelf_getehdr(st_elf__elf(src), &ehdr))
@@ -198,9 +226,7 @@ static int build_vars(struct st_symbolizer *s, struct st_module *m, const char *
 			st_stackvars__count(m->vars));
 	if (dw)
 		dwarf_end(dw);
-	st_elf__free(debug);
-	if (owned)
-		st_elf__free(e);
+	st_elf__free(src);
 	return err;
 }
 

@@ -5,6 +5,7 @@
  * reopen.c:     the module's file again once it was closed.
  * datasym.c:    data symbols (resolve_data) and the stack_var() entry point.
  * stackvars.c:  the per-module table of frame-based DWARF variables.
+ * srcinfo.c:    inlined frames and source lines (st_symbolizer__source).
  */
 #ifndef STACKTREE_SYMBOLIZER_MODULE_H
 #define STACKTREE_SYMBOLIZER_MODULE_H
@@ -22,6 +23,7 @@ struct st_load;
 struct st_symtab;
 struct st_strtab;
 struct st_stackvars;
+struct st_srcinfo;
 struct st_work;
 struct stat;
 
@@ -60,6 +62,8 @@ struct st_module {
 	 * (vars stays NULL when the module has no usable DWARF) */
 	struct st_stackvars *vars;
 	bool vars_done;
+	/* inlined frames and source lines (srcinfo.c): NULL until asked */
+	struct st_srcinfo *src;
 	/* reopening (reopen.c) */
 	char *open_path;		/* the last open_path given to module(), or NULL */
 	struct st_file_id *ids;		/* verified files, at most MAX_FILE_KEYS */
@@ -90,6 +94,11 @@ struct st_symbolizer {
 	struct st_safe_stats safe;
 	struct st_dbgd *dbgd;		/* debuginfod client, or NULL: off */
 	size_t evicted, out_of_time, cancelled, too_many, unshared;
+	size_t src_cut;			/* modules whose source lookups were cut */
+	/* source lookups in service mode (st_symbolizer__source_budget()) */
+	bool src_defer;			/* never open DWARF in source(): warm() does */
+	double src_deadline;		/* CLOCK_MONOTONIC s; past it, lookups wait; 0: none */
+	size_t src_deferred;		/* lookups left for later */
 	__u64 root_dev, root_ino;	/* our own root directory */
 	struct st_strtab *strs;		/* options and kernel symbols only */
 	struct st_slot *slots;		/* power of two, or 0 */
@@ -128,6 +137,16 @@ int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struc
 void st_mod__work_begin(const struct st_symbolizer *s, struct st_work *w);
 void st_mod__work_end(struct st_symbolizer *s, const struct st_module *m,
 		      const struct st_work *w);
+
+/* ---- datasym.c ------------------------------------------------------------ */
+
+/* A file with the module's DWARF (.debug_info), for the caller to free: the
+ * module's image (a handle of its own when it is the module's open file) or
+ * its separate debug file (found within the module's work limit). 0 with
+ * *out, or with *out NULL when neither has DWARF; -ENOENT when no image of
+ * the module can be read now (st_mod__image()), -ENOMEM. */
+int st_mod__dwarf_elf(struct st_symbolizer *s, struct st_module *m, const char *path,
+		      struct st_elf **out);
 
 /* ---- reopen.c ------------------------------------------------------------- */
 

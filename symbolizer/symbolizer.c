@@ -37,6 +37,7 @@
 #include "symbolizer/elf.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/module.h"
+#include "symbolizer/srcinfo.h"
 #include "symbolizer/stackvars.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
@@ -174,6 +175,7 @@ static void module_close(struct st_module *m)
 {
 	st_elf__free(m->elf);
 	m->elf = NULL;
+	st_srcinfo__close(m->src);
 	if (m->root_fd >= 0)
 		close(m->root_fd);
 	m->root_fd = -1;
@@ -190,6 +192,7 @@ static void module_free(struct st_module *m)
 	st_symtab__free(m->data);
 	st_strtab__free(m->data_names);
 	st_stackvars__free(m->vars);
+	st_srcinfo__free(m->src);
 	st_strtab__free(m->strs);
 	free(m->open_path);
 	free(m->keys);
@@ -213,6 +216,7 @@ static size_t module_memory(const struct st_module *m)
 		bytes += st_strtab__memory(m->data_names);
 	if (m->vars)
 		bytes += st_stackvars__memory(m->vars);
+	bytes += st_srcinfo__memory(m->src);
 	if (m->open_path)
 		bytes += strlen(m->open_path) + 1;
 	return bytes;
@@ -449,6 +453,8 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->evicted = s->evicted;
 	out->unshared = s->unshared;
 	out->cache_budget = s->cache_budget;
+	out->src_cut = s->src_cut;
+	out->src_deferred = s->src_deferred;
 	if (s->dbgd) {
 		struct st_dbgd_stats d;
 

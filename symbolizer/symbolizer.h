@@ -85,6 +85,10 @@ struct st_symbolizer_stats {
 	size_t evicted;		/* unreferenced modules freed (count or byte budget) */
 	size_t unshared;	/* non-root files claiming a cached module's build id */
 	size_t cache_budget;	/* bytes */
+	size_t src_cut;		/* modules whose source lookups (inlined frames, lines)
+				 * stopped at their time or address limit */
+	size_t src_deferred;	/* source lookups left for a later profile
+				 * (st_symbolizer__source_budget()) */
 	bool debuginfod;	/* fetching is on */
 	size_t dbgd_found, dbgd_not_found, dbgd_failed, dbgd_rejected, dbgd_skipped;
 	double dbgd_seconds;	/* time spent fetching */
@@ -192,6 +196,59 @@ int st_symbolizer__resolve_data(struct st_symbolizer *s, struct st_module *m, co
 int st_symbolizer__stack_var(struct st_symbolizer *s, struct st_module *m, const char *path,
 			     __u64 map_start, __u64 map_pgoff, __u64 pc, __s64 cfa_offset,
 			     const char **name, __u64 *offset);
+
+/* One frame of the source-level chain at an address (see source()). */
+struct st_src_frame {
+	const char *function;	/* DWARF name: the linkage (mangled) name when there is
+				 * one, else DW_AT_name; NULL when unnamed */
+	const char *file;	/* source file as DWARF names it, NULL when unknown */
+	__u32 line;		/* 0 when unknown */
+};
+
+/* At most this many frames in one chain (deeper inlining is cut at the
+ * outer end, which keeps the function and the innermost frames). */
+#define ST_SRC_MAX_FRAMES 32
+
+/*
+ * The source-level frames at a runtime address of module m (mapped at
+ * map_start/map_pgoff; is_return: a return address, the call instruction
+ * addr - 1 is looked up), from the module's DWARF (its .debug_info or its
+ * separate debug file, found as for symbols): *frames[0] is the function
+ * (the DW_TAG_subprogram), then the functions inlined into it, outermost
+ * first, *frames[*n - 1] the innermost. Each frame's file/line is where it
+ * calls the next (DW_AT_call_file/line of the next one's
+ * DW_TAG_inlined_subroutine); the last's is the line table's line of the
+ * address. *n = 0 when no DWARF covers the address. The frames belong to
+ * the module (valid like its other strings).
+ *
+ * Results are cached per (module, address). The module's DWARF is opened
+ * on the first call (its file reopened as for resolve_data()) and closed
+ * when the module is no longer referenced (the cache stays). Work is
+ * bounded per module: the CU table is built within module_time_s, lookups
+ * take at most module_time_s in all and ST_SRC_MAX_ADDRS addresses; past
+ * that *n = 0 and the module is counted in src_cut. Returns 0, -EINVAL on
+ * bad arguments, -ENOMEM.
+ */
+#define ST_SRC_MAX_ADDRS (1u << 20)
+int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const char *path,
+			  __u64 map_start, __u64 map_pgoff, __u64 addr, bool is_return,
+			  const struct st_src_frame **frames, size_t *n);
+
+/* Service mode (a profile every few seconds, on schedule): from now on
+ * source() never opens a module's DWARF itself (the module is noted, and
+ * st_symbolizer__source_warm() opens it between profiles), and after
+ * `deadline` (CLOCK_MONOTONIC seconds; 0: none) it looks nothing new up;
+ * either way *n = 0 and the lookup is counted in src_deferred (it is done
+ * for a later profile: nothing is cached for it). defer = false: as
+ * documented above (the default). */
+void st_symbolizer__source_budget(struct st_symbolizer *s, bool defer, double deadline);
+/* Open the DWARF of one module that source() noted; returns how many
+ * noted modules are left (0: none). */
+size_t st_symbolizer__source_warm(struct st_symbolizer *s);
+/* Close every module's DWARF (libdw holds a module's debug sections,
+ * decompressed: libc's take 15-30 MiB); the chains looked up stay cached.
+ * A service calls it after each snapshot. */
+void st_symbolizer__source_release(struct st_symbolizer *s);
 
 /* Kernel addresses through kallsyms (module name "[kernel.kallsyms]" or the
  * kernel module's name in brackets). */

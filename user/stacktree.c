@@ -33,7 +33,7 @@ static void on_signal(int sig)
 	signal_flags |= SIG_ABORT;
 }
 
-enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT };
+enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES };
 
 struct top_args {
 	bool version;
@@ -49,6 +49,8 @@ struct report_args {
 	double min_pct;
 	bool merge_threads;
 	unsigned formats;	/* --format, 0 = default */
+	bool no_inline;		/* --no-inline: inline frames folded into their callers */
+	bool lines;		/* --lines: file:line in the xtree */
 };
 
 static const char top_doc[] =
@@ -114,6 +116,9 @@ static const struct argp_option report_options[] = {
 	{ "format", OPT_FORMAT, "LIST", 0,
 	  "Files to write: a comma list of xtree, arcflow, json, folded, pprof, svg "
 	  "(default xtree,arcflow,json)", 0 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0,
+	  "Fold inline frames into the frames they are inlined into (totals unchanged)", 0 },
+	{ "lines", OPT_LINES, NULL, 0, "xtree: file:line of each frame after its name", 0 },
 	{ "print", 'p', "REPORT", 0,
 	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given", 0 },
 	{ 0 }
@@ -149,6 +154,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_MERGE_THREADS:
 		a->merge_threads = true;
+		return 0;
+	case OPT_NO_INLINE:
+		a->no_inline = true;
+		return 0;
+	case OPT_LINES:
+		a->lines = true;
 		return 0;
 	case OPT_FORMAT: {
 		char err[256];
@@ -211,7 +222,7 @@ static int print_report(const struct report_args *a, const struct st_profile *p)
 		p = merged;
 	}
 	if (!strcmp(a->print, "xtree")) {
-		err = st_xtree__write(p, stdout, a->min_pct);
+		err = st_xtree__write_lines(p, stdout, a->min_pct, a->lines);
 	} else {
 		af = st_arcflow__build(p);
 		err = af ? st_arcflow__write_text(af, p, stdout) : -errno;
@@ -250,12 +261,17 @@ static int cmd_report(int argc, char **argv)
 	}
 	if (load(&a, &p))
 		goto cleanup;
+	if (a.no_inline && st_profile__drop_inline(p)) {
+		fprintf(stderr, "stacktree: cannot fold the inline frames: out of memory\n");
+		goto cleanup;
+	}
 	if (a.print && print_report(&a, p))
 		goto cleanup;
 	if (out) {
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
 						.merge_threads = a.merge_threads,
-						.prefix = "", .formats = a.formats };
+						.prefix = "", .formats = a.formats,
+						.lines = a.lines };
 		/* single-threaded, no other writer of signal_flags until here */
 		signal_flags = SIG_WRITING;
 		sigaction(SIGINT, &sa, NULL);

@@ -77,11 +77,14 @@ def test_kernel_frames():
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "syscalls")
+    parents = {id(n): p for n, _, p in nodes(t["root"])}
     kernel = [(n, p) for n, _, p in nodes(t["root"]) if n.get("kernel")]
     check(kernel, "no kernel frames with --kernel")
     for n, p in kernel:
         check(n["module"] == "[kernel.kallsyms]" or n["module"].startswith("["),
               "kernel frame module %s" % n["module"])
+        while p["kind"] == "inline":	# functions inlined at the user call site (DWARF)
+            p = parents[id(p)]
         check(p["function"] is None or p.get("kernel") or p["kind"] == "callsite",
               "kernel frame %s under a user leaf" % n["function"])
     # user frames never hang below kernel frames

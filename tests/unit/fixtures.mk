@@ -126,3 +126,22 @@ $(B)/tests/test_unwind_tables: $(FX_DIR)/fx_realign.o
 
 # test_cfi_eval compiles the fixtures' CFI both ways
 $(B)/tests/test_cfi_eval: $(UNIT_FIXTURES) | $(FX_DIR)/fx_realign.o
+
+# Inlined frames and source lines (issue 11): a C++ program built -O2 -g,
+# whose helpers (a namespaced template, a member function, a lambda) are
+# inlined; test_srcinfo compares with eu-addr2line -i, test_inline.py
+# profiles it. Frame pointers kept for the profiler's default unwinder.
+CXX ?= g++
+FX_INLINE := $(addprefix $(FX_DIR)/,fx_inline fx_inline.nm)
+UNIT_FIXTURES += $(FX_INLINE)
+
+$(FX_DIR)/fx_inline: $(FX_SRC)/fx_inline.cpp $(FX_MK)
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+$(FX_DIR)/fx_inline.nm: $(FX_DIR)/fx_inline
+	$(NM) -S --defined-only $< > $@
+
+$(B)/tests/test_srcinfo: $(FX_INLINE) $(FX_DATA)
+# test_inline.py profiles it
+WORKLOAD_EXTRA += $(FX_DIR)/fx_inline

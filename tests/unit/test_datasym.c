@@ -15,6 +15,7 @@
 
 #include "symbolizer/symbolizer.h"
 #include "tests/unit/fixtures/fx_util.h"
+#include "tests/unit/fixtures/fx_map.h"
 
 #define PAGE 0x1000ull
 #define PIE_BIAS 0x555555554000ull
@@ -32,17 +33,11 @@ static void read_loads(const char *path, struct loads *out)
 {
 	size_t i, n = 0;
 	GElf_Phdr ph;
-	Elf *elf;
 	int fd;
+	Elf *elf = fx_elf_open(path, &fd, &n);
 
 	memset(out, 0, sizeof(*out));
 	out->exec = out->rw = -1;
-	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
-	fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
 	for (i = 0; i < n; i++) {
 		assert_non_null(gelf_getphdr(elf, i, &ph));
 		if (ph.p_type != PT_LOAD)

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "proto/profile.pb-c.h"
+#include "user/output/arcflow.h"
 #include "user/output/flamegraph.h"
 #include "user/model/folded.h"
 #include "user/output/out_folded.h"
@@ -82,16 +83,22 @@ static struct st_profile *sample_profile(void)
 
 /* ---- folded ---------------------------------------------------------------- */
 
-static char *folded_text(const struct st_profile *p)
+/* What writer w writes for p, as a string. */
+static char *written(const struct st_profile *p, int (*w)(const struct st_profile *, FILE *))
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(st_folded__write(p, f), 0);
+	assert_int_equal(w(p, f), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *folded_text(const struct st_profile *p)
+{
+	return written(p, st_folded__write);
 }
 
 static void test_folded_lines(void **state)
@@ -320,6 +327,241 @@ static void test_pprof_fields(void **state)
 			nwork += !strcmp(s_(pb, pb->function[i]->name), "work");
 		assert_int_equal(nwork, 1);
 	}
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	st_profile__free(p);
+}
+
+/* ---- inline frames and source lines --------------------------------------- */
+
+/* pid 30 "cxx": main+0x10 (a.c:5) -> helper (inline, h.h:10) -> inner
+ * (inline, h.h:20) -> work (w.c:3) 40; the leaf work with mixer inlined
+ * (inline, m.h:7) 30 of it, work's own code 5 (under main+0x20, a.c:6). */
+static struct st_frame at(struct st_frame f, struct st_profile *p, const char *file, __u32 line)
+{
+	f.file = st_strtab__intern(p->strs, file);
+	f.line = line;
+	return f;
+}
+
+static struct st_frame inl(struct st_profile *p, const char *fn, const char *file, __u32 line)
+{
+	struct st_frame f = { .kind = ST_FRAME_INLINE, .function = st_strtab__intern(p->strs, fn),
+			      .module = st_strtab__intern(p->strs, "/bin/cxx") };
+
+	return at(f, p, file, line);
+}
+
+static struct st_profile *inline_profile(void)
+{
+	struct st_profile *p = st_profile__new("cpu-clock");
+	struct st_thread *t = st_profile__add_thread(p, 30, 30, "cxx");
+	struct st_frame a[] = { at(cs(p, "main", 0x10, "/bin/cxx"), p, "/src/a.c", 5),
+				inl(p, "helper", "/src/h.h", 10), inl(p, "inner", "/src/h.h", 20),
+				at(lf(p, "work", "/bin/cxx"), p, "/src/w.c", 3) };
+	struct st_frame b[] = { at(cs(p, "main", 0x20, "/bin/cxx"), p, "/src/a.c", 6),
+				at(lf(p, "work", "/bin/cxx"), p, "/src/w.c", 4),
+				inl(p, "mixer", "/src/m.h", 7) };
+
+	p->frequency_hz = 99;
+	st_tree__add_sample(t->tree, a, 4, 40, ST_CALLS_FRAME);
+	st_tree__add_sample(t->tree, b, 3, 30, ST_CALLS_FRAME);
+	st_tree__add_sample(t->tree, b, 2, 5, ST_CALLS_FRAME);
+	st_profile__finalize(p);
+	p->samples = 75;
+	return p;
+}
+
+static const struct st_node *find_kind(const struct st_node *n, enum st_frame_kind kind,
+				       const char *fn)
+{
+	if (n->f.kind == kind && n->f.function && !strcmp(n->f.function, fn))
+		return n;
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
+		const struct st_node *hit = find_kind(c, kind, fn);
+
+		if (hit)
+			return hit;
+	}
+	return NULL;
+}
+
+static int write_json(const struct st_profile *p, FILE *f)
+{
+	return st_profile__write_json(p, f, true);
+}
+
+static char *json_text(const struct st_profile *p)
+{
+	return written(p, write_json);
+}
+
+/* profile.json: kind "inline", file and line, read back the same. */
+static void test_inline_json_round_trip(void **state)
+{
+	struct st_profile *p = inline_profile(), *q = NULL;
+	char path[] = "/tmp/st-inline-XXXXXX", err[256] = "";
+	char *text = json_text(p), *again;
+	const struct st_node *n;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_non_null(strstr(text, "\"kind\":\"inline\""));
+	assert_non_null(strstr(text, "\"file\":\"/src/h.h\",\"line\":20,"));
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), 0);
+	n = find_kind(st_tree__root(q->threads[0]->tree), ST_FRAME_INLINE, "inner");
+	assert_non_null(n);
+	assert_string_equal(n->f.file, "/src/h.h");
+	assert_int_equal(n->f.line, 20);
+	assert_int_equal(n->cum, 40);
+	assert_int_equal(n->parent->f.kind, ST_FRAME_INLINE);
+	n = find_kind(st_tree__root(q->threads[0]->tree), ST_FRAME_CALLSITE, "main");
+	assert_non_null(n);
+	assert_string_equal(n->f.file, "/src/a.c");
+	again = json_text(q);
+	assert_string_equal(again, text);
+	unlink(path);
+	free(again);
+	free(text);
+	st_profile__free(q);
+	st_profile__free(p);
+}
+
+/* --no-inline: the inline frames folded into their frames, totals equal. */
+static void test_inline_drop(void **state)
+{
+	struct st_profile *p = inline_profile();
+	const struct st_node *root = st_tree__root(p->threads[0]->tree), *work, *n;
+	__u64 cum = root->cum;
+
+	(void)state;
+	assert_int_equal(st_profile__drop_inline(p), 0);
+	root = st_tree__root(p->threads[0]->tree);
+	assert_int_equal(root->cum, cum);
+	assert_null(find_kind(root, ST_FRAME_INLINE, "helper"));
+	assert_null(find_kind(root, ST_FRAME_INLINE, "mixer"));
+	n = find_kind(root, ST_FRAME_CALLSITE, "main");
+	assert_non_null(n);
+	/* main+0x10 -> work directly; work under main+0x20 holds mixer's 30 */
+	work = n->first_child;
+	assert_non_null(work);
+	assert_string_equal(work->f.function, "work");
+	for (n = root->first_child; n; n = n->next_sibling)
+		if (n->f.offset == 0x20)
+			break;
+	assert_non_null(n);
+	assert_int_equal(n->first_child->base, 35);
+	assert_null(n->first_child->first_child);
+	st_profile__free(p);
+}
+
+/* xtree: (inline) marks, file:line with --lines only. */
+static void test_inline_xtree(void **state)
+{
+	struct st_profile *p = inline_profile();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	for (int lines = 0; lines < 2; lines++) {
+		f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		assert_int_equal(st_xtree__write_lines(p, f, 0, lines), 0);
+		fclose(f);
+		assert_non_null(strstr(buf, "  inner [cxx] (inline)"));
+		assert_non_null(strstr(buf, "  mixer [cxx] (inline)"));
+		if (lines) {
+			assert_non_null(strstr(buf, "inner [cxx] (inline) h.h:20\n"));
+			assert_non_null(strstr(buf, "main+0x10 [cxx] a.c:5\n"));
+		} else {
+			assert_null(strstr(buf, "h.h:20"));
+		}
+		free(buf);
+		buf = NULL;
+	}
+	st_profile__free(p);
+}
+
+/* arcflow: an inline function is a function (its callers, SELF, callees). */
+static void test_inline_arcflow(void **state)
+{
+	struct st_profile *p = inline_profile();
+	struct st_arcflow *af = st_arcflow__build(p);
+	char *buf = NULL, *self, *prev;
+	unsigned long calls, base, cum;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(af);
+	assert_non_null(f);
+	assert_int_equal(st_arcflow__write_text(af, p, f), 0);
+	fclose(f);
+	self = strstr(buf, "] inner\n");
+	assert_non_null(self);
+	while (self > buf && self[-1] != '\n')
+		self--;
+	assert_int_equal(sscanf(self, "SELF %lu %lu %lu", &calls, &base, &cum), 3);
+	assert_int_equal(cum, 40);
+	assert_int_equal(base, 0);
+	for (prev = self - 1; prev > buf && prev[-1] != '\n'; prev--)
+		;
+	assert_int_equal(strncmp(prev, "PARENT", 6), 0);
+	assert_non_null(strstr(prev, " helper ["));
+	assert_true(strstr(prev, " helper [") < self);
+	assert_non_null(strstr(self, "CHILD"));
+	st_arcflow__free(af);
+	free(buf);
+	st_profile__free(p);
+}
+
+/* pprof: an inline chain is one location with one Line per function,
+ * innermost first, each with its line; functions name their source file. */
+static void test_inline_pprof(void **state)
+{
+	struct st_profile *p = inline_profile();
+	PProfile *pb = decode_written(p);
+	bool seen40 = false, seen30 = false;
+
+	(void)state;
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+
+		if (s->value[0] == 40) {
+			const Perftools__Profiles__Location *l;
+			const char *want[] = { "inner", "helper", "main" };
+			const char *files[] = { "/src/h.h", "/src/h.h", "/src/a.c" };
+			int64_t lines[] = { 20, 10, 5 };
+
+			seen40 = true;
+			assert_int_equal(s->n_location_id, 2);	/* work, then the chain */
+			assert_string_equal(loc_function(pb, s->location_id[0]), "work");
+			l = loc(pb, s->location_id[1]);
+			assert_int_equal(l->n_line, 3);
+			assert_int_equal(l->address, 0x400000 + 0x10 * 16);
+			for (size_t j = 0; j < 3; j++) {
+				const Perftools__Profiles__Function *fn =
+					pb->function[l->line[j]->function_id - 1];
+
+				assert_string_equal(s_(pb, fn->name), want[j]);
+				assert_string_equal(s_(pb, fn->filename), files[j]);
+				assert_int_equal(l->line[j]->line, lines[j]);
+			}
+		} else if (s->value[0] == 30) {
+			const Perftools__Profiles__Location *l;
+
+			seen30 = true;
+			assert_int_equal(s->n_location_id, 2);	/* (mixer, work), main */
+			l = loc(pb, s->location_id[0]);
+			assert_int_equal(l->n_line, 2);
+			assert_int_equal(l->line[0]->line, 7);
+			assert_string_equal(loc_function(pb, s->location_id[1]), "main");
+		}
+	}
+	assert_true(seen40 && seen30);
 	perftools__profiles__profile__free_unpacked(pb, NULL);
 	st_profile__free(p);
 }
@@ -712,6 +954,11 @@ int main(void)
 		cmocka_unit_test(test_pprof_fields),
 		cmocka_unit_test(test_pprof_build_ids),
 		cmocka_unit_test(test_pprof_not_timer),
+		cmocka_unit_test(test_inline_json_round_trip),
+		cmocka_unit_test(test_inline_drop),
+		cmocka_unit_test(test_inline_xtree),
+		cmocka_unit_test(test_inline_arcflow),
+		cmocka_unit_test(test_inline_pprof),
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_all),
 		cmocka_unit_test(test_data_leaves),

@@ -11,49 +11,10 @@
 
 #include "symbolizer/symbolizer.h"
 #include "tests/unit/fixtures/fx_util.h"
+#include "tests/unit/fixtures/fx_map.h"
 
-#define PAGE 0x1000ull
 #define PIE_BIAS 0x555555554000ull
 #define LIB_BIAS 0x7f1234500000ull
-
-/* A mapping of a fixture's executable PT_LOAD at load bias `bias`, as the
- * kernel would show it in /proc/PID/maps. */
-struct fake_map {
-	__u64 start, end, pgoff;
-	__u64 p_offset, p_vaddr;
-	__u64 bias;
-};
-
-static void exec_mapping(const char *path, __u64 bias, struct fake_map *out)
-{
-	size_t i, n = 0;
-	GElf_Phdr ph;
-	bool found = false;
-	Elf *elf;
-	int fd;
-
-	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
-	fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
-	for (i = 0; i < n && !found; i++) {
-		assert_non_null(gelf_getphdr(elf, i, &ph));
-		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		out->start = bias + (ph.p_vaddr & ~(PAGE - 1));
-		out->end = bias + ((ph.p_vaddr + ph.p_memsz + PAGE - 1) & ~(PAGE - 1));
-		out->pgoff = ph.p_offset & ~(PAGE - 1);
-		out->p_offset = ph.p_offset;
-		out->p_vaddr = ph.p_vaddr;
-		out->bias = bias;
-		found = true;
-	}
-	elf_end(elf);
-	close(fd);
-	assert_true(found);
-}
 
 static struct st_symbolizer *new_sym(const char *debug_dir)
 {
@@ -66,7 +27,7 @@ static struct st_symbolizer *new_sym(const char *debug_dir)
 
 /* Resolve vaddr + delta of nm symbol `name` in fixture `file` at `bias`. */
 static void resolve_nm(struct st_symbolizer *s, struct st_module *m, const char *path,
-		       const struct fake_map *map, const char *nm, const char *name,
+		       const struct fx_map *map, const char *nm, const char *name,
 		       __u64 delta, bool is_return, struct st_sym *out)
 {
 	struct fx_nm sym;
@@ -92,7 +53,7 @@ static void test_pie_functions(void **state)
 		"fx_after_gap", "fx_after_nosize", "fx_static", "main",
 	};
 	char path[PATH_MAX];
-	struct fake_map map;
+	struct fx_map map;
 	struct st_symbolizer *s;
 	struct st_module *m;
 	struct fx_nm nm;
@@ -101,7 +62,7 @@ static void test_pie_functions(void **state)
 
 	(void)state;
 	fx_path(path, sizeof(path), "fx_pie");
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	s = new_sym("/nonexistent");
 	m = st_symbolizer__module(s, path, NULL);
 	assert_non_null(m);
@@ -128,14 +89,14 @@ static void test_is_return(void **state)
 {
 	struct fx_nm tail, after;
 	char path[PATH_MAX];
-	struct fake_map map;
+	struct fx_map map;
 	struct st_symbolizer *s;
 	struct st_module *m;
 	struct st_sym r;
 
 	(void)state;
 	fx_path(path, sizeof(path), "fx_pie");
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	assert_true(fx_nm("fx_pie.nm", "fx_tail", &tail));
 	assert_true(fx_nm("fx_pie.nm", "fx_after_tail", &after));
 	/* the fixture is laid out so: fx_tail ends with a call, no padding */
@@ -164,14 +125,14 @@ static void test_gap_and_nosize(void **state)
 {
 	struct fx_nm before, after, nosize, next, label;
 	char path[PATH_MAX];
-	struct fake_map map;
+	struct fx_map map;
 	struct st_symbolizer *s;
 	struct st_module *m;
 	struct st_sym r;
 
 	(void)state;
 	fx_path(path, sizeof(path), "fx_pie");
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	assert_true(fx_nm("fx_pie.nm", "fx_before_gap", &before));
 	assert_true(fx_nm("fx_pie.nm", "fx_after_gap", &after));
 	assert_true(fx_nm("fx_pie.nm", "fx_nosize", &nosize));
@@ -218,7 +179,7 @@ static void test_shared_lib(void **state)
 {
 	static const char *const names[] = { "fx_lib_func", "fx_lib_other", "fx_lib_static" };
 	char path[PATH_MAX];
-	struct fake_map map, nonpie;
+	struct fx_map map, nonpie;
 	struct st_symbolizer *s;
 	struct st_module *m;
 	struct fx_nm nm;
@@ -227,10 +188,10 @@ static void test_shared_lib(void **state)
 
 	(void)state;
 	fx_path(path, sizeof(path), "libfx.so");
-	exec_mapping(path, LIB_BIAS, &map);
+	fx_exec_mapping(path, LIB_BIAS, &map);
 	/* linked at 0x10000: vaddrs are not file offsets */
 	assert_int_not_equal(map.p_vaddr, map.p_offset);
-	exec_mapping(path, 0, &nonpie);	/* as if loaded where linked */
+	fx_exec_mapping(path, 0, &nonpie);	/* as if loaded where linked */
 
 	s = new_sym("/nonexistent");
 	m = st_symbolizer__module(s, path, NULL);
@@ -256,7 +217,7 @@ static void test_modules(void **state)
 	char tmp[] = "/tmp/st-test-modXXXXXX", copy[PATH_MAX];
 	struct st_module *m, *m2;
 	struct st_symbolizer *s;
-	struct fake_map map;
+	struct fx_map map;
 	struct fx_nm nm;
 	struct st_sym r;
 	size_t before;
@@ -264,7 +225,7 @@ static void test_modules(void **state)
 	(void)state;
 	fx_path(path, sizeof(path), "fx_pie");
 	fx_path(nmpath, sizeof(nmpath), "fx_pie.nm");
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	s = new_sym("/nonexistent");
 
 	errno = 0;
@@ -321,11 +282,11 @@ static void test_modules(void **state)
 static const char *stripped_static(struct st_symbolizer *s, const char *path, const char *nmf,
 				   struct st_sym *r)
 {
-	struct fake_map map;
+	struct fx_map map;
 	struct st_module *m;
 	struct fx_nm nm;
 
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	m = st_symbolizer__module(s, path, NULL);
 	assert_non_null(m);
 	assert_true(fx_nm(nmf, "fx_static", &nm));
@@ -644,11 +605,11 @@ static void link_path(char *buf, size_t size, const char *tmp, int i)
 static void assert_static(struct st_symbolizer *s, struct st_module *m, const char *path,
 			  const char *nmf)
 {
-	struct fake_map map;
+	struct fx_map map;
 	struct fx_nm nm;
 	struct st_sym r;
 
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	assert_true(fx_nm(nmf, "fx_static", &nm));
 	assert_int_equal(st_symbolizer__resolve(s, m, path, map.start, map.pgoff,
 						PIE_BIAS + nm.addr + 1, false, &r), 0);
@@ -766,11 +727,11 @@ static void test_revive_by_build_id(void **state)
 static void assert_own(struct st_symbolizer *s, struct st_module *m, const char *path,
 		       const char *nmf, const char *name)
 {
-	struct fake_map map;
+	struct fx_map map;
 	struct fx_nm nm;
 	struct st_sym r;
 
-	exec_mapping(path, PIE_BIAS, &map);
+	fx_exec_mapping(path, PIE_BIAS, &map);
 	assert_true(fx_nm(nmf, name, &nm));
 	assert_int_equal(st_symbolizer__resolve(s, m, path, map.start, map.pgoff,
 						PIE_BIAS + nm.addr, false, &r), 0);

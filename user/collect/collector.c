@@ -16,6 +16,7 @@
 #include "symbolizer/symbolizer.h"
 #include "user/model/tree.h"
 #include "user/model/u64map.h"
+#include "common/grow.h"
 
 #define NAME_KERNEL "[kernel]"
 /* compared by pointer: raw frames carry these very arrays */
@@ -76,6 +77,7 @@ struct st_collector {
 	void *image_ctx;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
+	bool no_inline;			/* no inline frames (source lines still) */
 	void *refresh_ctx;
 	struct st_perfmap_stats jit_stats;	/* perf map files read and refused */
 };
@@ -592,12 +594,86 @@ struct symctx {
 	struct st_profile *p;
 	struct st_tree *dst;
 	struct proc *proc;
+	struct st_u64map *votes;	/* leaf node -> struct linevotes */
 	int err;
+};
+
+/* The source lines seen at a leaf node, weighted by their samples. */
+struct linevote {
+	const char *file;
+	__u32 line;
+	__u64 n;
+};
+
+struct linevotes {
+	struct linevote *v;
+	size_t n, cap;
+	__u64 best;
 };
 
 void st_collector__demangle(struct st_collector *c, struct st_demangler *d)
 {
 	c->dm = d;
+}
+
+void st_collector__inline(struct st_collector *c, bool on)
+{
+	c->no_inline = !on;
+}
+
+/* Node d was seen at file:line in `weight` samples: a node takes its first
+ * line, then the one with the most samples (a call site has one line; a
+ * leaf the line running most often). 0 or -ENOMEM. */
+static int vote_line(struct symctx *x, struct st_node *d, const char *file, __u32 line,
+		     __u64 weight)
+{
+	struct linevotes *lv;
+	size_t i;
+
+	if (!file)
+		return 0;
+	if (!d->f.file) {
+		d->f.file = file;
+		d->f.line = line;
+	}
+	if (!weight)
+		return 0;
+	lv = st_u64map__get(x->votes, (__u64)(uintptr_t)d);
+	if (!lv) {
+		lv = calloc(1, sizeof(*lv));
+		if (!lv || st_u64map__put(x->votes, (__u64)(uintptr_t)d, lv)) {
+			free(lv);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < lv->n && (lv->v[i].file != file || lv->v[i].line != line); i++)
+		;
+	if (i == lv->n) {
+		if (ST_GROW(lv->v, lv->cap, lv->n, 4))
+			return -ENOMEM;
+		lv->v[lv->n++] = (struct linevote){ .file = file, .line = line };
+	}
+	lv->v[i].n += weight;
+	if (lv->v[i].n > lv->best) {
+		lv->best = lv->v[i].n;
+		d->f.file = file;
+		d->f.line = line;
+	}
+	return 0;
+}
+
+static void free_votes(struct st_u64map *votes)
+{
+	struct linevotes *lv;
+	size_t pos = 0;
+
+	if (!votes)
+		return;
+	while ((lv = st_u64map__next(votes, &pos, NULL))) {
+		free(lv->v);
+		free(lv);
+	}
+	st_u64map__free(votes);
 }
 
 /* f->function = name, demangled (the mangled one kept in system_name). */
@@ -661,6 +737,12 @@ static struct st_frame symbolize_stack_data(struct symctx *x, const struct st_fr
 	return f;
 }
 
+/* The source frames of a user frame (st_symbolizer__source()). */
+struct srcchain {
+	const struct st_src_frame *f;
+	size_t n;
+};
+
 /* An address in no file-backed mapping: JIT code named by the process's
  * perf map (module ST_PERFMAP_MODULE), else [unknown] with its address. */
 static struct st_frame symbolize_jit(struct symctx *x, const struct st_frame *raw)
@@ -682,7 +764,8 @@ static struct st_frame symbolize_jit(struct symctx *x, const struct st_frame *ra
 	return f;
 }
 
-static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc)
+static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc,
+				 struct srcchain *sc)
 {
 	const struct st_mapping *m = NULL;
 	struct st_frame f = *raw;
@@ -718,6 +801,10 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 						   raw->addr, is_return, &s);
 		else
 			return symbolize_jit(x, raw);
+		if (m->module && !r && s.function &&
+		    st_symbolizer__source(x->c->sym, m->module, m->path, m->start, m->pgoff,
+					  raw->addr, is_return, &sc->f, &sc->n) == -ENOMEM)
+			x->err = -ENOMEM;
 	}
 	if (r)
 		return f; /* shown as [unknown] with its address */
@@ -734,18 +821,59 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	return f;
 }
 
+/* Node d of the symbolized tree stands for raw node s at source frame sf
+ * (NULL: none): its file:line, by the samples of a leaf. */
+static void place(struct symctx *x, struct st_node *d, const struct st_node *s,
+		  const struct st_src_frame *sf)
+{
+	const char *file;
+
+	if (!sf || !sf->file || x->err)
+		return;
+	file = st_strtab__intern(x->p->strs, sf->file);
+	if (!file || vote_line(x, d, file, sf->line,
+			       s->f.kind == ST_FRAME_LEAF ? s->base : 0))
+		x->err = -ENOMEM;
+}
+
+/* The frames inlined at raw node s under d (outermost first), each a node
+ * with s's calls; the innermost is returned, to take s's base and callees. */
+static struct st_node *inline_chain(struct symctx *x, struct st_node *d, const struct st_node *s,
+				    const struct srcchain *sc)
+{
+	for (size_t i = 1; i < sc->n && !x->err; i++) {
+		struct st_frame in = { .kind = ST_FRAME_INLINE, .module = d->f.module };
+
+		set_name(x, &in, sc->f[i].function ? sc->f[i].function : "[inlined]");
+		d->calls += s->calls;	/* the outer ones: each call of s is one of theirs */
+		d = in.function ? st_tree__child(x->dst, d, &in, true) : NULL;
+		if (!d) {
+			x->err = -ENOMEM;
+			return NULL;
+		}
+		place(x, d, s, &sc->f[i]);
+	}
+	return d;
+}
+
 static void convert(struct symctx *x, struct st_node *dst, const struct st_node *src)
 {
 	dst->base += src->base;
 	dst->calls += src->calls;
 	for (const struct st_node *s = src->first_child; s && !x->err; s = s->next_sibling) {
-		struct st_frame f = symbolize(x, &s->f, src->f.addr);
+		struct srcchain sc = { 0 };
+		struct st_frame f = symbolize(x, &s->f, src->f.addr, &sc);
 		struct st_node *d = st_tree__child(x->dst, dst, &f, true);
 
 		if (!d) {
 			x->err = -ENOMEM;
 			return;
 		}
+		place(x, d, s, sc.n ? &sc.f[0] : NULL);
+		if (!x->c->no_inline)
+			d = inline_chain(x, d, s, &sc);
+		if (x->err)
+			return;
 		convert(x, d, s);
 	}
 }
@@ -753,6 +881,7 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults)
 {
 	struct st_profile *p = st_profile__new(event);
+	struct st_u64map *votes = NULL;
 	struct rthread *t;
 	struct proc *q;
 	size_t pos = 0;
@@ -762,8 +891,11 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 	while ((q = st_u64map__next(c->procs, &pos, NULL)))	/* the drain's reading */
 		jit_refresh(c, q);
 	pos = 0;
+	votes = st_u64map__new();
+	if (!votes)
+		goto cleanup;
 	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
-		struct symctx x = { .c = c, .p = p, .proc = t->proc };
+		struct symctx x = { .c = c, .p = p, .proc = t->proc, .votes = votes };
 		struct st_thread *pt;
 
 		if (t->faults != faults)
@@ -776,6 +908,7 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 		if (x.err)
 			goto cleanup;
 	}
+	free_votes(votes);
 	st_profile__finalize(p);
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->samples += st_thread__samples(p->threads[i]);
@@ -783,6 +916,7 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 		goto cleanup;
 	return p;
 cleanup:
+	free_votes(votes);
 	st_profile__free(p);
 	errno = ENOMEM;
 	return NULL;

@@ -72,6 +72,11 @@ struct st_profile *st_collector__profile(struct st_collector *c, const char *eve
 struct st_demangler;
 void st_collector__demangle(struct st_collector *c, struct st_demangler *d);
 
+/* Inline frames (ST_FRAME_INLINE, from DWARF) in the profiles from now on
+ * (the default); off (--no-inline): each frame is its function only. Source
+ * lines (file, line) are given either way when DWARF has them. */
+void st_collector__inline(struct st_collector *c, bool on);
+
 /* Fold a sample the daemon unwound itself (user/collect/deferred.c) into thread
  * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
  * walk stopped early, under a [truncated] root), then kernel frames leaf

@@ -96,6 +96,7 @@ struct run {
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
 	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
 	double interval_start, next_snapshot;
+	double sampling_end;	/* when the final snapshot's sampling stopped, or 0 */
 	unsigned snapshots;
 };
 
@@ -415,6 +416,10 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
 				us.no_room_names);
 	}
+	if (ss.src_cut || ss.src_deferred)
+		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
+			"address limit per module), %zu frames left for a later snapshot\n",
+			ss.src_cut, ss.src_deferred);
 	if (r->ff && !strcmp(p->event, event_names[ST_EVENT_FAULTS])) {
 		__u64 st[ST_STAT__MAX];
 
@@ -477,6 +482,13 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	return 0;
 }
 
+/* Service mode: source lookups (inline frames, lines) take at most this
+ * long per snapshot, the rest waits for the next one; modules' DWARF is
+ * opened between snapshots, not within this long of the next, and closed
+ * after each snapshot. */
+#define SOURCE_BUDGET_S 0.2
+#define SOURCE_WARM_MIN_S 0.5
+
 /* Drain, symbolize and write what was sampled since the last snapshot, one
  * profile per event. Service mode (--interval): a new snapshot directory,
  * then a new interval; a snapshot that cannot be written (disk full...) is
@@ -492,7 +504,7 @@ static int snapshot(struct run *r)
 	char *text = NULL;
 	size_t len = 0, n = 0;
 	FILE *mem = NULL;
-	double t = now_s();
+	double t = now_s(), symbolized = 0;
 	int err;
 
 	r->next_snapshot = t + o->interval;
@@ -502,6 +514,9 @@ static int snapshot(struct run *r)
 	memcpy(prev_stats, r->prev_stats, sizeof(prev_stats));
 	memcpy(prev_run_ns, r->prev_run_ns, sizeof(prev_run_ns));
 	memcpy(prev_runs, r->prev_runs, sizeof(prev_runs));
+	/* service: on schedule; DWARF is opened between snapshots (warm()) */
+	if (o->interval > 0)
+		st_symbolizer__source_budget(r->sym, true, now_s() + SOURCE_BUDGET_S);
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
@@ -516,6 +531,9 @@ static int snapshot(struct run *r)
 		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
 		n++;
 	}
+	/* service: the DWARF files are not held between snapshots (memory) */
+	if (o->interval > 0)
+		st_symbolizer__source_release(r->sym);
 	mem = open_memstream(&text, &len);
 	if (!mem) {
 		err = -ENOMEM;
@@ -525,11 +543,19 @@ static int snapshot(struct run *r)
 		summary(mem, ps[i], r, o->interval > 0 ? "(this directory)" : o->output);
 	fclose(mem);
 	err = write_reports(r, ps, prefixes, n, text);
+	if (!err)	/* from the end of sampling (or the snapshot's start) */
+		symbolized = now_s() - (r->sampling_end > 0 ? r->sampling_end : t);
 	if (o->interval <= 0) {
-		if (!err)
+		if (!err) {
 			fputs(text, stderr);
+			fprintf(stderr, "stacktreed: symbolized in %.2f s (end of sampling to "
+				"reports written)\n", symbolized);
+		}
 		goto cleanup;
 	}
+	if (!err)
+		fprintf(stderr, "stacktreed: symbolized in %.2f s (snapshot start to written)\n",
+			symbolized);
 	if (!err) {
 		st_collector__reset(r->coll);
 		r->interval_start = t;
@@ -585,6 +611,10 @@ static int sample_loop(struct run *r, double t0)
 				return err;
 			last_drain = t;
 		}
+		/* service: a module's DWARF that the last snapshot wanted, while
+		 * the next one is not due soon */
+		if (o->interval > 0 && r->next_snapshot - now_s() > SOURCE_WARM_MIN_S)
+			st_symbolizer__source_warm(r->sym);
 	}
 	return 0;
 }
@@ -613,7 +643,7 @@ int st_daemon__run(const struct st_options *o)
 	double t0;
 
 	r.ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
-					.formats = o->formats };
+					.formats = o->formats, .lines = o->lines };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
@@ -650,6 +680,7 @@ int st_daemon__run(const struct st_options *o)
 			goto cleanup;
 		st_collector__demangle(r.coll, r.dm);
 	}
+	st_collector__inline(r.coll, !o->no_inline);
 	if (o->unwind != ST_UNWIND_FP) {
 		struct st_unwinder_opts uo = {
 			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
@@ -734,6 +765,7 @@ int st_daemon__run(const struct st_options *o)
 	}
 	if (sample_loop(&r, t0))
 		goto cleanup;
+	r.sampling_end = now_s();
 	st_session__stop(r.sess);
 	/* the system as it was before the reports (their summary says so) */
 	st_forcefault__restore(r.ff);

@@ -36,6 +36,8 @@ struct st_options {
 	size_t unwind_cache_mb;		/* --unwind-cache-mb */
 	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
 	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
+	bool no_inline;		/* --no-inline: no inline frames */
+	bool lines;		/* --lines: file:line in the xtree */
 	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
 	int debuginfod;		/* --debuginfod 1, --no-debuginfod -1, 0: on when

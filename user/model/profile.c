@@ -314,7 +314,10 @@ int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_no
 
 		f.function = st_strtab__intern(p->strs, c->f.function);
 		f.module = st_strtab__intern(p->strs, c->f.module);
-		if ((c->f.function && !f.function) || (c->f.module && !f.module))
+		f.system_name = st_strtab__intern(p->strs, c->f.system_name);
+		f.file = st_strtab__intern(p->strs, c->f.file);
+		if ((c->f.function && !f.function) || (c->f.module && !f.module) ||
+		    (c->f.system_name && !f.system_name) || (c->f.file && !f.file))
 			return -ENOMEM;
 		d = st_tree__child(t, dst_parent, &f, true);
 		if (!d)
@@ -322,6 +325,19 @@ int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_no
 		err = st_profile__merge_tree(p, t, d, c);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+int st_profile__drop_inline(struct st_profile *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct st_tree *t = st_tree__without_inline(p->threads[i]->tree);
+
+		if (!t)
+			return -ENOMEM;
+		st_tree__free(p->threads[i]->tree);
+		p->threads[i]->tree = t;
 	}
 	return 0;
 }

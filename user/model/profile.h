@@ -109,6 +109,11 @@ struct st_profile *st_profile__merge_threads(const struct st_profile *p);
 int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
 			   const struct st_node *src);
 
+/* Fold every inline frame (ST_FRAME_INLINE) into the frame it is inlined
+ * into (st_tree__without_inline(), finalized): totals are unchanged. 0 or
+ * -ENOMEM (the threads done so far stay folded). */
+int st_profile__drop_inline(struct st_profile *p);
+
 /* Set the thread's cgroup path (copied; NULL clears). 0 or -ENOMEM. */
 int st_thread__set_cgroup(struct st_thread *t, const char *cgroup);
 /* The container id in a cgroup path (64 hex digits, as docker, containerd

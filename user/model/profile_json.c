@@ -19,6 +19,7 @@ static const char *const kind_names[] = {
 	[ST_FRAME_ROOT] = "root",	  [ST_FRAME_CALLSITE] = "callsite",
 	[ST_FRAME_LEAF] = "leaf",	  [ST_FRAME_FUNCTION] = "function",
 	[ST_FRAME_SPECIAL] = "special",  [ST_FRAME_DATA] = "data",
+	[ST_FRAME_INLINE] = "inline",
 };
 
 static const char *const class_names[] = {
@@ -67,6 +68,10 @@ static void put_node_head(FILE *out, const struct st_node *n)
 	else
 		fputs("\"address\":null,", out);
 	fprintf(out, "\"kind\":\"%s\",", kind_names[n->f.kind]);
+	if (n->f.file) {	/* source position (DWARF) */
+		put_bytes(out, "file", n->f.file);
+		fprintf(out, "\"line\":%u,", (unsigned)n->f.line);
+	}
 	if (n->f.kernel)
 		fputs("\"kernel\":true,", out);
 	fprintf(out, "\"base\":%" PRId64 ",\"cum\":%" PRId64 ",\"calls\":%" PRId64
@@ -346,6 +351,23 @@ static int read_data_leaf(struct reader *r, json_object *c, const char *where,
 	return 0;
 }
 
+/* "file" and "line" (both optional; a line needs a file). */
+static int read_source(struct reader *r, json_object *c, const char *where, struct st_frame *f)
+{
+	__u64 line = 0;
+	int err;
+
+	if ((err = get_bytes(r, c, "file", where, &f->file)) ||
+	    (err = get_u64(r, c, "line", where, false, &line)))
+		return err;
+	if (line > UINT32_MAX)
+		return fail(r, where, "\"line\" %" PRIu64 " is past 2^32 - 1", (uint64_t)line);
+	if (line && !f->file)
+		return fail(r, where, "\"line\" without \"file\"");
+	f->line = (__u32)line;
+	return 0;
+}
+
 static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, json_object *o,
 		     char *where, size_t wlen)
 {
@@ -403,6 +425,8 @@ static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, jso
 		}
 		if (json_object_object_get_ex(c, "kernel", &v) && v)
 			f.kernel = json_object_get_boolean(v);
+		if ((err = read_source(r, c, where, &f)))
+			return err;
 		if (n->depth >= ST_TREE_MAX_DEPTH) {
 			char *children = strstr(where, ".children");	/* the thread's root */
 

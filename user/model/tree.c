@@ -444,3 +444,57 @@ const char *st_frame__name(const struct st_frame *f, char *buf, size_t len)
 	}
 	return buf;
 }
+
+struct drop_ctx {
+	struct st_tree *t;
+	struct st_node **path;	/* the copy's node for each depth of the walk */
+	size_t cap;
+};
+
+static int drop_visit(const struct st_node *n, void *ctx)
+{
+	struct drop_ctx *c = ctx;
+	struct st_node *d;
+
+	if (n->depth >= c->cap) {
+		size_t ncap = (n->depth + 1) * 2;
+		struct st_node **np = realloc(c->path, ncap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		c->path = np;
+		c->cap = ncap;
+	}
+	if (n->depth == 0) {
+		d = st_tree__root(c->t);
+	} else if (n->f.kind == ST_FRAME_INLINE) {
+		d = c->path[n->depth - 1];
+		d->base += n->base;
+		c->path[n->depth] = d;
+		return 0;
+	} else {
+		d = st_tree__child(c->t, c->path[n->depth - 1], &n->f, true);
+		if (!d)
+			return -ENOMEM;
+	}
+	d->base += n->base;
+	d->calls += n->calls;
+	c->path[n->depth] = d;
+	return 0;
+}
+
+struct st_tree *st_tree__without_inline(const struct st_tree *t)
+{
+	struct drop_ctx c = { .t = st_tree__new() };
+
+	if (!c.t)
+		return NULL;
+	if (st_tree__walk(t, drop_visit, &c)) {
+		st_tree__free(c.t);
+		c.t = NULL;
+	} else {
+		st_tree__finalize(c.t);
+	}
+	free(c.path);
+	return c.t;
+}

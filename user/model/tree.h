@@ -2,8 +2,9 @@
  *
  * Owner: user/model/tree.c. Pure logic, no I/O.
  * A node is a frame at one position: a call site (function + offset of the
- * return address), the sampled leaf (a function), a function (folded input,
- * no offsets), or a pseudo frame ([truncated], [other], ...). Children are
+ * return address), the sampled leaf (a function), a function inlined into
+ * its parent frame, a function (folded input, no offsets), or a pseudo frame
+ * ([truncated], [other], ...). Children are
  * unique by key (kind, addr, function, module, offset); node strings are
  * interned in the owning profile's strtab, so keys compare by pointer.
  *   BASE  samples where the node is the leaf
@@ -25,6 +26,10 @@ enum st_frame_kind {
 	ST_FRAME_FUNCTION,	/* function-level frame, from folded stacks */
 	ST_FRAME_SPECIAL,	/* pseudo frame named by `function`: [truncated], [other], ... */
 	ST_FRAME_DATA,		/* page faults: the data touched, a leaf under the function */
+	ST_FRAME_INLINE,	/* a function inlined into its parent frame (DWARF): the
+				 * parent's call site or leaf lies in its code. Chains of
+				 * them hang under a CALLSITE or LEAF, outermost first; the
+				 * innermost holds the callees (or the leaf's base) */
 };
 
 /* What a data leaf (ST_FRAME_DATA) touched. */
@@ -62,6 +67,10 @@ struct st_frame {
 				 * signed) from the faulting frame's CFA */
 	bool kernel;		/* a kernel frame */
 	__u8 data_class;	/* enum st_data_class, for ST_FRAME_DATA */
+	/* Source position (not part of the key): a call site's (or inline
+	 * frame's) line of the call; a leaf's line running most often. */
+	const char *file;	/* interned or NULL */
+	__u32 line;		/* 0: unknown */
 };
 
 struct st_node {
@@ -112,6 +121,12 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
  * dst_parent: nodes with equal keys are summed (base, calls), recursively;
  * src's own base and calls are added to dst_parent. Returns 0 or -ENOMEM. */
 int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src);
+
+/* A finalized copy of t without its inline frames: the callees and base of
+ * an ST_FRAME_INLINE node go to the nearest ancestor that is not one (its
+ * calls are the ancestor's already); equal frames met that way are summed.
+ * Strings are shared with t. NULL on ENOMEM. */
+struct st_tree *st_tree__without_inline(const struct st_tree *t);
 
 /* Compute cum bottom-up and sort every node's children by cum descending
  * (ties: by function name, then offset, for stable output). */

@@ -42,7 +42,10 @@ struct fg_box {
 	const char *module;	/* path or NULL */
 	__u64 base, cum, calls;
 	unsigned rgb;
-	const char *cls;	/* data class of a fault profile's data leaf, or NULL */
+	const char *cls;	/* data class of a fault profile's data leaf, "inline" for
+				 * an inline frame, or NULL */
+	const char *file;	/* source position, or NULL */
+	__u32 line;
 };
 
 struct fg {
@@ -183,7 +186,8 @@ static unsigned hsl(double h, double s, double l)
 }
 
 /* The data class of a fault profile's data leaf ("module", "stack", "heap"),
- * NULL for code frames. */
+ * "inline" for an inline frame (coloured as its module), NULL for other
+ * code frames. */
 static const char *frame_class(const struct st_node *n)
 {
 	static const char *const names[] = { [ST_DATA_MODULE] = "module",
@@ -191,6 +195,8 @@ static const char *frame_class(const struct st_node *n)
 
 	unsigned cls = n->f.data_class & ST_DATA_CLASS_MASK;
 
+	if (n->f.kind == ST_FRAME_INLINE)
+		return "inline";
 	if (n->f.kind != ST_FRAME_DATA || cls >= sizeof(names) / sizeof(names[0]))
 		return NULL;
 	return names[cls];
@@ -224,7 +230,7 @@ static unsigned node_colour(const struct st_node *n)
 {
 	const char *cls = frame_class(n);
 
-	if (cls)
+	if (cls && n->f.kind == ST_FRAME_DATA)
 		return class_colour(cls);
 	if (n->f.kind == ST_FRAME_SPECIAL || !n->f.module)
 		return GREY_SPECIAL;
@@ -289,6 +295,11 @@ static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 		fputs("\nclass: ", out);
 		xml_put(out, b->cls);
 	}
+	if (b->file) {
+		fputs("\nsource: ", out);
+		xml_put(out, b->file);
+		fprintf(out, ":%u", (unsigned)b->line);
+	}
 	fprintf(out, "\nBASE %" PRIu64 ", CUM %" PRIu64 " (%.2f%%), CALLS %" PRIu64
 		     "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
 		     "fill=\"#%06x\"/><text x=\"%.3f\" y=\"%.1f\">",
@@ -339,6 +350,8 @@ static int visit(const struct st_node *n, void *ctx)
 		b.module = n->f.module;
 		b.rgb = node_colour(n);
 		b.cls = frame_class(n);
+		b.file = n->f.file;
+		b.line = n->f.line;
 	}
 	g->start[n->depth] = x;
 	g->next[n->depth] = x + (double)n->cum * g->scale;

@@ -251,8 +251,15 @@ static int mapping_id(struct pp *b, const char *module, int64_t file, uint64_t *
 	return 0;
 }
 
+/* At most this many Line entries in one location (an inline chain; the
+ * tree's chains are at most ST_SRC_MAX_FRAMES deep). */
+#define MAX_LINES 64
+
 struct loc_key {
-	uint64_t mapping, address, function;
+	uint64_t mapping, address;
+	size_t nlines;
+	uint64_t function[MAX_LINES];	/* innermost first, as pprof wants */
+	int64_t line[MAX_LINES];
 };
 
 static bool loc_eq(const struct pp *b, size_t idx, const void *key)
@@ -260,49 +267,88 @@ static bool loc_eq(const struct pp *b, size_t idx, const void *key)
 	const struct loc_key *k = key;
 	const PLocation *l = &b->locs[idx];
 
-	return l->mapping_id == k->mapping && l->address == k->address &&
-	       l->line[0]->function_id == k->function;
+	if (l->mapping_id != k->mapping || l->address != k->address || l->n_line != k->nlines)
+		return false;
+	for (size_t i = 0; i < k->nlines; i++)
+		if (l->line[i]->function_id != k->function[i] || l->line[i]->line != k->line[i])
+			return false;
+	return true;
 }
 
-/* The location of a frame: (module, runtime address, function). */
-static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
+/* The function of one frame; its file is the source file when known, else
+ * the module. */
+static int frame_function(struct pp *b, const struct st_node *n, uint64_t *id)
 {
-	struct loc_key k = { .address = n->f.addr };
 	int64_t name, sysname, file = 0;
 	char buf[512];
-	struct slot *sl;
-	uint64_t h;
 
 	/* a data leaf's function is the data symbol: name it as xtree does */
 	name = str(b, n->f.function && n->f.kind != ST_FRAME_DATA ?
 			      n->f.function : st_frame__name(&n->f, buf, sizeof(buf)));
 	sysname = n->f.system_name && n->f.kind != ST_FRAME_DATA ? str(b, n->f.system_name) : name;
-	if (n->f.module)
-		file = str(b, n->f.module);
-	if (name < 0 || sysname < 0 || file < 0 || function_id(b, name, sysname, file, &k.function) ||
-	    (n->f.module && mapping_id(b, n->f.module, file, &k.mapping)) ||
-	    ix_reserve(&b->loci))
+	if (n->f.file || n->f.module)
+		file = str(b, n->f.file ? n->f.file : n->f.module);
+	if (name < 0 || sysname < 0 || file < 0 || function_id(b, name, sysname, file, id))
 		return -ENOMEM;
-	h = mix(mix(mix(3, k.mapping), k.address), k.function);
+	return 0;
+}
+
+/* The location of a frame: (module, runtime address, its lines). An inline
+ * frame's location is the frame it is inlined into, with one Line per
+ * function of the chain up to it, innermost first. */
+static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
+{
+	struct loc_key k = { 0 };
+	const struct st_node *c = n;
+	struct slot *sl;
+	uint64_t h;
+
+	for (;;) {
+		if (frame_function(b, c, &k.function[k.nlines]))
+			return -ENOMEM;
+		k.line[k.nlines++] = c->f.line;
+		if (c->f.kind != ST_FRAME_INLINE || !c->parent || c->parent->depth == 0 ||
+		    k.nlines == MAX_LINES)
+			break;
+		c = c->parent;
+	}
+	k.address = c->f.addr;
+	if (c->f.module) {
+		int64_t mod = str(b, c->f.module);
+
+		if (mod < 0 || mapping_id(b, c->f.module, mod, &k.mapping))
+			return -ENOMEM;
+	}
+	if (ix_reserve(&b->loci))
+		return -ENOMEM;
+	h = mix(mix(3, k.mapping), k.address);
+	for (size_t i = 0; i < k.nlines; i++)
+		h = mix(mix(h, k.function[i]), (uint64_t)k.line[i]);
 	sl = ix_find(&b->loci, h, b, &k, loc_eq);
 	if (!sl->idx1) {
 		PLocation l = PERFTOOLS__PROFILES__LOCATION__INIT;
-		PLine *line = malloc(sizeof(*line));
-		PLine **lines = malloc(sizeof(*lines));
+		PLine **lines = calloc(k.nlines, sizeof(*lines));
 
-		if (!line || !lines ||
-		    grow(&b->locs, &b->caplocs, b->nlocs + 1, sizeof(*b->locs))) {
-			free(line);
+		if (!lines || grow(&b->locs, &b->caplocs, b->nlocs + 1, sizeof(*b->locs))) {
 			free(lines);
 			return -ENOMEM;
 		}
-		perftools__profiles__line__init(line);
-		line->function_id = k.function;
-		lines[0] = line;
+		for (size_t i = 0; i < k.nlines; i++) {
+			lines[i] = malloc(sizeof(*lines[i]));
+			if (!lines[i]) {
+				while (i--)
+					free(lines[i]);
+				free(lines);
+				return -ENOMEM;
+			}
+			perftools__profiles__line__init(lines[i]);
+			lines[i]->function_id = k.function[i];
+			lines[i]->line = k.line[i];
+		}
 		l.id = b->nlocs + 1;
 		l.mapping_id = k.mapping;
 		l.address = k.address;
-		l.n_line = 1;
+		l.n_line = k.nlines;
 		l.line = lines;
 		b->locs[b->nlocs] = l;
 		sl->h = h;
@@ -363,6 +409,8 @@ static size_t frame_labels(const struct st_node *n, const char *kv[][2], size_t 
 struct walk {
 	struct pp *b;
 	uint64_t *path;		/* location ids by depth */
+	bool *inl;		/* the node at that depth is an inline frame: its
+				 * location holds its parent's */
 	size_t cap;
 	size_t lab_off, nlab;	/* the thread's labels */
 	int err;
@@ -373,15 +421,19 @@ static int add_sample(struct walk *w, const struct st_node *n)
 	struct pp *b = w->b;
 	const char *kv[MAX_LABELS][2] = { { NULL, NULL } };
 	size_t nkv = frame_labels(n, kv, MAX_LABELS);
-	struct sample s = { .loc_off = b->nlocids, .nloc = n->depth, .val_off = b->nvalsused,
+	struct sample s = { .loc_off = b->nlocids, .nloc = 0, .val_off = b->nvalsused,
 			    .lab_off = w->lab_off, .nlab = w->nlab };
 
 	if (grow(&b->samples, &b->capsamples, b->nsamples + 1, sizeof(*b->samples)) ||
 	    grow(&b->locids, &b->caplocids, b->nlocids + n->depth, sizeof(*b->locids)) ||
 	    grow(&b->vals, &b->capvals, b->nvalsused + b->nvals, sizeof(*b->vals)))
 		return -ENOMEM;
-	for (unsigned d = n->depth; d >= 1; d--)
+	for (unsigned d = n->depth; d >= 1; d--) {
+		if (d < n->depth && w->inl[d + 1])
+			continue;	/* in the location of the inline frame below */
 		b->locids[b->nlocids++] = w->path[d];	/* leaf first */
+		s.nloc++;
+	}
 	b->vals[b->nvalsused++] = (int64_t)n->base;
 	if (b->nvals > 1) {	/* the counts are at most 2^63 - 1; their time may not be */
 		int64_t ns;
@@ -414,12 +466,18 @@ static int visit(const struct st_node *n, void *ctx)
 	if (n->depth >= w->cap) {
 		size_t ncap = (n->depth + 1) * 2;
 		uint64_t *np = realloc(w->path, ncap * sizeof(*np));
+		bool *ni;
 
 		if (!np)
 			goto nomem;
 		w->path = np;
+		ni = realloc(w->inl, ncap * sizeof(*ni));
+		if (!ni)
+			goto nomem;
+		w->inl = ni;
 		w->cap = ncap;
 	}
+	w->inl[n->depth] = n->f.kind == ST_FRAME_INLINE;
 	if (n->depth && location_id(w->b, n, &w->path[n->depth]))
 		goto nomem;
 	if (n->base && add_sample(w, n))
@@ -450,7 +508,8 @@ static void pp_free(struct pp *b)
 	for (size_t i = 0; i < b->nstrs; i++)
 		free(b->strs[i]);
 	for (size_t i = 0; i < b->nlocs; i++) {
-		free(b->locs[i].line[0]);
+		for (size_t j = 0; j < b->locs[i].n_line; j++)
+			free(b->locs[i].line[j]);
 		free(b->locs[i].line);
 	}
 	free(b->strs);
@@ -631,6 +690,7 @@ int st_pprof__encode(const struct st_profile *p, unsigned char **buf, size_t *le
 	err = pack(&b, &prof, buf, len);
 cleanup:
 	free(w.path);
+	free(w.inl);
 	pp_free(&b);
 	return err;
 }

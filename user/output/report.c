@@ -84,7 +84,7 @@ static int write_one(const struct st_profile *p, struct st_outdir *d, const char
 		goto cleanup;
 	switch (kind) {
 	case ST_FORMAT_XTREE:
-		err = st_xtree__write(p, f, o->min_pct);
+		err = st_xtree__write_lines(p, f, o->min_pct, o->lines);
 		break;
 	case ST_FORMAT_ARCFLOW:
 		err = st_arcflow__write_text(af, p, f);

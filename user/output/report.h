@@ -26,6 +26,7 @@ struct st_report_opts {
 	bool merge_threads;	/* one tree per process */
 	const char *prefix;	/* file name prefix ("" or "faults.") */
 	unsigned formats;	/* enum st_format bits; 0 = ST_FORMATS_DEFAULT */
+	bool lines;		/* xtree: file:line after each frame that has one (--lines) */
 };
 
 /* Parse a --format list ("xtree,pprof,svg"). 0, or -EINVAL with one line
@@ -48,6 +49,9 @@ int st_report__write_dir(const struct st_profile *p, const char *dir,
 
 /* xtree.txt of a finalized profile. */
 int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct);
+/* The same, with each frame's source position ("file:line", the file's
+ * base name) when lines is set. */
+int st_xtree__write_lines(const struct st_profile *p, FILE *out, double min_pct, bool lines);
 
 /* The header block shared by text reports ("# key: value" lines). */
 void st_report__header(const struct st_profile *p, FILE *out, const char *title);

@@ -17,6 +17,7 @@ struct xtree_ctx {
 	FILE *out;
 	__u64 total;	/* the thread's samples */
 	__u64 min_cum;	/* nodes under this are folded into [other] */
+	bool lines;	/* file:line after frames */
 };
 
 static const char *short_module(const char *m)
@@ -27,7 +28,7 @@ static const char *short_module(const char *m)
 }
 
 static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u64 calls,
-		 const char *name, const char *module)
+		 const char *name, const char *module, const struct st_frame *f)
 {
 	double pct = x->total ? 100.0 * (double)cum / (double)x->total : 0.0;
 	unsigned indent = depth > MAX_INDENT ? MAX_INDENT : depth;
@@ -38,6 +39,10 @@ static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u
 		fprintf(x->out, " %s", module); /* [kernel.kallsyms], [vdso] */
 	else if (module)
 		fprintf(x->out, " [%s]", short_module(module));
+	if (f && f->kind == ST_FRAME_INLINE)
+		fputs(" (inline)", x->out);
+	if (f && x->lines && f->file)
+		fprintf(x->out, " %s:%u", short_module(f->file), (unsigned)f->line);
 	fputc('\n', x->out);
 }
 
@@ -99,13 +104,13 @@ static void print_data(struct xtree_ctx *x, const struct st_node *n)
 			snprintf(name, sizeof(name), "%s %s (%" PRIu64 " offsets)", cls, what,
 				 (uint64_t)g[i].leaves);
 		line(x, n->depth + 1, g[i].base, g[i].cum, g[i].calls, name,
-		     f->function && c == ST_DATA_MODULE ? f->module : NULL);
+		     f->function && c == ST_DATA_MODULE ? f->module : NULL, NULL);
 	}
 	if (g[XTREE_DATA_GROUPS].leaves) {
 		snprintf(name, sizeof(name), "(...) %" PRIu64 " more data leaves",
 			 (uint64_t)g[XTREE_DATA_GROUPS].leaves);
 		line(x, n->depth + 1, g[XTREE_DATA_GROUPS].base, g[XTREE_DATA_GROUPS].cum,
-		     g[XTREE_DATA_GROUPS].calls, name, NULL);
+		     g[XTREE_DATA_GROUPS].calls, name, NULL, NULL);
 	}
 }
 
@@ -115,10 +120,11 @@ static void print_node(struct xtree_ctx *x, const struct st_node *n, const char 
 	char name[512];
 
 	if (root_name)
-		line(x, n->depth, n->base, n->cum, n->calls, root_name, NULL);
+		line(x, n->depth, n->base, n->cum, n->calls, root_name, NULL, NULL);
 	else
 		line(x, n->depth, n->base, n->cum, n->calls,
-		     st_frame__name(&n->f, name, sizeof(name)), n->f.function ? n->f.module : NULL);
+		     st_frame__name(&n->f, name, sizeof(name)), n->f.function ? n->f.module : NULL,
+		     &n->f);
 	print_data(x, n);
 	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
 		if (c->f.kind == ST_FRAME_DATA)
@@ -136,7 +142,7 @@ static void print_node(struct xtree_ctx *x, const struct st_node *n, const char 
 	if (onodes) {
 		snprintf(name, sizeof(name), "[other] (%" PRIu64 " subtrees under the threshold)",
 			 (uint64_t)onodes);
-		line(x, n->depth + 1, obase, ocum, ocalls, name, NULL);
+		line(x, n->depth + 1, obase, ocum, ocalls, name, NULL, NULL);
 	}
 }
 
@@ -171,6 +177,11 @@ void st_report__header(const struct st_profile *p, FILE *out, const char *title)
 
 int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct)
 {
+	return st_xtree__write_lines(p, out, min_pct, false);
+}
+
+int st_xtree__write_lines(const struct st_profile *p, FILE *out, double min_pct, bool lines)
+{
 	__u64 all = 0;
 
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -189,7 +200,7 @@ int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct)
 	}
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
-		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t) };
+		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t), .lines = lines };
 		char root[128];
 
 		x.min_cum = min_pct > 0 ? (__u64)((double)x.total * min_pct / 100.0 + 0.999999) : 0;

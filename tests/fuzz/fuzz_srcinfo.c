@@ -1,0 +1,57 @@
+/* fuzz_srcinfo.c - libFuzzer target: inlined frames and source lines from
+ * the DWARF of an ELF memory image (symbolizer/srcinfo.c: the CU range
+ * table, the pruned walk down a CU to the inline chain at an address, the
+ * call lines and the line table), as the daemon does for any file a user
+ * maps. Looked up: the start, middle and last byte of the first CU ranges,
+ * and a few fixed addresses. Seeds: tests/fuzz/corpus/srcinfo/ (small C++
+ * programs with inlining, DWARF 5 from gcc and DWARF 4 from clang). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/elf.h"
+#include "symbolizer/srcinfo.h"
+
+#define MAX_CUS 64
+
+static void look(struct st_srcinfo *si, __u64 vaddr)
+{
+	const struct st_src_frame *f;
+	size_t n, len = 0;
+
+	if (st_srcinfo__find(si, vaddr, &f, &n))
+		return;
+	for (size_t i = 0; i < n; i++)	/* every string is readable */
+		len += (f[i].function ? __builtin_strlen(f[i].function) : 0) +
+		       (f[i].file ? __builtin_strlen(f[i].file) : 0) + f[i].line;
+	(void)len;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static __u64 ranges[MAX_CUS][2];
+	struct st_srcinfo *si = NULL;
+	struct st_elf *e = NULL;
+	Dwarf *dw;
+	size_t n;
+
+	if (st_elf__open_memory(data, size, &e))
+		return 0;
+	dw = dwarf_begin_elf(st_elf__elf(e), DWARF_C_READ, NULL);
+	if (dw && !st_srcinfo__over(dw, &si)) {
+		n = st_srcinfo__cus(si, ranges, MAX_CUS);
+		for (size_t i = 0; i < n && i < MAX_CUS; i++) {
+			look(si, ranges[i][0]);
+			look(si, ranges[i][0] + (ranges[i][1] - ranges[i][0]) / 2);
+			look(si, ranges[i][1] - 1);
+		}
+		look(si, 0);
+		look(si, 0x1000);
+		look(si, 0x401000);
+		look(si, ranges[0][0]);	/* again: from the cache */
+	}
+	st_srcinfo__free(si);
+	if (dw)
+		dwarf_end(dw);
+	st_elf__free(e);
+	return 0;
+}

@@ -1,0 +1,249 @@
+/* test_srcinfo.c - st_symbolizer__source() on the C++ fixture fx_inline
+ * (-O2 -g, helpers inlined): for every byte address of its two hot
+ * functions, the chain of inlined functions and the file:line of each
+ * frame must be what `eu-addr2line -a -i -f` prints for the same address
+ * (innermost first there, outermost first here); the fixture must really
+ * have inlined chains (3 frames deep and more), and a return address
+ * inside inlined code looks up its call instruction. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <gelf.h>
+#include <inttypes.h>
+
+#include "symbolizer/symbolizer.h"
+#include "tests/unit/fixtures/fx_util.h"
+#include "tests/unit/fixtures/fx_map.h"
+
+#define BIAS 0x555555554000ull
+#define MAX_ADDRS 1024
+#define MAX_CHAIN 16
+
+struct chain {
+	__u64 addr;
+	size_t n;		/* innermost first */
+	char name[MAX_CHAIN][256];
+	char file[MAX_CHAIN][PATH_MAX];
+	unsigned line[MAX_CHAIN];
+};
+
+/* The fixture fx_inline as a module, mapped at BIAS. */
+static struct st_module *open_fixture(struct st_symbolizer **s, char *path, size_t size,
+				      struct fx_map *map)
+{
+	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
+	struct st_module *m;
+
+	*s = st_symbolizer__new(&opts);
+	assert_non_null(*s);
+	fx_path(path, size, "fx_inline");
+	fx_exec_mapping(path, BIAS, map);
+	m = st_symbolizer__module(*s, path, NULL);
+	assert_non_null(m);
+	return m;
+}
+
+/* "FILE:LINE[:COL]" -> file, line */
+static void split_loc(const char *s, char *file, size_t size, unsigned *line)
+{
+	char buf[PATH_MAX + 600], *c;
+
+	snprintf(buf, sizeof(buf), "%.4600s", s);
+	*line = 0;
+	for (int k = 0; k < 2 && (c = strrchr(buf, ':')); k++) {
+		char *end;
+		unsigned long v = strtoul(c + 1, &end, 10);
+
+		if (*end || end == c + 1)
+			break;
+		*line = (unsigned)v;	/* the last number before the file is the line */
+		*c = '\0';
+	}
+	snprintf(file, size, "%.4095s", buf);
+}
+
+/* eu-addr2line -a -i -f for addrs (ELF addresses) into out. */
+static size_t addr2line(const char *path, const __u64 *addrs, size_t n, struct chain *out)
+{
+	size_t cmdlen = strlen(path) + 64 + n * 20, k = 0;
+	char *cmd = malloc(cmdlen), line[PATH_MAX + 512];
+	struct chain *c = NULL;
+	bool want_name = true;
+	int len;
+	FILE *p;
+
+	assert_non_null(cmd);
+	len = snprintf(cmd, cmdlen, "eu-addr2line -a -i -f -e '%s'", path);
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(cmd + len, cmdlen - (size_t)len, " 0x%" PRIx64, (uint64_t)addrs[i]);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *nl = strchr(line, '\n'), *in;
+
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "0x", 2) == 0) {
+			assert_true(k < n);
+			c = &out[k++];
+			memset(c, 0, sizeof(*c));
+			c->addr = strtoull(line, NULL, 16);
+			want_name = true;
+			continue;
+		}
+		assert_non_null(c);
+		if (want_name) {
+			assert_true(c->n < MAX_CHAIN);
+			in = strstr(line, " inlined at ");
+			if (in)
+				*in = '\0';
+			snprintf(c->name[c->n], sizeof(c->name[0]), "%.255s", line);
+		} else {
+			split_loc(line, c->file[c->n], sizeof(c->file[0]), &c->line[c->n]);
+			c->n++;
+		}
+		want_name = !want_name;
+	}
+	assert_int_equal(pclose(p), 0);
+	free(cmd);
+	return k;
+}
+
+static void check_function(struct st_symbolizer *s, struct st_module *m, const char *path,
+			   const struct fx_map *map, const char *sym, size_t *deep)
+{
+	static __u64 addrs[MAX_ADDRS];
+	static struct chain want[MAX_ADDRS];
+	struct fx_nm nm;
+	size_t n;
+
+	assert_true(fx_nm("fx_inline.nm", sym, &nm));
+	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
+	for (size_t i = 0; i < nm.size; i++)
+		addrs[i] = nm.addr + i;
+	n = addr2line(path, addrs, nm.size, want);
+	assert_int_equal(n, nm.size);
+	for (size_t i = 0; i < n; i++) {
+		const struct st_src_frame *f;
+		size_t got;
+
+		assert_int_equal(st_symbolizer__source(s, m, path, map->start, map->pgoff,
+						       BIAS + addrs[i], false, &f, &got), 0);
+		if (got != want[i].n)
+			fail_msg("0x%" PRIx64 ": %zu frames, eu-addr2line %zu",
+				 (uint64_t)addrs[i], got, want[i].n);
+		for (size_t j = 0; j < got; j++) {
+			const struct chain *w = &want[i];
+			size_t wj = got - 1 - j;	/* theirs innermost first */
+
+			assert_non_null(f[j].function);
+			if (strcmp(f[j].function, w->name[wj]) || !f[j].file ||
+			    strcmp(f[j].file, w->file[wj]) || f[j].line != w->line[wj])
+				fail_msg("0x%" PRIx64 " frame %zu: %s %s:%u, eu-addr2line %s %s:%u",
+					 (uint64_t)addrs[i], j, f[j].function,
+					 f[j].file ? f[j].file : "?", f[j].line, w->name[wj],
+					 w->file[wj], w->line[wj]);
+		}
+		if (got >= 3)
+			++*deep;
+	}
+}
+
+static void test_chains_match_addr2line(void **state)
+{
+	char path[PATH_MAX];
+	struct st_symbolizer *s;
+	struct fx_map map;
+	struct st_module *m = open_fixture(&s, path, sizeof(path), &map);
+	size_t deep = 0;
+
+	(void)state;
+	check_function(s, m, path, &map, "_ZN2fx6crunchEmi", &deep);
+	check_function(s, m, path, &map, "_ZN2fx6detail8scrambleImEET_S2_S2_", &deep);
+	/* a second time: from the cache, the same */
+	check_function(s, m, path, &map, "_ZN2fx6crunchEmi", &deep);
+	assert_true(deep >= 10);	/* crunch -> operator() -> Acc::add at least */
+	st_symbolizer__release(s, m);
+	st_symbolizer__free(s);
+}
+
+/* A return address: the chain of its call instruction (crunch's calls of
+ * scramble are inside the inlined lambda and Acc::add). */
+static void test_return_address(void **state)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 256], line[256];
+	struct st_symbolizer *s;
+	struct fx_map map;
+	struct st_module *m = open_fixture(&s, path, sizeof(path), &map);
+	const struct st_src_frame *f;
+	__u64 ret = 0;
+	struct chain want;
+	size_t n, checked = 0;
+	FILE *p;
+
+	(void)state;
+	/* the address after each call in crunch, from objdump */
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn '%s' | awk '/<_ZN2fx6crunchEmi>:/,/^$/' | "
+		 "grep -A1 'call' | grep -v call | grep -v -- -- | cut -d: -f1", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		ret = strtoull(line, NULL, 16);
+		if (!ret)
+			continue;
+		__u64 call = ret - 1;
+
+		assert_int_equal(addr2line(path, &call, 1, &want), 1);
+		assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff, BIAS + ret,
+						       true, &f, &n), 0);
+		assert_int_equal(n, want.n);
+		assert_true(n >= 3);
+		assert_string_equal(f[0].function, "_ZN2fx6crunchEmi");
+		assert_string_equal(f[n - 1].function, "_ZN2fx6detail3AccImE3addEm");
+		for (size_t j = 0; j < n; j++)
+			assert_int_equal(f[j].line, want.line[n - 1 - j]);
+		checked++;
+	}
+	pclose(p);
+	assert_true(checked >= 1);
+	st_symbolizer__release(s, m);
+	st_symbolizer__free(s);
+}
+
+/* No DWARF: no frames, and no error. */
+static void test_no_dwarf(void **state)
+{
+	char path[PATH_MAX];
+	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
+	struct st_symbolizer *s = st_symbolizer__new(&opts);
+	const struct st_src_frame *f;
+	struct st_module *m;
+	struct fx_nm nm;
+	size_t n = 99;
+
+	(void)state;
+	assert_non_null(s);
+	fx_path(path, sizeof(path), "fx_data_nog");
+	assert_true(fx_nm("fx_data_nog.nm", "main", &nm));
+	m = st_symbolizer__module(s, path, NULL);
+	assert_non_null(m);
+	assert_int_equal(st_symbolizer__source(s, m, path, 0, 0, nm.addr, false, &f, &n), 0);
+	assert_int_equal(n, 0);
+	st_symbolizer__release(s, m);
+	st_symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chains_match_addr2line),
+		cmocka_unit_test(test_return_address),
+		cmocka_unit_test(test_no_dwarf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
