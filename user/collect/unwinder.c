@@ -448,7 +448,8 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 
 	/* a table of a later image: this sample's will never come; the last
 	 * table of a process that exited (or exec'd) will not change */
-	if ((other && (__s32)(p->tab->image - d->image) > 0) || (p && !p->hash && p->tab && !other))
+	if ((other && (__s32)(p->tab->image - d->image) > 0) ||
+	    (p && !p->hash && p->tab && !other && p->tab->image != ST_UNWIND_ANY_IMAGE))
 		force = true;
 	else if (!force && (!p || !p->hash || p->pending || !p->tab || other))
 		return -EAGAIN;
