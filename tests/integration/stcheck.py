@@ -235,9 +235,9 @@ int func%d(int k)
 
 
 def perf_stacks(data, comm, under="main"):
-    """The set of function names on each stack of comm's main threads in a
-    perf.data file (perf script), for the samples whose stack reaches
-    `under` (perf's own complete stacks; the loader's are not)."""
+    """The set of function names (user frames) on each stack of comm's main
+    threads in a perf.data file (perf script), for the samples whose stack
+    reaches `under` (perf's own complete stacks; the loader's are not)."""
     p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym",
                         "--no-inline"], capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, "perf script: " + p.stderr[-500:])
@@ -254,7 +254,9 @@ def perf_stacks(data, comm, under="main"):
         seen = set()
         for line in lines[1:]:
             parts = line.split(None, 1)
-            if len(parts) == 2:
+            # user frames only (perf records the kernel's too, stacktreed
+            # without --kernel does not)
+            if len(parts) == 2 and not parts[0].startswith("ffffffff"):
                 seen.add(parts[1].strip())
         if under in seen:
             yield seen

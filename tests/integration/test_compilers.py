@@ -23,6 +23,12 @@ CLANG = shutil.which("clang-14")
 NFUNCS = 600
 
 
+# the outermost frames of complete stacks: the program's entry, and the
+# dynamic loader's (_start, then _dl_start_user, which it falls into and
+# which calls the libraries' initializers)
+COMPLETE_ROOTS = ("_start", "_dl_start_user")
+
+
 def stack_roots(t):
     roots = {}
     for c in t["root"]["children"]:
@@ -38,7 +44,7 @@ def check_complete(prof, comm, what, min_samples=500, min_share=0.99):
     check(ts, "%s: no thread named %s: %s" % (what, comm,
                                              sorted({t["comm"] for t in prof["threads"]})))
     total = sum(t["samples"] - stack_roots(t).get("[kernel]", 0) for t in ts)
-    complete = sum(stack_roots(t).get("_start", 0) for t in ts)
+    complete = sum(stack_roots(t).get(r, 0) for t in ts for r in COMPLETE_ROOTS)
     roots = {}
     for t in ts:
         for k, v in stack_roots(t).items():
@@ -186,10 +192,12 @@ def cum_shares_against_perf(compiler, comm, nfuncs):
     tmp = tempfile.mkdtemp(prefix="st-perf-" + comm + "-")
     src = c_source(os.path.join(tmp, "big.c"), nfuncs)
     data, out, go = (os.path.join(tmp, n) for n in ("perf.data", "st", "go"))
-    # perf at 999 Hz with 32 KiB stack copies (compilers' stacks are deeper
-    # than perf's default 8 KiB), stacktreed at 1999 Hz: timers that cannot lock
+    # perf at 999 Hz with the largest stack copies it takes (compilers'
+    # stacks are deeper than perf's default 8 KiB; a stack cut short in perf
+    # is not compared, and deep ones left out bias perf's shares towards
+    # shallow functions), stacktreed at 1999 Hz: timers that cannot lock
     perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999",
-                             "--call-graph", "dwarf,32768", "-o", data, "--", "sh", "-c",
+                             "--call-graph", "dwarf,65528", "-o", data, "--", "sh", "-c",
                              'while [ ! -e "$0" ]; do sleep 0.01; done; exec "$@"', go, compiler,
                              "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -217,7 +225,7 @@ def cum_shares_against_perf(compiler, comm, nfuncs):
     ours, total, complete = {}, 0, 0
     for t in ts:
         total += t["samples"] - stack_roots(t).get("[kernel]", 0)
-        complete += stack_roots(t).get("_start", 0)
+        complete += sum(stack_roots(t).get(r, 0) for r in COMPLETE_ROOTS)
         for f, n in plain_cums(t["root"]).items():
             ours[f] = ours.get(f, 0) + n
     check(complete >= 0.99 * total, "%d of %d %s samples complete; roots %s; %s" % (
