@@ -89,19 +89,19 @@ def test_clang_complete_from_its_first_sample():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def test_gcc_under_system_wide_on_a_busy_machine():
-    """-a while two busy loops keep both CPUs loaded: cc1, born during the
-    session, gets complete stacks and its own name."""
-    check(GCC, "gcc is not installed (scripts/deps.sh installs it)")
-    tmp = tempfile.mkdtemp(prefix="st-gcc-a-")
-    src = c_source(os.path.join(tmp, "big.c"), NFUNCS // 2)
+def busy_system_wide(compiler, comm, what, nfuncs):
+    """-a while two busy loops keep both CPUs loaded: the compiler process,
+    born during the session, gets complete stacks and its own name."""
+    check(compiler, "%s is not installed (scripts/deps.sh installs it)" % what)
+    tmp = tempfile.mkdtemp(prefix="st-%s-a-" % what)
+    src = c_source(os.path.join(tmp, "big.c"), nfuncs)
     out = os.path.join(tmp, "out")
     burners = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(2)]
     try:
         d = Daemon(["-a", "-F", "499", "--no-unwind-cache", "-o", out])
-        cc = subprocess.run([GCC, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")],
+        cc = subprocess.run([compiler, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")],
                             timeout=300)
-        check(cc.returncode == 0, "gcc failed")
+        check(cc.returncode == 0, "%s failed" % what)
         rc, err = d.stop()
     finally:
         for b in burners:
@@ -111,14 +111,21 @@ def test_gcc_under_system_wide_on_a_busy_machine():
     prof = load(out)
     check_invariants(prof)
     check(prof["lost"] == 0, "samples lost: %s" % prof["lost_by"])
-    # cc1 shares two CPUs with two busy loops: about a third of its time.
-    # Known short of the goal (issue 10): under this contention up to 14% of
-    # cc1's stacks stay cut short (4 runs: 3 at >= 99%, one at 86.3%: 365 cut
-    # short, "no CFI", from walks the daemon did with a table that lacked a
-    # module), where an idle machine gives >= 99.5%. The bound is the worst
-    # measured, not the goal.
-    check_complete(prof, "cc1", "gcc -a busy", min_samples=300, min_share=0.85)
+    # The compiler shares two CPUs with two busy loops: about a third of
+    # its time. Measured (gcc, 8 runs): 99.84-99.91% of cc1's samples
+    # complete; 75-93% before unwind tables named their image and the
+    # modules waited for were compiled at once, and with five other build
+    # jobs on the machine (README, Limits today).
+    check_complete(prof, comm, "%s -a busy" % what, min_samples=300)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_gcc_under_system_wide_on_a_busy_machine():
+    busy_system_wide(GCC, "cc1", "gcc", NFUNCS // 2)
+
+
+def test_clang_under_system_wide_on_a_busy_machine():
+    busy_system_wide(CLANG, "clang-14", "clang", NFUNCS // 2)
 
 
 def plain_name(name):
