@@ -63,5 +63,10 @@ f = open("/proc/self/pagemap", "rb"); f.seek(a // 4096 * 8)
 print(struct.unpack("<Q", f.read(8))[0] >> 55 & 1)' 2>/dev/null)
 [ "$sd" = 1 ] && opt ok "soft-dirty bits (CONFIG_MEM_SOFT_DIRTY; not used by stacktreed)" \
 	|| opt -- "soft-dirty unavailable (CONFIG_MEM_SOFT_DIRTY off): not used"
+# exec in progress (optional, 6.10+): without it a /proc read in the middle of
+# an exec may lend the new program's maps to the old image
+bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_trace_sched_prepare_exec'" \
+	&& opt ok "tracepoint sched_prepare_exec (exec in progress, 6.10)" \
+	|| opt -- "tracepoint sched_prepare_exec missing (before 6.10): exec windows less exact"
 opt ok "NUMA nodes: $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l), kernel.numa_balancing = $(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo n/a) (hinting faults: not used)"
 exit $fail
