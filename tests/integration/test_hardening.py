@@ -249,8 +249,12 @@ def test_symbol_cache_stays_within_its_budget():
     libelf's read of .strtab, ~65 MiB) = ~150 MiB, + the deferred samples'
     ring buffer (--unwind-defer-mb 32: kernel memory mapped into the daemon,
     in its RSS once records went through it; measured 184 MiB with it, 160
-    without), checked < 205 MiB peak (VmHWM; without the symbol budget:
-    318 MiB and kept), and < 115 MiB at the end (80 + the ring buffer)."""
+    without), + libc's DWARF (libc6-dbg), opened for source lines and
+    inlined frames during each snapshot and closed after it (~30 MiB, not
+    counted in the symbol budget: measured 204-219 MiB peak, 115 at the end),
+    checked < 235 MiB peak (VmHWM; without the symbol budget: 318 MiB and
+    kept), and < 130 MiB at the end (80 + the ring buffer + what the
+    allocator keeps of the DWARF reads)."""
     d = tempfile.mkdtemp(prefix="st-big-")
     try:
         bins = big_binaries(d, 8)
@@ -267,8 +271,8 @@ def test_symbol_cache_stays_within_its_budget():
         evicted = summary_count(err, r"(\d+) modules evicted")
         check(evicted >= 6, "only %d modules evicted: %s" % (evicted, err[-1500:]))
         if not SANITIZED:	# ASan's quarantine alone is 256 MiB
-            check(0 < peak < 205, "peak RSS %d MiB (bound 205)" % peak)
-            check(rss < 115, "RSS %d MiB at the end (bound 115)" % rss)
+            check(0 < peak < 235, "peak RSS %d MiB (bound 235)" % peak)
+            check(rss < 130, "RSS %d MiB at the end (bound 130)" % rss)
     finally:
         shutil.rmtree(d)
 
