@@ -237,15 +237,22 @@ static bool swap_active(int zram)
 }
 
 /* swapoff(2) brings the pages back; a signal (a second Ctrl-C) interrupts
- * it with EINTR: try again. */
+ * it with EINTR: try again. ENOMEM (a page it could not bring back at once,
+ * seen while the machine was busy) is tried again for up to 2 s. */
 static int do_swapoff(int zram)
 {
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
 	char dev[32];
+	int nomem = 0;
 
 	snprintf(dev, sizeof(dev), "/dev/zram%d", zram);
 	for (int i = 0; i < 100; i++) {
 		if (!swapoff(dev))
 			return 0;
+		if (errno == ENOMEM && ++nomem <= 20) {
+			nanosleep(&pause, NULL);
+			continue;
+		}
 		if (errno != EINTR)
 			return -errno;
 	}
