@@ -165,6 +165,17 @@ static void test_self(void **state)
 	st_symbolizer__free(s);
 }
 
+/* This process's maps, read once with a new symbolizer: their count. */
+static size_t read_self(struct st_symbolizer **s, struct st_procmaps **pm)
+{
+	*s = st_symbolizer__new(NULL);
+	*pm = st_procmaps__new(getpid());
+	assert_non_null(*s);
+	assert_non_null(*pm);
+	assert_true(st_procmaps__refresh(*pm, *s) > 0);
+	return st_procmaps__count(*pm);
+}
+
 static void test_dlopen(void **state)
 {
 	char lib[PATH_MAX], real[PATH_MAX];
@@ -179,12 +190,7 @@ static void test_dlopen(void **state)
 	(void)state;
 	fx_path(lib, sizeof(lib), "libfx.so");
 	assert_non_null(realpath(lib, real));
-	s = st_symbolizer__new(NULL);
-	pm = st_procmaps__new(getpid());
-	assert_non_null(s);
-	assert_non_null(pm);
-	assert_true(st_procmaps__refresh(pm, s) > 0);
-	count = st_procmaps__count(pm);
+	count = read_self(&s, &pm);
 
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(h);
@@ -229,12 +235,7 @@ static void test_drop_added(void **state)
 
 	(void)state;
 	fx_path(lib, sizeof(lib), "libfx.so");
-	s = st_symbolizer__new(NULL);
-	pm = st_procmaps__new(getpid());
-	assert_non_null(s);
-	assert_non_null(pm);
-	assert_true(st_procmaps__refresh(pm, s) > 0);
-	count = st_procmaps__count(pm);
+	count = read_self(&s, &pm);
 	assert_non_null(st_procmaps__find(pm, (uintptr_t)test_drop_added));
 
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
