@@ -194,8 +194,8 @@ int st_defer__process(struct st_defer *d, bool force)
 			st_u64map__put(d->gone, pid, (void *)1);
 			continue;
 		}
-		st_unwinder__finish_proc(d->u, (__u32)pid);
-		st_unwinder__update(d->u, (__u32)pid);
+		if (st_unwinder__finish_proc(d->u, (__u32)pid))	/* its table again */
+			st_unwinder__update(d->u, (__u32)pid);
 	}
 	st_u64map__clear(d->refresh);
 	pos = 0;

@@ -591,12 +591,14 @@ int st_umods__work(struct st_umods *ms, bool all)
 	return done;
 }
 
-void st_umods__compile_now(struct st_umods *ms, struct st_umod *m)
+bool st_umods__compile_now(struct st_umods *ms, struct st_umod *m)
 {
 	size_t i;
 
-	if (m && m->pending && (i = pending_index(ms, m)) < ms->npending)
-		compile_pending(ms, i);
+	if (!m || !m->pending || (i = pending_index(ms, m)) >= ms->npending)
+		return false;
+	compile_pending(ms, i);
+	return true;
 }
 
 void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)

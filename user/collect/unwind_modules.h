@@ -58,8 +58,8 @@ size_t st_umods__release_unused(struct st_umods *ms);
 const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
 						 size_t *n);
 
-/* Compile m now if it is pending, whatever the budget. */
-void st_umods__compile_now(struct st_umods *ms, struct st_umod *m);
+/* Compile m now if it is pending, whatever the budget: whether it was. */
+bool st_umods__compile_now(struct st_umods *ms, struct st_umod *m);
 /* Compile pending modules within the budget (all: every one); returns how
  * many were done. */
 int st_umods__work(struct st_umods *ms, bool all);

@@ -356,12 +356,14 @@ void st_unwinder__finish(struct st_unwinder *u)
 	st_umods__work(u->mods, true);
 }
 
-void st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid)
+size_t st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid)
 {
 	struct uproc *p = st_u64map__get(u->procs, pid);
+	size_t n = 0;
 
 	for (size_t i = 0; p && i < p->nmods; i++)
-		st_umods__compile_now(u->mods, p->mods[i]);
+		n += st_umods__compile_now(u->mods, p->mods[i]);
+	return n;
 }
 
 void st_unwinder__work(struct st_unwinder *u)

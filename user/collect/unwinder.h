@@ -67,8 +67,8 @@ void st_unwinder__work(struct st_unwinder *u);
  * walking the deferred samples of a process that is gone). */
 void st_unwinder__finish(struct st_unwinder *u);
 /* Compile the modules pid's table waits for now (its deferred samples are
- * walked before it is gone), and only those. */
-void st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid);
+ * walked before it is gone), and only those; how many were compiled. */
+size_t st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid);
 /* Some process still waits for a module to be compiled. */
 bool st_unwinder__pending(const struct st_unwinder *u);
 /* The process ended: drop its table. */
