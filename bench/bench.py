@@ -15,19 +15,21 @@ BENCH_FREQ (999), BENCH_OUT (where the raw results go, build/bench),
 STACKTREED (the binary to measure, build/stacktreed), BENCH_DWARF (1: also
 stacktreed --unwind dwarf against perf record --call-graph dwarf; 0: skip),
 BENCH_CC_ROUNDS (rounds of the compiler part, 3; 0: skip it), BENCH_CC_FUNCS
-(size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2).
+(size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2),
+BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped).
 
 The frame-pointer configurations run stacktreed with --unwind fp; the DWARF
 pair measures in-kernel CFI unwinding against perf copying 8 KiB of stack per
 sample for unwinding after the fact.
 
-The compiler part runs `gcc -O2 -c` on a generated C file (the one
-tests/integration/test_compilers.py compiles) bare, under `stacktreed -F 999
--- gcc ...` (default --unwind auto: the DWARF walk on cc1, a big binary whose
-stacks change at every sample) and under `perf record --call-graph dwarf --
-gcc ...`: the compile's slowdown (wall time, and the CPU time of the compile
-and the profiler together), the bytes each profiler wrote, and stacktreed's
-BPF run time per sample."""
+The compiler part runs `gcc -O2 -c`, then `clang-14 -O2 -c`, on a generated
+C file (the one tests/integration/test_compilers.py compiles) bare, under
+`stacktreed -F 999 -- gcc ...` (default --unwind auto: the DWARF walk on cc1
+and on clang-14 with libLLVM, big binaries whose stacks change at every
+sample) and under `perf record --call-graph dwarf -- gcc ...`: the compile's
+slowdown (wall time, and the CPU time of the compile and the profiler
+together), the bytes each profiler wrote, and stacktreed's BPF run time per
+sample."""
 
 import json
 import os
@@ -569,7 +571,9 @@ def main():
     print(f"({len(runs)} runs in {elapsed:.0f} s; raw results in {os.path.relpath(raw)})")
     cc_rounds = env_int("BENCH_CC_ROUNDS", 3, lo=0)
     if cc_rounds:
-        bench_compiler(cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf, out)
+        for compiler in os.environ.get("BENCH_COMPILERS", "gcc clang-14").split():
+            bench_compiler(compiler, cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf,
+                           out)
     return 0
 
 
@@ -628,17 +632,22 @@ def children_cpu():
     return ru.children_user + ru.children_system
 
 
-def bench_compiler(rounds, nfuncs, freq, have_perf, out):
-    gcc = shutil.which("gcc")
+# the process that does a compiler's work, whose BPF run time is reported
+WORKER = {"gcc": "cc1", "clang-14": "clang-14"}
+
+
+def bench_compiler(name, rounds, nfuncs, freq, have_perf, out):
+    gcc = shutil.which(name)
+    worker = WORKER.get(name, name)
     print()
     if not gcc:
-        print("compiler: gcc not found (scripts/deps.sh installs it): skipped")
+        print(f"compiler: {name} not found (scripts/deps.sh installs it): skipped")
         return
     tmp = tempfile.mkdtemp(prefix="stacktree-bench-cc.")
     src = c_source(os.path.join(tmp, "big.c"), nfuncs)
     configs = ["baseline", "stacktreed"] + (["perf-dwarf"] if have_perf else [])
-    print(f"compiler: gcc -O2 -c of a generated {os.path.getsize(src) // 1024} KB C file "
-          f"(cc1 does the work), launched under each profiler at {freq} Hz; {rounds} rounds, "
+    print(f"compiler: {name} -O2 -c of a generated {os.path.getsize(src) // 1024} KB C file "
+          f"({worker} does the work), launched under each profiler at {freq} Hz; {rounds} rounds, "
           "interleaved")
     sys.stdout.flush()
     runs = []
@@ -659,7 +668,7 @@ def bench_compiler(rounds, nfuncs, freq, have_perf, out):
         return
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    with open(os.path.join(out, "compiler.json"), "w") as f:
+    with open(os.path.join(out, f"compiler-{name}.json"), "w") as f:
         json.dump({"rounds": rounds, "nfuncs": nfuncs, "freq": freq, "runs": runs}, f, indent=1)
     base = {x["round"]: x for x in runs if x["config"] == "baseline"}
 
@@ -671,7 +680,7 @@ def bench_compiler(rounds, nfuncs, freq, have_perf, out):
 
     print(f"{'config':<24} {'wall s':>6} {'slowdown':>9} {'CPU s':>6} {'slowdown':>9} "
           f"{'written MiB':>11} {'BPF ns/sample':>13}")
-    label = {"baseline": "gcc alone", "stacktreed": "stacktreed (auto)",
+    label = {"baseline": f"{name} alone", "stacktreed": "stacktreed (auto)",
              "perf-dwarf": "perf --call-graph dwarf"}
     for cfg in configs:
         bpf = of(cfg, "bpf_ns_walked")
@@ -679,8 +688,8 @@ def bench_compiler(rounds, nfuncs, freq, have_perf, out):
               f"{med(of(cfg, 'cpu')):>6.2f} {pct(ratio(cfg, 'cpu')):>9} "
               f"{(med(of(cfg, 'bytes')) / 2**20 if of(cfg, 'bytes') else 0):>11.1f} "
               f"{(f'{med(bpf):.0f}' if bpf else '-'):>13}")
-    print("  CPU s: user+sys of everything launched (gcc, cc1, as and the profiler itself, "
-          "perf's writing included);")
+    print(f"  CPU s: user+sys of everything launched ({name}, its children and the profiler "
+          "itself, perf's writing included);")
     print("  BPF ns/sample: the summary's 'BPF run time' (timer program, per non-idle sample; "
           f"range {spread(of('stacktreed', 'bpf_ns_walked'), lambda v: f'{v:.0f}')}).")
     if "perf-dwarf" in configs:
@@ -699,7 +708,7 @@ def bench_compiler(rounds, nfuncs, freq, have_perf, out):
     except (OSError, ValueError, KeyError):
         pass
     if fp and of("stacktreed", "bpf_ns_walked"):
-        print(f"  BPF run time per sample: cc1 (auto, DWARF) {med(of('stacktreed', 'bpf_ns_walked')):.0f}"
+        print(f"  BPF run time per sample: {worker} (auto, DWARF) {med(of('stacktreed', 'bpf_ns_walked')):.0f}"
               f" ns (goal: <= 3000 ns); the frame-pointer walk of the {WL_COMM} runs above "
               f"{fp:.0f} ns ({med(of('stacktreed', 'bpf_ns_walked')) / fp:.2f}x; system-wide: "
               "every process on the machine, other jobs included)")

@@ -97,10 +97,18 @@ struct {
 	__uint(max_entries, 65536);
 } proc_images SEC(".maps");
 
+/* The fork fields of an existing entry are kept. */
 static __always_inline void set_proc_image(__u32 tgid, __u32 image, __u32 busy, __u64 flags)
 {
-	struct st_proc_image v = { .image = image, .busy = busy };
+	struct st_proc_image v = { .image = image, .busy = busy }, *old;
 
+	old = bpf_map_lookup_elem(&proc_images, &tgid);
+	if (old && flags == BPF_NOEXIST)
+		return;
+	if (old) {
+		v.parent = old->parent;
+		v.fork_image = old->fork_image;
+	}
 	bpf_map_update_elem(&proc_images, &tgid, &v, flags);
 }
 
@@ -433,7 +441,7 @@ static long match_prefix(__u32 i, void *data)
 }
 
 /* A ring-buffer event for the daemon; a full buffer is counted (false). */
-static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
+static __always_inline bool emit_event_ppid(__u32 type, __u32 pid, __u32 tid, __u32 ppid)
 {
 	struct st_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -444,12 +452,17 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
 	e->type = type;
 	e->pid = pid;
 	e->tid = tid;
-	e->ppid = 0;
+	e->ppid = ppid;
 	e->image = task_image(bpf_get_current_task_btf());
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return true;
+}
+
+static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
+{
+	return emit_event_ppid(type, pid, tid, 0);
 }
 
 /* dwarf/auto: a launched command is not sampled from its exec until its
@@ -477,14 +490,19 @@ static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target, boo
 
 static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 {
+	__u32 image = task_image(bpf_get_current_task_btf()), ppid = 0;
+	struct st_proc_image *pi;
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&seen_procs, &tgid))
 		return;
 	/* a process older than the session: its image from now on */
-	set_proc_image(tgid, task_image(bpf_get_current_task_btf()), 0, BPF_NOEXIST);
+	set_proc_image(tgid, image, 0, BPF_NOEXIST);
+	pi = bpf_map_lookup_elem(&proc_images, &tgid);
+	if (pi && pi->parent && pi->fork_image == image)	/* not exec'd since its fork */
+		ppid = pi->parent;
 	bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_ANY);
-	emit_event(ST_EV_NEW_PROC, tgid, tid);
+	emit_event_ppid(ST_EV_NEW_PROC, tgid, tid, ppid);
 }
 
 /* Whether the current task is to be sampled: not the idle task (counted),
@@ -758,6 +776,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
 	d->sp = BPF_CORE_READ(regs, sp);
 	d->bp = BPF_CORE_READ(regs, bp);
 	d->r10 = BPF_CORE_READ(regs, r10);
+	d->rbx = BPF_CORE_READ(regs, bx);
 	bpf_get_current_comm(d->comm, sizeof(d->comm));
 	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
 	if (d->kn)
@@ -875,8 +894,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 *t, active = ST_TARGET_ACTIVE;
 	struct st_unwind_proc *up;
 
-	if (ptgid != ctgid)
-		set_proc_image(ctgid, task_image(child), 0, BPF_ANY);
+	if (ptgid != ctgid) {
+		struct st_proc_image v = { .image = task_image(child), .parent = ptgid };
+
+		v.fork_image = v.image;
+		bpf_map_update_elem(&proc_images, &ctgid, &v, BPF_ANY);
+	}
 	/* a child has its parent's mappings: and its unwinding tables */
 	if (unwind_mode != ST_UNWIND_FP && ptgid != ctgid &&
 	    (up = bpf_map_lookup_elem(&unwind_procs, &ptgid)))

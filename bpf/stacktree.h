@@ -127,7 +127,8 @@ struct st_event {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__u32 ppid;
+	__u32 ppid;	/* ST_EV_NEW_PROC: the parent whose image (and mappings) it
+			 * still runs, when it was forked during the session; or 0 */
 	__u32 image;	/* the process's image (self_exec_id) when it was sent */
 	__u32 pad;
 	char comm[ST_COMM_LEN];
@@ -145,10 +146,16 @@ struct st_forced_key {
 /* thread_comms key: a thread's comm in one image */
 /* proc_images: the image (self_exec_id) a process runs, so that the daemon
  * reads /proc/PID only for the image it means; busy from the start of an
- * exec (sched_prepare_exec, where the kernel has it) to its end. */
+ * exec (sched_prepare_exec, where the kernel has it) to its end. A process
+ * forked during the session names its parent: until it execs, it runs the
+ * parent's image with the parent's mappings (self_exec_id is copied at
+ * fork), which the daemon lends it when its own /proc/PID/maps came too
+ * late (it exec'd first). */
 struct st_proc_image {
 	__u32 image;
 	__u32 busy;
+	__u32 parent;		/* tgid of the process that forked it (0: not seen) */
+	__u32 fork_image;	/* its image at that fork */
 };
 
 struct st_comm_key {
@@ -180,6 +187,8 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 	ST_UNW_END,		/* outermost frame: return address undefined */
 	ST_UNW_UNSUPPORTED,	/* a CFI form the BPF unwinder does not evaluate */
 	ST_UNW_R10,		/* CFA = r10 + off (DRAP prologue/epilogue): the leaf only */
+	ST_UNW_RBX,		/* CFA = rbx + off (glibc's lazy-binding resolver,
+				 * _dl_runtime_resolve*): the leaf only */
 };
 #define ST_UNW_KIND_MASK 0x0f
 #define ST_UNW_F_RBP_AT_RBP 0x10 /* saved rbp at rbp + 8 * rbp, not at CFA + 8 * rbp */
@@ -253,7 +262,7 @@ struct st_unwind_proc {
 struct st_deferred {
 	__u32 pid, tid;
 	__u32 image, pad;	/* the image the thread ran (self_exec_id) */
-	__u64 ip, sp, bp, r10;	/* the interrupted user registers */
+	__u64 ip, sp, bp, r10, rbx;	/* the interrupted user registers */
 	__u32 stack_len;	/* bytes of stack[] (from sp) */
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
 	char comm[ST_COMM_LEN];

@@ -123,6 +123,7 @@ struct {
 struct st_unw_state {
 	__u64 ip, sp, bp;
 	__u64 r10;		/* the leaf's r10 (DRAP prologues) */
+	__u64 rbx;		/* the leaf's rbx (ld.so's lazy-binding resolver) */
 	__u64 *out;
 	struct st_unwind_proc *proc;
 	struct st_unw_cache *cache;
@@ -366,7 +367,7 @@ static long st_unw_frame(__u32 i, void *data)
 	if (row.kind & ST_UNW_F_PENDING)
 		s->pending = true;
 	kind = row.kind & ST_UNW_KIND_MASK;
-	if (kind == ST_UNW_R10 && n)	/* r10 is only known in the leaf */
+	if ((kind == ST_UNW_R10 || kind == ST_UNW_RBX) && n)	/* known in the leaf only */
 		kind = ST_UNW_UNSUPPORTED;
 	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
 		if (s->fallback)
@@ -390,6 +391,8 @@ static long st_unw_frame(__u32 i, void *data)
 		cfa = s->bp + off;
 	} else if (kind == ST_UNW_R10) {
 		cfa = s->r10 + off;
+	} else if (kind == ST_UNW_RBX) {
+		cfa = s->rbx + off;
 	} else if (kind == ST_UNW_PLT) {
 		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
 	} else {		/* ST_UNW_DEREF_RBP */
@@ -436,7 +439,7 @@ fault:
 
 /* The walk's inputs and outputs, on the caller's stack. */
 struct st_unwind_io {
-	__u64 ip, sp, bp, r10;	/* in: the interrupted user registers */
+	__u64 ip, sp, bp, r10, rbx;	/* in: the interrupted user registers */
 	__u32 tgid, max;	/* in: the process; frames wanted (<= ST_MAX_USER) */
 	__u32 image;		/* in: the image it runs (a table of another is none) */
 	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
@@ -486,6 +489,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	s.sp = io->sp;
 	s.bp = io->bp;
 	s.r10 = io->r10;
+	s.rbx = io->rbx;
 	s.out = out->addr;
 	s.max = io->max;
 	s.exact = true;
@@ -534,6 +538,7 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	io.sp = BPF_CORE_READ(uregs, sp);
 	io.bp = BPF_CORE_READ(uregs, bp);
 	io.r10 = BPF_CORE_READ(uregs, r10);
+	io.rbx = BPF_CORE_READ(uregs, bx);
 	io.tgid = BPF_CORE_READ(task, tgid);
 	io.image = (__u32)BPF_CORE_READ(task, self_exec_id);
 	io.max = max < ST_MAX_USER ? max : ST_MAX_USER;

@@ -352,6 +352,11 @@ void st_symbolizer__release(struct st_symbolizer *s, struct st_module *m)
 	cache_trim(s);
 }
 
+struct st_module *st_symbolizer__hold(struct st_symbolizer *s, struct st_module *m)
+{
+	return s && m ? module_ref(s, m) : m;
+}
+
 struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 {
 	struct st_symbolizer *s = calloc(1, sizeof(*s));

@@ -125,6 +125,9 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
  * may be freed at any later call that adds to the cache. The symbolizer must
  * still exist; st_symbolizer__free() frees every module, referenced or not. */
 void st_symbolizer__release(struct st_symbolizer *s, struct st_module *m);
+/* One more reference to a module the caller holds one of (m may be NULL):
+ * returns m. */
+struct st_module *st_symbolizer__hold(struct st_symbolizer *s, struct st_module *m);
 const char *st_module__build_id(const struct st_module *m); /* hex or NULL */
 const char *st_module__path(const struct st_module *m);
 

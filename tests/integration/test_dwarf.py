@@ -146,8 +146,14 @@ def check_nofp(mode):
     vdso, vdso_main = under(t, lambda n: n["module"] == "[vdso]", "main")
     check(vdso > 100 and vdso_main >= 0.99 * vdso,
           "vDSO: %d samples in [vdso], %d of them under main" % (vdso, vdso_main))
-    # nothing unsupported on the way; the tables are reported
-    check(summary_count(err, "unwind stopped: unsupported CFI") == 0, err)
+    # nothing unsupported on the way but ld.so's lazy-binding resolver as a
+    # caller: its CFA is rbx-based, known in the leaf only (a sample in
+    # _dl_fixup, which it calls on a library's first calls after dlopen;
+    # kernel-notes/unwinding.md, "What is not supported")
+    resolver = sum(c["cum"] for r in t["root"]["children"] if r["function"] == "[truncated]"
+                   for c in r["children"]
+                   if (c["function"] or "").startswith("_dl_runtime_resolve") and c["base"] == 0)
+    check(summary_count(err, "unwind stopped: unsupported CFI") <= resolver, err)
     m = re.search(r"unwind tables: (\d+) modules, (\d+) rows compiled", err)
     check(m and int(m.group(1)) >= 6 and int(m.group(2)) > 1000,
           "no unwind tables line (or too few modules): %s" % err)

@@ -260,6 +260,66 @@ static void test_drop_added(void **state)
 	st_symbolizer__free(s);
 }
 
+/* A child that exec'd before its maps were read gets its parent's
+ * (collector.c): the same mappings and modules, each with its own
+ * reference; its own reads win and are not duplicated, and taking back a
+ * foreign read keeps what was lent. */
+static void test_inherit(void **state)
+{
+	struct st_procmaps *child, *other;
+	struct st_symbolizer *s, *s2;
+	struct st_procmaps *pm;
+	const struct st_mapping *m;
+	size_t count, total, unused;
+
+	(void)state;
+	count = read_self(&s, &pm);
+	total = st_symbolizer__modules(s, &unused);
+	child = st_procmaps__new(0x7ffffff0);	/* no such process: nothing of its own */
+	assert_non_null(child);
+	assert_int_equal(st_procmaps__inherit(child, pm), (int)count);
+	assert_int_equal(st_procmaps__count(child), count);
+	m = st_procmaps__find(child, (uintptr_t)test_inherit);
+	assert_non_null(m);
+	assert_non_null(m->module);
+	assert_ptr_equal(m->module, st_procmaps__find(pm, (uintptr_t)test_inherit)->module);
+	assert_int_equal(st_procmaps__inherit(child, pm), 0);	/* nothing twice */
+	assert_int_equal(st_procmaps__refresh(child, s), -ENOENT);
+	assert_int_equal(st_procmaps__count(child), count);
+	/* the parent goes: the child's references keep the modules in use */
+	st_procmaps__free(pm);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	assert_int_equal(unused, 0);
+	assert_non_null(st_procmaps__find(child, (uintptr_t)test_inherit));
+
+	/* lent, then read: same mappings, no duplicates; a dropped read keeps
+	 * the lent ones */
+	other = st_procmaps__new(getpid());
+	assert_non_null(other);
+	assert_int_equal(st_procmaps__inherit(other, child), (int)count);
+	assert_int_equal(st_procmaps__refresh(other, s), 0);
+	assert_int_equal(st_procmaps__count(other), count);
+	assert_int_equal(st_procmaps__drop_added(other), 0);
+	assert_int_equal(st_procmaps__count(other), count);
+	assert_non_null(st_procmaps__find(other, (uintptr_t)test_inherit));
+
+	/* another symbolizer's maps are refused */
+	s2 = st_symbolizer__new(NULL);
+	assert_non_null(s2);
+	pm = st_procmaps__new(getpid());
+	assert_non_null(pm);
+	assert_true(st_procmaps__refresh(pm, s2) > 0);
+	assert_int_equal(st_procmaps__inherit(child, pm), -EINVAL);
+	assert_int_equal(st_procmaps__inherit(NULL, pm), -EINVAL);
+	st_procmaps__free(pm);
+	st_symbolizer__free(s2);
+
+	st_procmaps__free(other);
+	st_procmaps__free(child);
+	assert_int_equal(st_symbolizer__modules(s, &unused), total);
+	st_symbolizer__free(s);
+}
+
 static void map_file_at(void *where, const char *path)
 {
 	int fd = open(path, O_RDONLY);
@@ -424,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_drop_added),
+		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_gone),
 		cmocka_unit_test(test_release),

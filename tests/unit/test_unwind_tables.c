@@ -99,7 +99,8 @@ static int check_row(const struct st_unwind_table *t, unsigned long loc, char **
 		return kind(r) == ST_UNW_UNSUPPORTED ? 0 : -1;
 	if (!strcmp(reg, "rsp") ? kind(r) != ST_UNW_RSP :
 	    !strcmp(reg, "rbp") ? kind(r) != ST_UNW_RBP :
-	    !strcmp(reg, "r10") ? kind(r) != ST_UNW_R10 : kind(r) != ST_UNW_UNSUPPORTED)
+	    !strcmp(reg, "r10") ? kind(r) != ST_UNW_R10 :
+	    !strcmp(reg, "rbx") ? kind(r) != ST_UNW_RBX : kind(r) != ST_UNW_UNSUPPORTED)
 		return -1;
 	if (kind(r) == ST_UNW_UNSUPPORTED)
 		return 0;
@@ -242,6 +243,29 @@ static void test_ld_so_matches_readelf(void **state)
 	(void)state;
 	assert_int_equal(mapped_path("ld-linux", path, sizeof(path)), 0);
 	check_file(path, 1000);
+}
+
+/* ld.so's lazy-binding resolvers (_dl_runtime_resolve_*) keep their CFA in
+ * rbx once they realign rsp: rows of kind ST_UNW_RBX (readelf's "rbx+16"),
+ * which check_file() above compares one by one. */
+static void test_ld_so_resolver_rows(void **state)
+{
+	struct st_unwind_table *t;
+	const struct st_unwind_row *rows;
+	size_t n, rbx = 0;
+	char path[4096];
+
+	(void)state;
+	assert_int_equal(mapped_path("ld-linux", path, sizeof(path)), 0);
+	assert_int_equal(st_unwind_table__from_file(path, &t), 0);
+	rows = st_unwind_table__rows(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (kind(&rows[i]) == ST_UNW_RBX) {
+			rbx++;
+			assert_true(row_off(&rows[i]) > 0 && row_off(&rows[i]) < 64);
+		}
+	assert_true(rbx >= 3);	/* xsave, xsavec, fxsave variants */
+	st_unwind_table__free(t);
 }
 
 static void test_self_matches_readelf(void **state)
@@ -550,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_ld_so_matches_readelf),
 		cmocka_unit_test(test_self_matches_readelf),
 		cmocka_unit_test(test_libc_special_rows),
+		cmocka_unit_test(test_ld_so_resolver_rows),
 		cmocka_unit_test(test_realigned_frame),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_find),

@@ -29,6 +29,8 @@ static struct st_unwind_row rows[] = {
 	{ .pc = 0x5010, .kind = ST_UNW_NONE },
 	{ .pc = 0x6000, .kind = ST_UNW_RSP, .rbp = ST_UNW_RBP_SAME, .off = 8 },	/* loops on itself */
 	{ .pc = 0x6100, .kind = ST_UNW_NONE },
+	{ .pc = 0x7000, .kind = ST_UNW_RBX, .rbp = ST_UNW_RBP_SAME, .off = 24 }, /* resolver */
+	{ .pc = 0x7100, .kind = ST_UNW_NONE },
 };
 
 static const struct st_unwind_row *get_rows(void *ctx, __u32 shard, size_t *n)
@@ -125,6 +127,32 @@ static void test_return_address_minus_one(void **state)
 	n = st_uwalk(&in, out, 8, &stop, &fp);
 	assert_int_equal(n, 3);
 	assert_int_equal(stop, ST_UWALK_END);
+}
+
+/* CFA = rbx + off (ld.so's _dl_runtime_resolve after mov %rsp,%rbx): the
+ * leaf's rbx is known, a caller's is not (no row says where a callee saved
+ * it), so there the walk stops as unsupported. */
+static void test_rbx_cfa_in_the_leaf_only(void **state)
+{
+	__u64 out[8];
+	enum st_uwalk_stop stop;
+	size_t fp, n;
+
+	(void)state;
+	put(SP + 56, BASE + 0x3005);	/* CFA = rbx + 24 = SP + 64 */
+	struct st_uwalk_in in = input(BASE + 0x7010, 0, sizeof(stack), false);
+	in.rbx = SP + 40;
+	n = st_uwalk(&in, out, 8, &stop, &fp);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, ST_UWALK_END);
+	assert_int_equal(out[1], BASE + 0x3005);
+	/* B (CFA = rsp + 32) returns into the resolver: not the leaf */
+	put(SP + 24, BASE + 0x7010);
+	in = input(BASE + 0x2010, 0, sizeof(stack), false);
+	in.rbx = SP + 40;
+	n = st_uwalk(&in, out, 8, &stop, &fp);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, ST_UWALK_UNSUPPORTED);
 }
 
 /* No CFI: dwarf mode stops; auto mode follows the frame pointers. */
@@ -246,6 +274,7 @@ int main(void)
 		cmocka_unit_test_setup(test_complete, setup),
 		cmocka_unit_test_setup(test_rbp_rule, setup),
 		cmocka_unit_test_setup(test_return_address_minus_one, setup),
+		cmocka_unit_test_setup(test_rbx_cfa_in_the_leaf_only, setup),
 		cmocka_unit_test_setup(test_no_cfi_and_fallback, setup),
 		cmocka_unit_test_setup(test_short_copy, setup),
 		cmocka_unit_test_setup(test_signal_frame, setup),

@@ -73,6 +73,7 @@ struct st_collector {
 	size_t ids_cap;
 	__u64 bad;
 	__u64 other_image;	/* /proc reads dropped: the process ran another image */
+	__u64 inherited;	/* images symbolized with their parent's maps only */
 	st_image_fn image_fn;
 	void *image_ctx;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
@@ -275,17 +276,25 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool exec)
+int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 parent, bool exec)
 {
+	struct proc *p, *from;
 	bool created;
-	struct proc *p;
 
 	note_image(c, pid, image);
 	p = proc_get(c, pid, image, &created);
 	if (!p)
 		return -ENOMEM;
+	/* a child runs its parent's mappings until it execs: lent first, kept
+	 * when its own read comes too late (counted then) */
+	from = created && parent && parent != pid ?
+	       st_u64map__get(c->procs, PROC_KEY(parent, image)) : NULL;
+	if (from && st_procmaps__inherit(p->maps, from->maps) == -ENOMEM)
+		return -ENOMEM;
 	if (created || exec || p->missing)
 		proc_refresh(c, p);
+	if (from && st_procmaps__count(p->maps) && p->superseded)
+		c->inherited++;
 	if (created || exec) {
 		p->followups = FOLLOWUPS;
 		p->next_followup = mono_now() + followup_delays[0];
@@ -954,6 +963,11 @@ __u64 st_collector__bad_records(const struct st_collector *c)
 __u64 st_collector__other_image_reads(const struct st_collector *c)
 {
 	return c->other_image;
+}
+
+__u64 st_collector__inherited(const struct st_collector *c)
+{
+	return c->inherited;
 }
 
 void st_collector__perfmap_stats(const struct st_collector *c, struct st_perfmap_stats *out)

@@ -28,8 +28,15 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			__u32 count);
 
 /* A process was seen running image (or exec'd into it): read its maps
- * now, while it lives. An older image of pid keeps the maps it had. */
-int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, bool exec);
+ * now, while it lives. An older image of pid keeps the maps it had.
+ * parent: the process that forked pid, whose image pid still runs (0:
+ * none known): its maps for that image are lent to pid's first, so that a
+ * child that exec'd before its own /proc/PID/maps could be read is still
+ * symbolized (counted, st_collector__inherited()). */
+int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 parent, bool exec);
+/* Processes whose image was symbolized with maps lent by their parent
+ * (their own maps were not read: they exec'd first). */
+__u64 st_collector__inherited(const struct st_collector *c);
 
 /* Called whenever a process's maps are (re-)read (just before), e.g. to
  * push its DWARF unwinding tables (user/collect/unwinder.h). */

@@ -125,7 +125,9 @@ static void on_event(void *ctx, const struct st_event *e)
 		 * the dynamic loader (sampled from now on) */
 		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
 			st_unwinder__forget(r->unw, e->pid);
-		st_collector__capture(r->coll, e->pid, e->image, e->type != ST_EV_NEW_PROC);
+		st_collector__capture(r->coll, e->pid, e->image,
+				      e->type == ST_EV_NEW_PROC ? e->ppid : 0,
+				      e->type != ST_EV_NEW_PROC);
 		if (e->type == ST_EV_STARTED)
 			st_session__add_target(r->sess, e->pid, false);
 	}
@@ -301,6 +303,10 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	bad = st_collector__other_image_reads(r->coll);
 	if (bad)	/* since the start: not per interval */
 		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
+	bad = st_collector__inherited(r->coll);
+	if (bad)	/* since the start */
+		st_profile__add_note(p, "processes symbolized with their parent's maps (exec'd before "
+				     "their own were read)", bad);
 	add_perfmap_notes(p, r);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
@@ -716,7 +722,7 @@ int st_daemon__run(const struct st_options *o)
 		}
 		/* its image is not known before its first sample: 0, older than any
 		 * (its maps are read again for the real one then) */
-		st_collector__capture(r.coll, (__u32)o->pids[i], 0, false);
+		st_collector__capture(r.coll, (__u32)o->pids[i], 0, 0, false);
 	}
 	if (o->cmd) {
 		if ((err = st_launch__start(o->cmd, &r.child))) {

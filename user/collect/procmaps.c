@@ -314,6 +314,49 @@ cleanup:
 	return err ? err : added;
 }
 
+int st_procmaps__inherit(struct st_procmaps *pm, const struct st_procmaps *from)
+{
+	size_t old_n, i;
+	int added = 0, err = 0;
+
+	if (!pm || !from)
+		return -EINVAL;
+	if (pm->sym && from->sym && pm->sym != from->sym)
+		return -EINVAL;
+	if (!pm->sym)
+		pm->sym = from->sym;
+	old_n = pm->nmaps;
+	for (i = 0; i < from->nmaps; i++) {
+		const struct st_mapping *f = &from->maps[i];
+		struct st_maps_line l = { .start = f->start, .end = f->end, .pgoff = f->pgoff,
+					  .dev = f->dev, .ino = f->ino, .executable = true,
+					  .path = f->path };
+		struct st_mapping *m;
+
+		if (find_same(pm, &l, old_n))
+			continue;
+		if (ST_GROW(pm->maps, pm->maps_cap, pm->nmaps, 32)) {
+			err = -ENOMEM;
+			break;
+		}
+		m = &pm->maps[pm->nmaps];
+		*m = *f;
+		if (!(m->path = strdup(f->path))) {
+			err = -ENOMEM;
+			break;
+		}
+		m->generation = m->first_generation = 0;	/* older than any read */
+		m->module = st_symbolizer__hold(pm->sym, f->module);
+		pm->nmaps++;
+		added++;
+	}
+	if (pm->nmaps != old_n)
+		qsort(pm->maps, pm->nmaps, sizeof(*pm->maps), cmp_mapping);
+	if (rebuild_index(pm) && !err)
+		err = -ENOMEM;
+	return err ? err : added;
+}
+
 int st_procmaps__drop_added(struct st_procmaps *pm)
 {
 	size_t kept = 0;

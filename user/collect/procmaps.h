@@ -48,6 +48,14 @@ void st_procmaps__free(struct st_procmaps *pm);
  * NULL: mappings are then added without modules. */
 int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym);
 
+/* Lend pm the mappings of from (the process that forked pm's, whose image
+ * pm's still ran then: the same mappings), as the oldest snapshot: any
+ * mapping pm reads itself wins over them, and st_procmaps__drop_added()
+ * does not take them back. Mappings pm has already are skipped. Returns
+ * the number added, -EINVAL when the two have different symbolizers, or
+ * -ENOMEM. */
+int st_procmaps__inherit(struct st_procmaps *pm, const struct st_procmaps *from);
+
 /* Take back the mappings the last refresh added (it read /proc/PID/maps
  * while the process ran another image): 0 or -ENOMEM. */
 int st_procmaps__drop_added(struct st_procmaps *pm);

@@ -12,7 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define MAGIC "STCFI\x01\r\n"	/* 8 bytes: version 1, and a text-mode trap */
+#define MAGIC "STCFI\x02\r\n"	/* 8 bytes: version 2 (rows of kind ST_UNW_RBX), and a
+					 * text-mode trap */
 #define SUFFIX ".cfi"
 #define MAX_KEY 512
 
@@ -167,7 +168,7 @@ static __u32 checksum(const char *key, size_t klen, const struct st_unwind_row *
 static bool rows_ok(const struct st_unwind_row *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if ((r[i].kind & ST_UNW_KIND_MASK) > ST_UNW_R10 ||
+		if ((r[i].kind & ST_UNW_KIND_MASK) > ST_UNW_RBX ||
 		    (r[i].kind & ~(ST_UNW_KIND_MASK | ST_UNW_F_RBP_AT_RBP | ST_UNW_F_OFF8)))
 			return false;
 		if (i && r[i].pc < r[i - 1].pc)

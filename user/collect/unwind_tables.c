@@ -19,6 +19,7 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_R10 10
+#define REG_RBX 3
 #define REG_RIP 16
 /* struct rt_sigframe on x86-64: at __restore_rt, rsp points at the ucontext;
  * uc_mcontext.gregs[] starts at 40 (kernel ABI) */
@@ -235,10 +236,11 @@ static struct st_unwind_row frame_row(Dwarf_Frame *f, __u64 pc, bool signal, int
 	if (!at_cfa(ops, n, &off) || off != -8)
 		return r;
 	if (ncfa == 1 && is_op(&cfa[0], DW_OP_bregx) && (cfa[0].number == REG_RSP ||
-	    cfa[0].number == REG_RBP || cfa[0].number == REG_R10)) {
+	    cfa[0].number == REG_RBP || cfa[0].number == REG_R10 || cfa[0].number == REG_RBX)) {
 		off = (__s64)cfa[0].number2;
 		r.kind = cfa[0].number == REG_RSP ? ST_UNW_RSP :
-			 cfa[0].number == REG_RBP ? ST_UNW_RBP : ST_UNW_R10;
+			 cfa[0].number == REG_RBP ? ST_UNW_RBP :
+			 cfa[0].number == REG_R10 ? ST_UNW_R10 : ST_UNW_RBX;
 	} else if (ncfa == 2 && is_op(&cfa[0], DW_OP_breg6) && is_op(&cfa[1], DW_OP_deref)) {
 		off = (__s64)cfa[0].number;
 		r.kind = ST_UNW_DEREF_RBP;
@@ -274,6 +276,7 @@ static struct st_unwind_row state_row(__u64 pc, const struct st_cfi_state *s)
 	case REG_RSP: kind = ST_UNW_RSP; break;
 	case REG_RBP: kind = ST_UNW_RBP; break;
 	case REG_R10: kind = ST_UNW_R10; break;
+	case REG_RBX: kind = ST_UNW_RBX; break;
 	default: return r;
 	}
 	r.kind = set_off(&r, kind, s->cfa_off);

@@ -110,7 +110,7 @@ size_t st_uwalk(const struct st_uwalk_in *in, __u64 *out, size_t max, enum st_uw
 		m = in->proc ? find_map(in->proc, w.ip) : NULL;
 		r = m ? find_row(in, m, pc) : (struct st_unwind_row){ .kind = ST_UNW_NONE };
 		kind = r.kind & ST_UNW_KIND_MASK;
-		if (kind == ST_UNW_R10 && n > 1)	/* r10 is only known in the leaf */
+		if ((kind == ST_UNW_R10 || kind == ST_UNW_RBX) && n > 1)	/* the leaf only */
 			kind = ST_UNW_UNSUPPORTED;
 		if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
 			if (in->fallback) {
@@ -145,6 +145,8 @@ size_t st_uwalk(const struct st_uwalk_in *in, __u64 *out, size_t max, enum st_uw
 			cfa = w.bp + (__u64)off;
 		} else if (kind == ST_UNW_R10) {
 			cfa = in->r10 + (__u64)off;
+		} else if (kind == ST_UNW_RBX) {
+			cfa = in->rbx + (__u64)off;
 		} else if (kind == ST_UNW_PLT) {
 			cfa = w.sp + (__u64)off + ((w.ip & 15) >= (__u64)(__s64)r.rbp ? 8 : 0);
 		} else if (kind == ST_UNW_DEREF_RBP) {

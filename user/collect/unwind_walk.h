@@ -16,7 +16,7 @@
 typedef const struct st_unwind_row *(*st_uwalk_rows_fn)(void *ctx, __u32 shard, size_t *n);
 
 struct st_uwalk_in {
-	__u64 ip, sp, bp, r10;		/* the interrupted user registers */
+	__u64 ip, sp, bp, r10, rbx;	/* the interrupted user registers */
 	const __u8 *stack;		/* the stack from sp up, */
 	size_t stack_len;		/* ... this many bytes of it */
 	const struct st_unwind_proc *proc;	/* the process's mapping table */

@@ -437,7 +437,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
 	struct st_uwalk_in in = {
-		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10,
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx,
 		.stack = d->stack, .stack_len = d->stack_len,
 		.rows = shard_rows, .ctx = u->mods,
 		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
