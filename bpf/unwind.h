@@ -22,6 +22,9 @@
 #define ST_PF_KTHREAD 0x00200000	/* task_struct.flags: a kernel thread */
 #define ST_UNW_REQUEST_NS (100 * 1000 * 1000ull) /* table requests per process: 10/s */
 
+/* st_unw_frame() tells the two leaf-only kinds apart by their low bit */
+_Static_assert(ST_UNW_R10 == 8 && ST_UNW_RBX == 9, "R10 and RBX differ in bit 0 only");
+
 /* Why a walk ended (struct st_unwind_result.stop). */
 enum st_unw_stop {
 	ST_UNW_STOP_END,	/* the outermost frame: a complete stack */
@@ -367,7 +370,9 @@ static long st_unw_frame(__u32 i, void *data)
 	if (row.kind & ST_UNW_F_PENDING)
 		s->pending = true;
 	kind = row.kind & ST_UNW_KIND_MASK;
-	if ((kind == ST_UNW_R10 || kind == ST_UNW_RBX) && n)	/* known in the leaf only */
+	/* R10 (8) or RBX (9): one test, no path more for the verifier (a
+	 * branch per register made the page-fault program too complex) */
+	if ((kind | 1) == ST_UNW_RBX && n)	/* known in the leaf only */
 		kind = ST_UNW_UNSUPPORTED;
 	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
 		if (s->fallback)
@@ -389,10 +394,8 @@ static long st_unw_frame(__u32 i, void *data)
 		cfa = s->sp + off;
 	} else if (kind == ST_UNW_RBP) {
 		cfa = s->bp + off;
-	} else if (kind == ST_UNW_R10) {
-		cfa = s->r10 + off;
-	} else if (kind == ST_UNW_RBX) {
-		cfa = s->rbx + off;
+	} else if ((kind | 1) == ST_UNW_RBX) {	/* r10, or rbx when kind & 1 */
+		cfa = s->r10 + ((s->rbx - s->r10) & (0 - (__u64)(kind & 1))) + off;
 	} else if (kind == ST_UNW_PLT) {
 		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
 	} else {		/* ST_UNW_DEREF_RBP */
