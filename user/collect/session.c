@@ -26,8 +26,6 @@ struct st_session {
 	struct ring_buffer *rb;
 	st_event_fn ev_fn;
 	void *ev_ctx;
-	st_deferred_fn def_fn;
-	void *def_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	struct st_node_key *keys;	/* scratch for batch deletes */
@@ -280,21 +278,11 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int on_deferred_rb(void *ctx, void *data, size_t size)
+int st_session__deferred_fd(struct st_session *s)
 {
-	struct st_session *s = ctx;
-	const struct st_deferred *d = data;
-
-	if (size >= offsetof(struct st_deferred, stack) && s->def_fn &&
-	    d->stack_len <= size - offsetof(struct st_deferred, stack))
-		s->def_fn(s->def_ctx, d, size);
-	return 0;
-}
-
-void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx)
-{
-	s->def_fn = fn;
-	s->def_ctx = ctx;
+	if (!s->skel->rodata->defer_unwind)
+		return -ENOENT;
+	return bpf_map__fd(s->skel->maps.deferred);
 }
 
 static bool cpu_online(int cpu)
@@ -327,10 +315,9 @@ int st_session__attach(struct st_session *s)
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
-	if (!s->rb || !s->perf_fds || !s->links ||
-	    (s->opts.defer_ring_mb &&
-	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.deferred), on_deferred_rb, s))) {
-		fprintf(stderr, "stacktreed: cannot set up the event ring buffers: %s\n",
+	/* the `deferred` ring has its own reader: st_session__deferred_fd() */
+	if (!s->rb || !s->perf_fds || !s->links) {
+		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
 			strerror(errno));
 		return -ENOMEM;
 	}

@@ -54,10 +54,11 @@ void st_session__stop(struct st_session *s);
 typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
 /* Wait up to timeout_ms for ring buffer events and hand them to fn. */
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
-/* Receiver of the deferred samples (struct st_deferred, size bytes: the
- * stack is cut at stack_len), called from st_session__poll(). */
-typedef void (*st_deferred_fn)(void *ctx, const struct st_deferred *d, size_t size);
-void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx);
+/* The `deferred` ring buffer of samples BPF could not walk (struct
+ * st_deferred, its stack cut at stack_len): not read by st_session__poll(),
+ * but by a thread of its own (user/collect/defer_ring.c). -ENOENT when the
+ * session defers nothing (fp mode, or no ring asked). */
+int st_session__deferred_fd(struct st_session *s);
 
 /* Node records of one drained generation, in id order: ids are
  * first_id .. first_id + count - 1; a record's parent (if not 0) has a
