@@ -705,6 +705,9 @@ int st_daemon__run(const struct st_options *o)
 				strerror(errno));
 			goto cleanup;
 		}
+		/* the loop wakes when samples come, as when it read them itself */
+		if (r.defer)
+			st_session__wake_on(r.sess, st_defer__notify_fd(r.defer));
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {

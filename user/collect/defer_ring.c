@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +33,12 @@ struct st_defer_ring {
 	struct ring_buffer *rb;
 	int epfd;			/* the ring's epoll fd and wakefd */
 	int wakefd;			/* eventfd: sync and stop requests */
+	int notifyfd;			/* eventfd: the inbox is no longer empty */
+	/* the ring's positions, mapped read-only (the kernel's ring buffer
+	 * ABI: the consumer page, then the producer page): equal, every
+	 * record committed has been through push() */
+	const unsigned long *cons_pos, *prod_pos;
+	size_t page;
 	pthread_t thread;
 	bool running;			/* the main thread's: started, not joined */
 };
@@ -44,12 +51,23 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* One more on an eventfd (a full counter: a wakeup is pending anyway). */
+static void post(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN */
+	}
+}
+
 int st_defer_ring__push(void *ctx, void *data, size_t size)
 {
 	struct st_defer_ring *r = ctx;
 	const struct st_deferred *d = data;
 	size_t head = offsetof(struct st_deferred, stack), bytes;
 	struct st_defer_rec *s;
+	bool first = false;
 
 	if (size < head || d->stack_len > size - head || d->stack_len > ST_DEFER_STACK)
 		return 0;	/* malformed: not a sample */
@@ -76,10 +94,13 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
 		r->bytes -= bytes;
 		r->dropped++;
 	} else {
+		first = !r->head;
 		*r->tail = s;
 		r->tail = &s->next;
 	}
 	pthread_mutex_unlock(&r->lock);
+	if (first && r->notifyfd >= 0)	/* the main loop's poll returns */
+		post(r->notifyfd);
 	return 0;
 }
 
@@ -121,11 +142,7 @@ static void *consume(void *arg)
 
 static void wake(struct st_defer_ring *r)
 {
-	uint64_t one = 1;
-
-	if (write(r->wakefd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is full, a wakeup is pending anyway */
-	}
+	post(r->wakefd);
 }
 
 struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes)
@@ -140,7 +157,8 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes)
 		return NULL;
 	r->max_bytes = max_bytes;
 	r->tail = &r->head;
-	r->epfd = r->wakefd = -1;
+	r->epfd = r->wakefd = r->notifyfd = -1;
+	r->page = (size_t)sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -153,9 +171,16 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes)
 		err = -errno;
 		goto cleanup;
 	}
+	r->cons_pos = mmap(NULL, r->page, PROT_READ, MAP_SHARED, map_fd, 0);
+	if (r->cons_pos == MAP_FAILED)
+		r->cons_pos = NULL;
+	r->prod_pos = mmap(NULL, r->page, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page);
+	if (r->prod_pos == MAP_FAILED)
+		r->prod_pos = NULL;
 	r->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	r->notifyfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r->wakefd < 0 || r->epfd < 0 ||
+	if (r->wakefd < 0 || r->notifyfd < 0 || r->epfd < 0 ||
 	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &ev) ||
 	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->wakefd, &ev)) {
 		err = -errno;
@@ -201,19 +226,36 @@ void st_defer_ring__free(struct st_defer_ring *r)
 		free(s);
 	}
 	ring_buffer__free(r->rb);
+	if (r->cons_pos)
+		munmap((void *)r->cons_pos, r->page);
+	if (r->prod_pos)
+		munmap((void *)r->prod_pos, r->page);
 	if (r->epfd >= 0)
 		close(r->epfd);
 	if (r->wakefd >= 0)
 		close(r->wakefd);
+	if (r->notifyfd >= 0)
+		close(r->notifyfd);
 	pthread_cond_destroy(&r->synced);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
 
+int st_defer_ring__notify_fd(const struct st_defer_ring *r)
+{
+	return r->notifyfd;
+}
+
 struct st_defer_rec *st_defer_ring__take(struct st_defer_ring *r)
 {
 	struct st_defer_rec *h;
+	uint64_t v;
 
+	/* reset before the take: a push after it posts again (the inbox is
+	 * empty then), one between them is taken now */
+	if (r->notifyfd >= 0 && read(r->notifyfd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing posted */
+	}
 	pthread_mutex_lock(&r->lock);
 	h = r->head;
 	r->head = NULL;
@@ -238,6 +280,14 @@ int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 	int err = 0;
 
 	if (!r->running)
+		return 0;
+	/* nothing unread (the common case once the consumer keeps up): no
+	 * round trip. libbpf moves the consumer position past a record after
+	 * its callback returned; the producer's moves at reserve time, so a
+	 * record reserved and not yet committed makes them differ too. */
+	if (r->cons_pos && r->prod_pos &&
+	    __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(r->cons_pos, __ATOMIC_ACQUIRE))
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout_ms / 1000;

@@ -43,6 +43,9 @@ void st_defer_ring__free(struct st_defer_ring *r);
  * memory) dropped and counted. Thread-safe. Returns 0. */
 int st_defer_ring__push(void *ctx, void *data, size_t size);
 
+/* An eventfd readable once a record came into an empty inbox, until the
+ * next take (for the main loop's poll); -1 without a thread. */
+int st_defer_ring__notify_fd(const struct st_defer_ring *r);
 /* Everything in the inbox, oldest first (NULL: nothing); the records are
  * the caller's, to free() and then to st_defer_ring__release(). */
 struct st_defer_rec *st_defer_ring__take(struct st_defer_ring *r);
@@ -51,7 +54,8 @@ void st_defer_ring__release(struct st_defer_ring *r, size_t bytes);
 
 /* Make the consumer read the ring now, and wait until it has (or
  * timeout_ms): every record committed before this call is then in the
- * inbox. 0, -ETIMEDOUT, or 0 at once without a thread. */
+ * inbox. 0 at once when the ring holds nothing unread (or without a
+ * thread), else 0 or -ETIMEDOUT. */
 int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms);
 /* The end of the session: the consumer reads the ring a last time and
  * ends (joined). Later calls do nothing; take still works. */

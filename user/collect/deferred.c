@@ -132,6 +132,11 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
 }
 
+int st_defer__notify_fd(const struct st_defer *d)
+{
+	return st_defer_ring__notify_fd(d->ring);
+}
+
 /* Take the sample at *pp off the queue (its bytes are given back to the
  * bound by release()). */
 static void unlink_sample(struct st_defer *d, struct st_defer_rec **pp)
@@ -207,16 +212,17 @@ int st_defer__process(struct st_defer *d, bool force)
 	__u64 pid;
 	int err = 0;
 
+	/* the end: the consumer reads the ring a last time and stops, so
+	 * that no sample is left in it */
+	if (force)
+		st_defer_ring__stop(d->ring);
+	/* at every turn of the loop: it resets the notification that woke it */
+	take_inbox(d);
 	/* the daemon's loop turns at every event: a pass over the queue (and
 	 * the maps of the processes that sent samples) every ST_DEFER_PASS_S */
 	if (!force && t - d->last_pass < ST_DEFER_PASS_S)
 		return 0;
 	d->last_pass = t;
-	/* the end: the consumer reads the ring a last time and stops, so
-	 * that no sample is left in it */
-	if (force)
-		st_defer_ring__stop(d->ring);
-	take_inbox(d);
 	/* samples wait for these processes' modules: compiled now, whatever
 	 * the budget (which is for modules no sample waits for) */
 	while (st_u64map__next(d->refresh, &pos, &pid)) {

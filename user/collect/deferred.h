@@ -36,6 +36,10 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 /* Stops and joins the thread. NULL is fine. */
 void st_defer__free(struct st_defer *d);
 
+/* Readable when samples came from the thread (st_session__wake_on()):
+ * st_defer__process() takes them and resets it. -1 without a thread. */
+int st_defer__notify_fd(const struct st_defer *d);
+
 /* Walk and fold the samples whose tables are in. force: the end of the
  * session: the thread reads the ring a last time and stops, then all the
  * samples are walked, with what there is. 0 or -ENOMEM. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -24,6 +25,8 @@ struct st_session {
 	int *perf_fds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;
+	int wake_fd;			/* also ends the poll's wait, or -1 */
+	int epfd;			/* rb's epoll fd and wake_fd, or -1 */
 	st_event_fn ev_fn;
 	void *ev_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
@@ -134,6 +137,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		return -ENOMEM;
 	s->opts = *opts;
 	s->stats_fd = -1;
+	s->wake_fd = s->epfd = -1;
 	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
@@ -245,6 +249,8 @@ void st_session__free(struct st_session *s)
 	free(s->links);
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	if (s->recs)
 		munmap(s->recs, s->recs_len);
 	free(s->keys);
@@ -310,12 +316,22 @@ int st_session__attach(struct st_session *s)
 		.freq = 1,
 		.sample_freq = s->opts.freq,
 	};
+	struct epoll_event ev = { .events = EPOLLIN };
 	int err, attached = 0;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
-	/* the `deferred` ring has its own reader: st_session__deferred_fd() */
+	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
+	 * which says through wake_fd that samples came: the poll waits on both */
+	if (s->rb && s->wake_fd >= 0 &&
+	    ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev))) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n", strerror(-err));
+		return err;
+	}
 	if (!s->rb || !s->perf_fds || !s->links) {
 		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
 			strerror(errno));
@@ -374,8 +390,24 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 
 	s->ev_fn = fn;
 	s->ev_ctx = ctx;
-	n = ring_buffer__poll(s->rb, timeout_ms);
+	if (s->epfd < 0) {
+		n = ring_buffer__poll(s->rb, timeout_ms);
+		return n == -EINTR ? 0 : n;
+	}
+	/* the events ring or the deferred samples' eventfd (which the caller
+	 * resets): wait for either, then read the ring */
+	{
+		struct epoll_event ev[2];
+
+		epoll_wait(s->epfd, ev, 2, timeout_ms);
+	}
+	n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
+}
+
+void st_session__wake_on(struct st_session *s, int fd)
+{
+	s->wake_fd = fd;
 }
 
 double st_session__fill(const struct st_session *s)

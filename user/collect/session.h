@@ -52,8 +52,13 @@ int st_session__attach(struct st_session *s);
 void st_session__stop(struct st_session *s);
 
 typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
-/* Wait up to timeout_ms for ring buffer events and hand them to fn. */
+/* Wait up to timeout_ms for ring buffer events and hand them to fn; the
+ * wait also ends when the fd given to st_session__wake_on() is readable. */
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
+/* fd (an eventfd the caller resets; -1: none) ends st_session__poll()'s
+ * wait too: the deferred samples' thread says that some came. Before
+ * st_session__attach(). */
+void st_session__wake_on(struct st_session *s, int fd);
 /* The `deferred` ring buffer of samples BPF could not walk (struct
  * st_deferred, its stack cut at stack_len): not read by st_session__poll(),
  * but by a thread of its own (user/collect/defer_ring.c). -ENOENT when the
