@@ -273,9 +273,9 @@ def test_no_deferred_sample_lost_while_compiles_start_at_once():
     the compilers' first samples wait in the deferred ring meanwhile, read
     by the daemon's own consumer thread, not by its main loop. No sample is
     lost (not by the ring, not by the daemon's queue). Measured (the same
-    scenario): 5,724 of ~9,300 deferred samples did not fit in the ring when
-    the main loop read it; none now (0 in 3 runs, 6,000-8,200 unwound late),
-    ~22 s."""
+    scenario, main before the thread, 2 runs): 1,044 and 5,724 samples did
+    not fit in the ring when the main loop read it; none now (0 in 8 runs,
+    6,000-9,000 unwound late); 11-24 s (ASan included)."""
     check(GCC and CLANG, "gcc and clang-14 are needed (scripts/deps.sh installs them)")
     tmp = tempfile.mkdtemp(prefix="st-defer-ring-")
     src = c_source(os.path.join(tmp, "big.c"), NFUNCS // 4)
