@@ -703,11 +703,17 @@ int st_daemon__run(const struct st_options *o)
 		st_collector__on_refresh(r.coll, on_refresh, r.unw);
 		if (o->cmd)
 			st_unwinder__preload(r.unw, o->cmd[0]);
-		r.defer = o->defer_mb ? st_defer__new(r.unw, r.coll) : NULL;
-		if (o->defer_mb && !r.defer)
+		/* its thread reads the deferred ring from now on */
+		r.defer = o->defer_mb ?
+			  st_defer__new(r.unw, r.coll, st_session__deferred_fd(r.sess)) : NULL;
+		if (o->defer_mb && !r.defer) {
+			fprintf(stderr, "stacktreed: cannot set up deferred unwinding: %s\n",
+				strerror(errno));
 			goto cleanup;
+		}
+		/* the loop wakes when samples come, as when it read them itself */
 		if (r.defer)
-			st_session__on_deferred(r.sess, st_defer__add, r.defer);
+			st_session__wake_on(r.sess, st_defer__notify_fd(r.defer));
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {

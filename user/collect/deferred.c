@@ -8,22 +8,20 @@
 #include <time.h>
 
 #include "user/collect/collector.h"
+#include "user/collect/defer_ring.h"
 #include "user/model/u64map.h"
 #include "user/collect/unwind_walk.h"
 #include "user/collect/unwinder.h"
 
-struct dsample {
-	struct dsample *next;
-	double t;		/* when it arrived, CLOCK_MONOTONIC seconds */
-	size_t bytes;
-	struct st_deferred d;	/* cut after stack_len bytes of stack */
-};
+/* How long st_defer__flush() waits for the consumer's read of the ring. */
+#define FLUSH_SYNC_MS 200
 
 struct st_defer {
 	struct st_unwinder *u;
 	struct st_collector *c;
-	struct dsample *head, **tail;
-	size_t bytes;
+	struct st_defer_ring *ring;	/* the consumer thread and its inbox */
+	struct st_defer_rec *head, **tail;	/* taken from the inbox, oldest first */
+	size_t freed;			/* bytes freed, not yet released to the ring */
 	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
 	struct st_u64map *gone;		/* of those, the ones that exited: 1 */
 	double last_pass;		/* of st_defer__process(), CLOCK_MONOTONIC s */
@@ -38,9 +36,10 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c)
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd)
 {
 	struct st_defer *d = calloc(1, sizeof(*d));
+	int err = -ENOMEM;
 
 	if (!d)
 		return NULL;
@@ -49,21 +48,27 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c)
 	d->tail = &d->head;
 	d->refresh = st_u64map__new();
 	d->gone = st_u64map__new();
-	if (!d->refresh || !d->gone) {
-		st_u64map__free(d->refresh);
-		st_u64map__free(d->gone);
-		free(d);
-		return NULL;
+	if (!d->refresh || !d->gone)
+		goto cleanup;
+	d->ring = st_defer_ring__new(ring_fd, ST_DEFER_MEMORY);
+	if (!d->ring) {
+		err = -errno;
+		goto cleanup;
 	}
 	return d;
+cleanup:
+	st_defer__free(d);
+	errno = -err;
+	return NULL;
 }
 
 void st_defer__free(struct st_defer *d)
 {
 	if (!d)
 		return;
+	st_defer_ring__free(d->ring);	/* joins the consumer */
 	while (d->head) {
-		struct dsample *s = d->head;
+		struct st_defer_rec *s = d->head;
 
 		d->head = s->next;
 		free(s);
@@ -73,27 +78,19 @@ void st_defer__free(struct st_defer *d)
 	free(d);
 }
 
-void st_defer__add(void *ctx, const struct st_deferred *rec, size_t size)
+/* The inbox onto the end of the queue (main thread). */
+static void take_inbox(struct st_defer *d)
 {
-	struct st_defer *d = ctx;
-	struct dsample *s;
-	size_t bytes;
+	struct st_defer_rec *s = st_defer_ring__take(d->ring);
 
-	(void)size;	/* the session checked stack_len against it */
-	bytes = offsetof(struct dsample, d) + offsetof(struct st_deferred, stack) + rec->stack_len;
-	if (d->bytes + bytes > ST_DEFER_MEMORY || !(s = malloc(bytes))) {
-		d->stats[ST_STAT_LATE_DROPPED]++;
+	if (!s)
 		return;
-	}
-	s->next = NULL;
-	s->t = now_s();
-	s->bytes = bytes;
-	memcpy(&s->d, rec, offsetof(struct st_deferred, stack) + rec->stack_len);
 	*d->tail = s;
-	d->tail = &s->next;
-	d->bytes += bytes;
-	/* its table may lack a mapping (a library just mapped): read again */
-	st_u64map__put(d->refresh, rec->pid ? rec->pid : 1, (void *)1);
+	for (; s; s = s->next) {
+		/* its table may lack a mapping (a library just mapped): read again */
+		st_u64map__put(d->refresh, s->d.pid ? s->d.pid : 1, (void *)1);
+		d->tail = &s->next;
+	}
 }
 
 static __u32 stop_stat(unsigned stop)
@@ -110,7 +107,7 @@ static __u32 stop_stat(unsigned stop)
 }
 
 /* Walk s and fold it: 0, -EAGAIN (its tables are not in yet), -ENOMEM. */
-static int fold(struct st_defer *d, struct dsample *s, bool force)
+static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 {
 	__u64 frames[ST_MAX_USER];
 	size_t fp = 0;
@@ -135,24 +132,38 @@ static int fold(struct st_defer *d, struct dsample *s, bool force)
 					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
 }
 
-/* Take the sample at *pp off the queue. */
-static void unlink_sample(struct st_defer *d, struct dsample **pp)
+int st_defer__notify_fd(const struct st_defer *d)
 {
-	struct dsample *s = *pp;
+	return st_defer_ring__notify_fd(d->ring);
+}
+
+/* Take the sample at *pp off the queue (its bytes are given back to the
+ * bound by release()). */
+static void unlink_sample(struct st_defer *d, struct st_defer_rec **pp)
+{
+	struct st_defer_rec *s = *pp;
 
 	*pp = s->next;
-	d->bytes -= s->bytes;
+	d->freed += s->bytes;
 	free(s);
 }
 
-int st_defer__flush(struct st_defer *d, __u32 pid)
+/* Room under the bound again for what a pass freed: one lock a pass. */
+static void release(struct st_defer *d)
 {
-	struct dsample **pp = &d->head;
+	st_defer_ring__release(d->ring, d->freed);
+	d->freed = 0;
+}
+
+/* Walk pid's samples in the queue (the inbox taken first). */
+static int flush_pid(struct st_defer *d, __u32 pid)
+{
+	struct st_defer_rec **pp = &d->head;
 	bool finished = false;
 	int err = 0;
 
 	while (*pp) {
-		struct dsample *s = *pp;
+		struct st_defer_rec *s = *pp;
 		int r;
 
 		if (s->d.pid != pid) {
@@ -173,14 +184,40 @@ int st_defer__flush(struct st_defer *d, __u32 pid)
 	return err;
 }
 
+int st_defer__flush(struct st_defer *d, __u32 pid)
+{
+	int err;
+
+	/* pid's samples still in the kernel ring come first: they were
+	 * committed before its exit event was, so one read of the ring that
+	 * starts now has them all. The ring is the consumer thread's alone
+	 * (libbpf's ring_buffer is not for two threads at once): it is asked
+	 * to read it now and this waits, FLUSH_SYNC_MS at most (the consumer
+	 * only copies: it is late only when it gets no CPU). One still
+	 * unread then is walked in a later pass without pid's table (its
+	 * frames stop where BPF's did: counted as "no tables for the process
+	 * yet"), as would one that came after the exit. */
+	st_defer_ring__sync(d->ring, FLUSH_SYNC_MS);
+	take_inbox(d);
+	err = flush_pid(d, pid);
+	release(d);
+	return err;
+}
+
 int st_defer__process(struct st_defer *d, bool force)
 {
-	struct dsample **pp = &d->head;
+	struct st_defer_rec **pp = &d->head;
 	double t = now_s();
 	size_t pos = 0;
 	__u64 pid;
 	int err = 0;
 
+	/* the end: the consumer reads the ring a last time and stops, so
+	 * that no sample is left in it */
+	if (force)
+		st_defer_ring__stop(d->ring);
+	/* at every turn of the loop: it resets the notification that woke it */
+	take_inbox(d);
 	/* the daemon's loop turns at every event: a pass over the queue (and
 	 * the maps of the processes that sent samples) every ST_DEFER_PASS_S */
 	if (!force && t - d->last_pass < ST_DEFER_PASS_S)
@@ -200,13 +237,15 @@ int st_defer__process(struct st_defer *d, bool force)
 	st_u64map__clear(d->refresh);
 	pos = 0;
 	while (st_u64map__next(d->gone, &pos, &pid))
-		if ((err = st_defer__flush(d, (__u32)pid)))
+		if ((err = flush_pid(d, (__u32)pid)))
 			break;
 	st_u64map__clear(d->gone);
-	if (err)
+	if (err) {
+		release(d);
 		return err;
+	}
 	while (*pp) {
-		struct dsample *s = *pp;
+		struct st_defer_rec *s = *pp;
 		bool aged = t - s->t >= ST_DEFER_WAIT_S;
 		int r = fold(d, s, force || aged);
 
@@ -221,6 +260,7 @@ int st_defer__process(struct st_defer *d, bool force)
 		unlink_sample(d, pp);
 	}
 	d->tail = pp;
+	release(d);
 	return err;
 }
 
@@ -228,4 +268,6 @@ void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX])
 {
 	for (int i = 0; i < ST_STAT__MAX; i++)
 		stats[i] += d->stats[i];
+	/* the consumer's drops (read under the inbox's lock) */
+	stats[ST_STAT_LATE_DROPPED] += st_defer_ring__dropped(d->ring);
 }

@@ -8,7 +8,10 @@
  * the process exits first (a short-lived one: gcc's as), its pending
  * modules are compiled at once and its samples walked before its table is
  * dropped. A process whose tables do not come within ST_DEFER_WAIT_S, or a
- * final report, walks them with what there is. Owner: user/collect/deferred.c. */
+ * final report, walks them with what there is. They are read from the
+ * kernel's ring by a thread of their own (user/collect/defer_ring.c), whose
+ * inbox the functions below take first; everything else here is the main
+ * thread's. Owner: user/collect/deferred.c. */
 #ifndef STACKTREE_DEFERRED_H
 #define STACKTREE_DEFERRED_H
 
@@ -26,19 +29,25 @@ struct st_defer;
 struct st_unwinder;
 struct st_collector;
 
-struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c);
+/* ring_fd: the `deferred` ring buffer (st_session__deferred_fd()), read
+ * by a thread started here (-1: none, samples never come). NULL and errno
+ * on failure. */
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd);
+/* Stops and joins the thread. NULL is fine. */
 void st_defer__free(struct st_defer *d);
 
-/* Queue one (an st_deferred_fn for st_session__on_deferred()); a full
- * queue drops it, counted. */
-void st_defer__add(void *ctx, const struct st_deferred *rec, size_t size);
+/* Readable when samples came from the thread (st_session__wake_on()):
+ * st_defer__process() takes them and resets it. -1 without a thread. */
+int st_defer__notify_fd(const struct st_defer *d);
 
-/* Walk and fold the samples whose tables are in (force: all of them).
- * 0 or -ENOMEM. */
+/* Walk and fold the samples whose tables are in. force: the end of the
+ * session: the thread reads the ring a last time and stops, then all the
+ * samples are walked, with what there is. 0 or -ENOMEM. */
 int st_defer__process(struct st_defer *d, bool force);
 
-/* pid exits: compile what its samples wait for now, walk and fold them
- * (before its table is dropped). 0 or -ENOMEM. */
+/* pid exits: its samples still in the ring are read first, then what they
+ * wait for is compiled, they are walked and folded (before its table is
+ * dropped). 0 or -ENOMEM. */
 int st_defer__flush(struct st_defer *d, __u32 pid);
 
 /* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop

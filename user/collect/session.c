@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -24,10 +25,10 @@ struct st_session {
 	int *perf_fds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;
+	int wake_fd;			/* also ends the poll's wait, or -1 */
+	int epfd;			/* rb's epoll fd and wake_fd, or -1 */
 	st_event_fn ev_fn;
 	void *ev_ctx;
-	st_deferred_fn def_fn;
-	void *def_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	struct st_node_key *keys;	/* scratch for batch deletes */
@@ -136,6 +137,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		return -ENOMEM;
 	s->opts = *opts;
 	s->stats_fd = -1;
+	s->wake_fd = s->epfd = -1;
 	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
@@ -247,6 +249,8 @@ void st_session__free(struct st_session *s)
 	free(s->links);
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	if (s->recs)
 		munmap(s->recs, s->recs_len);
 	free(s->keys);
@@ -280,21 +284,11 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int on_deferred_rb(void *ctx, void *data, size_t size)
+int st_session__deferred_fd(struct st_session *s)
 {
-	struct st_session *s = ctx;
-	const struct st_deferred *d = data;
-
-	if (size >= offsetof(struct st_deferred, stack) && s->def_fn &&
-	    d->stack_len <= size - offsetof(struct st_deferred, stack))
-		s->def_fn(s->def_ctx, d, size);
-	return 0;
-}
-
-void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx)
-{
-	s->def_fn = fn;
-	s->def_ctx = ctx;
+	if (!s->skel->rodata->defer_unwind)
+		return -ENOENT;
+	return bpf_map__fd(s->skel->maps.deferred);
 }
 
 static bool cpu_online(int cpu)
@@ -322,15 +316,24 @@ int st_session__attach(struct st_session *s)
 		.freq = 1,
 		.sample_freq = s->opts.freq,
 	};
+	struct epoll_event ev = { .events = EPOLLIN };
 	int err, attached = 0;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
-	if (!s->rb || !s->perf_fds || !s->links ||
-	    (s->opts.defer_ring_mb &&
-	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.deferred), on_deferred_rb, s))) {
-		fprintf(stderr, "stacktreed: cannot set up the event ring buffers: %s\n",
+	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
+	 * which says through wake_fd that samples came: the poll waits on both */
+	if (s->rb && s->wake_fd >= 0 &&
+	    ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev))) {
+		err = -errno;
+		fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n", strerror(-err));
+		return err;
+	}
+	if (!s->rb || !s->perf_fds || !s->links) {
+		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
 			strerror(errno));
 		return -ENOMEM;
 	}
@@ -387,8 +390,24 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 
 	s->ev_fn = fn;
 	s->ev_ctx = ctx;
-	n = ring_buffer__poll(s->rb, timeout_ms);
+	if (s->epfd < 0) {
+		n = ring_buffer__poll(s->rb, timeout_ms);
+		return n == -EINTR ? 0 : n;
+	}
+	/* the events ring or the deferred samples' eventfd (which the caller
+	 * resets): wait for either, then read the ring */
+	{
+		struct epoll_event ev[2];
+
+		epoll_wait(s->epfd, ev, 2, timeout_ms);
+	}
+	n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
+}
+
+void st_session__wake_on(struct st_session *s, int fd)
+{
+	s->wake_fd = fd;
 }
 
 double st_session__fill(const struct st_session *s)

@@ -52,12 +52,18 @@ int st_session__attach(struct st_session *s);
 void st_session__stop(struct st_session *s);
 
 typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
-/* Wait up to timeout_ms for ring buffer events and hand them to fn. */
+/* Wait up to timeout_ms for ring buffer events and hand them to fn; the
+ * wait also ends when the fd given to st_session__wake_on() is readable. */
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
-/* Receiver of the deferred samples (struct st_deferred, size bytes: the
- * stack is cut at stack_len), called from st_session__poll(). */
-typedef void (*st_deferred_fn)(void *ctx, const struct st_deferred *d, size_t size);
-void st_session__on_deferred(struct st_session *s, st_deferred_fn fn, void *ctx);
+/* fd (an eventfd the caller resets; -1: none) ends st_session__poll()'s
+ * wait too: the deferred samples' thread says that some came. Before
+ * st_session__attach(). */
+void st_session__wake_on(struct st_session *s, int fd);
+/* The `deferred` ring buffer of samples BPF could not walk (struct
+ * st_deferred, its stack cut at stack_len): not read by st_session__poll(),
+ * but by a thread of its own (user/collect/defer_ring.c). -ENOENT when the
+ * session defers nothing (fp mode, or no ring asked). */
+int st_session__deferred_fd(struct st_session *s);
 
 /* Node records of one drained generation, in id order: ids are
  * first_id .. first_id + count - 1; a record's parent (if not 0) has a
