@@ -618,27 +618,39 @@ static __always_inline bool in_execve(void)
 
 /* Fold one sample, whose path pv describes, into the calling thread's tree
  * for event ev (tmap: that event's per-thread state). */
-static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid,
-					__u32 tid, void *tmap, __u32 ev)
+/* A global function: the verifier checks it once, on its own, not once per
+ * state its callers reach it in (the page-fault program's branches
+ * multiplied the fold's states close to the 1M-instruction limit). */
+__noinline int fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid, __u32 tid,
+			   __u32 ev)
 {
 	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0);
 	struct fold_ctx fc = {};
 	struct thread_state *ts;
 	struct st_node_rec *rec;
-	__u32 ep, gen, n = pv->n, leaf;
+	__u32 ep, gen, n, leaf;
 	bool fresh, created;
 	__u64 *busy;
 
-	ts = bpf_task_storage_get(tmap, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sc || !pv)
+		return 0;
+	n = pv->n;
+	if (n > ST_PATH_SLOTS - 1)
+		n = ST_PATH_SLOTS - 1;
+	if (ev == ST_EVENT_FAULTS)
+		ts = bpf_task_storage_get(&fault_threads, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		stat_ev(ev, ST_STAT_LOST_THREAD);
-		return;
+		return 0;
 	}
 	busy = gen_enter(&ep);
 	if (!busy) {
 		stat_ev(ev, ST_STAT_LOST_EPOCH);
-		return;
+		return 0;
 	}
 	gen = ep & 1;
 	fresh = ts->depth == 0 && ts->root == 0;
@@ -705,6 +717,7 @@ static __always_inline void fold_sample(struct scratch *sc, struct path_view *pv
 	stat_ev(ev, ST_STAT_FOLDED);
 out:
 	__sync_fetch_and_sub(busy, 1);
+	return 0;
 }
 
 struct stack_top {
@@ -858,7 +871,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		n = ST_PATH_SLOTS - 1;
 	pv.n = n;
 
-	fold_sample(sc, &pv, tgid, tid, &threads, ST_EVENT_CPU);
+	fold_sample(sc, &pv, tgid, tid, ST_EVENT_CPU);
 	return 0;
 }
 
@@ -1082,6 +1095,6 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 	if (n > ST_PATH_SLOTS - 1)
 		n = ST_PATH_SLOTS - 1;
 	pv.n = n;
-	fold_sample(sc, &pv, tgid, tid, &fault_threads, ST_EVENT_FAULTS);
+	fold_sample(sc, &pv, tgid, tid, ST_EVENT_FAULTS);
 	return 0;
 }
