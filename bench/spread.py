@@ -51,7 +51,7 @@ def main():
                     print("run %d: %s" % (i + 1, line[:600]), file=sys.stderr, flush=True)
             with open(mpath) as f:
                 for line in f:
-                    name, value = line.split()
+                    name, value = line.rsplit(None, 1)
                     metrics[name].append(float(value))
             os.unlink(mpath)
             print("run %d/%d: %d failures" % (i + 1, a.n, sum(len(v) for v in failures.values())),

@@ -234,11 +234,13 @@ int func%d(int k)
     return path
 
 
-def perf_stacks(data, comm, under="main"):
+def perf_stacks(data, comm, under="main", skip_leaf_in=None):
     """The set of function names (user frames) on each stack of comm's main
     threads in a perf.data file (perf script), for the samples whose stack
-    reaches `under` (perf's own complete stacks; the loader's are not)."""
-    p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym",
+    reaches `under` (perf's own complete stacks; the loader's are not).
+    skip_leaf_in: leave out the samples whose innermost user frame is in a
+    module whose path contains it."""
+    p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym,dso",
                         "--no-inline"], capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, "perf script: " + p.stderr[-500:])
     for block in p.stdout.split("\n\n"):
@@ -251,12 +253,19 @@ def perf_stacks(data, comm, under="main"):
         pid, tid = head[1].split("/")
         if pid != tid:
             continue
-        seen = set()
+        seen, leaf_dso = set(), None
         for line in lines[1:]:
             parts = line.split(None, 1)
             # user frames only (perf records the kernel's too, stacktreed
             # without --kernel does not)
             if len(parts) == 2 and not parts[0].startswith("ffffffff"):
-                seen.add(parts[1].strip())
+                sym, dso = parts[1].strip(), ""
+                if sym.endswith(")") and " (" in sym:	# "name (/path/of/dso)"
+                    sym, dso = sym.rsplit(" (", 1)
+                if leaf_dso is None:
+                    leaf_dso = dso
+                seen.add(sym)
+        if skip_leaf_in and leaf_dso and skip_leaf_in in leaf_dso:
+            continue
         if under in seen:
             yield seen

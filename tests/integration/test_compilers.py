@@ -171,9 +171,11 @@ def drop_return_type(name):
     return name[cut:]
 
 
-def plain_cums(root):
+def plain_cums(root, skip_leaf_in=None):
     """Samples with each function (plain name) on the stack, outermost
-    occurrences only (recursion counted once)."""
+    occurrences only (recursion counted once). skip_leaf_in: leave out the
+    samples whose leaf (innermost user frame) is in a module whose path
+    contains it."""
     cums = {}
     stack = [(root, frozenset())]
     while stack:
@@ -181,12 +183,18 @@ def plain_cums(root):
         f = plain_name(n.get("function"))
         f = same_form(f) if f else f
         if f and f not in above:
-            cums[f] = cums.get(f, 0) + n["cum"]
             above = above | {f}
+        base = n.get("base", 0)
+        if base and not (skip_leaf_in and skip_leaf_in in (n.get("module") or "")):
+            for g in above:
+                cums[g] = cums.get(g, 0) + base
         for c in n["children"]:
             stack.append((c, above))
     return cums
 
+
+# the module whose leaf samples the perf comparison leaves out
+LIBC = "/libc.so.6"
 
 # main's callers: the shares compared are of main's samples
 OUTSIDE_MAIN = ("_start", "__libc_start_main", "__libc_start_main@@GLIBC_2.34",
@@ -199,7 +207,7 @@ def perf_record(data, cmd):
     is not compared, and deep ones left out bias perf's shares towards
     shallow functions)."""
     return ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "--call-graph",
-            "dwarf,65528", "-o", data, "--"] + cmd
+            "dwarf,65528", "-m", "16M", "-o", data, "--"] + cmd
 
 
 def profile_beside_perf(compiler, src, tmp, mode):
@@ -253,7 +261,13 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
     dwarf` profiling the same compile (profile_beside_perf: stacktreed
     --pid, -- CMD or -a): every function on more than 5% of perf's complete
     stacks (those that reach main) agrees within sampling noise, and never
-    worse than 2 points is asked."""
+    worse than 2 points is asked.
+    Both sides leave out the samples whose leaf is in libc: in some runs
+    perf cannot unwind out of libc's leaf functions (memset, malloc: 11% of
+    cc1's samples stop there, not reaching main, while 99% do in others),
+    and leaving them out of its side only made every other function's share
+    there 1-2.5 points higher than here (cgraph_node::expand 88.2% against
+    86.2%)."""
     from test_dwarf import agreement_tolerance
     check(compiler and shutil.which("perf"), "%s and perf are needed (scripts/deps.sh)" % comm)
     tmp = tempfile.mkdtemp(prefix="st-perf-%s-%s-" % (comm, mode))
@@ -261,7 +275,7 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
         src = c_source(os.path.join(tmp, "big.c"), nfuncs)
         out, data = profile_beside_perf(compiler, src, tmp, mode)
         theirs, n_theirs = {}, 0
-        for seen in perf_stacks(data, comm):
+        for seen in perf_stacks(data, comm, skip_leaf_in=LIBC):
             n_theirs += 1
             for f in {same_form(f) for f in seen}:
                 theirs[f] = theirs.get(f, 0) + 1
@@ -275,7 +289,7 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
     for t in ts:
         total += t["samples"] - stack_roots(t).get("[kernel]", 0)
         complete += sum(stack_roots(t).get(r, 0) for r in COMPLETE_ROOTS)
-        for f, n in plain_cums(t["root"]).items():
+        for f, n in plain_cums(t["root"], skip_leaf_in=LIBC).items():
             ours[f] = ours.get(f, 0) + n
     check(complete >= 0.99 * total, "%d of %d %s samples complete; roots %s; %s" % (
         complete, total, comm, sorted(((k, v) for t in ts for k, v in stack_roots(t).items()),
