@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -318,6 +319,113 @@ static int load_symbols(struct st_elf *e, GElf_Word type, bool data, struct st_s
 	}
 	err = add_section_bounds(e, data, t);
 	return err ? err : n;
+}
+
+#define PLT_ENTRY 16
+
+struct plt_sections {
+	GElf_Shdr plt, sec, got, rela;	/* sh_type SHT_NULL: absent */
+	Elf_Scn *rela_scn;
+};
+
+static void find_plt_sections(struct st_elf *e, struct plt_sections *p)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *n;
+
+	memset(p, 0, sizeof(*p));
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e->elf, shstrndx, sh.sh_name)))
+			continue;
+		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR)) {
+			if (!strcmp(n, ".plt"))
+				p->plt = sh;
+			else if (!strcmp(n, ".plt.sec"))
+				p->sec = sh;
+			else if (!strcmp(n, ".plt.got"))
+				p->got = sh;
+		} else if (sh.sh_type == SHT_RELA && !strcmp(n, ".rela.plt")) {
+			p->rela = sh;
+			p->rela_scn = scn;
+		}
+	}
+}
+
+/* "NAME@plt" for relocation i of .rela.plt, into names; NULL if it is no
+ * JUMP_SLOT of a named symbol. */
+static const char *plt_name(struct st_elf *e, Elf_Data *rdata, size_t i, Elf_Data *syms,
+			    GElf_Word strtab, struct st_strtab *names)
+{
+	const char *name;
+	char buf[256];
+	GElf_Rela r;
+	GElf_Sym s;
+	int len;
+
+	if (!gelf_getrela(rdata, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+	    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s) ||
+	    !(name = elf_strptr(e->elf, strtab, s.st_name)) || !*name)
+		return NULL;
+	len = snprintf(buf, sizeof(buf), "%s@plt", name);
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return NULL;
+	return st_strtab__add(names, buf, (size_t)len);
+}
+
+static int add_plt_entry(struct st_symtab *t, const GElf_Shdr *sec, size_t k, const char *name)
+{
+	if (sec->sh_type == SHT_NULL || (k + 1) * PLT_ENTRY > sec->sh_size)
+		return 0;
+	return st_symtab__add(t, sec->sh_addr + k * PLT_ENTRY, PLT_ENTRY, name, NULL, ST_BIND_LOCAL);
+}
+
+int st_elf__load_plt_symbols(struct st_elf *e, struct st_symtab *t, struct st_strtab *names)
+{
+	Elf_Data *rdata = NULL, *syms = NULL;
+	struct plt_sections p;
+	GElf_Shdr dsh = { 0 };
+	size_t i, nrel = 0, room;
+	const char *name;
+	int err, n = 0;
+
+	find_plt_sections(e, &p);
+	if (p.plt.sh_type == SHT_NULL || p.plt.sh_size < PLT_ENTRY)
+		return -ENOENT;
+	if (!(name = st_strtab__add(names, ".plt", 4)))
+		return -ENOMEM;
+	if ((err = st_symtab__add(t, p.plt.sh_addr, PLT_ENTRY, name, NULL, ST_BIND_LOCAL)))
+		return err;
+	n++;
+	if (p.got.sh_type != SHT_NULL && p.got.sh_size) {
+		if (!(name = st_strtab__add(names, ".plt.got", 8)))
+			return -ENOMEM;
+		if ((err = st_symtab__add(t, p.got.sh_addr, p.got.sh_size, name, NULL, ST_BIND_LOCAL)))
+			return err;
+		n++;
+	}
+	if (p.rela_scn && p.rela.sh_entsize && (rdata = elf_getdata(p.rela_scn, NULL)) &&
+	    gelf_getshdr(elf_getscn(e->elf, p.rela.sh_link), &dsh) && dsh.sh_type == SHT_DYNSYM &&
+	    (syms = elf_getdata(elf_getscn(e->elf, p.rela.sh_link), NULL)))
+		nrel = p.rela.sh_size / p.rela.sh_entsize;
+	/* no more relocations than entries: the loop is bounded by the PLT */
+	room = p.plt.sh_size / PLT_ENTRY - 1;
+	if (p.sec.sh_type != SHT_NULL && p.sec.sh_size / PLT_ENTRY > room)
+		room = p.sec.sh_size / PLT_ENTRY;
+	if (nrel > room)
+		nrel = room;
+	for (i = 0; i < nrel; i++) {
+		if (!(name = plt_name(e, rdata, i, syms, dsh.sh_link, names)))
+			continue;
+		if ((err = add_plt_entry(t, &p.plt, i + 1, name)) ||
+		    (err = add_plt_entry(t, &p.sec, i, name)))
+			return err;
+		n++;
+	}
+	return n;
 }
 
 int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,

@@ -57,6 +57,13 @@ bool st_elf__has_section_named(struct st_elf *e, const char *name);
  * what was read is kept). */
 int st_elf__load_symbols(struct st_elf *e, GElf_Word type, struct st_symtab *t,
 			 struct st_strtab *names, struct st_work *w);
+/* Names for the procedure linkage table, which no symbol covers (x86-64,
+ * 16-byte entries, as objdump and perf name them): "NAME@plt" for each
+ * entry of .plt after the first and of .plt.sec, from .rela.plt's
+ * JUMP_SLOT relocations in order; the first entry (the lazy-binding
+ * trampoline) ".plt"; .plt.got as one ".plt.got". Returns the number added
+ * or -errno (-ENOENT: no .plt). Work is bounded by the sections' sizes. */
+int st_elf__load_plt_symbols(struct st_elf *e, struct st_symtab *t, struct st_strtab *names);
 /* The same for data objects (STT_OBJECT, STT_COMMON defined in a section;
  * not STT_TLS), bounded by the ends of the allocated non-executable
  * sections. */

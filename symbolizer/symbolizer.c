@@ -794,6 +794,8 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, m->names, &w);
 	if (n <= 0 && n != -ENOMEM)
 		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names, &w);
+	if (n != -ENOMEM)	/* the file's own .plt: a debug file's has no bytes */
+		(void)st_elf__load_plt_symbols(m->elf, m->symtab, m->names);
 	st_symtab__finish(m->symtab);
 	st_mod__work_end(s, m, &w);
 

@@ -23,6 +23,8 @@ static void symbols(struct st_elf *e, GElf_Word type, bool data)
 			st_elf__load_data_symbols(e, type, t, names, &w);
 		else
 			st_elf__load_symbols(e, type, t, names, &w);
+		if (!data)
+			st_elf__load_plt_symbols(e, t, names);
 		st_symtab__finish(t);
 		st_symtab__find(t, 0x1000);
 		st_symtab__find(t, 0x401000);

@@ -9,7 +9,10 @@
 #include <gelf.h>
 #include <sys/auxv.h>
 
+#include "symbolizer/elf.h"
+#include "symbolizer/strtab.h"
 #include "symbolizer/symbolizer.h"
+#include "symbolizer/symtab.h"
 #include "tests/unit/fixtures/fx_util.h"
 #include "tests/unit/fixtures/fx_map.h"
 
@@ -912,6 +915,51 @@ static void test_vdso_pinned(void **state)
 }
 
 /* Without a module, the module name is the path without " (deleted)". */
+/* The PLT's entries are named as objdump names them ("NAME@plt"), the
+ * lazy-binding trampoline before them ".plt": this test program's own
+ * .plt, entry by entry. */
+static void test_plt_names(void **state)
+{
+	struct st_strtab *names = st_strtab__new();
+	struct st_symtab *t = st_symtab__new();
+	const struct st_symbol *sym;
+	char exe[4096], cmd[4200], line[512], name[400];
+	unsigned long long addr;
+	struct st_elf *e;
+	size_t checked = 0;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f;
+
+	(void)state;
+	assert_true(len > 0);
+	exe[len] = '\0';
+	assert_non_null(names);
+	assert_non_null(t);
+	assert_int_equal(st_elf__open(exe, &e), 0);
+	assert_true(st_elf__load_plt_symbols(e, t, names) > 1);
+	st_symtab__finish(t);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s'", exe);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx <%399[^>]>:", &addr, name) != 2)
+			continue;
+		sym = st_symtab__find(t, addr + 4);
+		assert_non_null(sym);
+		assert_int_equal(sym->start, addr);
+		if (strstr(name, "@plt-0x"))	/* objdump's name for the first entry */
+			assert_string_equal(sym->name, ".plt");
+		else
+			assert_string_equal(sym->name, name);
+		checked++;
+	}
+	assert_int_equal(pclose(f), 0);
+	assert_true(checked >= 5);
+	st_elf__free(e);
+	st_symtab__free(t);
+	st_strtab__free(names);
+}
+
 static void test_no_module_name(void **state)
 {
 	struct st_symbolizer *s = new_sym("/nonexistent");
@@ -947,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_many_modules),
 		cmocka_unit_test(test_vdso_pinned),
 		cmocka_unit_test(test_no_module_name),
+		cmocka_unit_test(test_plt_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
