@@ -269,3 +269,40 @@ def perf_stacks(data, comm, under="main", skip_leaf_in=None):
             continue
         if under in seen:
             yield seen
+
+
+def child_of(ppid, comm, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    st = f.read()
+            except OSError:
+                continue
+            name = st[st.index("(") + 1:st.rindex(")")]
+            if name == comm and int(st[st.rindex(")") + 2:].split()[1]) == ppid:
+                return int(pid)
+        time.sleep(0.01)
+    raise AssertionError("no process %s under pid %d" % (comm, ppid))
+
+
+def pid_beside_perf(perf_cmd, comm, go, daemon_args, env=None, timeout=300):
+    """perf_cmd (perf record -- ...) starts a program, its child named comm,
+    which waits for the file go; stacktreed daemon_args --pid follows that
+    child from before it starts. The file is made, and both profilers are
+    waited for. Returns stacktreed's stderr."""
+    perf = subprocess.Popen(perf_cmd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        d = Daemon(list(daemon_args) + ["--pid", str(child_of(perf.pid, comm))])
+        open(go, "w").close()
+        rc, err = d.stop(sig=None, timeout=timeout)	# it ends with its target
+        check(rc == 0, "stacktreed --pid: " + err)
+        _, perr = perf.communicate(timeout=timeout)
+        check(perf.returncode == 0, "perf record: " + perr[-500:])
+    finally:
+        if perf.poll() is None:
+            perf.kill()
+            perf.wait()
+    return err

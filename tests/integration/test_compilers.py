@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from stcheck import (SANITIZED, STACKTREED, Daemon, check, check_invariants, c_source, load,
-                     metric, perf_stacks, run_profiled)
+                     metric, perf_stacks, pid_beside_perf, run_profiled)
 
 GCC = shutil.which("gcc")
 CLANG = shutil.which("clang-14")
@@ -218,7 +218,6 @@ def profile_beside_perf(compiler, src, tmp, mode):
     record -- compiler (the compiler is a child of the command); 'all',
     stacktreed -a while perf record -- compiler runs. Returns stacktreed's
     output directory and perf's data file."""
-    from test_dwarf import child_of
     data, out, go = (os.path.join(tmp, n) for n in ("perf.data", "st", "go"))
     compile_cmd = [compiler, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
     if mode == "cmd":
@@ -239,20 +238,9 @@ def profile_beside_perf(compiler, src, tmp, mode):
         check(p.returncode == 0, "perf record: " + p.stderr[-500:])
         check(rc == 0, "stacktreed -a: " + err)
         return out, data
-    perf = subprocess.Popen(perf_record(data, ["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; '
-                                               'done; exec "$@"', go] + compile_cmd),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        d = Daemon(["-o", out, "-F", "1999", "--pid", str(child_of(perf.pid, "sh"))])
-        open(go, "w").close()
-        rc, err = d.stop(sig=None, timeout=300)	# it ends with its target
-        check(rc == 0, "stacktreed --pid: " + err)
-        _, perr = perf.communicate(timeout=300)
-        check(perf.returncode == 0, "perf record: " + perr[-500:])
-    finally:
-        if perf.poll() is None:
-            perf.kill()
-            perf.wait()
+    pid_beside_perf(perf_record(data, ["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; '
+                                       'done; exec "$@"', go] + compile_cmd),
+                    "sh", go, ["-o", out, "-F", "1999"])
     return out, data
 
 

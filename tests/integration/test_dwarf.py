@@ -13,10 +13,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
-from stcheck import (Daemon, check, check_cut_short_reasons, check_invariants, function_cum, function_nodes, load, main_thread,
-                     metric, nodes, perf_stacks, run_profiled, workload, STACKTREED)
+from stcheck import (check, check_cut_short_reasons, check_invariants, function_cum, function_nodes,
+                     load, main_thread, metric, nodes, perf_stacks, pid_beside_perf, run_profiled,
+                     workload, STACKTREED)
 
 # Percentage points. Measured spread of phase shares against CPU time
 # (bench/spread.py, 10 runs idle, 10 with the other CPU busy): at most 0.92
@@ -362,42 +362,14 @@ def agreement_tolerance(p1, n1, p2, n2):
     return max(TOL, 100.0 * 4.5 * sd)
 
 
-def child_of(ppid, comm, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        for pid in os.listdir("/proc"):
-            try:
-                with open("/proc/%s/stat" % pid) as f:
-                    st = f.read()
-            except OSError:
-                continue
-            name = st[st.index("(") + 1:st.rindex(")")]
-            if name == comm and int(st[st.rindex(")") + 2:].split()[1]) == ppid:
-                return int(pid)
-        time.sleep(0.01)
-    raise AssertionError("no process %s under pid %d" % (comm, ppid))
-
-
 def profile_with_perf(prog, scale, tmp):
     """(our main thread, our stderr, perf's shares function, perf samples)"""
     data, out, go = (os.path.join(tmp, n) for n in ("perf.data", "st", "go"))
     env = dict(os.environ, WL_SCALE=scale, WL_REPORT=os.path.join(tmp, "wl.txt"),
                WL_START_FILE=go)
-    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", PERF_FREQ,
-                             "--call-graph", "dwarf", "-o", data, "--", workload(prog)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        d = Daemon(["-o", out, "--unwind", "dwarf", "-F", OUR_FREQ, "--pid",
-                    str(child_of(perf.pid, prog))])
-        open(go, "w").close()
-        rc, err = d.stop(sig=None, timeout=300)	# it ends with its target
-        check(rc == 0, "stacktreed --pid: " + err)
-        _, perr = perf.communicate(timeout=300)
-        check(perf.returncode == 0, "perf record: " + perr[-500:])
-    finally:
-        if perf.poll() is None:
-            perf.kill()
-            perf.wait()
+    err = pid_beside_perf(["perf", "record", "-q", "-e", "cpu-clock", "-F", PERF_FREQ,
+                           "--call-graph", "dwarf", "-o", data, "--", workload(prog)], prog, go,
+                          ["-o", out, "--unwind", "dwarf", "-F", OUR_FREQ], env=env)
     return main_thread(load(out), prog), err, data
 
 
