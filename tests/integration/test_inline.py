@@ -56,8 +56,13 @@ def test_inline_nodes_lines_and_pprof():
     check({MIX, ADD, "operator()"} <= names, "inline frames: %s" % sorted(names))
     for n, p in inl:
         check(p["kind"] in ("inline", "callsite", "leaf"), "inline under %s" % p["kind"])
-        check(n["file"] == SOURCE and n["line"] > 0,
-              "%s: file %s line %s" % (n["function"], n.get("file"), n.get("line")))
+        # the fixture's own inline frames are in its source; a sample in
+        # printf can add libc's (libc6-dbg has DWARF for some of libc), which
+        # must have a file and line of their own
+        mine = (n.get("module") or "").endswith("/fx_inline")
+        check((n["file"] == SOURCE if mine else bool(n["file"])) and n["line"] > 0,
+              "%s [%s]: file %s line %s" % (n["function"], n.get("module"), n.get("file"),
+                                            n.get("line")))
         check(n["offset"] is None and n["address"] is None, "inline node with an address")
     # a call site and its inline chain: one child each, the same CUM
     sites = [n for n, _, _ in nodes(t["root"]) if n["function"] == CRUNCH and
