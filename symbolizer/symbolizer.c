@@ -35,6 +35,7 @@
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/debuginfod.h"
 #include "symbolizer/elf.h"
+#include "symbolizer/entry.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/module.h"
 #include "symbolizer/srcinfo.h"
@@ -796,6 +797,8 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names, &w);
 	if (n != -ENOMEM)	/* the file's own .plt: a debug file's has no bytes */
 		(void)st_elf__load_plt_symbols(m->elf, m->symtab, m->names);
+	if (n != -ENOMEM)	/* a stripped program's _start and main */
+		(void)st_entry__load_symbols(m->elf, m->symtab, m->names);
 	st_symtab__finish(m->symtab);
 	st_mod__work_end(s, m, &w);
 

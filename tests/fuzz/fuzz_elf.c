@@ -1,6 +1,7 @@
 /* fuzz_elf.c - libFuzzer target: ELF symbol loading from a memory image
  * (build id note, .gnu_debuglink, PT_LOADs, .symtab/.dynsym function and
- * data symbols, section lookups), as the symbolizer does it for any file a
+ * data symbols, PLT names, a stripped program's _start and main from its
+ * entry code and .eh_frame, section lookups), as the symbolizer does it for any file a
  * user maps. Seeds: tests/fuzz/corpus/elf/. */
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
+#include "symbolizer/entry.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/worklimit.h"
@@ -23,8 +25,10 @@ static void symbols(struct st_elf *e, GElf_Word type, bool data)
 			st_elf__load_data_symbols(e, type, t, names, &w);
 		else
 			st_elf__load_symbols(e, type, t, names, &w);
-		if (!data)
+		if (!data) {
 			st_elf__load_plt_symbols(e, t, names);
+			st_entry__load_symbols(e, t, names);
+		}
 		st_symtab__finish(t);
 		st_symtab__find(t, 0x1000);
 		st_symtab__find(t, 0x401000);

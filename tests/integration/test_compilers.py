@@ -171,11 +171,12 @@ def drop_return_type(name):
     return name[cut:]
 
 
-def plain_cums(root, skip_leaf_in=None):
+def plain_cums(root, skip_leaf_in=None, under=None):
     """Samples with each function (plain name) on the stack, outermost
     occurrences only (recursion counted once). skip_leaf_in: leave out the
     samples whose leaf (innermost user frame) is in a module whose path
-    contains it."""
+    contains it; under: only the samples with that function on the stack
+    (as perf_stacks takes perf's)."""
     cums = {}
     stack = [(root, frozenset())]
     while stack:
@@ -185,7 +186,8 @@ def plain_cums(root, skip_leaf_in=None):
         if f and f not in above:
             above = above | {f}
         base = n.get("base", 0)
-        if base and not (skip_leaf_in and skip_leaf_in in (n.get("module") or "")):
+        if base and not (skip_leaf_in and skip_leaf_in in (n.get("module") or "")) and \
+                (under is None or under in above):
             for g in above:
                 cums[g] = cums.get(g, 0) + base
         for c in n["children"]:
@@ -210,19 +212,17 @@ def perf_record(data, cmd):
             "dwarf,65528", "-m", "16M", "-o", data, "--"] + cmd
 
 
-def profile_beside_perf(compiler, src, tmp, mode):
-    """One compile profiled by perf and by stacktreed at once (stacktreed at
-    1999 Hz: timers that cannot lock), stacktreed in the given mode:
-    'pid', perf starts the compiler, which waits for a start file, and
+def profile_beside_perf(cmd, tmp, mode):
+    """One run of cmd profiled by perf and by stacktreed at once (stacktreed
+    at 1999 Hz: timers that cannot lock), stacktreed in the given mode:
+    'pid', perf starts the program, which waits for a start file, and
     stacktreed --pid follows it to its children; 'cmd', stacktreed -- perf
-    record -- compiler (the compiler is a child of the command); 'all',
-    stacktreed -a while perf record -- compiler runs. Returns stacktreed's
+    record -- cmd (the program is a child of the command); 'all',
+    stacktreed -a while perf record -- cmd runs. Returns stacktreed's
     output directory and perf's data file."""
     data, out, go = (os.path.join(tmp, n) for n in ("perf.data", "st", "go"))
-    compile_cmd = [compiler, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
     if mode == "cmd":
-        p = subprocess.run([STACKTREED, "-o", out, "-F", "1999", "--"] +
-                           perf_record(data, compile_cmd),
+        p = subprocess.run([STACKTREED, "-o", out, "-F", "1999", "--"] + perf_record(data, cmd),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            timeout=300)
         check(p.returncode == 0, "stacktreed -- perf record exited %d: %s" % (p.returncode,
@@ -231,7 +231,7 @@ def profile_beside_perf(compiler, src, tmp, mode):
     if mode == "all":
         d = Daemon(["-a", "-o", out, "-F", "1999"])
         try:
-            p = subprocess.run(perf_record(data, compile_cmd), stdout=subprocess.DEVNULL,
+            p = subprocess.run(perf_record(data, cmd), stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, timeout=300)
         finally:
             rc, err = d.stop()
@@ -239,17 +239,32 @@ def profile_beside_perf(compiler, src, tmp, mode):
         check(rc == 0, "stacktreed -a: " + err)
         return out, data
     pid_beside_perf(perf_record(data, ["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; '
-                                       'done; exec "$@"', go] + compile_cmd),
+                                       'done; exec "$@"', go] + cmd),
                     "sh", go, ["-o", out, "-F", "1999"])
     return out, data
 
 
 def cum_shares_against_perf(compiler, comm, nfuncs, mode):
+    """A compile of a generated file: shares_against_perf."""
+    check(compiler, "%s is not installed (scripts/deps.sh installs it)" % comm)
+    tmp = tempfile.mkdtemp(prefix="st-perf-%s-%s-" % (comm, mode))
+    try:
+        src = c_source(os.path.join(tmp, "big.c"), nfuncs)
+        shares_against_perf([compiler, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")],
+                            comm, mode, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def shares_against_perf(cmd, comm, mode, tmp, min_compared=5, entry="main"):
     """comm's per-function CUM shares against `perf record --call-graph
-    dwarf` profiling the same compile (profile_beside_perf: stacktreed
-    --pid, -- CMD or -a): every function on more than 5% of perf's complete
-    stacks (those that reach main) agrees within sampling noise, and never
-    worse than 2 points is asked.
+    dwarf` profiling the same run of cmd (profile_beside_perf: stacktreed
+    --pid, -- CMD or -a, its files in tmp): >= 99% of comm's samples have
+    a complete stack here, and every function on more than 5% of perf's
+    complete stacks (those that reach main) agrees within sampling noise,
+    never worse than 2 points (at least min_compared functions). The shares
+    are of the samples under entry (the program's main function, or the
+    function main tail-calls: its frame is not on the stack then).
     Both sides leave out the samples whose leaf is in libc: in some runs
     perf cannot unwind out of libc's leaf functions (memset, malloc: 11% of
     cc1's samples stop there, not reaching main, while 99% do in others),
@@ -257,19 +272,14 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
     there 1-2.5 points higher than here (cgraph_node::expand 88.2% against
     86.2%)."""
     from test_dwarf import agreement_tolerance
-    check(compiler and shutil.which("perf"), "%s and perf are needed (scripts/deps.sh)" % comm)
-    tmp = tempfile.mkdtemp(prefix="st-perf-%s-%s-" % (comm, mode))
-    try:
-        src = c_source(os.path.join(tmp, "big.c"), nfuncs)
-        out, data = profile_beside_perf(compiler, src, tmp, mode)
-        theirs, n_theirs = {}, 0
-        for seen in perf_stacks(data, comm, skip_leaf_in=LIBC):
-            n_theirs += 1
-            for f in {same_form(f) for f in seen}:
-                theirs[f] = theirs.get(f, 0) + 1
-        prof = load(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    check(shutil.which("perf"), "perf is needed (scripts/deps.sh installs linux-perf)")
+    out, data = profile_beside_perf(cmd, tmp, mode)
+    theirs, n_theirs = {}, 0
+    for seen in perf_stacks(data, comm, under=entry, skip_leaf_in=LIBC):
+        n_theirs += 1
+        for f in {same_form(f) for f in seen}:
+            theirs[f] = theirs.get(f, 0) + 1
+    prof = load(out)
     check_invariants(prof)
     ts = [t for t in prof["threads"] if t["comm"] == comm]
     check(ts, "no %s thread: %s" % (comm, [(t["pid"], t["comm"]) for t in prof["threads"]]))
@@ -277,13 +287,14 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
     for t in ts:
         total += t["samples"] - stack_roots(t).get("[kernel]", 0)
         complete += sum(stack_roots(t).get(r, 0) for r in COMPLETE_ROOTS)
-        for f, n in plain_cums(t["root"], skip_leaf_in=LIBC).items():
+        for f, n in plain_cums(t["root"], skip_leaf_in=LIBC, under=entry).items():
             ours[f] = ours.get(f, 0) + n
     check(complete >= 0.99 * total, "%d of %d %s samples complete; roots %s; %s" % (
         complete, total, comm, sorted(((k, v) for t in ts for k, v in stack_roots(t).items()),
                                       key=lambda kv: -kv[1])[:8],
         "; ".join("%s: %d" % kv for kv in sorted(prof["notes"].items()) if "unwind" in kv[0])))
-    n_ours = ours.get("main", 0)	# past the dynamic loader, as perf's are
+    n_ours = ours.get(entry, 0)	# past the dynamic loader, as perf's are
+    check(n_ours > 0.5 * total, "%s: %d of %d samples under %s" % (comm, n_ours, total, entry))
     check(n_theirs > 1000, "perf: only %d complete %s samples" % (n_theirs, comm))
     compared = 0
     for f, n in sorted(theirs.items(), key=lambda kv: -kv[1]):
@@ -296,7 +307,9 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
         check(abs(p_ours - p_theirs) <= tol, "%s: %s %.2f%% of %d samples here, %.2f%% of %d in "
               "perf, tolerance %.2f" % (comm, f, p_ours, n_ours, p_theirs, n_theirs, tol))
         compared += 1
-    check(compared >= 5, "only %d functions above 5%% in perf's %s stacks" % (compared, comm))
+    check(compared >= min_compared, "only %d functions above 5%% in perf's %s stacks" %
+          (compared, comm))
+    return prof
 
 
 def test_gcc_cum_shares_agree_with_perf_dwarf():

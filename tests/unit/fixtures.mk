@@ -39,6 +39,22 @@ $(FX_DIR)/fx_same_b: $(FX_SRC)/fx_data.c $(FX_MK)
 $(FX_DIR)/fx_same_a.nm $(FX_DIR)/fx_same_b.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
 	$(NM) -S --defined-only $< > $@
 
+# Stripped programs (test_entry_names): a PIE (fx_pie without .symtab)
+# and a position-dependent one, whose _start and main are found from the
+# entry code and .eh_frame; the unstripped files' nm gives the truth.
+FX_ENTRY := $(addprefix $(FX_DIR)/,fx_pie_strip fx_nopie fx_nopie.nm fx_nopie_strip)
+UNIT_FIXTURES += $(FX_ENTRY)
+
+$(FX_DIR)/fx_nopie: $(FX_SRC)/fx_main.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fno-pie -no-pie $< -o $@
+
+$(FX_DIR)/fx_nopie.nm: $(FX_DIR)/fx_nopie
+	$(NM) -S --defined-only $< > $@
+
+$(FX_DIR)/fx_pie_strip $(FX_DIR)/fx_nopie_strip: $(FX_DIR)/%_strip: $(FX_DIR)/%
+	$(OBJCOPY) --strip-all $< $@
+
 # The test binaries need them too when built one by one.
 $(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym: $(UNIT_FIXTURES)
 

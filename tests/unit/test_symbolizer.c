@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 
 #include "symbolizer/elf.h"
+#include "symbolizer/entry.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/symtab.h"
@@ -960,6 +961,74 @@ static void test_plt_names(void **state)
 	st_strtab__free(names);
 }
 
+/* A stripped program's _start and main, found without symbols, have the
+ * addresses and sizes nm gives for the unstripped file; a library gets
+ * none, and real symbols win over them. */
+static void check_entry_names(const char *file, const char *nmfile)
+{
+	static const char *const names[] = { "_start", "main" };
+	struct st_strtab *strs = st_strtab__new();
+	struct st_symtab *t = st_symtab__new();
+	const struct st_symbol *sym;
+	char path[PATH_MAX];
+	struct st_elf *e;
+	struct fx_nm nm;
+	size_t i;
+
+	assert_non_null(strs);
+	assert_non_null(t);
+	fx_path(path, sizeof(path), file);
+	assert_int_equal(st_elf__open(path, &e), 0);
+	assert_false(st_elf__has_section_type(e, SHT_SYMTAB));
+	assert_int_equal(st_entry__load_symbols(e, t, strs), 2);
+	st_symtab__finish(t);
+	for (i = 0; i < 2; i++) {
+		assert_true(fx_nm(nmfile, names[i], &nm));
+		sym = st_symtab__find(t, nm.addr + 1);
+		assert_non_null(sym);
+		assert_string_equal(sym->name, names[i]);
+		assert_int_equal(sym->start, nm.addr);
+		if (nm.sized)
+			assert_int_equal(sym->size, nm.size);
+	}
+	st_elf__free(e);
+	st_symtab__free(t);
+	st_strtab__free(strs);
+}
+
+static void test_entry_names(void **state)
+{
+	struct st_strtab *strs = st_strtab__new();
+	struct st_symtab *t = st_symtab__new();
+	const struct st_symbol *sym;
+	char path[PATH_MAX];
+	struct st_elf *e;
+	struct fx_nm nm;
+
+	(void)state;
+	check_entry_names("fx_pie_strip", "fx_pie.nm");
+	check_entry_names("fx_nopie_strip", "fx_nopie.nm");
+	/* a shared library is no program */
+	fx_path(path, sizeof(path), "libfx.so");
+	assert_int_equal(st_elf__open(path, &e), 0);
+	assert_int_equal(st_entry__load_symbols(e, t, strs), 0);
+	st_elf__free(e);
+	/* with .symtab, the real names win at the same addresses */
+	fx_path(path, sizeof(path), "fx_pie");
+	assert_int_equal(st_elf__open(path, &e), 0);
+	assert_int_equal(st_entry__load_symbols(e, t, strs), 2);
+	assert_true(st_elf__load_symbols(e, SHT_SYMTAB, t, strs, NULL) > 0);
+	st_symtab__finish(t);
+	assert_true(fx_nm("fx_pie.nm", "main", &nm));
+	sym = st_symtab__find(t, nm.addr);
+	assert_non_null(sym);
+	assert_string_equal(sym->name, "main");
+	assert_int_equal(sym->bind, ST_BIND_GLOBAL);
+	st_elf__free(e);
+	st_symtab__free(t);
+	st_strtab__free(strs);
+}
+
 static void test_no_module_name(void **state)
 {
 	struct st_symbolizer *s = new_sym("/nonexistent");
@@ -996,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_vdso_pinned),
 		cmocka_unit_test(test_no_module_name),
 		cmocka_unit_test(test_plt_names),
+		cmocka_unit_test(test_entry_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,230 @@
+/* entry.c - names for a stripped executable's entry code: see entry.h. */
+#include "symbolizer/entry.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gelf.h>
+
+#include "symbolizer/elf.h"
+#include "symbolizer/strtab.h"
+#include "symbolizer/symtab.h"
+
+#define ENTRY_SCAN 64	/* bytes of _start looked at for main's address */
+
+/* Whether the image is a program (not a shared library). */
+static bool is_program(Elf *elf, GElf_Ehdr *eh)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (!gelf_getehdr(elf, eh) || !eh->e_entry)
+		return false;
+	if (eh->e_type == ET_EXEC)
+		return true;
+	if (eh->e_type != ET_DYN || elf_getphdrnum(elf, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	return false;
+}
+
+/* .eh_frame_hdr's search table: the start of every function with CFI,
+ * sorted (GNU ld, gold and lld write it as DW_EH_PE_datarel | sdata4
+ * pairs, relative to the section; other encodings are not read). */
+struct fn_starts {
+	const unsigned char *table;	/* (start, fde) pairs of 2 x 4 bytes */
+	size_t count;
+	__u64 base;			/* the section's address */
+};
+
+#define EH_PE_SDATA4_DATAREL 0x3b
+
+static bool fn_starts_open(Elf *elf, struct fn_starts *fs)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *name;
+	const unsigned char *h;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	__u32 count;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".eh_frame_hdr"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		h = d ? d->d_buf : NULL;
+		/* version 1; eh_frame_ptr and fde_count as 4-byte values */
+		if (!h || d->d_size < 12 || h[0] != 1 || (h[1] & 0x07) != 0x03 ||
+		    (h[2] & 0x07) != 0x03 || h[3] != EH_PE_SDATA4_DATAREL)
+			return false;
+		memcpy(&count, h + 8, sizeof(count));
+		if (count > (d->d_size - 12) / 8)
+			return false;
+		*fs = (struct fn_starts){ .table = h + 12, .count = count, .base = sh.sh_addr };
+		return true;
+	}
+	return false;
+}
+
+static __u64 fn_start(const struct fn_starts *fs, size_t i)
+{
+	__s32 v;
+
+	memcpy(&v, fs->table + 8 * i, sizeof(v));
+	return fs->base + (__s64)v;
+}
+
+/* The address range length of the FDE at fde_addr, when it describes the
+ * function at addr with 4-byte pc_begin (pcrel) and pc_range fields (as
+ * compilers write it for x86-64): 0 when not so. */
+static __u64 fde_length(Elf *elf, __u64 fde_addr, __u64 addr)
+{
+	const unsigned char *p;
+	Elf_Scn *scn = NULL;
+	__u32 len, range;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	__s32 begin;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || fde_addr < sh.sh_addr ||
+		    fde_addr - sh.sh_addr >= sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 16 || fde_addr - sh.sh_addr > d->d_size - 16)
+			return 0;
+		p = (const unsigned char *)d->d_buf + (fde_addr - sh.sh_addr);
+		memcpy(&len, p, 4);
+		memcpy(&begin, p + 8, 4);
+		memcpy(&range, p + 12, 4);
+		if (len < 12 || len == 0xffffffffu || fde_addr + 8 + (__s64)begin != addr)
+			return 0;
+		return range;
+	}
+	return 0;
+}
+
+/* A function with CFI starts at addr: 0, with the start of the next one
+ * (or 0: none) and its FDE's length (0: unknown), else -ENOENT. */
+static int function_at(Elf *elf, const struct fn_starts *fs, __u64 addr, __u64 *next,
+		       __u64 *len)
+{
+	size_t lo = 0, hi = fs->count, mid;
+	__s32 fde;
+
+	while (lo < hi) {	/* first entry above addr */
+		mid = lo + (hi - lo) / 2;
+		if (fn_start(fs, mid) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || fn_start(fs, lo - 1) != addr)
+		return -ENOENT;
+	*next = lo < fs->count ? fn_start(fs, lo) : 0;
+	memcpy(&fde, fs->table + 8 * (lo - 1) + 4, sizeof(fde));
+	*len = fde_length(elf, fs->base + (__s64)fde, addr);
+	return 0;
+}
+
+/* Up to max bytes of the executable section holding addr: how many; *end:
+ * the section's end (0 when no such section). */
+static size_t code_at(Elf *elf, __u64 addr, unsigned char *buf, size_t max, __u64 *end)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;
+
+	*end = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
+		    addr - sh.sh_addr >= sh.sh_size)
+			continue;
+		*end = sh.sh_addr + sh.sh_size;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr >= d->d_size)
+			return 0;
+		n = d->d_size - (addr - sh.sh_addr);
+		n = n < max ? n : max;
+		memcpy(buf, (const unsigned char *)d->d_buf + (addr - sh.sh_addr), n);
+		return n;
+	}
+	return 0;
+}
+
+/* main's address in _start's first bytes (code, n bytes at addr), or 0:
+ * the first `lea rel32(%rip), %rdi` (48 8d 3d) or `mov $imm32, %rdi`
+ * (48 c7 c7). */
+static __u64 main_from_start(const unsigned char *code, size_t n, __u64 addr)
+{
+	size_t i;
+	__s32 v;
+
+	for (i = 0; i + 7 <= n; i++) {
+		if (code[i] != 0x48 || (code[i + 1] != 0x8d && code[i + 1] != 0xc7) ||
+		    code[i + 2] != (code[i + 1] == 0x8d ? 0x3d : 0xc7))
+			continue;
+		memcpy(&v, code + i + 3, sizeof(v));
+		if (code[i + 1] == 0x8d)
+			return addr + i + 7 + (__s64)v;
+		return v > 0 ? (__u64)v : 0;
+	}
+	return 0;
+}
+
+/* A function at addr: its FDE's range, else up to the next function or
+ * its section's end. */
+static int add_function(Elf *elf, const struct fn_starts *fs, struct st_symtab *t,
+			struct st_strtab *names, __u64 addr, const char *name,
+			unsigned char *code, size_t *ncode)
+{
+	__u64 next, end, len;
+	const char *s;
+	size_t n;
+
+	if (function_at(elf, fs, addr, &next, &len))
+		return -ENOENT;
+	n = code_at(elf, addr, code, ENTRY_SCAN, &end);
+	if (!end)
+		return -ENOENT;	/* not in an executable section */
+	if (next && next > addr && next < end)
+		end = next;
+	if (len && len < end - addr)	/* the FDE's own range: crt code without CFI
+					 * may follow _start */
+		end = addr + len;
+	if (ncode)
+		*ncode = n < end - addr ? n : (size_t)(end - addr);
+	if (!(s = st_strtab__add(names, name, strlen(name))))
+		return -ENOMEM;
+	return st_symtab__add(t, addr, end - addr, s, NULL, ST_BIND_LOCAL);
+}
+
+int st_entry__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_strtab *names)
+{
+	Elf *elf = st_elf__elf(e);
+	unsigned char code[ENTRY_SCAN];
+	struct fn_starts fs;
+	__u64 main_addr;
+	GElf_Ehdr eh;
+	size_t n = 0;
+	int err;
+
+	if (!elf || !is_program(elf, &eh) || !fn_starts_open(elf, &fs))
+		return 0;
+	if ((err = add_function(elf, &fs, t, names, eh.e_entry, "_start", code, &n)))
+		return err == -ENOMEM ? err : 0;
+	main_addr = main_from_start(code, n, eh.e_entry);
+	if (!main_addr)
+		return 1;
+	err = add_function(elf, &fs, t, names, main_addr, "main", code, NULL);
+	return err == -ENOMEM ? err : err ? 1 : 2;
+}

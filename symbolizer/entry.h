@@ -1,0 +1,28 @@
+/* entry.h - names for a stripped executable's entry code (private).
+ *
+ * A stripped program (Debian's sqlite3, most packaged executables) has no
+ * symbol for _start and main, so every stack of it starts in two unnamed
+ * frames, and nothing tells a complete stack from one cut short. Both are
+ * found without symbols: _start at the ELF header's entry point, main from
+ * _start's code (glibc's x86-64 start code loads main's address into rdi
+ * for __libc_start_main: `lea main(%rip), %rdi` in PIE, `mov $main, %rdi`
+ * otherwise). A function with CFI must start at that very address (the
+ * .eh_frame_hdr search table lists every function's start): none, no name.
+ * Each has its FDE's range (else reaches to the next function's start or
+ * its section's end), and is added with the lowest preference, so a real symbol at the same address
+ * wins.
+ */
+#ifndef STACKTREE_SYMBOLIZER_ENTRY_H
+#define STACKTREE_SYMBOLIZER_ENTRY_H
+
+struct st_elf;
+struct st_symtab;
+struct st_strtab;
+
+/* Add "_start" and "main" to t (names copied into names) for an
+ * executable (ET_EXEC, or ET_DYN with PT_INTERP). Returns the number added
+ * (0, 1 or 2) or -errno. Reads at most the entry code's first 64 bytes
+ * and does a binary search of the table. */
+int st_entry__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_strtab *names);
+
+#endif
