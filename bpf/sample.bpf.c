@@ -465,18 +465,18 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
 	return emit_event_ppid(type, pid, tid, 0);
 }
 
-/* dwarf/auto: a launched command is not sampled from its exec until its
- * tables are in (counted). Once it runs outside the dynamic loader, its
- * start-up libraries are all mapped: the daemon reads its maps again and
- * activates it (ST_EV_STARTED). */
-static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target, bool count)
+/* dwarf/auto: a launched command is sampled from its exec on, like any
+ * process born during the session: while its tables are not in, or a frame
+ * is in a library mapped since they were read, the sample is unwound later
+ * by the daemon (deferred). Once it runs outside the dynamic loader, its
+ * start-up libraries are all mapped: the daemon reads its maps again
+ * (ST_EV_STARTED) and marks it active. */
+static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct st_unwind_proc *up = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	__u64 ip;
 
-	if (count)
-		stat_inc(ST_STAT_UNW_WAIT);
 	if (*target != ST_TARGET_AT_TABLES || !up ||	/* exec-time tables not in yet */
 	    (up->image != task_image(task) && up->image != ST_UNWIND_ANY_IMAGE))
 		return;
@@ -507,9 +507,9 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 
 /* Whether the current task is to be sampled: not the idle task (counted),
  * not the daemon, and passing --pid/CMD targets, --comm and --cgroup. */
-/* ev: the event of the calling program. A launched command waiting for its
- * unwind tables is not timer-sampled yet, but its page faults are taken
- * (each happens once): their stacks fall back to frame pointers. */
+/* ev: the event of the calling program. A launched command is a target
+ * from its exec on (ST_TARGET_AT_EXEC: not yet); page faults taken before
+ * its tables are in fall back to frame pointers (they are not deferred). */
 static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 {
 	__u8 *target;
@@ -523,9 +523,8 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 	if (filter_targets) {
 		target = bpf_map_lookup_elem(&targets, &tgid);
 		if (target && *target >= ST_TARGET_AT_TABLES)
-			wait_tables(tgid, tid, target, ev == ST_EVENT_CPU);
-		if (!target || (*target != ST_TARGET_ACTIVE &&
-				!(ev == ST_EVENT_FAULTS && *target >= ST_TARGET_AT_TABLES)))
+			wait_tables(tgid, tid, target);
+		if (!target || *target == ST_TARGET_AT_EXEC)
 			return false;
 	}
 	if (filter_comm) {
@@ -945,7 +944,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 			return 0;
 		if (*t == ST_TARGET_AT_EXEC && unwind_mode != ST_UNWIND_FP &&
 		    emit_event(ST_EV_TABLES, tgid, BPF_CORE_READ(p, pid))) {
-			/* sampled once it left the loader and its tables are in */
+			/* its maps read again once it left the loader */
 			bpf_map_update_elem(&targets, &tgid, &wait, BPF_ANY);
 		} else if (*t == ST_TARGET_AT_EXEC) {
 			bpf_map_update_elem(&targets, &tgid, &active, BPF_ANY);
