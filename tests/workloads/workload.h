@@ -48,6 +48,17 @@ static inline void wl_wait_start(void)
 		usleep(2000);
 }
 
+/* With WL_END_FILE set, sleep until that file exists before exiting, so
+ * that a profiler which symbolizes only while the process lives (bpftrace)
+ * can print its stacks. */
+static inline void wl_wait_end(void)
+{
+	const char *path = getenv("WL_END_FILE");
+
+	while (path && access(path, F_OK) != 0)
+		usleep(2000);
+}
+
 /* "phase NAME CPU_SECONDS" lines on the file named by WL_REPORT (or stderr). */
 static inline void wl_report(const char *name, double cpu_s)
 {
