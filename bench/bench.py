@@ -31,6 +31,7 @@ slowdown (wall time, and the CPU time of the compile and the profiler
 together), the bytes each profiler wrote, and stacktreed's BPF run time per
 sample."""
 
+import atexit
 import json
 import os
 import re
@@ -259,6 +260,53 @@ def parse_perf(text, datafile):
     return r
 
 
+BPFTRACE = shutil.which("bpftrace")
+BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
+
+
+def bpf_stats(on):
+    """Turns the kernel's BPF run-time stats on (True) or back to a value
+    returned before; returns the value it had. Turned on, they are set back
+    at exit whatever happens in between."""
+    try:
+        with open(BPF_STATS) as f:
+            was = f.read().strip()
+        if on is not None:
+            with open(BPF_STATS, "w") as f:
+                f.write("1" if on is True else str(on))
+        if on is True:
+            atexit.register(bpf_stats, was)
+        return was
+    except OSError:
+        return None
+
+
+def prog_stats(pid):
+    """ns per run of the perf_event programs process pid holds (their ids
+    from /proc/PID/fdinfo, their stats from bpftool)."""
+    ids = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = f.read()
+            m = re.search(r"^prog_id:\s*(\d+)", info, re.M)
+            if m and re.search(r"^prog_type:\s*7$", info, re.M):	# BPF_PROG_TYPE_PERF_EVENT
+                ids.add(int(m.group(1)))
+    except OSError:
+        return {}
+    ns = runs = 0
+    for i in ids:
+        try:
+            p = subprocess.run(["bpftool", "prog", "show", "id", str(i), "-j"],
+                               capture_output=True, text=True, timeout=30)
+            prog = json.loads(p.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            continue
+        ns += prog.get("run_time_ns", 0)
+        runs += prog.get("run_cnt", 0)
+    return {"bpf_ns": ns / runs, "runs": float(runs)} if runs else {}
+
+
 # ---- one run ---------------------------------------------------------------
 
 def run_workload(copies, iters):
@@ -286,14 +334,26 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
         if cfg == "bare":
             argv.insert(1, "--bench-bare")
         prof = Profiler(cfg, argv, outdir + ".err")
+    elif cfg == "bpftrace":
+        # bcc's profile and bpftrace's profile probe: a stack id per sample
+        # (bpf_get_stackid into a stack-trace map), counted in a hash map
+        argv = [BPFTRACE, "-e", "profile:hz:%d { @[ustack, pid] = count(); }" % freq]
+        prof = Profiler(cfg, argv, outdir + ".err")
     elif cfg in ("perf", "perf-dwarf"):
         argv = ["perf", "record", "-e", "cpu-clock", "-F", str(freq), "-a",
                 "-o", outdir + ".perf.data"] + (["-g"] if cfg == "perf" else
                                                ["--call-graph", "dwarf"])
         prof = Profiler(cfg, argv, outdir + ".err")
         prof.settle = 1.0  # perf synthesizes the existing processes' maps
+    stats = None
+    if cfg == "bpftrace":	# the kernel's BPF stats, on only for this run
+        stats = bpf_stats(True)
     if prof:
-        prof.start()
+        try:
+            prof.start()
+        except BenchError:
+            bpf_stats(stats)
+            raise
         pcpu0 = prof.cpu_now() or 0.0
     busy0 = busy_ticks()
     wall, wcpu = run_workload(copies, iters)
@@ -302,6 +362,9 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
     prof_cpu_during = 0.0
     if prof:
         prof_cpu_during = max(0.0, (prof.cpu_now() or pcpu0) - pcpu0)
+        if cfg == "bpftrace":
+            res.update(prog_stats(prof.pid))
+            bpf_stats(stats)
         prof.stop()
         res.update(prof_cpu_during=prof_cpu_during)
         if prof.cpu is not None:
@@ -310,7 +373,9 @@ def run_one(cfg, tmp, copies, iters, freq, tag):
         # perf re-raises the SIGINT it was stopped with once its file is written
         if prof.status != 0 and not (cfg.startswith("perf") and prof.status == -signal.SIGINT):
             raise BenchError(f"{cfg} exited with status {prof.status}:\n{tail(text)}")
-        if cfg.startswith("perf"):
+        if cfg == "bpftrace":
+            pass
+        elif cfg.startswith("perf"):
             res.update(parse_perf(text, outdir + ".perf.data"))
             try:
                 os.unlink(outdir + ".perf.data")
@@ -366,7 +431,8 @@ def main():
             raise BenchError(f"{f} is missing: run `make all {os.path.relpath(WORKLOAD, ROOT)}`")
 
     dwarf = env_int("BENCH_DWARF", 1, lo=0) > 0
-    configs = ["baseline", "stacktreed", "bare"] + (["perf"] if have_perf else [])
+    configs = ["baseline", "stacktreed", "bare"] + (["perf"] if have_perf else []) + \
+        (["bpftrace"] if BPFTRACE else [])
     if dwarf:
         configs += ["dwarf"] + (["perf-dwarf"] if have_perf else [])
     print(f"stacktreed benchmark: {WL_COMM} ({iters} iterations of ~35-frame recursion, "
@@ -405,7 +471,7 @@ def main():
                     try:
                         res = run_one(cfg, tmp, copies, iters, freq, f"{r}.{len(tries)}")
                     except BenchError as e:
-                        if not cfg.startswith("perf"):
+                        if not cfg.startswith("perf") and cfg != "bpftrace":
                             raise
                         print(f"  {cfg} could not run, skipping it: {e}")
                         configs.remove(cfg)
@@ -459,7 +525,8 @@ def main():
         return fmt(med(xs)) if xs else "-"
 
     label = {"baseline": "baseline", "stacktreed": "stacktreed", "bare": "bare walk",
-             "perf": "perf", "dwarf": "st dwarf", "perf-dwarf": "perf dwarf"}
+             "perf": "perf", "dwarf": "st dwarf", "perf-dwarf": "perf dwarf",
+             "bpftrace": "bpftrace"}
     print()
     print("program's time (median over rounds; slowdown = median of per-round ratios to baseline)")
     print(f"{'config':<11} {'wall s':>6} {'(min-max)':>11} {'slowdown':>9} {'(min-max)':>11} "
@@ -541,6 +608,20 @@ def main():
                   f"{num(of(cfg, 'prof_rss_mib'), lambda v: f'{v:.0f}'):>7}")
         print("  samples include idle CPUs (swapper) and perf's 1 s start-up; perf CPU includes "
               "its work before and after the program (maps, build ids).")
+
+    if "bpftrace" in configs:
+        print()
+        bt, st = of("bpftrace", "bpf_ns"), of("stacktreed", "bpf_ns")
+        print("bpftrace 'profile:hz:%d { @[ustack, pid] = count(); }' (a stack id per sample, "
+              "as bcc's profile):" % freq)
+        print(f"  BPF run time {num(bt, lambda v: f'{v:.0f}')} ns per run "
+              f"(stacktreed --unwind fp {num(st, lambda v: f'{v:.0f}')} ns per run, its whole "
+              f"tree folded); CPU {num(of('bpftrace', 'prof_cpu_total'), f2)} s, "
+              f"RSS {num(of('bpftrace', 'prof_rss_mib'), lambda v: f'{v:.0f}')} MiB")
+        print(f"  slowdown by wall time {pct(wall_sd['bpftrace'])}, by CPU time "
+              f"{pct(cpu_sd['bpftrace'])} (stacktreed {pct(wall_sd['stacktreed'])}, "
+              f"{pct(cpu_sd['stacktreed'])}); bpftrace names a process's stacks only while it "
+              "lives, and these copies have exited when it prints")
 
     print()
     unreliable = len(noisy) * 4 >= len(runs)
