@@ -189,7 +189,7 @@ bool st_elf__has_section_type(struct st_elf *e, GElf_Word type)
 	return find_section(e, type, &shdr) != NULL;
 }
 
-bool st_elf__has_section_named(struct st_elf *e, const char *name)
+Elf_Scn *st_elf__section_named(struct st_elf *e, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	const char *n;
@@ -197,15 +197,23 @@ bool st_elf__has_section_named(struct st_elf *e, const char *name)
 	size_t shstrndx;
 
 	if (elf_getshdrstrndx(e->elf, &shstrndx))
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(e->elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 			continue;
 		n = elf_strptr(e->elf, shstrndx, shdr.sh_name);
-		if (n && strcmp(n, name) == 0)
-			return true;
+		if (n && strcmp(n, name) == 0) {
+			if (sh)
+				*sh = shdr;
+			return scn;
+		}
 	}
-	return false;
+	return NULL;
+}
+
+bool st_elf__has_section_named(struct st_elf *e, const char *name)
+{
+	return st_elf__section_named(e, name, NULL) != NULL;
 }
 
 /* Section ends as bounds: of the executable sections for functions, of the

@@ -48,6 +48,9 @@ int st_elf__loads(struct st_elf *e, struct st_load **out);
 bool st_elf__has_section_type(struct st_elf *e, GElf_Word type);
 /* Whether it has a section with contents (not SHT_NOBITS) of that name. */
 bool st_elf__has_section_named(struct st_elf *e, const char *name);
+/* The first section named name that has bytes in the file (not
+ * SHT_NOBITS), its header in *sh (or NULL), or NULL. */
+Elf_Scn *st_elf__section_named(struct st_elf *e, const char *name, GElf_Shdr *sh);
 
 /* Add the function symbols (STT_FUNC, STT_GNU_IFUNC) of the first section
  * of type `type` to t, names copied into names, plus the ends of the

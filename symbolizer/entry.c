@@ -42,35 +42,27 @@ struct fn_starts {
 
 #define EH_PE_SDATA4_DATAREL 0x3b
 
-static bool fn_starts_open(Elf *elf, struct fn_starts *fs)
+static bool fn_starts_open(struct st_elf *e, struct fn_starts *fs)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	const char *name;
+	Elf_Scn *scn = st_elf__section_named(e, ".eh_frame_hdr", NULL);
 	const unsigned char *h;
 	GElf_Shdr sh;
 	Elf_Data *d;
 	__u32 count;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".eh_frame_hdr"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		h = d ? d->d_buf : NULL;
-		/* version 1; eh_frame_ptr and fde_count as 4-byte values */
-		if (!h || d->d_size < 12 || h[0] != 1 || (h[1] & 0x07) != 0x03 ||
-		    (h[2] & 0x07) != 0x03 || h[3] != EH_PE_SDATA4_DATAREL)
-			return false;
-		memcpy(&count, h + 8, sizeof(count));
-		if (count > (d->d_size - 12) / 8)
-			return false;
-		*fs = (struct fn_starts){ .table = h + 12, .count = count, .base = sh.sh_addr };
-		return true;
-	}
-	return false;
+	d = elf_getdata(scn, NULL);
+	h = d ? d->d_buf : NULL;
+	/* version 1; eh_frame_ptr and fde_count as 4-byte values */
+	if (!h || d->d_size < 12 || h[0] != 1 || (h[1] & 0x07) != 0x03 ||
+	    (h[2] & 0x07) != 0x03 || h[3] != EH_PE_SDATA4_DATAREL)
+		return false;
+	memcpy(&count, h + 8, sizeof(count));
+	if (count > (d->d_size - 12) / 8)
+		return false;
+	*fs = (struct fn_starts){ .table = h + 12, .count = count, .base = sh.sh_addr };
+	return true;
 }
 
 static __u64 fn_start(const struct fn_starts *fs, size_t i)
@@ -81,34 +73,54 @@ static __u64 fn_start(const struct fn_starts *fs, size_t i)
 	return fs->base + (__s64)v;
 }
 
+/* The SHT_PROGBITS section (executable when exec) that holds addr: true,
+ * *end its end, and its bytes from addr on (*p, *avail; NULL and 0 when
+ * the file has none there). */
+static bool section_at(Elf *elf, __u64 addr, bool exec, __u64 *end, const unsigned char **p,
+		       size_t *avail)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    (exec && !(sh.sh_flags & SHF_EXECINSTR)) || addr < sh.sh_addr ||
+		    addr - sh.sh_addr >= sh.sh_size)
+			continue;
+		*end = sh.sh_addr + sh.sh_size;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr >= d->d_size) {
+			*p = NULL;
+			*avail = 0;
+		} else {
+			*p = (const unsigned char *)d->d_buf + (addr - sh.sh_addr);
+			*avail = d->d_size - (addr - sh.sh_addr);
+		}
+		return true;
+	}
+	return false;
+}
+
 /* The address range length of the FDE at fde_addr, when it describes the
  * function at addr with 4-byte pc_begin (pcrel) and pc_range fields (as
  * compilers write it for x86-64): 0 when not so. */
 static __u64 fde_length(Elf *elf, __u64 fde_addr, __u64 addr)
 {
 	const unsigned char *p;
-	Elf_Scn *scn = NULL;
 	__u32 len, range;
-	GElf_Shdr sh;
-	Elf_Data *d;
+	size_t avail;
 	__s32 begin;
+	__u64 end;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || fde_addr < sh.sh_addr ||
-		    fde_addr - sh.sh_addr >= sh.sh_size)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < 16 || fde_addr - sh.sh_addr > d->d_size - 16)
-			return 0;
-		p = (const unsigned char *)d->d_buf + (fde_addr - sh.sh_addr);
-		memcpy(&len, p, 4);
-		memcpy(&begin, p + 8, 4);
-		memcpy(&range, p + 12, 4);
-		if (len < 12 || len == 0xffffffffu || fde_addr + 8 + (__s64)begin != addr)
-			return 0;
-		return range;
-	}
-	return 0;
+	if (!section_at(elf, fde_addr, false, &end, &p, &avail) || avail < 16)
+		return 0;
+	memcpy(&len, p, 4);
+	memcpy(&begin, p + 8, 4);
+	memcpy(&range, p + 12, 4);
+	if (len < 12 || len == 0xffffffffu || fde_addr + 8 + (__s64)begin != addr)
+		return 0;
+	return range;
 }
 
 /* A function with CFI starts at addr: 0, with the start of the next one
@@ -138,27 +150,15 @@ static int function_at(Elf *elf, const struct fn_starts *fs, __u64 addr, __u64 *
  * the section's end (0 when no such section). */
 static size_t code_at(Elf *elf, __u64 addr, unsigned char *buf, size_t max, __u64 *end)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	Elf_Data *d;
+	const unsigned char *p;
 	size_t n;
 
 	*end = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
-		    addr - sh.sh_addr >= sh.sh_size)
-			continue;
-		*end = sh.sh_addr + sh.sh_size;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || addr - sh.sh_addr >= d->d_size)
-			return 0;
-		n = d->d_size - (addr - sh.sh_addr);
-		n = n < max ? n : max;
-		memcpy(buf, (const unsigned char *)d->d_buf + (addr - sh.sh_addr), n);
-		return n;
-	}
-	return 0;
+	if (!section_at(elf, addr, true, end, &p, &n) || !p)
+		return 0;
+	n = n < max ? n : max;
+	memcpy(buf, p, n);
+	return n;
 }
 
 /* main's address in _start's first bytes (code, n bytes at addr), or 0:
@@ -218,7 +218,7 @@ int st_entry__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_strt
 	size_t n = 0;
 	int err;
 
-	if (!elf || !is_program(elf, &eh) || !fn_starts_open(elf, &fs))
+	if (!elf || !is_program(elf, &eh) || !fn_starts_open(e, &fs))
 		return 0;
 	if ((err = add_function(elf, &fs, t, names, eh.e_entry, "_start", code, &n)))
 		return err == -ENOMEM ? err : 0;

@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 from stcheck import (SANITIZED, STACKTREED, Daemon, check, check_invariants, c_source, load,
                      metric, perf_stacks, pid_beside_perf, run_profiled)

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 from stcheck import (Daemon, check, check_invariants, function_cum, load, main_thread, metric,
                      wait_for, workload)
