@@ -5,8 +5,9 @@
  *
  * The kernel folds every sample into a call-stack tree per (pid, tid):
  *   - node ids index the `nodes` array map; id 0 means "none";
- *   - the `node_ids` hash maps (parent id, generation, flags, address) to a
- *     node id, so that a node is created once and found again;
+ *   - the `node_slots` table (open addressing, one half per generation)
+ *     maps (parent id, flags, address) to a node id, so that a node is
+ *     created once and found again; the key is kept in the id's record;
  *   - a thread's root node has flag ST_NODE_ROOT, addr = (pid << 32) | tid
  *     and, in place of a parent, the image the thread runs: its task's
  *     self_exec_id (low 32 bits), which every exec increments and fork
@@ -28,7 +29,7 @@
 #define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
 #define ST_COMM_LEN 16
 
-/* st_node_key.flags / st_node_rec.flags */
+/* st_node_rec.flags */
 #define ST_NODE_ROOT 0x1	/* a thread's root; addr = pid << 32 | tid */
 #define ST_NODE_LEAF 0x2	/* the sampled instruction pointer */
 #define ST_NODE_KERNEL 0x4	/* a kernel address */
@@ -39,7 +40,7 @@
 				 * function's CFA (rbp + 16) */
 #define ST_NODE_DATA_HEAP 0x40	/* ... heap: brk heap: addr = offset from its start;
 				 * anonymous memory: addr = the address */
-#define ST_NODE_DEAD 0x80	/* record allocated but its key could not be inserted */
+#define ST_NODE_DEAD 0x80	/* record allocated but not in the node table */
 #define ST_NODE_HEAP_BRK 0x100	/* with DATA_HEAP: the brk heap (else anonymous mmap) */
 #define ST_NODE_FAULTS 0x200	/* with ROOT: the thread's page-fault tree */
 #define ST_NODE_FORCED 0x400	/* with a DATA flag: a fault on a page --force-faults paged
@@ -50,13 +51,6 @@
 #define ST_EVENT_CPU 0
 #define ST_EVENT_FAULTS 1
 #define ST_EVENTS 2
-
-struct st_node_key {
-	__u32 parent;
-	__u16 gen;
-	__u16 flags;
-	__u64 addr;
-};
 
 struct st_node_rec {
 	__u64 addr;
@@ -72,7 +66,7 @@ enum st_stat {
 	ST_STAT_SAMPLES,	 /* timer samples of targeted threads, folded or lost */
 	ST_STAT_FOLDED,		 /* samples folded into a tree */
 	ST_STAT_LOST_NODES_FULL, /* no free node id in this generation */
-	ST_STAT_LOST_HASH_FULL,	 /* node_ids hash full */
+	ST_STAT_LOST_TABLE_FULL,	 /* no free node_slots slot near the key's */
 	ST_STAT_LOST_THREAD,	 /* no per-thread state (task storage) */
 	ST_STAT_LOST_STACK,	 /* bpf_get_stack failed */
 	ST_STAT_TRUNCATED,	 /* stacks cut at ST_MAX_USER (still folded) */

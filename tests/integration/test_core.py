@@ -72,6 +72,75 @@ def test_generation_swaps_lose_nothing():
               % (fn, function_calls(t["root"], fn)))
 
 
+def bench_cpu_paths(depth=15):
+    """The function sequences under main of tests/workloads/bench_cpu.c's 8
+    paths (its next(): level from the path's bits, leaf from bit 2)."""
+    seqs = []
+    for p in range(8):
+        s, d = ["level_a"], depth
+        while True:
+            s.append("next")
+            if d <= 0:
+                s.append("leaf_hash" if p & 4 else "leaf_mix")
+                break
+            s.append(("level_a", "level_b", "level_c")[(p >> (d % 3)) % 3])
+            d -= 1
+        seqs.append(tuple(s))
+    return seqs
+
+
+def test_small_node_table_keeps_every_node_in_place():
+    """A node table of 1,024 ids per generation, drained every 50 ms, while
+    two bench_cpu processes keep both CPUs inserting: every node keeps its
+    parent (each stack is a prefix of one of bench_cpu's 8 call paths), no
+    sample is lost for want of a slot, and main stays one call."""
+    out = tempfile.mkdtemp(prefix="st-it-table-")
+    start = os.path.join(out, "start")
+    env = dict(os.environ, WL_START_FILE=start)
+    procs = [subprocess.Popen([workload("bench_cpu"), "600000"], env=env) for _ in range(2)]
+    try:
+        # --pid: the tables are in before the first sample, so every stack is
+        # complete and folded in the kernel (no late unwinding)
+        d = Daemon(["--pid", ",".join(str(p.pid) for p in procs), "-F", "999",
+                    "--max-nodes", "1024", "--drain-interval", "0.05", "-o", out])
+    finally:
+        open(start, "w").close()
+    cpu = {}
+    for p in procs:
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        check(p.returncode == 0, "bench_cpu exited %d" % p.returncode)
+        cpu[p.pid] = ru.ru_utime + ru.ru_stime
+    rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    prof = load(out)
+    check_invariants(prof)
+    check("node table full" not in prof["lost_by"], "lost: %s" % prof["lost_by"])
+    paths = bench_cpu_paths()
+    for pid, secs in cpu.items():
+        mine = [t for t in prof["threads"] if t["pid"] == pid]
+        check(len(mine) == 1, "bench_cpu %d: %d trees" % (pid, len(mine)))
+        t = mine[0]
+        metric("small_table.samples_per_cpu_tick", t["samples"] / (secs * 999))
+        check(t["samples"] >= 0.9 * secs * 999, "bench_cpu %d: %d samples for %.2f s of CPU"
+              % (pid, t["samples"], secs))
+        mains = function_nodes(t["root"], "main")
+        check(function_calls(t["root"], "main") == 1, "main CALLS %d != 1"
+              % function_calls(t["root"], "main"))
+        under = 0
+        for m, _ in mains:
+            stack = [(c, (c["function"],)) for c in m["children"]]
+            while stack:
+                n, seq = stack.pop()
+                check(any(p[:len(seq)] == seq for p in paths),
+                      "bench_cpu %d: main -> %s is none of its call paths"
+                      % (pid, " -> ".join(map(str, seq))))
+                under += n["base"]
+                stack.extend((c, seq + (c["function"],)) for c in n["children"])
+        check(under >= 0.95 * t["samples"], "bench_cpu %d: %d of %d samples under main"
+              % (pid, under, t["samples"]))
+
+
 def test_kernel_frames():
     out, _, rep = run_profiled(["--kernel", "-F", "999", "--", workload("syscalls")])
     prof = load(out)

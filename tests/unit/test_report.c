@@ -26,7 +26,7 @@ static struct st_profile *sample_profile(void)
 
 	p->frequency_hz = 99;
 	p->duration_s = 1.5;
-	st_profile__add_lost(p, "node hash full", 3);
+	st_profile__add_lost(p, "node table full", 3);
 	st_profile__add_note(p, "stacks truncated at 127 frames", 1);
 	t = st_profile__add_thread(p, 10, 10, "prog");
 	{
@@ -252,7 +252,7 @@ static void test_xtree_min_pct(void **state)
 	assert_non_null(strstr(buf, "        2         2   2.17%        0    [other]"));
 	assert_non_null(strstr(buf, "=== pid 10 tid 10 comm prog: 92 samples"));
 	assert_non_null(strstr(buf, "main+0x10 [prog]"));
-	assert_non_null(strstr(buf, "# samples: 149, lost: 3 (node hash full 3)"));
+	assert_non_null(strstr(buf, "# samples: 149, lost: 3 (node table full 3)"));
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &len);

@@ -66,6 +66,7 @@ int main(int argc, char **argv)
 	long iters = (long)((argc > 1 ? atof(argv[1]) : 1200000) * wl_scale());
 	unsigned long x = 1;
 
+	wl_wait_start();
 	for (long i = 0; i < iters; i++)
 		x = level_a(DEPTH, (unsigned)(i % 8), x);
 	sink = x;

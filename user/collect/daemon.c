@@ -241,7 +241,7 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		bool lost;
 	} names[] = {
 		{ ST_STAT_LOST_NODES_FULL, "node array full", true },
-		{ ST_STAT_LOST_HASH_FULL, "node hash full", true },
+		{ ST_STAT_LOST_TABLE_FULL, "node table full", true },
 		{ ST_STAT_LOST_THREAD, "no thread state", true },
 		{ ST_STAT_LOST_STACK, "stack walk failed", true },
 		{ ST_STAT_LOST_EPOCH, "generation swap race", true },

@@ -31,7 +31,8 @@ struct st_session {
 	void *ev_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
-	struct st_node_key *keys;	/* scratch for batch deletes */
+	__u64 *slots;		/* mmaped `node_slots` array */
+	size_t nslots;		/* slots per generation */
 	int stats_fd;			/* bpf_enable_stats() */
 };
 
@@ -174,7 +175,11 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		fprintf(stderr, "stacktreed: cannot size the unwinding maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	if ((err = bpf_map__set_max_entries(s->skel->maps.node_ids, 2 * opts->max_nodes)) ||
+	/* at least twice as many slots as ids: a table at most half full */
+	for (s->nslots = 1; s->nslots < 2 * (size_t)opts->max_nodes; s->nslots <<= 1)
+		;
+	s->skel->rodata->slot_mask = (__u32)(s->nslots - 1);
+	if ((err = bpf_map__set_max_entries(s->skel->maps.node_slots, (__u32)(2 * s->nslots))) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.nodes, 2 * opts->max_nodes + 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
 					    opts->max_targets ? opts->max_targets : 1)) ||
@@ -209,9 +214,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		fprintf(stderr, "stacktreed: cannot map the node array: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	s->keys = calloc(opts->max_nodes, sizeof(*s->keys));
-	if (!s->keys) {
-		err = -ENOMEM;
+	s->slots = mmap(NULL, 2 * s->nslots * sizeof(*s->slots), PROT_READ | PROT_WRITE,
+			MAP_SHARED, bpf_map__fd(s->skel->maps.node_slots), 0);
+	if (s->slots == MAP_FAILED) {
+		err = -errno;
+		s->slots = NULL;
+		fprintf(stderr, "stacktreed: cannot map the node table: %s\n", strerror(errno));
 		goto cleanup;
 	}
 	/* kernel BPF run-time stats, kept on for the session */
@@ -253,7 +261,8 @@ void st_session__free(struct st_session *s)
 		close(s->epfd);
 	if (s->recs)
 		munmap(s->recs, s->recs_len);
-	free(s->keys);
+	if (s->slots)
+		munmap(s->slots, 2 * s->nslots * sizeof(*s->slots));
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	sample_bpf__destroy(s->skel);
@@ -418,23 +427,6 @@ double st_session__fill(const struct st_session *s)
 	return (double)used / (double)s->opts.max_nodes;
 }
 
-static void delete_keys(int fd, struct st_node_key *keys, __u32 n)
-{
-	__u32 done = 0;
-
-	while (done < n) {
-		__u32 count = n - done;
-		int err = bpf_map_delete_batch(fd, keys + done, &count, NULL);
-
-		done += count;
-		if (err) {
-			/* a key that is not there (cannot happen unless a record was
-			 * torn): skip it and go on */
-			done++;
-		}
-	}
-}
-
 /* Wait until no program is inside generation gen on any CPU. They run for
  * microseconds in interrupt context; a vCPU stalled by the hypervisor may
  * take longer, which is why this waits rather than sleeping a fixed time. */
@@ -472,7 +464,7 @@ int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
 {
 	struct sample_bpf__bss *bss = s->skel->bss;
 	__u32 old = __atomic_load_n(&bss->epoch, __ATOMIC_ACQUIRE);
-	__u32 gen = old & 1, used, first, nkeys = 0;
+	__u32 gen = old & 1, used, first;
 	int err;
 
 	/* seq_cst: the store is visible before the counts are read (the programs
@@ -487,16 +479,8 @@ int st_session__drain(struct st_session *s, st_drain_fn fn, void *ctx)
 	first = gen * s->opts.max_nodes + 1;
 	if (used)
 		err = fn(ctx, s->recs + first, first, used);
-	for (__u32 i = 0; i < used; i++) {
-		const struct st_node_rec *r = &s->recs[first + i];
-
-		if (r->flags & ST_NODE_DEAD)
-			continue;
-		s->keys[nkeys++] = (struct st_node_key){
-			.parent = r->parent, .gen = r->gen, .flags = r->flags, .addr = r->addr
-		};
-	}
-	delete_keys(bpf_map__fd(s->skel->maps.node_ids), s->keys, nkeys);
+	/* no program is in this generation until the epoch moves again */
+	memset(s->slots + gen * s->nslots, 0, s->nslots * sizeof(*s->slots));
 	__atomic_store_n(&bss->next_id[gen], 0, __ATOMIC_RELEASE);
 	return err;
 }
