@@ -89,6 +89,7 @@ enum st_stat {
 	ST_STAT_FAULT_STACK,	 /* data on a stack */
 	ST_STAT_FAULT_HEAP,	 /* data in the brk heap or anonymous memory */
 	ST_STAT_FAULT_UNKNOWN,	 /* data faults left unclassified (mapping not found) */
+	ST_STAT_UNW_WAIT,	 /* a launched command before its tables: a walk that needed one */
 	ST_STAT_UNW_OVER_BUDGET, /* walks through a module left without rows by --unwind-memory */
 	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
@@ -107,7 +108,7 @@ enum st_stat {
 /* targets map values */
 #define ST_TARGET_ACTIVE 1	/* sample this process */
 #define ST_TARGET_AT_EXEC 2	/* start sampling when it calls exec (launched command) */
-#define ST_TARGET_AT_TABLES 3	/* exec'd (dwarf/auto): in the loader */
+#define ST_TARGET_AT_TABLES 3	/* exec'd (dwarf/auto): in the loader (walks needing other tables not taken) */
 #define ST_TARGET_STARTED 4	/* ran outside the loader: the daemon reads its maps again */
 
 /* Ring buffer events: the daemon captures a process's maps on first sight. */

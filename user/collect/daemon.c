@@ -261,6 +261,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
 		{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
 		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
+		{ ST_STAT_UNW_WAIT, "samples not taken: command waiting for its unwind tables",
+		  false },
 		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
 		  false },
 		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
