@@ -264,7 +264,7 @@ def test_auto_mixes_frame_pointers_and_cfi():
     for top in t["root"]["children"]:
         # main's, and the dynamic loader's own complete stacks (the
         # command is sampled from its exec on), and a sample in the
-        # program's _start itself before it calls into libc (seen once)
+        # program's own _start before it calls into libc (seen once)
         if function_cum(top, "main") or "/ld-linux" in (top.get("module") or "") or \
                 (top["function"] == "_start" and not top["children"]):
             continue
