@@ -170,7 +170,8 @@ struct thread_state {
 	__u32 epoch;
 	__u32 depth;		/* frames in the path, root excluded */
 	__u32 root;		/* root node id (valid when epoch matches) */
-	__u32 pad;
+	__u32 defer_seq;	/* samples of the thread deferred so far */
+	__u32 deferring;	/* deferred since the last folded one (0: folding here) */
 	__u32 ids[ST_PATH_SLOTS];
 	__u64 addrs[ST_PATH_SLOTS];
 	__u16 flags[ST_PATH_SLOTS];
@@ -183,6 +184,17 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/* A thread's path handed back by the daemon (struct st_handoff), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct st_handoff);
+	__uint(max_entries, 1024);	/* 1 without deferral (--unwind fp) */
+} handoffs SEC(".maps");
+
+/* thread_state.epoch of a path handed back: ids to be looked up again */
+#define ST_EPOCH_HANDOFF 0xffffffffu
 
 /* The same for the page-fault trees (--event faults). */
 struct {
@@ -200,6 +212,7 @@ struct scratch {
 	__u64 kstack[ST_MAX_KERNEL];	/* leaf first */
 	bool utrunc;		/* dwarf/auto: the user walk stopped early */
 	bool defer;		/* ... for want of tables: unwind it in the daemon */
+	bool force_defer;	/* in: the thread waits for its handoff (defer it anyway) */
 	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
 };
 
@@ -588,7 +601,7 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 /* ev: the event of the calling program. A launched command is a target
  * from its exec on (ST_TARGET_AT_EXEC: not yet); page faults taken before
  * its tables are in fall back to frame pointers (they are not deferred). */
-static __always_inline bool wanted_at(__u32 tgid, __u32 tid, __u32 ev, bool *early)
+static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 {
 	__u8 *target;
 
@@ -604,7 +617,6 @@ static __always_inline bool wanted_at(__u32 tgid, __u32 tid, __u32 ev, bool *ear
 			wait_tables(tgid, tid, target);
 		if (!target || *target == ST_TARGET_AT_EXEC)
 			return false;
-		*early = *target != ST_TARGET_ACTIVE;
 	}
 	if (filter_comm) {
 		struct task_struct *task = bpf_get_current_task_btf();
@@ -622,13 +634,6 @@ static __always_inline bool wanted_at(__u32 tgid, __u32 tid, __u32 ev, bool *ear
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;
 	return true;
-}
-
-static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
-{
-	bool early = false;
-
-	return wanted_at(tgid, tid, ev, &early);
 }
 
 /* Tables missing for tgid (DWARF unwinding): the daemon reads its maps. */
@@ -654,11 +659,12 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 	/* went where tables were missing (what frame pointers found there,
 	 * even a "complete" stack, is a guess in code built without them):
 	 * the daemon unwinds it later */
-	sc->defer = defer_unwind && may_defer && n > 0 && (res.no_proc || res.pending || res.miss);
+	sc->defer = defer_unwind && may_defer && n > 0 &&
+		    (sc->force_defer || res.no_proc || res.pending || res.miss);
 	sc->stop_stat = stat;
 	if (stat < ST_STAT__MAX && !sc->defer)
 		stat_inc(stat);
-	if (res.fp_frames) {
+	if (res.fp_frames && !sc->defer) {	/* else the daemon's walk counts them */
 		__u32 k = ST_STAT_UNW_FP_FRAMES;
 		__u64 *v = bpf_map_lookup_elem(&stats, &k);
 
@@ -706,12 +712,12 @@ static __always_inline bool in_execve(void)
 /* A global function: the verifier checks it once, on its own, not once per
  * state its callers reach it in (the page-fault program's branches
  * multiplied the fold's states close to the 1M-instruction limit). */
-__noinline int fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid, __u32 tid,
-			   __u32 ev)
+__noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
+			   __u64 pid_tgid, __u32 ev)
 {
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0);
 	struct fold_ctx fc = {};
-	struct thread_state *ts;
 	struct st_node_rec *rec;
 	__u32 ep, gen, n, leaf;
 	bool fresh, created;
@@ -722,12 +728,6 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid,
 	n = pv->n;
 	if (n > ST_PATH_SLOTS - 1)
 		n = ST_PATH_SLOTS - 1;
-	if (ev == ST_EVENT_FAULTS)
-		ts = bpf_task_storage_get(&fault_threads, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	else
-		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		stat_ev(ev, ST_STAT_LOST_THREAD);
 		return 0;
@@ -738,7 +738,8 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, __u32 tgid,
 		return 0;
 	}
 	gen = ep & 1;
-	fresh = ts->depth == 0 && ts->root == 0;
+	/* a thread's first sample folded here (a handed-back path has no ids) */
+	fresh = ts->root == 0 && (ts->depth == 0 || ts->epoch == ST_EPOCH_HANDOFF);
 	if (fresh)	/* a thread's first sample: is its process new? */
 		notify_new_proc(tgid, tid);
 
@@ -851,7 +852,7 @@ static long copy_page(__u32 i, void *data)
 /* The sample for the daemon to unwind (sc->defer): registers, the stack
  * from sp up to the end of its mapping (at most ST_DEFER_STACK bytes) and
  * the kernel frames. False when the ring buffer is full. */
-__noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
+__noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn, __u32 seq)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -869,7 +870,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
 	d->image = task_image(task);
 	/* the daemon reads this process's maps for d->image: say which it is */
 	set_proc_image(tgid, d->image, 0, BPF_NOEXIST);
-	d->pad = 0;
+	d->seq = seq;
 	d->ip = BPF_CORE_READ(regs, ip);
 	d->sp = BPF_CORE_READ(regs, sp);
 	d->bp = BPF_CORE_READ(regs, bp);
@@ -898,18 +899,49 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn)
 	return bpf_ringbuf_output(&deferred, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
 }
 
+/* A thread whose samples went to the daemon (deferred) comes back to the
+ * fold here only with the daemon's last path for it (struct st_handoff,
+ * written once the daemon has unwound them all): compared with that path,
+ * its next sample counts as new calls only the frames that are new. Until
+ * then its samples are deferred, even those walked whole here, and after
+ * ST_HANDOFF_WAIT of them it comes back without the path (counted). */
+static __always_inline bool take_handoff(struct thread_state *ts, __u32 tid)
+{
+	struct st_handoff *h = bpf_map_lookup_elem(&handoffs, &tid);
+
+	if (h && h->seq == ts->defer_seq) {
+		bpf_probe_read_kernel(ts->addrs, sizeof(ts->addrs), h->addrs);
+		bpf_probe_read_kernel(ts->flags, sizeof(ts->flags), h->flags);
+		ts->depth = h->n < ST_PATH_SLOTS ? h->n : ST_PATH_SLOTS - 1;
+		ts->root = 0;
+		ts->epoch = ST_EPOCH_HANDOFF;
+		ts->deferring = 0;
+		bpf_map_delete_elem(&handoffs, &tid);
+		stat_inc(ST_STAT_HANDOFF);
+		return false;
+	}
+	if (ts->deferring >= ST_HANDOFF_WAIT) {
+		ts->depth = 0;
+		ts->root = 0;
+		ts->deferring = 0;
+		stat_inc(ST_STAT_HANDOFF_MISSED);
+		return false;
+	}
+	return true;
+}
+
 SEC("perf_event")
 int on_timer(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct path_view pv = {};
+	struct thread_state *ts;
 	struct scratch *sc;
 	__u32 zero = 0, n;
 	long un = 0, kn = 0;
-	bool early = false;
 
-	if (!wanted_at(tgid, tid, ST_EVENT_CPU, &early))
+	if (!wanted(tgid, tid, ST_EVENT_CPU))
 		return 0;
 	if (in_execve()) {	/* counted, not folded (like idle samples) */
 		stat_inc(ST_STAT_IN_EXECVE);
@@ -920,6 +952,11 @@ int on_timer(struct bpf_perf_event_data *ctx)
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* a thread waiting for its handoff: deferred whatever its walk (whose
+	 * stop, if any, is then the daemon's to count) */
+	sc->force_defer = ts && ts->deferring && take_handoff(ts, tid);
 	un = user_stack(ctx, sc, true);
 	if (un < 0) {
 		stat_inc(ST_STAT_LOST_STACK);
@@ -930,18 +967,14 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
 	}
 
-	if (sc->defer && early) {
-		/* a launched command before its tables are all in (the loader
-		 * mapping its libraries, their initializers): its walks in the
-		 * loader are folded here, but one that needs a library's table is
-		 * not taken. Deferred, it would start a second path for the thread
-		 * in the daemon, and the first sample folded here after it would
-		 * count main again as a new call. */
-		stat_inc(ST_STAT_UNW_WAIT);
-		return 0;
-	}
 	if (sc->defer) {
-		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0)) {
+		__u32 seq = ts ? ts->defer_seq + 1 : 0;
+
+		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0, seq)) {
+			if (ts) {
+				ts->defer_seq = seq;
+				ts->deferring++;
+			}
 			stat_inc(ST_STAT_DEFERRED);
 			/* its maps are read while it lives, and its exit
 			 * reported, even if no sample of it is folded here */
@@ -951,6 +984,11 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
 		if (sc->stop_stat < ST_STAT__MAX)
 			stat_inc(sc->stop_stat);
+		if (ts && ts->deferring) {	/* the daemon's path is not this thread's last */
+			ts->depth = 0;
+			ts->root = 0;
+			ts->deferring = 0;
+		}
 	}
 
 	/* the path, root first: [truncated], user frames, kernel frames */
@@ -967,7 +1005,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		n = ST_PATH_SLOTS - 1;
 	pv.n = n;
 
-	fold_sample(sc, &pv, tgid, tid, ST_EVENT_CPU);
+	fold_sample(sc, &pv, ts, pid_tgid, ST_EVENT_CPU);
 	return 0;
 }
 
@@ -1191,6 +1229,9 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 	if (n > ST_PATH_SLOTS - 1)
 		n = ST_PATH_SLOTS - 1;
 	pv.n = n;
-	fold_sample(sc, &pv, tgid, tid, ST_EVENT_FAULTS);
+	fold_sample(sc, &pv,
+		    bpf_task_storage_get(&fault_threads, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE),
+		    ((__u64)tgid << 32) | tid, ST_EVENT_FAULTS);
 	return 0;
 }

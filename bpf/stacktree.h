@@ -89,13 +89,14 @@ enum st_stat {
 	ST_STAT_FAULT_STACK,	 /* data on a stack */
 	ST_STAT_FAULT_HEAP,	 /* data in the brk heap or anonymous memory */
 	ST_STAT_FAULT_UNKNOWN,	 /* data faults left unclassified (mapping not found) */
-	ST_STAT_UNW_WAIT,	 /* a launched command before its tables: a walk that needed one */
 	ST_STAT_UNW_OVER_BUDGET, /* walks through a module left without rows by --unwind-memory */
 	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
 	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
 	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
 	ST_STAT_FAULT_FORCED,	 /* data faults on pages --force-faults paged out */
+	ST_STAT_HANDOFF,	 /* threads folded here again, from the daemon's last late path */
+	ST_STAT_HANDOFF_MISSED,	 /* ... without it: the daemon fell ST_HANDOFF_WAIT samples behind */
 	/* counted by the daemon (user/collect/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
@@ -106,7 +107,7 @@ enum st_stat {
 /* targets map values */
 #define ST_TARGET_ACTIVE 1	/* sample this process */
 #define ST_TARGET_AT_EXEC 2	/* start sampling when it calls exec (launched command) */
-#define ST_TARGET_AT_TABLES 3	/* exec'd (dwarf/auto): in the loader (walks needing other tables not taken) */
+#define ST_TARGET_AT_TABLES 3	/* exec'd (dwarf/auto): in the loader */
 #define ST_TARGET_STARTED 4	/* ran outside the loader: the daemon reads its maps again */
 
 /* Ring buffer events: the daemon captures a process's maps on first sight. */
@@ -251,11 +252,25 @@ struct st_unwind_proc {
  * top of its user stack and its kernel frames go to the `deferred` ring
  * buffer, and the daemon unwinds it with the same rows once they are in.
  */
+/* handoffs (hash by tid), written by the daemon once it has unwound a
+ * thread's deferred samples up to seq: its last path (as the fold keeps
+ * it: root first, flags ST_NODE_*), so that the first sample folded in BPF
+ * after them counts as new calls only the frames that are new to it. */
+#define ST_HANDOFF_WAIT 2000	/* deferred samples a thread waits for its handoff */
+
+struct st_handoff {
+	__u32 seq;		/* st_deferred.seq of the last deferred sample */
+	__u32 n;		/* frames in the path */
+	__u64 addrs[ST_PATH_SLOTS];
+	__u16 flags[ST_PATH_SLOTS];
+};
+
 #define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
 
 struct st_deferred {
 	__u32 pid, tid;
-	__u32 image, pad;	/* the image the thread ran (self_exec_id) */
+	__u32 image;		/* the image the thread ran (self_exec_id) */
+	__u32 seq;		/* the thread's deferred samples, this one included */
 	__u64 ip, sp, bp, r10, rbx;	/* the interrupted user registers */
 	__u32 stack_len;	/* bytes of stack[] (from sp) */
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */

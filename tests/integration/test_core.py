@@ -141,6 +141,39 @@ def test_small_node_table_keeps_every_node_in_place():
               % (pid, under, t["samples"]))
 
 
+def test_young_processes_count_main_once():
+    """stacktreed -a without the table cache: two bench_cpu processes born
+    during the session have their first samples unwound late by the daemon
+    (no tables yet), then folded in the kernel. The daemon hands each
+    thread's last path back to BPF, so main is one call in each, not one
+    for each side (measured before the handoff: main CALLS 2 or 3 in 7 of
+    10 processes)."""
+    out = tempfile.mkdtemp(prefix="st-it-young-")
+    d = Daemon(["-a", "--comm", "bench_cpu", "-F", "999", "--no-unwind-cache", "-o", out])
+    procs = [subprocess.Popen([workload("bench_cpu"), "300000"]) for _ in range(2)]
+    for p in procs:
+        check(p.wait() == 0, "bench_cpu exited %d" % p.returncode)
+    rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    prof = load(out)
+    check_invariants(prof)
+    check(prof["lost"] == 0, "lost: %s" % prof["lost_by"])
+    notes = prof["notes"]
+    late = notes.get("unwind: samples unwound late in the daemon", 0)
+    back = notes.get("threads folded in the kernel again after late unwinding", 0)
+    metric("young.late_samples", late)
+    check(late > 0 and back >= 1, "no late unwinding then handoff: %s" % notes)
+    for p in procs:
+        mine = [t for t in prof["threads"] if t["pid"] == p.pid]
+        check(len(mine) == 1, "bench_cpu %d: %d trees" % (p.pid, len(mine)))
+        t = mine[0]
+        check(function_cum(t["root"], "main") >= 0.95 * t["samples"],
+              "bench_cpu %d: main on %d of %d samples"
+              % (p.pid, function_cum(t["root"], "main"), t["samples"]))
+        check(function_calls(t["root"], "main") == 1, "bench_cpu %d: main CALLS %d != 1"
+              % (p.pid, function_calls(t["root"], "main")))
+
+
 def test_kernel_frames():
     out, _, rep = run_profiled(["--kernel", "-F", "999", "--", workload("syscalls")])
     prof = load(out)

@@ -599,6 +599,27 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 	return 0;
 }
 
+int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+			    struct st_handoff *out)
+{
+	__u64 key;
+	struct rthread *t = thread_find(c, pid, tid, image, false, &key);
+
+	if (!t || !t->late || !t->nlate || t->nlate >= ST_PATH_SLOTS)
+		return -ENOENT;
+	for (size_t i = 0; i < t->nlate; i++) {
+		const struct st_frame *f = &t->late[i];
+
+		/* bpf/sample.bpf.c's path_at(): [truncated], user frames, kernel frames */
+		out->addrs[i] = f->kind == ST_FRAME_SPECIAL ? 0 : f->addr;
+		out->flags[i] = (__u16)(f->kind == ST_FRAME_SPECIAL ? ST_NODE_TRUNCATED :
+					(f->kernel ? ST_NODE_KERNEL : 0) |
+					(f->kind == ST_FRAME_LEAF ? ST_NODE_LEAF : 0));
+	}
+	out->n = (__u32)t->nlate;
+	return 0;
+}
+
 /* ---- symbolization ------------------------------------------------------ */
 
 struct symctx {

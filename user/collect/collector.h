@@ -94,6 +94,13 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			     const char *comm, const __u64 *user, size_t un, bool truncated,
 			     const __u64 *kstack, size_t kn);
 
+/* The path of the last sample st_collector__add_sample() folded for (pid,
+ * tid, image), as the BPF fold keeps a thread's path (root first, addresses
+ * and ST_NODE_* flags): out->n frames; out->seq is left alone. -ENOENT when
+ * there is none. */
+int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
+			    struct st_handoff *out);
+
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);
 /* Bytes held by the trees and the perf maps (the summary's "trees"). */

@@ -149,6 +149,11 @@ static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, si
 	st_session__thread_comm(ctx, pid, tid, image, comm, len);
 }
 
+static void handoff(void *ctx, __u32 tid, const struct st_handoff *h)
+{
+	st_session__handoff(ctx, tid, h);
+}
+
 static int on_drain(void *ctx, const struct st_node_rec *recs, __u32 first, __u32 count)
 {
 	struct run *r = ctx;
@@ -256,13 +261,15 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
 		{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
 		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
-		{ ST_STAT_UNW_WAIT, "samples not taken: command waiting for its unwind tables",
-		  false },
 		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
 		  false },
 		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
 		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
 		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+		{ ST_STAT_HANDOFF, "threads folded in the kernel again after late unwinding", false },
+		{ ST_STAT_HANDOFF_MISSED,
+		  "threads folded in the kernel again without the daemon's last path (CALLS may count one more)",
+		  false },
 		{ ST_STAT_LATE_AGED, "unwind: samples walked late before their tables were in (10 s)",
 		  false },
 		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
@@ -711,6 +718,8 @@ int st_daemon__run(const struct st_options *o)
 				strerror(errno));
 			goto cleanup;
 		}
+		if (r.defer)
+			st_defer__on_handoff(r.defer, handoff, r.sess);
 		/* the loop wakes when samples come, as when it read them itself */
 		if (r.defer)
 			st_session__wake_on(r.sess, st_defer__notify_fd(r.defer));

@@ -25,7 +25,16 @@ struct st_defer {
 	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
 	struct st_u64map *gone;		/* of those, the ones that exited: 1 */
 	double last_pass;		/* of st_defer__process(), CLOCK_MONOTONIC s */
+	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
+	st_handoff_fn handoff;
+	void *handoff_ctx;
+	struct st_handoff *h;		/* scratch */
 	__u64 stats[ST_STAT__MAX];
+};
+
+/* A thread's last deferred sample walked (its seq: all before it are). */
+struct walked {
+	__u32 pid, image, seq;
 };
 
 static double now_s(void)
@@ -48,7 +57,9 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 	d->tail = &d->head;
 	d->refresh = st_u64map__new();
 	d->gone = st_u64map__new();
-	if (!d->refresh || !d->gone)
+	d->walked = st_u64map__new();
+	d->h = malloc(sizeof(*d->h));
+	if (!d->refresh || !d->gone || !d->walked || !d->h)
 		goto cleanup;
 	d->ring = st_defer_ring__new(ring_fd, ST_DEFER_MEMORY);
 	if (!d->ring) {
@@ -60,6 +71,56 @@ cleanup:
 	st_defer__free(d);
 	errno = -err;
 	return NULL;
+}
+
+static void clear_walked(struct st_defer *d)
+{
+	size_t pos = 0;
+	__u64 tid;
+	void *w;
+
+	if (!d->walked)
+		return;
+	while ((w = st_u64map__next(d->walked, &pos, &tid)))
+		free(w);
+	st_u64map__clear(d->walked);
+}
+
+/* The end of a pass: hand back the threads none of whose samples wait. */
+static void hand_back(struct st_defer *d)
+{
+	struct st_u64map *queued, *keep;
+	size_t pos = 0;
+	__u64 tid;
+	struct walked *w;
+
+	if (!d->handoff || !st_u64map__count(d->walked))
+		return;
+	queued = st_u64map__new();
+	keep = st_u64map__new();
+	if (!queued || !keep)
+		goto cleanup;	/* next pass */
+	for (struct st_defer_rec *s = d->head; s; s = s->next)
+		if (s->d.tid && st_u64map__put(queued, s->d.tid, (void *)1))
+			goto cleanup;
+	while ((w = st_u64map__next(d->walked, &pos, &tid))) {
+		if (st_u64map__get(queued, tid)) {
+			if (st_u64map__put(keep, tid, w))
+				free(w);	/* not handed back: BPF takes it back later */
+			continue;
+		}
+		if (!st_collector__late_path(d->c, w->pid, (__u32)tid, w->image, d->h)) {
+			d->h->seq = w->seq;
+			d->handoff(d->handoff_ctx, (__u32)tid, d->h);
+		}
+		free(w);
+	}
+	st_u64map__free(d->walked);
+	d->walked = keep;
+	keep = NULL;
+cleanup:
+	st_u64map__free(queued);
+	st_u64map__free(keep);
 }
 
 void st_defer__free(struct st_defer *d)
@@ -75,7 +136,16 @@ void st_defer__free(struct st_defer *d)
 	}
 	st_u64map__free(d->refresh);
 	st_u64map__free(d->gone);
+	clear_walked(d);
+	st_u64map__free(d->walked);
+	free(d->h);
 	free(d);
+}
+
+void st_defer__on_handoff(struct st_defer *d, st_handoff_fn fn, void *ctx)
+{
+	d->handoff = fn;
+	d->handoff_ctx = ctx;
 }
 
 /* The inbox onto the end of the queue (main thread). */
@@ -106,6 +176,23 @@ static __u32 stop_stat(unsigned stop)
 	}
 }
 
+static void note_walked(struct st_defer *d, const struct st_deferred *s)
+{
+	struct walked *w = st_u64map__get(d->walked, s->tid);
+
+	if (!w) {
+		if (!(w = calloc(1, sizeof(*w))))
+			return;	/* not handed back: BPF takes the thread back later */
+		if (st_u64map__put(d->walked, s->tid, w)) {
+			free(w);
+			return;
+		}
+	}
+	w->pid = s->pid;
+	w->image = s->image;
+	w->seq = s->seq;
+}
+
 /* Walk s and fold it: 0, -EAGAIN (its tables are not in yet), -ENOMEM. */
 static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 {
@@ -126,6 +213,8 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 		d->stats[stat]++;
 	d->stats[ST_STAT_UNW_FP_FRAMES] += fp;
 	d->stats[ST_STAT_LATE_UNWOUND]++;
+	if (s->d.seq && s->d.tid)
+		note_walked(d, &s->d);
 	return st_collector__add_sample(d->c, s->d.pid, s->d.tid, s->d.image, s->d.comm, frames,
 					(size_t)n,
 					!complete, s->d.kstack,
@@ -261,6 +350,7 @@ int st_defer__process(struct st_defer *d, bool force)
 	}
 	d->tail = pp;
 	release(d);
+	hand_back(d);
 	return err;
 }
 

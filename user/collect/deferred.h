@@ -33,6 +33,13 @@ struct st_collector;
  * by a thread started here (-1: none, samples never come). NULL and errno
  * on failure. */
 struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd);
+/* Called after a pass for each thread whose deferred samples are all
+ * walked: the daemon hands the thread's last path back to BPF (h: seq and
+ * the path, from st_collector__late_path()), so that the thread's next
+ * sample folded in BPF counts its calls from there. */
+typedef void (*st_handoff_fn)(void *ctx, __u32 tid, const struct st_handoff *h);
+void st_defer__on_handoff(struct st_defer *d, st_handoff_fn fn, void *ctx);
+
 /* Stops and joins the thread. NULL is fine. */
 void st_defer__free(struct st_defer *d);
 

@@ -163,10 +163,13 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
-	if (opts->unwind_mode == ST_UNWIND_FP)	/* unused: as small as they come */
+	if (opts->unwind_mode == ST_UNWIND_FP) {	/* unused: as small as they come */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_shards, 1);
-	else
+		if (!err)
+			err = bpf_map__set_max_entries(s->skel->maps.handoffs, 1);
+	} else {
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+	}
 	if (!err && s->skel->rodata->defer_unwind &&
 	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
 		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
@@ -493,6 +496,12 @@ int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image)
 		return -ENOENT;
 	*image = v.image;
 	return v.busy ? -EBUSY : 0;
+}
+
+void st_session__handoff(struct st_session *s, __u32 tid, const struct st_handoff *h)
+{
+	/* an LRU map: an update only fails on a bad argument */
+	bpf_map__update_elem(s->skel->maps.handoffs, &tid, sizeof(tid), h, sizeof(*h), BPF_ANY);
 }
 
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,

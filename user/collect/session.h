@@ -81,6 +81,10 @@ double st_session__fill(const struct st_session *s);
  * does not know the process, -EBUSY while it is inside an exec (then *image
  * is the image it leaves). */
 int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image);
+/* Hand thread tid's path back to the BPF fold (user/collect/deferred.c): its
+ * next sample folded in the kernel counts calls from there. Best effort. */
+void st_session__handoff(struct st_session *s, __u32 tid, const struct st_handoff *h);
+
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
 			     size_t len);
 
