@@ -899,6 +899,15 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn,
 	return bpf_ringbuf_output(&deferred, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
 }
 
+/* A thread comes back to the fold here without the daemon's path: its
+ * next sample starts a path afresh (every frame a new call). */
+static __always_inline void end_deferral(struct thread_state *ts)
+{
+	ts->depth = 0;
+	ts->root = 0;
+	ts->deferring = 0;
+}
+
 /* A thread whose samples went to the daemon (deferred) comes back to the
  * fold here only with the daemon's last path for it (struct st_handoff,
  * written once the daemon has unwound them all): compared with that path,
@@ -921,9 +930,7 @@ static __always_inline bool take_handoff(struct thread_state *ts, __u32 tid)
 		return false;
 	}
 	if (ts->deferring >= ST_HANDOFF_WAIT) {
-		ts->depth = 0;
-		ts->root = 0;
-		ts->deferring = 0;
+		end_deferral(ts);
 		stat_inc(ST_STAT_HANDOFF_MISSED);
 		return false;
 	}
@@ -984,11 +991,8 @@ int on_timer(struct bpf_perf_event_data *ctx)
 		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
 		if (sc->stop_stat < ST_STAT__MAX)
 			stat_inc(sc->stop_stat);
-		if (ts && ts->deferring) {	/* the daemon's path is not this thread's last */
-			ts->depth = 0;
-			ts->root = 0;
-			ts->deferring = 0;
-		}
+		if (ts && ts->deferring)	/* the daemon's path is not this thread's last */
+			end_deferral(ts);
 	}
 
 	/* the path, root first: [truncated], user frames, kernel frames */

@@ -28,7 +28,6 @@ struct st_defer {
 	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
 	st_handoff_fn handoff;
 	void *handoff_ctx;
-	struct st_handoff *h;		/* scratch */
 	__u64 stats[ST_STAT__MAX];
 };
 
@@ -58,8 +57,7 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 	d->refresh = st_u64map__new();
 	d->gone = st_u64map__new();
 	d->walked = st_u64map__new();
-	d->h = malloc(sizeof(*d->h));
-	if (!d->refresh || !d->gone || !d->walked || !d->h)
+	if (!d->refresh || !d->gone || !d->walked)
 		goto cleanup;
 	d->ring = st_defer_ring__new(ring_fd, ST_DEFER_MEMORY);
 	if (!d->ring) {
@@ -90,6 +88,7 @@ static void clear_walked(struct st_defer *d)
 static void hand_back(struct st_defer *d)
 {
 	struct st_u64map *queued, *keep;
+	struct st_handoff h;
 	size_t pos = 0;
 	__u64 tid;
 	struct walked *w;
@@ -109,9 +108,9 @@ static void hand_back(struct st_defer *d)
 				free(w);	/* not handed back: BPF takes it back later */
 			continue;
 		}
-		if (!st_collector__late_path(d->c, w->pid, (__u32)tid, w->image, d->h)) {
-			d->h->seq = w->seq;
-			d->handoff(d->handoff_ctx, (__u32)tid, d->h);
+		if (!st_collector__late_path(d->c, w->pid, (__u32)tid, w->image, &h)) {
+			h.seq = w->seq;
+			d->handoff(d->handoff_ctx, (__u32)tid, &h);
 		}
 		free(w);
 	}
@@ -138,7 +137,6 @@ void st_defer__free(struct st_defer *d)
 	st_u64map__free(d->gone);
 	clear_walked(d);
 	st_u64map__free(d->walked);
-	free(d->h);
 	free(d);
 }
 
