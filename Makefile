@@ -100,6 +100,8 @@ $(B)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
 -include tests/unit/fixtures.mk
 -include tests/workloads/extra.mk
 
+# `make integration T="test_a test_b"` runs only the tests whose names contain
+# one of the words.
 # Sanitizer reports go to files under $(SAN_LOGS) as well as failing the
 # process; the runners print them and fail when any exists.
 SAN_LOGS := $(CURDIR)/$(B)/sanitizer-logs
@@ -115,7 +117,7 @@ unit: $(UNIT_BINS) $(UNIT_FIXTURES)
 
 integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
-		$(RUN_ENV) tests/integration/run.sh
+		$(RUN_ENV) tests/integration/run.sh $(T)
 
 test: deps
 	$(MAKE) all
