@@ -39,7 +39,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS    := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
 
 MAINS    := user/stacktreed.c user/stacktree.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*/*.c symbolizer/*.c))
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*.c user/*/*.c common/*.c symbolizer/*.c))
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 # pprof's profile.proto -> protobuf-c sources, generated into build/proto/
 PROTO_GEN := $(B)/proto/profile.pb-c.c $(B)/proto/profile.pb-c.h

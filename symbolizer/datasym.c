@@ -18,7 +18,7 @@
 
 #include "symbolizer/elf.h"
 #include "symbolizer/stackvars.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/worklimit.h"
 

@@ -10,7 +10,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "symbolizer/safeopen.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/worklimit.h"
 

@@ -8,7 +8,7 @@
 #include <gelf.h>
 
 #include "symbolizer/elf.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symtab.h"
 
 #define ENTRY_SCAN 64	/* bytes of _start looked at for main's address */

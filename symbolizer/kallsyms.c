@@ -8,7 +8,7 @@
 #include <string.h>
 #include <linux/types.h>
 
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symtab.h"
 
 /* "ffffffff81000000 T _stext" or "ffffffffc0a01000 t fn\t[mod]" */

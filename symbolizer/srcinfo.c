@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "symbolizer/elf.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/worklimit.h"
 
 struct si_cu {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 
 /* x86-64: rbp = CFA - 16 once "push %rbp; mov %rsp,%rbp" ran */
 #define X86_64_RBP_TO_CFA 16

@@ -40,7 +40,7 @@
 #include "symbolizer/module.h"
 #include "symbolizer/srcinfo.h"
 #include "symbolizer/stackvars.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/vdso.h"
 #include "symbolizer/worklimit.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/collect/daemon.h"
+#include "user/daemon.h"
 #include "user/collect/forcefault.h"
 #include "user/output/report.h"
 #include "stacktree.h"

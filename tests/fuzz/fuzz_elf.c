@@ -10,7 +10,7 @@
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/entry.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/worklimit.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "user/model/profile.h"
-#include "user/model/strtab.h"
+#include "common/strtab.h"
 
 /* A call site fn+off in mod. */
 static inline struct st_frame cs(struct st_profile *p, const char *fn, __u64 off, const char *mod)

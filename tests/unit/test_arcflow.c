@@ -12,8 +12,8 @@
 
 #include "user/output/arcflow.h"
 #include "user/model/profile.h"
-#include "user/model/strtab.h"
-#include "user/model/tree.h"
+#include "common/strtab.h"
+#include "common/tree.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "user/model/demangle.h"
+#include "user/symbolize/demangle.h"
 
 static void test_cpp(void **state)
 {

@@ -25,7 +25,7 @@
 #include "profile_fx.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
-#include "user/model/strtab.h"
+#include "common/strtab.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 

@@ -15,7 +15,7 @@
 #include "user/model/jsonstr.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
-#include "user/model/strtab.h"
+#include "common/strtab.h"
 
 /* Two threads of pid 10: main 10 (main -> work 90 samples, main -> tiny 2),
  * worker 11 (start -> work 50); one thread of pid 20. */

@@ -11,7 +11,7 @@
 
 #include "symbolizer/elf.h"
 #include "symbolizer/entry.h"
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/symtab.h"
 #include "tests/unit/fixtures/fx_util.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/model/strtab.h"
-#include "user/model/tree.h"
+#include "common/strtab.h"
+#include "common/tree.h"
 
 struct fx {
 	struct st_strtab *strs;

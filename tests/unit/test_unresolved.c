@@ -15,7 +15,7 @@
 
 #include "profile_fx.h"
 #include "user/model/profile.h"
-#include "user/model/strtab.h"
+#include "common/strtab.h"
 
 /* A frame without symbol in mod (NULL: no mapping covered it). */
 static struct st_frame un(struct st_profile *p, enum st_frame_kind kind, __u64 addr,

@@ -1,6 +1,6 @@
 /* collector.c - merge drained kernel trees; symbolize them into a profile. */
 #include "user/collect/collector.h"
-#include "user/model/demangle.h"
+#include "user/symbolize/demangle.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -11,11 +11,11 @@
 
 #include "user/collect/procmaps.h"
 #include "user/model/profile.h"
-#include "user/model/strtab.h"
+#include "common/strtab.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
-#include "user/model/tree.h"
-#include "user/model/u64map.h"
+#include "common/tree.h"
+#include "common/u64map.h"
 #include "common/grow.h"
 
 #define NAME_KERNEL "[kernel]"

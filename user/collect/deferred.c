@@ -9,7 +9,7 @@
 
 #include "user/collect/collector.h"
 #include "user/collect/defer_ring.h"
-#include "user/model/u64map.h"
+#include "common/u64map.h"
 #include "user/collect/unwind_walk.h"
 #include "user/collect/unwinder.h"
 

@@ -20,7 +20,7 @@
 #include "user/collect/unwind_cache.h"
 #include "user/collect/unwind_index.h"
 #include "user/collect/unwind_store.h"
-#include "user/model/u64map.h"
+#include "common/u64map.h"
 #include "user/collect/unwind_tables.h"
 #include "user/collect/unwinder.h"
 

@@ -16,7 +16,7 @@
 #include "stacktree.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/session.h"
-#include "user/model/u64map.h"
+#include "common/u64map.h"
 #include "user/collect/unwind_modules.h"
 #include "user/collect/unwind_walk.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "user/model/profile.h"
-#include "user/model/strtab.h"
-#include "user/model/tree.h"
+#include "common/strtab.h"
+#include "common/tree.h"
 
 struct reader {
 	const char *name;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "user/model/strtab.h"
-#include "user/model/u64map.h"
+#include "common/strtab.h"
+#include "common/u64map.h"
 
 struct st_profile *st_profile__new(const char *event)
 {

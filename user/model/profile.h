@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-#include "user/model/tree.h"
+#include "common/tree.h"
 
 struct st_strtab;
 struct st_u64map;

@@ -13,7 +13,7 @@
 #include "user/output/arcflow.h"
 #include "user/model/faultsum.h"
 #include "user/model/jsonstr.h"
-#include "user/model/strtab.h"
+#include "common/strtab.h"
 
 static const char *const kind_names[] = {
 	[ST_FRAME_ROOT] = "root",	  [ST_FRAME_CALLSITE] = "callsite",

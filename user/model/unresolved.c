@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "user/model/u64map.h"
+#include "common/u64map.h"
 
 static const char UNKNOWN[] = "[unknown]";
 

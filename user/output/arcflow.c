@@ -19,8 +19,8 @@
 #include "user/model/jsonstr.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
-#include "user/model/strtab.h"
-#include "user/model/tree.h"
+#include "common/strtab.h"
+#include "common/tree.h"
 
 enum { DIR_PARENT = 0, DIR_CHILD = 1 };
 

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "user/model/profile.h"
-#include "user/model/tree.h"
-#include "user/model/u64map.h"
+#include "common/tree.h"
+#include "common/u64map.h"
 
 #define FG_WIDTH 1200
 #define FG_PAD 10

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "user/model/profile.h"
-#include "user/model/tree.h"
+#include "common/tree.h"
 
 struct fold_ctx {
 	FILE *out;

@@ -18,7 +18,7 @@
 
 #include "proto/profile.pb-c.h"
 #include "user/model/profile.h"
-#include "user/model/tree.h"
+#include "common/tree.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__ValueType PValueType;

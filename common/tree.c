@@ -1,6 +1,6 @@
 /* tree.c - call-stack tree: nodes in an arena, children found through one
  * hash index keyed by (parent, frame). */
-#include "user/model/tree.h"
+#include "common/tree.h"
 
 #include <errno.h>
 #include <inttypes.h>

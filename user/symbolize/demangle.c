@@ -1,13 +1,13 @@
 /* demangle.c - symbol names through libiberty's demangler, remembered (see
  * demangle.h). */
-#include "user/model/demangle.h"
+#include "user/symbolize/demangle.h"
 
 #include <libiberty/demangle.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/model/u64map.h"
+#include "common/u64map.h"
 
 #define MAX_REMEMBERED 200000	/* names; beyond, start over (bounded memory) */
 

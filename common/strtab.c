@@ -1,5 +1,5 @@
 /* strtab.c - arena-backed string storage with an interning hash set. */
-#include "symbolizer/strtab.h"
+#include "common/strtab.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* daemon.c - run one profiling session: load, sample, drain, symbolize,
  * write the reports, print the summary. */
-#include "user/collect/daemon.h"
+#include "user/daemon.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include "user/collect/collector.h"
 #include "user/collect/deferred.h"
 #include "user/collect/forcefault.h"
-#include "user/model/demangle.h"
+#include "user/symbolize/demangle.h"
 #include "user/collect/launch.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"

@@ -1,5 +1,5 @@
 /* u64map.c - open-addressing hash map __u64 -> pointer (linear probing). */
-#include "user/model/u64map.h"
+#include "common/u64map.h"
 
 #include <errno.h>
 #include <stdlib.h>
