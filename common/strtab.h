@@ -1,12 +1,14 @@
-/* strtab.h - string storage for the symbolizer (private).
+/* strtab.h - interned strings, used by every stage and the symbolizer:
+ * equal strings share one pointer, so tree nodes compare names by pointer.
+ * Owner: common/strtab.c.
  *
  * Strings are copied into an arena of chunks (doubling from 256 bytes up to
  * 64 KiB, so that the many small tables of symbolizer modules stay small),
  * so a returned pointer stays valid until st_strtab__free(). intern()
  * deduplicates (equal strings give the same pointer); add() only copies.
  */
-#ifndef STACKTREE_SYMBOLIZER_STRTAB_H
-#define STACKTREE_SYMBOLIZER_STRTAB_H
+#ifndef STACKTREE_STRTAB_H
+#define STACKTREE_STRTAB_H
 
 #include <stddef.h>
 

@@ -1,6 +1,8 @@
 /* tree.h - the call-stack tree of one thread (or one merged process).
  *
- * Owner: user/model/tree.c. Pure logic, no I/O.
+ * Owner: common/tree.c. Pure logic, no I/O. One type for every stage: the
+ * collect stage's raw trees (frames keyed by kind and address,
+ * user/collect/collector.h) and the named trees of profiles.
  * A node is a frame at one position: a call site (function + offset of the
  * return address), the sampled leaf (a function), a function inlined into
  * its parent frame, a function (folded input, no offsets), or a pseudo frame

@@ -1,5 +1,5 @@
 /* u64map.h - a small open-addressing hash map from a non-zero __u64 key to a
- * pointer. Owner: user/model/u64map.c. */
+ * pointer. Owner: common/u64map.c. */
 #ifndef STACKTREE_U64MAP_H
 #define STACKTREE_U64MAP_H
 

@@ -17,6 +17,8 @@
 #include "user/collect/deferred.h"
 #include "user/collect/forcefault.h"
 #include "user/symbolize/demangle.h"
+#include "user/symbolize/namer.h"
+#include "user/model/build.h"
 #include "user/collect/launch.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
@@ -87,6 +89,7 @@ struct run {
 	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
 	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
 	struct st_demangler *dm;	/* NULL: --no-demangle */
+	struct st_namer *names;		/* names the raw trees' frames */
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
@@ -533,7 +536,7 @@ static int snapshot(struct run *r)
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
-		p[n] = st_collector__profile(r->coll, event_names[ev], ev == ST_EVENT_FAULTS);
+		p[n] = st_profile__build(r->coll, r->names, event_names[ev], ev == ST_EVENT_FAULTS);
 		if (!p[n]) {
 			fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
 			err = -ENOMEM;
@@ -687,13 +690,16 @@ int st_daemon__run(const struct st_options *o)
 	if (!r.coll)
 		goto cleanup;
 	st_collector__on_image(r.coll, image_of, r.sess);
+	r.names = st_namer__new(r.sym);
+	if (!r.names)
+		goto cleanup;
 	if (!o->no_demangle) {
 		r.dm = st_demangler__new();
 		if (!r.dm)
 			goto cleanup;
-		st_collector__demangle(r.coll, r.dm);
+		st_namer__demangle(r.names, r.dm);
 	}
-	st_collector__inline(r.coll, !o->no_inline);
+	st_namer__inline(r.names, !o->no_inline);
 	if (o->unwind != ST_UNWIND_FP) {
 		struct st_unwinder_opts uo = {
 			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
@@ -822,6 +828,7 @@ cleanup:
 	st_launch__free(r.child);
 	st_collector__free(r.coll);
 	st_defer__free(r.defer);
+	st_namer__free(r.names);
 	st_demangler__free(r.dm);
 	st_unwinder__free(r.unw);
 	st_session__free(r.sess);

@@ -1,5 +1,5 @@
 /* daemon.h - one profiling session from start to reports.
- * Owner: user/collect/daemon.c. */
+ * Owner: user/daemon.c. */
 #ifndef STACKTREE_DAEMON_H
 #define STACKTREE_DAEMON_H
 

@@ -1,6 +1,6 @@
-/* collector.c - merge drained kernel trees; symbolize them into a profile. */
+/* collector.c - merge drained kernel trees and late samples into raw trees;
+ * keep each process's maps (see collector.h). */
 #include "user/collect/collector.h"
-#include "user/symbolize/demangle.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -10,18 +10,15 @@
 #include <time.h>
 
 #include "user/collect/procmaps.h"
-#include "user/model/profile.h"
-#include "common/strtab.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
 #include "common/tree.h"
 #include "common/u64map.h"
-#include "common/grow.h"
 
 #define NAME_KERNEL "[kernel]"
 /* compared by pointer: raw frames carry these very arrays */
-static const char NAME_BRK[] = "[heap]";
-static const char NAME_ANON[] = "[anon]";
+static const char NAME_BRK[] = ST_RAW_NAME_BRK;
+static const char NAME_ANON[] = ST_RAW_NAME_ANON;
 
 /* Processes are kept per image (pid, the program it runs: self_exec_id,
  * bpf/stacktree.h): an exec starts a new one, and the old one keeps the
@@ -77,8 +74,6 @@ struct st_collector {
 	st_image_fn image_fn;
 	void *image_ctx;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
-	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
-	bool no_inline;			/* no inline frames (source lines still) */
 	void *refresh_ctx;
 	struct st_perfmap_stats jit_stats;	/* perf map files read and refused */
 };
@@ -620,339 +615,28 @@ int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 
 	return 0;
 }
 
-/* ---- symbolization ------------------------------------------------------ */
-
-struct symctx {
-	struct st_collector *c;
-	struct st_profile *p;
-	struct st_tree *dst;
-	struct proc *proc;
-	struct st_u64map *votes;	/* leaf node -> struct linevotes */
-	int err;
-};
-
-/* The source lines seen at a leaf node, weighted by their samples. */
-struct linevote {
-	const char *file;
-	__u32 line;
-	__u64 n;
-};
-
-struct linevotes {
-	struct linevote *v;
-	size_t n, cap;
-	__u64 best;
-};
-
-void st_collector__demangle(struct st_collector *c, struct st_demangler *d)
+void st_collector__read_perfmaps(struct st_collector *c)
 {
-	c->dm = d;
-}
-
-void st_collector__inline(struct st_collector *c, bool on)
-{
-	c->no_inline = !on;
-}
-
-/* Node d was seen at file:line in `weight` samples: a node takes its first
- * line, then the one with the most samples (a call site has one line; a
- * leaf the line running most often). 0 or -ENOMEM. */
-static int vote_line(struct symctx *x, struct st_node *d, const char *file, __u32 line,
-		     __u64 weight)
-{
-	struct linevotes *lv;
-	size_t i;
-
-	if (!file)
-		return 0;
-	if (!d->f.file) {
-		d->f.file = file;
-		d->f.line = line;
-	}
-	if (!weight)
-		return 0;
-	lv = st_u64map__get(x->votes, (__u64)(uintptr_t)d);
-	if (!lv) {
-		lv = calloc(1, sizeof(*lv));
-		if (!lv || st_u64map__put(x->votes, (__u64)(uintptr_t)d, lv)) {
-			free(lv);
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < lv->n && (lv->v[i].file != file || lv->v[i].line != line); i++)
-		;
-	if (i == lv->n) {
-		if (ST_GROW(lv->v, lv->cap, lv->n, 4))
-			return -ENOMEM;
-		lv->v[lv->n++] = (struct linevote){ .file = file, .line = line };
-	}
-	lv->v[i].n += weight;
-	if (lv->v[i].n > lv->best) {
-		lv->best = lv->v[i].n;
-		d->f.file = file;
-		d->f.line = line;
-	}
-	return 0;
-}
-
-static void free_votes(struct st_u64map *votes)
-{
-	struct linevotes *lv;
-	size_t pos = 0;
-
-	if (!votes)
-		return;
-	while ((lv = st_u64map__next(votes, &pos, NULL))) {
-		free(lv->v);
-		free(lv);
-	}
-	st_u64map__free(votes);
-}
-
-/* f->function = name, demangled (the mangled one kept in system_name). */
-static void set_name(struct symctx *x, struct st_frame *f, const char *name)
-{
-	const char *readable = x->c->dm ? st_demangler__name(x->c->dm, name) : NULL;
-
-	f->function = st_strtab__intern(x->p->strs, readable ? readable : name);
-	f->system_name = readable ? st_strtab__intern(x->p->strs, name) : NULL;
-}
-
-/* The profile's modules list: the module a frame names, with its file's
- * path and build id (JSON "modules", pprof mappings). */
-static void note_module(struct symctx *x, const char *name, const struct st_mapping *m,
-			const struct st_sym *s)
-{
-	const char *path = m && m->module ? st_module__path(m->module) : NULL;
-
-	if (name && st_profile__add_module(x->p, name, path, s->build_id))
-		x->err = -ENOMEM;
-}
-
-/* A module data address: the module whose loaded extent covers it. False
- * when no module does. */
-static bool module_data(struct symctx *x, __u64 addr, struct st_frame *f)
-{
-	const struct st_mapping *m;
-	struct st_sym s = {};
-
-	for (size_t i = 0; (m = st_procmaps__at(x->proc->maps, i)); i++) {
-		if (!m->module || st_symbolizer__resolve_data(x->c->sym, m->module, m->path, m->start,
-							      m->pgoff, addr, &s))
-			continue;
-		f->data_class = ST_DATA_MODULE | (f->data_class & ST_DATA_FORCED);
-		set_name(x, f, s.function);
-		f->module = st_strtab__intern(x->p->strs, s.module);
-		note_module(x, f->module, m, &s);
-		f->offset = s.function ? s.offset : s.module_offset;
-		f->addr = s.function ? addr - s.offset : 0; /* one leaf per symbol */
-		return true;
-	}
-	return false;
-}
-
-/* A stack offset from the faulting frame: the local or parameter there. */
-static struct st_frame symbolize_stack_data(struct symctx *x, const struct st_frame *raw,
-					    __u64 pc)
-{
-	const struct st_mapping *m = st_procmaps__find(x->proc->maps, pc);
-	struct st_frame f = *raw;
-	const char *name = NULL;
-	__u64 off = 0;
-
-	f.addr = 0;
-	if (m && m->module && pc &&
-	    st_symbolizer__stack_var(x->c->sym, m->module, m->path, m->start, m->pgoff, pc,
-				     (__s64)raw->offset, &name, &off) == 0) {
-		f.function = st_strtab__intern(x->p->strs, name);
-		f.offset = off;
-	}
-	return f;
-}
-
-/* The source frames of a user frame (st_symbolizer__source()). */
-struct srcchain {
-	const struct st_src_frame *f;
-	size_t n;
-};
-
-/* An address in no file-backed mapping: JIT code named by the process's
- * perf map (module ST_PERFMAP_MODULE), else [unknown] with its address. */
-static struct st_frame symbolize_jit(struct symctx *x, const struct st_frame *raw)
-{
-	struct st_frame f = *raw;
-	__u64 start = 0;
-	/* a return address: the call is just before it */
-	const char *name = st_perfmap__find(x->proc->jit, raw->addr -
-					    (raw->kind == ST_FRAME_CALLSITE ? 1 : 0), &start);
-
-	if (!name)
-		return f;
-	set_name(x, &f, name);
-	f.module = st_strtab__intern(x->p->strs, ST_PERFMAP_MODULE);
-	if (raw->kind == ST_FRAME_CALLSITE)
-		f.offset = raw->addr - start;
-	else
-		f.addr = start;	/* the leaf is the function: its IPs merge */
-	return f;
-}
-
-static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc,
-				 struct srcchain *sc)
-{
-	const struct st_mapping *m = NULL;
-	struct st_frame f = *raw;
-	bool is_return = raw->kind == ST_FRAME_CALLSITE;
-	struct st_sym s = {};
-	int r = -ENOENT;
-
-	if (raw->kind == ST_FRAME_DATA) {
-		__u8 cls = raw->data_class & ST_DATA_CLASS_MASK;
-
-		if (cls == ST_DATA_STACK)
-			return symbolize_stack_data(x, raw, parent_pc);
-		/* module data, and anonymous memory that is a library's .bss */
-		if (cls == ST_DATA_MODULE || (cls == ST_DATA_HEAP && raw->module == NAME_ANON)) {
-			if (module_data(x, raw->addr, &f))
-				return f;
-			f.offset = raw->addr;	/* no module covers it: the address */
-			f.addr = 0;
-		}
-		f.module = st_strtab__intern(x->p->strs, raw->module);
-		return f;
-	}
-	if (raw->kind == ST_FRAME_SPECIAL) {
-		f.function = st_strtab__intern(x->p->strs, raw->function);
-		return f;
-	}
-	if (raw->kernel) {
-		r = st_symbolizer__resolve_kernel(x->c->sym, raw->addr, is_return, &s);
-	} else {
-		m = st_procmaps__find(x->proc->maps, raw->addr);
-		if (m)
-			r = st_symbolizer__resolve(x->c->sym, m->module, m->path, m->start, m->pgoff,
-						   raw->addr, is_return, &s);
-		else
-			return symbolize_jit(x, raw);
-		if (m->module && !r && s.function &&
-		    st_symbolizer__source(x->c->sym, m->module, m->path, m->start, m->pgoff,
-					  raw->addr, is_return, &sc->f, &sc->n) == -ENOMEM)
-			x->err = -ENOMEM;
-	}
-	if (r)
-		return f; /* shown as [unknown] with its address */
-	set_name(x, &f, s.function);
-	f.module = st_strtab__intern(x->p->strs, s.module);
-	if (!raw->kernel)
-		note_module(x, f.module, m, &s);
-	if (!s.function)
-		f.offset = s.module_offset;
-	else if (raw->kind == ST_FRAME_CALLSITE)
-		f.offset = s.offset;
-	else
-		f.addr = s.func_addr; /* the leaf is the function: its IPs merge */
-	return f;
-}
-
-/* Node d of the symbolized tree stands for raw node s at source frame sf
- * (NULL: none): its file:line, by the samples of a leaf. */
-static void place(struct symctx *x, struct st_node *d, const struct st_node *s,
-		  const struct st_src_frame *sf)
-{
-	const char *file;
-
-	if (!sf || !sf->file || x->err)
-		return;
-	file = st_strtab__intern(x->p->strs, sf->file);
-	if (!file || vote_line(x, d, file, sf->line,
-			       s->f.kind == ST_FRAME_LEAF ? s->base : 0))
-		x->err = -ENOMEM;
-}
-
-/* The frames inlined at raw node s under d (outermost first), each a node
- * with s's calls; the innermost is returned, to take s's base and callees. */
-static struct st_node *inline_chain(struct symctx *x, struct st_node *d, const struct st_node *s,
-				    const struct srcchain *sc)
-{
-	for (size_t i = 1; i < sc->n && !x->err; i++) {
-		struct st_frame in = { .kind = ST_FRAME_INLINE, .module = d->f.module };
-
-		set_name(x, &in, sc->f[i].function ? sc->f[i].function : "[inlined]");
-		d->calls += s->calls;	/* the outer ones: each call of s is one of theirs */
-		d = in.function ? st_tree__child(x->dst, d, &in, true) : NULL;
-		if (!d) {
-			x->err = -ENOMEM;
-			return NULL;
-		}
-		place(x, d, s, &sc->f[i]);
-	}
-	return d;
-}
-
-static void convert(struct symctx *x, struct st_node *dst, const struct st_node *src)
-{
-	dst->base += src->base;
-	dst->calls += src->calls;
-	for (const struct st_node *s = src->first_child; s && !x->err; s = s->next_sibling) {
-		struct srcchain sc = { 0 };
-		struct st_frame f = symbolize(x, &s->f, src->f.addr, &sc);
-		struct st_node *d = st_tree__child(x->dst, dst, &f, true);
-
-		if (!d) {
-			x->err = -ENOMEM;
-			return;
-		}
-		place(x, d, s, sc.n ? &sc.f[0] : NULL);
-		if (!x->c->no_inline)
-			d = inline_chain(x, d, s, &sc);
-		if (x->err)
-			return;
-		convert(x, d, s);
-	}
-}
-
-struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults)
-{
-	struct st_profile *p = st_profile__new(event);
-	struct st_u64map *votes = NULL;
-	struct rthread *t;
 	struct proc *q;
 	size_t pos = 0;
 
-	if (!p)
-		return NULL;
-	while ((q = st_u64map__next(c->procs, &pos, NULL)))	/* the drain's reading */
+	while ((q = st_u64map__next(c->procs, &pos, NULL)))
 		jit_refresh(c, q);
-	pos = 0;
-	votes = st_u64map__new();
-	if (!votes)
-		goto cleanup;
-	while ((t = st_u64map__next(c->threads, &pos, NULL))) {
-		struct symctx x = { .c = c, .p = p, .proc = t->proc, .votes = votes };
-		struct st_thread *pt;
+}
 
-		if (t->faults != faults)
-			continue;
-		pt = st_profile__add_thread(p, t->pid, t->tid, t->comm);
-		if (!pt || st_thread__set_cgroup(pt, t->proc->cgroup))
-			goto cleanup;
-		x.dst = pt->tree;
-		convert(&x, st_tree__root(pt->tree), st_tree__root(t->tree));
-		if (x.err)
-			goto cleanup;
-	}
-	free_votes(votes);
-	st_profile__finalize(p);
-	for (size_t i = 0; i < p->nthreads; i++)
-		p->samples += st_thread__samples(p->threads[i]);
-	if (st_profile__count_unresolved(p))
-		goto cleanup;
-	return p;
-cleanup:
-	free_votes(votes);
-	st_profile__free(p);
-	errno = ENOMEM;
-	return NULL;
+bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
+			       struct st_raw_thread *out)
+{
+	struct rthread *t = st_u64map__next(c->threads, pos, NULL);
+
+	if (!t)
+		return false;
+	*out = (struct st_raw_thread){
+		.pid = t->pid, .tid = t->tid, .faults = t->faults, .comm = t->comm,
+		.cgroup = t->proc->cgroup, .tree = t->tree, .maps = t->proc->maps,
+		.jit = t->proc->jit,
+	};
+	return true;
 }
 
 size_t st_collector__threads(const struct st_collector *c)

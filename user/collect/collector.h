@@ -1,6 +1,9 @@
 /* collector.h - the daemon's own call-stack trees: merges the node records
- * drained from the kernel, keeps each process's maps, and turns the raw
- * address trees into a symbolized profile. Owner: user/collect/collector.c. */
+ * drained from the kernel, folds the samples the daemon unwound itself, and
+ * keeps each process's maps. It gives raw trees (nodes keyed by kind and
+ * address) to the symbolize stage (user/symbolize/namer.h); the model stage
+ * builds a profile from them (user/model/build.h).
+ * Owner: user/collect/collector.c. */
 #ifndef STACKTREE_COLLECTOR_H
 #define STACKTREE_COLLECTOR_H
 
@@ -11,8 +14,26 @@
 #include "stacktree.h"
 
 struct st_symbolizer;
-struct st_profile;
 struct st_collector;
+struct st_tree;
+struct st_procmaps;
+struct st_perfmap;
+
+/* The names of a raw data leaf's module when it is heap (ST_DATA_HEAP). */
+#define ST_RAW_NAME_BRK "[heap]"	/* the brk heap */
+#define ST_RAW_NAME_ANON "[anon]"	/* anonymous private memory */
+
+/* One thread's raw tree (per event) and what names its frames: valid until
+ * the collector's next merge, sample, reset or free. */
+struct st_raw_thread {
+	__u32 pid, tid;
+	bool faults;			/* the page-fault tree, else the timer's */
+	const char *comm;
+	const char *cgroup;		/* the process's cgroup v2 path, or NULL */
+	const struct st_tree *tree;	/* raw: frames keyed by (kind, address) */
+	const struct st_procmaps *maps;	/* the process image's mappings */
+	const struct st_perfmap *jit;	/* its /tmp/perf-PID.map, or NULL */
+};
 
 /* The comm of thread tid of pid while it ran image (bpf/stacktree.h). */
 typedef void (*st_comm_fn)(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm,
@@ -70,19 +91,14 @@ void st_collector__reset(struct st_collector *c);
  * covers (a dlopen since the last capture). Cheap when nothing is missing. */
 void st_collector__refresh_missing(struct st_collector *c);
 
-/* Build the symbolized profile (finalized) of the timer trees, or of the
- * page-fault trees when faults is set. The collector keeps its trees. */
-struct st_profile *st_collector__profile(struct st_collector *c, const char *event, bool faults);
+/* Read again the perf map of every live process (JIT code names: the
+ * drain's reading, before its trees are named). */
+void st_collector__read_perfmaps(struct st_collector *c);
 
-/* Demangle C++ and Rust names from now on (NULL: keep them as they are;
- * not owned). */
-struct st_demangler;
-void st_collector__demangle(struct st_collector *c, struct st_demangler *d);
-
-/* Inline frames (ST_FRAME_INLINE, from DWARF) in the profiles from now on
- * (the default); off (--no-inline): each frame is its function only. Source
- * lines (file, line) are given either way when DWARF has them. */
-void st_collector__inline(struct st_collector *c, bool on);
+/* The raw threads one by one: *pos starts at 0; fills *out and returns true,
+ * or false past the last. The order is the same while no thread is added. */
+bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
+			       struct st_raw_thread *out);
 
 /* Fold a sample the daemon unwound itself (user/collect/deferred.c) into thread
  * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the

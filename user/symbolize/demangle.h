@@ -1,6 +1,6 @@
 /* demangle.h - C++ and Rust symbol names made readable, with libiberty's
  * demangler (the one binutils, gdb and perf use; Itanium C++, Rust legacy
- * and v0), remembered per name. Owner: user/model/demangle.c. */
+ * and v0), remembered per name. Owner: user/symbolize/demangle.c. */
 #ifndef STACKTREE_DEMANGLE_H
 #define STACKTREE_DEMANGLE_H
 

@@ -1,0 +1,47 @@
+/* build.c - a profile from the collector's raw trees, named (see build.h). */
+#include "user/model/build.h"
+
+#include <errno.h>
+
+#include "common/tree.h"
+#include "user/collect/collector.h"
+#include "user/model/profile.h"
+#include "user/symbolize/namer.h"
+
+/* st_module_fn: the profile's modules list (JSON "modules", pprof mappings). */
+static int add_module(void *ctx, const char *name, const char *path, const char *build_id)
+{
+	return st_profile__add_module(ctx, name, path, build_id);
+}
+
+struct st_profile *st_profile__build(struct st_collector *c, const struct st_namer *n,
+				     const char *event, bool faults)
+{
+	struct st_profile *p = st_profile__new(event);
+	struct st_raw_thread t;
+	size_t pos = 0;
+
+	if (!p)
+		return NULL;
+	st_collector__read_perfmaps(c);	/* the drain's reading */
+	while (st_collector__next_thread(c, &pos, &t)) {
+		struct st_thread *pt;
+
+		if (t.faults != faults)
+			continue;
+		pt = st_profile__add_thread(p, t.pid, t.tid, t.comm);
+		if (!pt || st_thread__set_cgroup(pt, t.cgroup) ||
+		    st_namer__tree(n, &t, pt->tree, p->strs, add_module, p))
+			goto cleanup;
+	}
+	st_profile__finalize(p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->samples += st_thread__samples(p->threads[i]);
+	if (st_profile__count_unresolved(p))
+		goto cleanup;
+	return p;
+cleanup:
+	st_profile__free(p);
+	errno = ENOMEM;
+	return NULL;
+}

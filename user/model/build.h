@@ -1,0 +1,23 @@
+/* build.h - the daemon's profile: the collected raw trees, named.
+ *
+ * Owner: user/model/build.c. Takes each raw thread of the collect stage
+ * (user/collect/collector.h), has the symbolize stage name its tree
+ * (user/symbolize/namer.h) into a thread of a new profile, and finishes the
+ * profile (CUM, order, sample and unresolved counts).
+ */
+#ifndef STACKTREE_BUILD_H
+#define STACKTREE_BUILD_H
+
+#include <stdbool.h>
+
+struct st_collector;
+struct st_namer;
+struct st_profile;
+
+/* The named profile (finalized) of the collector's timer trees, or of its
+ * page-fault trees when faults is set; event names it. The collector keeps
+ * its trees. NULL with errno ENOMEM. */
+struct st_profile *st_profile__build(struct st_collector *c, const struct st_namer *n,
+				     const char *event, bool faults);
+
+#endif

@@ -1,0 +1,47 @@
+/* namer.h - the symbolize stage: names the frames of a raw call-stack tree.
+ *
+ * Owner: user/symbolize/namer.c. The collect stage gives raw trees (nodes
+ * keyed by kind and address, user/collect/collector.h: st_raw_thread); the
+ * namer turns one into a named tree (function, module, offset, source line,
+ * inline frames, data symbols) through the symbolizer library, the process's
+ * mappings and its perf map. The model stage puts named trees in a profile
+ * (user/model/build.h).
+ */
+#ifndef STACKTREE_NAMER_H
+#define STACKTREE_NAMER_H
+
+#include <stdbool.h>
+
+struct st_symbolizer;
+struct st_demangler;
+struct st_strtab;
+struct st_tree;
+struct st_raw_thread;
+struct st_namer;
+
+/* A module a named frame refers to: name as the frames name it, the file's
+ * path (or NULL) and its build id (or NULL). 0 or -ENOMEM. */
+typedef int (*st_module_fn)(void *ctx, const char *name, const char *path,
+			    const char *build_id);
+
+/* sym is not owned and must outlive the namer. NULL on ENOMEM. */
+struct st_namer *st_namer__new(struct st_symbolizer *sym);
+void st_namer__free(struct st_namer *n);
+
+/* Demangle C++ and Rust names from now on (NULL: keep them as they are;
+ * not owned). */
+void st_namer__demangle(struct st_namer *n, struct st_demangler *d);
+
+/* Inline frames (ST_FRAME_INLINE, from DWARF) in the named trees from now on
+ * (the default); off (--no-inline): each frame is its function only. Source
+ * lines (file, line) are given either way when DWARF has them. */
+void st_namer__inline(struct st_namer *n, bool on);
+
+/* Add the named frames of raw thread t's tree under dst's root (counts
+ * summed where names merge: a leaf's IPs in one function are one node).
+ * Strings are interned in strs; every module a frame names is passed to
+ * module_fn. 0, or -ENOMEM (dst then holds part of the tree). */
+int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, struct st_tree *dst,
+		   struct st_strtab *strs, st_module_fn module_fn, void *module_ctx);
+
+#endif
