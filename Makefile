@@ -51,7 +51,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
 
 .SECONDARY:
-.PHONY: all clean test unit integration demo bench soak deps install fuzz fuzz-regress spread
+.PHONY: all clean test check unit integration demo bench soak deps install fuzz fuzz-regress spread
 all: $(B)/stacktreed $(B)/stacktree
 
 $(B)/vmlinux.h:
@@ -119,7 +119,11 @@ integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
 		$(RUN_ENV) tests/integration/run.sh $(T)
 
-test: deps
+# The stages read in order: no include from a later stage into an earlier one.
+check:
+	scripts/check-includes.sh
+
+test: deps check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration

@@ -12,6 +12,7 @@
 #include "user/output/out_folded.h"
 #include "user/output/pprof.h"
 #include "user/model/profile.h"
+#include "user/output/json.h"
 #include "user/output/report.h"
 
 static inline void fuzz_write_all(const struct st_profile *p)

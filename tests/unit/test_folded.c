@@ -13,6 +13,7 @@
 #include "tests/fuzz/writers.h"
 #include "user/model/folded.h"
 #include "user/model/profile.h"
+#include "user/output/json.h"
 #include "common/tree.h"
 
 static int read_buf(const char *text, size_t len, const char *name, struct st_profile **p,

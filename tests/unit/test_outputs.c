@@ -24,6 +24,7 @@
 #include "user/output/pprof.h"
 #include "profile_fx.h"
 #include "user/model/profile.h"
+#include "user/output/json.h"
 #include "user/output/report.h"
 #include "common/strtab.h"
 

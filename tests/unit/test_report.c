@@ -14,6 +14,7 @@
 #include "profile_fx.h"
 #include "user/model/jsonstr.h"
 #include "user/model/profile.h"
+#include "user/output/json.h"
 #include "user/output/report.h"
 #include "common/strtab.h"
 

@@ -15,6 +15,7 @@
 
 #include "profile_fx.h"
 #include "user/model/profile.h"
+#include "user/output/json.h"
 #include "common/strtab.h"
 
 /* A frame without symbol in mod (NULL: no mapping covered it). */

@@ -1,6 +1,7 @@
 /* profile.h - a finished profile: session header + one tree per thread.
  *
- * Owner: user/model/profile.c (model) and user/model/profile_json.c (profile.json).
+ * Owner: user/model/profile.c (model) and user/model/profile_json.c (reading
+ * profile.json; user/output/json.c writes it).
  * The daemon builds a profile from the kernel trees after symbolization;
  * `stacktree report` loads one from profile.json or folded stacks. Report
  * writers (xtree, arcflow, ...) only read it.
@@ -123,9 +124,12 @@ const char *st_cgroup__container(const char *cgroup, char *buf, size_t len);
 /* Samples in one thread (root cum; valid after finalize). */
 __u64 st_thread__samples(const struct st_thread *t);
 
-/* profile.json, see README ("profile.json"). with_arcflow adds "arcflow". */
-int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow);
-/* Load profile.json. On a malformed file returns -EINVAL and writes one line
+/* profile.json's names of a frame kind and of a data leaf's class (forced
+ * bit ignored), shared by the reader and the writer (user/output/json.h);
+ * NULL when out of range. */
+const char *st_frame__kind_name(enum st_frame_kind k);
+const char *st_frame__class_name(unsigned data_class);
+/* Load profile.json (README, "profile.json"). On a malformed file returns -EINVAL and writes one line
  * (what is wrong and where) into err. */
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);
 

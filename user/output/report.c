@@ -12,6 +12,7 @@
 #include "user/output/out_folded.h"
 #include "user/output/pprof.h"
 #include "user/model/profile.h"
+#include "user/output/json.h"
 
 static const struct {
 	const char *name, *file;

@@ -1,0 +1,14 @@
+/* json.h - profile.json writer. Owner: user/output/json.c. */
+#ifndef STACKTREE_OUTPUT_JSON_H
+#define STACKTREE_OUTPUT_JSON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct st_profile;
+
+/* profile.json, see README ("profile.json"), streamed: the trees are
+ * written node by node. with_arcflow adds "arcflow". 0, -ENOMEM or -EIO. */
+int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow);
+
+#endif
