@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,9 +24,9 @@
 #include "user/output/report.h"
 #include "user/collect/session.h"
 #include "user/output/snapshot.h"
-#include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
 #include "user/collect/unwinder.h"
+#include "user/summary.h"
 
 /* The one global: what the signals asked for. */
 #define SIG_STOP 1	/* SIGINT, SIGTERM: final snapshot, then exit */
@@ -202,88 +201,18 @@ static const char *const event_prefixes[ST_EVENTS] = {
 	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.",
 };
 
-/* Samples whose walk stopped short, whatever stopped it: the [truncated]
- * roots of every thread (the reasons follow as separate counters). */
-static __u64 truncated_samples(const struct st_profile *p)
+/* The parts whose counters the notes and the summary tell. */
+static struct st_summary_src parts(const struct run *r)
 {
-	__u64 n = 0;
-
-	for (size_t i = 0; i < p->nthreads; i++)
-		for (const struct st_node *c = st_tree__root(p->threads[i]->tree)->first_child; c;
-		     c = c->next_sibling)
-			if (c->f.kind == ST_FRAME_SPECIAL && c->f.function &&
-			    strcmp(c->f.function, ST_TRUNCATED_NAME) == 0)
-				n += c->cum;
-	return n;
-}
-
-/* JIT perf maps (since the start): read, refused, lines skipped. */
-static void add_perfmap_notes(struct st_profile *p, const struct run *r)
-{
-	struct st_perfmap_stats js;
-
-	st_collector__perfmap_stats(r->coll, &js);
-	const struct {
-		const char *name;
-		size_t n;
-	} notes[] = {
-		{ "perf maps read (JIT code names)", js.files },
-		{ "perf maps refused: symbolic links", js.symlink },
-		{ "perf maps refused: not owned by the process's user or root", js.not_owned },
-		{ "perf maps refused: not regular files", js.not_regular },
-		{ "perf maps refused: over the size bound (64 MiB)", js.too_large },
-		{ "perf map lines skipped (malformed)", js.bad_lines },
-		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
+	return (struct st_summary_src){
+		.sess = r->sess, .coll = r->coll, .sym = r->sym, .unw = r->unw, .ff = r->ff,
 	};
-
-	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
-		if (notes[i].n)
-			st_profile__add_note(p, notes[i].name, notes[i].n);
 }
 
 static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double secs)
 {
-	static const struct {
-		enum st_stat stat;
-		const char *name;
-		bool lost;
-	} names[] = {
-		{ ST_STAT_LOST_NODES_FULL, "node array full", true },
-		{ ST_STAT_LOST_TABLE_FULL, "node table full", true },
-		{ ST_STAT_LOST_THREAD, "no thread state", true },
-		{ ST_STAT_LOST_STACK, "stack walk failed", true },
-		{ ST_STAT_LOST_EPOCH, "generation swap race", true },
-		{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
-		{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
-		{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
-		{ ST_STAT_IN_EXECVE, "samples inside execve (not profiled)", false },
-		{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
-		{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
-		{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
-		{ ST_STAT_UNW_READ_FAULT, "unwind stopped: stack read fault", false },
-		{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
-		{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
-		{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
-		{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
-		  false },
-		{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
-		{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
-		{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
-		{ ST_STAT_HANDOFF, "threads folded in the kernel again after late unwinding", false },
-		{ ST_STAT_HANDOFF_MISSED,
-		  "threads folded in the kernel again without the daemon's last path (CALLS may count one more)",
-		  false },
-		{ ST_STAT_LATE_AGED, "unwind: samples walked late before their tables were in (10 s)",
-		  false },
-		{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
-		{ ST_STAT_FAULT_INSTR, "instruction faults", false },
-		{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
-		{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
-		{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
-		{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
-		{ ST_STAT_FAULT_FORCED, "data faults on pages --force-faults paged out (*)", false },
-	};
-	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0, bad;
+	const struct st_summary_src src = parts(r);
+	__u64 st[ST_STAT__MAX], now_st[ST_STAT__MAX], run_ns = 0, runs = 0;
 
 	/* counters of this interval: the difference since the last snapshot */
 	st_session__stats(r->sess, ev, now_st);
@@ -296,28 +225,7 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
 	p->duration_s = secs;
 	p->command = describe_target(r->o);
-	st_profile__add_note(p, "stacks cut short ([truncated] root), all reasons",
-			     truncated_samples(p));
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!st[names[i].stat] && names[i].lost)
-			continue;
-		if (names[i].lost)
-			st_profile__add_lost(p, names[i].name, st[names[i].stat]);
-		else if (st[names[i].stat] ||
-			 (names[i].stat == ST_STAT_TRUNCATED && ev == ST_EVENT_CPU))
-			st_profile__add_note(p, names[i].name, st[names[i].stat]);
-	}
-	bad = st_collector__bad_records(r->coll);
-	if (bad)
-		st_profile__add_note(p, "node records dropped by the daemon", bad);
-	bad = st_collector__other_image_reads(r->coll);
-	if (bad)	/* since the start: not per interval */
-		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
-	bad = st_collector__inherited(r->coll);
-	if (bad)	/* since the start */
-		st_profile__add_note(p, "processes symbolized with their parent's maps (exec'd before "
-				     "their own were read)", bad);
-	add_perfmap_notes(p, r);
+	st_summary__notes(p, &src, ev, st);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 		/* per walked sample: runs on idle CPUs return at once; their few
@@ -330,119 +238,6 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 		r->prev_run_ns[ev] = run_ns;
 		r->prev_runs[ev] = runs;
 	}
-}
-
-/* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in MiB: the resident set
- * now, and its peak (getrusage's would include a launcher's peak before
- * our exec). */
-static long status_mib(const char *key)
-{
-	char line[128];
-	long kib = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), "%ld", &kib))
-			break;
-	fclose(f);
-	return kib / 1024;
-}
-
-static long rss_mib(void)
-{
-	return status_mib("VmRSS:");
-}
-
-static void summary(FILE *out, const struct st_profile *p, const struct run *r,
-		    const char *where)
-{
-	struct st_symbolizer_stats ss;
-	struct rusage ru;
-	char line[1024];
-
-	getrusage(RUSAGE_SELF, &ru);
-	if (p->frequency_hz)
-		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
-			"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->event, p->nthreads,
-			st_collector__processes(r->coll), p->duration_s, p->frequency_hz);
-	else
-		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
-			"%.2f s\n", (uint64_t)p->samples, p->event, p->nthreads,
-			st_collector__processes(r->coll), p->duration_s);
-	fprintf(out, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
-	for (size_t i = 0; i < p->nlost_by; i++)
-		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
-			(uint64_t)p->lost_by[i].value);
-	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
-	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(out, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
-			(uint64_t)p->notes[i].value);
-	if (st_profile__unresolved_line(p, line, sizeof(line)))
-		fprintf(out, "stacktreed: %s\n", line);
-	if (p->bpf_ns_per_sample > 0)
-		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
-			p->bpf_ns_per_sample);
-	else
-		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
-	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
-		"BPF maps ~%zu MiB\n",
-		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		status_mib("VmHWM:"), rss_mib(), st_session__map_memory(r->sess) >> 20);
-	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
-		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
-	st_symbolizer__stats(r->sym, &ss);
-	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
-		"files refused: %zu not regular, %zu over the size bound, %zu symlinks; "
-		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
-		"%zu non-root files not shared by build id\n",
-		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
-		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
-	if (ss.debuginfod)
-		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
-			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
-			"or not ELF), %zu not asked (too many build ids, or failures in a row); "
-			"%.2f s fetching\n",
-			ss.dbgd_found, ss.dbgd_not_found, ss.dbgd_failed, ss.dbgd_rejected,
-			ss.dbgd_skipped, ss.dbgd_seconds);
-	if (r->unw) {
-		struct st_unwinder_stats us;
-
-		st_unwinder__stats(r->unw, &us);
-		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
-			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
-			"%zu released; %zu processes, %zu modules without CFI, compiled in "
-			"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
-			"%zu process tables read again (an exec during the read)\n",
-			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
-			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
-			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image);
-		if (us.cache.dir)
-			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
-				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
-				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
-				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
-				us.cache.max_bytes >> 20, us.cache.dir);
-		else
-			fprintf(out, "stacktreed: unwind table cache: off\n");
-		if (us.no_room)
-			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
-				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
-				us.no_room_names);
-	}
-	if (ss.src_cut || ss.src_deferred)
-		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
-			"address limit per module), %zu frames left for a later snapshot\n",
-			ss.src_cut, ss.src_deferred);
-	if (r->ff && !strcmp(p->event, event_names[ST_EVENT_FAULTS])) {
-		__u64 st[ST_STAT__MAX];
-
-		st_session__stats(r->sess, ST_EVENT_FAULTS, st);
-		st_forcefault__summary(r->ff, st[ST_STAT_FAULT_FORCED], out);
-	}
-	fprintf(out, "stacktreed: reports in %s/\n", where);
 }
 
 static int drain(struct run *r)
@@ -494,7 +289,7 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	r->snapshots++;
 	fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
 		PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
-		(uint64_t)ps[0]->lost, rss_mib());
+		(uint64_t)ps[0]->lost, st_summary__rss_mib());
 	return 0;
 }
 
@@ -555,8 +350,12 @@ static int snapshot(struct run *r)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (size_t i = 0; i < n; i++)
-		summary(mem, ps[i], r, o->interval > 0 ? "(this directory)" : o->output);
+	for (size_t i = 0; i < n; i++) {
+		struct st_summary_src src = parts(r);
+
+		src.faults = !strcmp(ps[i]->event, event_names[ST_EVENT_FAULTS]);
+		st_summary__write(mem, ps[i], &src, o->interval > 0 ? "(this directory)" : o->output);
+	}
 	fclose(mem);
 	err = write_reports(r, ps, prefixes, n, text);
 	if (!err)	/* from the end of sampling (or the snapshot's start) */
@@ -635,8 +434,38 @@ static int sample_loop(struct run *r, double t0)
 	return 0;
 }
 
-int st_daemon__run(const struct st_options *o)
+/* Before anything is loaded or sampled: signals, a bad -F or -o fails at
+ * once, and what a crashed --force-faults session left is undone. */
+static int prepare(struct run *r)
 {
+	const struct st_options *o = r->o;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	r->ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
+					 .formats = o->formats, .lines = o->lines };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (st_session__check_freq(o->freq))
+		return -EINVAL;
+	if ((err = st_outdir__open(o->output, &r->out)))
+		return err;
+	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
+	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
+		if (err == -EBUSY)
+			fprintf(stderr, "stacktreed: --force-faults: another stacktreed is forcing "
+				"page faults (%s): one session at a time\n", ST_FF_STATE_PATH);
+		return err;
+	}
+	return 0;
+}
+
+/* The pipeline's parts: the symbolizer, the BPF session, the collector and
+ * the namer (with its demangler). */
+static int open_parts(struct run *r)
+{
+	const struct st_options *o = r->o;
 	struct st_session_opts so = {
 		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
@@ -645,6 +474,7 @@ int st_daemon__run(const struct st_options *o)
 		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
 		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 	};
+	int err;
 	struct st_symbolizer_opts syo = {
 		.verbose = o->verbose, .cache_mb = o->symbol_cache_mb,
 		.max_file_mb = o->max_file_mb, .cancel = stopping,
@@ -653,130 +483,137 @@ int st_daemon__run(const struct st_options *o)
 		.debuginfod_required = o->debuginfod > 0,
 		.debuginfod_timeout_s = o->debuginfod_timeout,
 	};
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct run r = { .o = o };
-	int ret = 1, err, status = 0;
-	double t0;
 
-	r.ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
-					.formats = o->formats, .lines = o->lines };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	/* before anything is loaded or sampled: a bad -F or -o fails at once */
-	if (st_session__check_freq(o->freq))
-		goto cleanup;
-	if (st_outdir__open(o->output, &r.out))
-		goto cleanup;
-	st_outdir__set_abort(r.out, &signal_flags, SIG_ABORT);
-	/* what a crashed --force-faults session left is undone at every start */
-	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
-		if (err == -EBUSY)
-			fprintf(stderr, "stacktreed: --force-faults: another stacktreed is forcing "
-				"page faults (%s): one session at a time\n", ST_FF_STATE_PATH);
-		goto cleanup;
-	}
-	r.sym = st_symbolizer__new(&syo);
-	if (!r.sym) {
+	r->sym = st_symbolizer__new(&syo);
+	if (!r->sym) {
+		err = errno ? errno : ENOMEM;
 		/* debuginfod's ENOSYS and EPERM were told already */
-		if (errno != ENOSYS && errno != EPERM)
+		if (err != ENOSYS && err != EPERM)
 			fprintf(stderr, "stacktreed: cannot create the symbolizer: %s\n",
-				strerror(errno));
-		goto cleanup;
+				strerror(err));
+		return -err;
 	}
-	if (st_session__open(&so, &r.sess))
-		goto cleanup;
-	r.coll = st_collector__new(r.sym, comm_of, r.sess);
-	if (!r.coll)
-		goto cleanup;
-	st_collector__on_image(r.coll, image_of, r.sess);
-	r.names = st_namer__new(r.sym);
-	if (!r.names)
-		goto cleanup;
+	if ((err = st_session__open(&so, &r->sess)))
+		return err;
+	r->coll = st_collector__new(r->sym, comm_of, r->sess);
+	if (!r->coll)
+		return -ENOMEM;
+	st_collector__on_image(r->coll, image_of, r->sess);
+	r->names = st_namer__new(r->sym);
+	if (!r->names)
+		return -ENOMEM;
 	if (!o->no_demangle) {
-		r.dm = st_demangler__new();
-		if (!r.dm)
-			goto cleanup;
-		st_namer__demangle(r.names, r.dm);
+		r->dm = st_demangler__new();
+		if (!r->dm)
+			return -ENOMEM;
+		st_namer__demangle(r->names, r->dm);
 	}
-	st_namer__inline(r.names, !o->no_inline);
-	if (o->unwind != ST_UNWIND_FP) {
-		struct st_unwinder_opts uo = {
-			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
-			.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
-			.verbose = o->verbose,
-		};
+	st_namer__inline(r->names, !o->no_inline);
+	return 0;
+}
 
-		r.unw = st_unwinder__new(r.sess, &uo);
-		if (!r.unw) {
-			fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n",
-				strerror(errno));
-			goto cleanup;
-		}
-		st_collector__on_refresh(r.coll, on_refresh, r.unw);
-		if (o->cmd)
-			st_unwinder__preload(r.unw, o->cmd[0]);
-		/* its thread reads the deferred ring from now on */
-		r.defer = o->defer_mb ?
-			  st_defer__new(r.unw, r.coll, st_session__deferred_fd(r.sess)) : NULL;
-		if (o->defer_mb && !r.defer) {
-			fprintf(stderr, "stacktreed: cannot set up deferred unwinding: %s\n",
-				strerror(errno));
-			goto cleanup;
-		}
-		if (r.defer)
-			st_defer__on_handoff(r.defer, handoff, r.sess);
-		/* the loop wakes when samples come, as when it read them itself */
-		if (r.defer)
-			st_session__wake_on(r.sess, st_defer__notify_fd(r.defer));
+/* --unwind dwarf/auto: the CFI tables in the BPF maps, and the thread that
+ * unwinds deferred samples. */
+static int open_unwinding(struct run *r)
+{
+	const struct st_options *o = r->o;
+	int err;
+	struct st_unwinder_opts uo = {
+		.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
+		.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
+		.verbose = o->verbose,
+	};
+
+	if (o->unwind == ST_UNWIND_FP)
+		return 0;
+	r->unw = st_unwinder__new(r->sess, &uo);
+	if (!r->unw) {
+		err = errno ? errno : ENOMEM;
+		fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n", strerror(err));
+		return -err;
 	}
+	st_collector__on_refresh(r->coll, on_refresh, r->unw);
+	if (o->cmd)
+		st_unwinder__preload(r->unw, o->cmd[0]);
+	/* its thread reads the deferred ring from now on */
+	r->defer = o->defer_mb ? st_defer__new(r->unw, r->coll, st_session__deferred_fd(r->sess)) :
+				 NULL;
+	if (o->defer_mb && !r->defer) {
+		err = errno ? errno : ENOMEM;
+		fprintf(stderr, "stacktreed: cannot set up deferred unwinding: %s\n",
+			strerror(err));
+		return -err;
+	}
+	if (r->defer) {
+		st_defer__on_handoff(r->defer, handoff, r->sess);
+		/* the loop wakes when samples come, as when it read them itself */
+		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
+	}
+	return 0;
+}
+
+/* --pid targets, the launched command (started, held before its exec) and
+ * --force-faults on them. */
+static int add_targets(struct run *r)
+{
+	const struct st_options *o = r->o;
+	int err;
+
 	for (size_t i = 0; i < o->npids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "stacktreed: no process %d: check the pid (ps -p %d)\n",
 				o->pids[i], o->pids[i]);
-			goto cleanup;
+			return -ESRCH;
 		}
-		if ((err = st_session__add_target(r.sess, (__u32)o->pids[i], false))) {
+		if ((err = st_session__add_target(r->sess, (__u32)o->pids[i], false))) {
 			fprintf(stderr, "stacktreed: cannot add target %d: %s\n", o->pids[i],
 				strerror(-err));
-			goto cleanup;
+			return err;
 		}
 		/* its image is not known before its first sample: 0, older than any
 		 * (its maps are read again for the real one then) */
-		st_collector__capture(r.coll, (__u32)o->pids[i], 0, 0, false);
+		st_collector__capture(r->coll, (__u32)o->pids[i], 0, 0, false);
 	}
 	if (o->cmd) {
-		if ((err = st_launch__start(o->cmd, &r.child))) {
+		if ((err = st_launch__start(o->cmd, &r->child))) {
 			fprintf(stderr, "stacktreed: cannot start %s: %s\n", o->cmd[0],
 				strerror(-err));
-			goto cleanup;
+			return err;
 		}
-		if ((err = st_session__add_target(r.sess, (__u32)st_launch__pid(r.child), true)))
-			goto cleanup;
+		if ((err = st_session__add_target(r->sess, (__u32)st_launch__pid(r->child), true)))
+			return err;
 	}
 	if (o->force_faults) {
 		struct st_forcefault_opts fo = {
-			.rate = o->force_faults, .map_fd = st_session__forced_pages_fd(r.sess),
+			.rate = o->force_faults, .map_fd = st_session__forced_pages_fd(r->sess),
 		};
 
-		if (st_forcefault__new(&fo, &r.ff))
-			goto cleanup;
+		if ((err = st_forcefault__new(&fo, &r->ff)))
+			return err;
 		for (size_t i = 0; i < o->npids; i++)
-			if (st_forcefault__add_target(r.ff, o->pids[i]))
-				goto cleanup;
-		if (r.child && st_forcefault__add_target(r.ff, st_launch__pid(r.child)))
-			goto cleanup;
+			if ((err = st_forcefault__add_target(r->ff, o->pids[i])))
+				return err;
+		if (r->child && (err = st_forcefault__add_target(r->ff, st_launch__pid(r->child))))
+			return err;
 	}
-	if (st_session__attach(r.sess))
-		goto cleanup;
-	/* --pid: the targets' unwind tables are in before sampling is announced
-	 * (their samples meanwhile are counted as unwound without tables) */
-	for (double end = now_s() + 30; r.unw && o->npids && st_unwinder__pending(r.unw) &&
+	return 0;
+}
+
+/* Attach the BPF programs; --pid: the targets' unwind tables are in before
+ * sampling is announced (their samples meanwhile are counted as unwound
+ * without tables); --pid and -a: say when sampling has started (a launched
+ * command's output is left alone). */
+static int start_sampling(struct run *r)
+{
+	const struct st_options *o = r->o;
+	int err;
+
+	if ((err = st_session__attach(r->sess)))
+		return err;
+	for (double end = now_s() + 30; r->unw && o->npids && st_unwinder__pending(r->unw) &&
 	     now_s() < end && !(signal_flags & SIG_STOP);)
-		st_unwinder__work(r.unw);
-	/* --pid and -a: say when sampling has started (a launched command's
-	 * output is left alone) */
-	if (o->verbose || !r.child) {
+		st_unwinder__work(r->unw);
+	if (o->verbose || !r->child) {
 		if (o->duration > 0)
 			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU for %g s\n",
 				o->freq, o->duration);
@@ -784,54 +621,84 @@ int st_daemon__run(const struct st_options *o)
 			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU; Ctrl-C to stop\n",
 				o->freq);
 	}
+	return 0;
+}
+
+/* Sampling has stopped: the system as it was before the reports (their
+ * summary says so), the events still queued (processes seen in the last
+ * moments), the samples still waiting for tables (compiled now, walked),
+ * then the last snapshot: the reports. */
+static int finish(struct run *r)
+{
+	int err;
+
+	r->sampling_end = now_s();
+	st_session__stop(r->sess);
+	st_forcefault__restore(r->ff);
+	st_session__poll(r->sess, 0, on_event, r);
+	if (r->defer) {
+		st_unwinder__finish(r->unw);
+		if ((err = st_defer__process(r->defer, true)))
+			return err;
+	}
+	return snapshot(r);
+}
+
+/* -- CMD: exit with its status, as perf record does (128 + N when signal N
+ * killed it), so that stacktreed can wrap a test or a build; else 0. */
+static int exit_status(const struct run *r)
+{
+	int status = 0, ret = 0;
+
+	if (r->child && st_launch__exited(r->child, &status)) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+		if (ret && r->o->verbose)
+			fprintf(stderr, "stacktreed: %s exited with status %d\n", r->o->cmd[0], ret);
+	}
+	return ret;
+}
+
+static void close_parts(struct run *r)
+{
+	st_forcefault__free(r->ff);	/* restores, if not done yet */
+	st_outdir__free(r->out);
+	st_launch__free(r->child);
+	st_collector__free(r->coll);
+	st_defer__free(r->defer);
+	st_namer__free(r->names);
+	st_demangler__free(r->dm);
+	st_unwinder__free(r->unw);
+	st_session__free(r->sess);
+	st_symbolizer__free(r->sym);
+}
+
+int st_daemon__run(const struct st_options *o)
+{
+	struct run r = { .o = o };
+	int ret = 1;
+	double t0;
+
+	if (prepare(&r) || open_parts(&r) || open_unwinding(&r) || add_targets(&r) ||
+	    start_sampling(&r))
+		goto cleanup;
 	t0 = r.interval_start = now_s();
 	r.next_snapshot = t0 + o->interval;
 	if (r.child && st_launch__go(r.child)) {
 		ret = 127;
 		goto cleanup;
 	}
-	if (sample_loop(&r, t0))
+	if (sample_loop(&r, t0) || finish(&r))
 		goto cleanup;
-	r.sampling_end = now_s();
-	st_session__stop(r.sess);
-	/* the system as it was before the reports (their summary says so) */
-	st_forcefault__restore(r.ff);
-	/* events still queued (processes seen in the last moments) */
-	st_session__poll(r.sess, 0, on_event, &r);
-	/* samples still waiting for tables: compiled now, walked */
-	if (r.defer) {
-		st_unwinder__finish(r.unw);
-		if (st_defer__process(r.defer, true))
-			goto cleanup;
-	}
-	if (snapshot(&r))
-		goto cleanup;
-	ret = 0;
-	/* -- CMD: exit with its status, as perf record does (128 + N when
-	 * signal N killed it), so that stacktreed can wrap a test or a build */
-	if (r.child && st_launch__exited(r.child, &status)) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
-		if (ret && o->verbose)
-			fprintf(stderr, "stacktreed: %s exited with status %d\n", o->cmd[0], ret);
-	}
+	ret = exit_status(&r);
 cleanup:
 	if (signal_flags & SIG_ABORT) {
 		fprintf(stderr, "stacktreed: interrupted while writing the reports: not all "
 			"written, no temporary file left in %s\n", o->output);
 		ret = 130;
 	}
-	st_forcefault__free(r.ff);	/* restores, if not done yet */
-	st_outdir__free(r.out);
-	st_launch__free(r.child);
-	st_collector__free(r.coll);
-	st_defer__free(r.defer);
-	st_namer__free(r.names);
-	st_demangler__free(r.dm);
-	st_unwinder__free(r.unw);
-	st_session__free(r.sess);
-	st_symbolizer__free(r.sym);
+	close_parts(&r);
 	return ret;
 }

@@ -1,0 +1,243 @@
+/* summary.c - what a session counted, told: the profile header's lost
+ * samples and notes, and the summary printed at the end of a session (or
+ * kept with each service snapshot). See summary.h. */
+#include "user/summary.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "common/tree.h"
+#include "symbolizer/perfmap.h"
+#include "symbolizer/symbolizer.h"
+#include "user/collect/collector.h"
+#include "user/collect/forcefault.h"
+#include "user/collect/session.h"
+#include "user/collect/unwinder.h"
+#include "user/model/profile.h"
+
+/* The kernel's and the daemon's counters (bpf/stacktree.h, enum st_stat) as
+ * the profile header shows them: lost samples, or notes. */
+static const struct {
+	enum st_stat stat;
+	const char *name;
+	bool lost;
+} counters[] = {
+	{ ST_STAT_LOST_NODES_FULL, "node array full", true },
+	{ ST_STAT_LOST_TABLE_FULL, "node table full", true },
+	{ ST_STAT_LOST_THREAD, "no thread state", true },
+	{ ST_STAT_LOST_STACK, "stack walk failed", true },
+	{ ST_STAT_LOST_EPOCH, "generation swap race", true },
+	{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
+	{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
+	{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
+	{ ST_STAT_IN_EXECVE, "samples inside execve (not profiled)", false },
+	{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
+	{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
+	{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
+	{ ST_STAT_UNW_READ_FAULT, "unwind stopped: stack read fault", false },
+	{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
+	{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
+	{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
+	{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
+	  false },
+	{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
+	{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
+	{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
+	{ ST_STAT_HANDOFF, "threads folded in the kernel again after late unwinding", false },
+	{ ST_STAT_HANDOFF_MISSED,
+	  "threads folded in the kernel again without the daemon's last path (CALLS may count one more)",
+	  false },
+	{ ST_STAT_LATE_AGED, "unwind: samples walked late before their tables were in (10 s)",
+	  false },
+	{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
+	{ ST_STAT_FAULT_INSTR, "instruction faults", false },
+	{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
+	{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
+	{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
+	{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
+	{ ST_STAT_FAULT_FORCED, "data faults on pages --force-faults paged out (*)", false },
+};
+
+/* Samples whose walk stopped short, whatever stopped it: the [truncated]
+ * roots of every thread (the reasons follow as separate counters). */
+static __u64 truncated_samples(const struct st_profile *p)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++)
+		for (const struct st_node *c = st_tree__root(p->threads[i]->tree)->first_child; c;
+		     c = c->next_sibling)
+			if (c->f.kind == ST_FRAME_SPECIAL && c->f.function &&
+			    strcmp(c->f.function, ST_TRUNCATED_NAME) == 0)
+				n += c->cum;
+	return n;
+}
+
+/* JIT perf maps (since the start): read, refused, lines skipped. */
+static void add_perfmap_notes(struct st_profile *p, const struct st_collector *coll)
+{
+	struct st_perfmap_stats js;
+
+	st_collector__perfmap_stats(coll, &js);
+	const struct {
+		const char *name;
+		size_t n;
+	} notes[] = {
+		{ "perf maps read (JIT code names)", js.files },
+		{ "perf maps refused: symbolic links", js.symlink },
+		{ "perf maps refused: not owned by the process's user or root", js.not_owned },
+		{ "perf maps refused: not regular files", js.not_regular },
+		{ "perf maps refused: over the size bound (64 MiB)", js.too_large },
+		{ "perf map lines skipped (malformed)", js.bad_lines },
+		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
+	};
+
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (notes[i].n)
+			st_profile__add_note(p, notes[i].name, notes[i].n);
+}
+
+void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,
+		       const __u64 *st)
+{
+	__u64 bad;
+
+	st_profile__add_note(p, "stacks cut short ([truncated] root), all reasons",
+			     truncated_samples(p));
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		if (!st[counters[i].stat] && counters[i].lost)
+			continue;
+		if (counters[i].lost)
+			st_profile__add_lost(p, counters[i].name, st[counters[i].stat]);
+		else if (st[counters[i].stat] ||
+			 (counters[i].stat == ST_STAT_TRUNCATED && ev == ST_EVENT_CPU))
+			st_profile__add_note(p, counters[i].name, st[counters[i].stat]);
+	}
+	bad = st_collector__bad_records(s->coll);
+	if (bad)
+		st_profile__add_note(p, "node records dropped by the daemon", bad);
+	bad = st_collector__other_image_reads(s->coll);
+	if (bad)	/* since the start: not per interval */
+		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
+	bad = st_collector__inherited(s->coll);
+	if (bad)	/* since the start */
+		st_profile__add_note(p, "processes symbolized with their parent's maps (exec'd before "
+				     "their own were read)", bad);
+	add_perfmap_notes(p, s->coll);
+}
+
+/* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in MiB: the resident set
+ * now, and its peak (getrusage's would include a launcher's peak before
+ * our exec). */
+static long status_mib(const char *key)
+{
+	char line[128];
+	long kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), "%ld", &kib))
+			break;
+	fclose(f);
+	return kib / 1024;
+}
+
+long st_summary__rss_mib(void)
+{
+	return status_mib("VmRSS:");
+}
+
+void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
+		       const char *where)
+{
+	struct st_symbolizer_stats ss;
+	struct rusage ru;
+	char line[1024];
+
+	getrusage(RUSAGE_SELF, &ru);
+	if (p->frequency_hz)
+		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
+			"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->event, p->nthreads,
+			st_collector__processes(s->coll), p->duration_s, p->frequency_hz);
+	else
+		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
+			"%.2f s\n", (uint64_t)p->samples, p->event, p->nthreads,
+			st_collector__processes(s->coll), p->duration_s);
+	fprintf(out, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
+	for (size_t i = 0; i < p->nlost_by; i++)
+		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
+			(uint64_t)p->lost_by[i].value);
+	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
+	for (size_t i = 0; i < p->nnotes; i++)
+		fprintf(out, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
+			(uint64_t)p->notes[i].value);
+	if (st_profile__unresolved_line(p, line, sizeof(line)))
+		fprintf(out, "stacktreed: %s\n", line);
+	if (p->bpf_ns_per_sample > 0)
+		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
+			p->bpf_ns_per_sample);
+	else
+		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
+	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
+		"BPF maps ~%zu MiB\n",
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+		status_mib("VmHWM:"), st_summary__rss_mib(), st_session__map_memory(s->sess) >> 20);
+	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
+		st_symbolizer__memory(s->sym) >> 10, st_collector__memory(s->coll) >> 10);
+	st_symbolizer__stats(s->sym, &ss);
+	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
+		"files refused: %zu not regular, %zu over the size bound, %zu symlinks; "
+		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
+		"%zu non-root files not shared by build id\n",
+		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
+		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+	if (ss.debuginfod)
+		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
+			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
+			"or not ELF), %zu not asked (too many build ids, or failures in a row); "
+			"%.2f s fetching\n",
+			ss.dbgd_found, ss.dbgd_not_found, ss.dbgd_failed, ss.dbgd_rejected,
+			ss.dbgd_skipped, ss.dbgd_seconds);
+	if (s->unw) {
+		struct st_unwinder_stats us;
+
+		st_unwinder__stats(s->unw, &us);
+		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
+			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
+			"%zu released; %zu processes, %zu modules without CFI, compiled in "
+			"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
+			"%zu process tables read again (an exec during the read)\n",
+			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
+			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
+			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image);
+		if (us.cache.dir)
+			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
+				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
+				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
+				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
+				us.cache.max_bytes >> 20, us.cache.dir);
+		else
+			fprintf(out, "stacktreed: unwind table cache: off\n");
+		if (us.no_room)
+			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
+				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
+				us.no_room_names);
+	}
+	if (ss.src_cut || ss.src_deferred)
+		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
+			"address limit per module), %zu frames left for a later snapshot\n",
+			ss.src_cut, ss.src_deferred);
+	if (s->ff && s->faults) {
+		__u64 st[ST_STAT__MAX];
+
+		st_session__stats(s->sess, ST_EVENT_FAULTS, st);
+		st_forcefault__summary(s->ff, st[ST_STAT_FAULT_FORCED], out);
+	}
+	fprintf(out, "stacktreed: reports in %s/\n", where);
+}
+

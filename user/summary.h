@@ -1,0 +1,46 @@
+/* summary.h - what a session counted, told: the profile header's lost
+ * samples and notes (from the kernel's and the daemon's counters), and the
+ * summary text at the end of a session or with each service snapshot.
+ * Owner: user/summary.c (composition root: it reads every stage's counters).
+ */
+#ifndef STACKTREE_SUMMARY_H
+#define STACKTREE_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+struct st_profile;
+struct st_session;
+struct st_collector;
+struct st_symbolizer;
+struct st_unwinder;
+struct st_forcefault;
+
+/* The parts of a session whose counters are told; unw and ff are NULL when
+ * not used. faults: the profile told is the page-fault one. */
+struct st_summary_src {
+	struct st_session *sess;
+	const struct st_collector *coll;
+	struct st_symbolizer *sym;
+	struct st_unwinder *unw;
+	struct st_forcefault *ff;
+	bool faults;
+};
+
+/* Add to p's header, for event ev (enum st_event), the counters st of the
+ * interval (ST_STAT__MAX of them, enum st_stat): the lost samples and the
+ * notes, then the collector's own counters (since the start). */
+void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,
+		       const __u64 *st);
+
+/* The summary of profile p (samples, losses, notes, the daemon's CPU and
+ * memory, symbol and unwind-table statistics), one "stacktreed: " line
+ * each, ending with where the reports are. */
+void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
+		       const char *where);
+
+/* The daemon's resident set now, MiB (/proc/self/status). */
+long st_summary__rss_mib(void);
+
+#endif
