@@ -1,4 +1,5 @@
-/* strtab.c - arena-backed string storage with an interning hash set. */
+/* strtab.c - arena-backed string storage, interned through an index
+ * (common/u64map.h) of FNV-1a hashes. */
 #include "common/strtab.h"
 
 #include <errno.h>
@@ -7,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+#include "common/u64map.h"
+
 #define CHUNK_SIZE (64 * 1024)	/* largest regular chunk */
 #define CHUNK_MIN 256		/* first chunk: small tables stay small */
-#define SLOTS_MIN 16
 
 struct chunk {
 	struct chunk *next;
@@ -22,8 +25,7 @@ struct st_strtab {
 	char *cur;		/* free space in chunks (head) */
 	size_t left;
 	size_t arena_bytes;
-	const char **slots;	/* open addressing; NULL = empty */
-	size_t nslots, count;
+	struct st_u64map *index;	/* hash -> interned string; NULL until the first */
 };
 
 struct st_strtab *st_strtab__new(void)
@@ -41,20 +43,8 @@ void st_strtab__free(struct st_strtab *t)
 		next = c->next;
 		free(c);
 	}
-	free(t->slots);
+	st_u64map__free(t->index);
 	free(t);
-}
-
-static uint64_t hash_str(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 /* Regular chunks double with the arena, from CHUNK_MIN up to CHUNK_SIZE. */
@@ -105,50 +95,43 @@ const char *st_strtab__add(struct st_strtab *t, const char *s, size_t len)
 	return p;
 }
 
-static int grow(struct st_strtab *t)
+/* A string to intern: s[0..len). */
+struct str_key {
+	const char *s;
+	size_t len;
+};
+
+static bool is_str(const void *value, const void *key)
 {
-	size_t n = t->nslots ? t->nslots * 2 : SLOTS_MIN, i, j;
-	const char **slots = calloc(n, sizeof(*slots));
+	const char *p = value;
+	const struct str_key *k = key;
 
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->nslots; i++) {
-		const char *s = t->slots[i];
-
-		if (!s)
-			continue;
-		j = hash_str(s, strlen(s)) & (n - 1);
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = s;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = n;
-	return 0;
+	return strncmp(p, k->s, k->len) == 0 && p[k->len] == '\0';
 }
 
 const char *st_strtab__intern_len(struct st_strtab *t, const char *s, size_t len)
 {
+	struct str_key k = { s, len };
 	const char *p;
-	size_t i;
+	__u64 h;
 
 	if (!s)
 		return NULL;
-	if ((t->count + 1) * 4 > t->nslots * 3 && grow(t)) {
+	if (!t->index && !(t->index = st_u64map__new())) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	i = hash_str(s, len) & (t->nslots - 1);
-	for (; (p = t->slots[i]); i = (i + 1) & (t->nslots - 1)) {
-		if (strncmp(p, s, len) == 0 && p[len] == '\0')
-			return p;
-	}
+	h = st_hash_bytes(s, len, ST_HASH_INIT);
+	p = st_u64map__find(t->index, h, is_str, &k);
+	if (p)
+		return p;
 	p = st_strtab__add(t, s, len);
 	if (!p)
 		return NULL;
-	t->slots[i] = p;
-	t->count++;
+	if (st_u64map__add(t->index, h, (void *)p)) {	/* p stays in the arena, unused */
+		errno = ENOMEM;
+		return NULL;
+	}
 	return p;
 }
 
@@ -159,5 +142,5 @@ const char *st_strtab__intern(struct st_strtab *t, const char *s)
 
 size_t st_strtab__memory(const struct st_strtab *t)
 {
-	return sizeof(*t) + t->arena_bytes + t->nslots * sizeof(*t->slots);
+	return sizeof(*t) + t->arena_bytes + st_u64map__memory(t->index);
 }

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+#include "common/u64map.h"
+
 /* Node chunks double from 16 to 1024 nodes: a system-wide profile has
  * thousands of threads with a few nodes each. */
 #define CHUNK_FIRST 16
@@ -24,30 +27,23 @@ struct st_tree {
 	struct st_node root;
 	struct chunk *chunks;
 	size_t count;		/* nodes, root included */
-	struct st_node **index;	/* open addressing, power-of-two capacity */
-	size_t cap;
+	struct st_u64map *index;	/* key_hash() -> node */
 	struct st_node **prev;	/* previous sample's path (root excluded) */
 	size_t prevlen, prevcap;
 };
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h;
-}
 
 static uint64_t key_hash(const struct st_node *parent, const struct st_frame *f)
 {
 	uint64_t h = (uintptr_t)parent;
 
-	h = mix(h, f->kind);
-	h = mix(h, f->addr);
-	h = mix(h, (uintptr_t)f->function);
-	h = mix(h, (uintptr_t)f->module);
-	h = mix(h, f->offset);
-	h = mix(h, f->kernel);
-	h = mix(h, f->data_class);
-	return h * 0xff51afd7ed558ccdULL;
+	h = st_hash_mix(h, f->kind);
+	h = st_hash_mix(h, f->addr);
+	h = st_hash_mix(h, (uintptr_t)f->function);
+	h = st_hash_mix(h, (uintptr_t)f->module);
+	h = st_hash_mix(h, f->offset);
+	h = st_hash_mix(h, f->kernel);
+	h = st_hash_mix(h, f->data_class);
+	return h;
 }
 
 static bool frame_eq(const struct st_frame *a, const struct st_frame *b)
@@ -65,8 +61,7 @@ struct st_tree *st_tree__new(void)
 		return NULL;
 	t->root.f.kind = ST_FRAME_ROOT;
 	t->count = 1;
-	t->cap = 64;
-	t->index = calloc(t->cap, sizeof(*t->index));
+	t->index = st_u64map__new();
 	if (!t->index) {
 		free(t);
 		return NULL;
@@ -84,7 +79,7 @@ void st_tree__free(struct st_tree *t)
 		next = c->next;
 		free(c);
 	}
-	free(t->index);
+	st_u64map__free(t->index);
 	free(t->prev);
 	free(t);
 }
@@ -105,32 +100,22 @@ size_t st_tree__memory(const struct st_tree *t)
 
 	for (struct chunk *c = t->chunks; c; c = c->next)
 		chunks += sizeof(*c) + c->cap * sizeof(c->nodes[0]);
-	return sizeof(*t) + chunks + t->cap * sizeof(*t->index) +
+	return sizeof(*t) + chunks + st_u64map__memory(t->index) +
 	       t->prevcap * sizeof(*t->prev);
 }
 
-static int index_grow(struct st_tree *t)
+/* A child's key in the index: its parent and its frame. */
+struct child_key {
+	const struct st_node *parent;
+	const struct st_frame *f;
+};
+
+static bool is_child(const void *value, const void *key)
 {
-	size_t ncap = t->cap * 2;
-	struct st_node **ni = calloc(ncap, sizeof(*ni));
+	const struct st_node *n = value;
+	const struct child_key *k = key;
 
-	if (!ni)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		struct st_node *n = t->index[i];
-		size_t j;
-
-		if (!n)
-			continue;
-		j = key_hash(n->parent, &n->f) & (ncap - 1);
-		while (ni[j])
-			j = (j + 1) & (ncap - 1);
-		ni[j] = n;
-	}
-	free(t->index);
-	t->index = ni;
-	t->cap = ncap;
-	return 0;
+	return n->parent == k->parent && frame_eq(&n->f, k->f);
 }
 
 static struct st_node *node_alloc(struct st_tree *t)
@@ -155,25 +140,12 @@ static struct st_node *node_alloc(struct st_tree *t)
 struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
 			       const struct st_frame *f, bool create)
 {
-	size_t j = key_hash(parent, f) & (t->cap - 1);
-	struct st_node *n;
+	struct child_key k = { parent, f };
+	__u64 h = key_hash(parent, f);
+	struct st_node *n = st_u64map__find(t->index, h, is_child, &k);
 
-	while ((n = t->index[j])) {
-		if (n->parent == parent && frame_eq(&n->f, f))
-			return n;
-		j = (j + 1) & (t->cap - 1);
-	}
-	if (!create)
-		return NULL;
-	if (t->count * 2 >= t->cap) {
-		if (index_grow(t)) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		j = key_hash(parent, f) & (t->cap - 1);
-		while (t->index[j])
-			j = (j + 1) & (t->cap - 1);
-	}
+	if (n || !create)
+		return n;
 	n = node_alloc(t);
 	if (!n) {
 		errno = ENOMEM;
@@ -183,6 +155,10 @@ struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
 	n->f = *f;
 	n->parent = parent;
 	n->depth = parent->depth + 1;
+	if (st_u64map__add(t->index, h, n)) {	/* n stays unused in its chunk */
+		errno = ENOMEM;
+		return NULL;
+	}
 	/* append, so that unsorted children keep first-seen order */
 	if (!parent->first_child)
 		parent->first_child = n;
@@ -190,7 +166,6 @@ struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
 		parent->last_child->next_sibling = n;
 	parent->last_child = n;
 	parent->nchildren++;
-	t->index[j] = n;
 	t->count++;
 	return n;
 }
