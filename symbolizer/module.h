@@ -74,10 +74,11 @@ struct st_module {
 /* Key ("b:BUILDID" for modules of root-only files, "f:PATH:DEV:INO:SIZE:MTIME",
  * "u:BUILDID" for another user's file, found by nothing but counted when
  * the build id meets another's) -> module; key == NULL: empty slot. */
-struct st_slot {
-	char *key;
-	__u64 hash;
+/* An entry of the symbolizer's key map: a key (a file's identity or its
+ * build id) and the module it names. */
+struct st_modkey {
 	struct st_module *module;
+	char key[];
 };
 
 struct st_symbolizer {
@@ -101,8 +102,8 @@ struct st_symbolizer {
 	size_t src_deferred;		/* lookups left for later */
 	__u64 root_dev, root_ino;	/* our own root directory */
 	struct st_strtab *strs;		/* options and kernel symbols only */
-	struct st_slot *slots;		/* power of two, or 0 */
-	size_t nslots, nkeys, key_bytes;
+	struct st_u64map *keys;		/* hash of a key -> st_modkey, or NULL */
+	size_t key_bytes;
 	struct st_module *modules;	/* all of them */
 	size_t nmodules;
 	struct st_module *lru_head, *lru_tail;	/* unreferenced, head = newest */

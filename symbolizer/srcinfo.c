@@ -16,6 +16,7 @@
 #include "symbolizer/srcinfo.h"
 #include "symbolizer/module.h"
 #include "common/grow.h"
+#include "common/hash.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -336,7 +337,7 @@ static int chain(struct st_srcinfo *si, __u64 vaddr, size_t *n)
 
 static struct si_slot *slot_of(const struct st_srcinfo *si, __u64 vaddr)
 {
-	size_t mask = si->nslots - 1, j = (size_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+	size_t mask = si->nslots - 1, j = (size_t)st_hash_u64(vaddr) & mask;
 
 	while (si->slots[j].used && si->slots[j].vaddr != vaddr)
 		j = (j + 1) & mask;

@@ -40,124 +40,73 @@
 #include "symbolizer/module.h"
 #include "symbolizer/srcinfo.h"
 #include "symbolizer/stackvars.h"
+#include "common/hash.h"
 #include "common/strtab.h"
+#include "common/u64map.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/vdso.h"
 #include "symbolizer/worklimit.h"
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_PATH "[vdso]"
-#define MAP_MIN_SLOTS 64
 #define MODULE_TIME_S 2.0		/* default per-module symbol loading time */
 #define MAX_SYMBOLS 4000000
 #define TRIM_BYTES (4u << 20)		/* evictions that return memory to the system */		/* default per symbol table (~160 MiB with names) */
 
 /* ---- key map ------------------------------------------------------------ */
 
-static uint64_t hash_key(const char *k)
+static bool is_key(const void *value, const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (; *k; k++) {
-		h ^= (unsigned char)*k;
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 29);
-}
-
-static struct st_slot *map_slot(const struct st_symbolizer *s, const char *key, uint64_t hash)
-{
-	size_t mask = s->nslots - 1, i;
-
-	if (!s->nslots)
-		return NULL;
-	for (i = hash & mask; s->slots[i].key; i = (i + 1) & mask) {
-		if (s->slots[i].hash == hash && strcmp(s->slots[i].key, key) == 0)
-			return &s->slots[i];
-	}
-	return NULL;
+	return strcmp(((const struct st_modkey *)value)->key, key) == 0;
 }
 
 static struct st_module *map_get(const struct st_symbolizer *s, const char *key)
 {
-	struct st_slot *sl = map_slot(s, key, hash_key(key));
+	struct st_modkey *e = s->keys ? st_u64map__find(s->keys, st_hash_str(key), is_key, key) :
+					NULL;
 
-	return sl ? sl->module : NULL;
-}
-
-static int map_grow(struct st_symbolizer *s)
-{
-	size_t n = s->nslots ? s->nslots * 2 : MAP_MIN_SLOTS, i, j;
-	struct st_slot *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < s->nslots; i++) {
-		if (!s->slots[i].key)
-			continue;
-		for (j = s->slots[i].hash & (n - 1); slots[j].key; j = (j + 1) & (n - 1))
-			;
-		slots[j] = s->slots[i];
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->nslots = n;
-	return 0;
+	return e ? e->module : NULL;
 }
 
 /* Map key (copied) to m and note it in m's keys; nothing when the key is
  * there already. */
 static int map_put(struct st_symbolizer *s, const char *key, struct st_module *m)
 {
-	uint64_t hash = hash_key(key);
-	size_t i, len = strlen(key);
-	char *copy;
+	size_t len = strlen(key);
+	struct st_modkey *e;
 
-	if (map_slot(s, key, hash))
+	if (map_get(s, key))
 		return 0;
-	if ((s->nkeys + 1) * 4 > s->nslots * 3 && map_grow(s))
+	if (!s->keys && !(s->keys = st_u64map__new()))
 		return -ENOMEM;
 	if (ST_GROW(m->keys, m->keys_cap, m->nkeys, 2))
 		return -ENOMEM;
-	copy = malloc(len + 1);
-	if (!copy)
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
 		return -ENOMEM;
-	memcpy(copy, key, len + 1);
-	for (i = hash & (s->nslots - 1); s->slots[i].key; i = (i + 1) & (s->nslots - 1))
-		;
-	s->slots[i].key = copy;
-	s->slots[i].hash = hash;
-	s->slots[i].module = m;
-	s->nkeys++;
-	s->key_bytes += len + 1;
-	m->keys[m->nkeys++] = copy;
+	e->module = m;
+	memcpy(e->key, key, len + 1);
+	if (st_u64map__add(s->keys, st_hash_str(key), e)) {
+		free(e);
+		return -ENOMEM;
+	}
+	s->key_bytes += sizeof(*e) + len + 1;
+	m->keys[m->nkeys++] = e->key;
 	if (key[0] == 'f')
 		m->nfile_keys++;
 	return 0;
 }
 
-/* Remove key (and free its string, which may be `key` itself). */
+/* Remove key (and free its entry, whose text `key` may be). */
 static void map_del(struct st_symbolizer *s, const char *key)
 {
-	size_t mask = s->nslots - 1, i, j, home;
-	struct st_slot *sl = map_slot(s, key, hash_key(key));
+	struct st_modkey *e = s->keys ? st_u64map__remove(s->keys, st_hash_str(key), is_key, key) :
+					NULL;
 
-	if (!sl)
+	if (!e)
 		return;
-	s->key_bytes -= strlen(sl->key) + 1;
-	free(sl->key);
-	sl->key = NULL;
-	s->nkeys--;
-	/* backward shift: move up the entries whose probe path crosses the hole */
-	i = (size_t)(sl - s->slots);
-	for (j = (i + 1) & mask; s->slots[j].key; j = (j + 1) & mask) {
-		home = s->slots[j].hash & mask;
-		if (j > i ? (home <= i || home > j) : (home <= i && home > j)) {
-			s->slots[i] = s->slots[j];
-			s->slots[j].key = NULL;
-			i = j;
-		}
-	}
+	s->key_bytes -= sizeof(*e) + strlen(e->key) + 1;
+	free(e);
 }
 
 /* ---- modules ------------------------------------------------------------ */
@@ -417,6 +366,7 @@ cleanup:
 void st_symbolizer__free(struct st_symbolizer *s)
 {
 	struct st_module *m, *next;
+	struct st_modkey *e;
 	size_t i;
 
 	if (!s)
@@ -425,9 +375,9 @@ void st_symbolizer__free(struct st_symbolizer *s)
 		next = m->next;
 		module_free(m);
 	}
-	for (i = 0; i < s->nslots; i++)
-		free(s->slots[i].key);
-	free(s->slots);
+	for (i = 0; s->keys && (e = st_u64map__next(s->keys, &i, NULL));)
+		free(e);
+	st_u64map__free(s->keys);
 	st_symtab__free(s->kernel);
 	st_strtab__free(s->strs);
 	st_dbgd__free(s->dbgd);
@@ -930,7 +880,7 @@ size_t st_symbolizer__memory(const struct st_symbolizer *s)
 
 	if (!s)
 		return 0;
-	bytes = sizeof(*s) + st_strtab__memory(s->strs) + s->nslots * sizeof(*s->slots) +
+	bytes = sizeof(*s) + st_strtab__memory(s->strs) + st_u64map__memory(s->keys) +
 		s->key_bytes + s->scratch_cap;
 	for (m = s->modules; m; m = m->next)
 		bytes += module_memory(m);

@@ -12,6 +12,7 @@
 #include "user/collect/procmaps.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
+#include "common/hash.h"
 #include "common/tree.h"
 #include "common/u64map.h"
 
@@ -63,7 +64,7 @@ struct st_collector {
 	struct st_symbolizer *sym;
 	st_comm_fn comm_fn;
 	void *comm_ctx;
-	struct st_u64map *threads;	/* thread_key() -> rthread */
+	struct st_u64map *threads;	/* thread_key() -> rthread (an index) */
 	struct st_u64map *procs;	/* PROC_KEY(pid, image) -> proc */
 	struct st_u64map *images;	/* pid -> the newest image seen + 1 */
 	struct idref *ids;		/* per drained record */
@@ -390,29 +391,34 @@ static void read_comm(__u32 pid, __u32 tid, char *comm, size_t len)
 	fclose(f);
 }
 
-/* A thread's tree: one per (pid, tid, image) and per event. Keys are
- * hashes, probed onwards past another thread's (never 0). */
+/* A thread's tree: one per (pid, tid, image) and per event. */
 static __u64 thread_key(__u32 pid, __u32 tid, __u32 image, bool faults)
 {
-	__u64 k = (((__u64)pid << 32) | tid) * 0x9E3779B97F4A7C15ull;
-
-	k ^= ((__u64)image + 1) * 0xC2B2AE3D27D4EB4Full + (faults ? 0x165667B19E3779F9ull : 0);
-	return k ? k : 1;
+	return st_hash_mix(st_hash_mix((__u64)pid << 32 | tid, image), faults);
 }
 
-/* The thread's tree, or NULL; *key: where it is or would go. */
+struct thread_id {
+	__u32 pid, tid, image;
+	bool faults;
+};
+
+static bool is_thread(const void *value, const void *key)
+{
+	const struct rthread *t = value;
+	const struct thread_id *k = key;
+
+	return t->pid == k->pid && t->tid == k->tid && t->image == k->image &&
+	       t->faults == k->faults;
+}
+
+/* The thread's tree, or NULL; *key: its key in c->threads. */
 static struct rthread *thread_find(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
 				   bool faults, __u64 *key)
 {
-	struct rthread *t;
+	struct thread_id id = { pid, tid, image, faults };
 
 	*key = thread_key(pid, tid, image, faults);
-	while ((t = st_u64map__get(c->threads, *key))) {
-		if (t->pid == pid && t->tid == tid && t->image == image && t->faults == faults)
-			return t;
-		*key = *key + 1 ? *key + 1 : 1;
-	}
-	return NULL;
+	return st_u64map__find(c->threads, *key, is_thread, &id);
 }
 
 /* comm: the name the kernel recorded with the sample (deferred samples), or
@@ -435,7 +441,7 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	t->faults = faults;
 	t->tree = st_tree__new();
 	t->proc = proc_get(c, pid, image, &created);
-	if (!t->tree || !t->proc || st_u64map__put(c->threads, key, t)) {
+	if (!t->tree || !t->proc || st_u64map__add(c->threads, key, t)) {
 		st_tree__free(t->tree);
 		free(t);
 		return NULL;

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/hash.h"
+
 #define MAGIC "STCFI\x02\r\n"	/* 8 bytes: version 2 (rows of kind ST_UNW_RBX), and a
 					 * text-mode trap */
 #define SUFFIX ".cfi"
@@ -140,14 +142,10 @@ void st_ucache__free(struct st_ucache *c)
 	free(c);
 }
 
-/* The file name of key: FNV-1a 64 in hex. */
+/* The file name of key: FNV-1a 64 (st_hash_str) in hex. */
 static void name_of(const char *key, char name[32])
 {
-	__u64 h = 0xcbf29ce484222325ull;
-
-	for (const char *p = key; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-	snprintf(name, 32, "%016llx" SUFFIX, (unsigned long long)h);
+	snprintf(name, 32, "%016llx" SUFFIX, (unsigned long long)st_hash_str(key));
 }
 
 static __u32 checksum(const char *key, size_t klen, const struct st_unwind_row *rows, size_t n)

@@ -20,6 +20,7 @@
 #include "user/collect/unwind_cache.h"
 #include "user/collect/unwind_index.h"
 #include "user/collect/unwind_store.h"
+#include "common/hash.h"
 #include "common/u64map.h"
 #include "user/collect/unwind_tables.h"
 #include "user/collect/unwinder.h"
@@ -68,15 +69,13 @@ struct st_umods {
 	double compile_s;
 };
 
-#define FNV0 0xcbf29ce484222325ull
+#define FNV0 ST_HASH_INIT
 
+/* st_hash_bytes(), as a u64map key (non-zero). */
 static __u64 fnv(const void *data, size_t len, __u64 h)
 {
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h ? h : 1;	/* u64map keys are non-zero */
+	h = st_hash_bytes(data, len, h);
+	return h ? h : 1;
 }
 
 static double now_s(void)

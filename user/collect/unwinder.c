@@ -16,6 +16,7 @@
 #include "stacktree.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/session.h"
+#include "common/hash.h"
 #include "common/u64map.h"
 #include "user/collect/unwind_modules.h"
 #include "user/collect/unwind_walk.h"
@@ -276,12 +277,9 @@ static int read_table_of_image(struct st_unwinder *u, __u32 pid, bool *pending)
 /* FNV-1a of the used part of a table (never 0). */
 static __u64 table_hash(const struct st_unwind_proc *tab)
 {
-	const unsigned char *b = (const void *)tab;
 	size_t len = offsetof(struct st_unwind_proc, maps) + tab->nmaps * sizeof(tab->maps[0]);
-	__u64 h = 0xcbf29ce484222325ull;
+	__u64 h = st_hash_bytes(tab, len, ST_HASH_INIT);
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h ? h : 1;
 }
 

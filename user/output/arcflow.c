@@ -20,7 +20,9 @@
 #include "user/model/profile.h"
 #include "user/output/report.h"
 #include "common/strtab.h"
+#include "common/hash.h"
 #include "common/tree.h"
+#include "common/u64map.h"
 
 enum { DIR_PARENT = 0, DIR_CHILD = 1 };
 
@@ -41,27 +43,14 @@ struct af_entry {
 	bool root;
 };
 
-/* Open addressing map: pointer key -> id + 1 (0 = empty slot). */
-struct ptrmap {
-	const void **keys;
-	size_t *vals;
-	size_t cap, used;
-};
-
-/* Row map: (self, other, dir, recursive) -> row id + 1. */
-struct rowmap {
-	size_t *vals;
-	size_t cap;
-};
-
 struct st_arcflow {
 	struct st_strtab *strs;
 	struct af_entry *ents;
 	size_t nents, entcap;
 	struct af_row *rows;
 	size_t nrows, rowcap;
-	struct ptrmap names;	/* function pointers (profile's or ours) -> entry */
-	struct rowmap rowidx;
+	struct st_u64map *names;	/* function name pointers (profile's or ours) -> entry + 1 */
+	struct st_u64map *rowidx;	/* hash of a row_key -> row + 1 */
 	size_t *order;		/* entry ids by rank */
 	size_t *rowlist;	/* row ids grouped by entry and dir, sorted */
 	__u64 total;		/* samples in all threads */
@@ -72,67 +61,6 @@ struct path_slot {
 	size_t ent;
 	bool recursive;
 };
-
-static uint64_t hash_u64(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdULL;
-	v ^= v >> 33;
-	v *= 0xc4ceb9fe1a85ec53ULL;
-	v ^= v >> 33;
-	return v;
-}
-
-static int ptrmap_grow(struct ptrmap *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 256;
-	const void **nk = calloc(ncap, sizeof(*nk));
-	size_t *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nk || !nv) {
-		free(nk);
-		free(nv);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->vals[i])
-			continue;
-		j = hash_u64((uintptr_t)m->keys[i]) & (ncap - 1);
-		while (nv[j])
-			j = (j + 1) & (ncap - 1);
-		nk[j] = m->keys[i];
-		nv[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = nk;
-	m->vals = nv;
-	m->cap = ncap;
-	return 0;
-}
-
-/* Returns the slot of key (found or free); grows first when needed. */
-static ssize_t ptrmap_slot(struct ptrmap *m, const void *key)
-{
-	size_t j;
-
-	if ((m->used + 1) * 2 > m->cap && ptrmap_grow(m))
-		return -ENOMEM;
-	j = hash_u64((uintptr_t)key) & (m->cap - 1);
-	while (m->vals[j] && m->keys[j] != key)
-		j = (j + 1) & (m->cap - 1);
-	return (ssize_t)j;
-}
-
-static void ptrmap_set(struct ptrmap *m, size_t slot, const void *key, size_t id)
-{
-	if (!m->vals[slot])
-		m->used++;
-	m->keys[slot] = key;
-	m->vals[slot] = id + 1;
-}
 
 static ssize_t entry_new(struct st_arcflow *a, const char *name, bool root)
 {
@@ -149,34 +77,29 @@ static ssize_t entry_new(struct st_arcflow *a, const char *name, bool root)
  * our table, equal strings of one table share it) with text name. */
 static ssize_t entry_get(struct st_arcflow *a, const char *key, const char *name, bool root)
 {
-	ssize_t slot = ptrmap_slot(&a->names, key), cslot, id;
+	size_t id1 = (uintptr_t)st_u64map__get(a->names, (uintptr_t)key);
 	const char *canon;
+	ssize_t id;
 
-	if (slot < 0)
-		return slot;
-	if (a->names.vals[slot])
-		return (ssize_t)a->names.vals[slot] - 1;
+	if (id1)
+		return (ssize_t)id1 - 1;
 	/* first time this pointer is seen: find the entry by content */
 	canon = st_strtab__intern(a->strs, name);
 	if (!canon)
 		return -ENOMEM;
-	cslot = ptrmap_slot(&a->names, canon);
-	if (cslot < 0)
-		return cslot;
-	if (a->names.vals[cslot]) {
-		id = (ssize_t)a->names.vals[cslot] - 1;
+	id1 = (uintptr_t)st_u64map__get(a->names, (uintptr_t)canon);
+	if (id1) {
+		id = (ssize_t)id1 - 1;
 	} else {
 		id = entry_new(a, canon, root);
 		if (id < 0)
 			return id;
-		ptrmap_set(&a->names, cslot, canon, (size_t)id);
+		if (st_u64map__put(a->names, (uintptr_t)canon, (void *)(uintptr_t)(id + 1)))
+			return -ENOMEM;
 	}
-	if (key != canon) {
-		slot = ptrmap_slot(&a->names, key);	/* the table may have grown */
-		if (slot < 0)
-			return slot;
-		ptrmap_set(&a->names, slot, key, (size_t)id);
-	}
+	if (key != canon &&
+	    st_u64map__put(a->names, (uintptr_t)key, (void *)(uintptr_t)(id + 1)))
+		return -ENOMEM;
 	return id;
 }
 
@@ -194,35 +117,21 @@ static ssize_t node_entry(struct st_arcflow *a, const struct st_node *n)
 	return entry_get(a, canon, canon, false);
 }
 
-static uint64_t row_hash(size_t self, size_t other, int dir, bool rec)
+/* A row as a key: its entries, direction and recursion. */
+struct row_key {
+	const struct st_arcflow *a;
+	size_t self, other;
+	int dir;
+	bool rec;
+};
+
+static bool row_eq(const void *value, const void *key)
 {
-	return hash_u64(((uint64_t)self << 32) ^ (uint64_t)other ^ ((uint64_t)dir << 62) ^
-			((uint64_t)rec << 63));
-}
+	const struct row_key *k = key;
+	const struct af_row *r = &k->a->rows[(uintptr_t)value - 1];
 
-static int rowmap_grow(struct st_arcflow *a)
-{
-	size_t ncap = a->rowidx.cap ? a->rowidx.cap * 2 : 256;
-	size_t *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->rowidx.cap; i++) {
-		const struct af_row *r;
-		size_t j;
-
-		if (!a->rowidx.vals[i])
-			continue;
-		r = &a->rows[a->rowidx.vals[i] - 1];
-		j = row_hash(r->self, r->other, r->dir, r->recursive) & (ncap - 1);
-		while (nv[j])
-			j = (j + 1) & (ncap - 1);
-		nv[j] = a->rowidx.vals[i];
-	}
-	free(a->rowidx.vals);
-	a->rowidx.vals = nv;
-	a->rowidx.cap = ncap;
-	return 0;
+	return r->self == k->self && r->other == k->other && r->dir == k->dir &&
+	       r->recursive == k->rec;
 }
 
 /* A node's BASE for arcflow: page-fault data leaves below it count as its
@@ -240,21 +149,18 @@ static __u64 node_base(const struct st_node *n)
 static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, bool rec,
 		   const struct st_node *n, __u64 base)
 {
+	struct row_key k = { a, self, other, dir, rec };
+	__u64 h = st_hash_mix(st_hash_mix(st_hash_mix(st_hash_mix(0, self), other), (__u64)dir),
+			      rec);
+	size_t row1 = (uintptr_t)st_u64map__find(a->rowidx, h, row_eq, &k);
 	struct af_row *r;
-	size_t j;
 
-	if ((a->nrows + 1) * 2 > a->rowidx.cap && rowmap_grow(a))
-		return -ENOMEM;
-	j = row_hash(self, other, dir, rec) & (a->rowidx.cap - 1);
-	while (a->rowidx.vals[j]) {
-		r = &a->rows[a->rowidx.vals[j] - 1];
-		if (r->self == self && r->other == other && r->dir == dir && r->recursive == rec) {
-			r->calls += n->calls;
-			r->base += base;
-			r->cum += n->cum;
-			return 0;
-		}
-		j = (j + 1) & (a->rowidx.cap - 1);
+	if (row1) {
+		r = &a->rows[row1 - 1];
+		r->calls += n->calls;
+		r->base += base;
+		r->cum += n->cum;
+		return 0;
 	}
 	if (ST_GROW(a->rows, a->rowcap, a->nrows, 256))
 		return -ENOMEM;
@@ -264,7 +170,8 @@ static int row_add(struct st_arcflow *a, size_t self, size_t other, int dir, boo
 	r->other = other;
 	r->dir = (unsigned char)dir;
 	r->recursive = rec;
-	a->rowidx.vals[j] = ++a->nrows;
+	if (st_u64map__add(a->rowidx, h, (void *)(uintptr_t)++a->nrows))
+		return -ENOMEM;
 	r->calls += n->calls;
 	r->base += base;
 	r->cum += n->cum;
@@ -455,8 +362,10 @@ struct st_arcflow *st_arcflow__build(const struct st_profile *p)
 	if (!a)
 		goto cleanup;
 	a->strs = st_strtab__new();
+	a->names = st_u64map__new();
+	a->rowidx = st_u64map__new();
 	path = malloc(pathcap * sizeof(*path));
-	if (!a->strs || !path)
+	if (!a->strs || !a->names || !a->rowidx || !path)
 		goto cleanup;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		err = walk_thread(a, p->threads[i], &path, &pathcap);
@@ -481,9 +390,8 @@ void st_arcflow__free(struct st_arcflow *a)
 	st_strtab__free(a->strs);
 	free(a->ents);
 	free(a->rows);
-	free(a->names.keys);
-	free(a->names.vals);
-	free(a->rowidx.vals);
+	st_u64map__free(a->names);
+	st_u64map__free(a->rowidx);
 	free(a->order);
 	free(a->rowlist);
 	free(a);

@@ -159,6 +159,8 @@ static const char *base_name(const char *path)
 
 /* ---- colours ------------------------------------------------------------- */
 
+/* A name's colour seed: FNV-1a 32. Not st_hash_str() (common/hash.h) on
+ * purpose: the SVG's colours are part of its output, kept as they were. */
 static uint32_t fnv(const char *s)
 {
 	uint32_t h = 2166136261u;

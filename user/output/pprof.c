@@ -18,7 +18,9 @@
 
 #include "proto/profile.pb-c.h"
 #include "user/model/profile.h"
+#include "common/hash.h"
 #include "common/tree.h"
+#include "common/u64map.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__ValueType PValueType;
@@ -31,16 +33,9 @@ typedef Perftools__Profiles__Function PFunction;
 
 #define MAX_LABELS 8
 
-/* Open addressing: a slot holds the entry's hash and its index + 1. */
-struct slot {
-	uint64_t h;
-	size_t idx1;
-};
-
-struct index {
-	struct slot *slots;
-	size_t cap, n;
-};
+/* The tables of strings, functions, mappings and locations are each
+ * indexed by a u64map (common/u64map.h): an entry's hash -> its index + 1
+ * (as a pointer), told apart by a key that carries the encoder. */
 
 struct sample {
 	size_t loc_off, nloc;	/* into pp.locids */
@@ -54,16 +49,16 @@ struct pp {
 	int64_t period;
 	char **strs;
 	size_t nstrs, capstrs;
-	struct index stri;
+	struct st_u64map *stri;
 	PFunction *funcs;
 	size_t nfuncs, capfuncs;
-	struct index funci;
+	struct st_u64map *funci;
 	PMapping *maps;
 	size_t nmaps, capmaps;
-	struct index mapi;
+	struct st_u64map *mapi;
 	PLocation *locs;
 	size_t nlocs, caplocs;
-	struct index loci;
+	struct st_u64map *loci;
 	PLabel *labels;
 	size_t nlabels, caplabels;
 	size_t *labidx;		/* runs of label indexes, one run per sample label set */
@@ -94,110 +89,66 @@ static int grow(void *arrp, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
+/* The index + 1 of the entry of ix that eq matches with key, or 0. */
+static size_t ix_find(const struct st_u64map *ix, __u64 h, st_u64map_eq eq, const void *key)
 {
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
+	return (size_t)(uintptr_t)st_u64map__find(ix, h, eq, key);
 }
 
-static uint64_t hash_str(const char *s)
+static int ix_add(struct st_u64map *ix, __u64 h, size_t idx1)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
+	return st_u64map__add(ix, h, (void *)(uintptr_t)idx1);
 }
 
-typedef bool (*eq_fn)(const struct pp *b, size_t idx, const void *key);
+struct str_key {
+	const struct pp *b;
+	const char *s;
+};
 
-/* The slot of key: found when ->idx1 != 0, else where to insert it. */
-static struct slot *ix_find(struct index *ix, uint64_t h, const struct pp *b, const void *key,
-			    eq_fn eq)
+static bool str_eq(const void *value, const void *key)
 {
-	size_t i = h & (ix->cap - 1);
+	const struct str_key *k = key;
 
-	while (ix->slots[i].idx1 && !(ix->slots[i].h == h && eq(b, ix->slots[i].idx1 - 1, key)))
-		i = (i + 1) & (ix->cap - 1);
-	return &ix->slots[i];
-}
-
-/* Make room for one more entry (before ix_find). */
-static int ix_reserve(struct index *ix)
-{
-	struct slot *old = ix->slots;
-	size_t ocap = ix->cap, ncap = ocap ? ocap * 2 : 256;
-
-	if ((ix->n + 1) * 2 <= ocap)
-		return 0;
-	ix->slots = calloc(ncap, sizeof(*ix->slots));
-	if (!ix->slots) {
-		ix->slots = old;
-		return -ENOMEM;
-	}
-	ix->cap = ncap;
-	for (size_t i = 0; i < ocap; i++) {
-		size_t j = old[i].h & (ncap - 1);
-
-		if (!old[i].idx1)
-			continue;
-		while (ix->slots[j].idx1)
-			j = (j + 1) & (ncap - 1);
-		ix->slots[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-static bool str_eq(const struct pp *b, size_t idx, const void *key)
-{
-	return !strcmp(b->strs[idx], key);
+	return !strcmp(k->b->strs[(uintptr_t)value - 1], k->s);
 }
 
 /* String table index of s (interned, "" is 0). -ENOMEM as a negative. */
 static int64_t str(struct pp *b, const char *s)
 {
-	uint64_t h = hash_str(s ? s : "");
-	struct slot *sl;
+	struct str_key k = { b, s ? s : "" };
+	uint64_t h = st_hash_str(k.s);
+	size_t idx1 = ix_find(b->stri, h, str_eq, &k);
 
-	if (!s)
-		s = "";
-	if (ix_reserve(&b->stri))
-		return -ENOMEM;
-	sl = ix_find(&b->stri, h, b, s, str_eq);
-	if (sl->idx1)
-		return (int64_t)sl->idx1 - 1;
+	if (idx1)
+		return (int64_t)idx1 - 1;
 	if (grow(&b->strs, &b->capstrs, b->nstrs + 1, sizeof(*b->strs)) ||
-	    !(b->strs[b->nstrs] = strdup(s)))
+	    !(b->strs[b->nstrs] = strdup(k.s)))
 		return -ENOMEM;
-	sl->h = h;
-	sl->idx1 = ++b->nstrs;
-	b->stri.n++;
+	if (ix_add(b->stri, h, ++b->nstrs))
+		return -ENOMEM;
 	return (int64_t)b->nstrs - 1;
 }
 
 struct func_key {
+	const struct pp *b;
 	int64_t name, file;
 };
 
-static bool func_eq(const struct pp *b, size_t idx, const void *key)
+static bool func_eq(const void *value, const void *key)
 {
 	const struct func_key *k = key;
+	const PFunction *f = &k->b->funcs[(uintptr_t)value - 1];
 
-	return b->funcs[idx].name == k->name && b->funcs[idx].filename == k->file;
+	return f->name == k->name && f->filename == k->file;
 }
 
 static int function_id(struct pp *b, int64_t name, int64_t sysname, int64_t file, uint64_t *id)
 {
-	struct func_key k = { name, file };
-	uint64_t h = mix(mix(1, (uint64_t)name), (uint64_t)file);
-	struct slot *sl;
+	struct func_key k = { b, name, file };
+	uint64_t h = st_hash_mix(st_hash_mix(1, (uint64_t)name), (uint64_t)file);
+	size_t idx1 = ix_find(b->funci, h, func_eq, &k);
 
-	if (ix_reserve(&b->funci))
-		return -ENOMEM;
-	sl = ix_find(&b->funci, h, b, &k, func_eq);
-	if (!sl->idx1) {
+	if (!idx1) {
 		PFunction f = PERFTOOLS__PROFILES__FUNCTION__INIT;
 
 		if (grow(&b->funcs, &b->capfuncs, b->nfuncs + 1, sizeof(*b->funcs)))
@@ -207,30 +158,35 @@ static int function_id(struct pp *b, int64_t name, int64_t sysname, int64_t file
 		f.system_name = sysname;	/* the mangled name (name when not demangled) */
 		f.filename = file;
 		b->funcs[b->nfuncs] = f;
-		sl->h = h;
-		sl->idx1 = ++b->nfuncs;
-		b->funci.n++;
+		idx1 = ++b->nfuncs;
+		if (ix_add(b->funci, h, idx1))
+			return -ENOMEM;
 	}
-	*id = sl->idx1;
+	*id = idx1;
 	return 0;
 }
 
-static bool map_eq(const struct pp *b, size_t idx, const void *key)
+struct map_key {
+	const struct pp *b;
+	int64_t file;
+};
+
+static bool map_eq(const void *value, const void *key)
 {
-	return b->maps[idx].filename == *(const int64_t *)key;
+	const struct map_key *k = key;
+
+	return k->b->maps[(uintptr_t)value - 1].filename == k->file;
 }
 
 /* module: the frame's module name (file is its string index), whose
  * build id the profile's modules list may know. */
 static int mapping_id(struct pp *b, const char *module, int64_t file, uint64_t *id)
 {
-	uint64_t h = mix(2, (uint64_t)file);
-	struct slot *sl;
+	struct map_key k = { b, file };
+	uint64_t h = st_hash_mix(2, (uint64_t)file);
+	size_t idx1 = ix_find(b->mapi, h, map_eq, &k);
 
-	if (ix_reserve(&b->mapi))
-		return -ENOMEM;
-	sl = ix_find(&b->mapi, h, b, &file, map_eq);
-	if (!sl->idx1) {
+	if (!idx1) {
 		PMapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
 		const struct st_prof_module *pm = st_profile__module(b->p, module);
 
@@ -243,11 +199,11 @@ static int mapping_id(struct pp *b, const char *module, int64_t file, uint64_t *
 		m.has_functions = true;	/* every location has a function: never symbolize */
 		m.memory_start = UINT64_MAX;
 		b->maps[b->nmaps] = m;
-		sl->h = h;
-		sl->idx1 = ++b->nmaps;
-		b->mapi.n++;
+		idx1 = ++b->nmaps;
+		if (ix_add(b->mapi, h, idx1))
+			return -ENOMEM;
 	}
-	*id = sl->idx1;
+	*id = idx1;
 	return 0;
 }
 
@@ -256,16 +212,17 @@ static int mapping_id(struct pp *b, const char *module, int64_t file, uint64_t *
 #define MAX_LINES 64
 
 struct loc_key {
+	const struct pp *b;
 	uint64_t mapping, address;
 	size_t nlines;
 	uint64_t function[MAX_LINES];	/* innermost first, as pprof wants */
 	int64_t line[MAX_LINES];
 };
 
-static bool loc_eq(const struct pp *b, size_t idx, const void *key)
+static bool loc_eq(const void *value, const void *key)
 {
 	const struct loc_key *k = key;
-	const PLocation *l = &b->locs[idx];
+	const PLocation *l = &k->b->locs[(uintptr_t)value - 1];
 
 	if (l->mapping_id != k->mapping || l->address != k->address || l->n_line != k->nlines)
 		return false;
@@ -298,9 +255,9 @@ static int frame_function(struct pp *b, const struct st_node *n, uint64_t *id)
  * function of the chain up to it, innermost first. */
 static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 {
-	struct loc_key k = { 0 };
+	struct loc_key k = { .b = b };
 	const struct st_node *c = n;
-	struct slot *sl;
+	size_t idx1;
 	uint64_t h;
 
 	for (;;) {
@@ -319,13 +276,11 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 		if (mod < 0 || mapping_id(b, c->f.module, mod, &k.mapping))
 			return -ENOMEM;
 	}
-	if (ix_reserve(&b->loci))
-		return -ENOMEM;
-	h = mix(mix(3, k.mapping), k.address);
+	h = st_hash_mix(st_hash_mix(3, k.mapping), k.address);
 	for (size_t i = 0; i < k.nlines; i++)
-		h = mix(mix(h, k.function[i]), (uint64_t)k.line[i]);
-	sl = ix_find(&b->loci, h, b, &k, loc_eq);
-	if (!sl->idx1) {
+		h = st_hash_mix(st_hash_mix(h, k.function[i]), (uint64_t)k.line[i]);
+	idx1 = ix_find(b->loci, h, loc_eq, &k);
+	if (!idx1) {
 		PLocation l = PERFTOOLS__PROFILES__LOCATION__INIT;
 		PLine **lines = calloc(k.nlines, sizeof(*lines));
 
@@ -351,9 +306,9 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 		l.n_line = k.nlines;
 		l.line = lines;
 		b->locs[b->nlocs] = l;
-		sl->h = h;
-		sl->idx1 = ++b->nlocs;
-		b->loci.n++;
+		idx1 = ++b->nlocs;
+		if (ix_add(b->loci, h, idx1))
+			return -ENOMEM;
 		if (k.mapping) {
 			PMapping *m = &b->maps[k.mapping - 1];
 
@@ -363,7 +318,7 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 				m->memory_limit = k.address + 1;
 		}
 	}
-	*id = sl->idx1;
+	*id = idx1;
 	return 0;
 }
 
@@ -513,13 +468,13 @@ static void pp_free(struct pp *b)
 		free(b->locs[i].line);
 	}
 	free(b->strs);
-	free(b->stri.slots);
+	st_u64map__free(b->stri);
 	free(b->funcs);
-	free(b->funci.slots);
+	st_u64map__free(b->funci);
 	free(b->maps);
-	free(b->mapi.slots);
+	st_u64map__free(b->mapi);
 	free(b->locs);
-	free(b->loci.slots);
+	st_u64map__free(b->loci);
 	free(b->labels);
 	free(b->labidx);
 	free(b->samples);
@@ -676,6 +631,9 @@ int st_pprof__encode(const struct st_profile *p, unsigned char **buf, size_t *le
 	*len = 0;
 	if (p->frequency_hz)
 		b.period = (int64_t)llround(1e9 / p->frequency_hz);
+	if (!(b.stri = st_u64map__new()) || !(b.funci = st_u64map__new()) ||
+	    !(b.mapi = st_u64map__new()) || !(b.loci = st_u64map__new()))
+		goto cleanup;
 	if (str(&b, "") != 0)	/* string_table[0] = "" */
 		goto cleanup;
 	for (size_t i = 0; i < p->nthreads; i++) {

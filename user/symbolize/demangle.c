@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/u64map.h"
 
 #define MAX_REMEMBERED 200000	/* names; beyond, start over (bounded memory) */
@@ -17,17 +18,13 @@ struct entry {
 };
 
 struct st_demangler {
-	struct st_u64map *seen;	/* FNV-1a of the name -> entry */
+	struct st_u64map *seen;	/* hash of the mangled name -> entry */
 	size_t n;
 };
 
-static __u64 fnv(const char *s)
+static bool is_entry(const void *value, const void *key)
 {
-	__u64 h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h ? h : 1;
+	return strcmp(((const struct entry *)value)->mangled, key) == 0;
 }
 
 struct st_demangler *st_demangler__new(void)
@@ -80,12 +77,10 @@ const char *st_demangler__name(struct st_demangler *d, const char *name)
 
 	if (!name || !mangled(name))
 		return NULL;
-	h = fnv(name);
-	e = st_u64map__get(d->seen, h);
-	if (e && strcmp(e->mangled, name) == 0)
+	h = st_hash_str(name);
+	e = st_u64map__find(d->seen, h, is_entry, name);
+	if (e)
 		return e->readable;
-	if (e)	/* another name with the same hash: not remembered */
-		return NULL;
 	if (d->n >= MAX_REMEMBERED)
 		forget_all(d);
 	e = calloc(1, sizeof(*e));
@@ -93,7 +88,7 @@ const char *st_demangler__name(struct st_demangler *d, const char *name)
 		return NULL;
 	e->mangled = strdup(name);
 	e->readable = cplus_demangle(name, DMGL_AUTO | DMGL_PARAMS | DMGL_ANSI);
-	if (!e->mangled || st_u64map__put(d->seen, h, e)) {
+	if (!e->mangled || st_u64map__add(d->seen, h, e)) {
 		free(e->mangled);
 		free(e->readable);
 		free(e);
