@@ -123,7 +123,7 @@ struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn com
 	c->threads = st_u64map__new();
 	c->procs = st_u64map__new();
 	c->images = st_u64map__new();
-	if (!c->threads || !c->procs) {
+	if (!c->threads || !c->procs || !c->images) {
 		st_collector__free(c);
 		return NULL;
 	}

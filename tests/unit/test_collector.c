@@ -1,0 +1,313 @@
+/* test_collector.c - the collect stage's raw trees (user/collect/collector.h):
+ * the merge of the kernel's node records (ids, parents, flags, a root per
+ * generation, malformed records) and the late fold of samples the daemon
+ * unwound itself (paths, CALLS at the common prefix, the path handed back
+ * to BPF). Processes are pids that cannot exist (above PID_MAX_LIMIT), so
+ * no /proc file is read and nothing is symbolized. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/tree.h"
+#include "user/collect/collector.h"
+
+#define PID 5000001u	/* > PID_MAX_LIMIT (4194304): never a process */
+#define TID 5000002u
+
+static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, size_t len)
+{
+	(void)ctx;
+	snprintf(comm, len, "t%u.%u", (tid - pid) % 100, image);
+}
+
+/* The raw thread (pid, tid) of the timer trees (faults: the fault trees). */
+static const struct st_raw_thread *raw(struct st_collector *c, __u32 pid, __u32 tid, bool faults)
+{
+	static struct st_raw_thread t;
+	size_t pos = 0;
+
+	while (st_collector__next_thread(c, &pos, &t))
+		if (t.pid == pid && t.tid == tid && t.faults == faults)
+			return &t;
+	return NULL;
+}
+
+static const struct st_node *child(const struct st_node *n, enum st_frame_kind kind, __u64 addr)
+{
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling)
+		if (c->f.kind == kind && c->f.addr == addr)
+			return c;
+	return NULL;
+}
+
+static struct st_node_rec root_rec(__u32 pid, __u32 tid, __u32 image, __u16 flags)
+{
+	return (struct st_node_rec){ .addr = (__u64)pid << 32 | tid, .parent = image,
+				     .flags = ST_NODE_ROOT | flags };
+}
+
+static struct st_node_rec rec(__u32 parent, __u64 addr, __u16 flags, __u64 base, __u64 calls)
+{
+	return (struct st_node_rec){ .addr = addr, .parent = parent, .flags = flags,
+				     .base = base, .calls = calls };
+}
+
+/* Ids are first_id + index; a child names its parent's id. Two generations
+ * of the same stack sum into one path. */
+static void test_merge_builds_and_sums(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	struct st_node_rec g[] = {
+		root_rec(PID, TID, 3, 0),
+		rec(100, 0x1000, 0, 0, 1),			/* main's call site */
+		rec(101, 0x2000, ST_NODE_LEAF, 5, 1),		/* the leaf */
+		rec(101, 0xffffffff81000000ull, ST_NODE_LEAF | ST_NODE_KERNEL, 2, 1),
+	};
+	const struct st_raw_thread *t;
+	const struct st_node *root, *cs, *leaf, *k;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(st_collector__merge(c, g, 100, 4), 0);
+	g[2].base = 7;
+	assert_int_equal(st_collector__merge(c, g, 200, 0), 0);	/* an empty generation */
+	for (size_t i = 1; i < 4; i++)
+		g[i].parent += 500 - 100;
+	assert_int_equal(st_collector__merge(c, g, 500, 4), 0);
+	assert_int_equal(st_collector__threads(c), 1);
+	assert_int_equal(st_collector__bad_records(c), 0);
+	t = raw(c, PID, TID, false);
+	assert_non_null(t);
+	assert_string_equal(t->comm, "t1.3");	/* named once the thread was known */
+	root = st_tree__root(t->tree);
+	cs = child(root, ST_FRAME_CALLSITE, 0x1000);
+	assert_non_null(cs);
+	assert_int_equal(cs->calls, 2);
+	assert_int_equal(cs->base, 0);
+	leaf = child(cs, ST_FRAME_LEAF, 0x2000);
+	assert_non_null(leaf);
+	assert_int_equal(leaf->base, 5 + 7);
+	assert_int_equal(leaf->calls, 2);
+	k = child(cs, ST_FRAME_LEAF, 0xffffffff81000000ull);
+	assert_non_null(k);
+	assert_true(k->f.kernel);
+	assert_int_equal(k->base, 4);
+	assert_int_equal(st_tree__node_count(t->tree), 4);	/* root included */
+	st_collector__free(c);
+}
+
+/* Records whose parent is unknown, later in the batch, or before it are
+ * counted and dropped with their subtree; dead records are skipped. */
+static void test_merge_drops_bad_records(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	struct st_node_rec g[] = {
+		root_rec(PID, TID, 0, 0),
+		rec(10, 0x1000, ST_NODE_LEAF, 1, 1),
+		rec(13, 0x2000, ST_NODE_LEAF, 1, 1),	/* parent after it */
+		rec(9, 0x3000, ST_NODE_LEAF, 1, 1),	/* parent before the batch */
+		rec(10, 0x4000, ST_NODE_DEAD, 1, 1),	/* dead: skipped, not counted */
+		rec(14, 0x5000, ST_NODE_LEAF, 1, 1),	/* its parent is dead */
+		rec(12, 0x6000, ST_NODE_LEAF, 1, 1),	/* under a dropped record */
+	};
+	const struct st_raw_thread *t;
+
+	(void)state;
+	assert_int_equal(st_collector__merge(c, g, 10, 7), 0);
+	assert_int_equal(st_collector__bad_records(c), 4);
+	t = raw(c, PID, TID, false);
+	assert_non_null(t);
+	assert_int_equal(st_tree__node_count(t->tree), 2);
+	assert_non_null(child(st_tree__root(t->tree), ST_FRAME_LEAF, 0x1000));
+	st_collector__free(c);
+}
+
+/* Flags become frames: [truncated] and [kernel] pseudo frames, data leaves
+ * of each class; a fault root starts the thread's other tree; another
+ * image of the same thread is another tree. */
+static void test_merge_flags(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	struct st_node_rec g[] = {
+		root_rec(PID, TID, 1, 0),
+		rec(0, 0, ST_NODE_TRUNCATED, 0, 1),
+		rec(1, 0x1000, ST_NODE_LEAF, 1, 1),
+		rec(0, 0, ST_NODE_KERNEL | ST_NODE_LEAF, 1, 1),
+		root_rec(PID, TID, 1, ST_NODE_FAULTS),
+		rec(4, 0x1100, 0, 0, 1),
+		rec(5, 0x40, ST_NODE_DATA_STACK, 2, 0),
+		rec(5, 0x800, ST_NODE_DATA_HEAP | ST_NODE_HEAP_BRK | ST_NODE_FORCED, 3, 0),
+		rec(5, 0x7f0000001000ull, ST_NODE_DATA_HEAP, 4, 0),
+		rec(5, 0x601000, ST_NODE_DATA_MODULE, 5, 0),
+		root_rec(PID, TID, 2, 0),
+	};
+	const struct st_raw_thread *t, *f;
+	const struct st_node *n, *cs;
+	size_t pos = 0, count = 0;
+	struct st_raw_thread any, img1 = { 0 };
+
+	(void)state;
+	assert_int_equal(st_collector__merge(c, g, 0, 11), 0);
+	while (st_collector__next_thread(c, &pos, &any))
+		count++;
+	assert_int_equal(count, 3);	/* image 1 (timer, faults), image 2 (timer) */
+	assert_int_equal(st_collector__threads(c), 3);
+	assert_int_equal(st_collector__processes(c), 2);	/* one per image */
+	/* image 2's timer tree is only a root: image 1's holds the frames */
+	t = NULL;
+	pos = 0;
+	while (st_collector__next_thread(c, &pos, &any))
+		if (!any.faults && st_tree__node_count(any.tree) > 1)
+			img1 = any;
+	t = img1.tree ? &img1 : NULL;
+	assert_non_null(t);
+	n = st_tree__root(t->tree)->first_child;
+	assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
+	assert_string_equal(n->f.function, ST_TRUNCATED_NAME);
+	assert_non_null(child(n, ST_FRAME_LEAF, 0x1000));
+	n = n->next_sibling;
+	assert_non_null(n);
+	assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
+	assert_true(n->f.kernel);
+	assert_string_equal(n->f.function, "[kernel]");
+
+	f = raw(c, PID, TID, true);
+	assert_non_null(f);
+	cs = child(st_tree__root(f->tree), ST_FRAME_CALLSITE, 0x1100);
+	assert_non_null(cs);
+	n = cs->first_child;	/* stack: offset from the CFA, no address */
+	assert_int_equal(n->f.kind, ST_FRAME_DATA);
+	assert_int_equal(n->f.data_class, ST_DATA_STACK);
+	assert_int_equal(n->f.offset, 0x40);
+	assert_int_equal(n->f.addr, 0);
+	n = n->next_sibling;	/* brk heap: offset from its start, forced */
+	assert_int_equal(n->f.data_class, ST_DATA_HEAP | ST_DATA_FORCED);
+	assert_string_equal(n->f.module, ST_RAW_NAME_BRK);
+	assert_int_equal(n->f.offset, 0x800);
+	assert_int_equal(n->base, 3);
+	n = n->next_sibling;	/* anonymous memory: its address */
+	assert_int_equal(n->f.data_class, ST_DATA_HEAP);
+	assert_string_equal(n->f.module, ST_RAW_NAME_ANON);
+	assert_int_equal(n->f.addr, 0x7f0000001000ull);
+	n = n->next_sibling;
+	assert_int_equal(n->f.data_class, ST_DATA_MODULE);
+	assert_int_equal(n->f.addr, 0x601000);
+	assert_null(n->next_sibling);
+	st_collector__free(c);
+}
+
+/* A sample the daemon unwound: user frames leaf first, then kernel ones. */
+static int add(struct st_collector *c, const __u64 *user, size_t un, bool truncated,
+	       const __u64 *k, size_t kn)
+{
+	return st_collector__add_sample(c, PID, TID, 7, "late", user, un, truncated, k, kn);
+}
+
+/* CALLS as BPF counts them: past the common prefix with the thread's
+ * previous late sample a frame is a new call; the frame at the prefix is
+ * the previous one moved on when the previous path reached that depth. */
+static void test_late_fold_calls(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	const __u64 a[] = { 0x2000, 0x1000 };	/* leaf 0x2000 called from 0x1000 */
+	const __u64 b[] = { 0x2010, 0x1000 };	/* the same call, another IP */
+	const __u64 d[] = { 0x3000, 0x2020, 0x1000 };	/* a call from inside it */
+	const __u64 e[] = { 0x1000 };	/* main itself: back in main */
+	const struct st_raw_thread *t;
+	const struct st_node *root, *cs, *n;
+
+	(void)state;
+	assert_int_equal(add(c, a, 2, false, NULL, 0), 0);
+	assert_int_equal(add(c, a, 2, false, NULL, 0), 0);
+	assert_int_equal(add(c, b, 2, false, NULL, 0), 0);
+	assert_int_equal(add(c, d, 3, false, NULL, 0), 0);
+	assert_int_equal(add(c, e, 1, false, NULL, 0), 0);
+	t = raw(c, PID, TID, false);
+	assert_non_null(t);
+	assert_string_equal(t->comm, "late");
+	root = st_tree__root(t->tree);
+	cs = child(root, ST_FRAME_CALLSITE, 0x1000);
+	assert_non_null(cs);
+	assert_int_equal(cs->calls, 1);		/* one call of main's frame throughout */
+	n = child(cs, ST_FRAME_LEAF, 0x2000);
+	assert_int_equal(n->base, 2);
+	assert_int_equal(n->calls, 1);		/* the first sample's call */
+	n = child(cs, ST_FRAME_LEAF, 0x2010);
+	assert_int_equal(n->base, 1);
+	assert_int_equal(n->calls, 0);		/* the same frame moved on */
+	n = child(cs, ST_FRAME_CALLSITE, 0x2020);
+	assert_int_equal(n->calls, 0);		/* still that frame */
+	n = child(n, ST_FRAME_LEAF, 0x3000);
+	assert_int_equal(n->calls, 1);		/* a new callee */
+	assert_int_equal(n->base, 1);
+	n = child(root, ST_FRAME_LEAF, 0x1000);
+	assert_non_null(n);
+	assert_int_equal(n->calls, 0);		/* main's frame, moved on */
+	assert_int_equal(n->base, 1);
+	st_collector__free(c);
+}
+
+/* [truncated] roots, kernel frames under the user ones, and the path as
+ * BPF keeps it (root first: flags per frame) for the hand-back. */
+static void test_late_fold_path(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	const __u64 u[] = { 0x2000, 0x1000 };
+	const __u64 k[] = { 0xffffffff81000010ull, 0xffffffff81000020ull };
+	struct st_handoff h = { .seq = 42 };
+	const struct st_raw_thread *t;
+	const struct st_node *n;
+
+	(void)state;
+	assert_int_equal(st_collector__late_path(c, PID, TID, 7, &h), -ENOENT);
+	assert_int_equal(add(c, u, 2, true, k, 2), 0);
+	t = raw(c, PID, TID, false);
+	n = st_tree__root(t->tree)->first_child;
+	assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
+	assert_string_equal(n->f.function, ST_TRUNCATED_NAME);
+	assert_int_equal(n->calls, 1);
+	n = child(n, ST_FRAME_CALLSITE, 0x1000);
+	n = child(n, ST_FRAME_CALLSITE, 0x2000);	/* not the leaf: kernel frames follow */
+	assert_non_null(n);
+	n = child(n, ST_FRAME_CALLSITE, 0xffffffff81000020ull);
+	assert_non_null(n);
+	assert_true(n->f.kernel);
+	n = child(n, ST_FRAME_LEAF, 0xffffffff81000010ull);
+	assert_non_null(n);
+	assert_int_equal(n->base, 1);
+
+	assert_int_equal(st_collector__late_path(c, PID, TID, 7, &h), 0);
+	assert_int_equal(h.seq, 42);	/* left alone */
+	assert_int_equal(h.n, 5);
+	assert_int_equal(h.flags[0], ST_NODE_TRUNCATED);
+	assert_int_equal(h.addrs[0], 0);
+	assert_int_equal(h.addrs[1], 0x1000);
+	assert_int_equal(h.flags[1], 0);
+	assert_int_equal(h.addrs[2], 0x2000);
+	assert_int_equal(h.flags[3], ST_NODE_KERNEL);
+	assert_int_equal(h.addrs[4], 0xffffffff81000010ull);
+	assert_int_equal(h.flags[4], ST_NODE_KERNEL | ST_NODE_LEAF);
+	assert_int_equal(st_collector__late_path(c, PID, TID, 8, &h), -ENOENT);	/* image */
+	/* a new interval: trees and late paths start again */
+	st_collector__reset(c);
+	assert_int_equal(st_collector__late_path(c, PID, TID, 7, &h), -ENOENT);
+	st_collector__free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_merge_builds_and_sums),
+		cmocka_unit_test(test_merge_drops_bad_records),
+		cmocka_unit_test(test_merge_flags),
+		cmocka_unit_test(test_late_fold_calls),
+		cmocka_unit_test(test_late_fold_path),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
