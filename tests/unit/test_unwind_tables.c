@@ -371,8 +371,10 @@ static void test_vdso(void **state)
 	Elf *elf;
 
 	(void)state;
-	if (!eh)
+	if (!eh) {
+		printf("    skipped: no vDSO in this process\n");
 		skip();
+	}
 	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
 	copy = malloc(size);
 	assert_non_null(copy);
