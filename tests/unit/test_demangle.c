@@ -1,4 +1,4 @@
-/* test_demangle.c - readable C++ and Rust names (user/model/demangle.c, libiberty):
+/* test_demangle.c - readable C++ and Rust names (user/symbolize/demangle.c, libiberty):
  * Itanium C++ (namespaces, templates, lambdas, operators), Rust legacy and
  * v0, C names and garbage left alone, answers remembered. */
 #include <stdarg.h>

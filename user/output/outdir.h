@@ -1,6 +1,6 @@
 /* outdir.h - the output directory, opened once and checked before any work,
  * and files and directories written in it without following links.
- * Owner: user/output/outdir.c. Used by report.c, snapshot.c, daemon.c, stacktree.c.
+ * Owner: user/output/outdir.c. Used by report.c, snapshot.c, user/daemon.c, stacktree.c.
  *
  * Everything is done relative to the directory's descriptor (openat,
  * renameat, unlinkat, mkdirat, symlinkat): a file is written into a new
