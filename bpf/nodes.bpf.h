@@ -124,25 +124,39 @@ static long node_probe(__u32 p, void *data)
 	return 0;
 }
 
-/* A node id for (parent, flags, addr) in this generation, created if new.
- * Returns 0 when the generation's ids or slots are exhausted. A record is
- * written before its slot is claimed, so a program that finds the slot
- * finds the key; one that loses the race for an empty slot to the same key
- * uses the winner's id and marks its own record dead (the daemon skips it). */
-static __always_inline __u32 node_get(__u32 ev, __u32 gen, __u32 parent, __u16 flags,
-				      __u64 addr, bool *created)
+/* A node id for (parent, flags, addr) in this generation, created if new
+ * (ST_NODE_CREATED set). Returns 0 when the generation's ids or slots are
+ * exhausted. A record is written before its slot is claimed, so a program
+ * that finds the slot finds the key; one that loses the race for an empty
+ * slot to the same key uses the winner's id and marks its own record dead
+ * (the daemon skips it).
+ * A global function: the verifier checks it (and its probe loop) once per
+ * program, not at each of the fold's three call sites in every state that
+ * reaches them (kernel-notes/README.md, "Start-up"). */
+#define ST_NODE_CREATED (1ull << 32)
+
+__noinline __u64 node_find(__u32 ev, __u32 gen, __u32 parent, __u16 flags, __u64 addr)
 {
 	struct probe_ctx c = { .h = node_hash(parent, flags, addr), .addr = addr, .ev = ev,
 			       .gen = gen, .parent = parent, .flags = flags };
 	struct st_node_rec *rec;
 
 	bpf_loop(ST_SLOT_PROBES, node_probe, &c, 0);
-	*created = c.created;
 	if (c.mine && !c.created && (rec = bpf_map_lookup_elem(&nodes, &c.mine)))
 		rec->flags = flags | ST_NODE_DEAD;
 	if (!c.id && !c.failed)
 		stat_ev(ev, ST_STAT_LOST_TABLE_FULL);
-	return c.id;
+	return (c.created ? ST_NODE_CREATED : 0) | c.id;
+}
+
+/* node_find(), its result split: the id, and *created. */
+static __always_inline __u32 node_get(__u32 ev, __u32 gen, __u32 parent, __u16 flags,
+				      __u64 addr, bool *created)
+{
+	__u64 r = node_find(ev, gen, parent, flags, addr);
+
+	*created = (r & ST_NODE_CREATED) != 0;
+	return (__u32)r;
 }
 
 /* Programs inside a generation, per CPU: the daemon waits for the old
