@@ -67,8 +67,9 @@ static __always_inline __u16 classify(struct task_struct *task, __u64 addr, __u6
 	return st_classify_fault(&in, leaf);
 }
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+/* A page fault; dwarf: the variant (walk.bpf.h's user_stack()). */
+static __always_inline int fault_sample(void *ctx, unsigned long address, struct pt_regs *regs,
+					unsigned long error_code, bool dwarf)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0, n;
@@ -85,12 +86,12 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = user_stack(ctx, sc, false);
+	un = user_stack(ctx, sc, dwarf, false);
 	if (un < 0) {
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;
 	}
-	path_user(&pv, sc, un, ST_EVENT_FAULTS);
+	path_user(&pv, sc, un, ST_EVENT_FAULTS, dwarf);
 	if (error_code & X86_PF_INSTR) {
 		/* an instruction fetch: the path ends at the faulting function */
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_INSTR);
@@ -132,6 +133,23 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 					 BPF_LOCAL_STORAGE_GET_F_CREATE),
 		    ((__u64)tgid << 32) | tid, ST_EVENT_FAULTS);
 	return 0;
+}
+
+/* --unwind fp (2.7% here). Verifier budgets: see sample.bpf.c. */
+#define ST_BUDGET_ON_FAULT_FP 20
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_fault_fp, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	return fault_sample(ctx, address, regs, error_code, false);
+}
+
+/* --unwind dwarf and auto (15.8% here). */
+#define ST_BUDGET_ON_FAULT_DWARF 60
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_fault_dwarf, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return fault_sample(ctx, address, regs, error_code, true);
 }
 
 #endif

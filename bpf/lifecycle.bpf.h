@@ -15,6 +15,7 @@
 #include "unwind.h"
 
 /* Children of targeted processes are targeted too (like perf's inherit). */
+#define ST_BUDGET_ON_FORK 1	/* verifier budgets (% of 1M): see sample.bpf.c */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -45,6 +46,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 /* A launched command becomes a target at its exec; any exec of a seen
  * process is reported so that its maps are read again. */
+#define ST_BUDGET_ON_EXEC 1
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -79,6 +81,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 /* An exec begins (kernels from 6.10; not loaded on older ones): from here
  * to sched_process_exec /proc/PID may show either image. */
+#define ST_BUDGET_ON_PREPARE_EXEC 1
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(on_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
 {
@@ -87,6 +90,7 @@ int BPF_PROG(on_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
 }
 
 /* A seen process ends: the daemon may evict it once it is written out. */
+#define ST_BUDGET_ON_EXIT 1
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {

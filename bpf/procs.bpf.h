@@ -146,7 +146,9 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 		return false;
 	if (filter_targets) {
 		target = bpf_map_lookup_elem(&targets, &tgid);
-		if (target && *target >= ST_TARGET_AT_TABLES)
+		/* (only dwarf/auto's on_exec makes a target wait for tables: in fp
+		 * mode the branch is dead, and the unwinding maps need not exist) */
+		if (unwind_mode != ST_UNWIND_FP && target && *target >= ST_TARGET_AT_TABLES)
 			wait_tables(tgid, tid, target);
 		if (!target || *target == ST_TARGET_AT_EXEC)
 			return false;

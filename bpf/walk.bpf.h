@@ -4,6 +4,9 @@
  * the per-CPU scratch (`scratch_map`): frame pointers (bpf_get_stack) in fp
  * mode, the DWARF walker of bpf/unwind.h in dwarf and auto modes, with its
  * stop reasons counted and its deferral decided (sc->defer, defer.bpf.h).
+ * Each sampling program comes in two variants, _fp and _dwarf, that differ
+ * in the walker only (user_stack()'s dwarf); user space loads the one the
+ * --unwind mode needs (user/collect/session.c).
  */
 #ifndef STACKTREE_WALK_BPF_H
 #define STACKTREE_WALK_BPF_H
@@ -77,14 +80,19 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
  * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
- * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early. */
-static __always_inline long user_stack(void *ctx, struct scratch *sc, bool may_defer)
+ * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early.
+ * dwarf: a constant of the calling program (its fp or dwarf variant), not
+ * the unwind_mode setting: an fp program then has no call to the DWARF
+ * walker at all, so the kernel neither loads nor verifies it, whatever
+ * its version (kernels before lazy verification of global functions check
+ * every one the program contains). */
+static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
 {
 	long r;
 
 	sc->utrunc = false;
 	sc->defer = false;
-	if (unwind_mode != ST_UNWIND_FP)
+	if (dwarf)
 		return dwarf_stack(sc, may_defer);
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
