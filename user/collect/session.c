@@ -35,8 +35,9 @@ struct st_session {
 	int *perf_fds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;
-	int wake_fd;			/* also ends the poll's wait, or -1 */
-	int epfd;			/* rb's epoll fd and wake_fd, or -1 */
+	int wake_fds[ST_SESSION_WAKE_FDS];	/* also end the poll's wait */
+	int nwake;
+	int epfd;			/* rb's epoll fd and the wake fds, or -1 */
 	st_event_fn ev_fn;
 	void *ev_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
@@ -215,7 +216,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		return -ENOMEM;
 	s->opts = *opts;
 	s->stats_fd = -1;
-	s->wake_fd = s->epfd = -1;
+	s->epfd = -1;
 	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
@@ -405,15 +406,22 @@ int st_session__attach(struct st_session *s)
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
-	 * which says through wake_fd that samples came: the poll waits on both */
-	if (s->rb && s->wake_fd >= 0 &&
+	 * which says through a wake fd that samples came, and a launched
+	 * command's end is another: the poll waits on them all */
+	if (s->rb && s->nwake &&
 	    ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
-	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev))) {
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))) {
 		err = -errno;
 		fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n", strerror(-err));
 		return err;
 	}
+	for (int i = 0; s->epfd >= 0 && i < s->nwake; i++)
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fds[i], &ev)) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n",
+				strerror(-err));
+			return err;
+		}
 	if (!s->rb || !s->perf_fds || !s->links) {
 		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
 			strerror(errno));
@@ -476,20 +484,26 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 		n = ring_buffer__poll(s->rb, timeout_ms);
 		return n == -EINTR ? 0 : n;
 	}
-	/* the events ring or the deferred samples' eventfd (which the caller
-	 * resets): wait for either, then read the ring */
+	/* the events ring or a wake fd (the deferred samples' eventfd, which
+	 * the caller resets; the launched command's pidfd): wait for any, then
+	 * read the ring */
 	{
-		struct epoll_event ev[2];
+		struct epoll_event ev[1 + ST_SESSION_WAKE_FDS];
 
-		epoll_wait(s->epfd, ev, 2, timeout_ms);
+		epoll_wait(s->epfd, ev, 1 + ST_SESSION_WAKE_FDS, timeout_ms);
 	}
 	n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
 }
 
-void st_session__wake_on(struct st_session *s, int fd)
+int st_session__wake_on(struct st_session *s, int fd)
 {
-	s->wake_fd = fd;
+	if (fd < 0)
+		return -EBADF;
+	if (s->nwake >= ST_SESSION_WAKE_FDS)
+		return -ENOSPC;
+	s->wake_fds[s->nwake++] = fd;
+	return 0;
 }
 
 double st_session__fill(const struct st_session *s)
