@@ -132,7 +132,8 @@ static long node_probe(__u32 p, void *data)
  * (the daemon skips it).
  * A global function: the verifier checks it (and its probe loop) once per
  * program, not at each of the fold's three call sites in every state that
- * reaches them (kernel-notes/README.md, "Start-up"). */
+ * reaches them (kernel-notes/README.md, "Start-up and verifier budgets":
+ * the fp timer program 138,358 -> 25,613 instructions). */
 #define ST_NODE_CREATED (1ull << 32)
 
 __noinline __u64 node_find(__u32 ev, __u32 gen, __u32 parent, __u16 flags, __u64 addr)

@@ -123,9 +123,10 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
  * Verifier budgets: each program has an ST_BUDGET_<PROGRAM> beside it, the
  * instructions the verifier may check for it (verified_insns) in percent of
  * the kernel's limit of 1,000,000; tests/integration/test_verifier.py loads
- * every mode and fails when one is over, and prints what is left (figures:
- * kernel-notes/README.md, "Verifier budgets"). The DWARF programs keep 40%
- * of the limit free for other kernels' verifiers, whose counts differ.
+ * every mode and fails when one is over, and prints what is left
+ * (figures: kernel-notes/README.md, "Start-up and verifier budgets"). The
+ * DWARF programs keep 40% of the limit free for other kernels' verifiers,
+ * whose counts differ.
  */
 
 /* --unwind fp (2.6% here) */

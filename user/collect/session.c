@@ -127,7 +127,8 @@ static int set_cgroup_filter(struct st_session *s, const char *path)
 }
 
 /* The programs and maps the session's mode needs: the others are neither
- * loaded nor verified, nor created (kernel-notes/README.md, "Start-up"). */
+ * loaded nor verified, nor created (kernel-notes/README.md, "Start-up and
+ * verifier budgets"). */
 static int choose_programs(struct st_session *s)
 {
 	struct sample_bpf *k = s->skel;
