@@ -12,7 +12,7 @@
 #include "walk.bpf.h"
 
 /* Benchmark baseline (stacktreed --bench-bare): the same filter and stack
- * walk as on_timer, nothing folded. Its run time is the "bare walk". */
+ * walk as on_timer_fp, nothing folded. Its run time is the "bare walk". */
 #define ST_BUDGET_ON_TIMER_BARE 1	/* verifier budget (% of 1M): see sample.bpf.c */
 SEC("perf_event")
 int on_timer_bare(struct bpf_perf_event_data *ctx)

@@ -91,10 +91,10 @@ static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
 
 /* dwarf/auto: a launched command is sampled from its exec on: the loader's
  * own work is walked with the exec-time tables (the program and ld.so);
- * until it is active, a sample that needs another table is deferred to the
- * daemon like any other (on_timer, defer.bpf.h). Once it runs outside the
- * dynamic loader, its start-up libraries are all mapped: the daemon reads
- * its maps again (ST_EV_STARTED) and marks it active. */
+ * until it is active, a sample that needs another table is deferred to
+ * the daemon like any other (on_timer_dwarf, defer.bpf.h). Once it runs
+ * outside the dynamic loader, its start-up libraries are all mapped: the
+ * daemon reads its maps again (ST_EV_STARTED) and marks it active. */
 static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target)
 {
 	struct task_struct *task = bpf_get_current_task_btf();

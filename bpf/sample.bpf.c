@@ -2,8 +2,9 @@
 /*
  * sample.bpf.c - the BPF side's one compilation unit (one object, one
  * skeleton: build/sample.skel.h, loaded by user/collect/session.c) and its
- * cpu-clock timer program, on_timer: walk the interrupted thread's stack and
- * fold it into the thread's call-stack tree, in the kernel.
+ * cpu-clock timer program (on_timer_fp / on_timer_dwarf, one per walker):
+ * walk the interrupted thread's stack and fold it into the thread's
+ * call-stack tree, in the kernel.
  *
  * Per sample: the user stack is walked (walk.bpf.h: frame pointers, or the
  * DWARF walker of unwind.h), then either handed to the daemon whole when
@@ -29,7 +30,8 @@
  * one unit keeps one .rodata, one skeleton and the code the verifier sees
  * as it was. Which programs are loaded is decided per mode in user space
  * (bpf_program__set_autoload(), user/collect/session.c): a program a mode
- * does not use is neither loaded nor verified.
+ * does not use is neither loaded nor verified. Verifier budgets: below,
+ * before on_timer_fp.
  * See bpf/stacktree.h for the maps' layout and kernel-notes/ for the rules.
  */
 #include "base.bpf.h"
