@@ -18,6 +18,12 @@ BENCH_CC_ROUNDS (rounds of the compiler part, 3; 0: skip it), BENCH_CC_FUNCS
 (size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2),
 BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped).
 
+First, start-up: a whole `stacktreed --unwind fp -- true` (and --unwind
+auto) next to `perf record -g -- true`, interleaved, BENCH_STARTUP_ROUNDS
+times (7; 0: skip it), with the share of it spent loading the BPF object
+(maps and the verifier: `stacktreed -v`'s "BPF programs loaded in" line).
+`bench/run.sh startup` runs only that part.
+
 The frame-pointer configurations run stacktreed with --unwind fp; the DWARF
 pair measures in-kernel CFI unwinding against perf copying 8 KiB of stack per
 sample for unwinding after the fact.
@@ -414,6 +420,94 @@ def spread(xs, fmt):
     return f"{fmt(min(xs))}-{fmt(max(xs))}" if xs else "-"
 
 
+# ---- start-up ----------------------------------------------------------------
+
+STARTUP = {"st fp": ["--unwind", "fp"], "st auto": ["--unwind", "auto"]}
+GOAL_STARTUP = 0.3  # stacktreed --unwind fp -- true / perf record -g -- true
+
+
+def startup_once(cfg, tmp, tag, verbose=False):
+    """Wall time of one whole profiler run of `true`; with verbose, also
+    stacktreed's BPF load time (ms) and verified instructions per program."""
+    outp = os.path.join(tmp, f"start-{tag}")
+    if cfg == "perf":
+        argv = ["perf", "record", "-g", "-o", outp, "--", "true"]
+    else:
+        argv = [STACKTREED] + (["-v"] if verbose else []) + STARTUP[cfg] + \
+            ["-o", outp, "--", "true"]
+    t0 = time.monotonic()
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if os.path.isdir(outp):
+        shutil.rmtree(outp, ignore_errors=True)
+    elif os.path.exists(outp):
+        os.unlink(outp)
+    if p.returncode != 0:
+        raise BenchError(f"{' '.join(argv)} exited with status {p.returncode}:\n{tail(p.stderr)}")
+    res = {"config": cfg, "wall": wall}
+    m = re.search(r"BPF programs loaded in (\d+) ms", p.stderr)
+    if m:
+        res["load_ms"] = int(m.group(1))
+    res["verified"] = {k: int(v) for k, v in
+                       re.findall(r"BPF program (\w+): (\d+) instructions verified", p.stderr)}
+    return res
+
+
+def bench_startup(rounds, have_perf, out):
+    configs = list(STARTUP) + (["perf"] if have_perf else [])
+    print("start-up: a whole run of `true` under each profiler (stacktreed: open, load and "
+          "verify the BPF programs,")
+    print(f"  attach, run, write the reports; perf record -g), {rounds} rounds, interleaved")
+    sys.stdout.flush()
+    tmp = tempfile.mkdtemp(prefix="stacktree-bench-start.")
+    runs = []
+    try:
+        for cfg in configs:  # warm-up (page cache, BTF), discarded
+            startup_once(cfg, tmp, f"warm-{cfg}")
+        for r in range(rounds):
+            for cfg in configs[r % len(configs):] + configs[:r % len(configs)]:
+                res = startup_once(cfg, tmp, f"{r}-{cfg}")
+                res["round"] = r
+                runs.append(res)
+        verbose = {cfg: startup_once(cfg, tmp, f"v-{cfg}", verbose=True) for cfg in STARTUP}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "startup.json"), "w") as f:
+        json.dump({"rounds": rounds, "runs": runs, "verbose": verbose}, f, indent=1)
+
+    def walls(cfg):
+        return [x["wall"] for x in runs if x["config"] == cfg]
+
+    perf = {x["round"]: x["wall"] for x in runs if x["config"] == "perf"}
+    print(f"{'config':<24} {'wall s':>6} {'(min-max)':>11} {'/ perf':>6} {'(min-max)':>11} "
+          f"{'BPF load ms':>11}  verified instructions (-v run)")
+    label = {"st fp": "stacktreed --unwind fp", "st auto": "stacktreed --unwind auto",
+             "perf": "perf record -g"}
+    ratio = {}
+    for cfg in configs:
+        w = walls(cfg)
+        rs = [x["wall"] / perf[x["round"]] for x in runs
+              if x["config"] == cfg and x["round"] in perf]
+        ratio[cfg] = med(rs) if rs else None
+        v = verbose.get(cfg, {})
+        ver = ", ".join(f"{k} {n}" for k, n in v.get("verified", {}).items()
+                        if k.startswith(("on_timer", "on_fault")))
+        print(f"{label[cfg]:<24} {med(w):>6.3f} {spread(w, lambda x: f'{x:.2f}'):>11} "
+              f"{(f'{ratio[cfg]:.2f}' if rs else '-'):>6} "
+              f"{spread(rs, lambda x: f'{x:.2f}'):>11} "
+              f"{(str(v['load_ms']) if 'load_ms' in v else '-'):>11}  {ver}")
+    print("  / perf: median of the per-round ratios; BPF load: maps created and programs "
+          "verified (one -v run, whose")
+    print("  libbpf messages make it slower than the timed runs).")
+    if ratio.get("st fp") is not None:
+        ok = "holds" if ratio["st fp"] <= GOAL_STARTUP else "MISSED"
+        print(f"  stacktreed --unwind fp -- true takes {ratio['st fp']:.2f}x of perf record -g "
+              f"-- true (goal <= {GOAL_STARTUP}x: {ok}); --unwind auto {ratio['st auto']:.2f}x")
+    print()
+    sys.stdout.flush()
+
+
 def main():
     rounds = env_int("BENCH_ROUNDS", 5)
     iters = env_int("BENCH_ITERS", 1200000)
@@ -430,6 +524,11 @@ def main():
         if not os.access(f, os.X_OK):
             raise BenchError(f"{f} is missing: run `make all {os.path.relpath(WORKLOAD, ROOT)}`")
 
+    startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
+    if startup_rounds:
+        bench_startup(startup_rounds, have_perf, out)
+    if sys.argv[1:] == ["startup"]:
+        return 0
     dwarf = env_int("BENCH_DWARF", 1, lo=0) > 0
     configs = ["baseline", "stacktreed", "bare"] + (["perf"] if have_perf else []) + \
         (["bpftrace"] if BPFTRACE else [])

@@ -2,7 +2,7 @@
 /*
  * classify.h - the page-fault data classes (module / stack / heap), as a
  * pure function of what the kernel knows about the fault: used by the BPF
- * program (bpf/sample.bpf.c gathers the inputs with bpf_find_vma) and by
+ * program (bpf/fault.bpf.h gathers the inputs with bpf_find_vma) and by
  * the unit tests, on synthetic maps.
  */
 #ifndef STACKTREE_CLASSIFY_H

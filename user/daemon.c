@@ -582,6 +582,8 @@ static int add_targets(struct run *r)
 		}
 		if ((err = st_session__add_target(r->sess, (__u32)st_launch__pid(r->child), true)))
 			return err;
+		/* its exit ends the loop's wait at once, not up to 0.1 s later */
+		st_session__wake_on(r->sess, st_launch__exit_fd(r->child));
 	}
 	if (o->force_faults) {
 		struct st_forcefault_opts fo = {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@ struct st_launch {
 	pid_t pid;
 	int go_fd;	/* write end: closing it lets the child exec */
 	int err_fd;	/* read end: the child's exec errno, EOF on success */
+	int exit_fd;	/* pidfd of the child (readable once it exits), or -1 */
 	const char *cmd;
 	bool reaped;
 	int status;	/* its wait status, once reaped */
@@ -30,7 +32,7 @@ int st_launch__start(char *const argv[], struct st_launch **out)
 	*out = NULL;
 	if (!l)
 		return -ENOMEM;
-	l->go_fd = l->err_fd = -1;
+	l->go_fd = l->err_fd = l->exit_fd = -1;
 	l->cmd = argv[0];
 	if (pipe2(go, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
 		err = -errno;
@@ -63,6 +65,8 @@ int st_launch__start(char *const argv[], struct st_launch **out)
 	}
 	close(go[0]);
 	close(er[1]);
+	/* -1 before Linux 5.3: the daemon then notices the exit at its next poll */
+	l->exit_fd = (int)syscall(SYS_pidfd_open, l->pid, 0);
 	l->go_fd = go[1];
 	l->err_fd = er[0];
 	*out = l;
@@ -81,6 +85,11 @@ cleanup:
 pid_t st_launch__pid(const struct st_launch *l)
 {
 	return l->pid;
+}
+
+int st_launch__exit_fd(const struct st_launch *l)
+{
+	return l->exit_fd;
 }
 
 int st_launch__go(struct st_launch *l)
@@ -126,6 +135,8 @@ void st_launch__free(struct st_launch *l)
 		close(l->go_fd);
 	if (l->err_fd >= 0)
 		close(l->err_fd);
+	if (l->exit_fd >= 0)
+		close(l->exit_fd);
 	if (!l->reaped && l->pid > 0) {
 		kill(l->pid, SIGKILL);
 		waitpid(l->pid, &status, 0);

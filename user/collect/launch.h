@@ -12,6 +12,9 @@ struct st_launch;
  * command drops it at exec). */
 int st_launch__start(char *const argv[], struct st_launch **out);
 pid_t st_launch__pid(const struct st_launch *l);
+/* A pidfd of the child, readable once it has exited (to wait on with
+ * poll/epoll), owned by l; -1 where the kernel has no pidfd_open. */
+int st_launch__exit_fd(const struct st_launch *l);
 /* Let the child exec. Returns 0, or the exec failure as negative errno (with
  * one line on stderr). */
 int st_launch__go(struct st_launch *l);

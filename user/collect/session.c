@@ -1,4 +1,7 @@
-/* session.c - load, attach and drain the BPF timer sampler. */
+/* session.c - load, attach and drain the BPF timer sampler. Loads only the
+ * programs (and creates only the maps) the session's mode uses: the fp or
+ * dwarf variant of each sampling program (bpf/walk.bpf.h), the page-fault
+ * program with --event faults, the bare walk with --bench-bare. */
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
@@ -18,15 +21,23 @@
 
 #include "sample.skel.h"
 
+/* The verifier's limit of instructions checked per program
+ * (BPF_COMPLEXITY_LIMIT_INSNS); the parts' ST_BUDGET_* are percentages of it. */
+#define ST_VERIFIER_LIMIT 1000000u
+
 struct st_session {
 	struct sample_bpf *skel;
+	struct bpf_program *timer;	/* the timer program loaded, or NULL */
+	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
+	struct bpf_link *fault_link;
 	struct st_session_opts opts;
 	int ncpus;
 	int *perf_fds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;
-	int wake_fd;			/* also ends the poll's wait, or -1 */
-	int epfd;			/* rb's epoll fd and wake_fd, or -1 */
+	int wake_fds[ST_SESSION_WAKE_FDS];	/* also end the poll's wait */
+	int nwake;
+	int epfd;			/* rb's epoll fd and the wake fds, or -1 */
 	st_event_fn ev_fn;
 	void *ev_ctx;
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
@@ -115,6 +126,73 @@ static int set_cgroup_filter(struct st_session *s, const char *path)
 	return err;
 }
 
+/* The programs and maps the session's mode needs: the others are neither
+ * loaded nor verified, nor created (kernel-notes/README.md, "Start-up and
+ * verifier budgets"). */
+static int choose_programs(struct st_session *s)
+{
+	struct sample_bpf *k = s->skel;
+	bool dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
+	struct bpf_program *sampling[] = {
+		k->progs.on_timer_fp, k->progs.on_timer_dwarf, k->progs.on_timer_bare,
+		k->progs.on_fault_fp, k->progs.on_fault_dwarf,
+	};
+	/* used by the DWARF walker and by deferral only (the fp programs do
+	 * not call them; the lifecycle programs' uses are dead code in fp
+	 * mode, which the verifier skips) */
+	struct bpf_map *dwarf_maps[] = {
+		k->maps.unwind_shards, k->maps.unwind_procs, k->maps.unwind_cache,
+		k->maps.unwind_window, k->maps.unwind_requests, k->maps.handoffs,
+		k->maps.deferred, k->maps.defer_buf,
+	};
+	int err = 0;
+
+	if (has_event(s, ST_EVENT_CPU))
+		s->timer = s->opts.bare ? k->progs.on_timer_bare :
+			   dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
+	if (has_event(s, ST_EVENT_FAULTS))
+		s->fault = dwarf ? k->progs.on_fault_dwarf : k->progs.on_fault_fp;
+	for (size_t i = 0; i < sizeof(sampling) / sizeof(sampling[0]); i++)
+		if (!err)
+			err = bpf_program__set_autoload(sampling[i], sampling[i] == s->timer ||
+								     sampling[i] == s->fault);
+	for (size_t i = 0; i < sizeof(dwarf_maps) / sizeof(dwarf_maps[0]); i++)
+		if (!err && !dwarf)
+			err = bpf_map__set_autocreate(dwarf_maps[i], false);
+	/* forced pages: the page-fault program's only */
+	if (!err && !s->fault)
+		err = bpf_map__set_autocreate(k->maps.forced_pages, false);
+	return err;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* -v: what the verifier checked of each program loaded, against the
+ * kernel's limit (tests/integration/test_verifier.py reads these lines). */
+static void print_verified(const struct st_session *s, double load_ms)
+{
+	struct bpf_program *p;
+
+	fprintf(stderr, "stacktreed: BPF programs loaded in %.0f ms\n", load_ms);
+	bpf_object__for_each_program(p, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(p) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			continue;
+		fprintf(stderr, "stacktreed: BPF program %s: %u instructions verified (%.1f%% "
+			"of the kernel's %u)\n", bpf_program__name(p), info.verified_insns,
+			100.0 * info.verified_insns / ST_VERIFIER_LIMIT, ST_VERIFIER_LIMIT);
+	}
+}
+
 /* sched_prepare_exec (kernels from 6.10): marks an exec in progress. */
 static bool kernel_has_prepare_exec(void)
 {
@@ -131,6 +209,7 @@ static bool kernel_has_prepare_exec(void)
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
+	double t0;
 	int err;
 
 	*out = NULL;
@@ -138,7 +217,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		return -ENOMEM;
 	s->opts = *opts;
 	s->stats_fd = -1;
-	s->wake_fd = s->epfd = -1;
+	s->epfd = -1;
 	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
@@ -163,13 +242,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
-	if (opts->unwind_mode == ST_UNWIND_FP) {	/* unused: as small as they come */
-		err = bpf_map__set_max_entries(s->skel->maps.unwind_shards, 1);
-		if (!err)
-			err = bpf_map__set_max_entries(s->skel->maps.handoffs, 1);
-	} else {
+	err = 0;
+	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
-	}
 	if (!err && s->skel->rodata->defer_unwind &&
 	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
 		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
@@ -193,13 +268,16 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	if (!s->opts.events)
 		s->opts.events = 1u << ST_EVENT_CPU;
-	bpf_program__set_autoload(s->skel->progs.on_timer,
-				  has_event(s, ST_EVENT_CPU) && !opts->bare);
-	bpf_program__set_autoload(s->skel->progs.on_timer_bare,
-				  has_event(s, ST_EVENT_CPU) && opts->bare);
-	bpf_program__set_autoload(s->skel->progs.on_fault, has_event(s, ST_EVENT_FAULTS));
-	bpf_program__set_autoload(s->skel->progs.on_prepare_exec, kernel_has_prepare_exec());
+	if ((err = choose_programs(s)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec,
+					     kernel_has_prepare_exec()))) {
+		fprintf(stderr, "stacktreed: cannot choose the BPF programs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	t0 = now_ms();
 	err = sample_bpf__load(s->skel);
+	if (!err && opts->verbose)
+		print_verified(s, now_ms() - t0);
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
 			"CAP_BPF+CAP_PERFMON, and a kernel with BTF; -v shows the verifier log)\n",
@@ -238,9 +316,8 @@ void st_session__stop(struct st_session *s)
 {
 	if (!s)
 		return;
-	bpf_link__destroy(s->skel ? s->skel->links.on_fault : NULL);
-	if (s->skel)
-		s->skel->links.on_fault = NULL;
+	bpf_link__destroy(s->fault_link);
+	s->fault_link = NULL;
 	if (!s->links)
 		return;
 	for (int i = 0; i < s->ncpus; i++) {
@@ -280,11 +357,6 @@ int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec)
 				 BPF_ANY))
 		return -errno;
 	return 0;
-}
-
-static struct bpf_program *timer_prog(const struct st_session *s)
-{
-	return s->opts.bare ? s->skel->progs.on_timer_bare : s->skel->progs.on_timer;
 }
 
 static int on_ringbuf(void *ctx, void *data, size_t size)
@@ -335,15 +407,22 @@ int st_session__attach(struct st_session *s)
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
-	 * which says through wake_fd that samples came: the poll waits on both */
-	if (s->rb && s->wake_fd >= 0 &&
+	 * which says through a wake fd that samples came, and a launched
+	 * command's end is another: the poll waits on them all */
+	if (s->rb && s->nwake &&
 	    ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
-	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev))) {
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))) {
 		err = -errno;
 		fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n", strerror(-err));
 		return err;
 	}
+	for (int i = 0; s->epfd >= 0 && i < s->nwake; i++)
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fds[i], &ev)) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n",
+				strerror(-err));
+			return err;
+		}
 	if (!s->rb || !s->perf_fds || !s->links) {
 		fprintf(stderr, "stacktreed: cannot set up the event ring buffer: %s\n",
 			strerror(errno));
@@ -357,11 +436,11 @@ int st_session__attach(struct st_session *s)
 		fprintf(stderr, "stacktreed: cannot attach sched_prepare_exec (%s): a process read "
 			"in the middle of an exec may lend its new maps to its old image\n",
 			strerror(errno));
-	if (has_event(s, ST_EVENT_FAULTS))
-		s->skel->links.on_fault = bpf_program__attach(s->skel->progs.on_fault);
+	if (s->fault)
+		s->fault_link = bpf_program__attach(s->fault);
 
 	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit ||
-	    (has_event(s, ST_EVENT_FAULTS) && !s->skel->links.on_fault)) {
+	    (s->fault && !s->fault_link)) {
 		err = -errno;
 		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit/page-fault "
 			"tracepoints (tp_btf): %s\n",
@@ -370,7 +449,7 @@ int st_session__attach(struct st_session *s)
 	}
 	for (int cpu = 0; cpu < s->ncpus; cpu++)
 		s->perf_fds[cpu] = -1;
-	if (!has_event(s, ST_EVENT_CPU))
+	if (!s->timer)
 		return 0;	/* page faults only: no timer */
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		if (!cpu_online(cpu))
@@ -384,7 +463,7 @@ int st_session__attach(struct st_session *s)
 				cpu, strerror(errno));
 			return err;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(timer_prog(s), s->perf_fds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(s->timer, s->perf_fds[cpu]);
 		if (!s->links[cpu]) {
 			err = -errno;
 			fprintf(stderr, "stacktreed: cannot attach the sampler on CPU %d: %s\n",
@@ -406,20 +485,26 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 		n = ring_buffer__poll(s->rb, timeout_ms);
 		return n == -EINTR ? 0 : n;
 	}
-	/* the events ring or the deferred samples' eventfd (which the caller
-	 * resets): wait for either, then read the ring */
+	/* the events ring or a wake fd (the deferred samples' eventfd, which
+	 * the caller resets; the launched command's pidfd): wait for any, then
+	 * read the ring */
 	{
-		struct epoll_event ev[2];
+		struct epoll_event ev[1 + ST_SESSION_WAKE_FDS];
 
-		epoll_wait(s->epfd, ev, 2, timeout_ms);
+		epoll_wait(s->epfd, ev, 1 + ST_SESSION_WAKE_FDS, timeout_ms);
 	}
 	n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
 }
 
-void st_session__wake_on(struct st_session *s, int fd)
+int st_session__wake_on(struct st_session *s, int fd)
 {
-	s->wake_fd = fd;
+	if (fd < 0)
+		return -EBADF;
+	if (s->nwake >= ST_SESSION_WAKE_FDS)
+		return -ENOSPC;
+	s->wake_fds[s->nwake++] = fd;
+	return 0;
 }
 
 double st_session__fill(const struct st_session *s)
@@ -537,12 +622,12 @@ void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STA
 
 int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs)
 {
-	struct bpf_program *prog = ev == ST_EVENT_FAULTS ? s->skel->progs.on_fault : timer_prog(s);
+	struct bpf_program *prog = ev == ST_EVENT_FAULTS ? s->fault : s->timer;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 
 	*run_ns = *runs = 0;
-	if (!has_event(s, ev))
+	if (!prog)
 		return -ENOENT;
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return -errno;

@@ -53,12 +53,15 @@ void st_session__stop(struct st_session *s);
 
 typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
 /* Wait up to timeout_ms for ring buffer events and hand them to fn; the
- * wait also ends when the fd given to st_session__wake_on() is readable. */
+ * wait also ends when an fd given to st_session__wake_on() is readable. */
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
-/* fd (an eventfd the caller resets; -1: none) ends st_session__poll()'s
- * wait too: the deferred samples' thread says that some came. Before
- * st_session__attach(). */
-void st_session__wake_on(struct st_session *s, int fd);
+/* fd ends st_session__poll()'s wait too while it is readable: an eventfd
+ * the caller resets (the deferred samples' thread says that some came), or
+ * a launched command's pidfd (it has exited). Before st_session__attach();
+ * at most ST_SESSION_WAKE_FDS of them (-ENOSPC); fd stays the caller's,
+ * open while it polls. -EBADF for fd < 0. */
+#define ST_SESSION_WAKE_FDS 2
+int st_session__wake_on(struct st_session *s, int fd);
 /* The `deferred` ring buffer of samples BPF could not walk (struct
  * st_deferred, its stack cut at stack_len): not read by st_session__poll(),
  * but by a thread of its own (user/collect/defer_ring.c). -ENOENT when the

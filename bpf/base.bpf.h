@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * base.bpf.h - what every part of the BPF side uses: the settings user
+ * space writes before load (.rodata: the verifier sees them as constants
+ * and leaves out the branches a mode does not take), the counters (`stats`,
+ * ST_STAT__MAX per event) and task_image(). A part of sample.bpf.c's one
+ * compilation unit (see there for how the parts fit together).
+ */
+#ifndef STACKTREE_BASE_BPF_H
+#define STACKTREE_BASE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "stacktree.h"
+
+/* set by user space before load */
+const volatile __u32 max_nodes = 1;	/* node ids per generation */
+const volatile __u32 slot_mask = 0;	/* node_slots per generation - 1 (a power of two) */
+const volatile bool filter_targets = false;
+const volatile bool kernel_stacks = false;
+const volatile __u32 self_tgid = 0;	/* 0: the daemon may profile itself */
+const volatile bool filter_comm = false;	/* --comm */
+const volatile char comm_filter[ST_COMM_LEN] = {};
+const volatile bool filter_cgroup = false;	/* --cgroup */
+const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
+const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, ST_EVENTS * ST_STAT__MAX);	/* per event */
+} stats SEC(".maps");
+
+/* The program a task runs: its self_exec_id (incremented by every exec,
+ * inherited at fork), low 32 bits. */
+static __always_inline __u32 task_image(struct task_struct *t)
+{
+	return (__u32)BPF_CORE_READ(t, self_exec_id);
+}
+
+static __always_inline void stat_ev(__u32 ev, __u32 which)
+{
+	__u32 key = ev * ST_STAT__MAX + which;
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+	if (v)
+		*v += 1;
+}
+
+/* A cpu-clock counter (the events' shared paths count for ST_EVENT_CPU). */
+static __always_inline void stat_inc(__u32 which)
+{
+	stat_ev(ST_EVENT_CPU, which);
+}
+
+#endif

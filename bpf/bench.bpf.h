@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bench.bpf.h - the benchmark-only program (stacktreed --bench-bare, used
+ * by bench/bench.py): the timer's filter and frame-pointer walk, nothing
+ * folded. Loaded only with --bench-bare.
+ */
+#ifndef STACKTREE_BENCH_BPF_H
+#define STACKTREE_BENCH_BPF_H
+
+#include "base.bpf.h"
+#include "procs.bpf.h"
+#include "walk.bpf.h"
+
+/* Benchmark baseline (stacktreed --bench-bare): the same filter and stack
+ * walk as on_timer_fp, nothing folded. Its run time is the "bare walk". */
+#define ST_BUDGET_ON_TIMER_BARE 1	/* verifier budget (% of 1M): see sample.bpf.c */
+SEC("perf_event")
+int on_timer_bare(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, zero = 0;
+	struct scratch *sc;
+	long un;
+
+	if (!wanted(tgid, (__u32)pid_tgid, ST_EVENT_CPU))
+		return 0;
+	stat_inc(ST_STAT_SAMPLES);
+	sc = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!sc)
+		return 0;
+	un = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
+	if (un < 0)
+		stat_inc(ST_STAT_LOST_STACK);
+	if (kernel_stacks)
+		bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * defer.bpf.h - deferral and handoff: a sample whose walk needs tables not
+ * in yet goes to the daemon whole (registers, stack copy, kernel frames:
+ * the `deferred` ring buffer, user/collect/defer_ring.c); a thread whose
+ * samples went there comes back to the BPF fold with the daemon's last path
+ * for it (`handoffs`, user/collect/deferred.c), so that its calls count
+ * once across the switch. See kernel-notes/unwinding.md.
+ */
+#ifndef STACKTREE_DEFER_BPF_H
+#define STACKTREE_DEFER_BPF_H
+
+#include "base.bpf.h"
+#include "procs.bpf.h"
+#include "threads.bpf.h"
+#include "walk.bpf.h"
+
+/* samples whose walk waits for tables (struct st_deferred, variable size) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* resized before load */
+} deferred SEC(".maps");
+
+/* a deferred sample being assembled, one per CPU (by CPU number: a per-CPU
+ * array's values are limited to 32 KiB; only the timer program, which does
+ * not nest with itself, uses it) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_deferred);
+	__uint(max_entries, 1);	/* resized before load: possible CPUs */
+} defer_buf SEC(".maps");
+
+/* A thread's path handed back by the daemon (struct st_handoff), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct st_handoff);
+	__uint(max_entries, 1024);	/* 1 without deferral (--unwind fp) */
+} handoffs SEC(".maps");
+
+struct stack_top {
+	__u64 end;
+	bool found;
+};
+
+static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct stack_top *t = data;
+
+	t->found = true;
+	t->end = vma->vm_end;
+	return 0;
+}
+
+/* Copy the stack page by page, up to the first page that is not there
+ * (a single read of the whole range fails on any page missing, seen for
+ * young processes). */
+struct stack_copy {
+	struct st_deferred *d;
+	__u64 start, end;	/* sp, and the end of the range to copy */
+	__u32 first;		/* bytes in sp's page (copy 0), then whole pages */
+	__u32 len;		/* out: bytes copied */
+};
+
+/* Copy i: sp's page for i == 0, then the i-th page above. Offsets derive
+ * from i, not from the previous copy, so that the verifier checks the
+ * callback once for any i. */
+static long copy_page(__u32 i, void *data)
+{
+	struct stack_copy *c = data;
+	__u32 off = i ? c->first + (i - 1) * 4096 : 0, n = i ? 4096 : c->first;
+	__u64 addr = c->start + off;
+
+	if (addr >= c->end || off > ST_DEFER_STACK - 4096 || n > 4096)
+		return 1;
+	if (n > c->end - addr)
+		n = (__u32)(c->end - addr);
+	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr))
+		return 1;
+	c->len = off + n;
+	return 0;
+}
+
+/* The sample for the daemon to unwind (sc->defer): registers, the stack
+ * from sp up to the end of its mapping (at most ST_DEFER_STACK bytes) and
+ * the kernel frames. False when the ring buffer is full. */
+__noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn, __u32 seq)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct stack_top top = {};
+	struct st_deferred *d;
+	__u32 cpu = bpf_get_smp_processor_id(), len = 0;
+	struct stack_copy cp = {};
+	__u64 avail, start_stack;
+
+	d = bpf_map_lookup_elem(&defer_buf, &cpu);
+	if (!d || !sc)
+		return 0;
+	d->pid = tgid;
+	d->tid = tid;
+	d->image = task_image(task);
+	/* the daemon reads this process's maps for d->image: say which it is */
+	set_proc_image(tgid, d->image, 0, BPF_NOEXIST);
+	d->seq = seq;
+	d->ip = BPF_CORE_READ(regs, ip);
+	d->sp = BPF_CORE_READ(regs, sp);
+	d->bp = BPF_CORE_READ(regs, bp);
+	d->r10 = BPF_CORE_READ(regs, r10);
+	d->rbx = BPF_CORE_READ(regs, bx);
+	bpf_get_current_comm(d->comm, sizeof(d->comm));
+	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
+	if (d->kn)
+		__builtin_memcpy(d->kstack, sc->kstack, sizeof(d->kstack));
+	start_stack = BPF_CORE_READ(task, mm, start_stack);
+	if (!bpf_find_vma(task, d->sp, stack_vma_cb, &top, 0) && top.found && top.end > d->sp)
+		avail = top.end - d->sp;
+	else if (start_stack > d->sp && start_stack - d->sp < (8u << 20))
+		avail = start_stack - d->sp;	/* the lock is busy: the main thread's stack */
+	else
+		avail = 4096 - (d->sp & 4095);	/* the rest of sp's page, always mapped */
+	cp.d = d;
+	cp.start = d->sp;
+	cp.end = d->sp + (avail > ST_DEFER_STACK ? ST_DEFER_STACK : avail);
+	cp.first = 4096 - (__u32)(d->sp & 4095);
+	bpf_loop(ST_DEFER_STACK / 4096 + 1, copy_page, &cp, 0);
+	len = cp.len;
+	if (len > ST_DEFER_STACK)
+		len = 0;
+	d->stack_len = len;
+	return bpf_ringbuf_output(&deferred, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
+}
+
+/* A thread comes back to the fold here without the daemon's path: its
+ * next sample starts a path afresh (every frame a new call). */
+static __always_inline void end_deferral(struct thread_state *ts)
+{
+	ts->depth = 0;
+	ts->root = 0;
+	ts->deferring = 0;
+}
+
+/* A thread whose samples went to the daemon (deferred) comes back to the
+ * fold here only with the daemon's last path for it (struct st_handoff,
+ * written once the daemon has unwound them all): compared with that path,
+ * its next sample counts as new calls only the frames that are new. Until
+ * then its samples are deferred, even those walked whole here, and after
+ * ST_HANDOFF_WAIT of them it comes back without the path (counted). */
+static __always_inline bool take_handoff(struct thread_state *ts, __u32 tid)
+{
+	struct st_handoff *h = bpf_map_lookup_elem(&handoffs, &tid);
+
+	if (h && h->seq == ts->defer_seq) {
+		bpf_probe_read_kernel(ts->addrs, sizeof(ts->addrs), h->addrs);
+		bpf_probe_read_kernel(ts->flags, sizeof(ts->flags), h->flags);
+		ts->depth = h->n < ST_PATH_SLOTS ? h->n : ST_PATH_SLOTS - 1;
+		ts->root = 0;
+		ts->epoch = ST_EPOCH_HANDOFF;
+		ts->deferring = 0;
+		bpf_map_delete_elem(&handoffs, &tid);
+		stat_inc(ST_STAT_HANDOFF);
+		return false;
+	}
+	if (ts->deferring >= ST_HANDOFF_WAIT) {
+		end_deferral(ts);
+		stat_inc(ST_STAT_HANDOFF_MISSED);
+		return false;
+	}
+	return true;
+}
+
+#endif

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fold.bpf.h - the fold: a sample's path (struct path_view, read in place
+ * from the walked stacks) into the thread's call-stack tree. The path is
+ * compared with the thread's previous path (threads.bpf.h); the shared
+ * prefix reuses the previous node ids, so only the frames past it cost a
+ * lookup (the thread's node cache, then the node table, nodes.bpf.h). BASE
+ * is added on the leaf, CALLS on frames that are new calls (the CALLS rule:
+ * fold_frame()). CUM is derived in user space. kernel-notes/README.md has
+ * the rules and figures.
+ */
+#ifndef STACKTREE_FOLD_BPF_H
+#define STACKTREE_FOLD_BPF_H
+
+#include "base.bpf.h"
+#include "nodes.bpf.h"
+#include "threads.bpf.h"
+#include "procs.bpf.h"
+#include "walk.bpf.h"
+
+/* comm of each thread, written when its root node is created */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct st_comm_key);
+	__type(value, char[ST_COMM_LEN]);
+	__uint(max_entries, 16384);
+} thread_comms SEC(".maps");
+
+/* A sample's path, root first, read in place from the walked stacks:
+ * [truncated] root, user frames, kernel frames, then an optional extra
+ * frame (a page fault's data leaf, or [kernel] for a sample without any
+ * frame). The user frame walked first is the interrupted IP: flagged
+ * ST_NODE_LEAF when no kernel frame follows it. */
+struct path_view {
+	__u32 trunc, un, kn, extra, n;
+	__u64 extra_addr;
+	__u16 extra_flags;
+};
+
+static __always_inline __u64 path_at(const struct scratch *sc, const struct path_view *pv,
+				     __u32 i, __u16 *flags)
+{
+	__u32 from;
+
+	if (i < pv->trunc) {
+		*flags = ST_NODE_TRUNCATED;
+		return 0;
+	}
+	i -= pv->trunc;
+	if (i < pv->un) {
+		from = pv->un - 1 - i;
+		*flags = (from == 0 && pv->kn == 0) ? ST_NODE_LEAF : 0;
+		return sc->ustack[from & (ST_USTACK_SLOTS - 1)];
+	}
+	i -= pv->un;
+	if (i < pv->kn) {
+		from = pv->kn - 1 - i;
+		*flags = ST_NODE_KERNEL | (from == 0 ? ST_NODE_LEAF : 0);
+		return sc->kstack[from & (ST_MAX_KERNEL - 1)];
+	}
+	*flags = pv->extra_flags;
+	return pv->extra_addr;
+}
+
+/* The user part of a path: un frames, under a [truncated] root when the
+ * walk was cut (frame pointers: it filled the buffer; DWARF: the unwinder
+ * says so and has counted why). dwarf: as for user_stack(). */
+static __always_inline void path_user(struct path_view *pv, const struct scratch *sc, long un,
+				      __u32 ev, bool dwarf)
+{
+	if (!dwarf ? un >= ST_MAX_USER : sc->utrunc) {
+		if (!dwarf)
+			stat_ev(ev, ST_STAT_TRUNCATED);
+		pv->trunc = 1;
+	}
+	pv->un = un;
+}
+
+struct fold_ctx {
+	struct thread_state *ts;
+	struct scratch *sc;
+	struct path_view *pv;
+	__u32 gen;
+	__u32 parent;
+	__u32 start;		/* first path index to fold */
+	__u32 end;		/* one past the last */
+	__u32 epoch;
+	__u32 prefix;		/* common prefix with the previous path */
+	__u32 limit;		/* frames to compare for the prefix */
+	__u32 ev;		/* ST_EVENT_* */
+	__u32 prev_depth;
+	__u32 failed;
+};
+
+/* node_get() through the thread's node cache. */
+static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __u64 addr)
+{
+	__u32 h = (__u32)(addr ^ (addr >> 21) ^ ((__u64)c->parent * 0x9E3779B1u) ^ flags) &
+		  (ST_NODE_CACHE - 1);
+	struct node_cache_ent *e = &c->ts->cache[h];
+	bool created;
+	__u32 id;
+
+	if (e->epoch == c->epoch && e->addr == addr && e->parent == c->parent &&
+	    e->flags == flags)
+		return e->id;
+	id = node_get(c->ev, c->gen, c->parent, flags, addr, &created);
+	if (id) {
+		e->addr = addr;
+		e->parent = c->parent;
+		e->flags = flags;
+		e->epoch = c->epoch;
+		e->id = id;
+	}
+	return id;
+}
+
+/* Fold path frame i: find or create its node, count a new call. */
+static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
+{
+	__u32 slot = i & (ST_PATH_SLOTS - 1);
+	struct st_node_rec *rec;
+	__u32 id;
+
+	__u16 flags;
+	__u64 addr = path_at(c->sc, c->pv, i, &flags);
+
+	id = node_get_cached(c, flags, addr);
+	if (!id) {
+		c->failed = 1;
+		return 1;
+	}
+	/* ST_CALLS_FRAME: past the prefix every frame is a new call; the frame
+	 * at the prefix is the same frame, moved on, if the old path had it;
+	 * frames inside the prefix (looked up again after a generation swap)
+	 * are not new */
+	if (i > c->prefix || (i == c->prefix && c->prev_depth <= c->prefix)) {
+		rec = bpf_map_lookup_elem(&nodes, &id);
+		if (rec)
+			rec->calls += 1;
+	}
+	c->ts->ids[slot] = id;
+	c->ts->addrs[slot] = addr;
+	c->ts->flags[slot] = flags;
+	c->parent = id;
+	return 0;
+}
+
+/* Two frames per call: it saves a fifth of the fold's time on stacks that
+ * change a lot; four exceed the verifier's budget once kernel frames are on. */
+static long fold_frames(__u32 k, void *data)
+{
+	struct fold_ctx *c = data;
+	__u32 i = c->start + 2 * k;
+
+	if (i >= c->end || fold_frame(c, i))
+		return 1;
+	if (i + 1 >= c->end || fold_frame(c, i + 1))
+		return 1;
+	return 0;
+}
+
+static long match_prefix(__u32 i, void *data)
+{
+	struct fold_ctx *c = data;
+	__u32 slot = i & (ST_PATH_SLOTS - 1);
+	__u16 flags;
+	__u64 addr;
+
+	if (i >= c->limit)
+		return 1;
+	addr = path_at(c->sc, c->pv, i, &flags);
+	if (c->ts->addrs[slot] != addr || c->ts->flags[slot] != flags)
+		return 1;
+	c->prefix = i + 1;
+	return 0;
+}
+
+/* Fold one sample, whose path pv describes, into the calling thread's tree
+ * for event ev (tmap: that event's per-thread state). */
+/* A global function: the verifier checks it once, on its own, not once per
+ * state its callers reach it in (the page-fault program's branches
+ * multiplied the fold's states close to the 1M-instruction limit). */
+__noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
+			   __u64 pid_tgid, __u32 ev)
+{
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0);
+	struct fold_ctx fc = {};
+	struct st_node_rec *rec;
+	__u32 ep, gen, n, leaf;
+	bool fresh, created;
+	__u64 *busy;
+
+	if (!sc || !pv)
+		return 0;
+	n = pv->n;
+	if (n > ST_PATH_SLOTS - 1)
+		n = ST_PATH_SLOTS - 1;
+	if (!ts) {
+		stat_ev(ev, ST_STAT_LOST_THREAD);
+		return 0;
+	}
+	busy = gen_enter(&ep);
+	if (!busy) {
+		stat_ev(ev, ST_STAT_LOST_EPOCH);
+		return 0;
+	}
+	gen = ep & 1;
+	/* a thread's first sample folded here (a handed-back path has no ids) */
+	fresh = ts->root == 0 && (ts->depth == 0 || ts->epoch == ST_EPOCH_HANDOFF);
+	if (fresh)	/* a thread's first sample: is its process new? */
+		notify_new_proc(tgid, tid);
+
+	/* common prefix with the previous path, by address */
+	fc.prev_depth = ts->depth;
+	fc.ts = ts;
+	fc.sc = sc;
+	fc.pv = pv;
+	fc.limit = n < fc.prev_depth ? n : fc.prev_depth;
+	bpf_loop(fc.limit, match_prefix, &fc, 0);
+
+	if (ts->epoch != ep || !ts->root) {
+		/* new generation (or new thread): ids must be looked up again, but
+		 * the prefix still tells which frames are new calls */
+		struct st_comm_key ck = {
+			.addr = ((__u64)tgid << 32) | tid,
+			.image = task_image(bpf_get_current_task_btf()),
+		};
+		__u32 root = node_get(ev, gen, ck.image, root_flags, ck.addr, &created);
+
+		if (!root) {
+			ts->depth = 0;
+			goto out;
+		}
+		if (created) {
+			char comm[ST_COMM_LEN];
+
+			bpf_get_current_comm(comm, sizeof(comm));
+			bpf_map_update_elem(&thread_comms, &ck, comm, BPF_ANY);
+		}
+		if (created && fresh) {
+			rec = bpf_map_lookup_elem(&nodes, &root);
+			if (rec)
+				rec->calls = 1;
+		}
+		ts->root = root;
+		ts->epoch = ep;
+		fc.parent = root;
+		fc.start = 0;
+	} else {
+		fc.parent = fc.prefix ? ts->ids[(fc.prefix - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
+		fc.start = fc.prefix;
+	}
+	fc.gen = gen;
+	fc.ev = ev;
+	fc.epoch = ep;
+	fc.end = n;
+	if (n > fc.start)
+		bpf_loop((n - fc.start + 1) / 2, fold_frames, &fc, 0);
+	if (fc.failed) {
+		/* the sample is lost (counted by node_get); start the next path afresh */
+		ts->depth = 0;
+		ts->root = 0;
+		goto out;
+	}
+	ts->depth = n;
+	leaf = ts->ids[(n - 1) & (ST_PATH_SLOTS - 1)];
+	rec = bpf_map_lookup_elem(&nodes, &leaf);
+	if (rec)
+		rec->base += 1;
+	stat_ev(ev, ST_STAT_FOLDED);
+out:
+	__sync_fetch_and_sub(busy, 1);
+	return 0;
+}
+
+#endif

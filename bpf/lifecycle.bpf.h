@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lifecycle.bpf.h - the lifecycle programs (sched tracepoints): fork
+ * (children of targets are targets; a child's image and unwinding tables),
+ * exec (a launched command becomes a target; a new image resets the
+ * threads' paths and is reported), prepare_exec (an exec in progress,
+ * kernels from 6.10) and exit (the daemon may evict the process).
+ */
+#ifndef STACKTREE_LIFECYCLE_BPF_H
+#define STACKTREE_LIFECYCLE_BPF_H
+
+#include "base.bpf.h"
+#include "procs.bpf.h"
+#include "threads.bpf.h"
+#include "unwind.h"
+
+/* Children of targeted processes are targeted too (like perf's inherit). */
+#define ST_BUDGET_ON_FORK 1	/* verifier budgets (% of 1M): see sample.bpf.c */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 *t, active = ST_TARGET_ACTIVE;
+	struct st_unwind_proc *up;
+
+	if (ptgid != ctgid) {
+		struct st_proc_image v = { .image = task_image(child), .parent = ptgid };
+
+		v.fork_image = v.image;
+		bpf_map_update_elem(&proc_images, &ctgid, &v, BPF_ANY);
+	}
+	/* a child has its parent's mappings: and its unwinding tables */
+	if (unwind_mode != ST_UNWIND_FP && ptgid != ctgid &&
+	    (up = bpf_map_lookup_elem(&unwind_procs, &ptgid)))
+		bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY);
+	if (!filter_targets || ptgid == ctgid)
+		return 0;
+	/* whatever the parent's state once it has exec'd: a launched command
+	 * still waiting for its tables (a compiler driver forking cc1 at once)
+	 * has children to profile too */
+	t = bpf_map_lookup_elem(&targets, &ptgid);
+	if (t && *t != ST_TARGET_AT_EXEC)
+		bpf_map_update_elem(&targets, &ctgid, &active, BPF_ANY);
+	return 0;
+}
+
+/* A launched command becomes a target at its exec; any exec of a seen
+ * process is reported so that its maps are read again. */
+#define ST_BUDGET_ON_EXEC 1
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 *t, active = ST_TARGET_ACTIVE, wait = ST_TARGET_AT_TABLES;
+
+	set_proc_image(tgid, task_image(p), 0, BPF_ANY);
+	if (unwind_mode != ST_UNWIND_FP)	/* the old image's tables */
+		bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (filter_targets) {
+		t = bpf_map_lookup_elem(&targets, &tgid);
+		if (!t)
+			return 0;
+		if (*t == ST_TARGET_AT_EXEC && unwind_mode != ST_UNWIND_FP &&
+		    emit_event(ST_EV_TABLES, tgid, BPF_CORE_READ(p, pid))) {
+			/* its maps read again once it left the loader */
+			bpf_map_update_elem(&targets, &tgid, &wait, BPF_ANY);
+		} else if (*t == ST_TARGET_AT_EXEC) {
+			bpf_map_update_elem(&targets, &tgid, &active, BPF_ANY);
+		}
+	}
+	/* a new image: the saved paths mean nothing now, and the next sample
+	 * (once the libraries are mapped) reports the process again */
+	bpf_task_storage_delete(&threads, p);
+	bpf_task_storage_delete(&fault_threads, p);
+	if (!bpf_map_lookup_elem(&seen_procs, &tgid))
+		return 0;
+	emit_event(ST_EV_EXEC, tgid, BPF_CORE_READ(p, pid));
+	bpf_map_delete_elem(&seen_procs, &tgid);
+	return 0;
+}
+
+/* An exec begins (kernels from 6.10; not loaded on older ones): from here
+ * to sched_process_exec /proc/PID may show either image. */
+#define ST_BUDGET_ON_PREPARE_EXEC 1
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
+{
+	set_proc_image(BPF_CORE_READ(p, tgid), task_image(p), 1, BPF_ANY);
+	return 0;
+}
+
+/* A seen process ends: the daemon may evict it once it is written out. */
+#define ST_BUDGET_ON_EXIT 1
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), pid = BPF_CORE_READ(p, pid);
+
+	if (pid == tgid)
+		bpf_map_delete_elem(&proc_images, &tgid);
+	if (pid == tgid && unwind_mode != ST_UNWIND_FP)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (pid != tgid || !bpf_map_lookup_elem(&seen_procs, &tgid))
+		return 0;
+	bpf_map_delete_elem(&seen_procs, &tgid);
+	if (filter_targets)
+		bpf_map_delete_elem(&targets, &tgid);
+	emit_event(ST_EV_EXIT, tgid, pid);
+	return 0;
+}
+
+#endif

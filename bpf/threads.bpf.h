@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * threads.bpf.h - per-thread state, in task storage: the previous sample's
+ * path (ids, addresses, flags) that the next sample's fold compares with,
+ * the thread's node cache, and its deferral sequence (defer.bpf.h). One
+ * map per event: `threads` (cpu-clock) and `fault_threads` (page faults).
+ */
+#ifndef STACKTREE_THREADS_BPF_H
+#define STACKTREE_THREADS_BPF_H
+
+#include "base.bpf.h"
+
+/* A thread's recently used nodes, direct-mapped by (parent, flags, addr):
+ * a thread that alternates between a few paths finds their nodes here
+ * instead of in the node table. Entries of an older epoch are stale. */
+#define ST_NODE_CACHE 256
+
+struct node_cache_ent {
+	__u64 addr;
+	__u32 parent;
+	__u32 id;
+	__u32 epoch;
+	__u16 flags;
+	__u16 pad;
+};
+
+/* The previous sample's path of a thread, and its node cache. */
+struct thread_state {
+	__u32 epoch;
+	__u32 depth;		/* frames in the path, root excluded */
+	__u32 root;		/* root node id (valid when epoch matches) */
+	__u32 defer_seq;	/* samples of the thread deferred so far */
+	__u32 deferring;	/* deferred since the last folded one (0: folding here) */
+	__u32 ids[ST_PATH_SLOTS];
+	__u64 addrs[ST_PATH_SLOTS];
+	__u16 flags[ST_PATH_SLOTS];
+	struct node_cache_ent cache[ST_NODE_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+/* thread_state.epoch of a path handed back: ids to be looked up again */
+#define ST_EPOCH_HANDOFF 0xffffffffu
+
+/* The same for the page-fault trees (--event faults). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} fault_threads SEC(".maps");
+
+#endif

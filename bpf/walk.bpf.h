@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * walk.bpf.h - the stack walkers: a sample's user stack, leaf first, into
+ * the per-CPU scratch (`scratch_map`): frame pointers (bpf_get_stack) in fp
+ * mode, the DWARF walker of bpf/unwind.h in dwarf and auto modes, with its
+ * stop reasons counted and its deferral decided (sc->defer, defer.bpf.h).
+ * Each sampling program comes in two variants, _fp and _dwarf, that differ
+ * in the walker only (user_stack()'s dwarf); user space loads the one the
+ * --unwind mode needs (user/collect/session.c).
+ */
+#ifndef STACKTREE_WALK_BPF_H
+#define STACKTREE_WALK_BPF_H
+
+#include "base.bpf.h"
+#include "procs.bpf.h"
+#include "unwind.h"
+
+/* The current sample, per CPU. */
+#define ST_USTACK_SLOTS 128	/* power of two > ST_MAX_USER */
+
+struct scratch {
+	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
+	__u64 kstack[ST_MAX_KERNEL];	/* leaf first */
+	bool utrunc;		/* dwarf/auto: the user walk stopped early */
+	bool defer;		/* ... for want of tables: unwind it in the daemon */
+	bool force_defer;	/* in: the thread waits for its handoff (defer it anyway) */
+	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct scratch);
+	__uint(max_entries, 1);
+} scratch_map SEC(".maps");
+
+/* Tables missing for tgid (DWARF unwinding): the daemon reads its maps. */
+static __always_inline void notify_unwind(__u32 tgid, __u32 tid)
+{
+	emit_event(ST_EV_UNWIND, tgid, tid);
+}
+
+/* --unwind dwarf|auto: bpf/unwind.h from the task's user registers. */
+static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct st_unwind_result res;
+	__u32 stat;
+	long n;
+
+	n = st_unwind_user(task, (struct pt_regs *)bpf_task_pt_regs(task), sc->ustack,
+			   ST_MAX_USER, unwind_mode == ST_UNWIND_AUTO, may_defer ? 0 : 1, &res);
+	sc->utrunc = n > 0 && res.stop != ST_UNW_STOP_END;
+	stat = res.no_proc ? ST_STAT_UNW_NO_PROC : st_unwind_stop_stat(res.stop);
+	if (!(sc->utrunc || res.no_proc))
+		stat = ST_STAT__MAX;
+	/* went where tables were missing (what frame pointers found there,
+	 * even a "complete" stack, is a guess in code built without them):
+	 * the daemon unwinds it later */
+	sc->defer = defer_unwind && may_defer && n > 0 &&
+		    (sc->force_defer || res.no_proc || res.pending || res.miss);
+	sc->stop_stat = stat;
+	if (stat < ST_STAT__MAX && !sc->defer)
+		stat_inc(stat);
+	if (res.fp_frames && !sc->defer) {	/* else the daemon's walk counts them */
+		__u32 k = ST_STAT_UNW_FP_FRAMES;
+		__u64 *v = bpf_map_lookup_elem(&stats, &k);
+
+		if (v)
+			*v += res.fp_frames;
+	}
+	if (res.over_budget)
+		stat_inc(ST_STAT_UNW_OVER_BUDGET);
+	if (res.pending)
+		stat_inc(ST_STAT_UNW_PENDING);
+	if (res.request)
+		notify_unwind(task->tgid, task->pid);
+	return n;
+}
+
+/* The interrupted thread's user stack, leaf first, into sc->ustack: the
+ * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
+ * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early.
+ * dwarf: a constant of the calling program (its fp or dwarf variant), not
+ * the unwind_mode setting: an fp program then has no call to the DWARF
+ * walker at all, so the kernel neither loads nor verifies it, whatever
+ * its version (kernels before lazy verification of global functions check
+ * every one the program contains). */
+static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
+{
+	long r;
+
+	sc->utrunc = false;
+	sc->defer = false;
+	if (dwarf)
+		return dwarf_stack(sc, may_defer);
+	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
+	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
+}
+
+#endif

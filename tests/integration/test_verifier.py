@@ -1,0 +1,100 @@
+"""The BPF programs against the verifier: each program's verified
+instructions (bpf_prog_info.verified_insns, printed by `stacktreed -v`) in
+every mode, against the budget written beside the program in bpf/
+(`#define ST_BUDGET_<PROGRAM> <percent>` of the kernel's 1,000,000-instruction
+limit), with the headroom printed; and which programs each mode loads: one a
+mode does not use is neither loaded nor verified."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from stcheck import ROOT, STACKTREED, check, metric
+
+LIMIT = 1000000  # BPF_COMPLEXITY_LIMIT_INSNS
+VERIFIED = re.compile(r"^stacktreed: BPF program (\w+): (\d+) instructions verified", re.M)
+BUDGET = re.compile(r"^#define ST_BUDGET_(\w+)\s+(\d+)\b", re.M)
+
+
+def budgets():
+    """{program: percent} from the ST_BUDGET_* defines of bpf/*.bpf.[ch]."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "bpf", "*.bpf.[ch]"))):
+        with open(path) as f:
+            for m in BUDGET.finditer(f.read()):
+                name = m.group(1).lower()
+                check(name not in found, "ST_BUDGET_%s defined twice" % m.group(1))
+                found[name] = int(m.group(2))
+    return found
+
+
+def loaded(args):
+    """{program: verified instructions} of one `stacktreed -v ARGS -- true`."""
+    out = tempfile.mkdtemp(prefix="st-it-verifier-")
+    try:
+        p = subprocess.run([STACKTREED, "-v", "-o", out] + args + ["--", "true"],
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    check(p.returncode == 0, "stacktreed %s exited %d: %s" % (args, p.returncode,
+                                                             p.stderr[-2000:]))
+    progs = {m.group(1): int(m.group(2)) for m in VERIFIED.finditer(p.stderr)}
+    check(progs, "stacktreed -v %s printed no verified instruction counts" % args)
+    return progs
+
+
+def test_verified_instructions_within_budgets():
+    budget = budgets()
+    check(budget, "no ST_BUDGET_* define in bpf/")
+    worst = {}  # program -> (verified instructions, the mode that took most)
+
+    def note(args, progs):
+        for name, n in progs.items():
+            check(name in budget, "program %s has no ST_BUDGET_%s beside it in bpf/"
+                  % (name, name.upper()))
+            if n > worst.get(name, (-1, ""))[0]:
+                worst[name] = (n, " ".join(args))
+
+    for unwind in ("fp", "dwarf", "auto"):
+        variant = "fp" if unwind == "fp" else "dwarf"
+        for event in ("cpu", "faults", "cpu,faults"):
+            # both events with --kernel: the timer's largest program
+            args = ["--unwind", unwind, "--event", event] + \
+                (["--kernel"] if event == "cpu,faults" else [])
+            progs = loaded(args)
+            want = set()
+            if "cpu" in event.split(","):
+                want.add("on_timer_" + variant)
+            if "faults" in event.split(","):
+                want.add("on_fault_" + variant)
+            sampling = {p for p in progs if p.startswith(("on_timer", "on_fault"))}
+            check(sampling == want, "%s loaded the sampling programs %s, not %s"
+                  % (" ".join(args), sorted(sampling), sorted(want)))
+            for life in ("on_fork", "on_exec", "on_exit"):
+                check(life in progs, "%s did not load %s" % (" ".join(args), life))
+            note(args, progs)
+    # the benchmark's program, only when asked for
+    args = ["--unwind", "fp", "--bench-bare"]
+    progs = loaded(args)
+    check("on_timer_bare" in progs and "on_timer_fp" not in progs,
+          "--bench-bare loaded %s" % sorted(progs))
+    note(args, progs)
+
+    print("  %-16s %9s %7s %9s %9s  %s" % ("program", "verified", "budget", "of limit",
+                                           "headroom", "(largest in)"))
+    over = []
+    for name in sorted(worst):
+        n, where = worst[name]
+        cap = budget[name] * LIMIT // 100
+        metric("verified_insns." + name, n)
+        print("  %-16s %9d %6d%% %8.1f%% %9d  (%s)" % (name, n, budget[name], 100.0 * n / LIMIT,
+                                                      cap - n, where))
+        if n > cap:
+            over.append("%s: %d instructions verified, over its budget of %d%% (%d)"
+                        % (name, n, budget[name], cap))
+    # (on_prepare_exec is loaded on kernels from 6.10 only)
+    unused = sorted(set(budget) - set(worst) - {"on_prepare_exec"})
+    check(not unused, "budgets of programs no mode loaded: %s" % unused)
+    check(not over, "; ".join(over))
