@@ -25,7 +25,7 @@ $(B)/workloads/stripped: tests/workloads/stripped.c tests/workloads/workload.h \
 WORKLOAD_EXTRA += $(B)/workloads/libstripped.so
 
 # The BPF program includes the DWARF unwinder (bpf/unwind.h, issue 4).
-$(B)/bpf/sample.bpf.o: bpf/unwind.h
+$(B)/bpf/sample.bpf.o: bpf/unwind.h bpf/unwind_step.h
 
 # DWARF unwinding (issue 4): nofp and its libraries are built WITHOUT frame
 # pointers, as distributions build most code; qsort_nocfi is qsort.c with

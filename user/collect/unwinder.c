@@ -18,7 +18,7 @@
 #include "user/collect/session.h"
 #include "user/model/u64map.h"
 #include "user/collect/unwind_modules.h"
-#include "user/collect/unwind_walk.h"
+#include "user/collect/unwind_native.h"
 
 /* What the unwinder remembers of a process. */
 struct uproc {
@@ -436,13 +436,13 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		      size_t max, unsigned *stop, size_t *fp_frames)
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
-	struct st_uwalk_in in = {
+	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx,
 		.stack = d->stack, .stack_len = d->stack_len,
 		.rows = shard_rows, .ctx = u->mods,
 		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
 	};
-	enum st_uwalk_stop why;
+	struct st_unw_native_out res;
 	size_t n;
 
 	bool other = p && p->tab && p->tab->image != d->image &&
@@ -469,8 +469,9 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		}
 		in.proc = u->walk_tab;
 	}
-	n = st_uwalk(&in, out, max, &why, fp_frames);
-	*stop = !in.proc && why == ST_UWALK_NO_TABLE ? ST_UWALK_NO_PROC : why;
+	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);
+	*stop = !in.proc && res.stop == ST_UNW_STOP_NO_TABLE ? ST_UNW_STOP_NO_PROC : res.stop;
+	*fp_frames = res.fp_frames;
 	return (int)n;
 }
 
