@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/calls.h"
+
 /* Node chunks double from 16 to 1024 nodes: a system-wide profile has
  * thousands of threads with a few nodes each. */
 #define CHUNK_FIRST 16
@@ -243,7 +245,7 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
 		if (rule == ST_CALLS_FUNCTION)
 			new_call = true;
 		else
-			new_call = i > k || (i == k && t->prevlen <= k);
+			new_call = st_calls_is_new((__u32)i, (__u32)k, (__u32)t->prevlen);
 		if (new_call)
 			child->calls++;
 		t->prev[i] = child;
