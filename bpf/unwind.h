@@ -47,7 +47,8 @@ struct {
 	__array(values, struct st_unwind_rows_map);
 } unwind_shards SEC(".maps");
 
-/* tgid -> the process's executable mappings */
+/* tgid -> the process's executable mappings; chunks of the tables with
+ * more (ST_UNWIND_CHUNK_KEY) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
@@ -151,6 +152,14 @@ static __always_inline const void *st_unw_rows(struct st_unw_env *e, const __u32
 	return bpf_map_lookup_elem(&unwind_shards, shard);
 }
 
+static __always_inline const struct st_unwind_proc *st_unw_chunk(struct st_unw_env *e, __u32 gen,
+							      __u32 k)
+{
+	__u32 key = ST_UNWIND_CHUNK_KEY(gen, k);
+
+	return bpf_map_lookup_elem(&unwind_procs, &key);
+}
+
 static __always_inline const struct st_unwind_row *st_unw_row(const void *rows, __u32 idx)
 {
 	return bpf_map_lookup_elem((void *)rows, &idx);
@@ -202,6 +211,7 @@ struct st_unwind_io {
 	__u32 miss;		/* out: an address no mapping covers */
 	__u32 over_budget;	/* out: a frame in a module left out by the memory budget */
 	__u32 pending;		/* out: a frame in a module whose rows are not in yet */
+	__u32 truncated;	/* out: the table left mappings out */
 	__u32 slot;		/* in: 0 timer program, 1 page-fault program (window) */
 };
 
@@ -249,6 +259,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->miss = s.miss;
 	io->over_budget = s.over_budget;
 	io->pending = s.pending;
+	io->truncated = s.proc->flags & ST_UNWIND_PROC_TRUNCATED;
 	return s.n;
 }
 
@@ -297,7 +308,9 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->over_budget = io.over_budget;
 	res->pending = io.pending;
 	res->miss = io.miss != 0;
-	if (io.miss) {
+	if (io.truncated)
+		st_unw_left_out(&res->stop, &res->miss);
+	if (res->miss) {
 		now = bpf_ktime_get_ns();
 		last = bpf_map_lookup_elem(&unwind_requests, &io.tgid);
 		if (!last || now - *last > ST_UNW_REQUEST_NS) {

@@ -7,9 +7,11 @@
  * x86-64 only. See kernel-notes/unwinding.md.
  *
  * Per frame: find the mapping of ip in the process's table (binary search,
- * last mapping remembered), binary search the module's rows for the pc (ip
- * - 1 for return addresses, so that a call at the end of a function finds
- * its own row), narrowed first by the module's pc index; compute the CFA by
+ * last mapping remembered; for a process with more than ST_UNWIND_MAX_MAPS
+ * mappings, the table's search finds a chunk and the chunk's the mapping),
+ * binary search the module's rows for the pc (ip - 1 for return addresses,
+ * so that a call at the end of a function finds its own row), narrowed
+ * first by the module's pc index; compute the CFA by
  * the row's kind, read the return address at CFA - 8 and the saved rbp
  * where the row says, continue with sp = CFA. A frame without CFI is walked
  * with frame pointers in auto mode and ends the walk in dwarf mode.
@@ -23,6 +25,7 @@
  *   st_unw_read(e, dst, size, addr), st_unw_read8(e, addr, out)
  *				user memory: 0, or negative when unreadable
  *   st_unw_rows(e, &shard)	a shard's rows (an opaque handle), or NULL
+ *   st_unw_chunk(e, gen, k)	chunk k of the table of version gen, or NULL
  *   st_unw_row(handle, idx)	row idx of a shard, or NULL past its end
  *   st_unw_cache_slot/_get/_put the row cache by pc (native: none)
  *   st_unw_loop(n, fn, ctx)	calls fn(i, ctx) for i < n until it returns
@@ -53,6 +56,8 @@ enum st_unw_stop {
 	ST_UNW_STOP_UNSUPPORTED, /* unsupported CFI (dwarf) */
 	ST_UNW_STOP_BAD_FRAME,	/* the stack pointer did not move up */
 	ST_UNW_STOP_NO_PROC,	/* (set by callers) no table for the process at all */
+	ST_UNW_STOP_TOO_MANY_MAPS, /* no CFI where the table left mappings out (a
+				    * process over ST_UNWIND_MAX_PROC_MAPS) */
 };
 
 /* The ST_STAT_* counter of a walk that ended early (ST_STAT__MAX: none). */
@@ -65,6 +70,7 @@ static __always_inline __u32 st_unwind_stop_stat(__u32 stop)
 	case ST_UNW_STOP_UNSUPPORTED: return ST_STAT_UNW_UNSUPPORTED;
 	case ST_UNW_STOP_BAD_FRAME: return ST_STAT_UNW_BAD_FRAME;
 	case ST_UNW_STOP_NO_PROC: return ST_STAT_UNW_NO_PROC;
+	case ST_UNW_STOP_TOO_MANY_MAPS: return ST_STAT_UNW_TOO_MANY_MAPS;
 	default: return ST_STAT__MAX;
 	}
 }
@@ -93,19 +99,39 @@ struct st_unw_state {
 struct st_unw_search {
 	const struct st_unwind_map *maps;	/* mappings: keys are starts */
 	const void *rows;			/* a module's rows: keys are pcs */
+	struct st_unw_env *env;			/* mappings: the chunks' */
 	__u64 want;
 	__u32 lo, hi;
+	__u32 gen;				/* mappings: the table's version */
 	bool failed;
+	bool chunk;				/* mappings: searching a chunk */
 };
 
+/* A table's search, then, when the entry found is an index entry, its
+ * chunk's: in one loop, so that the frame that asks sees one search. */
 ST_UNW_CB long st_unw_map_step(__u32 i, void *data)
 {
 	struct st_unw_search *q = data;
+	const struct st_unwind_proc *c;
+	const struct st_unwind_map *m;
 	__u32 mid;
 
 	(void)i;
-	if (q->lo >= q->hi)
-		return 1;
+	if (q->lo >= q->hi) {
+		if (q->chunk || !q->lo)
+			return 1;
+		m = &q->maps[(q->lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+		if (!(m->flags & ST_UNWIND_MAP_CHUNK))
+			return 1;
+		c = st_unw_chunk(q->env, q->gen, m->shard);
+		q->lo = 0;
+		if (!c)
+			return 1;
+		q->maps = c->maps;
+		q->hi = c->nmaps < ST_UNWIND_MAX_MAPS ? c->nmaps : ST_UNWIND_MAX_MAPS;
+		q->chunk = true;
+		return 0;
+	}
 	mid = (q->lo + q->hi) >> 1;
 	if (q->maps[mid & (ST_UNWIND_MAX_MAPS - 1)].start <= q->want)
 		q->lo = mid + 1;
@@ -140,7 +166,8 @@ ST_UNW_CB long st_unw_row_step(__u32 i, void *data)
 static __always_inline const struct st_unwind_map *st_unw_find_map(struct st_unw_state *s,
 								   __u64 ip)
 {
-	struct st_unw_search q = { .maps = s->proc->maps, .want = ip };
+	struct st_unw_search q = { .maps = s->proc->maps, .env = &s->env, .want = ip,
+				   .gen = s->proc->gen };
 	const struct st_unwind_map *m;
 
 	if (s->cached) {
@@ -151,13 +178,13 @@ static __always_inline const struct st_unwind_map *st_unw_find_map(struct st_unw
 	q.hi = s->proc->nmaps;
 	if (q.hi > ST_UNWIND_MAX_MAPS)
 		q.hi = ST_UNWIND_MAX_MAPS;
-	st_unw_loop(ST_UNWIND_MAP_STEPS, st_unw_map_step, &q);
+	st_unw_loop(2 * ST_UNWIND_MAP_STEPS + 1, st_unw_map_step, &q);
 	if (!q.lo)
 		return NULL;
-	m = &s->proc->maps[(q.lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
-	if (ip - m->start >= m->len)
+	m = &q.maps[(q.lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+	if (ip - m->start >= m->len)	/* (an index entry's len is 0) */
 		return NULL;
-	s->cached = q.lo;
+	s->cached = q.chunk ? 0 : q.lo;
 	return m;
 }
 
@@ -369,6 +396,20 @@ static __always_inline void st_unw_start(struct st_unw_state *s, __u64 ip, __u64
 static __always_inline void st_unw_run(struct st_unw_state *s)
 {
 	st_unw_loop(ST_MAX_USER + 1, st_unw_frame, s);
+}
+
+/* After a walk with a table that left mappings out
+ * (ST_UNWIND_PROC_TRUNCATED): an address outside it is one of them, not a
+ * new mapping to ask the daemon for, and a walk that stopped there stopped
+ * for that. Applied by the walk's caller: in BPF outside the global
+ * function, whose every exit state would explore a branch more (x3). */
+static __always_inline void st_unw_left_out(__u32 *stop, bool *miss)
+{
+	if (*miss) {
+		*miss = false;
+		if (*stop == ST_UNW_STOP_NO_TABLE)
+			*stop = ST_UNW_STOP_TOO_MANY_MAPS;
+	}
 }
 
 #endif

@@ -453,6 +453,95 @@ static void test_pc_index(void **state)
 	}
 }
 
+/* A process with more mappings than a table holds: the table indexes
+ * chunks (unwinder.c lays them out so); a walk through a mapping of the
+ * second chunk is complete. */
+static struct st_unwind_proc chunks[2];
+
+static __u64 chunked(void)
+{
+	__u64 at = 0;
+
+	memset(chunks, 0, sizeof(chunks));
+	for (__u32 i = 0; i < 300; i++) {
+		struct st_unwind_proc *c = &chunks[i / ST_UNWIND_MAX_MAPS];
+		struct st_unwind_map *m = &c->maps[c->nmaps++];
+
+		*m = (struct st_unwind_map){ .start = 0x1000000ull * (i + 1), .len = 0x10000 };
+		if (i == 280) {		/* the module with rows */
+			m->shard = 3;
+			m->nrows = NROWS;
+			at = m->start;
+		}
+	}
+	proc.nmaps = 2;
+	proc.gen = 7;
+	for (__u32 k = 0; k < 2; k++)
+		proc.maps[k] = (struct st_unwind_map){ .start = chunks[k].maps[0].start, .shard = k,
+						       .flags = ST_UNWIND_MAP_CHUNK };
+	return at;
+}
+
+static void test_chunked_table(void **state)
+{
+	__u64 out[8], at = chunked();
+	struct st_unw_native_out res;
+	size_t n;
+
+	(void)state;
+	put(SP + 8, at + 0x2010);	/* A returns into B */
+	put(SP + 16 + 24, at + 0x3005);	/* B into _start */
+	struct st_unw_native_in in = input(at + 0x1002, 0, sizeof(stack), false);
+	in.chunks = chunks;
+	in.nchunks = 2;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_int_equal(out[2], at + 0x3005);
+	/* a mapping of the first chunk, and an address between two mappings */
+	in.ip = 0x1000000ull * 3 + 0x10;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);	/* no rows there */
+	assert_false(res.miss);
+	in.ip = 0x1000000ull * 3 + 0x20000;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_true(res.miss);
+	/* the second chunk missing (not in the kernel): a miss, not a wrong walk */
+	in.ip = at + 0x1002;
+	in.nchunks = 1;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_true(res.miss);
+}
+
+/* A table that left mappings out: a walk that stops outside it is counted
+ * under its own reason, and asks for no new table. */
+static void test_truncated_table(void **state)
+{
+	__u64 out[8], at = chunked();
+	struct st_unw_native_out res;
+	size_t n;
+
+	(void)state;
+	proc.flags = ST_UNWIND_PROC_TRUNCATED;
+	struct st_unw_native_in in = input(0x1000000ull * 400 + 0x10, 0, sizeof(stack), false);
+	in.chunks = chunks;
+	in.nchunks = 2;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_TOO_MANY_MAPS);
+	assert_false(res.miss);
+	assert_int_equal(st_unwind_stop_stat(res.stop), ST_STAT_UNW_TOO_MANY_MAPS);
+	/* inside the table, the walk is what it is */
+	put(SP + 8, at + 0x2010);
+	put(SP + 16 + 24, at + 0x3005);
+	in.ip = at + 0x1002;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +558,8 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_frame_and_depth, setup),
 		cmocka_unit_test_setup(test_rows_out_of_range, setup),
 		cmocka_unit_test_setup(test_pc_index, setup),
+		cmocka_unit_test_setup(test_chunked_table, setup),
+		cmocka_unit_test_setup(test_truncated_table, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,8 @@ struct st_unw_env {
 	st_unw_rows_fn rows;
 	void *ctx;
 	struct st_unw_rowset set;	/* the shard st_unw_rows() found last */
+	const struct st_unwind_proc *chunks;	/* the table's chunks, in order */
+	size_t nchunks;
 };
 
 struct st_unw_cache_ent;	/* no row cache natively */
@@ -61,6 +63,12 @@ static inline const void *st_unw_rows(struct st_unw_env *e, const __u32 *shard)
 	e->set.n = 0;
 	e->set.rows = e->rows(e->ctx, *shard, &e->set.n);
 	return e->set.rows ? &e->set : NULL;
+}
+
+static inline const struct st_unwind_proc *st_unw_chunk(struct st_unw_env *e, __u32 gen, __u32 k)
+{
+	(void)gen;	/* the caller gives the chunks of the table it gives */
+	return k < e->nchunks ? &e->chunks[k] : NULL;
 }
 
 static inline const struct st_unwind_row *st_unw_row(const void *h, __u32 idx)
@@ -106,12 +114,15 @@ static inline void st_unw_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
 #include "bpf/unwind_step.h"
 
 /* A walk's inputs: the interrupted registers, the copied stack, the
- * process's table (NULL: none, every frame is "no CFI"), its rows. */
+ * process's table (NULL: none, every frame is "no CFI") and its chunks,
+ * its rows. */
 struct st_unw_native_in {
 	__u64 ip, sp, bp, r10, rbx;
 	const __u8 *stack;	/* the stack from sp up, */
 	size_t stack_len;	/* ... this many bytes of it */
 	const struct st_unwind_proc *proc;
+	const struct st_unwind_proc *chunks;	/* chunk k at chunks[k] */
+	size_t nchunks;
 	st_unw_rows_fn rows;
 	void *ctx;
 	bool fallback;		/* auto: frame pointers where there is no CFI */
@@ -135,7 +146,8 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 	struct st_unw_state s = {
 		.out = out, .max = max, .proc = in->proc ? in->proc : &empty,
 		.env = { .stack = in->stack, .stack_len = in->stack_len, .stack_base = in->sp,
-			 .rows = in->rows, .ctx = in->ctx },
+			 .rows = in->rows, .ctx = in->ctx, .chunks = in->chunks,
+			 .nchunks = in->nchunks },
 	};
 
 	st_unw_start(&s, in->ip, in->sp, in->bp, in->r10, in->rbx, in->fallback);
@@ -145,6 +157,8 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 	res->miss = s.miss;
 	res->over_budget = s.over_budget;
 	res->pending = s.pending;
+	if (s.proc->flags & ST_UNWIND_PROC_TRUNCATED)
+		st_unw_left_out(&res->stop, &res->miss);
 	return s.n;
 }
 

@@ -31,7 +31,8 @@ struct st_unwinder_stats {
 	size_t unsupported;	/* rows with a CFI form BPF does not evaluate */
 	size_t procs;		/* processes given a table */
 	size_t pushes;		/* process tables written */
-	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
+	size_t too_many_maps;	/* processes with mappings left out of their table (more
+				 * than ST_UNWIND_MAX_PROC_MAPS, or no room for chunks) */
 	size_t other_image;	/* tables not pushed: read in or across an exec (read again) */
 	double compile_s;	/* time spent compiling CFI */
 	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
