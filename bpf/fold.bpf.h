@@ -17,6 +17,7 @@
 #include "threads.bpf.h"
 #include "procs.bpf.h"
 #include "walk.bpf.h"
+#include "calls.h"
 
 /* comm of each thread, written when its root node is created */
 struct {
@@ -130,11 +131,9 @@ static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 		c->failed = 1;
 		return 1;
 	}
-	/* ST_CALLS_FRAME: past the prefix every frame is a new call; the frame
-	 * at the prefix is the same frame, moved on, if the old path had it;
-	 * frames inside the prefix (looked up again after a generation swap)
-	 * are not new */
-	if (i > c->prefix || (i == c->prefix && c->prev_depth <= c->prefix)) {
+	/* frames inside the prefix are looked up again after a generation
+	 * swap: not new calls (bpf/calls.h) */
+	if (st_calls_is_new(i, c->prefix, c->prev_depth)) {
 		rec = bpf_map_lookup_elem(&nodes, &id);
 		if (rec)
 			rec->calls += 1;

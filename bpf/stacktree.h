@@ -97,6 +97,7 @@ enum st_stat {
 	ST_STAT_FAULT_FORCED,	 /* data faults on pages --force-faults paged out */
 	ST_STAT_HANDOFF,	 /* threads folded here again, from the daemon's last late path */
 	ST_STAT_HANDOFF_MISSED,	 /* ... without it: the daemon fell ST_HANDOFF_WAIT samples behind */
+	ST_STAT_UNW_TOO_MANY_MAPS, /* walks stopped in a mapping left out of its table */
 	/* counted by the daemon (user/collect/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
@@ -165,8 +166,10 @@ struct st_comm_key {
  * rows sorted by pc, stored once per module (shared by build id) in an
  * extent of a shard (an array map in a slot of `unwind_shards`, see
  * user/collect/unwind_store.h); each process has a sorted table of its executable
- * mappings in `unwind_procs` (key: tgid). x86-64: the return address is at
- * CFA - 8 and the caller's rsp is the CFA.
+ * mappings in `unwind_procs` (key: tgid): up to ST_UNWIND_MAX_MAPS in the
+ * table itself, more in chunks that the table indexes (see
+ * ST_UNWIND_CHUNK_KEY). x86-64: the return address is at CFA - 8
+ * and the caller's rsp is the CFA.
  */
 #define ST_UNWIND_FP 0		/* --unwind fp: bpf_get_stack, frame pointers */
 #define ST_UNWIND_DWARF 1	/* --unwind dwarf: CFI only, stop where there is none */
@@ -203,8 +206,17 @@ struct st_unwind_row {
 
 #define ST_UNWIND_MAX_SHARDS 1024	/* shard slots in unwind_shards */
 #define ST_UNWIND_ANY_IMAGE 0xffffffffu	/* st_unwind_proc.image: not known */
-#define ST_UNWIND_MAX_MAPS 256	/* executable mappings per process (power of two) */
+#define ST_UNWIND_MAX_MAPS 256	/* entries of a table or a chunk (power of two) */
 #define ST_UNWIND_MAP_STEPS 9	/* binary search steps: log2(ST_UNWIND_MAX_MAPS) + 1 */
+#define ST_UNWIND_MAX_CHUNKS 64	/* chunks per process: */
+#define ST_UNWIND_MAX_PROC_MAPS (ST_UNWIND_MAX_CHUNKS * ST_UNWIND_MAX_MAPS) /* 16,384 */
+#define ST_UNWIND_CHUNK_ENTRIES 1024	/* chunks of all processes (unwind_procs entries) */
+/* A chunk is an st_unwind_proc too (nmaps, maps; the rest unused), in
+ * unwind_procs at a key no tgid has (PID_MAX_LIMIT is 2^22): the walk's
+ * pointers into a table and into a chunk are then of one map, which keeps
+ * the verifier's work the same (kernel-notes/unwinding.md). gen < 2^25. */
+#define ST_UNWIND_GEN_MASK 0x1ffffffu
+#define ST_UNWIND_CHUNK_KEY(gen, k) (0x80000000u | ((gen) << 6) | (k))
 #define ST_UNWIND_ROW_STEPS 22	/* binary search steps over a module's rows */
 #define ST_UNWIND_MAX_MODULE_ROWS ((1u << (ST_UNWIND_ROW_STEPS - 1)) - 1)
 
@@ -235,15 +247,30 @@ struct st_unwind_bucket {
 
 #define ST_UNWIND_MAP_OVER_BUDGET 0x1	/* no rows: the module did not fit --unwind-memory */
 #define ST_UNWIND_MAP_PENDING 0x2	/* no rows yet: the daemon is compiling them */
+#define ST_UNWIND_MAP_CHUNK 0x4		/* an index entry: the mappings from start on (up
+					 * to the next entry's) are in chunk `shard` */
+#define ST_UNWIND_PROC_TRUNCATED 0x1	/* st_unwind_proc.flags: mappings left out (more
+					 * than ST_UNWIND_MAX_PROC_MAPS, or no room) */
+_Static_assert(ST_UNWIND_MAX_CHUNKS <= 64, "a chunk number fits in 6 bits of the key");
 
+/* A process's table: its mappings themselves when they are at most
+ * ST_UNWIND_MAX_MAPS, else an index of chunks (every entry
+ * ST_UNWIND_MAP_CHUNK, start = its chunk's first mapping's). */
 struct st_unwind_proc {
 	__u32 nmaps;	/* maps[0..nmaps) sorted by start, disjoint */
-	__u32 gen;	/* table version, unique per push: keys the BPF row cache */
-	__u32 image;	/* the image whose maps these are (self_exec_id), or */
-	__u32 pad;	/* ST_UNWIND_ANY_IMAGE: a process the kernel had not reported */
+	__u32 gen;	/* table version, unique per push (below 2^25): keys the BPF
+			 * row cache and the chunks */
+	__u32 image;	/* the image whose maps these are (self_exec_id), or
+			 * ST_UNWIND_ANY_IMAGE: a process the kernel had not reported */
+	__u32 flags;	/* ST_UNWIND_PROC_* */
 	__u64 interp_start, interp_len;	/* the dynamic loader's text (0: none) */
 	struct st_unwind_map maps[ST_UNWIND_MAX_MAPS];
 };
+
+/* Chunk k of a table of version gen: up to ST_UNWIND_MAX_MAPS consecutive
+ * mappings, at unwind_procs key ST_UNWIND_CHUNK_KEY(gen, k). A new version
+ * of a table has a new gen: its chunks are written before it, the old ones
+ * deleted after, so a walk never mixes two versions. */
 
 /*
  * Deferred unwinding (dwarf/auto, user/collect/deferred.c): a timer sample whose walk

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/calls.h"
 #include "common/hash.h"
 #include "common/u64map.h"
 
@@ -218,7 +219,7 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
 		if (rule == ST_CALLS_FUNCTION)
 			new_call = true;
 		else
-			new_call = i > k || (i == k && t->prevlen <= k);
+			new_call = st_calls_is_new((__u32)i, (__u32)k, (__u32)t->prevlen);
 		if (new_call)
 			child->calls++;
 		t->prev[i] = child;

@@ -39,6 +39,8 @@ static const struct {
 	{ ST_STAT_UNW_READ_FAULT, "unwind stopped: stack read fault", false },
 	{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
 	{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
+	{ ST_STAT_UNW_TOO_MANY_MAPS,
+	  "unwind stopped: a mapping beyond the table's bound (16384 per process)", false },
 	{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
 	{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
 	  false },
@@ -211,10 +213,12 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
 			"%zu released; %zu processes, %zu modules without CFI, compiled in "
 			"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
-			"%zu process tables read again (an exec during the read)\n",
+			"%zu process tables read again (an exec during the read); %zu processes "
+			"with mappings left out of their table (over %d)\n",
 			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
 			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
-			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image);
+			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image,
+			us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS);
 		if (us.cache.dir)
 			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
 				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",

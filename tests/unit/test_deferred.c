@@ -24,7 +24,7 @@
 #include "user/collect/collector.h"
 #include "user/collect/defer_ring.h"
 #include "user/collect/deferred.h"
-#include "user/collect/unwind_walk.h"
+#include "user/collect/unwind_native.h"
 #include "user/collect/unwinder.h"
 
 #define PID_A 5000001u	/* > PID_MAX_LIMIT (4194304): never a process */
@@ -205,7 +205,7 @@ static int setup(void **state)
 	memset(&fk, 0, sizeof(fk));
 	memset(&handed, 0, sizeof(handed));
 	fk.tail = &fk.inbox;
-	fk.stop = ST_UWALK_END;
+	fk.stop = ST_UNW_STOP_END;
 	*state = st_collector__new(NULL, NULL, NULL);
 	return *state ? 0 : -1;
 }
@@ -276,7 +276,7 @@ static void test_aged_and_stop_reasons(void **state)
 
 	assert_non_null(d);
 	st_defer__on_handoff(d, on_handoff, NULL);
-	fk.stop = ST_UWALK_READ_FAULT;
+	fk.stop = ST_UNW_STOP_READ_FAULT;
 	fk.fp = 3;
 	fk.dropped = 5;
 	push(PID_A, 11, 1, 0x2000, ST_DEFER_WAIT_S + 1);
@@ -295,7 +295,7 @@ static void test_aged_and_stop_reasons(void **state)
 	assert_int_equal(st_tree__root(t.tree)->first_child->f.kind, ST_FRAME_SPECIAL);
 	assert_string_equal(st_tree__root(t.tree)->first_child->f.function, ST_TRUNCATED_NAME);
 
-	fk.stop = ST_UWALK_DEPTH;	/* the end: forced, counted as truncated */
+	fk.stop = ST_UNW_STOP_DEPTH;	/* the end: forced, counted as truncated */
 	assert_int_equal(st_defer__process(d, true), 0);
 	memset(stats, 0, sizeof(stats));
 	st_defer__stats(d, stats);

@@ -1,8 +1,9 @@
 /* test_unwind_index.c - a module's pc index (user/collect/unwind_index.c),
- * as bpf/unwind.h's st_unw_find_row() uses it: for every pc, searching only
- * its bucket's range finds the row a search of all rows finds (the last row
- * with pc <= the pc, or none below the first row), on dense, sparse and
- * clustered rows; few rows get no index; the buckets are few. */
+ * as the walk's st_unw_find_row() (bpf/unwind_step.h, built natively) uses
+ * it: for every pc, the row found through the index is the one a search of
+ * all rows finds (the last row with pc <= the pc, or none below the first
+ * row), on dense, sparse and clustered rows; few rows get no index; the
+ * buckets are few. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,8 +13,9 @@
 #include <stdlib.h>
 
 #include "user/collect/unwind_index.h"
+#include "user/collect/unwind_native.h"
 
-/* the count of rows with pc <= want in [lo, hi): bpf/unwind.h's search */
+/* the count of rows with pc <= want in [lo, hi): a plain search */
 static __u32 count_le(const struct st_unwind_row *rows, __u32 lo, __u32 hi, __u32 want)
 {
 	while (lo < hi) {
@@ -27,37 +29,60 @@ static __u32 count_le(const struct st_unwind_row *rows, __u32 lo, __u32 hi, __u3
 	return lo;
 }
 
+static const struct st_unwind_row *shard_rows;
+static size_t shard_n;
+
+static const struct st_unwind_row *get_rows(void *ctx, __u32 shard, size_t *n)
+{
+	(void)ctx;
+	(void)shard;
+	*n = shard_n;
+	return shard_rows;
+}
+
+/* The walk's answer for want: the count of rows with pc <= want. */
+static __u32 walk_count(const struct st_unwind_map *m, const struct st_unwind_row *shard, __u32 want)
+{
+	struct st_unw_env e = { .rows = get_rows };
+	const struct st_unwind_row *r = st_unw_find_row(&e, m, want);
+
+	return r ? (__u32)(r - shard) + 1 : 0;
+}
+
 /* Every pc from below the first row to past the last, by step (and the
  * rows' own pcs and their neighbours): the index's answer is the full
- * search's. */
+ * search's. The rows sit at an offset in their shard, the buckets right
+ * after them, as unwind_modules.c stores them. */
 static void check_rows(const struct st_unwind_row *rows, size_t n, __u32 step)
 {
-	struct st_unwind_row *buckets;
+	struct st_unwind_row *shard;
 	struct st_unwind_index ix;
+	struct st_unwind_map m = { .first = 3, .nrows = (__u32)n };
 	__u64 pc, end = (__u64)rows[n - 1].pc + 3 * step;
-	__u32 lo, hi;
 
 	st_unwind_index__plan(rows, n, &ix);
 	assert_true(ix.nbuckets >= 1);
 	assert_true(ix.nbuckets <= n / ST_UNWIND_INDEX_ROWS);
-	buckets = calloc(ix.nbuckets, sizeof(*buckets));
-	assert_non_null(buckets);
-	st_unwind_index__build(rows, n, &ix, buckets);
+	shard = calloc(3 + n + ix.nbuckets, sizeof(*shard));
+	assert_non_null(shard);
+	memcpy(shard + 3, rows, n * sizeof(*rows));
+	st_unwind_index__build(rows, n, &ix, shard + 3 + n);
+	shard_rows = shard;
+	shard_n = 3 + n + ix.nbuckets;
+	m.nbuckets = ix.nbuckets;
+	m.ishift = ix.shift;
+	m.ibase = ix.base;
 	for (pc = rows[0].pc > 2 * step ? rows[0].pc - 2 * step : 0; pc < end; pc += step) {
 		for (int d = -1; d <= 1; d++) {
-			__u32 want = (__u32)(pc + d), got;
+			__u32 want = (__u32)(pc + d);
 
-			st_unwind_index__range(&ix, buckets, n, want, &lo, &hi);
-			assert_true(lo <= hi && hi <= n);
-			got = count_le(rows, lo, hi, want);
-			assert_int_equal(got, count_le(rows, 0, (__u32)n, want));
+			assert_int_equal(walk_count(&m, shard + 3, want),
+					 count_le(rows, 0, (__u32)n, want));
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		st_unwind_index__range(&ix, buckets, n, rows[i].pc, &lo, &hi);
-		assert_int_equal(count_le(rows, lo, hi, rows[i].pc), i + 1);
-	}
-	free(buckets);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(walk_count(&m, shard + 3, rows[i].pc), i + 1);
+	free(shard);
 }
 
 static struct st_unwind_row *make_rows(size_t n, __u32 first, __u32 gap_max, unsigned seed)
@@ -122,14 +147,15 @@ static void test_few_rows_no_index(void **state)
 {
 	struct st_unwind_row rows[7] = { { .pc = 1 }, { .pc = 5 }, { .pc = 9 } };
 	struct st_unwind_index ix;
-	__u32 lo, hi;
+	struct st_unwind_map m = { .nrows = 3 };
 
 	(void)state;
 	st_unwind_index__plan(rows, 7, &ix);
 	assert_int_equal(ix.nbuckets, 0);
-	st_unwind_index__range(&ix, NULL, 7, 5, &lo, &hi);
-	assert_int_equal(lo, 0);
-	assert_int_equal(hi, 7);
+	shard_rows = rows;
+	shard_n = 3;
+	assert_int_equal(walk_count(&m, rows, 5), 2);	/* a full search */
+	assert_int_equal(walk_count(&m, rows, 0), 0);
 }
 
 int main(void)

@@ -25,7 +25,7 @@ $(B)/workloads/stripped: tests/workloads/stripped.c tests/workloads/workload.h \
 WORKLOAD_EXTRA += $(B)/workloads/libstripped.so
 
 # The BPF program includes the DWARF unwinder (bpf/unwind.h, issue 4).
-$(B)/bpf/sample.bpf.o: bpf/unwind.h
+$(B)/bpf/sample.bpf.o: bpf/unwind.h bpf/unwind_step.h
 
 # DWARF unwinding (issue 4): nofp and its libraries are built WITHOUT frame
 # pointers, as distributions build most code; qsort_nocfi is qsort.c with
@@ -50,3 +50,22 @@ $(B)/workloads/qsort_nocfi: tests/workloads/qsort.c tests/workloads/workload.h
 
 WORKLOAD_EXTRA += $(B)/workloads/libnofp.so $(B)/workloads/libnofpdl.so \
 		  $(B)/workloads/qsort_nocfi
+
+# Many executable mappings (issue 23, item 5): manylibs dlopen()s N tiny
+# libraries, one object linked MANYLIBS_N times with build ids of their own
+# (so that each is a module of its own), all without frame pointers.
+MANYLIBS_N ?= 400
+$(B)/workloads/manylibs.d/stamp: tests/workloads/lib/manylib.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -fPIC -c $< -o $(@D)/manylib.o
+	@echo "linking $(MANYLIBS_N) libraries into $(@D)"
+	@for i in $$(seq 0 $$(($(MANYLIBS_N) - 1))); do \
+		$(CC) -shared $(@D)/manylib.o -o $(@D)/libmany$$i.so \
+			-Wl,--build-id=0x$$(printf '%040x' $$((i + 1))) || exit 1; \
+	done
+	touch $@
+
+$(B)/workloads/manylibs: tests/workloads/manylibs.c tests/workloads/workload.h \
+			 $(B)/workloads/manylibs.d/stamp
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) $< -o $@ -ldl

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bpf/calls.h"
 #include "user/collect/procmaps.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
@@ -587,10 +588,8 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			free(path);
 			return -ENOMEM;
 		}
-		/* bpf/sample.bpf.c's rule (kernel-notes/README.md, CALLS): past
-		 * the prefix a frame is a new call; the frame at the prefix is the
-		 * same call moved on when the previous path had a frame there */
-		if (i > prefix || (i == prefix && t->nlate <= prefix))
+		/* BPF's rule (bpf/calls.h) */
+		if (st_calls_is_new((__u32)i, (__u32)prefix, (__u32)t->nlate))
 			node->calls++;
 	}
 	node->base++;

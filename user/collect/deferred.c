@@ -10,7 +10,7 @@
 #include "user/collect/collector.h"
 #include "user/collect/defer_ring.h"
 #include "common/u64map.h"
-#include "user/collect/unwind_walk.h"
+#include "user/collect/unwind_native.h"
 #include "user/collect/unwinder.h"
 
 /* How long st_defer__flush() waits for the consumer's read of the ring. */
@@ -161,19 +161,6 @@ static void take_inbox(struct st_defer *d)
 	}
 }
 
-static __u32 stop_stat(unsigned stop)
-{
-	switch (stop) {
-	case ST_UWALK_DEPTH: return ST_STAT_TRUNCATED;
-	case ST_UWALK_NO_PROC: return ST_STAT_UNW_NO_PROC;
-	case ST_UWALK_NO_TABLE: return ST_STAT_UNW_NO_TABLE;
-	case ST_UWALK_READ_FAULT: return ST_STAT_UNW_READ_FAULT;
-	case ST_UWALK_UNSUPPORTED: return ST_STAT_UNW_UNSUPPORTED;
-	case ST_UWALK_BAD_FRAME: return ST_STAT_UNW_BAD_FRAME;
-	default: return ST_STAT__MAX;
-	}
-}
-
 static void note_walked(struct st_defer *d, const struct st_deferred *s)
 {
 	struct walked *w = st_u64map__get(d->walked, s->tid);
@@ -205,8 +192,8 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 		return n;
 	if (n < 0)
 		n = 0;
-	complete = stop == ST_UWALK_END;
-	stat = complete ? ST_STAT__MAX : stop_stat(stop);
+	complete = stop == ST_UNW_STOP_END;
+	stat = complete ? ST_STAT__MAX : st_unwind_stop_stat(stop);
 	if (stat < ST_STAT__MAX)
 		d->stats[stat]++;
 	d->stats[ST_STAT_UNW_FP_FRAMES] += fp;

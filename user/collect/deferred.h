@@ -4,7 +4,7 @@
  * BPF sent its registers and a copy of its stack instead of folding it
  * (bpf/stacktree.h, struct st_deferred). They are kept (memory-bounded)
  * until the process's tables are all in, then walked by the daemon with the
- * same rows (user/collect/unwind_walk.c) and folded into the thread's tree. When
+ * same rows and rules (bpf/unwind_step.h) and folded into the thread's tree. When
  * the process exits first (a short-lived one: gcc's as), its pending
  * modules are compiled at once and its samples walked before its table is
  * dropped. A process whose tables do not come within ST_DEFER_WAIT_S, or a

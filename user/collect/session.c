@@ -244,7 +244,8 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
 	err = 0;
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
-		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
+					       opts->unwind_procs + ST_UNWIND_CHUNK_ENTRIES);
 	if (!err && s->skel->rodata->defer_unwind &&
 	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
 		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
@@ -666,7 +667,8 @@ int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, 
 
 	*n = 0;
 	while (*n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
-		pids[(*n)++] = next;
+		if (next < ST_UNWIND_CHUNK_KEY(0, 0))	/* not a chunk */
+			pids[(*n)++] = next;
 		key = next;
 		prev = &key;
 	}
@@ -687,6 +689,8 @@ int st_session__unwind_del_proc(struct st_session *s, __u32 pid)
 		return -errno;
 	return 0;
 }
+
+
 
 /* The kernel's own accounting: "memlock:" in /proc/self/fdinfo/FD. */
 static size_t map_memlock(int fd)

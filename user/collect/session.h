@@ -98,7 +98,9 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 /* DWARF unwinding tables (user/collect/unwinder.c): the fd of `unwind_shards`,
  * the map of rows shards (-EINVAL in fp mode; *slots: its size), the pids
  * that have a mapping table in the kernel (at most cap; the kernel copies a
- * parent's table at fork), and each process's mapping table. */
+ * parent's table at fork), and each process's mapping table; the chunks
+ * of the tables with more than ST_UNWIND_MAX_MAPS mappings are set and
+ * deleted as tables too, at their keys (ST_UNWIND_CHUNK_KEY). */
 __u32 st_session__unwind_mode(const struct st_session *s);
 int st_session__unwind_shards_fd(struct st_session *s, __u32 *slots);
 int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, size_t *n);

@@ -40,25 +40,3 @@ void st_unwind_index__build(const struct st_unwind_row *rows, size_t n,
 		memcpy(&out[b], &bk, sizeof(bk));
 	}
 }
-
-void st_unwind_index__range(const struct st_unwind_index *ix, const struct st_unwind_row *buckets,
-			    size_t n, __u32 pc, __u32 *lo, __u32 *hi)
-{
-	struct st_unwind_bucket bk;
-	__u32 b;
-
-	*lo = 0;
-	*hi = (__u32)n;
-	if (!ix->nbuckets)
-		return;
-	b = (pc >> ix->shift) - ix->base;
-	if ((pc >> ix->shift) < ix->base) {
-		*hi = 0;		/* below every row */
-	} else if (b >= ix->nbuckets) {
-		*lo = (__u32)n;		/* above every row's pc: the last row */
-	} else {
-		memcpy(&bk, &buckets[b], sizeof(bk));
-		*lo = bk.lo;
-		*hi = bk.hi;
-	}
-}

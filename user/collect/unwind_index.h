@@ -1,8 +1,8 @@
 /* unwind_index.h - a module's pc index: its module-relative pcs cut in
  * buckets of 2^shift bytes, each naming the few rows that may cover its pcs
- * (struct st_unwind_bucket), so that the BPF walker's search for a pc
- * (bpf/unwind.h) takes 2-3 steps in a bucket rather than ~20 over all the
- * module's rows. Built when the rows go into a shard, stored right after
+ * (struct st_unwind_bucket), so that the walk's search for a pc
+ * (st_unw_find_row, bpf/unwind_step.h) takes 2-3 steps in a bucket rather
+ * than ~20 over all the module's rows. Built when the rows go into a shard, stored right after
  * them (user/collect/unwind_modules.c); not kept in the on-disk cache. */
 #ifndef STACKTREE_UNWIND_INDEX_H
 #define STACKTREE_UNWIND_INDEX_H
@@ -26,11 +26,5 @@ void st_unwind_index__plan(const struct st_unwind_row *rows, size_t n, struct st
  * rows) for the n rows. */
 void st_unwind_index__build(const struct st_unwind_row *rows, size_t n,
 			    const struct st_unwind_index *ix, struct st_unwind_row *out);
-
-/* The range [*lo, *hi) of rows to search for pc (the BPF walker's rule,
- * for tests): the covering row, when there is one, is the last of
- * [0, *hi) with row.pc <= pc, and is at or after *lo - 1. */
-void st_unwind_index__range(const struct st_unwind_index *ix, const struct st_unwind_row *buckets,
-			    size_t n, __u32 pc, __u32 *lo, __u32 *hi);
 
 #endif

@@ -54,7 +54,8 @@ void st_umod__unref(struct st_umod *m);
  * still refer to them). Call once per sweep. Returns how many. */
 size_t st_umods__release_unused(struct st_umods *ms);
 
-/* The rows of shard slot (for the daemon's own walks, user/collect/unwind_walk.c). */
+/* The rows of shard slot, index buckets included (for the daemon's own
+ * walks, user/collect/unwind_native.h). */
 const struct st_unwind_row *st_umods__shard_rows(const struct st_umods *ms, __u32 slot,
 						 size_t *n);
 

@@ -19,7 +19,7 @@
 #include "common/hash.h"
 #include "common/u64map.h"
 #include "user/collect/unwind_modules.h"
-#include "user/collect/unwind_walk.h"
+#include "user/collect/unwind_native.h"
 
 /* What the unwinder remembers of a process. */
 struct uproc {
@@ -29,7 +29,10 @@ struct uproc {
 				 * or NULL, */
 	__u64 *pgoffs;		/* and the mapping's file offset */
 	size_t nmods;
-	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks) */
+	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks), */
+	struct st_unwind_proc *chunks;	/* its chunks (more than ST_UNWIND_MAX_MAPS) */
+	size_t nchunks;
+	bool truncated;		/* counted in too_many_maps */
 };
 
 struct st_unwinder {
@@ -38,12 +41,18 @@ struct st_unwinder {
 	struct st_umods *mods;
 	struct st_ucache *cache;
 	struct st_u64map *procs;	/* pid -> uproc */
-	struct st_unwind_proc *tab;	/* scratch */
-	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules, */
-	__u64 tab_pgoffs[ST_UNWIND_MAX_MAPS];		/* per mapping */
-	size_t ntab_mods;
-	struct st_unwind_proc *walk_tab;	/* scratch of st_unwinder__walk() */
+	/* scratch: the table read, as pushed (tab, and chunks when there are
+	 * more mappings than a table holds), from every mapping read in
+	 * order (all, with its module and file offset) */
+	struct st_unwind_proc *tab;
+	struct st_unwind_proc *chunks;
+	size_t nchunks;
+	struct st_unwind_map *all;
+	struct st_umod **all_mods;
+	__u64 *all_pgoffs;
+	size_t nall, cap;
 	__u32 gen;			/* versions of the pushed tables */
+	bool wrapped;			/* gen went round once */
 	struct st_unwinder_stats st;
 };
 
@@ -98,13 +107,17 @@ void st_unwinder__free(struct st_unwinder *u)
 		free(((struct uproc *)v)->mods);
 		free(((struct uproc *)v)->pgoffs);
 		free(((struct uproc *)v)->tab);
+		free(((struct uproc *)v)->chunks);
 		free(v);
 	}
 	st_u64map__free(u->procs);
 	st_umods__free(u->mods);
 	st_ucache__free(u->cache);
 	free(u->tab);
-	free(u->walk_tab);
+	free(u->chunks);
+	free(u->all);
+	free(u->all_mods);
+	free(u->all_pgoffs);
 	free(u);
 }
 
@@ -179,26 +192,89 @@ static __u64 interp_base(__u32 pid)
 /* Anonymous executable mappings (JIT code) in a process's table, at most. */
 #define ST_UNWIND_MAX_JIT_MAPS 32
 
-/* The process's table into u->tab; *pending: a module is not compiled yet. */
+/* Room for one more mapping in u->all: false beyond ST_UNWIND_MAX_PROC_MAPS
+ * (or without memory). Doubles: a table of n mappings costs O(n). */
+static bool all_room(struct st_unwinder *u)
+{
+	size_t cap = u->cap ? 2 * u->cap : ST_UNWIND_MAX_MAPS;
+	void *a, *m, *g;
+
+	if (u->nall < u->cap)
+		return true;
+	if (u->cap >= ST_UNWIND_MAX_PROC_MAPS)
+		return false;
+	if (cap > ST_UNWIND_MAX_PROC_MAPS)
+		cap = ST_UNWIND_MAX_PROC_MAPS;
+	a = realloc(u->all, cap * sizeof(*u->all));
+	if (a)
+		u->all = a;
+	m = a ? realloc(u->all_mods, cap * sizeof(*u->all_mods)) : NULL;
+	if (m)
+		u->all_mods = m;
+	g = m ? realloc(u->all_pgoffs, cap * sizeof(*u->all_pgoffs)) : NULL;
+	if (!g)
+		return false;
+	u->all_pgoffs = g;
+	u->cap = cap;
+	return true;
+}
+
+/* u->all as pushed: u->tab itself when the mappings fit in it, else u->tab
+ * an index of u->chunks. */
+static int lay_out(struct st_unwinder *u)
+{
+	struct st_unwind_proc *tab = u->tab, *c;
+	size_t n = u->nall, k;
+
+	u->nchunks = 0;
+	if (n <= ST_UNWIND_MAX_MAPS) {
+		memcpy(tab->maps, u->all, n * sizeof(*u->all));
+		tab->nmaps = (__u32)n;
+		return 0;
+	}
+	k = (n + ST_UNWIND_MAX_MAPS - 1) / ST_UNWIND_MAX_MAPS;
+	c = realloc(u->chunks, k * sizeof(*u->chunks));
+	if (!c)
+		return -ENOMEM;
+	u->chunks = c;
+	u->nchunks = k;
+	for (k = 0; k < u->nchunks; k++) {
+		size_t first = k * ST_UNWIND_MAX_MAPS;
+		size_t cn = n - first < ST_UNWIND_MAX_MAPS ? n - first : ST_UNWIND_MAX_MAPS;
+
+		c = &u->chunks[k];
+		memset(c, 0, sizeof(*c));
+		c->nmaps = (__u32)cn;
+		memcpy(c->maps, &u->all[first], cn * sizeof(*u->all));
+		tab->maps[k] = (struct st_unwind_map){ .start = u->all[first].start,
+						       .shard = (__u32)k,
+						       .flags = ST_UNWIND_MAP_CHUNK };
+	}
+	tab->nmaps = (__u32)u->nchunks;
+	return 0;
+}
+
+/* The process's table into u->tab (and u->chunks); *pending: a module is
+ * not compiled yet. */
 static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 {
 	struct st_unwind_proc *tab = u->tab;
 	struct st_maps_line l;
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	bool too_many = false, jit;
+	bool jit;
 	__u64 base = interp_base(pid), idev = 0, iino = 0;
 	size_t njit = 0;
 	int err;
 	FILE *f;
 
 	*pending = false;
-	u->ntab_mods = 0;
+	u->nall = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ESRCH ? -ENOENT : -errno;
-	memset(tab, 0, sizeof(*tab));
+	memset(tab, 0, offsetof(struct st_unwind_proc, maps));
 	while (getline(&line, &cap, f) > 0) {
 		struct st_unwind_map *mp;
 		struct st_umod *m;
@@ -221,18 +297,19 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 			tab->interp_start = l.start;
 			tab->interp_len = l.end - l.start;
 		}
-		if (tab->nmaps == ST_UNWIND_MAX_MAPS) {
-			too_many = true;
+		if (!all_room(u)) {
+			tab->flags |= ST_UNWIND_PROC_TRUNCATED;
 			break;
 		}
 		m = jit ? NULL : st_umods__of_mapping(u->mods, pid, &l);
 		njit += jit;
-		mp = &tab->maps[tab->nmaps++];
+		mp = &u->all[u->nall];
+		memset(mp, 0, sizeof(*mp));
 		mp->start = l.start;
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
-		u->tab_mods[tab->nmaps - 1] = m;
-		u->tab_pgoffs[tab->nmaps - 1] = l.pgoff;
-		u->ntab_mods = tab->nmaps;
+		u->all_mods[u->nall] = m;
+		u->all_pgoffs[u->nall] = l.pgoff;
+		u->nall++;
 		if (!m)
 			continue;
 		/* no rows (yet): frame pointers there in auto mode */
@@ -246,8 +323,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	}
 	free(line);
 	fclose(f);
-	u->st.too_many_maps += too_many;
-	return 0;
+	return lay_out(u);
 }
 
 /* read_table() for the image the process runs from start to end of the
@@ -274,30 +350,30 @@ static int read_table_of_image(struct st_unwinder *u, __u32 pid, bool *pending)
 	return 0;
 }
 
-/* FNV-1a of the used part of a table (never 0). */
-static __u64 table_hash(const struct st_unwind_proc *tab)
+/* FNV-1a of the table read: its header and every mapping (never 0). */
+static __u64 table_hash(const struct st_unwinder *u)
 {
-	size_t len = offsetof(struct st_unwind_proc, maps) + tab->nmaps * sizeof(tab->maps[0]);
-	__u64 h = st_hash_bytes(tab, len, ST_HASH_INIT);
+	__u64 h = st_hash_bytes(u->tab, offsetof(struct st_unwind_proc, maps), ST_HASH_INIT);
 
+	h = st_hash_bytes(u->all, u->nall * sizeof(*u->all), h);
 	return h ? h : 1;
 }
 
-/* p's pushed table maps the modules of u->tab now: references follow. */
-static void set_mods(struct st_unwinder *u, struct uproc *p)
+/* p's pushed table maps the modules of u->all now: references follow. */
+static void set_mods(struct st_unwinder *u, struct uproc *p, size_t n)
 {
 	struct st_umod **mods = NULL;
 	__u64 *pgoffs = NULL;
 
-	if (u->ntab_mods && (!(mods = malloc(u->ntab_mods * sizeof(*mods))) ||
-			     !(pgoffs = malloc(u->ntab_mods * sizeof(*pgoffs))))) {
+	if (n && (!(mods = malloc(n * sizeof(*mods))) ||
+		  !(pgoffs = malloc(n * sizeof(*pgoffs))))) {
 		free(mods);
 		mods = NULL;
-		u->ntab_mods = 0;	/* unreferenced: released at worst, never wrong */
+		n = 0;	/* unreferenced: released at worst, never wrong */
 	}
-	for (size_t i = 0; i < u->ntab_mods; i++) {
-		mods[i] = u->tab_mods[i];
-		pgoffs[i] = u->tab_pgoffs[i];
+	for (size_t i = 0; i < n; i++) {
+		mods[i] = u->all_mods[i];
+		pgoffs[i] = u->all_pgoffs[i];
 		if (mods[i])
 			st_umod__ref(mods[i]);
 	}
@@ -308,7 +384,67 @@ static void set_mods(struct st_unwinder *u, struct uproc *p)
 	free(p->pgoffs);
 	p->mods = mods;
 	p->pgoffs = pgoffs;
-	p->nmods = u->ntab_mods;
+	p->nmods = n;
+}
+
+/* A gen for a new version of a table: not 0, below 2^25 (chunk keys),
+ * and, once the count has wrapped, none a live chunked table has. */
+static __u32 next_gen(struct st_unwinder *u)
+{
+	for (;;) {
+		struct uproc *p;
+		size_t pos = 0;
+		bool live = false;
+
+		u->gen = (u->gen + 1) & ST_UNWIND_GEN_MASK;
+		if (!u->gen) {
+			u->wrapped = true;
+			continue;
+		}
+		while (u->wrapped && !live && (p = st_u64map__next(u->procs, &pos, NULL)))
+			live = p->hash && p->nchunks && p->tab && p->tab->gen == u->gen;
+		if (!live)
+			return u->gen;
+	}
+}
+
+/* Delete the kernel's chunks of p's pushed table. */
+static void del_chunks(struct st_unwinder *u, const struct uproc *p)
+{
+	for (size_t k = 0; p->tab && k < p->nchunks; k++)
+		st_session__unwind_del_proc(u->sess, ST_UNWIND_CHUNK_KEY(p->tab->gen, (__u32)k));
+}
+
+/* Push u->tab (its chunks first: a walk never sees a table whose chunks
+ * are not in) as pid's. Chunks that find no room in the kernel leave the
+ * table truncated before them (counted). */
+static int push(struct st_unwinder *u, __u32 pid)
+{
+	size_t k;
+	int err = 0;
+
+	/* a new version: BPF's cached rows of the old one die */
+	u->tab->gen = next_gen(u);
+	for (k = 0; k < u->nchunks; k++)
+		if ((err = st_session__unwind_set_proc(u->sess,
+						       ST_UNWIND_CHUNK_KEY(u->gen, (__u32)k),
+						       &u->chunks[k])))
+			break;
+	if (err) {
+		if (u->verbose)
+			fprintf(stderr, "stacktreed: unwinding table of %u: no room for chunk %zu "
+				"of %zu (%s): mappings after it left out\n", pid, k, u->nchunks,
+				strerror(-err));
+		u->nchunks = k;
+		u->tab->nmaps = (__u32)k;
+		u->tab->flags |= ST_UNWIND_PROC_TRUNCATED;
+		u->nall = k * ST_UNWIND_MAX_MAPS;
+	}
+	err = st_session__unwind_set_proc(u->sess, pid, u->tab);
+	if (err)
+		for (k = 0; k < u->nchunks; k++)
+			st_session__unwind_del_proc(u->sess, ST_UNWIND_CHUNK_KEY(u->gen, (__u32)k));
+	return err;
 }
 
 int st_unwinder__update(struct st_unwinder *u, __u32 pid)
@@ -321,7 +457,7 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	err = read_table_of_image(u, pid, &pending);
 	if (err)
 		return err;
-	h = table_hash(u->tab);
+	h = table_hash(u);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p || st_u64map__put(u->procs, pid, p)) {
@@ -332,8 +468,7 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	p->pending = pending;
 	if (p->hash == h)
 		return 0;
-	u->tab->gen = ++u->gen;	/* a new version: BPF's cached rows of the old one die */
-	err = st_session__unwind_set_proc(u->sess, pid, u->tab);
+	err = push(u, pid);
 	if (err) {
 		if (u->verbose)
 			fprintf(stderr, "stacktreed: cannot push the unwinding table of %u: %s\n",
@@ -342,10 +477,22 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	}
 	u->st.pushes++;
 	u->st.procs += !p->hash;
+	if ((u->tab->flags & ST_UNWIND_PROC_TRUNCATED) && !p->truncated) {
+		p->truncated = true;
+		u->st.too_many_maps++;
+	}
+	del_chunks(u, p);	/* the old version's */
 	p->hash = h;
-	set_mods(u, p);
+	set_mods(u, p, u->nall);
 	if (p->tab || (p->tab = malloc(sizeof(*p->tab))))
 		memcpy(p->tab, u->tab, sizeof(*p->tab));
+	free(p->chunks);
+	p->chunks = NULL;
+	p->nchunks = 0;
+	if (u->nchunks && (p->chunks = malloc(u->nchunks * sizeof(*p->chunks)))) {
+		memcpy(p->chunks, u->chunks, u->nchunks * sizeof(*p->chunks));
+		p->nchunks = u->nchunks;
+	}
 	return 0;
 }
 
@@ -395,10 +542,10 @@ void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
 	if (!p || !p->hash)
 		return;
 	st_session__unwind_del_proc(u->sess, pid);
+	del_chunks(u, p);	/* the daemon's copies stay: late walks */
 	p->hash = 0;	/* kept as a tombstone (u64map has no delete) */
 	p->pending = false;
-	u->ntab_mods = 0;
-	set_mods(u, p);
+	set_mods(u, p, 0);
 }
 
 void st_unwinder__sweep(struct st_unwinder *u)
@@ -434,13 +581,13 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		      size_t max, unsigned *stop, size_t *fp_frames)
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
-	struct st_uwalk_in in = {
+	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx,
 		.stack = d->stack, .stack_len = d->stack_len,
 		.rows = shard_rows, .ctx = u->mods,
 		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
 	};
-	enum st_uwalk_stop why;
+	struct st_unw_native_out res;
 	size_t n;
 
 	bool other = p && p->tab && p->tab->image != d->image &&
@@ -454,21 +601,26 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	else if (!force && (!p || !p->hash || p->pending || !p->tab || other))
 		return -EAGAIN;
 	in.proc = p && p->tab && !other ? p->tab : NULL;
-	if (force && in.proc && p->mods && (u->walk_tab || (u->walk_tab = malloc(sizeof(*u->walk_tab))))) {
-		/* modules compiled since the table was pushed (the process may
-		 * be gone: no push any more) */
-		memcpy(u->walk_tab, p->tab, sizeof(*u->walk_tab));
-		for (size_t i = 0; i < u->walk_tab->nmaps && i < p->nmods; i++) {
-			struct st_unwind_map *mp = &u->walk_tab->maps[i];
-
-			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
-			    !st_umod__rows(p->mods[i], p->pgoffs[i], mp))
-				mp->flags &= ~ST_UNWIND_MAP_PENDING;
-		}
-		in.proc = u->walk_tab;
+	if (in.proc) {
+		in.chunks = p->chunks;
+		in.nchunks = p->nchunks;
 	}
-	n = st_uwalk(&in, out, max, &why, fp_frames);
-	*stop = !in.proc && why == ST_UWALK_NO_TABLE ? ST_UWALK_NO_PROC : why;
+	/* modules compiled since the table was pushed (the process may be
+	 * gone: no push any more): into the daemon's copy, which only the
+	 * daemon's walks read (a forced walk; the others wait for nothing) */
+	for (size_t i = 0; force && in.proc && i < p->nmods; i++) {
+		struct st_unwind_map *mp = p->nchunks ?
+			(i / ST_UNWIND_MAX_MAPS < p->nchunks ?
+			 &p->chunks[i / ST_UNWIND_MAX_MAPS].maps[i % ST_UNWIND_MAX_MAPS] : NULL) :
+			(i < p->tab->nmaps ? &p->tab->maps[i] : NULL);
+
+		if (mp && (mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
+		    !st_umod__rows(p->mods[i], p->pgoffs[i], mp))
+			mp->flags &= ~ST_UNWIND_MAP_PENDING;
+	}
+	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);
+	*stop = !in.proc && res.stop == ST_UNW_STOP_NO_TABLE ? ST_UNW_STOP_NO_PROC : res.stop;
+	*fp_frames = res.fp_frames;
 	return (int)n;
 }
 

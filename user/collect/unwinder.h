@@ -31,7 +31,8 @@ struct st_unwinder_stats {
 	size_t unsupported;	/* rows with a CFI form BPF does not evaluate */
 	size_t procs;		/* processes given a table */
 	size_t pushes;		/* process tables written */
-	size_t too_many_maps;	/* processes with more than ST_UNWIND_MAX_MAPS mappings */
+	size_t too_many_maps;	/* processes with mappings left out of their table (more
+				 * than ST_UNWIND_MAX_PROC_MAPS, or no room for chunks) */
 	size_t other_image;	/* tables not pushed: read in or across an exec (read again) */
 	double compile_s;	/* time spent compiling CFI */
 	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
@@ -81,7 +82,7 @@ void st_unwinder__sweep(struct st_unwinder *u);
 /* Walk a deferred sample's stack (bpf/stacktree.h struct st_deferred) in
  * the daemon, with the process's table as last pushed and the same rows:
  * the count of addresses (leaf first) in out, *stop why it ended (enum
- * st_uwalk_stop, user/collect/unwind_walk.h). -EAGAIN while the process's tables
+ * st_unw_stop, bpf/unwind_step.h; ST_UNW_STOP_NO_PROC: no table at all). -EAGAIN while the process's tables
  * are not all in yet (force: walk with what there is). */
 struct st_deferred;
 int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * calls.h - the CALLS rule of frame trees (ST_CALLS_FRAME, kernel-notes/
+ * README.md): which frames of a thread's sample start a new call, given the
+ * previous sample of the same thread. One source, compiled into the BPF
+ * fold (bpf/sample.bpf.c fold_frame), the daemon's late fold
+ * (user/collect/collector.c) and the tree (user/model/tree.c); unit-tested
+ * natively (tests/unit/test_calls.c).
+ */
+#ifndef STACKTREE_CALLS_H
+#define STACKTREE_CALLS_H
+
+#ifndef __VMLINUX_H__
+#include <stdbool.h>
+#include <linux/types.h>
+#endif
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * Frame i (0: the outermost) of a path that shares its first `prefix`
+ * frames with the thread's previous path, which was prev_depth frames
+ * deep. Nodes are positions inside frames (call sites, leaf): past the
+ * prefix every frame is a new call; the frame at the prefix is the same
+ * frame, moved on, when the previous path had a frame there, and a new
+ * call when the previous path ended before it; frames inside the prefix
+ * are not new.
+ */
+static __always_inline bool st_calls_is_new(__u32 i, __u32 prefix, __u32 prev_depth)
+{
+	return i > prefix || (i == prefix && prev_depth <= prefix);
+}
+
+#endif

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * unwind_step.h - the DWARF (CFI) stack walk, one frame a step: the one
+ * source of the walk's rules, compiled into the BPF object (bpf/unwind.h,
+ * every sample) and natively (user/collect/unwinder.c walks the samples
+ * deferred until their tables were in; tests/unit/test_unwind_step.c).
+ * x86-64 only. See kernel-notes/unwinding.md.
+ *
+ * Per frame: find the mapping of ip in the process's table (binary search,
+ * last mapping remembered; for a process with more than ST_UNWIND_MAX_MAPS
+ * mappings, the table's search finds a chunk and the chunk's the mapping),
+ * binary search the module's rows for the pc (ip - 1 for return addresses,
+ * so that a call at the end of a function finds its own row), narrowed
+ * first by the module's pc index; compute the CFA by
+ * the row's kind, read the return address at CFA - 8 and the saved rbp
+ * where the row says, continue with sp = CFA. A frame without CFI is walked
+ * with frame pointers in auto mode and ends the walk in dwarf mode.
+ *
+ * Contract with the includer. Only memory reads, map lookups and loops
+ * differ between the two builds; before including this header the
+ * includer defines:
+ *   struct st_unw_env		what its reads need (BPF: the window, the row
+ *				cache; native: the copied stack, the rows)
+ *   struct st_unw_cache_ent	a row cache entry (native: left incomplete)
+ *   st_unw_read(e, dst, size, addr), st_unw_read8(e, addr, out)
+ *				user memory: 0, or negative when unreadable
+ *   st_unw_rows(e, &shard)	a shard's rows (an opaque handle), or NULL
+ *   st_unw_chunk(e, gen, k)	chunk k of the table of version gen, or NULL
+ *   st_unw_row(handle, idx)	row idx of a shard, or NULL past its end
+ *   st_unw_cache_slot/_get/_put the row cache by pc (native: none)
+ *   st_unw_loop(n, fn, ctx)	calls fn(i, ctx) for i < n until it returns
+ *				non-zero (BPF: bpf_loop, verified once)
+ *   ST_UNW_CB			storage of the step callbacks
+ * The native build includes it through user/collect/unwind_native.h, which
+ * supplies all of these over a copy of the stack and the daemon's copy of
+ * the tables.
+ *
+ * Loops: the frames and both binary searches are loops of fixed bounds
+ * (ST_MAX_USER + 1, ST_UNWIND_MAP_STEPS, ST_UNWIND_ROW_STEPS) run through
+ * st_unw_loop, so that the verifier checks each step once.
+ */
+#ifndef STACKTREE_UNWIND_STEP_H
+#define STACKTREE_UNWIND_STEP_H
+
+#include "stacktree.h"
+
+/* st_unw_frame() tells the two leaf-only kinds apart by their low bit */
+_Static_assert(ST_UNW_R10 == 8 && ST_UNW_RBX == 9, "R10 and RBX differ in bit 0 only");
+
+/* Why a walk ended. */
+enum st_unw_stop {
+	ST_UNW_STOP_END,	/* the outermost frame: a complete stack */
+	ST_UNW_STOP_DEPTH,	/* max frames reached */
+	ST_UNW_STOP_NO_TABLE,	/* no CFI (dwarf), or the frame-pointer step failed (auto) */
+	ST_UNW_STOP_READ_FAULT,	/* the stack could not be read there */
+	ST_UNW_STOP_UNSUPPORTED, /* unsupported CFI (dwarf) */
+	ST_UNW_STOP_BAD_FRAME,	/* the stack pointer did not move up */
+	ST_UNW_STOP_NO_PROC,	/* (set by callers) no table for the process at all */
+	ST_UNW_STOP_TOO_MANY_MAPS, /* no CFI where the table left mappings out (a
+				    * process over ST_UNWIND_MAX_PROC_MAPS) */
+};
+
+/* The ST_STAT_* counter of a walk that ended early (ST_STAT__MAX: none). */
+static __always_inline __u32 st_unwind_stop_stat(__u32 stop)
+{
+	switch (stop) {
+	case ST_UNW_STOP_DEPTH: return ST_STAT_TRUNCATED;
+	case ST_UNW_STOP_NO_TABLE: return ST_STAT_UNW_NO_TABLE;
+	case ST_UNW_STOP_READ_FAULT: return ST_STAT_UNW_READ_FAULT;
+	case ST_UNW_STOP_UNSUPPORTED: return ST_STAT_UNW_UNSUPPORTED;
+	case ST_UNW_STOP_BAD_FRAME: return ST_STAT_UNW_BAD_FRAME;
+	case ST_UNW_STOP_NO_PROC: return ST_STAT_UNW_NO_PROC;
+	case ST_UNW_STOP_TOO_MANY_MAPS: return ST_STAT_UNW_TOO_MANY_MAPS;
+	default: return ST_STAT__MAX;
+	}
+}
+
+/* A walk in progress. */
+struct st_unw_state {
+	__u64 ip, sp, bp;
+	__u64 r10;		/* the leaf's r10 (DRAP prologues) */
+	__u64 rbx;		/* the leaf's rbx (ld.so's lazy-binding resolver) */
+	__u64 *out;		/* the frames, leaf first */
+	const struct st_unwind_proc *proc;	/* the process's mappings (never NULL) */
+	struct st_unw_env env;
+	__u32 n, max;
+	__u32 stop;		/* enum st_unw_stop */
+	__u32 cached;		/* index of the last mapping found + 1 (0: none) */
+	__u32 fp_frames;
+	bool exact;		/* look up ip itself: the leaf, or after a signal frame */
+	bool fallback;		/* auto: frame pointers where there is no CFI */
+	bool miss;		/* an address no mapping covers */
+	bool over_budget;	/* a frame in a module without rows for want of memory */
+	bool pending;		/* a frame in a module whose rows are being compiled */
+};
+
+/* Binary searches, one loop step each: the last entry with key <= want
+ * in [lo, hi) ends at lo - 1. */
+struct st_unw_search {
+	const struct st_unwind_map *maps;	/* mappings: keys are starts */
+	const void *rows;			/* a module's rows: keys are pcs */
+	struct st_unw_env *env;			/* mappings: the chunks' */
+	__u64 want;
+	__u32 lo, hi;
+	__u32 gen;				/* mappings: the table's version */
+	bool failed;
+	bool chunk;				/* mappings: searching a chunk */
+};
+
+/* A table's search, then, when the entry found is an index entry, its
+ * chunk's: in one loop, so that the frame that asks sees one search. */
+ST_UNW_CB long st_unw_map_step(__u32 i, void *data)
+{
+	struct st_unw_search *q = data;
+	const struct st_unwind_proc *c;
+	const struct st_unwind_map *m;
+	__u32 mid;
+
+	(void)i;
+	if (q->lo >= q->hi) {
+		if (q->chunk || !q->lo)
+			return 1;
+		m = &q->maps[(q->lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+		if (!(m->flags & ST_UNWIND_MAP_CHUNK))
+			return 1;
+		c = st_unw_chunk(q->env, q->gen, m->shard);
+		q->lo = 0;
+		if (!c)
+			return 1;
+		q->maps = c->maps;
+		q->hi = c->nmaps < ST_UNWIND_MAX_MAPS ? c->nmaps : ST_UNWIND_MAX_MAPS;
+		q->chunk = true;
+		return 0;
+	}
+	mid = (q->lo + q->hi) >> 1;
+	if (q->maps[mid & (ST_UNWIND_MAX_MAPS - 1)].start <= q->want)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+ST_UNW_CB long st_unw_row_step(__u32 i, void *data)
+{
+	struct st_unw_search *q = data;
+	const struct st_unwind_row *r;
+	__u32 mid;
+
+	(void)i;
+	if (q->lo >= q->hi)
+		return 1;
+	mid = q->lo + ((q->hi - q->lo) >> 1);
+	r = st_unw_row(q->rows, mid);
+	if (!r) {
+		q->failed = true;
+		return 1;
+	}
+	if (r->pc <= q->want)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+/* The mapping covering ip, or NULL. */
+static __always_inline const struct st_unwind_map *st_unw_find_map(struct st_unw_state *s,
+								   __u64 ip)
+{
+	struct st_unw_search q = { .maps = s->proc->maps, .env = &s->env, .want = ip,
+				   .gen = s->proc->gen };
+	const struct st_unwind_map *m;
+
+	if (s->cached) {
+		m = &s->proc->maps[(s->cached - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+		if (ip - m->start < m->len)
+			return m;
+	}
+	q.hi = s->proc->nmaps;
+	if (q.hi > ST_UNWIND_MAX_MAPS)
+		q.hi = ST_UNWIND_MAX_MAPS;
+	st_unw_loop(2 * ST_UNWIND_MAP_STEPS + 1, st_unw_map_step, &q);
+	if (!q.lo)
+		return NULL;
+	m = &q.maps[(q.lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
+	if (ip - m->start >= m->len)	/* (an index entry's len is 0) */
+		return NULL;
+	s->cached = q.chunk ? 0 : q.lo;
+	return m;
+}
+
+/* The row covering pc (module-relative) in m's rows, or NULL (also when
+ * the shard is gone). The module's pc index narrows the search to pc's
+ * bucket: one lookup, then 2-3 steps instead of ~20. */
+static __always_inline const struct st_unwind_row *
+st_unw_find_row(struct st_unw_env *e, const struct st_unwind_map *m, __u32 pc)
+{
+	__u32 first = m->first, n = m->nrows, nb = m->nbuckets, shift = m->ishift & 31, k;
+	struct st_unw_search q = { .want = pc, .lo = first, .hi = first + n };
+	const struct st_unwind_bucket *bk;
+
+	q.rows = st_unw_rows(e, &m->shard);
+	if (!q.rows)
+		return NULL;
+	if (nb) {		/* user/collect/unwind_index.c's rule */
+		k = (pc >> shift) - m->ibase;
+		if ((pc >> shift) < m->ibase) {
+			return NULL;	/* below every row */
+		} else if (k >= nb) {
+			q.lo = first + n;	/* above every row's pc: the last row */
+		} else {
+			k += first + n;
+			bk = (const struct st_unwind_bucket *)st_unw_row(q.rows, k);
+			if (bk && bk->lo <= bk->hi && bk->hi <= n) {
+				q.lo = first + bk->lo;
+				q.hi = first + bk->hi;
+			}
+		}
+	}
+	st_unw_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q);
+	if (q.failed || q.lo == first)
+		return NULL;
+	return st_unw_row(q.rows, q.lo - 1);
+}
+
+/* One frame-pointer step: [bp] = caller's bp, [bp + 8] = return address. */
+static __always_inline long st_unw_fp_step(struct st_unw_state *s)
+{
+	__u64 fr[2];
+
+	if (!s->bp) {			/* the outermost frame, by convention */
+		s->stop = ST_UNW_STOP_END;
+		return 1;
+	}
+	if (s->bp < s->sp || (s->bp & 7) || st_unw_read8(&s->env, s->bp, &fr[0]) ||
+	    st_unw_read8(&s->env, s->bp + 8, &fr[1])) {
+		s->stop = ST_UNW_STOP_NO_TABLE;
+		return 1;
+	}
+	s->sp = s->bp + 16;
+	s->bp = fr[0];
+	s->ip = fr[1];
+	s->exact = false;
+	s->fp_frames++;
+	return 0;
+}
+
+/* sigreturn trampoline: the interrupted registers are in the ucontext at sp */
+static __always_inline long st_unw_signal_step(struct st_unw_state *s)
+{
+	__u64 regs[8];	/* gregs[REG_RBP .. REG_RIP]: rbp, rbx, rdx, rax, rcx, rsp, rip */
+
+	if (st_unw_read(&s->env, regs, 7 * sizeof(__u64), s->sp + 40 + 10 * 8)) {
+		s->stop = ST_UNW_STOP_READ_FAULT;
+		return 1;
+	}
+	s->bp = regs[0];
+	s->sp = regs[5];
+	s->ip = regs[6];
+	s->exact = true;	/* the interrupted instruction, not a return address */
+	return 0;
+}
+
+/* One frame: 0 to go on, 1 when the walk ended (s->stop says why). */
+ST_UNW_CB long st_unw_frame(__u32 i, void *data)
+{
+	struct st_unw_state *s = data;
+	struct st_unwind_row row = {};	/* kind ST_UNW_NONE */
+	const struct st_unwind_row *r;
+	struct st_unw_cache_ent *ce;
+	const struct st_unwind_map *m;
+	__u64 cfa, fr[2], ra, pc;
+	__u32 kind, n = i;	/* == s->n: one frame per iteration (i keeps the verifier's
+				 * view of the state the same every iteration) */
+	__s64 off;
+
+	if (n >= ST_MAX_USER || n >= s->max) {
+		s->stop = ST_UNW_STOP_DEPTH;
+		return 1;
+	}
+	s->out[n] = s->ip;
+	s->n = n + 1;
+
+	/* return addresses: look up the call (a noreturn call may end a function) */
+	pc = s->ip - (s->exact ? 0 : 1);
+	ce = st_unw_cache_slot(&s->env, pc);
+	if (!st_unw_cache_get(&s->env, ce, pc, &row)) {
+		row = (struct st_unwind_row){};
+		m = st_unw_find_map(s, s->ip);
+		r = m && m->nrows ? st_unw_find_row(&s->env, m, (__u32)(pc - m->start + m->vaddr))
+				  : NULL;
+		if (r)
+			row = *r;
+		else if (m && (m->flags & ST_UNWIND_MAP_OVER_BUDGET))
+			row.kind = ST_UNW_NONE | ST_UNW_F_OVER_BUDGET;
+		else if (m && (m->flags & ST_UNWIND_MAP_PENDING))
+			row.kind = ST_UNW_NONE | ST_UNW_F_PENDING;
+		if (!m)
+			s->miss = true;
+		else
+			st_unw_cache_put(&s->env, ce, pc, &row);
+	}
+	r = &row;
+	if (row.kind & ST_UNW_F_OVER_BUDGET)
+		s->over_budget = true;
+	if (row.kind & ST_UNW_F_PENDING)
+		s->pending = true;
+	kind = row.kind & ST_UNW_KIND_MASK;
+	/* R10 (8) or RBX (9): one test, no path more for the verifier (a
+	 * branch per register made the page-fault program too complex) */
+	if ((kind | 1) == ST_UNW_RBX && n)	/* known in the leaf only */
+		kind = ST_UNW_UNSUPPORTED;
+	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
+		if (s->fallback)
+			return st_unw_fp_step(s);
+		s->stop = kind == ST_UNW_NONE ? ST_UNW_STOP_NO_TABLE : ST_UNW_STOP_UNSUPPORTED;
+		return 1;
+	}
+	if (kind == ST_UNW_END) {
+		s->stop = ST_UNW_STOP_END;
+		return 1;
+	}
+	if (kind == ST_UNW_SIGNAL)
+		return st_unw_signal_step(s);
+
+	off = r->off;
+	if (r->kind & ST_UNW_F_OFF8)
+		off *= 8;
+	if (kind == ST_UNW_RSP) {
+		cfa = s->sp + off;
+	} else if (kind == ST_UNW_RBP) {
+		cfa = s->bp + off;
+	} else if ((kind | 1) == ST_UNW_RBX) {	/* r10, or rbx when kind & 1 */
+		cfa = s->r10 + ((s->rbx - s->r10) & (0 - (__u64)(kind & 1))) + off;
+	} else if (kind == ST_UNW_PLT) {
+		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
+	} else {		/* ST_UNW_DEREF_RBP (the compiler makes no other kind) */
+		if (st_unw_read8(&s->env, s->bp + off, &cfa)) {
+			s->stop = ST_UNW_STOP_READ_FAULT;
+			return 1;
+		}
+	}
+	if (cfa <= s->sp) {
+		s->stop = ST_UNW_STOP_BAD_FRAME;
+		return 1;
+	}
+	if (kind == ST_UNW_PLT ||
+	    (r->rbp == ST_UNW_RBP_SAME && !(r->kind & ST_UNW_F_RBP_AT_RBP))) {
+		if (st_unw_read8(&s->env, cfa - 8, &ra))
+			goto fault;
+	} else if (r->rbp == -2 && !(r->kind & ST_UNW_F_RBP_AT_RBP)) {
+		/* the usual push rbp right after the call */
+		if (st_unw_read8(&s->env, cfa - 16, &fr[0]) ||
+		    st_unw_read8(&s->env, cfa - 8, &fr[1]))
+			goto fault;
+		s->bp = fr[0];
+		ra = fr[1];
+	} else {
+		if (st_unw_read8(&s->env, cfa - 8, &ra))
+			goto fault;
+		if (r->rbp == ST_UNW_RBP_UNKNOWN)
+			s->bp = 0;
+		else if (st_unw_read8(&s->env, ((r->kind & ST_UNW_F_RBP_AT_RBP) ? s->bp : cfa) +
+						       (__s64)r->rbp * 8, &s->bp))
+			goto fault;
+	}
+	s->sp = cfa;
+	s->ip = ra;
+	s->exact = false;
+	if (!ra) {		/* a zero return address also ends a stack */
+		s->stop = ST_UNW_STOP_END;
+		return 1;
+	}
+	return 0;
+fault:
+	s->stop = ST_UNW_STOP_READ_FAULT;
+	return 1;
+}
+
+/* Start a walk at the interrupted registers: s->env, proc, out and max
+ * are the caller's to set. */
+static __always_inline void st_unw_start(struct st_unw_state *s, __u64 ip, __u64 sp, __u64 bp,
+					 __u64 r10, __u64 rbx, bool fallback)
+{
+	s->ip = ip;
+	s->sp = sp;
+	s->bp = bp;
+	s->r10 = r10;
+	s->rbx = rbx;
+	s->exact = true;
+	s->fallback = fallback;
+	s->stop = ST_UNW_STOP_END;
+}
+
+/* The walk: frames into s->out until one ends it. One more iteration than
+ * frames: it tells a complete stack of max frames from a deeper one. */
+static __always_inline void st_unw_run(struct st_unw_state *s)
+{
+	st_unw_loop(ST_MAX_USER + 1, st_unw_frame, s);
+}
+
+/* After a walk with a table that left mappings out
+ * (ST_UNWIND_PROC_TRUNCATED): an address outside it is one of them, not a
+ * new mapping to ask the daemon for, and a walk that stopped there stopped
+ * for that. Applied by the walk's caller: in BPF outside the global
+ * function, whose every exit state would explore a branch more (x3). */
+static __always_inline void st_unw_left_out(__u32 *stop, bool *miss)
+{
+	if (*miss) {
+		*miss = false;
+		if (*stop == ST_UNW_STOP_NO_TABLE)
+			*stop = ST_UNW_STOP_TOO_MANY_MAPS;
+	}
+}
+
+#endif
