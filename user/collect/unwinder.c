@@ -26,7 +26,8 @@ struct uproc {
 	bool pending;	/* a module of it is still being compiled: push again */
 	struct st_umod **mods;	/* per mapping of its pushed table: its module (referenced)
 				 * or NULL, */
-	__u64 *pgoffs;		/* and the mapping's file offset */
+	__u64 *pgoffs;		/* and the mapping's file offset, */
+	__u64 *bases;		/* and its file's first mapping (st_umod__rows()) */
 	size_t nmods;
 	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks) */
 };
@@ -40,6 +41,7 @@ struct st_unwinder {
 	struct st_unwind_proc *tab;	/* scratch */
 	struct st_umod *tab_mods[ST_UNWIND_MAX_MAPS];	/* scratch: tab's modules, */
 	__u64 tab_pgoffs[ST_UNWIND_MAX_MAPS];		/* per mapping */
+	__u64 tab_bases[ST_UNWIND_MAX_MAPS];
 	size_t ntab_mods;
 	struct st_unwind_proc *walk_tab;	/* scratch of st_unwinder__walk() */
 	__u32 gen;			/* versions of the pushed tables */
@@ -96,6 +98,7 @@ void st_unwinder__free(struct st_unwinder *u)
 	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
 		free(((struct uproc *)v)->mods);
 		free(((struct uproc *)v)->pgoffs);
+		free(((struct uproc *)v)->bases);
 		free(((struct uproc *)v)->tab);
 		free(v);
 	}
@@ -187,6 +190,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	size_t cap = 0;
 	bool too_many = false, jit;
 	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	__u64 fdev = 0, fino = 0, fstart = 0;	/* the last file mapped at offset 0 */
 	size_t njit = 0;
 	int err;
 	FILE *f;
@@ -204,6 +208,13 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 
 		if (st_procmaps__parse_line(line, &l))
 			continue;
+		/* a file's first mapping (lld maps its executable segment
+		 * from offset 0 too: not that one) */
+		if (l.path && !l.pgoff && (l.dev != fdev || l.ino != fino)) {
+			fdev = l.dev;
+			fino = l.ino;
+			fstart = l.start;
+		}
 		if (base && l.start == base) {	/* the loader's first mapping */
 			idev = l.dev;
 			iino = l.ino;
@@ -231,11 +242,12 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
 		u->tab_mods[tab->nmaps - 1] = m;
 		u->tab_pgoffs[tab->nmaps - 1] = l.pgoff;
+		u->tab_bases[tab->nmaps - 1] = l.dev == fdev && l.ino == fino ? fstart : 0;
 		u->ntab_mods = tab->nmaps;
 		if (!m)
 			continue;
 		/* no rows (yet): frame pointers there in auto mode */
-		err = st_umod__rows(m, l.pgoff, mp);
+		err = st_umod__rows(m, l.pgoff, u->tab_bases[tab->nmaps - 1], mp);
 		if (err == -EAGAIN) {
 			*pending = true;
 			mp->flags |= ST_UNWIND_MAP_PENDING;
@@ -289,17 +301,21 @@ static __u64 table_hash(const struct st_unwind_proc *tab)
 static void set_mods(struct st_unwinder *u, struct uproc *p)
 {
 	struct st_umod **mods = NULL;
-	__u64 *pgoffs = NULL;
+	__u64 *pgoffs = NULL, *bases = NULL;
 
 	if (u->ntab_mods && (!(mods = malloc(u->ntab_mods * sizeof(*mods))) ||
-			     !(pgoffs = malloc(u->ntab_mods * sizeof(*pgoffs))))) {
+			     !(pgoffs = malloc(u->ntab_mods * sizeof(*pgoffs))) ||
+			     !(bases = malloc(u->ntab_mods * sizeof(*bases))))) {
 		free(mods);
+		free(pgoffs);
+		pgoffs = NULL;
 		mods = NULL;
 		u->ntab_mods = 0;	/* unreferenced: released at worst, never wrong */
 	}
 	for (size_t i = 0; i < u->ntab_mods; i++) {
 		mods[i] = u->tab_mods[i];
 		pgoffs[i] = u->tab_pgoffs[i];
+		bases[i] = u->tab_bases[i];
 		if (mods[i])
 			st_umod__ref(mods[i]);
 	}
@@ -308,8 +324,10 @@ static void set_mods(struct st_unwinder *u, struct uproc *p)
 			st_umod__unref(p->mods[i]);
 	free(p->mods);
 	free(p->pgoffs);
+	free(p->bases);
 	p->mods = mods;
 	p->pgoffs = pgoffs;
+	p->bases = bases;
 	p->nmods = u->ntab_mods;
 }
 
@@ -464,7 +482,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 			struct st_unwind_map *mp = &u->walk_tab->maps[i];
 
 			if ((mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
-			    !st_umod__rows(p->mods[i], p->pgoffs[i], mp))
+			    !st_umod__rows(p->mods[i], p->pgoffs[i], p->bases[i], mp))
 				mp->flags &= ~ST_UNWIND_MAP_PENDING;
 		}
 		in.proc = u->walk_tab;
