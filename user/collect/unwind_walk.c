@@ -66,15 +66,17 @@ static struct st_unwind_row find_row(const struct st_uwalk_in *in, const struct 
 	return lo == m->first ? none : rows[lo - 1];
 }
 
-static bool fp_step(struct walk *w, enum st_uwalk_stop *stop, size_t *fp_frames)
+static bool fp_step(struct walk *w, bool unmapped, enum st_uwalk_stop *stop, size_t *fp_frames)
 {
 	__u64 fr[2];
 
-	if (!w->bp) {
+	/* the outermost frame only where a call saved it (bpf/unwind.h's
+	 * st_unw_fp_step) */
+	if (!w->bp && !w->exact && !unmapped) {
 		*stop = ST_UWALK_END;
 		return false;
 	}
-	if (w->bp < w->sp || (w->bp & 7) || !rd(w, w->bp, fr, sizeof(fr))) {
+	if (!w->bp || w->bp < w->sp || (w->bp & 7) || !rd(w, w->bp, fr, sizeof(fr))) {
 		*stop = ST_UWALK_NO_TABLE;
 		return false;
 	}
@@ -114,7 +116,7 @@ size_t st_uwalk(const struct st_uwalk_in *in, __u64 *out, size_t max, enum st_uw
 			kind = ST_UNW_UNSUPPORTED;
 		if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
 			if (in->fallback) {
-				if (!fp_step(&w, stop, fp_frames))
+				if (!fp_step(&w, !m, stop, fp_frames))
 					return n;
 				continue;
 			}
