@@ -1,5 +1,5 @@
 /* asmleaf.c - an assembly function without CFI that does not keep frame
- * pointers (it uses rbp as a counter, zero while it runs, as hand-written
+ * pointers (it uses rbp as a register, zero while it runs, as hand-written
  * SIMD code such as x264's does), called from C (issue 20, item 2):
  *   main -> phase_asm -> asm_spin (no CFI, rbp = 0)   0.5 s
  *   main -> phase_c   -> c_spin                      0.5 s
@@ -15,11 +15,12 @@ __asm__(".text\n"
 	".type asm_spin, @function\n"
 	"asm_spin:\n"
 	"	push %rbp\n"
-	"	xor %ebp, %ebp\n"
-	"1:	add $1, %rbp\n"
-	"	cmp %rdi, %rbp\n"
+	"	xor %ebp, %ebp\n"	/* rbp: a register it zeroes, e.g. a sum */
+	"	xor %eax, %eax\n"
+	"1:	add $1, %rax\n"
+	"	add %rbp, %rbp\n"
+	"	cmp %rdi, %rax\n"
 	"	jb 1b\n"
-	"	xor %ebp, %ebp\n"
 	"	pop %rbp\n"
 	"	ret\n"
 	".size asm_spin, .-asm_spin\n");
