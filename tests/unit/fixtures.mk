@@ -75,9 +75,25 @@ $(FX_DIR)/fx_lld2x: $(FX_SRC)/fx_layout.c $(FX_MK)
 $(FX_DIR)/fx_lld.nm $(FX_DIR)/fx_lld2x.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
 	$(NM) -S --defined-only $< > $@
 
+# Symbols bounded by the CFI (test_symtab): fx_guess, a size-0 assembly
+# symbol before static functions whose symbols are discarded; its nm from
+# before (fx_guess.full: the static functions' addresses).
+FX_GUESS := $(addprefix $(FX_DIR)/,fx_guess fx_guess.nm)
+UNIT_FIXTURES += $(FX_GUESS)
+
+$(FX_DIR)/fx_guess.full: $(FX_SRC)/fx_guess.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie $< -o $@
+
+$(FX_DIR)/fx_guess: $(FX_DIR)/fx_guess.full
+	$(OBJCOPY) --discard-all $< $@
+
+$(FX_DIR)/fx_guess.nm: $(FX_DIR)/fx_guess.full
+	$(NM) -S --defined-only $< > $@
+
 # The test binaries need them too when built one by one.
 $(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym \
-$(B)/tests/test_loadmap: $(UNIT_FIXTURES)
+$(B)/tests/test_loadmap $(B)/tests/test_symtab: $(UNIT_FIXTURES)
 
 # PIE executable and shared library, with .symtab. The library is linked at
 # 0x10000 so that its ELF vaddrs differ from its file offsets.
