@@ -2,6 +2,7 @@
 #include "symbolizer/loadmap.h"
 
 #include <errno.h>
+#include <gelf.h>
 
 /* How well l fits a mapping at pgoff of permission exec: 0 when it does
  * not hold pgoff; higher is better. */
@@ -54,4 +55,31 @@ __u64 st_loadmap__hint(const struct st_load *loads, size_t n, __u64 page, __u64 
 	if (!low || low->offset >= page)
 		return ST_LOADMAP_NO_HINT;
 	return (low->vaddr & ~(page - 1)) + delta;
+}
+
+size_t st_loadmap__read(Elf *elf, struct st_load *out, size_t max)
+{
+	size_t n = 0, k = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n && k < max; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		out[k++] = (struct st_load){ .offset = ph.p_offset, .vaddr = ph.p_vaddr,
+					     .filesz = ph.p_filesz, .memsz = ph.p_memsz,
+					     .exec = ph.p_flags & PF_X };
+	}
+	return k;
+}
+
+__u64 st_loadmap__base(const struct st_load *loads, size_t n, __u64 page)
+{
+	__u64 low = ~0ull;
+
+	for (size_t i = 0; i < n; i++)
+		if (loads[i].vaddr < low)
+			low = loads[i].vaddr;
+	return n ? low & ~(page - 1) : 0;
 }

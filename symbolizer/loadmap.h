@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include <libelf.h>
+
 #include "symbolizer/elf.h"
 
 #define ST_LOADMAP_NO_HINT (~0ull)
@@ -46,5 +48,14 @@ int st_loadmap__vaddr(const struct st_load *loads, size_t n, __u64 pgoff, bool e
  * address + delta; ST_LOADMAP_NO_HINT when that segment does not start in
  * the file's first page. */
 __u64 st_loadmap__hint(const struct st_load *loads, size_t n, __u64 page, __u64 delta);
+
+/* elf's PT_LOAD segments, at most max, into out: how many. */
+size_t st_loadmap__read(Elf *elf, struct st_load *out, size_t max);
+
+/* The base that module-relative addresses count from (the unwinder's rows:
+ * 32-bit, so that a prelinked library at 0x3000000000 fits): the lowest
+ * segment's address rounded down to a page; 0 for PIE and shared
+ * libraries, whose first segment is at 0. */
+__u64 st_loadmap__base(const struct st_load *loads, size_t n, __u64 page);
 
 #endif

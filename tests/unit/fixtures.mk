@@ -61,7 +61,8 @@ $(FX_DIR)/fx_pie_strip $(FX_DIR)/fx_nopie_strip: $(FX_DIR)/%_strip: $(FX_DIR)/%
 # (section farcode at 0x400000) sharing a file page with .text.
 FX_LLD_CFLAGS := -O1 -g -fno-inline -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		 -fuse-ld=lld -fPIE -pie
-FX_LAYOUT := $(addprefix $(FX_DIR)/,fx_lld fx_lld.nm fx_lld2x fx_lld2x.nm)
+FX_LAYOUT := $(addprefix $(FX_DIR)/,fx_lld fx_lld.nm fx_lld2x fx_lld2x.nm libfx_prelink.so \
+	libfx_prelink.so.nm)
 UNIT_FIXTURES += $(FX_LAYOUT)
 
 $(FX_DIR)/fx_lld: $(FX_SRC)/fx_layout.c $(FX_MK)
@@ -72,7 +73,12 @@ $(FX_DIR)/fx_lld2x: $(FX_SRC)/fx_layout.c $(FX_MK)
 	@mkdir -p $(@D)
 	$(CLANG) $(FX_LLD_CFLAGS) -Wl,--section-start=farcode=0x400000 $< -o $@
 
-$(FX_DIR)/fx_lld.nm $(FX_DIR)/fx_lld2x.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
+# As prelink lays a library out: every address 0x3000000000 up (above 4 GiB).
+$(FX_DIR)/libfx_prelink.so: $(FX_SRC)/fx_lib.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIC -shared -Wl,-Ttext-segment=0x3000000000 $< -o $@
+
+$(FX_DIR)/fx_lld.nm $(FX_DIR)/fx_lld2x.nm $(FX_DIR)/libfx_prelink.so.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
 	$(NM) -S --defined-only $< > $@
 
 # Symbols bounded by the CFI (test_symtab): fx_guess, a size-0 assembly

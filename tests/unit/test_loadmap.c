@@ -1,6 +1,6 @@
 /* test_loadmap.c - which segment a file mapping shows (symbolizer/loadmap.c)
  * on the layouts of GNU ld, lld, BOLT and prelink, then end to end on the
- * lld fixtures (fixtures.mk): the address the unwinder computes for an ip
+ * lld fixtures and a library laid out above 4 GiB (fixtures.mk): the address the unwinder computes for an ip
  * of each function (pc = ip - start + vaddr, as BPF does) is the function's
  * ELF address, its row is the function's entry row, and the symbolizer
  * names it from the same mapping. */
@@ -132,6 +132,7 @@ static int check_fixture(const char *name, const char *nmfile, const char *const
 	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
 	struct st_symbolizer *s = st_symbolizer__new(&opts);
 	struct st_unwind_table *t = NULL;
+	struct st_unwind_table_info info;
 	struct st_load *loads = NULL;
 	struct st_module *m;
 	struct st_elf *e = NULL;
@@ -145,6 +146,7 @@ static int check_fixture(const char *name, const char *nmfile, const char *const
 	n = st_elf__loads(e, &loads);
 	assert_true(n > 0);
 	assert_int_equal(st_unwind_table__from_file(path, &t), 0);
+	st_unwind_table__info(t, &info);
 	m = st_symbolizer__module(s, path, NULL);
 	assert_non_null(m);
 	for (int i = 0; i < n; i++)
@@ -160,6 +162,9 @@ static int check_fixture(const char *name, const char *nmfile, const char *const
 		if (!seg->exec)
 			continue;
 		assert_int_equal(st_loadmap__vaddr(loads, (size_t)n, pgoff, true, PAGE, hint, &v), 0);
+		/* what BPF adds to ip - start: 32 bits from the module's base */
+		assert_int_equal(info.base, st_loadmap__base(loads, (size_t)n, PAGE));
+		assert_true(v >= info.base && v - info.base <= UINT32_MAX);
 		for (size_t k = 0; k < nnames; k++) {
 			const struct st_unwind_row *r;
 			struct fx_nm sym;
@@ -211,6 +216,27 @@ static void test_lld_fixtures(void **state)
 	assert_int_equal(check_fixture("fx_lld2x", "fx_lld2x.nm", names, N(names)), 4);
 }
 
+static void test_prelinked_fixture(void **state)
+{
+	static const char *const names[] = { "fx_lib_func", "fx_lib_other", "fx_lib_static" };
+	struct st_unwind_table *t = NULL;
+	struct st_unwind_table_info info;
+	char path[PATH_MAX];
+	size_t n;
+
+	(void)state;
+	/* every address above 4 GiB: rows from the base, not refused */
+	fx_path(path, sizeof(path), "libfx_prelink.so");
+	assert_int_equal(st_unwind_table__from_file(path, &t), 0);
+	st_unwind_table__info(t, &info);
+	assert_int_equal(info.base, 0x3000000000ull);
+	assert_non_null(st_unwind_table__rows(t, &n));
+	assert_true(n > 2);
+	st_unwind_table__free(t);
+	assert_int_equal(check_fixture("libfx_prelink.so", "libfx_prelink.so.nm", names,
+				       N(names)), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_two_exec_one_page),
 		cmocka_unit_test(test_bolt_and_prelink),
 		cmocka_unit_test(test_lld_fixtures),
+		cmocka_unit_test(test_prelinked_fixture),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define MAGIC "STCFI\x02\r\n"	/* 8 bytes: version 2 (rows of kind ST_UNW_RBX), and a
-					 * text-mode trap */
+#define MAGIC "STCFI\x03\r\n"	/* 8 bytes: version 3 (pcs from the module's base; 2:
+					 * rows of kind ST_UNW_RBX), and a text-mode trap */
 #define SUFFIX ".cfi"
 #define MAX_KEY 512
 

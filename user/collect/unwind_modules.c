@@ -45,6 +45,7 @@ struct st_umod {
 	bool released;		/* rows released (unmapped): compiled again when mapped */
 	bool cacheable;		/* its rows may go to / come from the on-disk cache */
 	struct st_load loads[MAX_LOADS];	/* its PT_LOADs */
+	__u64 base;		/* what its rows' pcs count from (st_loadmap__base()) */
 	int nloads;
 };
 
@@ -212,21 +213,8 @@ static char *module_key(struct st_umods *ms, Elf *elf, const struct stat *st)
 
 static void read_loads(Elf *elf, struct st_umod *m)
 {
-	size_t n = 0;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return;
-	for (size_t i = 0; i < n && m->nloads < MAX_LOADS; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		m->loads[m->nloads].offset = ph.p_offset;
-		m->loads[m->nloads].vaddr = ph.p_vaddr;
-		m->loads[m->nloads].filesz = ph.p_filesz;
-		m->loads[m->nloads].memsz = ph.p_memsz;
-		m->loads[m->nloads].exec = ph.p_flags & PF_X;
-		m->nloads++;
-	}
+	m->nloads = (int)st_loadmap__read(elf, m->loads, MAX_LOADS);
+	m->base = st_loadmap__base(m->loads, (size_t)m->nloads, PAGE);
 }
 
 /* n rows of m into the shards, followed by their pc index: 0, -ENOSPC
@@ -533,10 +521,10 @@ int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u64 base, struct st_un
 	if (!m->nrows)
 		return -ENOENT;
 	/* tables are only made for executable mappings */
-	if (st_loadmap__vaddr(m->loads, n, pgoff, true, PAGE, hint, &v) ||
-	    v > UINT32_MAX)
+	if (st_loadmap__vaddr(m->loads, n, pgoff, true, PAGE, hint, &v) || v < m->base ||
+	    v - m->base > UINT32_MAX)
 		return -ENOENT;
-	mp->vaddr = (__u32)v;
+	mp->vaddr = (__u32)(v - m->base);
 	mp->shard = m->where.slot;
 	mp->first = m->where.first;
 	mp->nrows = m->nrows;
