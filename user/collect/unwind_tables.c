@@ -655,6 +655,37 @@ static void close_cfi(struct cfi_src *s)
 		dwarf_cfi_end(s->cfi);
 }
 
+#define ENTRY_END_MAX 128	/* bytes of entry code without CFI taken as the outermost frame */
+
+/* The ELF entry point is where the kernel starts a process, with no return
+ * address and rbp 0: the outermost frame by definition. Where no FDE covers
+ * it (the dynamic loader's _start and _dl_start_user), a range without
+ * rules (prog NULL) from it to the next FDE, at most ENTRY_END_MAX bytes,
+ * is added to the sorted *fdes: an ST_UNW_END row there, so that a sample
+ * in that code is a complete stack, not one cut short. 0 or -ENOMEM. */
+static int entry_end(Elf *elf, struct fde **fdes, size_t *n)
+{
+	__u64 entry, end;
+	struct fde *f;
+	GElf_Ehdr eh;
+	size_t i;
+
+	if (!gelf_getehdr(elf, &eh) || !(entry = eh.e_entry))
+		return 0;
+	for (i = 0; i < *n && (*fdes)[i].start <= entry; i++)
+		if (entry < (*fdes)[i].end)
+			return 0;	/* it has CFI */
+	end = i < *n && (*fdes)[i].start - entry < ENTRY_END_MAX ? (*fdes)[i].start
+								: entry + ENTRY_END_MAX;
+	if (!(f = realloc(*fdes, (*n + 1) * sizeof(*f))))
+		return -ENOMEM;
+	memmove(&f[i + 1], &f[i], (*n - i) * sizeof(*f));
+	f[i] = (struct fde){ .start = entry, .end = end };
+	*fdes = f;
+	(*n)++;
+	return 0;
+}
+
 /* libdw_only: every FDE through dwarf_cfi_addrframe() (the reference the
  * tests compare user/collect/cfi_eval.c's rows with). */
 static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
@@ -690,6 +721,9 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 		err = -ENOENT;
 		goto cleanup;
 	}
+	t->info.fdes = nfdes;
+	if ((err = entry_end(elf, &fdes, &nfdes)))
+		goto cleanup;
 	/* rows hold 32-bit pcs from the module's base: every FDE must lie
 	 * within 4 GiB above it (sorted by start, the last one does not always
 	 * end last) */
@@ -700,7 +734,6 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 			err = -E2BIG;
 			goto cleanup;
 		}
-	t->info.fdes = nfdes;
 	for (size_t i = 0; i < nfdes && !err; i++) {
 		/* overlapping FDEs: the earlier one wins */
 		__u64 start = fdes[i].start > covered ? fdes[i].start : covered;
@@ -710,6 +743,12 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 			continue;
 		if (covered && start > covered)	/* a gap without CFI */
 			err = push_row(t, covered, &(struct st_unwind_row){ 0 });
+		if (!fdes[i].prog) {	/* entry_end()'s */
+			if (!err)
+				err = push_row(t, start, &(struct st_unwind_row){ .kind = ST_UNW_END });
+			covered = fdes[i].end;
+			continue;
+		}
 		/* a whole FDE no other overlaps: libdw would find it for
 		 * each of its rows, and cfi_eval.c gives the same rules */
 		mine = !libdw_only && start == fdes[i].start && !(fdes[i].enc & DW_EH_PE_indirect) &&
