@@ -198,7 +198,8 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 #define ST_UNW_RBP_UNKNOWN (-128) /* rbp not recoverable (later rbp-based frames fail) */
 
 struct st_unwind_row {
-	__u32 pc;	/* first module-relative address (ELF vaddr) of the row */
+	__u32 pc;	/* first module-relative address of the row (ELF vaddr - the
+			 * module's base: user/collect/unwind_tables.h) */
 	__u8 kind;	/* enum st_unw_kind | ST_UNW_F_* */
 	__s8 rbp;	/* saved rbp at CFA + 8 * rbp; ST_UNW_RBP_SAME / _UNKNOWN */
 	__s16 off;	/* CFA offset (see kind) */

@@ -49,9 +49,11 @@ _Static_assert(ST_UNW_R10 == 8 && ST_UNW_RBX == 9, "R10 and RBX differ in bit 0 
 
 /* Why a walk ended. */
 enum st_unw_stop {
-	ST_UNW_STOP_END,	/* the outermost frame: a complete stack */
+	ST_UNW_STOP_END,	/* the outermost frame (an ST_UNW_END row, a zero return
+				 * address, a zero frame pointer a call saved): complete */
 	ST_UNW_STOP_DEPTH,	/* max frames reached */
-	ST_UNW_STOP_NO_TABLE,	/* no CFI (dwarf), or the frame-pointer step failed (auto) */
+	ST_UNW_STOP_NO_TABLE,	/* no CFI (dwarf), or the frame-pointer step failed (auto;
+				 * a zero rbp in interrupted code or an unmapped frame too) */
 	ST_UNW_STOP_READ_FAULT,	/* the stack could not be read there */
 	ST_UNW_STOP_UNSUPPORTED, /* unsupported CFI (dwarf) */
 	ST_UNW_STOP_BAD_FRAME,	/* the stack pointer did not move up */
@@ -90,6 +92,7 @@ struct st_unw_state {
 	bool exact;		/* look up ip itself: the leaf, or after a signal frame */
 	bool fallback;		/* auto: frame pointers where there is no CFI */
 	bool miss;		/* an address no mapping covers */
+	bool unmapped;		/* ... this frame's */
 	bool over_budget;	/* a frame in a module without rows for want of memory */
 	bool pending;		/* a frame in a module whose rows are being compiled */
 };
@@ -227,11 +230,16 @@ static __always_inline long st_unw_fp_step(struct st_unw_state *s)
 {
 	__u64 fr[2];
 
-	if (!s->bp) {			/* the outermost frame, by convention */
+	/* a zero frame pointer a call saved ends the stack (the outermost
+	 * frame, by convention: the kernel and _start clear rbp); in
+	 * interrupted code (exact: an assembly leaf without frame pointers
+	 * leaves rbp 0 as often as not) or at an address no mapping covers it
+	 * proves nothing: cut short (kernel-notes/unwinding.md) */
+	if (!s->bp && !s->exact && !s->unmapped) {
 		s->stop = ST_UNW_STOP_END;
 		return 1;
 	}
-	if (s->bp < s->sp || (s->bp & 7) || st_unw_read8(&s->env, s->bp, &fr[0]) ||
+	if (!s->bp || s->bp < s->sp || (s->bp & 7) || st_unw_read8(&s->env, s->bp, &fr[0]) ||
 	    st_unw_read8(&s->env, s->bp + 8, &fr[1])) {
 		s->stop = ST_UNW_STOP_NO_TABLE;
 		return 1;
@@ -283,6 +291,7 @@ ST_UNW_CB long st_unw_frame(__u32 i, void *data)
 	/* return addresses: look up the call (a noreturn call may end a function) */
 	pc = s->ip - (s->exact ? 0 : 1);
 	ce = st_unw_cache_slot(&s->env, pc);
+	s->unmapped = false;	/* only mapped frames are cached */
 	if (!st_unw_cache_get(&s->env, ce, pc, &row)) {
 		row = (struct st_unwind_row){};
 		m = st_unw_find_map(s, s->ip);
@@ -294,6 +303,7 @@ ST_UNW_CB long st_unw_frame(__u32 i, void *data)
 			row.kind = ST_UNW_NONE | ST_UNW_F_OVER_BUDGET;
 		else if (m && (m->flags & ST_UNWIND_MAP_PENDING))
 			row.kind = ST_UNW_NONE | ST_UNW_F_PENDING;
+		s->unmapped = !m;
 		if (!m)
 			s->miss = true;
 		else

@@ -17,35 +17,24 @@
 #include <unistd.h>
 
 #include "symbolizer/elf.h"
+#include "symbolizer/loadmap.h"
 #include "symbolizer/stackvars.h"
 #include "common/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/worklimit.h"
 
-/* The load bias of m from one of its file mappings: the PT_LOAD whose
- * mapping starts at file offset map_pgoff (its offset, rounded down to a
- * page, up to its end in the file); executable segments first, then the
- * later segment (two may share a file page). */
+/* The load bias of m from one of its file mappings (executable: the
+ * collector keeps those), by the segment that mapping shows. */
 static int load_bias(const struct st_module *m, __u64 map_start, __u64 map_pgoff, __u64 *bias)
 {
 	long ps = sysconf(_SC_PAGESIZE);
-	__u64 page = ps > 0 ? (__u64)ps : 4096;
-	const struct st_load *hit = NULL;
-	size_t i;
+	__u64 vaddr;
 
-	for (i = 0; i < m->nloads; i++) {
-		const struct st_load *l = &m->loads[i];
-
-		if (map_pgoff < (l->offset & ~(page - 1)) || map_pgoff >= l->offset + l->filesz)
-			continue;
-		if (!hit || (l->exec && !hit->exec) ||
-		    (l->exec == hit->exec && l->offset > hit->offset))
-			hit = l;
-	}
-	if (!hit)
+	if (st_loadmap__vaddr(m->loads, m->nloads, map_pgoff, true, ps > 0 ? (__u64)ps : 4096,
+			      ST_LOADMAP_NO_HINT, &vaddr))
 		return -EINVAL;
-	/* map_start shows file offset map_pgoff, i.e. vaddr map_pgoff + (vaddr - offset) */
-	*bias = map_start - (map_pgoff + (hit->vaddr - hit->offset));
+	/* map_start shows file offset map_pgoff, i.e. vaddr */
+	*bias = map_start - vaddr;
 	return 0;
 }
 

@@ -1,8 +1,10 @@
-/* entry.c - names for a stripped executable's entry code: see entry.h. */
+/* entry.c - names from the entry point and the CFI's function starts, for
+ * code the symbol table does not name: see entry.h. */
 #include "symbolizer/entry.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gelf.h>
@@ -102,18 +104,16 @@ static bool section_at(Elf *elf, __u64 addr, bool exec, __u64 *end, const unsign
 	return false;
 }
 
-/* The address range length of the FDE at fde_addr, when it describes the
- * function at addr with 4-byte pc_begin (pcrel) and pc_range fields (as
- * compilers write it for x86-64): 0 when not so. */
-static __u64 fde_length(Elf *elf, __u64 fde_addr, __u64 addr)
+/* The address range length of the FDE at p (avail bytes of its section
+ * from there on), at fde_addr, when it describes the function at addr
+ * with 4-byte pc_begin (pcrel) and pc_range fields (as compilers write it
+ * for x86-64): 0 when not so. */
+static __u64 fde_length_at(const unsigned char *p, size_t avail, __u64 fde_addr, __u64 addr)
 {
-	const unsigned char *p;
 	__u32 len, range;
-	size_t avail;
 	__s32 begin;
-	__u64 end;
 
-	if (!section_at(elf, fde_addr, false, &end, &p, &avail) || avail < 16)
+	if (!p || avail < 16)
 		return 0;
 	memcpy(&len, p, 4);
 	memcpy(&begin, p + 8, 4);
@@ -121,6 +121,17 @@ static __u64 fde_length(Elf *elf, __u64 fde_addr, __u64 addr)
 	if (len < 12 || len == 0xffffffffu || fde_addr + 8 + (__s64)begin != addr)
 		return 0;
 	return range;
+}
+
+static __u64 fde_length(Elf *elf, __u64 fde_addr, __u64 addr)
+{
+	const unsigned char *p;
+	size_t avail;
+	__u64 end;
+
+	if (!section_at(elf, fde_addr, false, &end, &p, &avail))
+		return 0;
+	return fde_length_at(p, avail, fde_addr, addr);
 }
 
 /* A function with CFI starts at addr: 0, with the start of the next one
@@ -227,4 +238,34 @@ int st_entry__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_strt
 		return 1;
 	err = add_function(elf, &fs, t, names, main_addr, "main", code, NULL);
 	return err == -ENOMEM ? err : err ? 1 : 2;
+}
+
+int st_entry__load_fde_guesses(struct st_elf *e, struct st_symtab *t)
+{
+	Elf *elf = st_elf__elf(e);
+	const unsigned char *eh = NULL;
+	__u64 eh_addr = 0, eh_end = 0;
+	struct fn_starts fs;
+	size_t avail = 0;
+	int err;
+
+	if (!elf || !fn_starts_open(e, &fs))
+		return 0;
+	for (size_t i = 0; i < fs.count; i++) {
+		__u64 start = fn_start(&fs, i), fde_addr, len = 0;
+		__s32 fde;
+
+		memcpy(&fde, fs.table + 8 * i + 4, sizeof(fde));
+		fde_addr = fs.base + (__s64)fde;
+		/* the FDEs are in one section (.eh_frame): found once */
+		if ((fde_addr < eh_addr || fde_addr >= eh_end) &&
+		    section_at(elf, fde_addr, false, &eh_end, &eh, &avail))
+			eh_addr = fde_addr;
+		if (eh && fde_addr >= eh_addr && fde_addr - eh_addr < avail)
+			len = fde_length_at(eh + (fde_addr - eh_addr), avail - (fde_addr - eh_addr),
+					    fde_addr, start);
+		if ((err = st_symtab__add_guess(t, start, len)))
+			return err;
+	}
+	return (int)(fs.count < INT32_MAX ? fs.count : INT32_MAX);
 }

@@ -1,4 +1,5 @@
-/* entry.h - names for a stripped executable's entry code (private).
+/* entry.h - names for code the symbol table does not name (private): a
+ * stripped executable's entry code, and the functions only CFI shows.
  *
  * A stripped program (Debian's sqlite3, most packaged executables) has no
  * symbol for _start and main, so every stack of it starts in two unnamed
@@ -24,5 +25,13 @@ struct st_strtab;
  * (0, 1 or 2) or -errno. Reads at most the entry code's first 64 bytes
  * and does a binary search of the table. */
 int st_entry__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_strtab *names);
+
+/* Every function .eh_frame_hdr lists (an FDE start) as a guess in t
+ * (st_symtab__add_guess(): its FDE's range, or up to the next start): it
+ * bounds the zero-size symbol before it, and where no symbol covers it,
+ * names its code itself once named (issue 20: x264's size-0 assembly
+ * symbols stretched over 225 KB of static C functions). Returns the number
+ * added or -ENOMEM. */
+int st_entry__load_fde_guesses(struct st_elf *e, struct st_symtab *t);
 
 #endif

@@ -719,6 +719,19 @@ int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struc
 	return 0;
 }
 
+/* "[module+0xOFF]": the name of code only an FDE at OFF shows. */
+static const char *guess_name(void *ctx, __u64 start)
+{
+	struct st_module *m = ctx;
+	const char *base = strrchr(m->path, '/');
+	char buf[160];
+	int len = snprintf(buf, sizeof(buf), "[%.120s+0x%llx]", base ? base + 1 : m->path,
+			   (unsigned long long)start);
+
+	return len > 0 ? st_strtab__add(m->names, buf, (size_t)len < sizeof(buf) ? (size_t)len :
+					sizeof(buf) - 1) : NULL;
+}
+
 static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 {
 	struct st_elf *debug = NULL, *src;
@@ -749,7 +762,11 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 		(void)st_elf__load_plt_symbols(m->elf, m->symtab, m->names);
 	if (n != -ENOMEM)	/* a stripped program's _start and main */
 		(void)st_entry__load_symbols(m->elf, m->symtab, m->names);
+	if (n != -ENOMEM)	/* functions only the CFI shows */
+		n = st_entry__load_fde_guesses(m->elf, m->symtab) == -ENOMEM ? -ENOMEM : n;
 	st_symtab__finish(m->symtab);
+	if (n != -ENOMEM && st_symtab__name_guesses(m->symtab, guess_name, m) == -ENOMEM)
+		n = -ENOMEM;
 	st_mod__work_end(s, m, &w);
 
 	if (s->verbose && n <= 0 && n != -ENOMEM)

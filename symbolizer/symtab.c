@@ -3,6 +3,7 @@
 #include "common/grow.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,35 @@ int st_symtab__add_bound(struct st_symtab *t, __u64 addr)
 	return push(t, &sym);
 }
 
+static const char guess_name[] = "";	/* a guess's name until name_guesses() */
+
+int st_symtab__add_guess(struct st_symtab *t, __u64 start, __u64 size)
+{
+	return st_symtab__add(t, start, size, guess_name, NULL, ST_BIND_GUESS);
+}
+
+int st_symtab__name_guesses(struct st_symtab *t, const char *(*name)(void *ctx, __u64 start),
+			    void *ctx)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct st_symbol *s = &t->syms[i];
+
+		if (s->bind != ST_BIND_GUESS || s->name != guess_name)
+			continue;
+		if (!(s->name = name(ctx, s->start)))
+			return -ENOMEM;
+		n++;
+	}
+	return n;
+}
+
+static bool guess(const struct st_symbol *s)
+{
+	return s->name && s->bind == ST_BIND_GUESS;
+}
+
 static size_t underscores(const char *s)
 {
 	size_t n = 0;
@@ -74,6 +104,8 @@ static int prefer(const struct st_symbol *a, const struct st_symbol *b)
 		return a->name ? -1 : 1;	/* bounds last */
 	if (!a->name)
 		return 0;
+	if (guess(a) != guess(b))
+		return guess(a) ? 1 : -1;	/* any symbol of the binary's first */
 	if (a->sized != b->sized)
 		return a->sized ? -1 : 1;
 	if (a->bind != b->bind)
@@ -94,6 +126,42 @@ static int cmp_sym(const void *pa, const void *pb)
 	return prefer(a, b);
 }
 
+/* Each sized symbol ends at the first bound (section end) after its start:
+ * one running past its section does not cover the next one's code. The
+ * bounds, sorted as t is, are searched for each (a pass over them, then a
+ * binary search per symbol); without memory for them nothing is cut. */
+static void clamp_to_bounds(struct st_symtab *t)
+{
+	size_t nb = 0, i;
+	__u64 *b;
+
+	for (i = 0; i < t->n; i++)
+		nb += !t->syms[i].name;
+	if (!nb || !(b = malloc(nb * sizeof(*b))))
+		return;
+	for (i = 0, nb = 0; i < t->n; i++)
+		if (!t->syms[i].name)
+			b[nb++] = t->syms[i].start;
+	for (i = 0; i < t->n; i++) {
+		struct st_symbol *s = &t->syms[i];
+		size_t lo = 0, hi = nb;
+
+		if (!s->name || !s->size)
+			continue;
+		while (lo < hi) {	/* first bound above the start */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (b[mid] <= s->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nb && b[lo] - s->start < s->size)
+			s->size = b[lo] - s->start;
+	}
+	free(b);
+}
+
 void st_symtab__finish(struct st_symtab *t)
 {
 	size_t i, j, out = 0;
@@ -103,14 +171,17 @@ void st_symtab__finish(struct st_symtab *t)
 		return;
 	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
 
+	/* a sized symbol ends at its section's end (a bound inside it) */
+	clamp_to_bounds(t);
+
 	/* a zero-size symbol inside a sized one (a label in a function) is
-	 * not a function of its own */
+	 * not a function of its own, nor is an FDE there (a guess) */
 	for (i = 0, end = 0; i < t->n; i++) {
 		struct st_symbol *s = &t->syms[i];
 
-		if (s->name && !s->size && s->start < end)
+		if (s->name && (!s->size || guess(s)) && s->start < end)
 			s->name = NULL;
-		else if (s->name && s->size && s->start + s->size > end)
+		else if (s->name && s->size && !guess(s) && s->start + s->size > end)
 			end = s->start + s->size;
 	}
 

@@ -1,7 +1,7 @@
 /* fuzz_elf.c - libFuzzer target: ELF symbol loading from a memory image
  * (build id note, .gnu_debuglink, PT_LOADs, .symtab/.dynsym function and
  * data symbols, PLT names, a stripped program's _start and main from its
- * entry code and .eh_frame, section lookups), as the symbolizer does it for any file a
+ * entry code and .eh_frame, every FDE start as a guess, section lookups), as the symbolizer does it for any file a
  * user maps. Seeds: tests/fuzz/corpus/elf/. */
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,12 @@
 #include "common/strtab.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/worklimit.h"
+
+static const char *guess_name(void *ctx, __u64 start)
+{
+	(void)start;
+	return ctx;
+}
 
 static void symbols(struct st_elf *e, GElf_Word type, bool data)
 {
@@ -28,8 +34,10 @@ static void symbols(struct st_elf *e, GElf_Word type, bool data)
 		if (!data) {
 			st_elf__load_plt_symbols(e, t, names);
 			st_entry__load_symbols(e, t, names);
+			st_entry__load_fde_guesses(e, t);
 		}
 		st_symtab__finish(t);
+		st_symtab__name_guesses(t, guess_name, "[guess]");
 		st_symtab__find(t, 0x1000);
 		st_symtab__find(t, 0x401000);
 	}

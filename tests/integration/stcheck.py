@@ -119,6 +119,32 @@ def check_cut_short_reasons(prof):
           % (prof["notes"][CUT_SHORT], reasons, prof["notes"]))
 
 
+# The outermost frames of complete stacks (issue 20): a process's entry,
+# main's caller, a thread's start (glibc's clone3 carries "return address
+# undefined" CFI above start_thread), Go's thread and goroutine entries.
+ROOT_FRAMES = frozenset(("_start", "__libc_start_call_main", "__libc_start_main",
+                         "start_thread", "clone3", "__clone3", "clone", "__clone",
+                         "runtime.goexit", "runtime.goexit.abi0", "runtime.mstart",
+                         "runtime.mstart.abi0", "runtime.rt0_go", "runtime.rt0_go.abi0"))
+
+
+def check_stacks_end_at_roots(prof, comms=None):
+    """Every stack (of the threads whose comm is in comms, default all) ends
+    at a root frame (ROOT_FRAMES) or is under [truncated] (or has no user
+    frame: [kernel]): none stops short unmarked (issue 20)."""
+    short = {}
+    for t in prof["threads"]:
+        if comms is not None and t["comm"] not in comms:
+            continue
+        for c in t["root"]["children"]:
+            f = c["function"]
+            if f not in ROOT_FRAMES and f not in ("[truncated]", "[kernel]"):
+                key = "%s (%s)" % (f, t["comm"])
+                short[key] = short.get(key, 0) + c["cum"]
+    check(not short, "stacks ending short of a root outside [truncated] (outermost frame: "
+          "samples): %s" % sorted(short.items(), key=lambda kv: -kv[1])[:8])
+
+
 def function_cum(root, name):
     """Samples in which `name` is on the stack (outermost occurrences)."""
     total = 0

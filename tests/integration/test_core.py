@@ -5,9 +5,9 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants, function_calls,
-                     function_cum, function_nodes, load, main_thread, metric, nodes, run_profiled,
-                     thread, workload)
+from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants,
+                     check_stacks_end_at_roots, function_calls, function_cum, function_nodes, load,
+                     main_thread, metric, nodes, run_profiled, thread, workload)
 
 # Percentage points between a share of samples and the share of CPU time
 # the workload measured. Measured spread (bench/spread.py, 10 runs of the
@@ -19,6 +19,7 @@ TOL = 3.0
 def test_phases_shares_match_cpu_time():
     out, err, rep = run_profiled(["-F", "999", "--", workload("phases")])
     prof = load(out)
+    check_stacks_end_at_roots(prof, {"phases"})
     check_invariants(prof)
     t = main_thread(prof, "phases")
     total = t["samples"]
@@ -177,6 +178,7 @@ def test_young_processes_count_main_once():
 def test_kernel_frames():
     out, _, rep = run_profiled(["--kernel", "-F", "999", "--", workload("syscalls")])
     prof = load(out)
+    check_stacks_end_at_roots(prof, {"syscalls"})
     check_invariants(prof)
     t = main_thread(prof, "syscalls")
     parents = {id(n): p for n, _, p in nodes(t["root"])}
@@ -224,6 +226,7 @@ def test_kernel_frames():
 def test_threads_one_tree_each():
     out, _, rep = run_profiled(["-F", "999", "--", workload("threads")])
     prof = load(out)
+    check_stacks_end_at_roots(prof, {"threads"})
     check_invariants(prof)
     tids = rep["threads"]
     check(len(tids) == 3, "workload reported %d threads" % len(tids))
@@ -263,6 +266,7 @@ def test_threads_one_tree_each():
 def test_shared_library_attribution():
     out, _, rep = run_profiled(["-F", "999", "--", workload("uselib")])
     prof = load(out)
+    check_stacks_end_at_roots(prof, {"uselib"})
     check_invariants(prof)
     t = main_thread(prof, "uselib")
     nodes = function_nodes(t["root"], "lib_spin")

@@ -14,9 +14,9 @@ import shutil
 import subprocess
 import tempfile
 
-from stcheck import (check, check_cut_short_reasons, check_invariants, function_cum, function_nodes,
-                     load, main_thread, metric, nodes, perf_stacks, pid_beside_perf, run_profiled,
-                     workload, STACKTREED)
+from stcheck import (check, check_cut_short_reasons, check_invariants, check_stacks_end_at_roots,
+                     function_cum, function_nodes, load, main_thread, metric, nodes, perf_stacks,
+                     pid_beside_perf, run_profiled, workload, STACKTREED)
 
 # Percentage points. Measured spread of phase shares against CPU time
 # (bench/spread.py, 10 runs idle, 10 with the other CPU busy): at most 0.92
@@ -119,6 +119,7 @@ def run_nofp(mode, env=None):
                                  env_extra=env)
     prof = load(out)
     check_invariants(prof)
+    check_stacks_end_at_roots(prof, {"nofp"})
     return prof, err, rep
 
 
@@ -188,6 +189,7 @@ def check_qsort(mode, prog="qsort", mix_callers=("compare", "phase_sort", "main"
     out, err, rep = run_profiled(["--unwind", mode, "-F", "999", "--", workload(prog)])
     prof = load(out)
     check_invariants(prof)
+    check_stacks_end_at_roots(prof, {prog})
     t = main_thread(prof, prog)
     check_main_and_phases(t, rep, ("phase_sort", "phase_scan"), "%s --unwind %s" % (prog, mode),
                           err, min_main)
@@ -260,6 +262,7 @@ def test_auto_mixes_frame_pointers_and_cfi():
     out, err, rep = run_profiled(["--unwind", "auto", "-F", "999", "--", binary])
     prof = load(out)
     check_invariants(prof)
+    check_stacks_end_at_roots(prof, {"qsort_nocfi"})
     t = main_thread(prof, "qsort_nocfi")
     check(summary_count(err, "unwind: frames walked by frame pointers") > 1000,
           "auto walked no frames by frame pointers: %s" % err)
@@ -308,6 +311,41 @@ def test_auto_mixes_frame_pointers_and_cfi():
           "dwarf without CFI: partial stacks must have a [truncated] root: %s"
           % [(c["function"], c["cum"]) for c in t["root"]["children"]])
     check_cut_short_reasons(load(out))
+
+
+def test_auto_asm_leaf_without_cfi_is_truncated():
+    """An assembly function without CFI that uses rbp as a counter (0 while
+    it runs: no frame pointer to follow), called from C: under --unwind
+    auto its samples are under [truncated] and counted ("unwind stopped: no
+    CFI"), not a lone leaf under the thread as if complete (issue 20); the
+    C phase reaches main."""
+    out, err, rep = run_profiled(["--unwind", "auto", "-F", "999", "--", workload("asmleaf")])
+    prof = load(out)
+    check_invariants(prof)
+    check_cut_short_reasons(prof)
+    check_stacks_end_at_roots(prof, {"asmleaf"})
+    t = main_thread(prof, "asmleaf")
+    in_asm = function_cum(t["root"], "asm_spin")
+    trunc = sum(c["cum"] for c in t["root"]["children"] if c["function"] == "[truncated]")
+    asm_trunc = sum(n["cum"] for n, p in function_nodes(t["root"], "asm_spin")
+                    if p is not None and p["function"] == "[truncated]")
+    cpu = rep["phases"]
+    check(in_asm >= 0.5 * cpu["phase_asm"] * 999, "%d samples in asm_spin for %.2f s"
+          % (in_asm, cpu["phase_asm"]))
+    # but the asm's push and pop (rbp still its caller's), every sample in it
+    # is a lone leaf under [truncated]
+    check(asm_trunc >= 0.99 * in_asm, "%d of %d samples in asm_spin under [truncated] (%s)"
+          % (asm_trunc, in_asm, unwind_notes(err)))
+    check(summary_count(err, "unwind stopped: no CFI") >= asm_trunc,
+          "summary counts %d stopped walks, %d under [truncated]: %s"
+          % (summary_count(err, "unwind stopped: no CFI"), asm_trunc, unwind_notes(err)))
+    check(trunc == prof["notes"]["stacks cut short ([truncated] root), all reasons"],
+          "%d [truncated], summary %s" % (trunc, prof["notes"]))
+    c_spin = function_cum(t["root"], "c_spin")
+    check(c_spin >= 0.5 * cpu["phase_c"] * 999 and
+          sum(n["cum"] for n, _ in function_nodes(t["root"], "c_spin")) == c_spin and
+          function_cum(t["root"], "main") >= c_spin,
+          "c_spin: %d samples, must all reach main" % c_spin)
 
 
 def test_depth_limit_truncates():
@@ -380,7 +418,9 @@ def profile_with_perf(prog, scale, tmp):
     err = pid_beside_perf(["perf", "record", "-q", "-e", "cpu-clock", "-F", PERF_FREQ,
                            "--call-graph", "dwarf", "-o", data, "--", workload(prog)], prog, go,
                           ["-o", out, "--unwind", "dwarf", "-F", OUR_FREQ], env=env)
-    return main_thread(load(out), prog), err, data
+    prof = load(out)
+    check_stacks_end_at_roots(prof, {prog})
+    return main_thread(prof, prog), err, data
 
 
 def test_perf_dwarf_agrees():

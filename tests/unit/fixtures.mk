@@ -55,8 +55,51 @@ $(FX_DIR)/fx_nopie.nm: $(FX_DIR)/fx_nopie
 $(FX_DIR)/fx_pie_strip $(FX_DIR)/fx_nopie_strip: $(FX_DIR)/%_strip: $(FX_DIR)/%
 	$(OBJCOPY) --strip-all $< $@
 
+# Layouts of lld (test_loadmap): fx_lld, a PIE whose executable segment
+# starts in the file page the read-only one ends in (file offset and
+# address differ by a page); fx_lld2x, a second executable segment
+# (section farcode at 0x400000) sharing a file page with .text.
+FX_LLD_CFLAGS := -O1 -g -fno-inline -fno-optimize-sibling-calls -Wall -Wextra -Werror \
+		 -fuse-ld=lld -fPIE -pie
+FX_LAYOUT := $(addprefix $(FX_DIR)/,fx_lld fx_lld.nm fx_lld2x fx_lld2x.nm libfx_prelink.so \
+	libfx_prelink.so.nm)
+UNIT_FIXTURES += $(FX_LAYOUT)
+
+$(FX_DIR)/fx_lld: $(FX_SRC)/fx_layout.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CLANG) $(FX_LLD_CFLAGS) $< -o $@
+
+$(FX_DIR)/fx_lld2x: $(FX_SRC)/fx_layout.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CLANG) $(FX_LLD_CFLAGS) -Wl,--section-start=farcode=0x400000 $< -o $@
+
+# As prelink lays a library out: every address 0x3000000000 up (above 4 GiB).
+$(FX_DIR)/libfx_prelink.so: $(FX_SRC)/fx_lib.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIC -shared -Wl,-Ttext-segment=0x3000000000 $< -o $@
+
+$(FX_DIR)/fx_lld.nm $(FX_DIR)/fx_lld2x.nm $(FX_DIR)/libfx_prelink.so.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
+	$(NM) -S --defined-only $< > $@
+
+# Symbols bounded by the CFI (test_symtab): fx_guess, a size-0 assembly
+# symbol before static functions whose symbols are discarded; its nm from
+# before (fx_guess.full: the static functions' addresses).
+FX_GUESS := $(addprefix $(FX_DIR)/,fx_guess fx_guess.nm)
+UNIT_FIXTURES += $(FX_GUESS)
+
+$(FX_DIR)/fx_guess.full: $(FX_SRC)/fx_guess.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -pie $< -o $@
+
+$(FX_DIR)/fx_guess: $(FX_DIR)/fx_guess.full
+	$(OBJCOPY) --discard-all $< $@
+
+$(FX_DIR)/fx_guess.nm: $(FX_DIR)/fx_guess.full
+	$(NM) -S --defined-only $< > $@
+
 # The test binaries need them too when built one by one.
-$(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym: $(UNIT_FIXTURES)
+$(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym \
+$(B)/tests/test_loadmap $(B)/tests/test_symtab: $(UNIT_FIXTURES)
 
 # PIE executable and shared library, with .symtab. The library is linked at
 # 0x10000 so that its ELF vaddrs differ from its file offsets.

@@ -24,6 +24,10 @@ static void test_cpp(void **state)
 	assert_string_equal(st_demangler__name(d, "_ZZ4mainENKUlvE_clEv"),
 			    "main::{lambda()#1}::operator()() const");
 	assert_string_equal(st_demangler__name(d, "_Znwm"), "operator new(unsigned long)");
+	/* a PLT stub (symbolizer/elf.c) by its target */
+	assert_string_equal(st_demangler__name(d, "_Znwm@plt"), "operator new(unsigned long)@plt");
+	assert_string_equal(st_demangler__name(d, "_ZdlPvm@plt"),
+			    "operator delete(void*, unsigned long)@plt");
 	/* asked again: the same answer, the same string */
 	const char *a = st_demangler__name(d, "_ZN3app3BoxIiE3getEv");
 	assert_ptr_equal(a, st_demangler__name(d, "_ZN3app3BoxIiE3getEv"));
@@ -58,6 +62,9 @@ static void test_left_alone(void **state)
 	assert_null(st_demangler__name(d, "_start"));
 	assert_null(st_demangler__name(d, "_Z"));
 	assert_null(st_demangler__name(d, "_Zgarbage((("));
+	assert_null(st_demangler__name(d, "_Zgarbage(((@plt"));
+	assert_null(st_demangler__name(d, "_Z@plt"));
+	assert_null(st_demangler__name(d, "malloc@plt"));
 	assert_null(st_demangler__name(d, NULL));
 	st_demangler__free(d);
 }

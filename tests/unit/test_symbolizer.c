@@ -304,6 +304,15 @@ static const char *stripped_static(struct st_symbolizer *s, const char *path, co
 		assert_int_equal(r->offset, 1);
 		assert_int_equal(r->func_addr, PIE_BIAS + nm.addr);
 	}
+	if (r->function && r->function[0] == '[') {
+		/* no symbol: named by its FDE, "[module+0xOFF]" */
+		char want[PATH_MAX + 32];
+
+		snprintf(want, sizeof(want), "[%s+0x%llx]", strrchr(path, '/') + 1,
+			 (unsigned long long)nm.addr);
+		assert_string_equal(r->function, want);
+		return NULL;
+	}
 	return r->function;
 }
 

@@ -297,6 +297,25 @@ static void test_no_cfi_and_fallback(void **state)
 	n = walk(&in, out, 8, &stop);
 	assert_int_equal(n, 1);
 	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
+	/* a zero frame pointer in a frame without CFI (an assembly leaf
+	 * called from code without frame pointers): no proof of the root */
+	in = input(0x500010, 0, sizeof(stack), true);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.fp_frames, 0);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	/* but one a call saved ends the stack: B (CFI, rbp kept) returns
+	 * into the module without rows with rbp 0 */
+	put(SP + 24, 0x500020);
+	in = input(BASE + 0x2010, 0, sizeof(stack), true);
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	/* not when B returns where no mapping is */
+	put(SP + 24, 0x900020);
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
 }
 
 /* A module without rows: why (the budget, or not compiled yet) is told. */

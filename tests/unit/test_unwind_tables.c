@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <link.h>
 #include <stdbool.h>
@@ -569,6 +570,40 @@ static void test_huge_register_refused(void **state)
 	unlink(path);
 }
 
+/* The dynamic loader's entry code (_start, _dl_start_user) has no CFI:
+ * the entry point is the outermost frame all the same (an END row up to
+ * the next FDE), not a gap that cuts the stacks of a starting process. */
+static void test_entry_point_is_outermost(void **state)
+{
+	const char *ld = "/lib64/ld-linux-x86-64.so.2";
+	struct st_unwind_table *t = NULL;
+	const struct st_unwind_row *r;
+	GElf_Ehdr eh;
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	fd = open(ld, O_RDONLY);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_non_null(gelf_getehdr(elf, &eh));
+	assert_int_equal(st_unwind_table__from_elf(elf, &t), 0);
+	r = st_unwind_table__find(t, eh.e_entry);
+	assert_non_null(r);
+	assert_int_equal(kind(r), ST_UNW_END);
+	r = st_unwind_table__find(t, eh.e_entry + 8);	/* _dl_start_user */
+	assert_int_equal(kind(r), ST_UNW_END);
+	st_unwind_table__free(t);
+	/* the reference path makes the same row */
+	assert_int_equal(st_unwind_table__from_elf_libdw(elf, &t), 0);
+	assert_int_equal(kind(st_unwind_table__find(t, eh.e_entry)), ST_UNW_END);
+	st_unwind_table__free(t);
+	elf_end(elf);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_realigned_frame),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_entry_point_is_outermost),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_many_cies_linear),
 		cmocka_unit_test(test_empty_eh_frame),

@@ -69,3 +69,16 @@ $(B)/workloads/manylibs: tests/workloads/manylibs.c tests/workloads/workload.h \
 			 $(B)/workloads/manylibs.d/stamp
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_CFLAGS) $< -o $@ -ldl
+
+# Any ELF layout (issue 20): layout.c linked by GNU ld and by lld, the same
+# compiler and flags (no frame pointers) for both.
+LAYOUT_CFLAGS := -O2 -g -fomit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
+$(B)/workloads/layout: tests/workloads/layout.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CLANG) $(LAYOUT_CFLAGS) -fuse-ld=bfd $< -o $@
+
+$(B)/workloads/layout_lld: tests/workloads/layout.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CLANG) $(LAYOUT_CFLAGS) -fuse-ld=lld $< -o $@
+
+WORKLOAD_EXTRA += $(B)/workloads/layout_lld

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolizer/loadmap.h"
 #include "symbolizer/safeopen.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/unwind_cache.h"
@@ -28,9 +29,10 @@
 #define MAX_LOADS 16
 #define BUDGET_WINDOW_S 0.2	/* compile at most BUDGET_S of every BUDGET_WINDOW_S */
 #define BUDGET_S 0.04
+#define PAGE 4096ull		/* x86-64 */
 
 struct st_umod {
-	char *key;		/* "b:" build id (root's files only, see module_key()),
+	char *key;		/* "b:" build id ":" layout (root's files only, see module_key()),
 				 * else "f:dev:ino:size:mtime" */
 	char *path;		/* for messages */
 	int fd;			/* pending: the open file, compiled later */
@@ -43,7 +45,8 @@ struct st_umod {
 	bool over_budget;	/* compiled, but over the memory budget: no rows */
 	bool released;		/* rows released (unmapped): compiled again when mapped */
 	bool cacheable;		/* its rows may go to / come from the on-disk cache */
-	struct { __u64 offset, vaddr, filesz; } loads[MAX_LOADS];
+	struct st_load loads[MAX_LOADS];	/* its PT_LOADs */
+	__u64 base;		/* what its rows' pcs count from (st_loadmap__base()) */
 	int nloads;
 };
 
@@ -148,6 +151,32 @@ static char *file_key(const struct stat *st)
 	return key;
 }
 
+/* A build id names the code, not where the file puts it: a prelinked copy,
+ * or a binary rewritten (BOLT) or relinked with the same id, lays its
+ * segments out elsewhere, and rows (ELF addresses) and segments come in
+ * pairs. *key gets ":" and a hash of the PT_LOADs; false when out of
+ * memory (*key freed). */
+static bool with_layout(Elf *elf, char **key)
+{
+	__u64 h = FNV0;
+	size_t n = 0;
+	GElf_Phdr ph;
+	char *k;
+
+	if (!elf_getphdrnum(elf, &n))
+		for (size_t i = 0; i < n; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				__u64 f[4] = { ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags };
+
+				h = fnv(f, sizeof(f), h);
+			}
+	if (asprintf(&k, "%s:%016llx", *key, (unsigned long long)h) < 0)
+		k = NULL;
+	free(*key);
+	*key = k;
+	return k != NULL;
+}
+
 static char *module_key(struct st_umods *ms, Elf *elf, const struct stat *st)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -170,6 +199,8 @@ static char *module_key(struct st_umods *ms, Elf *elf, const struct stat *st)
 		key[3 + 2 * i] = digits[id[i] & 15];
 	}
 	key[2 + 2 * n] = '\0';
+	if (!with_layout(elf, &key))
+		return NULL;
 	if (st && !st_file_trusted(st)) {	/* not shared, even when it is there */
 		if (st_u64map__get(ms->mods, fnv(key, strlen(key), FNV0)))
 			ms->unshared++;
@@ -181,19 +212,8 @@ static char *module_key(struct st_umods *ms, Elf *elf, const struct stat *st)
 
 static void read_loads(Elf *elf, struct st_umod *m)
 {
-	size_t n = 0;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return;
-	for (size_t i = 0; i < n && m->nloads < MAX_LOADS; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		m->loads[m->nloads].offset = ph.p_offset;
-		m->loads[m->nloads].vaddr = ph.p_vaddr;
-		m->loads[m->nloads].filesz = ph.p_filesz;
-		m->nloads++;
-	}
+	m->nloads = (int)st_loadmap__read(elf, m->loads, MAX_LOADS);
+	m->base = st_loadmap__base(m->loads, (size_t)m->nloads, PAGE);
 }
 
 /* n rows of m into the shards, followed by their pc index: 0, -ENOSPC
@@ -487,31 +507,30 @@ struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path)
 	return m;
 }
 
-int st_umod__rows(const struct st_umod *m, __u64 pgoff, struct st_unwind_map *mp)
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u64 base, struct st_unwind_map *mp)
 {
+	size_t n = (size_t)m->nloads;
+	__u64 v, hint = base && base <= mp->start ?
+		st_loadmap__hint(m->loads, n, PAGE, mp->start - base) : ST_LOADMAP_NO_HINT;
+
 	if (m->pending)
 		return -EAGAIN;
 	if (m->over_budget)
 		return -ENOSPC;
 	if (!m->nrows)
 		return -ENOENT;
-	for (int i = 0; i < m->nloads; i++) {
-		__u64 off = m->loads[i].offset, v = m->loads[i].vaddr - off + pgoff;
-
-		if ((off & ~0xfffull) <= pgoff && pgoff < off + m->loads[i].filesz) {
-			if (v > UINT32_MAX)
-				return -ENOENT;
-			mp->vaddr = (__u32)v;
-			mp->shard = m->where.slot;
-			mp->first = m->where.first;
-			mp->nrows = m->nrows;
-			mp->nbuckets = m->index.nbuckets;
-			mp->ishift = m->index.shift;
-			mp->ibase = m->index.base;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	/* tables are only made for executable mappings */
+	if (st_loadmap__vaddr(m->loads, n, pgoff, true, PAGE, hint, &v) || v < m->base ||
+	    v - m->base > UINT32_MAX)
+		return -ENOENT;
+	mp->vaddr = (__u32)(v - m->base);
+	mp->shard = m->where.slot;
+	mp->first = m->where.first;
+	mp->nrows = m->nrows;
+	mp->nbuckets = m->index.nbuckets;
+	mp->ishift = m->index.shift;
+	mp->ibase = m->index.base;
+	return 0;
 }
 
 void st_umod__ref(struct st_umod *m)

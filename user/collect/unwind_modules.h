@@ -38,11 +38,13 @@ struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path);
 struct st_ucache;
 void st_umods__set_cache(struct st_umods *ms, struct st_ucache *cache);
 
-/* Where a mapping at file offset pgoff finds its rows and pc index (mp's
- * vaddr, shard, first, nrows, nbuckets, ishift, ibase): 0, -EAGAIN while
- * the module is pending, -ENOSPC when it did not fit the memory budget,
- * -ENOENT when it has none. */
-int st_umod__rows(const struct st_umod *m, __u64 pgoff, struct st_unwind_map *mp);
+/* Where an executable mapping finds its rows and pc index (mp's vaddr,
+ * shard, first, nrows, nbuckets, ishift, ibase), from mp->start, its file
+ * offset pgoff and base, the start of the same file's mapping at offset 0
+ * in that process (0: unknown), which tells apart segments sharing a file
+ * page (symbolizer/loadmap.h): 0, -EAGAIN while the module is pending,
+ * -ENOSPC when it did not fit the memory budget, -ENOENT when it has none. */
+int st_umod__rows(const struct st_umod *m, __u64 pgoff, __u64 base, struct st_unwind_map *mp);
 
 /* A pushed process table refers to m (ref), or no longer does (unref). */
 void st_umod__ref(struct st_umod *m);

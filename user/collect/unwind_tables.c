@@ -3,6 +3,7 @@
 
 #include "user/collect/cfi_eval.h"
 
+#include "symbolizer/loadmap.h"
 #include "symbolizer/safeopen.h"
 #include "common/grow.h"
 
@@ -31,6 +32,7 @@ struct st_unwind_table {
 	struct st_unwind_row *rows;
 	size_t nrows, cap;
 	size_t steps;	/* CFI rows read from libdw, before merging */
+	__u64 base;	/* rows' pcs count from here (info.base) */
 	struct st_unwind_table_info info;
 };
 
@@ -70,12 +72,15 @@ static bool same_rules(const struct st_unwind_row *a, const struct st_unwind_row
 	return a->kind == b->kind && a->rbp == b->rbp && a->off == b->off;
 }
 
-/* Append a row; rows with the rules of the previous one are merged into it,
+/* Append the row r at ELF address pc (r->pc is set from it, relative to
+ * the base); rows with the rules of the previous one are merged into it,
  * a row at the previous one's pc replaces it (an empty range). */
-static int push_row(struct st_unwind_table *t, const struct st_unwind_row *r)
+static int push_row(struct st_unwind_table *t, __u64 pc, const struct st_unwind_row *rule)
 {
 	struct st_unwind_row *last = t->nrows ? &t->rows[t->nrows - 1] : NULL;
+	struct st_unwind_row one = *rule, *r = &one;
 
+	one.pc = (__u32)(pc - t->base);	/* from_elf() checked the range */
 	if (last && last->pc == r->pc) {
 		t->nrows--;
 		last = t->nrows ? &t->rows[t->nrows - 1] : NULL;
@@ -292,7 +297,7 @@ static int emit_row(void *ctx, __u64 pc, const struct st_cfi_state *s)
 {
 	struct st_unwind_row r = state_row(pc, s);
 
-	return push_row(ctx, &r);
+	return push_row(ctx, pc, &r);
 }
 
 /* ---- FDE list -------------------------------------------------------------- */
@@ -588,12 +593,11 @@ static int compile_fde(struct st_unwind_table *t, const struct cfi_src *s, __u64
 
 		if (dwarf_cfi_addrframe(s->cfi, a, &f)) {
 			/* unreadable rules: the rest of this FDE is unsupported */
-			return push_row(t, &(struct st_unwind_row){ .pc = (__u32)a,
-								  .kind = ST_UNW_UNSUPPORTED });
+			return push_row(t, a, &(struct st_unwind_row){ .kind = ST_UNW_UNSUPPORTED });
 		}
 		ra = dwarf_frame_info(f, &fs, &fe, &signal);
 		r = frame_row(f, a, signal, ra);
-		err = push_row(t, &r);
+		err = push_row(t, a, &r);
 		free(f);
 		if (err)
 			return err;
@@ -651,10 +655,43 @@ static void close_cfi(struct cfi_src *s)
 		dwarf_cfi_end(s->cfi);
 }
 
+#define ENTRY_END_MAX 128	/* bytes of entry code without CFI taken as the outermost frame */
+
+/* The ELF entry point is where the kernel starts a process, with no return
+ * address and rbp 0: the outermost frame by definition. Where no FDE covers
+ * it (the dynamic loader's _start and _dl_start_user), a range without
+ * rules (prog NULL) from it to the next FDE, at most ENTRY_END_MAX bytes,
+ * is added to the sorted *fdes: an ST_UNW_END row there, so that a sample
+ * in that code is a complete stack, not one cut short. 0 or -ENOMEM. */
+static int entry_end(Elf *elf, struct fde **fdes, size_t *n)
+{
+	__u64 entry, end;
+	struct fde *f;
+	GElf_Ehdr eh;
+	size_t i;
+
+	if (!gelf_getehdr(elf, &eh) || !(entry = eh.e_entry))
+		return 0;
+	for (i = 0; i < *n && (*fdes)[i].start <= entry; i++)
+		if (entry < (*fdes)[i].end)
+			return 0;	/* it has CFI */
+	end = i < *n && (*fdes)[i].start - entry < ENTRY_END_MAX ? (*fdes)[i].start
+								: entry + ENTRY_END_MAX;
+	if (!(f = realloc(*fdes, (*n + 1) * sizeof(*f))))
+		return -ENOMEM;
+	memmove(&f[i + 1], &f[i], (*n - i) * sizeof(*f));
+	f[i] = (struct fde){ .start = entry, .end = end };
+	*fdes = f;
+	(*n)++;
+	return 0;
+}
+
 /* libdw_only: every FDE through dwarf_cfi_addrframe() (the reference the
  * tests compare user/collect/cfi_eval.c's rows with). */
 static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 {
+	struct st_load loads[16];
+	size_t nloads;
 	struct st_unwind_table *t = NULL;
 	struct fde *fdes = NULL;
 	size_t nfdes = 0;
@@ -684,14 +721,19 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 		err = -ENOENT;
 		goto cleanup;
 	}
-	/* rows hold 32-bit pcs: every FDE must end below 4 GiB (sorted by
-	 * start, the last one does not always end last) */
+	t->info.fdes = nfdes;
+	if ((err = entry_end(elf, &fdes, &nfdes)))
+		goto cleanup;
+	/* rows hold 32-bit pcs from the module's base: every FDE must lie
+	 * within 4 GiB above it (sorted by start, the last one does not always
+	 * end last) */
+	nloads = st_loadmap__read(elf, loads, sizeof(loads) / sizeof(loads[0]));
+	t->base = t->info.base = st_loadmap__base(loads, nloads, 4096);
 	for (size_t i = 0; i < nfdes; i++)
-		if (fdes[i].end > UINT32_MAX) {
+		if (fdes[i].start < t->base || fdes[i].end - t->base > UINT32_MAX) {
 			err = -E2BIG;
 			goto cleanup;
 		}
-	t->info.fdes = nfdes;
 	for (size_t i = 0; i < nfdes && !err; i++) {
 		/* overlapping FDEs: the earlier one wins */
 		__u64 start = fdes[i].start > covered ? fdes[i].start : covered;
@@ -700,7 +742,13 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 		if (start >= fdes[i].end)
 			continue;
 		if (covered && start > covered)	/* a gap without CFI */
-			err = push_row(t, &(struct st_unwind_row){ .pc = (__u32)covered });
+			err = push_row(t, covered, &(struct st_unwind_row){ 0 });
+		if (!fdes[i].prog) {	/* entry_end()'s */
+			if (!err)
+				err = push_row(t, start, &(struct st_unwind_row){ .kind = ST_UNW_END });
+			covered = fdes[i].end;
+			continue;
+		}
 		/* a whole FDE no other overlaps: libdw would find it for
 		 * each of its rows, and cfi_eval.c gives the same rules */
 		mine = !libdw_only && start == fdes[i].start && !(fdes[i].enc & DW_EH_PE_indirect) &&
@@ -715,7 +763,7 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 		covered = fdes[i].end;
 	}
 	if (!err)
-		err = push_row(t, &(struct st_unwind_row){ .pc = (__u32)covered });
+		err = push_row(t, covered, &(struct st_unwind_row){ 0 });
 	if (err)
 		goto cleanup;
 	if (t->nrows > ST_UNWIND_MAX_MODULE_ROWS) {
@@ -778,9 +826,13 @@ const struct st_unwind_row *st_unwind_table__rows(const struct st_unwind_table *
 	return t->rows;
 }
 
-const struct st_unwind_row *st_unwind_table__find(const struct st_unwind_table *t, __u64 pc)
+const struct st_unwind_row *st_unwind_table__find(const struct st_unwind_table *t, __u64 vaddr)
 {
 	size_t lo = 0, hi = t->nrows;
+	__u64 pc = vaddr - t->base;
+
+	if (vaddr < t->base)
+		return NULL;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

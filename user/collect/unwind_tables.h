@@ -24,11 +24,13 @@ struct st_unwind_table_info {
 	size_t rows;		/* rows after merging */
 	size_t unsupported;	/* ST_UNW_UNSUPPORTED rows */
 	size_t libdw_fdes;	/* FDEs run by libdw (forms user/collect/cfi_eval.c does not read) */
+	__u64 base;		/* the rows' pcs are ELF addresses - base (symbolizer/loadmap.h's
+				 * st_loadmap__base(): 0 for PIE and shared libraries) */
 };
 
 /* Compile elf's CFI. -ENOENT: the module has no CFI; -ENOEXEC: not an
  * x86-64 ELF; -E2BIG: more than ST_UNWIND_MAX_MODULE_ROWS rows or code
- * above 4 GiB; -EINVAL: malformed CFI. */
+ * more than 4 GiB above the base (or below it); -EINVAL: malformed CFI. */
 int st_unwind_table__from_elf(Elf *elf, struct st_unwind_table **out);
 /* The same with every FDE's rows from libdw (dwarf_cfi_addrframe() per
  * row), not user/collect/cfi_eval.c: the reference, ~5x slower. */
@@ -38,9 +40,9 @@ int st_unwind_table__from_file(const char *path, struct st_unwind_table **out);
 void st_unwind_table__free(struct st_unwind_table *t);
 
 const struct st_unwind_row *st_unwind_table__rows(const struct st_unwind_table *t, size_t *n);
-/* The row covering module-relative pc (the BPF binary search), or NULL
- * before the first row. */
-const struct st_unwind_row *st_unwind_table__find(const struct st_unwind_table *t, __u64 pc);
+/* The row covering ELF address vaddr (the BPF binary search, at vaddr -
+ * base), or NULL before the first row. */
+const struct st_unwind_row *st_unwind_table__find(const struct st_unwind_table *t, __u64 vaddr);
 void st_unwind_table__info(const struct st_unwind_table *t, struct st_unwind_table_info *out);
 
 #endif

@@ -27,7 +27,8 @@ struct uproc {
 	bool pending;	/* a module of it is still being compiled: push again */
 	struct st_umod **mods;	/* per mapping of its pushed table: its module (referenced)
 				 * or NULL, */
-	__u64 *pgoffs;		/* and the mapping's file offset */
+	__u64 *pgoffs;		/* and the mapping's file offset, */
+	__u64 *bases;		/* and its file's first mapping (st_umod__rows()) */
 	size_t nmods;
 	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks), */
 	struct st_unwind_proc *chunks;	/* its chunks (more than ST_UNWIND_MAX_MAPS) */
@@ -43,13 +44,14 @@ struct st_unwinder {
 	struct st_u64map *procs;	/* pid -> uproc */
 	/* scratch: the table read, as pushed (tab, and chunks when there are
 	 * more mappings than a table holds), from every mapping read in
-	 * order (all, with its module and file offset) */
+	 * order (all, with its module, file offset and file's first mapping) */
 	struct st_unwind_proc *tab;
 	struct st_unwind_proc *chunks;
 	size_t nchunks;
 	struct st_unwind_map *all;
 	struct st_umod **all_mods;
 	__u64 *all_pgoffs;
+	__u64 *all_bases;
 	size_t nall, cap;
 	__u32 gen;			/* versions of the pushed tables */
 	bool wrapped;			/* gen went round once */
@@ -106,6 +108,7 @@ void st_unwinder__free(struct st_unwinder *u)
 	while (u->procs && (v = st_u64map__next(u->procs, &pos, NULL))) {
 		free(((struct uproc *)v)->mods);
 		free(((struct uproc *)v)->pgoffs);
+		free(((struct uproc *)v)->bases);
 		free(((struct uproc *)v)->tab);
 		free(((struct uproc *)v)->chunks);
 		free(v);
@@ -118,6 +121,7 @@ void st_unwinder__free(struct st_unwinder *u)
 	free(u->all);
 	free(u->all_mods);
 	free(u->all_pgoffs);
+	free(u->all_bases);
 	free(u);
 }
 
@@ -197,7 +201,7 @@ static __u64 interp_base(__u32 pid)
 static bool all_room(struct st_unwinder *u)
 {
 	size_t cap = u->cap ? 2 * u->cap : ST_UNWIND_MAX_MAPS;
-	void *a, *m, *g;
+	void *a, *m, *g, *b;
 
 	if (u->nall < u->cap)
 		return true;
@@ -212,9 +216,12 @@ static bool all_room(struct st_unwinder *u)
 	if (m)
 		u->all_mods = m;
 	g = m ? realloc(u->all_pgoffs, cap * sizeof(*u->all_pgoffs)) : NULL;
-	if (!g)
+	if (g)
+		u->all_pgoffs = g;
+	b = g ? realloc(u->all_bases, cap * sizeof(*u->all_bases)) : NULL;
+	if (!b)
 		return false;
-	u->all_pgoffs = g;
+	u->all_bases = b;
 	u->cap = cap;
 	return true;
 }
@@ -264,6 +271,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 	size_t cap = 0;
 	bool jit;
 	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	__u64 fdev = 0, fino = 0, fstart = 0;	/* the last file mapped at offset 0 */
 	size_t njit = 0;
 	int err;
 	FILE *f;
@@ -281,6 +289,13 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 
 		if (st_procmaps__parse_line(line, &l))
 			continue;
+		/* a file's first mapping (lld maps its executable segment
+		 * from offset 0 too: not that one) */
+		if (l.path && !l.pgoff && (l.dev != fdev || l.ino != fino)) {
+			fdev = l.dev;
+			fino = l.ino;
+			fstart = l.start;
+		}
 		if (base && l.start == base) {	/* the loader's first mapping */
 			idev = l.dev;
 			iino = l.ino;
@@ -309,11 +324,12 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		mp->len = l.end - l.start > UINT32_MAX ? UINT32_MAX : (__u32)(l.end - l.start);
 		u->all_mods[u->nall] = m;
 		u->all_pgoffs[u->nall] = l.pgoff;
+		u->all_bases[u->nall] = l.dev == fdev && l.ino == fino ? fstart : 0;
 		u->nall++;
 		if (!m)
 			continue;
 		/* no rows (yet): frame pointers there in auto mode */
-		err = st_umod__rows(m, l.pgoff, mp);
+		err = st_umod__rows(m, l.pgoff, u->all_bases[u->nall - 1], mp);
 		if (err == -EAGAIN) {
 			*pending = true;
 			mp->flags |= ST_UNWIND_MAP_PENDING;
@@ -363,17 +379,21 @@ static __u64 table_hash(const struct st_unwinder *u)
 static void set_mods(struct st_unwinder *u, struct uproc *p, size_t n)
 {
 	struct st_umod **mods = NULL;
-	__u64 *pgoffs = NULL;
+	__u64 *pgoffs = NULL, *bases = NULL;
 
 	if (n && (!(mods = malloc(n * sizeof(*mods))) ||
-		  !(pgoffs = malloc(n * sizeof(*pgoffs))))) {
+		  !(pgoffs = malloc(n * sizeof(*pgoffs))) ||
+		  !(bases = malloc(n * sizeof(*bases))))) {
 		free(mods);
+		free(pgoffs);
 		mods = NULL;
+		pgoffs = NULL;
 		n = 0;	/* unreferenced: released at worst, never wrong */
 	}
 	for (size_t i = 0; i < n; i++) {
 		mods[i] = u->all_mods[i];
 		pgoffs[i] = u->all_pgoffs[i];
+		bases[i] = u->all_bases[i];
 		if (mods[i])
 			st_umod__ref(mods[i]);
 	}
@@ -382,8 +402,10 @@ static void set_mods(struct st_unwinder *u, struct uproc *p, size_t n)
 			st_umod__unref(p->mods[i]);
 	free(p->mods);
 	free(p->pgoffs);
+	free(p->bases);
 	p->mods = mods;
 	p->pgoffs = pgoffs;
+	p->bases = bases;
 	p->nmods = n;
 }
 
@@ -615,7 +637,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 			(i < p->tab->nmaps ? &p->tab->maps[i] : NULL);
 
 		if (mp && (mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
-		    !st_umod__rows(p->mods[i], p->pgoffs[i], mp))
+		    !st_umod__rows(p->mods[i], p->pgoffs[i], p->bases[i], mp))
 			mp->flags &= ~ST_UNWIND_MAP_PENDING;
 	}
 	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);

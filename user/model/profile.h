@@ -77,7 +77,8 @@ int st_profile__add_unresolved(struct st_profile *p, const char *module, __u64 n
 
 /* Unresolved frames (user/model/unresolved.c): set p->unresolved and
  * p->unresolved_by from the trees (after finalize). A code frame (call
- * site or leaf) is unresolved when it has no function name; it counts for
+ * site or leaf) is unresolved when it has no function name (or only its
+ * FDE's, "[module+0xOFF]"); it counts for
  * its module (or "[unknown]" when no mapping covered its address). 0 or
  * -ENOMEM. */
 int st_profile__count_unresolved(struct st_profile *p);

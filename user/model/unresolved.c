@@ -37,9 +37,12 @@ struct ctx {
 	__u64 total;
 };
 
+/* No function name, or only the one its FDE gives ("[module+0xOFF]",
+ * symbolizer/entry.c): a symbol table or debug file would name it. */
 static bool unresolved(const struct st_frame *f)
 {
-	return (f->kind == ST_FRAME_CALLSITE || f->kind == ST_FRAME_LEAF) && !f->function;
+	return (f->kind == ST_FRAME_CALLSITE || f->kind == ST_FRAME_LEAF) &&
+	       (!f->function || f->function[0] == '[');
 }
 
 static const char *module_of(const struct st_frame *f)

@@ -70,6 +70,26 @@ static bool mangled(const char *name)
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
+/* libiberty's name for name; a PLT stub ("_Znwm@plt", symbolizer/elf.c)
+ * by its target's ("operator new(unsigned long)@plt"). */
+static char *readable(const char *name)
+{
+	static const char plt[] = "@plt";
+	size_t len = strlen(name), k = sizeof(plt) - 1;
+	char *target, *r, *out = NULL;
+
+	if (len <= k || strcmp(name + len - k, plt))
+		return cplus_demangle(name, DMGL_AUTO | DMGL_PARAMS | DMGL_ANSI);
+	if (!(target = strndup(name, len - k)))
+		return NULL;
+	r = cplus_demangle(target, DMGL_AUTO | DMGL_PARAMS | DMGL_ANSI);
+	if (r && asprintf(&out, "%s%s", r, plt) < 0)
+		out = NULL;
+	free(r);
+	free(target);
+	return out;
+}
+
 const char *st_demangler__name(struct st_demangler *d, const char *name)
 {
 	struct entry *e;
@@ -87,7 +107,7 @@ const char *st_demangler__name(struct st_demangler *d, const char *name)
 	if (!e)
 		return NULL;
 	e->mangled = strdup(name);
-	e->readable = cplus_demangle(name, DMGL_AUTO | DMGL_PARAMS | DMGL_ANSI);
+	e->readable = readable(name);
 	if (!e->mangled || st_u64map__add(d->seen, h, e)) {
 		free(e->mangled);
 		free(e->readable);
