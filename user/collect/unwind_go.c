@@ -14,10 +14,17 @@ static const char *const roots[] = {
 	"runtime.mcall", "runtime.morestack", "runtime.asmcgocall",
 };
 
-static bool is_root(const char *name)
+/* Calls into the vDSO move rsp to the thread's g0 stack, in the middle of
+ * a frame: their caller is found from rbp, which they set as every Go
+ * frame does (CFA = rbp + 16 past the prologue). */
+static const char *const rbp_framed[] = {
+	"time.now", "runtime.nanotime1", "runtime.walltime",
+};
+
+static bool among(const char *name, const char *const *list, size_t n)
 {
-	for (size_t i = 0; name && i < sizeof(roots) / sizeof(roots[0]); i++)
-		if (!strcmp(name, roots[i]))
+	for (size_t i = 0; name && i < n; i++)
+		if (!strcmp(name, list[i]))
 			return true;
 	return false;
 }
@@ -25,6 +32,7 @@ static bool is_root(const char *name)
 struct go_ctx {
 	st_unwind_go_fn fn;
 	void *ctx;
+	bool rbp;	/* the function's frame is found from rbp */
 };
 
 static int run(void *p, __u64 start, __u64 end, __s32 sp)
@@ -34,6 +42,8 @@ static int run(void *p, __u64 start, __u64 end, __s32 sp)
 	(void)end;
 	if (sp < 0)	/* no table says so: nothing to unwind by */
 		return c->fn(c->ctx, start, ST_UNW_UNSUPPORTED, ST_UNW_RBP_SAME, 0);
+	if (c->rbp && sp > 8)
+		return c->fn(c->ctx, start, ST_UNW_RBP, -2, 16);
 	return c->fn(c->ctx, start, ST_UNW_RSP, sp > 0 ? -2 : ST_UNW_RBP_SAME, (__s64)sp + 8);
 }
 
@@ -55,7 +65,8 @@ int st_unwind_go__rules(const void *pclntab, size_t size, __u64 text, st_unwind_
 			continue;
 		if (covered && start > covered)		/* a gap: no rule */
 			err = fn(ctx, covered, ST_UNW_NONE, ST_UNW_RBP_SAME, 0);
-		if (!err && is_root(name))
+		c.rbp = among(name, rbp_framed, sizeof(rbp_framed) / sizeof(rbp_framed[0]));
+		if (!err && among(name, roots, sizeof(roots) / sizeof(roots[0])))
 			err = fn(ctx, start, ST_UNW_END, ST_UNW_RBP_SAME, 0);
 		else if (!err && st_gopcln__pcsp(g, i, run, &c) == -ENOENT)
 			err = fn(ctx, start, ST_UNW_NONE, ST_UNW_RBP_SAME, 0);

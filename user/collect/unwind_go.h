@@ -14,7 +14,9 @@
  * ST_UNW_END): runtime.goexit, runtime.mstart, runtime.rt0_go,
  * runtime.systemstack, runtime.mcall, runtime.morestack,
  * runtime.asmcgocall; the walk ends there complete, as Go's own traceback
- * does.
+ * does. The functions that call the vDSO (time.now, runtime.nanotime1,
+ * runtime.walltime) move rsp to another stack inside their frame: past
+ * their prologue their CFA is rbp + 16.
  * Owner: user/collect/unwind_go.c. x86-64 only. */
 #ifndef STACKTREE_UNWIND_GO_H
 #define STACKTREE_UNWIND_GO_H
