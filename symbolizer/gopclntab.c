@@ -299,7 +299,8 @@ static bool pcv_step(const struct st_gopcln *g, struct pcv *v)
 		return false;
 	if (!varint(&v->p, v->end, &pcd))
 		return false;
-	v->val += (__s32)((uv & 1) ? ~(uv >> 1) : (uv >> 1));
+	/* modulo 2^32, as Go's int32 (no signed overflow on crafted deltas) */
+	v->val = (__s32)((__u32)v->val + ((uv & 1) ? ~(uv >> 1) : (uv >> 1)));
 	v->pc += (__u64)pcd * g->minlc;
 	v->first = false;
 	return true;
