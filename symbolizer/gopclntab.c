@@ -383,7 +383,9 @@ int st_gopcln__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_str
 	int err, n = 0;
 
 	*out = NULL;
-	scn = st_elf__section_named(e, ".gopclntab", &sh);
+	scn = st_elf__section_named(e, ST_GOPCLN_SECTION, &sh);
+	if (!scn)
+		scn = st_elf__section_named(e, ST_GOPCLN_SECTION_PIE, &sh);
 	if (!scn)
 		return -ENOENT;
 	d = elf_getdata(scn, NULL);

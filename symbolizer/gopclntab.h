@@ -28,6 +28,11 @@ struct st_elf;
 struct st_symtab;
 struct st_strtab;
 
+/* The table's section: .gopclntab, or in a position-independent build
+ * (-buildmode=pie: relocated data) .data.rel.ro.gopclntab. */
+#define ST_GOPCLN_SECTION ".gopclntab"
+#define ST_GOPCLN_SECTION_PIE ".data.rel.ro.gopclntab"
+
 /* Tables larger than this are refused (Go's own `compile`: 6 MiB). */
 #define ST_GOPCLN_MAX_BYTES (256u << 20)
 /* Longest function or file name taken (longer ones: unnamed). */

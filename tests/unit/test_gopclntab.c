@@ -45,7 +45,7 @@ static size_t nfuncs;
 
 static int build(void **state)
 {
-	char cmd[1600], line[512];
+	char cmd[4096], line[512];
 	FILE *p;
 
 	if (tmpdir_setup(state))
@@ -57,8 +57,10 @@ static int build(void **state)
 		return 0;
 	snprintf(cmd, sizeof(cmd),
 		 "cd " SRC " && GOCACHE=%s/cache GOPATH=%s/gopath GOFLAGS=-mod=mod GOPROXY=off "
-		 "GO111MODULE=on go build -o %s . && cp %s %s && strip %s", fx->dir, fx->dir,
-		 plain, plain, stripped, stripped);
+		 "GO111MODULE=on go build -o %s . && cp %s %s && strip %s && "
+		 "go build -buildmode=pie -o %s-pie . && cp %s-pie %s-pie && strip %s-pie",
+		 fx->dir, fx->dir, plain, plain, stripped, stripped, plain, plain, stripped,
+		 stripped);
 	if (system(cmd))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "go tool nm -size %s", plain);
@@ -160,6 +162,50 @@ static void test_names_equal_go_nm(void **state)
 	 * and names a few equality functions otherwise ("type..eq.[2]T" for
 	 * the table's "type..eq.[...]T"): every other one is the table's */
 	assert_true(same + 8 >= nfuncs);
+	st_gopcln__free(g);
+	st_elf__free(e);
+	st_symtab__free(t);
+	st_strtab__free(names);
+}
+
+/* A position-independent build keeps its table in .data.rel.ro.gopclntab:
+ * main's functions are found there at go tool nm's addresses. */
+static void test_pie(void **state)
+{
+	struct st_symtab *t = st_symtab__new();
+	struct st_strtab *names = st_strtab__new();
+	struct st_gopcln *g = NULL;
+	struct st_elf *e = NULL;
+	char cmd[400], line[300], path[310];
+	size_t mains = 0;
+	FILE *p;
+
+	(void)state;
+	NEED_GO();
+	snprintf(path, sizeof(path), "%s-pie", stripped);
+	assert_int_equal(st_elf__open(path, &e), 0);
+	assert_null(st_elf__section_named(e, ".gopclntab", NULL));
+	assert_true(st_gopcln__load_symbols(e, t, names, &g) > 1000);
+	st_symtab__finish(t);
+	snprintf(cmd, sizeof(cmd), "go tool nm %s-pie", plain);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char type[4], name[200];
+		const struct st_symbol *s;
+
+		if (sscanf(line, "%llx %3s %199s", &a, type, name) != 3 || strcmp(type, "T") ||
+		    strncmp(name, "main.", 5))
+			continue;
+		s = st_symtab__find(t, a);
+		assert_non_null(s);
+		assert_int_equal(s->start, a);
+		assert_string_equal(s->name, name);
+		mains++;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(mains, 6);
 	st_gopcln__free(g);
 	st_elf__free(e);
 	st_symtab__free(t);
@@ -350,6 +396,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_equal_go_nm),
+		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_lines_equal_go_addr2line),
 		cmocka_unit_test(test_unwind_rows),
 		cmocka_unit_test(test_hostile_tables),

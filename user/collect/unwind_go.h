@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "symbolizer/gopclntab.h"	/* the section names */
+
 /* A rule from pc on: kind (enum st_unw_kind) with CFA offset off and saved
  * rbp slot rbp (CFA + 8 * rbp, or ST_UNW_RBP_SAME); 0 or -errno to stop. */
 typedef int (*st_unwind_go_fn)(void *ctx, __u64 pc, __u8 kind, int rbp, __s64 off);

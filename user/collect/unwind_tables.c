@@ -671,7 +671,8 @@ static int go_table(Elf *elf, struct st_unwind_table **out)
 	__u64 addr, text_addr;
 	int err;
 
-	if (find_section(elf, ".gopclntab", &pcln, &addr))
+	if (find_section(elf, ST_GOPCLN_SECTION, &pcln, &addr) &&
+	    find_section(elf, ST_GOPCLN_SECTION_PIE, &pcln, &addr))
 		return -ENOENT;
 	if (find_section(elf, ".text", &text, &text_addr))
 		text_addr = 0;
