@@ -24,6 +24,7 @@ struct st_symtab;
 struct st_strtab;
 struct st_stackvars;
 struct st_srcinfo;
+struct st_gopcln;
 struct st_work;
 struct stat;
 
@@ -64,6 +65,9 @@ struct st_module {
 	bool vars_done;
 	/* inlined frames and source lines (srcinfo.c): NULL until asked */
 	struct st_srcinfo *src;
+	/* a stripped Go binary's .gopclntab (gopclntab.c): its names were the
+	 * symbols; it gives their files and lines too. NULL: not used */
+	struct st_gopcln *gopcln;
 	/* reopening (reopen.c) */
 	char *open_path;		/* the last open_path given to module(), or NULL */
 	struct st_file_id *ids;		/* verified files, at most MAX_FILE_KEYS */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "symbolizer/elf.h"
+#include "symbolizer/gopclntab.h"
 #include "common/strtab.h"
 #include "symbolizer/worklimit.h"
 
@@ -478,6 +479,8 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 	*n = 0;
 	look = is_return && addr ? addr - 1 : addr;
 	vaddr = st_mod__to_vaddr(m, look - map_start + map_pgoff);
+	if (m->gopcln)	/* named from Go's table: its lines too */
+		return st_gopcln__source(m->gopcln, vaddr, frames, n);
 	if (!m->src && !(m->src = si_new()))
 		return -ENOMEM;
 	si = m->src;

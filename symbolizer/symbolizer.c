@@ -36,6 +36,7 @@
 #include "symbolizer/debuginfod.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/entry.h"
+#include "symbolizer/gopclntab.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/module.h"
 #include "symbolizer/srcinfo.h"
@@ -143,6 +144,7 @@ static void module_free(struct st_module *m)
 	st_strtab__free(m->data_names);
 	st_stackvars__free(m->vars);
 	st_srcinfo__free(m->src);
+	st_gopcln__free(m->gopcln);
 	st_strtab__free(m->strs);
 	free(m->open_path);
 	free(m->keys);
@@ -167,6 +169,7 @@ static size_t module_memory(const struct st_module *m)
 	if (m->vars)
 		bytes += st_stackvars__memory(m->vars);
 	bytes += st_srcinfo__memory(m->src);
+	bytes += st_gopcln__memory(m->gopcln);
 	if (m->open_path)
 		bytes += strlen(m->open_path) + 1;
 	return bytes;
@@ -756,6 +759,12 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 		src = debug;
 	if (st_elf__has_section_type(src, SHT_SYMTAB))
 		n = st_elf__load_symbols(src, SHT_SYMTAB, m->symtab, m->names, &w);
+	if (n <= 0 && n != -ENOMEM) {	/* stripped Go: its own function table */
+		int g = st_gopcln__load_symbols(m->elf, m->symtab, m->names, &m->gopcln);
+
+		if (g > 0 || g == -ENOMEM)
+			n = g;
+	}
 	if (n <= 0 && n != -ENOMEM)
 		n = st_elf__load_symbols(m->elf, SHT_DYNSYM, m->symtab, m->names, &w);
 	if (n != -ENOMEM)	/* the file's own .plt: a debug file's has no bytes */

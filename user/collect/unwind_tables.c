@@ -2,6 +2,7 @@
 #include "user/collect/unwind_tables.h"
 
 #include "user/collect/cfi_eval.h"
+#include "user/collect/unwind_go.h"
 
 #include "symbolizer/loadmap.h"
 #include "symbolizer/safeopen.h"
@@ -686,6 +687,52 @@ static int entry_end(Elf *elf, struct fde **fdes, size_t *n)
 	return 0;
 }
 
+static int go_rule(void *ctx, __u64 pc, __u8 kind, int rbp, __s64 off)
+{
+	struct st_unwind_table *t = ctx;
+	struct st_unwind_row r = row(0, kind, rbp, 0);
+
+	/* rows hold 32-bit pcs from the module's base (from_elf()) */
+	if (pc < t->base || pc - t->base > UINT32_MAX)
+		return -E2BIG;
+	r.kind = set_off(&r, kind, off);
+	return push_row(t, pc, &r);
+}
+
+/* A module without CFI that has Go's function table: its rows from the
+ * stack depths there (user/collect/unwind_go.h). */
+static int go_table(Elf *elf, struct st_unwind_table **out)
+{
+	struct st_unwind_table *t;
+	struct st_load loads[16];
+	Elf_Data *pcln, *text;
+	__u64 addr, text_addr;
+	int err;
+
+	if (find_section(elf, ST_GOPCLN_SECTION, &pcln, &addr) &&
+	    find_section(elf, ST_GOPCLN_SECTION_PIE, &pcln, &addr))
+		return -ENOENT;
+	if (find_section(elf, ".text", &text, &text_addr))
+		text_addr = 0;
+	if (!(t = calloc(1, sizeof(*t))))
+		return -ENOMEM;
+	t->info.source = ".gopclntab";
+	t->base = t->info.base =
+		st_loadmap__base(loads, st_loadmap__read(elf, loads, sizeof(loads) / sizeof(loads[0])),
+				 4096);
+	err = st_unwind_go__rules(pcln->d_buf, pcln->d_size, text_addr, go_rule, t,
+				  &t->info.fdes);
+	if (!err && !t->nrows)
+		err = -ENOENT;
+	if (err) {
+		st_unwind_table__free(t);
+		return err;
+	}
+	t->info.rows = t->nrows;
+	*out = t;
+	return 0;
+}
+
 /* libdw_only: every FDE through dwarf_cfi_addrframe() (the reference the
  * tests compare user/collect/cfi_eval.c's rows with). */
 static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
@@ -706,6 +753,8 @@ static int from_elf(Elf *elf, bool libdw_only, struct st_unwind_table **out)
 	    !(ident = elf_getident(elf, NULL)))
 		return -ENOEXEC;
 	err = open_cfi(elf, &s);
+	if (err == -ENOENT)	/* Go's own code has none: its table */
+		return go_table(elf, out);
 	if (err)
 		goto cleanup;
 	t = calloc(1, sizeof(*t));

@@ -1,0 +1,3 @@
+module example.com/gospin
+
+go 1.16
