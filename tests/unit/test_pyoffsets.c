@@ -194,14 +194,14 @@ static void test_elf_symbols_and_version(void **state)
 		skip();
 		return;
 	}
-	assert_int_equal(st_py_elf__find(PY311, &pe), 0);
+	assert_int_equal(st_py_elf__find(PY311, PY311, &pe), 0);
 	assert_true(pe.runtime != 0);
 	assert_true(pe.eval != 0 && pe.eval_size > 1000);
 	assert_true(pe.code_type != 0);
 	assert_int_equal(pe.version >> 16, 0x030b);
 	assert_string_equal(st_py_version__str(pe.version, v, sizeof(v)), "3.11");
 	/* not an interpreter */
-	assert_int_equal(st_py_elf__find("/bin/true", &pe), -ENOENT);
+	assert_int_equal(st_py_elf__find("/bin/true", "/bin/true", &pe), -ENOENT);
 }
 
 static void test_candidates_and_unknown_versions(void **state)

@@ -80,7 +80,7 @@ static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 
 				out->eval_size = s.st_size;
 			} else if (!strcmp(name, "PyCode_Type")) {
 				out->code_type = s.st_value;
-			} else if (!strcmp(name, "Py_Version") && s.st_size == 4) {
+			} else if (!strcmp(name, "Py_Version") && (s.st_size == 4 || s.st_size == 8)) {
 				*version_at = s.st_value;
 			}
 		}
@@ -88,9 +88,9 @@ static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 
 	}
 }
 
-int st_py_elf__find(const char *path, struct st_py_elf *out)
+int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(name, '/');
 	struct st_elf *e = NULL;
 	__u64 version_at = 0;
 	__u32 v = 0;
@@ -106,7 +106,7 @@ int st_py_elf__find(const char *path, struct st_py_elf *out)
 	if (version_at && read_vaddr(e, version_at, &v, sizeof(v)) == 0 && (v >> 24) == 3)
 		out->version = v;
 	else
-		out->version = version_from_name(base ? base + 1 : path);
+		out->version = version_from_name(base ? base + 1 : name);
 	st_elf__free(e);
 	return out->runtime && out->eval && out->eval_size ? 0 : -ENOENT;
 }
@@ -159,7 +159,7 @@ int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 			continue;
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)m.start, (unsigned long long)m.end);
-		if (st_py_elf__find(file, &pe) || load_bias(file, &m, &bias))
+		if (st_py_elf__find(file, m.path, &pe) || load_bias(file, &m, &bias))
 			continue;
 		*version = pe.version;
 		l = st_py_layout__find((__u16)(pe.version >> 16));

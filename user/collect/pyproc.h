@@ -25,9 +25,11 @@ struct st_py_elf {
 				 * file name (0x030b0000), or 0 */
 };
 
-/* Read path's .dynsym and .symtab. 0, -ENOENT (no _PyRuntime: not an
- * interpreter), or another negative errno. */
-int st_py_elf__find(const char *path, struct st_py_elf *out);
+/* Read path's .dynsym and .symtab (name: the file's own name, for the
+ * version when it exports no Py_Version). 0, -ENOENT (no _PyRuntime: not
+ * an interpreter), or another negative errno. x86-64: Py_Version (an
+ * unsigned long in 3.11) is read as its low 32 bits, little endian. */
+int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out);
 
 /* Whether a mapped file's name looks like a CPython binary ("python3.11",
  * "libpython3.11.so.1.0", "python3"): the only ones st_py_proc__probe opens. */
