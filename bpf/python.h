@@ -435,4 +435,147 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 	return m.o;
 }
 
+#ifdef __bpf__
+/* ---- the BPF program's side: maps and the per-sample entry point ---- */
+
+#define ST_PY_PROCS 4096	/* processes running CPython */
+#define ST_PY_TSTATES 16384	/* threads' cached thread states */
+#define ST_PY_CODES 65536	/* (process, code object) pairs reported */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ST_PY_PROCS);
+	__type(key, __u32);
+	__type(value, struct st_py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ST_PY_TSTATES);
+	__type(key, __u64);	/* pid_tgid */
+	__type(value, __u64);	/* PyThreadState address */
+} py_tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ST_PY_CODES);
+	__type(key, struct st_py_code_key);
+	__type(value, __u8);
+} py_codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} py_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_py_scratch);
+	__uint(max_entries, 1);
+} py_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, ST_PY_STAT__MAX);
+} py_stats SEC(".maps");
+
+static __always_inline void st_py_count(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &which);
+
+	if (v)
+		*v += n;
+}
+
+/* Report the code objects not seen before in this process. */
+struct st_py_report {
+	struct st_py_scratch *s;
+	__u32 tgid, image;
+};
+
+static long st_py_report_step(__u32 i, void *ctx)
+{
+	struct st_py_report *r = ctx;
+	struct st_py_code_key k = { .tgid = r->tgid };
+	struct st_py_event *e;
+	__u8 one = 1;
+
+	if (i >= r->s->n)
+		return 1;
+	k.code = ST_PY_CODE(r->s->addr[i & (ST_PY_MAX_FRAMES - 1)]);
+	if (bpf_map_lookup_elem(&py_codes, &k))
+		return 0;
+	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
+	if (!e) {
+		st_py_count(ST_PY_STAT_CODE_LOST, 1);
+		return 1;	/* not marked seen: reported by a later sample */
+	}
+	e->pid = r->tgid;
+	e->image = r->image;
+	e->code = k.code;
+	bpf_ringbuf_submit(e, 0);
+	bpf_map_update_elem(&py_codes, &k, &one, BPF_ANY);
+	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
+	return 0;
+}
+
+/* A sample's user frames (leaf first, frames[0..un), room for max): the
+ * Python frames merged in when the process runs a CPython the daemon
+ * found; returns the new count. */
+static __noinline __u32 st_py_sample(__u64 *frames, __u32 un, __u32 max, __u64 pid_tgid,
+				     __u32 image)
+{
+	__u32 tgid = pid_tgid >> 32, zero = 0, n;
+	struct st_py_walk w = { .tid = (__u32)pid_tgid };
+	struct st_py_report rep = {};
+	struct st_py_scratch *s;
+	struct st_py_proc *p;
+	bool cut = false, unmatched = false;
+	__u64 *cached, ts = 0;
+
+	if (!frames)
+		return un;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
+		return un;
+	s = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!s)
+		return un;
+	st_py_count(ST_PY_STAT_SAMPLES, 1);
+	w.p = p;
+	w.s = s;
+	cached = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
+	if (cached && st_py_tstate_is(&w, *cached)) {
+		ts = *cached;
+	} else {
+		ts = st_py_find_tstate(&w);
+		if (!ts) {
+			st_py_count(w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD, 1);
+			return un;
+		}
+		bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
+	}
+	st_py_walk_frames(&w, ts);
+	if (w.stop < ST_PY_STAT__MAX)
+		st_py_count(w.stop, 1);
+	if (!s->n)
+		return un;
+	rep.s = s;
+	rep.tgid = tgid;
+	rep.image = image;
+	bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);
+	n = st_py_merge(s, p, frames, un, max, &cut, &unmatched);
+	st_py_count(ST_PY_STAT_WALKED, 1);
+	st_py_count(ST_PY_STAT_FRAMES, s->n);
+	if (cut)
+		st_py_count(ST_PY_STAT_MERGE_CUT, 1);
+	if (unmatched)
+		st_py_count(ST_PY_STAT_UNMATCHED, 1);
+	return n;
+}
+#endif
+
 #endif

@@ -19,6 +19,7 @@
 #include "stacktree.h"
 #include "classify.h"
 #include "unwind.h"
+#include "python.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -238,9 +239,16 @@ static __always_inline __u64 path_at(const struct scratch *sc, const struct path
 	}
 	i -= pv->trunc;
 	if (i < pv->un) {
+		__u64 a;
+
 		from = pv->un - 1 - i;
 		*flags = (from == 0 && pv->kn == 0) ? ST_NODE_LEAF : 0;
-		return sc->ustack[from & (ST_USTACK_SLOTS - 1)];
+		a = sc->ustack[from & (ST_USTACK_SLOTS - 1)];
+		if (a & ST_PY_TAG) {	/* merged in by st_py_sample() */
+			*flags |= ST_NODE_PYTHON;
+			a &= ~ST_PY_TAG;
+		}
+		return a;
 	}
 	i -= pv->un;
 	if (i < pv->kn) {
@@ -995,6 +1003,9 @@ int on_timer(struct bpf_perf_event_data *ctx)
 			end_deferral(ts);
 	}
 
+	if (un > 0)	/* CPython's frames in place of its evaluation loop's */
+		un = st_py_sample(sc->ustack, (__u32)un, ST_MAX_USER, pid_tgid,
+				  task_image(bpf_get_current_task_btf()));
 	/* the path, root first: [truncated], user frames, kernel frames */
 	path_user(&pv, sc, un, ST_EVENT_CPU);
 	pv.kn = kn;

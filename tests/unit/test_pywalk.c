@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,14 +44,6 @@ static const char script[] =
 	"    def meth(self):\n"
 	"        return [x for x in map(rec, [5])]\n"
 	"K().meth()\n";
-
-static long read_pid(void *arg, void *dst, __u32 n, __u64 addr)
-{
-	struct iovec l = { dst, n }, r = { (void *)(uintptr_t)addr, n };
-	pid_t pid = *(pid_t *)arg;
-
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
-}
 
 static void walk_live(const char *python)
 {
@@ -93,7 +84,7 @@ static void walk_live(const char *python)
 	assert_int_equal(version >> 16, 0x030b);
 	w.p = &p;
 	w.s = &s;
-	w.read = read_pid;
+	w.read = st_py_read_pid;
 	w.read_arg = &pid;
 	w.tid = (__u64)pid;
 	ts = st_py_find_tstate(&w);
@@ -105,7 +96,7 @@ static void walk_live(const char *python)
 		struct st_py_code c;
 		char one[600];
 
-		assert_int_equal(st_py_code__read(&p.l, p.code_type, read_pid, &pid,
+		assert_int_equal(st_py_code__read(&p.l, p.code_type, st_py_read_pid, &pid,
 						  ST_PY_CODE(s.addr[i]), &c), 0);
 		snprintf(one, sizeof(one), "%s%s:%u", i ? "|" : "", c.qualname,
 			 st_py_linetable__line(c.linetable, c.linetable_len, c.firstlineno,

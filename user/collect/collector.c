@@ -1,5 +1,6 @@
 /* collector.c - merge drained kernel trees; symbolize them into a profile. */
 #include "user/collect/collector.h"
+#include "user/collect/python.h"
 #include "user/model/demangle.h"
 
 #include <errno.h>
@@ -22,6 +23,7 @@
 /* compared by pointer: raw frames carry these very arrays */
 static const char NAME_BRK[] = "[heap]";
 static const char NAME_ANON[] = "[anon]";
+static const char NAME_PYTHON[] = ST_PYTHON_MODULE;	/* raw frames: ST_NODE_PYTHON */
 
 /* Processes are kept per image (pid, the program it runs: self_exec_id,
  * bpf/stacktree.h): an exec starts a new one, and the old one keeps the
@@ -78,6 +80,7 @@ struct st_collector {
 	void *image_ctx;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
+	const struct st_python *py;	/* CPython frames' names, or NULL */
 	bool no_inline;			/* no inline frames (source lines still) */
 	void *refresh_ctx;
 	struct st_perfmap_stats jit_stats;	/* perf map files read and refused */
@@ -477,6 +480,8 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 			f.offset = r->addr; /* from the CFA; from the brk heap's start */
 			f.addr = 0;
 		}
+	} else if (r->flags & ST_NODE_PYTHON) {
+		f.module = NAME_PYTHON;
 	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = ST_TRUNCATED_NAME;
@@ -654,6 +659,11 @@ void st_collector__inline(struct st_collector *c, bool on)
 	c->no_inline = !on;
 }
 
+void st_collector__python(struct st_collector *c, const struct st_python *py)
+{
+	c->py = py;
+}
+
 /* Node d was seen at file:line in `weight` samples: a node takes its first
  * line, then the one with the most samples (a call site has one line; a
  * leaf the line running most often). 0 or -ENOMEM. */
@@ -825,6 +835,9 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		f.function = st_strtab__intern(x->p->strs, raw->function);
 		return f;
 	}
+	if (raw->module == NAME_PYTHON)
+		return st_python__symbolize(x->c->py, x->proc->pid, x->proc->image, raw,
+					    x->p->strs);
 	if (raw->kernel) {
 		r = st_symbolizer__resolve_kernel(x->c->sym, raw->addr, is_return, &s);
 	} else {

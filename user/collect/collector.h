@@ -84,6 +84,10 @@ void st_collector__demangle(struct st_collector *c, struct st_demangler *d);
  * lines (file, line) are given either way when DWARF has them. */
 void st_collector__inline(struct st_collector *c, bool on);
 
+/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/python.h). */
+struct st_python;
+void st_collector__python(struct st_collector *c, const struct st_python *py);
+
 /* Fold a sample the daemon unwound itself (user/collect/deferred.c) into thread
  * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
  * walk stopped early, under a [truncated] root), then kernel frames leaf

@@ -18,6 +18,7 @@
 #include "user/collect/forcefault.h"
 #include "user/model/demangle.h"
 #include "user/collect/launch.h"
+#include "user/collect/python.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
@@ -87,6 +88,7 @@ struct run {
 	struct st_unwinder *unw;	/* dwarf/auto: CFI tables in the BPF maps */
 	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
 	struct st_demangler *dm;	/* NULL: --no-demangle */
+	struct st_python *py;		/* CPython frames (NULL: --no-python) */
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
@@ -119,6 +121,7 @@ static void on_event(void *ctx, const struct st_event *e)
 			r->merge_err = -ENOMEM;
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
+		st_python__exited(r->py, e->pid);
 	} else {
 		/* ST_EV_UNWIND: an address without tables, maybe a new library;
 		 * ST_EV_TABLES, _STARTED: the launched command exec'd, then left
@@ -133,10 +136,14 @@ static void on_event(void *ctx, const struct st_event *e)
 	}
 }
 
-/* A process's maps were read: push its unwinding tables. */
+/* A process's maps were read: push its unwinding tables; look for CPython. */
 static void on_refresh(void *ctx, __u32 pid)
 {
-	st_unwinder__update(ctx, pid);
+	struct run *r = ctx;
+
+	if (r->unw)
+		st_unwinder__update(r->unw, pid);
+	st_python__probe(r->py, pid);
 }
 
 static int image_of(void *ctx, __u32 pid, __u32 *image)
@@ -295,6 +302,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	p->command = describe_target(r->o);
 	st_profile__add_note(p, "stacks cut short ([truncated] root), all reasons",
 			     truncated_samples(p));
+	if (ev == ST_EVENT_CPU)
+		st_python__notes(r->py, p);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!st[names[i].stat] && names[i].lost)
 			continue;
@@ -694,6 +703,16 @@ int st_daemon__run(const struct st_options *o)
 		st_collector__demangle(r.coll, r.dm);
 	}
 	st_collector__inline(r.coll, !o->no_inline);
+	if (!o->no_python) {
+		r.py = st_python__new(r.sess);
+		if (!r.py) {
+			fprintf(stderr, "stacktreed: cannot set up Python frames: %s (--no-python "
+				"profiles without them)\n", strerror(errno));
+			goto cleanup;
+		}
+		st_collector__python(r.coll, r.py);
+	}
+	st_collector__on_refresh(r.coll, on_refresh, &r);
 	if (o->unwind != ST_UNWIND_FP) {
 		struct st_unwinder_opts uo = {
 			.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
@@ -707,7 +726,6 @@ int st_daemon__run(const struct st_options *o)
 				strerror(errno));
 			goto cleanup;
 		}
-		st_collector__on_refresh(r.coll, on_refresh, r.unw);
 		if (o->cmd)
 			st_unwinder__preload(r.unw, o->cmd[0]);
 		/* its thread reads the deferred ring from now on */
@@ -824,6 +842,7 @@ cleanup:
 	st_defer__free(r.defer);
 	st_demangler__free(r.dm);
 	st_unwinder__free(r.unw);
+	st_python__free(r.py);
 	st_session__free(r.sess);
 	st_symbolizer__free(r.sym);
 	return ret;

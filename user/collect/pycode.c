@@ -1,8 +1,11 @@
 /* pycode.c - code objects, strings and location tables read out of a
  * CPython process (see pycode.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "user/collect/pycode.h"
 
@@ -203,4 +206,11 @@ __u32 st_py_linetable__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 in
 			p++;
 	}
 	return 0;
+}
+
+long st_py_read_pid(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	struct iovec l = { dst, n }, r = { (void *)(uintptr_t)addr, n };
+
+	return process_vm_readv(*(pid_t *)arg, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
 }

@@ -34,6 +34,10 @@ int st_py_code__read(const struct st_py_layout *l, __u64 code_type, st_py_read_f
 		     __u64 addr, struct st_py_code *out);
 void st_py_code__release(struct st_py_code *c);
 
+/* A reader of process *(pid_t *)arg's memory (process_vm_readv): 0 or
+ * -EFAULT. */
+long st_py_read_pid(void *arg, void *dst, __u32 n, __u64 addr);
+
 /* A str object's text as UTF-8 into buf (cut to len - 1 bytes at a
  * character boundary): 0 or negative errno. */
 int st_py_unicode__read(const struct st_py_layout *l, st_py_read_fn rd, void *arg, __u64 addr,
