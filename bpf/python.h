@@ -522,6 +522,13 @@ static long st_py_report_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* A sample the daemon unwinds later (deferred): native frames only. */
+static __always_inline void st_py_deferred(__u32 tgid)
+{
+	if (bpf_map_lookup_elem(&py_procs, &tgid))
+		st_py_count(ST_PY_STAT_DEFERRED, 1);
+}
+
 /* A sample's user frames (leaf first, frames[0..un), room for max): the
  * Python frames merged in when the process runs a CPython the daemon
  * found; returns the new count. */

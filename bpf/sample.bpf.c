@@ -991,6 +991,7 @@ int on_timer(struct bpf_perf_event_data *ctx)
 				ts->deferring++;
 			}
 			stat_inc(ST_STAT_DEFERRED);
+			st_py_deferred(tgid);
 			/* its maps are read while it lives, and its exit
 			 * reported, even if no sample of it is folded here */
 			notify_new_proc(tgid, tid);
@@ -1207,6 +1208,8 @@ int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned lon
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;
 	}
+	if (un > 0)	/* the Python line whose work touched the data */
+		un = st_py_sample(sc->ustack, (__u32)un, ST_MAX_USER, pid_tgid, task_image(task));
 	path_user(&pv, sc, un, ST_EVENT_FAULTS);
 	if (error_code & X86_PF_INSTR) {
 		/* an instruction fetch: the path ends at the faulting function */

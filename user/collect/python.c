@@ -167,7 +167,9 @@ void st_python__probe(struct st_python *py, __u32 pid)
 	char v[16];
 	int r;
 
-	if (!py || st_session__proc_image(py->sess, pid, &image))
+	if (!py)
+		return;
+	if (st_session__proc_image(py->sess, pid, &image))
 		image = ST_UNWIND_ANY_IMAGE;
 	r = st_py_proc__probe((int)pid, &p, &version);
 	if (r != ST_PY_PROBE_OK && r != ST_PY_PROBE_UNSUPPORTED)

@@ -1,0 +1,125 @@
+"""Python frames (issue 19): CPython 3.11's own stack, walked in BPF at
+sampling time and merged with the native one.
+
+tests/workloads/pyphases.py runs known phases (deep recursion, a list
+comprehension, a method calling zlib, a generator pipeline) in its main
+thread and a spinning function in a second thread, measuring each phase's
+CPU time itself. Under `-- python3.11` (Debian's static interpreter) and
+pyenv's python3 (on libpython3.11.so): the Python functions are nodes
+with their file and lines, in the order the program calls them (handler
+-> fib -> fib ..., parse -> <listcomp>), zlib's C frames under Codec.pack,
+the worker's function under its own thread, nearly every sample of the
+main thread reaches <module>, and each phase's share of the main thread
+is within TOL points of what the workload measured. --no-python: no
+Python frame at all."""
+import os
+import re
+
+from stcheck import (check, check_invariants, function_cum, function_nodes, load,
+                     main_thread, metric, nodes, run_profiled, thread)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
+DEBIAN = "/usr/bin/python3.11"
+PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+PY = "[python]"
+TOL = 5.0
+
+
+def def_line(name):
+    """The line of `def name` in the workload, and of its body's first line."""
+    for i, l in enumerate(open(SCRIPT), 1):
+        if re.match(r"\s*def %s\(" % re.escape(name), l):
+            return i
+    raise AssertionError("no def %s" % name)
+
+
+def py_nodes(root, name):
+    return [(n, p) for n, p in function_nodes(root, name) if n["module"] == PY]
+
+
+def check_python_profile(python):
+    out, err, rep = run_profiled(["-F", "499", "--", python, SCRIPT, "4"], timeout=180)
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "python3.11")
+    notes = prof["notes"]
+    check(notes.get("python: processes followed") == 1, "python processes: %s" % notes)
+    check(notes.get("python: code objects unreadable", 0) == 0, "unreadable: %s" % notes)
+    # handler -> fib, and fib recursing under itself with the line of the call
+    fibs = py_nodes(t["root"], "fib")
+    check(fibs, "no fib node")
+    parents = {p["function"] for _, p in fibs}
+    check(parents == {"handler.<locals>.<lambda>", "fib"}, "fib's parents: %s" % parents)
+    fl = def_line("fib")
+    # its body's line; the def line while the frame starts (RESUME, where
+    # the GIL may be dropped), as CPython itself reports it
+    check(all(n["file"].endswith("pyphases.py") and n["line"] in (fl, fl + 1) for n, _ in fibs),
+          "fib lines: %s" % {(n["file"], n["line"]) for n, _ in fibs})
+    check(sum(n["cum"] for n, _ in fibs if n["line"] == fl + 1) >=
+          0.9 * sum(n["cum"] for n, _ in fibs), "fib mostly on its body's line")
+    depth = max(d for n, d, _ in nodes(t["root"]) if n["function"] == "fib")
+    check(depth >= 20, "fib recursion only %d deep" % depth)
+    # parse -> <listcomp> on parse's line
+    lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
+    check(lcs and all(p["function"] == "parse" for _, p in lcs),
+          "<listcomp> parents: %s" % {p["function"] for _, p in lcs})
+    check(all(n["line"] in (def_line("parse"), def_line("parse") + 1) for n, _ in lcs),
+          "listcomp lines: %s" % {n["line"] for n, _ in lcs})
+    # zlib's C code under the Python method that called it
+    packs = py_nodes(t["root"], "Codec.pack")
+    check(packs, "no Codec.pack")
+    natives = [c for n, _ in packs for c, _, _ in nodes(n)
+               if c["module"] and "libz" in c["module"]]
+    z_all = sum(n["cum"] for n, _, _ in nodes(t["root"])
+                if n["module"] and "libz" in n["module"] and n["kind"] == "leaf")
+    z_under = sum(c["cum"] for c in natives if c["kind"] == "leaf")
+    check(z_all > 0 and z_under >= 0.95 * z_all, "zlib leaves under Codec.pack: %d of %d"
+          % (z_under, z_all))
+    # complete Python stacks: <module> on the path
+    mod = function_cum(t["root"], "<module>")
+    metric("python_module_share", 100.0 * mod / t["samples"])
+    check(mod >= 0.97 * t["samples"], "<module> in %d of %d samples" % (mod, t["samples"]))
+    # each phase's share of the main thread's phases, as measured by itself
+    work = {"fib": "fib", "parse": "parse", "pack": "Codec.pack", "total": "total"}
+    measured = sum(rep["phases"][k] for k in work)
+    counted = {k: function_cum(t["root"], f) for k, f in work.items()}
+    csum = sum(counted.values())
+    for k in work:
+        want = 100.0 * rep["phases"][k] / measured
+        got = 100.0 * counted[k] / max(csum, 1)
+        metric("python_share_err_" + k, got - want)
+        check(abs(got - want) <= TOL, "%s: %.1f%% of the samples, measured %.1f%%"
+              % (k, got, want))
+    # the worker thread's function under its own thread
+    w = thread(prof, rep["threads"]["worker"])
+    check(function_cum(w["root"], "spin") >= 0.8 * w["samples"],
+          "spin in %d of the worker's %d samples" % (function_cum(w["root"], "spin"),
+                                                     w["samples"]))
+    check(function_cum(t["root"], "spin") == 0, "spin under the main thread")
+    # the xtree names them with file and line
+    xt = open(os.path.join(out, "xtree.txt")).read()
+    check("fib [pyphases.py:%d]" % (fl + 1) in xt, "xtree has no 'fib [pyphases.py:N]'")
+    check("parse.<locals>.<listcomp> [pyphases.py:" in xt, "xtree has no <listcomp>")
+    return prof
+
+
+def test_python_debian_static():
+    check_python_profile(DEBIAN)
+
+
+def test_python_pyenv_libpython():
+    if not os.path.exists(PYENV):
+        return
+    check_python_profile(PYENV)
+
+
+def test_python_off():
+    out, err, rep = run_profiled(["-F", "199", "--no-python", "--", DEBIAN, SCRIPT, "1"])
+    prof = load(out)
+    check_invariants(prof)
+    for t in prof["threads"]:
+        check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])),
+              "Python frames with --no-python")
+    check(not any(k.startswith("python:") for k in prof["notes"]),
+          "python counters with --no-python")
