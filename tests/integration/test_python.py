@@ -14,8 +14,12 @@ is within TOL points of what the workload measured. --no-python: no
 Python frame at all."""
 import os
 import re
+import shutil
+import subprocess
+import tempfile
+import time
 
-from stcheck import (check, check_invariants, function_cum, function_nodes, load,
+from stcheck import (Daemon, check, read_report, workload, check_invariants, function_cum, function_nodes, load,
                      main_thread, metric, nodes, run_profiled, thread)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,11 +44,15 @@ def py_nodes(root, name):
 
 def check_python_profile(python):
     out, err, rep = run_profiled(["-F", "499", "--", python, SCRIPT, "4"], timeout=180)
+    return check_python_run(out, rep)
+
+
+def check_python_run(out, rep, pid=None):
     prof = load(out)
     check_invariants(prof)
-    t = main_thread(prof, "python3.11")
+    t = main_thread(prof, "python3.11") if pid is None else thread(prof, pid)
     notes = prof["notes"]
-    check(notes.get("python: processes followed") == 1, "python processes: %s" % notes)
+    check(notes.get("python: processes followed", 0) >= 1, "python processes: %s" % notes)
     check(notes.get("python: code objects unreadable", 0) == 0, "unreadable: %s" % notes)
     # handler -> fib, and fib recursing under itself with the line of the call
     fibs = py_nodes(t["root"], "fib")
@@ -114,6 +122,34 @@ def test_python_pyenv_libpython():
     check_python_profile(PYENV)
 
 
+def attached(mode):
+    """The workload profiled by a daemon started beside it: --pid (it runs
+    already) or -a (it starts once sampling has)."""
+    out = tempfile.mkdtemp(prefix="st-it-py-")
+    report = os.path.join(out, "workload.txt")
+    env = dict(os.environ, WL_REPORT=report)
+    cmd = [DEBIAN, SCRIPT, "4"]
+    if mode == "pid":
+        p = subprocess.Popen(cmd, env=env)
+        time.sleep(0.3)
+        d = Daemon(["--pid", str(p.pid), "-F", "499", "-o", out])
+    else:
+        d = Daemon(["-a", "-F", "499", "-o", out])
+        p = subprocess.Popen(cmd, env=env)
+    check(p.wait(timeout=120) == 0, "the workload failed")
+    rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    return check_python_run(out, read_report(report), p.pid)
+
+
+def test_python_pid():
+    attached("pid")
+
+
+def test_python_all():
+    attached("all")
+
+
 def test_python_off():
     out, err, rep = run_profiled(["-F", "199", "--no-python", "--", DEBIAN, SCRIPT, "1"])
     prof = load(out)
@@ -123,3 +159,33 @@ def test_python_off():
               "Python frames with --no-python")
     check(not any(k.startswith("python:") for k in prof["notes"]),
           "python counters with --no-python")
+
+
+def test_python_hostile_state():
+    """A non-Python program that fakes the interpreter's symbols and state
+    (tests/workloads/fakepy.c: a looping frame chain, a code object whose
+    name has an absurd length): every walk is cut at 64 frames and counted,
+    the code object is refused, the daemon finishes."""
+    d = tempfile.mkdtemp(prefix="st-it-fakepy-")
+    fake = os.path.join(d, "python3.11-fake")
+    shutil.copy(workload("fakepy"), fake)
+    out, err, rep = run_profiled(["-F", "499", "--", fake, "2"])
+    prof = load(out)
+    check_invariants(prof)
+    t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+    notes = prof["notes"]
+    cut = notes.get("python: stacks cut at 64 python frames", 0)
+    check(cut >= 0.8 * t["samples"], "%d walks cut of %d samples: %s" % (cut, t["samples"], notes))
+    check(notes.get("python: code objects unreadable", 0) >= 1, "code object read: %s" % notes)
+    deepest = 0
+    for n, _, _ in nodes(t["root"]):
+        if n["module"] == PY:
+            check(n["function"] == "[python code]", "a fake frame named %s" % n["function"])
+    # at most 64 Python frames on any path
+    stack = [(t["root"], 0)]
+    while stack:
+        n, k = stack.pop()
+        k += n["module"] == PY
+        deepest = max(deepest, k)
+        stack.extend((c, k) for c in n["children"])
+    check(0 < deepest <= 64, "%d Python frames on a path" % deepest)
