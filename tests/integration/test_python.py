@@ -189,3 +189,87 @@ def test_python_hostile_state():
         deepest = max(deepest, k)
         stack.extend((c, k) for c in n["children"])
     check(0 < deepest <= 64, "%d Python frames on a path" % deepest)
+
+
+def test_python_unsupported_version():
+    """An interpreter whose Py_Version has no layout (3.13, faked): said
+    once by name on stderr, counted, profiled natively."""
+    d = tempfile.mkdtemp(prefix="st-it-fakepy-")
+    fake = os.path.join(d, "python3.13")
+    shutil.copy(workload("fakepy313"), fake)
+    out, err, rep = run_profiled(["-F", "199", "--", fake, "1"])
+    lines = [l for l in err.splitlines() if "not supported" in l]
+    check(len(lines) == 1 and re.search(r"python 3\.13 in pid \d+: not supported, native "
+                                        r"frames only", lines[0]), "stderr: %s" % lines)
+    prof = load(out)
+    check(prof["notes"].get("python: processes of unsupported versions") == 1,
+          "notes: %s" % prof["notes"])
+    t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+    check(function_cum(t["root"], "_PyEval_EvalFrameDefault") >= 0.8 * t["samples"],
+          "native frames: %s" % t["samples"])
+    check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])), "Python frames")
+
+
+# difflib and pydoc of the standard library, with a thread that dumps the
+# main thread's Python stack (sys._current_frames) every 2 ms
+REAL = r"""
+import difflib, pydoc, random, sys, threading, time
+main, edges, stop = threading.main_thread().ident, set(), threading.Event()
+def dumper():
+    while not stop.is_set():
+        f, chain = sys._current_frames().get(main), []
+        while f is not None:
+            chain.append(f.f_code.co_qualname)
+            f = f.f_back
+        chain.reverse()
+        edges.update(zip(chain, chain[1:]))
+        time.sleep(0.002)
+threading.Thread(target=dumper).start()
+rnd = random.Random(1)
+words = ['w%d' % rnd.randrange(500) for _ in range(6000)]
+a = [' '.join(words[i:i + 8]) for i in range(0, 6000, 8)]
+b = [l if rnd.random() < 0.8 else l[::-1] for l in a]
+end = time.time() + 4
+while time.time() < end:
+    difflib.HtmlDiff().make_file(a[:300], b[:300])
+    pydoc.render_doc(difflib, renderer=pydoc.html)
+stop.set()
+with open(sys.argv[1], 'w') as out:
+    for p, c in sorted(edges):
+        out.write('%s\t%s\n' % (p, c))
+"""
+
+
+def test_python_real_program_matches_its_own_dumps():
+    """Standard-library code (difflib, pydoc: nobody here wrote it): every
+    caller -> callee pair of Python functions in the profile (callee under
+    its nearest Python ancestor, C frames between skipped) is one the
+    program's own sys._current_frames() dumps saw (>= 97%, weighted by
+    the nodes' samples)."""
+    d = tempfile.mkdtemp(prefix="st-it-pyreal-")
+    script, dumps = os.path.join(d, "real.py"), os.path.join(d, "edges.txt")
+    with open(script, "w") as f:
+        f.write(REAL)
+    out, err, rep = run_profiled(["-F", "499", "--", DEBIAN, script, dumps], timeout=180)
+    prof = load(out)
+    seen = {tuple(l.rstrip("\n").split("\t")) for l in open(dumps)}
+    check(len(seen) > 50, "only %d pairs dumped" % len(seen))
+    t = main_thread(prof, "python3.11")
+    good = bad = 0
+    missing = {}
+    stack = [(t["root"], None)]
+    while stack:
+        n, py_parent = stack.pop()
+        here = py_parent
+        if n["module"] == PY:
+            if py_parent is not None:
+                if (py_parent, n["function"]) in seen:
+                    good += n["cum"]
+                else:
+                    bad += n["cum"]
+                    missing[(py_parent, n["function"])] = n["cum"]
+            here = n["function"]
+        stack.extend((c, here) for c in n["children"])
+    metric("python_real_pairs_seen", 100.0 * good / max(good + bad, 1))
+    check(good > 0 and bad <= 0.03 * (good + bad), "pairs not in the dumps: %d of %d: %s"
+          % (bad, good + bad, sorted(missing.items(), key=lambda x: -x[1])[:8]))

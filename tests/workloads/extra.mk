@@ -50,3 +50,11 @@ $(B)/workloads/qsort_nocfi: tests/workloads/qsort.c tests/workloads/workload.h
 
 WORKLOAD_EXTRA += $(B)/workloads/libnofp.so $(B)/workloads/libnofpdl.so \
 		  $(B)/workloads/qsort_nocfi
+
+# A fake interpreter of a version without a layout (issue 19): reported once
+# by name, profiled natively.
+$(B)/workloads/fakepy313: tests/workloads/fakepy.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -DFAKE_VERSION=0x030d00f0 $< -o $@
+
+WORKLOAD_EXTRA += $(B)/workloads/fakepy313

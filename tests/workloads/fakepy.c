@@ -13,7 +13,10 @@
 
 #include "workload.h"
 
-const unsigned long Py_Version = 0x030b07f0;
+#ifndef FAKE_VERSION
+#define FAKE_VERSION 0x030b07f0	/* 3.11.7; fakepy313 (extra.mk): 3.13.0 */
+#endif
+const unsigned long Py_Version = FAKE_VERSION;
 uint64_t PyCode_Type[32];
 uint64_t _PyRuntime[64];
 static uint64_t interp[8], tstate[32], cframe[4], frame_a[16], frame_b[16], code[32],

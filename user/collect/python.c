@@ -30,7 +30,6 @@ struct pycode {
 struct pyproc {
 	__u32 pid, image;
 	bool found;			/* in py_procs */
-	bool reported;			/* unsupported version said */
 	struct st_py_proc p;
 	struct st_u64map *codes;	/* code address -> pycode */
 };
@@ -40,6 +39,7 @@ struct st_python {
 	int procs_fd, stats_fd;
 	struct st_strtab *strs;
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
+	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
 	__u64 processes, unsupported, codes, code_failed, code_dropped, table_bytes;
 };
 
@@ -122,7 +122,9 @@ struct st_python *st_python__new(struct st_session *s)
 	events_fd = st_session__map_fd(s, "py_events");
 	py->strs = st_strtab__new();
 	py->procs = st_u64map__new();
-	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->strs || !py->procs) {
+	py->said = st_u64map__new();
+	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->strs || !py->procs ||
+	    !py->said) {
 		err = py->procs_fd < 0 ? py->procs_fd : events_fd < 0 ? events_fd : -ENOMEM;
 		goto fail;
 	}
@@ -155,6 +157,7 @@ void st_python__free(struct st_python *py)
 		free(pp);
 	}
 	st_u64map__free(py->procs);
+	st_u64map__free(py->said);
 	st_strtab__free(py->strs);
 	free(py);
 }
@@ -174,18 +177,18 @@ void st_python__probe(struct st_python *py, __u32 pid)
 	r = st_py_proc__probe((int)pid, &p, &version);
 	if (r != ST_PY_PROBE_OK && r != ST_PY_PROBE_UNSUPPORTED)
 		return;
-	pp = proc_get(py, pid, image);
-	if (!pp)
-		return;
 	if (r == ST_PY_PROBE_UNSUPPORTED) {
-		if (!pp->reported) {
+		if (!st_u64map__get(py->said, (__u64)pid + 1) &&
+		    !st_u64map__put(py->said, (__u64)pid + 1, (void *)1)) {
 			fprintf(stderr, "stacktreed: python %s in pid %u: not supported, native "
 				"frames only\n", st_py_version__str(version, v, sizeof(v)), pid);
 			py->unsupported++;
 		}
-		pp->reported = true;
 		return;
 	}
+	pp = proc_get(py, pid, image);
+	if (!pp)
+		return;
 	p.image = image;
 	if (pp->found && !memcmp(&pp->p, &p, sizeof(p)))
 		return;
