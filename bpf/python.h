@@ -86,6 +86,7 @@ struct st_py_layout {
 struct st_py_proc {
 	__u64 runtime;			/* address of _PyRuntime */
 	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault's text */
+	__u64 cold_start, cold_end;	/* ... its .cold part (GCC's hot/cold split), or 0 */
 	__u64 code_type;		/* address of PyCode_Type (0: unknown) */
 	__u32 image;			/* the image (self_exec_id) it was found in */
 	__u32 pad;
@@ -358,7 +359,7 @@ out:
 struct st_py_merge {
 	struct st_py_scratch *s;
 	__u64 *out;
-	__u64 eval_start, eval_end;
+	__u64 eval_start, eval_end, cold_start, cold_end;
 	__u32 un, i, j, o, max;
 	bool in_run, cut, unmatched;
 };
@@ -390,7 +391,7 @@ static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
 	m->i++;
 	/* a return address may be the function's end (a call as its last
 	 * instruction): end inclusive */
-	if (a >= m->eval_start && a <= m->eval_end) {
+	if ((a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end)) {
 		if (m->j < s->n) {
 			m->in_run = true;
 			return 0;
@@ -417,6 +418,7 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 {
 	struct st_py_merge m = {
 		.s = s, .out = frames, .eval_start = p->eval_start, .eval_end = p->eval_end,
+		.cold_start = p->cold_start ? p->cold_start : 1, .cold_end = p->cold_end,
 		.max = max > ST_PY_MAX_FRAMES * 2 ? ST_PY_MAX_FRAMES * 2 : max,
 	};
 	__u32 k;

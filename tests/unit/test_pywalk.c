@@ -253,6 +253,16 @@ static void test_merge(void **state)
 	n = st_py_merge(&s, &p, h, 3, 4, &cut, &unmatched);
 	assert_int_equal(n, 4);
 	assert_true(cut);
+	/* a frame in the function's cold part is an evaluation frame too */
+	__u64 k[ST_PY_MAX_FRAMES * 2] = { 0x7050, 0x5000 };
+
+	p.cold_start = 0x7000;
+	p.cold_end = 0x7100;
+	n = st_py_merge(&s, &p, k, 2, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 4);
+	assert_int_equal(k[0], 1 | ST_PY_TAG);
+	assert_int_equal(k[2], 3 | ST_PY_TAG);
+	assert_int_equal(k[3], 0x5000);
 }
 
 int main(void)

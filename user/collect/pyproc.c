@@ -78,6 +78,9 @@ static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 
 			} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
 				out->eval = s.st_value;
 				out->eval_size = s.st_size;
+			} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
+				out->cold = s.st_value;
+				out->cold_size = s.st_size;
 			} else if (!strcmp(name, "PyCode_Type")) {
 				out->code_type = s.st_value;
 			} else if (!strcmp(name, "Py_Version") && (s.st_size == 4 || s.st_size == 8)) {
@@ -86,6 +89,28 @@ static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 
 		}
 		return;
 	}
+}
+
+/* The cold part's symbol from the debug file of e's build id, if it is
+ * installed (it must describe the same layout: its symbol table is e's). */
+static void find_cold(struct st_elf *e, struct st_py_elf *out)
+{
+	char hex[ST_BUILD_ID_HEX_MAX], path[256];
+	struct st_py_elf dbg = {};
+	struct st_elf *d = NULL;
+	__u64 unused = 0;
+
+	if (st_elf__build_id(e, hex) || strlen(hex) < 3)
+		return;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (st_elf__open(path, &d))
+		return;
+	scan_symbols(st_elf__elf(d), SHT_SYMTAB, &dbg, &unused);
+	if (dbg.eval == out->eval && dbg.cold) {
+		out->cold = dbg.cold;
+		out->cold_size = dbg.cold_size;
+	}
+	st_elf__free(d);
 }
 
 int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
@@ -101,8 +126,10 @@ int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
 	if (r)
 		return r;
 	scan_symbols(st_elf__elf(e), SHT_DYNSYM, out, &version_at);
-	if (!out->runtime || !out->eval || !out->code_type)
+	if (!out->runtime || !out->eval || !out->code_type || !out->cold)
 		scan_symbols(st_elf__elf(e), SHT_SYMTAB, out, &version_at);
+	if (!out->cold)
+		find_cold(e, out);
 	if (version_at && read_vaddr(e, version_at, &v, sizeof(v)) == 0 && (v >> 24) == 3)
 		out->version = v;
 	else
@@ -171,6 +198,10 @@ int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 		out->eval_start = pe.eval + bias;
 		out->eval_end = pe.eval + pe.eval_size + bias;
 		out->code_type = pe.code_type ? pe.code_type + bias : 0;
+		if (pe.cold && pe.cold_size) {
+			out->cold_start = pe.cold + bias;
+			out->cold_end = pe.cold + pe.cold_size + bias;
+		}
 		out->l = *l;
 		r = ST_PY_PROBE_OK;
 	}

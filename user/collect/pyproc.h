@@ -20,6 +20,10 @@
 struct st_py_elf {
 	__u64 runtime;		/* _PyRuntime */
 	__u64 eval, eval_size;	/* _PyEval_EvalFrameDefault */
+	__u64 cold, cold_size;	/* _PyEval_EvalFrameDefault.cold: the part GCC split
+				 * off as cold; from the file, else from its debug
+				 * file under /usr/lib/debug/.build-id/ (Debian's
+				 * python3.11 names it only there) */
 	__u64 code_type;	/* PyCode_Type */
 	__u32 version;		/* Py_Version (0x030b07f0), or major.minor from the
 				 * file name (0x030b0000), or 0 */
