@@ -58,7 +58,7 @@ $(B)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/bpf/%.bpf.o: bpf/%.bpf.c bpf/stacktree.h $(B)/vmlinux.h
+$(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(B)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
 		-Wall -Werror -c $< -o $@
