@@ -96,7 +96,7 @@ struct st_py_proc {
 /* py_codes key: a code object the process was sampled in, reported once */
 struct st_py_code_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 image;	/* an exec's new program reports its code objects anew */
 	__u64 code;
 };
 
@@ -501,7 +501,7 @@ struct st_py_report {
 static long st_py_report_step(__u32 i, void *ctx)
 {
 	struct st_py_report *r = ctx;
-	struct st_py_code_key k = { .tgid = r->tgid };
+	struct st_py_code_key k = { .tgid = r->tgid, .image = r->image };
 	struct st_py_event *e;
 	__u8 one = 1;
 

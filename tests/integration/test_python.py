@@ -276,3 +276,38 @@ def test_python_real_program_matches_its_own_dumps():
     metric("python_real_pairs_seen", 100.0 * good / max(good + bad, 1))
     check(good > 0 and bad <= 0.05 * (good + bad), "pairs not in the dumps: %d of %d: %s"
           % (bad, good + bad, sorted(missing.items(), key=lambda x: -x[1])[:8]))
+
+
+MP = r"""
+import multiprocessing, time
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def child(k):
+    end = time.time() + 2
+    while time.time() < end:
+        fib(16)
+    return k
+if __name__ == '__main__':
+    with multiprocessing.get_context('fork').Pool(2) as p:
+        p.map(child, range(2))
+"""
+
+
+def test_python_multiprocessing_children():
+    """Forked multiprocessing workers of a launched python3.11: each walks
+    its own Python stack (child -> fib recursion) in its own process."""
+    d = tempfile.mkdtemp(prefix="st-it-pymp-")
+    script = os.path.join(d, "mp.py")
+    with open(script, "w") as f:
+        f.write(MP)
+    out, err, rep = run_profiled(["-F", "499", "--", DEBIAN, script])
+    prof = load(out)
+    check_invariants(prof)
+    pids = {t["pid"] for t in prof["threads"]
+            if function_cum(t["root"], "child") >= 0.8 * t["samples"] and t["samples"] > 100}
+    check(len(pids) == 2, "processes running child(): %s" % pids)
+    for t in prof["threads"]:
+        if t["pid"] in pids:
+            fibs = py_nodes(t["root"], "fib")
+            check(fibs and {p["function"] for _, p in fibs} == {"child", "fib"},
+                  "fib's parents in %d: %s" % (t["pid"], {p["function"] for _, p in fibs}))
