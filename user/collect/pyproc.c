@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/pyoffsets.h"
@@ -92,18 +93,18 @@ static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 
 }
 
 /* The cold part's symbol from the debug file of e's build id, if it is
- * installed (it must describe the same layout: its symbol table is e's). */
+ * installed (the symbolizer's lookup: its build id must match). */
 static void find_cold(struct st_elf *e, struct st_py_elf *out)
 {
-	char hex[ST_BUILD_ID_HEX_MAX], path[256];
+	char hex[ST_BUILD_ID_HEX_MAX];
+	struct st_debug_query q = { .debug_dir = "/usr/lib/debug", .build_id = hex,
+				    .root_fd = -2 };
 	struct st_py_elf dbg = {};
 	struct st_elf *d = NULL;
+	const char *how;
 	__u64 unused = 0;
 
-	if (st_elf__build_id(e, hex) || strlen(hex) < 3)
-		return;
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	if (st_elf__open(path, &d))
+	if (st_elf__build_id(e, hex) || st_debuginfo__find(&q, &d, &how))
 		return;
 	scan_symbols(st_elf__elf(d), SHT_SYMTAB, &dbg, &unused);
 	if (dbg.eval == out->eval && dbg.cold) {
