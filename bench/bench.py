@@ -754,7 +754,41 @@ def main():
         for compiler in os.environ.get("BENCH_COMPILERS", "gcc clang-14").split():
             bench_compiler(compiler, cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf,
                            out)
+    py_rounds = env_int("BENCH_PY_ROUNDS", 3, lo=0)
+    if py_rounds:
+        bench_python(py_rounds, freq, out)
     return 0
+
+
+PYTHON = "/usr/bin/python3.11"
+PY_SCRIPT = os.path.join(ROOT, "tests", "workloads", "pyphases.py")
+
+
+def bench_python(rounds, freq, out):
+    """Issue 19: BPF run time per sample on a Python workload
+    (tests/workloads/pyphases.py under python3.11) with Python frames
+    walked and with --no-python, alternating; the ratio of the medians
+    (goal: <= 1.5)."""
+    if not os.access(PYTHON, os.X_OK):
+        print(f"python: {PYTHON} missing, skipped")
+        return
+    ns = {"on": [], "off": []}
+    for i in range(rounds):
+        for mode in ("on", "off"):
+            d = os.path.join(out, f"py-{mode}-{i}")
+            args = [STACKTREED, "-F", str(freq), "-o", d] + \
+                (["--no-python"] if mode == "off" else []) + ["--", PYTHON, PY_SCRIPT, "4"]
+            p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+            r = parse_stacktreed(p.stderr, d)
+            if p.returncode == 0 and "bpf_ns_walked" in r:
+                ns[mode].append(r["bpf_ns_walked"])
+    if not ns["on"] or not ns["off"]:
+        print("python: no BPF run time (kernel BPF stats off?)")
+        return
+    on, off = med(ns["on"]), med(ns["off"])
+    print(f"python: BPF run time per sample on {os.path.basename(PY_SCRIPT)} at {freq} Hz: "
+          f"{on:.0f} ns with Python frames, {off:.0f} ns with --no-python (ratio {on / off:.2f}; "
+          f"goal <= 1.5; medians of {rounds})")
 
 
 # ---- a real compiler -------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "threads.bpf.h"
 #include "walk.bpf.h"
 #include "fold.bpf.h"
+#include "python.h"
 
 /* --force-faults: pages the daemon paged out, until their next fault */
 struct {
@@ -91,6 +92,8 @@ static __always_inline int fault_sample(void *ctx, unsigned long address, struct
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;
 	}
+	if (un > 0)	/* the Python line whose work touched the data */
+		un = st_py_sample(sc->ustack, (__u32)un, ST_MAX_USER, pid_tgid, task_image(task));
 	path_user(&pv, sc, un, ST_EVENT_FAULTS, dwarf);
 	if (error_code & X86_PF_INSTR) {
 		/* an instruction fetch: the path ends at the faulting function */

@@ -18,6 +18,7 @@
 #include "procs.bpf.h"
 #include "walk.bpf.h"
 #include "calls.h"
+#include "python.h"
 
 /* comm of each thread, written when its root node is created */
 struct {
@@ -49,9 +50,16 @@ static __always_inline __u64 path_at(const struct scratch *sc, const struct path
 	}
 	i -= pv->trunc;
 	if (i < pv->un) {
+		__u64 a;
+
 		from = pv->un - 1 - i;
 		*flags = (from == 0 && pv->kn == 0) ? ST_NODE_LEAF : 0;
-		return sc->ustack[from & (ST_USTACK_SLOTS - 1)];
+		a = sc->ustack[from & (ST_USTACK_SLOTS - 1)];
+		if (a & ST_PY_TAG) {	/* merged in by st_py_sample() */
+			*flags |= ST_NODE_PYTHON;
+			a &= ~ST_PY_TAG;
+		}
+		return a;
 	}
 	i -= pv->un;
 	if (i < pv->kn) {

@@ -41,6 +41,7 @@
 #include "walk.bpf.h"
 #include "defer.bpf.h"
 #include "fold.bpf.h"
+#include "python.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -91,6 +92,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 				ts->deferring++;
 			}
 			stat_inc(ST_STAT_DEFERRED);
+			st_py_deferred(tgid);
 			/* its maps are read while it lives, and its exit
 			 * reported, even if no sample of it is folded here */
 			notify_new_proc(tgid, tid);
@@ -103,6 +105,9 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 			end_deferral(ts);
 	}
 
+	if (un > 0)	/* CPython's frames in place of its evaluation loop's */
+		un = st_py_sample(sc->ustack, (__u32)un, ST_MAX_USER, pid_tgid,
+				  task_image(bpf_get_current_task_btf()));
 	/* the path, root first: [truncated], user frames, kernel frames */
 	path_user(&pv, sc, un, ST_EVENT_CPU, dwarf);
 	pv.kn = kn;

@@ -45,6 +45,8 @@
 #define ST_NODE_FAULTS 0x200	/* with ROOT: the thread's page-fault tree */
 #define ST_NODE_FORCED 0x400	/* with a DATA flag: a fault on a page --force-faults paged
 				 * out (its key was in forced_pages) */
+#define ST_NODE_PYTHON 0x800	/* a CPython frame: addr = code object << 16 | instruction
+				 * index (bpf/python.h) */
 #define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
 
 /* What a sample is; the stats map holds ST_STAT__MAX counters per event. */

@@ -402,7 +402,9 @@ const char *st_frame__name(const struct st_frame *f, char *buf, size_t len)
 	if (f->kind == ST_FRAME_DATA)
 		return data_name(f, buf, len);
 	if (f->function) {
-		if (f->kind == ST_FRAME_CALLSITE)
+		/* a Python call site's offset is its line, shown by the module */
+		if (f->kind == ST_FRAME_CALLSITE &&
+		    !(f->module && !strcmp(f->module, ST_PYTHON_MODULE)))
 			snprintf(buf, len, "%s+0x%" PRIx64, f->function, (uint64_t)f->offset);
 		else
 			snprintf(buf, len, "%s", f->function);

@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
       libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq
+      python3.11 python3.11-dbg
       protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils
       libclang-rt-14-dev	# libFuzzer and the sanitizer runtimes for clang (make fuzz)
       libiberty-dev g++	# the demangler (binutils' own); a C++ compiler to profile

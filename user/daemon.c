@@ -19,6 +19,7 @@
 #include "user/symbolize/namer.h"
 #include "user/model/build.h"
 #include "user/collect/launch.h"
+#include "user/collect/python.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
@@ -89,6 +90,7 @@ struct run {
 	struct st_defer *defer;		/* dwarf/auto: samples waiting for their tables */
 	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_namer *names;		/* names the raw trees' frames */
+	struct st_python *py;		/* CPython frames (NULL: --no-python) */
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
@@ -121,6 +123,7 @@ static void on_event(void *ctx, const struct st_event *e)
 			r->merge_err = -ENOMEM;
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
+		st_python__exited(r->py, e->pid);
 	} else {
 		/* ST_EV_UNWIND: an address without tables, maybe a new library;
 		 * ST_EV_TABLES, _STARTED: the launched command exec'd, then left
@@ -135,10 +138,14 @@ static void on_event(void *ctx, const struct st_event *e)
 	}
 }
 
-/* A process's maps were read: push its unwinding tables. */
+/* A process's maps were read: push its unwinding tables; look for CPython. */
 static void on_refresh(void *ctx, __u32 pid)
 {
-	st_unwinder__update(ctx, pid);
+	struct run *r = ctx;
+
+	if (r->unw)
+		st_unwinder__update(r->unw, pid);
+	st_python__probe(r->py, pid);
 }
 
 static int image_of(void *ctx, __u32 pid, __u32 *image)
@@ -206,6 +213,7 @@ static struct st_summary_src parts(const struct run *r)
 {
 	return (struct st_summary_src){
 		.sess = r->sess, .coll = r->coll, .sym = r->sym, .unw = r->unw, .ff = r->ff,
+		.py = r->py,
 	};
 }
 
@@ -509,6 +517,17 @@ static int open_parts(struct run *r)
 		st_namer__demangle(r->names, r->dm);
 	}
 	st_namer__inline(r->names, !o->no_inline);
+	if (!o->no_python) {
+		r->py = st_python__new(r->sess);
+		if (!r->py) {
+			err = errno ? errno : ENOMEM;
+			fprintf(stderr, "stacktreed: cannot set up Python frames: %s (--no-python "
+				"profiles without them)\n", strerror(err));
+			return -err;
+		}
+		st_namer__python(r->names, r->py);
+	}
+	st_collector__on_refresh(r->coll, on_refresh, r);
 	return 0;
 }
 
@@ -532,7 +551,6 @@ static int open_unwinding(struct run *r)
 		fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n", strerror(err));
 		return -err;
 	}
-	st_collector__on_refresh(r->coll, on_refresh, r->unw);
 	if (o->cmd)
 		st_unwinder__preload(r->unw, o->cmd[0]);
 	/* its thread reads the deferred ring from now on */
@@ -673,6 +691,7 @@ static void close_parts(struct run *r)
 	st_namer__free(r->names);
 	st_demangler__free(r->dm);
 	st_unwinder__free(r->unw);
+	st_python__free(r->py);
 	st_session__free(r->sess);
 	st_symbolizer__free(r->sym);
 }

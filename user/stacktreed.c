@@ -35,6 +35,7 @@ enum {
 	OPT_DEFER_MB,
 	OPT_NO_DEMANGLE,
 	OPT_NO_INLINE,
+	OPT_NO_PYTHON,
 	OPT_LINES,
 	OPT_UNWIND_CACHE,
 	OPT_NO_UNWIND_CACHE,
@@ -56,6 +57,7 @@ static const struct argp_option options[] = {
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
+	{ "no-python", OPT_NO_PYTHON, NULL, 0, "No Python frames: CPython processes are profiled natively only (the interpreter's evaluation loop, not the Python functions)", 1 },
 	{ "no-inline", OPT_NO_INLINE, NULL, 0, "No inline frames: a function the compiler inlined is not a frame of its own (DWARF source lines are still given)", 1 },
 	{ "lines", OPT_LINES, NULL, 0, "xtree: file:line of each frame (from DWARF) after its name", 1 },
 	{ "unwind-cache", OPT_UNWIND_CACHE, "DIR", 0, "dwarf/auto: keep compiled unwind tables in DIR (default /var/cache/stacktreed as root, else ~/.cache/stacktreed); it must be ours and not writable by others", 2 },
@@ -189,6 +191,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
+		break;
+	case OPT_NO_PYTHON:
+		o->no_python = true;
 		break;
 	case OPT_NO_INLINE:
 		o->no_inline = true;

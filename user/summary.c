@@ -13,6 +13,7 @@
 #include "symbolizer/symbolizer.h"
 #include "user/collect/collector.h"
 #include "user/collect/forcefault.h"
+#include "user/collect/python.h"
 #include "user/collect/session.h"
 #include "user/collect/unwinder.h"
 #include "user/model/profile.h"
@@ -101,6 +102,39 @@ static void add_perfmap_notes(struct st_profile *p, const struct st_collector *c
 			st_profile__add_note(p, notes[i].name, notes[i].n);
 }
 
+/* CPython frames' counters (user/collect/python.h): since the start,
+ * the cpu and page-fault programs' together. */
+static void add_python_notes(struct st_profile *p, const struct st_python *py)
+{
+	static const char *const names[ST_PY_STAT__MAX] = {
+		[ST_PY_STAT_SAMPLES] = "python: samples of python processes",
+		[ST_PY_STAT_WALKED] = "python: samples with python frames",
+		[ST_PY_STAT_FRAMES] = "python: frames walked",
+		[ST_PY_STAT_NO_THREAD] = "python: samples of threads without a thread state",
+		[ST_PY_STAT_NO_FRAME] = "python: samples of threads without a python frame",
+		[ST_PY_STAT_READ_FAULT] = "python: walks stopped by a failed read",
+		[ST_PY_STAT_BAD_VALUE] = "python: walks stopped by an absurd value",
+		[ST_PY_STAT_TRUNCATED] = "python: stacks cut at 64 python frames",
+		[ST_PY_STAT_UNMATCHED] = "python: evaluation frames and python frames unpaired",
+		[ST_PY_STAT_MERGE_CUT] = "python: merged stacks cut at 127 frames",
+		[ST_PY_STAT_CODE_EVENTS] = "python: code objects reported",
+		[ST_PY_STAT_CODE_LOST] = "python: code object reports lost (ring full)",
+		[ST_PY_STAT_DEFERRED] = "python: deferred samples (native frames only)",
+	};
+	struct st_python_stats ps;
+
+	if (!py || st_python__stats(py, &ps))
+		return;
+	for (size_t k = 0; k < ST_PY_STAT__MAX; k++)
+		if (names[k])
+			st_profile__add_note(p, names[k], ps.bpf[k]);
+	st_profile__add_note(p, "python: processes followed", ps.processes);
+	st_profile__add_note(p, "python: processes of unsupported versions", ps.unsupported);
+	st_profile__add_note(p, "python: code objects read", ps.codes);
+	st_profile__add_note(p, "python: code objects unreadable", ps.code_failed);
+	st_profile__add_note(p, "python: code objects over the bound", ps.code_dropped);
+}
+
 void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,
 		       const __u64 *st)
 {
@@ -128,6 +162,8 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
 		st_profile__add_note(p, "processes symbolized with their parent's maps (exec'd before "
 				     "their own were read)", bad);
 	add_perfmap_notes(p, s->coll);
+	if (ev == ST_EVENT_CPU)
+		add_python_notes(p, s->py);
 }
 
 /* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in MiB: the resident set

@@ -16,6 +16,7 @@ struct st_collector;
 struct st_symbolizer;
 struct st_unwinder;
 struct st_forcefault;
+struct st_python;
 
 /* The parts of a session whose counters are told; unw and ff are NULL when
  * not used. faults: the profile told is the page-fault one. */
@@ -25,6 +26,7 @@ struct st_summary_src {
 	struct st_symbolizer *sym;
 	struct st_unwinder *unw;
 	struct st_forcefault *ff;
+	const struct st_python *py;	/* NULL: --no-python */
 	bool faults;
 };
 

@@ -82,3 +82,11 @@ $(B)/workloads/layout_lld: tests/workloads/layout.c tests/workloads/workload.h
 	$(CLANG) $(LAYOUT_CFLAGS) -fuse-ld=lld $< -o $@
 
 WORKLOAD_EXTRA += $(B)/workloads/layout_lld
+
+# A fake interpreter of a version without a layout (issue 19): reported once
+# by name, profiled natively.
+$(B)/workloads/fakepy313: tests/workloads/fakepy.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -DFAKE_VERSION=0x030d00f0 $< -o $@
+
+WORKLOAD_EXTRA += $(B)/workloads/fakepy313

@@ -21,6 +21,7 @@
 /* compared by pointer: raw frames carry these very arrays */
 static const char NAME_BRK[] = ST_RAW_NAME_BRK;
 static const char NAME_ANON[] = ST_RAW_NAME_ANON;
+static const char NAME_PYTHON[] = ST_PYTHON_MODULE;	/* raw frames: ST_NODE_PYTHON */
 
 /* Processes are kept per image (pid, the program it runs: self_exec_id,
  * bpf/stacktree.h): an exec starts a new one, and the old one keeps the
@@ -479,6 +480,8 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 			f.offset = r->addr; /* from the CFA; from the brk heap's start */
 			f.addr = 0;
 		}
+	} else if (r->flags & ST_NODE_PYTHON) {
+		f.module = NAME_PYTHON;
 	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = ST_TRUNCATED_NAME;
@@ -637,7 +640,7 @@ bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
 	if (!t)
 		return false;
 	*out = (struct st_raw_thread){
-		.pid = t->pid, .tid = t->tid, .faults = t->faults, .comm = t->comm,
+		.pid = t->pid, .tid = t->tid, .image = t->image, .faults = t->faults, .comm = t->comm,
 		.cgroup = t->proc->cgroup, .tree = t->tree, .maps = t->proc->maps,
 		.jit = t->proc->jit,
 	};

@@ -27,6 +27,7 @@ struct st_perfmap;
  * the collector's next merge, sample, reset or free. */
 struct st_raw_thread {
 	__u32 pid, tid;
+	__u32 image;			/* the program the process ran (self_exec_id) */
 	bool faults;			/* the page-fault tree, else the timer's */
 	const char *comm;
 	const char *cgroup;		/* the process's cgroup v2 path, or NULL */
@@ -99,6 +100,10 @@ void st_collector__read_perfmaps(struct st_collector *c);
  * or false past the last. The order is the same while no thread is added. */
 bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
 			       struct st_raw_thread *out);
+
+/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/python.h). */
+struct st_python;
+void st_collector__python(struct st_collector *c, const struct st_python *py);
 
 /* Fold a sample the daemon unwound itself (user/collect/deferred.c) into thread
  * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the

@@ -45,6 +45,12 @@ struct st_session {
 	__u64 *slots;		/* mmaped `node_slots` array */
 	size_t nslots;		/* slots per generation */
 	int stats_fd;			/* bpf_enable_stats() */
+	struct {			/* st_session__add_ring(), added to rb at attach */
+		int fd;
+		st_ring_fn fn;
+		void *ctx;
+	} rings[2];
+	unsigned nrings;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -405,6 +411,11 @@ int st_session__attach(struct st_session *s)
 	int err, attached = 0;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
+	for (unsigned i = 0; s->rb && i < s->nrings; i++)
+		if (ring_buffer__add(s->rb, s->rings[i].fd, s->rings[i].fn, s->rings[i].ctx)) {
+			ring_buffer__free(s->rb);
+			s->rb = NULL;
+		}
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
@@ -644,6 +655,21 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 __u32 st_session__unwind_mode(const struct st_session *s)
 {
 	return s->opts.unwind_mode;
+}
+
+int st_session__map_fd(struct st_session *s, const char *name)
+{
+	return bpf_object__find_map_fd_by_name(s->skel->obj, name);
+}
+
+int st_session__add_ring(struct st_session *s, int fd, st_ring_fn fn, void *ctx)
+{
+	if (s->rb || s->nrings >= sizeof(s->rings) / sizeof(s->rings[0]))
+		return -EINVAL;
+	s->rings[s->nrings].fd = fd;
+	s->rings[s->nrings].fn = fn;
+	s->rings[s->nrings++].ctx = ctx;
+	return 0;
 }
 
 int st_session__forced_pages_fd(struct st_session *s)

@@ -107,6 +107,13 @@ int st_session__unwind_proc_pids(struct st_session *s, __u32 *pids, size_t cap, 
 int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st_unwind_proc *p);
 int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
 
+/* A map of the programs by name (the Python walker's py_* maps,
+ * user/collect/python.c): its fd or a negative errno. */
+int st_session__map_fd(struct st_session *s, const char *name);
+/* Read ring buffer map fd in st_session__poll() too, handing each record to
+ * fn: 0 or a negative errno. Before st_session__attach(); two at most. */
+typedef int (*st_ring_fn)(void *ctx, void *data, size_t size);
+int st_session__add_ring(struct st_session *s, int fd, st_ring_fn fn, void *ctx);
 /* --force-faults: the fd of forced_pages (struct st_forced_key -> __u8). */
 int st_session__forced_pages_fd(struct st_session *s);
 /* Bytes of BPF map memory, as the kernel accounts it (memlock). */

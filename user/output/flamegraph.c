@@ -236,6 +236,9 @@ static unsigned node_colour(const struct st_node *n)
 		return class_colour(cls);
 	if (n->f.kind == ST_FRAME_SPECIAL || !n->f.module)
 		return GREY_SPECIAL;
+	if (!strcmp(n->f.module, ST_PYTHON_MODULE))	/* Python functions: one yellow */
+		return hsl(48, 0.80, 0.62 + ((double)(strlen(n->f.function ? n->f.function : "") % 7) -
+					     3) * 0.012);
 	return module_colour(n->f.module, n->f.function);
 }
 

@@ -15,11 +15,13 @@
 #include "symbolizer/symbolizer.h"
 #include "user/collect/collector.h"
 #include "user/collect/procmaps.h"
+#include "user/collect/python.h"
 #include "user/symbolize/demangle.h"
 
 struct st_namer {
 	struct st_symbolizer *sym;
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
+	const struct st_python *py;	/* CPython frames' names, or NULL */
 	bool no_inline;			/* no inline frames (source lines still) */
 };
 
@@ -45,6 +47,11 @@ void st_namer__demangle(struct st_namer *n, struct st_demangler *d)
 void st_namer__inline(struct st_namer *n, bool on)
 {
 	n->no_inline = !on;
+}
+
+void st_namer__python(struct st_namer *n, const struct st_python *py)
+{
+	n->py = py;
 }
 
 struct symctx {
@@ -242,6 +249,8 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		f.function = st_strtab__intern(x->strs, raw->function);
 		return f;
 	}
+	if (raw->module && !strcmp(raw->module, ST_PYTHON_MODULE))	/* ST_NODE_PYTHON */
+		return st_python__symbolize(x->n->py, x->t->pid, x->t->image, raw, x->strs);
 	if (raw->kernel) {
 		r = st_symbolizer__resolve_kernel(x->n->sym, raw->addr, is_return, &s);
 	} else {

@@ -37,6 +37,10 @@ void st_namer__demangle(struct st_namer *n, struct st_demangler *d);
  * lines (file, line) are given either way when DWARF has them. */
 void st_namer__inline(struct st_namer *n, bool on);
 
+/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/python.h). */
+struct st_python;
+void st_namer__python(struct st_namer *n, const struct st_python *py);
+
 /* Add the named frames of raw thread t's tree under dst's root (counts
  * summed where names merge: a leaf's IPs in one function are one node).
  * Strings are interned in strs; every module a frame names is passed to

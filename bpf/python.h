@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * python.h - CPython's own stack, walked at sampling time and merged into
+ * the native one. Compiled into the BPF program (bpf/sample.bpf.c: memory
+ * is read with bpf_probe_read_user, loops are bpf_loop) and natively (the
+ * daemon's unit tests walk a live interpreter through a reader callback,
+ * loops are plain for loops): one source for both.
+ *
+ * What is walked (kernel-notes/python.md): the daemon finds, for each
+ * process running CPython, the address of `_PyRuntime`, the text range of
+ * `_PyEval_EvalFrameDefault` and the version's structure layout (a table
+ * keyed by the version the binary exports, user/collect/pyoffsets.c), and
+ * pushes them into `py_procs` (struct st_py_proc, key tgid). A sample of
+ * such a process:
+ *   1. finds its thread's PyThreadState: cached per thread (st_py tstate
+ *      cache, revalidated by re-reading native_thread_id), else by walking
+ *      _PyRuntime.interpreters.head->threads.head->next... for the one whose
+ *      native_thread_id is the thread's id (at most ST_PY_MAX_THREADS);
+ *   2. walks tstate->cframe->current_frame and its `previous` chain (at most
+ *      ST_PY_MAX_FRAMES; deeper stacks are cut and counted), recording per
+ *      frame the code object and the instruction index, and where an
+ *      evaluation loop's run of frames ends (3.11: `is_entry`; 3.12+: the
+ *      frame below a C-stack-owned shim frame);
+ *   3. merges: the native walk is leaf first; each native frame inside
+ *      _PyEval_EvalFrameDefault is replaced by the Python frames that call
+ *      runs (from the next unused Python frame up to the end of its run).
+ *      A Python frame goes into the native frame array tagged with
+ *      ST_PY_TAG; path_at() turns the tag into flag ST_NODE_PYTHON.
+ * Every read is checked; a failed read or an absurd value ends the walk,
+ * counted by reason (enum st_py_stat). Reads go through the current task's
+ * own memory only: a process that fakes its interpreter state fools only
+ * its own profile.
+ *
+ * Python node address (ST_NODE_PYTHON): code object address << 16 |
+ * min(instruction index, 0xffff). User addresses are below 2^47, so this
+ * stays below 2^63, and bit 63 is free for ST_PY_TAG in the frame array.
+ */
+#ifndef STACKTREE_PYTHON_H
+#define STACKTREE_PYTHON_H
+
+#include "stacktree.h"
+
+#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample */
+#define ST_PY_MAX_THREADS 64	/* thread states searched for a thread */
+#define ST_PY_FRAME_BUF 128	/* bytes of a frame's header read at once */
+#define ST_PY_TAG (1ULL << 63)	/* frame array entry: a Python frame's node address */
+#define ST_PY_IDX_MAX 0xffffULL
+#define ST_PY_NO_OFF 0xffff	/* st_py_layout: the field does not exist */
+#define ST_PY_USER_MAX (1ULL << 47)	/* x86-64 user addresses are below this */
+
+#define ST_PY_ADDR(code, idx) (((__u64)(code) << 16) | ((idx) > ST_PY_IDX_MAX ? ST_PY_IDX_MAX : (idx)))
+#define ST_PY_CODE(addr) ((addr) >> 16)
+#define ST_PY_INDEX(addr) ((__u32)((addr) & 0xffff))
+
+/* Byte offsets of the fields walked, per CPython version
+ * (user/collect/pyoffsets.c). */
+struct st_py_layout {
+	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id */
+	__u16 tstate_cframe;		/* PyThreadState.cframe (3.11, 3.12) */
+	__u16 cframe_current_frame;	/* _PyCFrame.current_frame (ST_PY_NO_OFF: the
+					 * thread state's own field at tstate_cframe, 3.13) */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code (3.13: f_executable) */
+	__u16 frame_previous;
+	__u16 frame_prev_instr;		/* prev_instr (3.13: instr_ptr) */
+	__u16 frame_is_entry;		/* bool is_entry (3.11), or ST_PY_NO_OFF */
+	__u16 frame_owner;		/* char owner */
+	__u16 owner_cstack;		/* owner value of C-stack shim frames (3.12+) or
+					 * ST_PY_NO_OFF */
+	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive */
+	__u16 code_qualname, code_filename, code_firstlineno, code_linetable;
+	__u16 object_type;		/* PyObject.ob_type */
+	__u16 unicode_length;		/* PyASCIIObject.length */
+	__u16 unicode_state;		/* PyASCIIObject.state (32-bit bit field) */
+	__u16 unicode_ascii_data;	/* sizeof(PyASCIIObject): a compact ASCII string's data */
+	__u16 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
+	__u16 bytes_size;		/* PyVarObject.ob_size */
+	__u16 bytes_data;		/* PyBytesObject.ob_sval */
+	__u16 version;			/* 0x030b: 3.11 */
+	__u16 pad;
+};
+
+/* py_procs value (key: tgid), pushed by the daemon (user/collect/pyproc.c). */
+struct st_py_proc {
+	__u64 runtime;			/* address of _PyRuntime */
+	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault's text */
+	__u64 cold_start, cold_end;	/* ... its .cold part (GCC's hot/cold split), or 0 */
+	__u64 code_type;		/* address of PyCode_Type (0: unknown) */
+	__u32 image;			/* the image (self_exec_id) it was found in */
+	__u32 pad;
+	struct st_py_layout l;
+};
+
+/* py_codes key: a code object the process was sampled in, reported once */
+struct st_py_code_key {
+	__u32 tgid;
+	__u32 image;	/* an exec's new program reports its code objects anew */
+	__u64 code;
+};
+
+/* py_events ring buffer: a code object not seen before; the daemon reads
+ * its names and line table at once, while it is alive. */
+struct st_py_event {
+	__u32 pid;
+	__u32 image;
+	__u64 code;
+};
+
+/* Per-CPU counters, index of the `py_stats` per-CPU array. */
+enum st_py_stat {
+	ST_PY_STAT_SAMPLES,	/* samples of processes running a known CPython */
+	ST_PY_STAT_WALKED,	/* ... with at least one Python frame */
+	ST_PY_STAT_FRAMES,	/* Python frames folded */
+	ST_PY_STAT_NO_THREAD,	/* the thread has no thread state (not running Python) */
+	ST_PY_STAT_NO_FRAME,	/* a thread state without a current frame */
+	ST_PY_STAT_READ_FAULT,	/* a read of interpreter state failed: walk stopped */
+	ST_PY_STAT_BAD_VALUE,	/* an absurd pointer (kernel, unaligned, self loop): stopped */
+	ST_PY_STAT_TRUNCATED,	/* more than ST_PY_MAX_FRAMES frames: cut */
+	ST_PY_STAT_UNMATCHED,	/* evaluation frames without Python frames, or the reverse */
+	ST_PY_STAT_MERGE_CUT,	/* merged stack over the frame array: cut at the root */
+	ST_PY_STAT_CODE_EVENTS,	/* new code objects reported to the daemon */
+	ST_PY_STAT_CODE_LOST,	/* ... lost: the ring buffer was full */
+	ST_PY_STAT_DEFERRED,	/* samples unwound late by the daemon: native frames only */
+	ST_PY_STAT__MAX,
+};
+
+/* One walk's output, and the frame array merge's scratch. */
+struct st_py_scratch {
+	__u64 frame[ST_PY_FRAME_BUF / 8];	/* the frame header read */
+	__u64 addr[ST_PY_MAX_FRAMES];		/* ST_PY_ADDR, leaf first */
+	__u8 ends[ST_PY_MAX_FRAMES];		/* last frame of an evaluation call's run */
+	__u64 native[ST_PY_MAX_FRAMES * 2];	/* copy of the native frames */
+	__u32 n;				/* frames in addr[] */
+	__u32 stop;				/* enum st_py_stat (ST_PY_STAT__MAX: complete) */
+};
+
+_Static_assert(ST_PY_MAX_FRAMES * 2 >= ST_MAX_USER, "native copy holds a user walk");
+
+/* Memory reads, loops and how the walker is told the task's identity. */
+#ifdef __bpf__
+#define ST_PY_READ(w, dst, n, a) bpf_probe_read_user((dst), (n), (const void *)(long)(a))
+#define ST_PY_LOOP(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
+#define ST_PY_CB_CTX void
+#else
+#include <stdbool.h>
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+/* Natively: the reader returns 0 or a negative errno. */
+typedef long (*st_py_read_fn)(void *arg, void *dst, __u32 n, __u64 addr);
+#define ST_PY_READ(w, dst, n, a) ((w)->read((w)->read_arg, (dst), (n), (a)))
+#define ST_PY_LOOP(n, fn, ctx)                                                                    \
+	({                                                                                        \
+		__u32 _i;                                                                         \
+		for (_i = 0; _i < (__u32)(n); _i++)                                               \
+			if ((fn)(_i, (ctx)))                                                      \
+				break;                                                            \
+		(long)_i;                                                                         \
+	})
+#define ST_PY_CB_CTX void
+#endif
+
+/* The walker's context (on the caller's stack). */
+struct st_py_walk {
+	const struct st_py_proc *p;
+	struct st_py_scratch *s;
+#ifndef __bpf__
+	st_py_read_fn read;
+	void *read_arg;
+#endif
+	__u64 tid;		/* thread id sought */
+	__u64 tstate;		/* found */
+	__u64 frame;		/* next frame to read */
+	__u32 stop;		/* enum st_py_stat */
+};
+
+static __always_inline bool st_py_ptr_ok(__u64 a)
+{
+	return a && a < ST_PY_USER_MAX && !(a & 7);
+}
+
+/* A field of the frame header in s->frame (offsets masked into the buffer). */
+static __always_inline __u64 st_py_f64(const struct st_py_scratch *s, __u16 off)
+{
+	return s->frame[(off >> 3) & (ST_PY_FRAME_BUF / 8 - 1)];
+}
+
+static __always_inline __u8 st_py_f8(const struct st_py_scratch *s, __u16 off)
+{
+	return ((const __u8 *)s->frame)[off & (ST_PY_FRAME_BUF - 1)];
+}
+
+/* Thread-state search: one thread state per step. */
+static inline long st_py_thread_step(__u32 i, ST_PY_CB_CTX *ctx)
+{
+	struct st_py_walk *w = ctx;
+	__u64 tid = 0, next = 0;
+
+	(void)i;
+	if (!st_py_ptr_ok(w->tstate)) {
+		w->stop = w->tstate ? ST_PY_STAT_BAD_VALUE : ST_PY_STAT_NO_THREAD;
+		return 1;
+	}
+	if (ST_PY_READ(w, &tid, sizeof(tid), w->tstate + w->p->l.tstate_native_tid)) {
+		w->stop = ST_PY_STAT_READ_FAULT;
+		return 1;
+	}
+	if (tid == w->tid)
+		return 1;	/* found: w->stop stays ST_PY_STAT__MAX */
+	if (ST_PY_READ(w, &next, sizeof(next), w->tstate + w->p->l.tstate_next)) {
+		w->stop = ST_PY_STAT_READ_FAULT;
+		return 1;
+	}
+	if (next == w->tstate) {
+		w->stop = ST_PY_STAT_BAD_VALUE;
+		return 1;
+	}
+	w->tstate = next;
+	return 0;
+}
+
+/* Whether tstate (a cached guess) is the thread's: its native_thread_id. */
+static __always_inline bool st_py_tstate_is(struct st_py_walk *w, __u64 tstate)
+{
+	__u64 tid = 0;
+
+	return st_py_ptr_ok(tstate) &&
+	       !ST_PY_READ(w, &tid, sizeof(tid), tstate + w->p->l.tstate_native_tid) &&
+	       tid == w->tid;
+}
+
+/* Find the thread's PyThreadState by walking the main interpreter's list:
+ * its address, or 0 (w->stop says why). */
+static __always_inline __u64 st_py_find_tstate(struct st_py_walk *w)
+{
+	__u64 interp = 0;
+
+	w->stop = ST_PY_STAT__MAX;
+	w->tstate = 0;
+	if (ST_PY_READ(w, &interp, sizeof(interp), w->p->runtime + w->p->l.runtime_interp_head) ||
+	    !st_py_ptr_ok(interp)) {
+		w->stop = ST_PY_STAT_READ_FAULT;
+		return 0;
+	}
+	if (ST_PY_READ(w, &w->tstate, sizeof(w->tstate), interp + w->p->l.interp_threads_head)) {
+		w->stop = ST_PY_STAT_READ_FAULT;
+		return 0;
+	}
+	if ((__u32)ST_PY_LOOP(ST_PY_MAX_THREADS, st_py_thread_step, w) >= ST_PY_MAX_THREADS &&
+	    w->stop == ST_PY_STAT__MAX)
+		w->stop = ST_PY_STAT_NO_THREAD;	/* more threads than searched */
+	return w->stop == ST_PY_STAT__MAX ? w->tstate : 0;
+}
+
+/* Frame walk: one _PyInterpreterFrame per step. */
+static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
+{
+	struct st_py_walk *w = ctx;
+	const struct st_py_layout *l = &w->p->l;
+	struct st_py_scratch *s = w->s;
+	__u64 code, prev, instr, base, idx = 0, typ = 0;
+	__u32 n = s->n;
+
+	(void)i;
+	if (!w->frame)
+		return 1;	/* the outermost frame was read: complete */
+	if (!st_py_ptr_ok(w->frame)) {
+		w->stop = ST_PY_STAT_BAD_VALUE;
+		return 1;
+	}
+	if (n >= ST_PY_MAX_FRAMES) {
+		w->stop = ST_PY_STAT_TRUNCATED;
+		return 1;
+	}
+	if (ST_PY_READ(w, s->frame, ST_PY_FRAME_BUF, w->frame)) {
+		w->stop = ST_PY_STAT_READ_FAULT;
+		return 1;
+	}
+	code = st_py_f64(s, l->frame_code);
+	prev = st_py_f64(s, l->frame_previous);
+	instr = st_py_f64(s, l->frame_prev_instr);
+	if (prev == w->frame || !st_py_ptr_ok(code)) {
+		w->stop = ST_PY_STAT_BAD_VALUE;
+		return 1;
+	}
+	if (l->owner_cstack != ST_PY_NO_OFF && st_py_f8(s, l->frame_owner) == l->owner_cstack) {
+		/* a C-stack shim (3.12+): not a Python frame; the run below it
+		 * ends with the frame walked before */
+		if (n > 0)
+			s->ends[(n - 1) & (ST_PY_MAX_FRAMES - 1)] = 1;
+		w->frame = prev;
+		return 0;
+	}
+	if (w->p->code_type) {
+		if (ST_PY_READ(w, &typ, sizeof(typ), code + l->object_type)) {
+			w->stop = ST_PY_STAT_READ_FAULT;
+			return 1;
+		}
+		if (typ != w->p->code_type) {
+			w->stop = ST_PY_STAT_BAD_VALUE;
+			return 1;
+		}
+	}
+	/* 3.11: prev_instr is the instruction running (or the call being
+	 * made); a frame not started yet points one before the first */
+	base = code + l->code_adaptive;
+	if (instr >= base)
+		idx = (instr - base) >> 1;
+	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = ST_PY_ADDR(code, idx);
+	s->ends[n & (ST_PY_MAX_FRAMES - 1)] =
+		l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, l->frame_is_entry) != 0;
+	s->n = n + 1;
+	w->frame = prev;
+	return 0;
+}
+
+/* Walk the Python stack of the thread whose state is tstate into w->s
+ * (addr[], ends[], n; stop = why it ended, ST_PY_STAT__MAX: complete). */
+static __always_inline void st_py_walk_frames(struct st_py_walk *w, __u64 tstate)
+{
+	const struct st_py_layout *l = &w->p->l;
+	__u64 cf = 0;
+
+	w->s->n = 0;
+	w->stop = ST_PY_STAT__MAX;
+	w->frame = 0;
+	if (ST_PY_READ(w, &cf, sizeof(cf), tstate + l->tstate_cframe)) {
+		w->stop = ST_PY_STAT_READ_FAULT;
+		goto out;
+	}
+	if (l->cframe_current_frame != ST_PY_NO_OFF) {
+		if (!st_py_ptr_ok(cf)) {
+			w->stop = cf ? ST_PY_STAT_BAD_VALUE : ST_PY_STAT_NO_FRAME;
+			goto out;
+		}
+		if (ST_PY_READ(w, &w->frame, sizeof(w->frame), cf + l->cframe_current_frame)) {
+			w->stop = ST_PY_STAT_READ_FAULT;
+			goto out;
+		}
+	} else {
+		w->frame = cf;
+	}
+	if (!w->frame) {
+		w->stop = ST_PY_STAT_NO_FRAME;
+		goto out;
+	}
+	/* one more step than frames: the step after the last sees frame 0 */
+	if ((__u32)ST_PY_LOOP(ST_PY_MAX_FRAMES + 1, st_py_frame_step, w) > ST_PY_MAX_FRAMES &&
+	    w->stop == ST_PY_STAT__MAX)
+		w->stop = ST_PY_STAT_TRUNCATED;
+out:
+	w->s->stop = w->stop;
+}
+
+/* The merge: native frames (leaf first, s->native[0..un)) and Python
+ * frames (s->addr[0..n)) into out[0..max), leaf first. */
+struct st_py_merge {
+	struct st_py_scratch *s;
+	__u64 *out;
+	__u64 eval_start, eval_end, cold_start, cold_end;
+	__u32 un, i, j, o, max;
+	bool in_run, cut, unmatched;
+};
+
+static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
+{
+	struct st_py_merge *m = ctx;
+	struct st_py_scratch *s = m->s;
+	__u64 a;
+
+	(void)k;
+	if (m->in_run) {
+		__u32 j = m->j & (ST_PY_MAX_FRAMES - 1);
+
+		if (m->o >= m->max) {
+			m->cut = true;
+			return 1;
+		}
+		m->out[m->o & (ST_PY_MAX_FRAMES * 2 - 1)] = s->addr[j] | ST_PY_TAG;
+		m->o++;
+		m->j++;
+		if (s->ends[j] || m->j >= s->n)
+			m->in_run = false;
+		return 0;
+	}
+	if (m->i >= m->un)
+		return 1;
+	a = s->native[m->i & (ST_PY_MAX_FRAMES * 2 - 1)];
+	m->i++;
+	/* a return address may be the function's end (a call as its last
+	 * instruction): end inclusive */
+	if ((a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end)) {
+		if (m->j < s->n) {
+			m->in_run = true;
+			return 0;
+		}
+		m->unmatched = true;	/* kept as the native frame */
+	}
+	if (m->o >= m->max) {
+		m->cut = true;
+		return 1;
+	}
+	m->out[m->o & (ST_PY_MAX_FRAMES * 2 - 1)] = a;
+	m->o++;
+	return 0;
+}
+
+/* Merge w->s's Python frames into frames[0..un) (leaf first, at most max
+ * entries, max <= ST_PY_MAX_FRAMES * 2): the new count. *cut: frames at the
+ * root did not fit; *unmatched: evaluation frames and Python runs did not
+ * pair up (left-over Python frames are dropped, left-over evaluation
+ * frames stay native). */
+static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct st_py_proc *p,
+					 __u64 *frames, __u32 un, __u32 max, bool *cut,
+					 bool *unmatched)
+{
+	struct st_py_merge m = {
+		.s = s, .out = frames, .eval_start = p->eval_start, .eval_end = p->eval_end,
+		.cold_start = p->cold_start ? p->cold_start : 1, .cold_end = p->cold_end,
+		.max = max > ST_PY_MAX_FRAMES * 2 ? ST_PY_MAX_FRAMES * 2 : max,
+	};
+	__u32 k;
+
+	if (un > ST_PY_MAX_FRAMES * 2)
+		un = ST_PY_MAX_FRAMES * 2;
+	for (k = 0; k < ST_PY_MAX_FRAMES * 2; k++) {
+		if (k >= un)
+			break;
+		s->native[k] = frames[k];
+	}
+	m.un = un;
+	ST_PY_LOOP(ST_PY_MAX_FRAMES * 3 + 1, st_py_merge_step, &m);
+	*cut = m.cut;
+	*unmatched = m.unmatched || (m.j < s->n && !m.cut);
+	return m.o;
+}
+
+#ifdef __bpf__
+/* ---- the BPF program's side: maps and the per-sample entry point ---- */
+
+#define ST_PY_PROCS 4096	/* processes running CPython */
+#define ST_PY_TSTATES 16384	/* threads' cached thread states */
+#define ST_PY_CODES 65536	/* (process, code object) pairs reported */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ST_PY_PROCS);
+	__type(key, __u32);
+	__type(value, struct st_py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ST_PY_TSTATES);
+	__type(key, __u64);	/* pid_tgid */
+	__type(value, __u64);	/* PyThreadState address */
+} py_tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ST_PY_CODES);
+	__type(key, struct st_py_code_key);
+	__type(value, __u8);
+} py_codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} py_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_py_scratch);
+	__uint(max_entries, 1);
+} py_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, ST_PY_STAT__MAX);
+} py_stats SEC(".maps");
+
+static __always_inline void st_py_count(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &which);
+
+	if (v)
+		*v += n;
+}
+
+/* Report the code objects not seen before in this process. */
+struct st_py_report {
+	struct st_py_scratch *s;
+	__u32 tgid, image;
+};
+
+static long st_py_report_step(__u32 i, void *ctx)
+{
+	struct st_py_report *r = ctx;
+	struct st_py_code_key k = { .tgid = r->tgid, .image = r->image };
+	struct st_py_event *e;
+	__u8 one = 1;
+
+	if (i >= r->s->n)
+		return 1;
+	k.code = ST_PY_CODE(r->s->addr[i & (ST_PY_MAX_FRAMES - 1)]);
+	if (bpf_map_lookup_elem(&py_codes, &k))
+		return 0;
+	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
+	if (!e) {
+		st_py_count(ST_PY_STAT_CODE_LOST, 1);
+		return 1;	/* not marked seen: reported by a later sample */
+	}
+	e->pid = r->tgid;
+	e->image = r->image;
+	e->code = k.code;
+	bpf_ringbuf_submit(e, 0);
+	bpf_map_update_elem(&py_codes, &k, &one, BPF_ANY);
+	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
+	return 0;
+}
+
+/* A sample the daemon unwinds later (deferred): native frames only. */
+static __always_inline void st_py_deferred(__u32 tgid)
+{
+	if (bpf_map_lookup_elem(&py_procs, &tgid))
+		st_py_count(ST_PY_STAT_DEFERRED, 1);
+}
+
+/* A sample's user frames (leaf first, frames[0..un), room for max): the
+ * Python frames merged in when the process runs a CPython the daemon
+ * found; returns the new count. */
+static __noinline __u32 st_py_sample(__u64 *frames, __u32 un, __u32 max, __u64 pid_tgid,
+				     __u32 image)
+{
+	__u32 tgid = pid_tgid >> 32, zero = 0, n;
+	struct st_py_walk w = { .tid = (__u32)pid_tgid };
+	struct st_py_report rep = {};
+	struct st_py_scratch *s;
+	struct st_py_proc *p;
+	bool cut = false, unmatched = false;
+	__u64 *cached, ts = 0;
+
+	if (!frames)
+		return un;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
+		return un;
+	s = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!s)
+		return un;
+	st_py_count(ST_PY_STAT_SAMPLES, 1);
+	w.p = p;
+	w.s = s;
+	cached = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
+	if (cached && st_py_tstate_is(&w, *cached)) {
+		ts = *cached;
+	} else {
+		ts = st_py_find_tstate(&w);
+		if (!ts) {
+			st_py_count(w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD, 1);
+			return un;
+		}
+		bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
+	}
+	st_py_walk_frames(&w, ts);
+	if (w.stop < ST_PY_STAT__MAX)
+		st_py_count(w.stop, 1);
+	if (!s->n)
+		return un;
+	rep.s = s;
+	rep.tgid = tgid;
+	rep.image = image;
+	bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);
+	n = st_py_merge(s, p, frames, un, max, &cut, &unmatched);
+	st_py_count(ST_PY_STAT_WALKED, 1);
+	st_py_count(ST_PY_STAT_FRAMES, s->n);
+	if (cut)
+		st_py_count(ST_PY_STAT_MERGE_CUT, 1);
+	if (unmatched)
+		st_py_count(ST_PY_STAT_UNMATCHED, 1);
+	return n;
+}
+#endif
+
+#endif

@@ -1,0 +1,75 @@
+/* fuzz_pycode.c - libFuzzer target: the daemon's readers of a CPython
+ * process's memory (user/collect/pycode.c): a code object, its str
+ * objects (qualname, file name) and its 3.11 location table, read from an
+ * input that stands for the target's memory, mapped at MEM; plus the
+ * walker of bpf/python.h over the same memory (thread list and frames).
+ * Input: 4 bytes of instruction index, then the memory (the code object at
+ * its start, the runtime state at its start too). Seeds:
+ * tests/fuzz/corpus/pycode/ (code objects as python3.11 lays them out,
+ * with real location tables). */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bpf/python.h"
+#include "user/collect/pycode.h"
+#include "user/collect/pyoffsets.h"
+
+#define MEM 0x10000000ULL
+
+struct mem {
+	const uint8_t *p;
+	size_t n;
+};
+
+static long rd(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	const struct mem *m = arg;
+
+	if (addr < MEM || addr - MEM > m->n || n > m->n - (addr - MEM))
+		return -14;
+	memcpy(dst, m->p + (addr - MEM), n);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct st_py_layout *l = st_py_layout__find(0x030b);
+	struct st_py_scratch s;
+	struct st_py_proc p = { .runtime = MEM, .eval_start = 0x1000, .eval_end = 0x2000 };
+	struct st_py_walk w = { .p = &p, .s = &s, .read = rd, .tid = 1 };
+	__u64 frames[ST_PY_MAX_FRAMES * 2] = { 0x1100, 0x3000, 0x1200 };
+	struct st_py_code c;
+	struct mem m;
+	bool cut, unm;
+	__u32 idx, line;
+	__u64 ts;
+
+	if (size < 4 || !l)
+		return 0;
+	memcpy(&idx, data, 4);
+	m.p = data + 4;
+	m.n = size - 4;
+	if (st_py_code__read(l, 0, rd, &m, MEM, &c) == 0) {
+		line = st_py_linetable__line(c.linetable, c.linetable_len, c.firstlineno, idx);
+		(void)line;
+		if (strlen(c.qualname) >= sizeof(c.qualname) || strlen(c.filename) >= sizeof(c.filename))
+			__builtin_trap();
+		st_py_code__release(&c);
+	}
+	/* the table alone, as raw bytes */
+	line = st_py_linetable__line(m.p, m.n, 1, idx);
+	(void)line;
+	p.l = *l;
+	w.read_arg = &m;
+	memset(&s, 0, sizeof(s));
+	ts = st_py_find_tstate(&w);
+	if (ts) {
+		st_py_walk_frames(&w, ts);
+		if (s.n > ST_PY_MAX_FRAMES)
+			__builtin_trap();
+		if (st_py_merge(&s, &p, frames, 3, ST_MAX_USER, &cut, &unm) > ST_MAX_USER)
+			__builtin_trap();
+	}
+	return 0;
+}

@@ -1,0 +1,313 @@
+"""Python frames (issue 19): CPython 3.11's own stack, walked in BPF at
+sampling time and merged with the native one.
+
+tests/workloads/pyphases.py runs known phases (deep recursion, a list
+comprehension, a method calling zlib, a generator pipeline) in its main
+thread and a spinning function in a second thread, measuring each phase's
+CPU time itself. Under `-- python3.11` (Debian's static interpreter) and
+pyenv's python3 (on libpython3.11.so): the Python functions are nodes
+with their file and lines, in the order the program calls them (handler
+-> fib -> fib ..., parse -> <listcomp>), zlib's C frames under Codec.pack,
+the worker's function under its own thread, nearly every sample of the
+main thread reaches <module>, and each phase's share of the main thread
+is within TOL points of what the workload measured. --no-python: no
+Python frame at all."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+from stcheck import (Daemon, check, read_report, workload, check_invariants, function_cum, function_nodes, load,
+                     main_thread, metric, nodes, run_profiled, thread)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
+DEBIAN = "/usr/bin/python3.11"
+PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+PY = "[python]"
+TOL = 5.0
+
+
+def def_line(name):
+    """The line of `def name` in the workload, and of its body's first line."""
+    for i, l in enumerate(open(SCRIPT), 1):
+        if re.match(r"\s*def %s\(" % re.escape(name), l):
+            return i
+    raise AssertionError("no def %s" % name)
+
+
+def py_nodes(root, name):
+    return [(n, p) for n, p in function_nodes(root, name) if n["module"] == PY]
+
+
+def check_python_profile(python):
+    out, err, rep = run_profiled(["-F", "499", "--", python, SCRIPT, "4"], timeout=180)
+    return check_python_run(out, rep)
+
+
+def check_python_run(out, rep, pid=None):
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "python3.11") if pid is None else thread(prof, pid)
+    notes = prof["notes"]
+    check(notes.get("python: processes followed", 0) >= 1, "python processes: %s" % notes)
+    check(notes.get("python: code objects unreadable", 0) == 0, "unreadable: %s" % notes)
+    # handler -> fib, and fib recursing under itself with the line of the call
+    fibs = py_nodes(t["root"], "fib")
+    check(fibs, "no fib node")
+    parents = {p["function"] for _, p in fibs}
+    check(parents == {"handler.<locals>.<lambda>", "fib"}, "fib's parents: %s" % parents)
+    fl = def_line("fib")
+    # its body's line; the def line while the frame starts (RESUME, where
+    # the GIL may be dropped), as CPython itself reports it
+    check(all(n["file"].endswith("pyphases.py") and n["line"] in (fl, fl + 1) for n, _ in fibs),
+          "fib lines: %s" % {(n["file"], n["line"]) for n, _ in fibs})
+    check(sum(n["cum"] for n, _ in fibs if n["line"] == fl + 1) >=
+          0.9 * sum(n["cum"] for n, _ in fibs), "fib mostly on its body's line")
+    depth = max(d for n, d, _ in nodes(t["root"]) if n["function"] == "fib")
+    check(depth >= 20, "fib recursion only %d deep" % depth)
+    # parse -> <listcomp> on parse's line
+    lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
+    check(lcs and all(p["function"] == "parse" for _, p in lcs),
+          "<listcomp> parents: %s" % {p["function"] for _, p in lcs})
+    check(all(n["line"] in (def_line("parse"), def_line("parse") + 1) for n, _ in lcs),
+          "listcomp lines: %s" % {n["line"] for n, _ in lcs})
+    # zlib's C code under the Python method that called it
+    packs = py_nodes(t["root"], "Codec.pack")
+    check(packs, "no Codec.pack")
+    natives = [c for n, _ in packs for c, _, _ in nodes(n)
+               if c["module"] and "libz" in c["module"]]
+    z_all = sum(n["cum"] for n, _, _ in nodes(t["root"])
+                if n["module"] and "libz" in n["module"] and n["kind"] == "leaf")
+    z_under = sum(c["cum"] for c in natives if c["kind"] == "leaf")
+    check(z_all > 0 and z_under >= 0.95 * z_all, "zlib leaves under Codec.pack: %d of %d"
+          % (z_under, z_all))
+    # complete Python stacks: <module> on the path
+    mod = function_cum(t["root"], "<module>")
+    metric("python_module_share", 100.0 * mod / t["samples"])
+    check(mod >= 0.97 * t["samples"], "<module> in %d of %d samples" % (mod, t["samples"]))
+    # each phase's share of the main thread's phases, as measured by itself
+    work = {"fib": "fib", "parse": "parse", "pack": "Codec.pack", "total": "total"}
+    measured = sum(rep["phases"][k] for k in work)
+    counted = {k: function_cum(t["root"], f) for k, f in work.items()}
+    csum = sum(counted.values())
+    for k in work:
+        want = 100.0 * rep["phases"][k] / measured
+        got = 100.0 * counted[k] / max(csum, 1)
+        metric("python_share_err_" + k, got - want)
+        check(abs(got - want) <= TOL, "%s: %.1f%% of the samples, measured %.1f%%"
+              % (k, got, want))
+    # the worker thread's function under its own thread
+    w = thread(prof, rep["threads"]["worker"])
+    check(function_cum(w["root"], "spin") >= 0.8 * w["samples"],
+          "spin in %d of the worker's %d samples" % (function_cum(w["root"], "spin"),
+                                                     w["samples"]))
+    check(function_cum(t["root"], "spin") == 0, "spin under the main thread")
+    # the xtree names them with file and line
+    xt = open(os.path.join(out, "xtree.txt")).read()
+    check("fib [pyphases.py:%d]" % (fl + 1) in xt, "xtree has no 'fib [pyphases.py:N]'")
+    check("parse.<locals>.<listcomp> [pyphases.py:" in xt, "xtree has no <listcomp>")
+    return prof
+
+
+def test_python_debian_static():
+    check_python_profile(DEBIAN)
+
+
+def test_python_pyenv_libpython():
+    if not os.path.exists(PYENV):
+        return
+    check_python_profile(PYENV)
+
+
+def attached(mode):
+    """The workload profiled by a daemon started beside it: --pid (it runs
+    already) or -a (it starts once sampling has)."""
+    out = tempfile.mkdtemp(prefix="st-it-py-")
+    report = os.path.join(out, "workload.txt")
+    env = dict(os.environ, WL_REPORT=report)
+    cmd = [DEBIAN, SCRIPT, "4"]
+    if mode == "pid":
+        p = subprocess.Popen(cmd, env=env)
+        time.sleep(0.3)
+        d = Daemon(["--pid", str(p.pid), "-F", "499", "-o", out])
+    else:
+        d = Daemon(["-a", "-F", "499", "-o", out])
+        p = subprocess.Popen(cmd, env=env)
+    check(p.wait(timeout=120) == 0, "the workload failed")
+    rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    return check_python_run(out, read_report(report), p.pid)
+
+
+def test_python_pid():
+    attached("pid")
+
+
+def test_python_all():
+    attached("all")
+
+
+def test_python_off():
+    out, err, rep = run_profiled(["-F", "199", "--no-python", "--", DEBIAN, SCRIPT, "1"])
+    prof = load(out)
+    check_invariants(prof)
+    for t in prof["threads"]:
+        check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])),
+              "Python frames with --no-python")
+    check(not any(k.startswith("python:") for k in prof["notes"]),
+          "python counters with --no-python")
+
+
+def test_python_hostile_state():
+    """A non-Python program that fakes the interpreter's symbols and state
+    (tests/workloads/fakepy.c: a looping frame chain, a code object whose
+    name has an absurd length): every walk is cut at 64 frames and counted,
+    the code object is refused, the daemon finishes."""
+    d = tempfile.mkdtemp(prefix="st-it-fakepy-")
+    fake = os.path.join(d, "python3.11-fake")
+    shutil.copy(workload("fakepy"), fake)
+    out, err, rep = run_profiled(["-F", "499", "--", fake, "2"])
+    prof = load(out)
+    check_invariants(prof)
+    t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+    notes = prof["notes"]
+    cut = notes.get("python: stacks cut at 64 python frames", 0)
+    check(cut >= 0.8 * t["samples"], "%d walks cut of %d samples: %s" % (cut, t["samples"], notes))
+    check(notes.get("python: code objects unreadable", 0) >= 1, "code object read: %s" % notes)
+    deepest = 0
+    for n, _, _ in nodes(t["root"]):
+        if n["module"] == PY:
+            check(n["function"] == "[python code]", "a fake frame named %s" % n["function"])
+    # at most 64 Python frames on any path
+    stack = [(t["root"], 0)]
+    while stack:
+        n, k = stack.pop()
+        k += n["module"] == PY
+        deepest = max(deepest, k)
+        stack.extend((c, k) for c in n["children"])
+    check(0 < deepest <= 64, "%d Python frames on a path" % deepest)
+
+
+def test_python_unsupported_version():
+    """An interpreter whose Py_Version has no layout (3.13, faked): said
+    once by name on stderr, counted, profiled natively."""
+    d = tempfile.mkdtemp(prefix="st-it-fakepy-")
+    fake = os.path.join(d, "python3.13")
+    shutil.copy(workload("fakepy313"), fake)
+    out, err, rep = run_profiled(["-F", "199", "--", fake, "1"])
+    lines = [l for l in err.splitlines() if "not supported" in l]
+    check(len(lines) == 1 and re.search(r"python 3\.13 in pid \d+: not supported, native "
+                                        r"frames only", lines[0]), "stderr: %s" % lines)
+    prof = load(out)
+    check(prof["notes"].get("python: processes of unsupported versions") == 1,
+          "notes: %s" % prof["notes"])
+    t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+    check(function_cum(t["root"], "_PyEval_EvalFrameDefault") >= 0.8 * t["samples"],
+          "native frames: %s" % t["samples"])
+    check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])), "Python frames")
+
+
+# difflib and pydoc of the standard library, with a thread that dumps the
+# main thread's Python stack (sys._current_frames) every ms or so (the
+# GIL switch interval lowered to 0.5 ms so that it gets the chance)
+REAL = r"""
+import difflib, pydoc, random, sys, threading, time
+main, edges, stop = threading.main_thread().ident, set(), threading.Event()
+sys.setswitchinterval(0.0005)
+def dumper():
+    while not stop.is_set():
+        f, chain = sys._current_frames().get(main), []
+        while f is not None:
+            chain.append(f.f_code.co_qualname)
+            f = f.f_back
+        chain.reverse()
+        edges.update(zip(chain, chain[1:]))
+        time.sleep(0.001)
+threading.Thread(target=dumper).start()
+rnd = random.Random(1)
+words = ['w%d' % rnd.randrange(500) for _ in range(6000)]
+a = [' '.join(words[i:i + 8]) for i in range(0, 6000, 8)]
+b = [l if rnd.random() < 0.8 else l[::-1] for l in a]
+end = time.time() + 4
+while time.time() < end:
+    difflib.HtmlDiff().make_file(a[:300], b[:300])
+    pydoc.render_doc(difflib, renderer=pydoc.html)
+stop.set()
+with open(sys.argv[1], 'w') as out:
+    for p, c in sorted(edges):
+        out.write('%s\t%s\n' % (p, c))
+"""
+
+
+def test_python_real_program_matches_its_own_dumps():
+    """Standard-library code (difflib, pydoc: nobody here wrote it): every
+    caller -> callee pair of Python functions in the profile (callee under
+    its nearest Python ancestor, C frames between skipped) is one the
+    program's own sys._current_frames() dumps saw (>= 95%, weighted by
+    the nodes' samples: the dumps see the main thread only where it lets
+    go of the GIL, and miss brief calls that the profile has)."""
+    d = tempfile.mkdtemp(prefix="st-it-pyreal-")
+    script, dumps = os.path.join(d, "real.py"), os.path.join(d, "edges.txt")
+    with open(script, "w") as f:
+        f.write(REAL)
+    out, err, rep = run_profiled(["-F", "499", "--", DEBIAN, script, dumps], timeout=180)
+    prof = load(out)
+    seen = {tuple(l.rstrip("\n").split("\t")) for l in open(dumps)}
+    check(len(seen) > 50, "only %d pairs dumped" % len(seen))
+    t = main_thread(prof, "python3.11")
+    good = bad = 0
+    missing = {}
+    stack = [(t["root"], None)]
+    while stack:
+        n, py_parent = stack.pop()
+        here = py_parent
+        if n["module"] == PY:
+            if py_parent is not None:
+                if (py_parent, n["function"]) in seen:
+                    good += n["cum"]
+                else:
+                    bad += n["cum"]
+                    missing[(py_parent, n["function"])] = n["cum"]
+            here = n["function"]
+        stack.extend((c, here) for c in n["children"])
+    metric("python_real_pairs_seen", 100.0 * good / max(good + bad, 1))
+    check(good > 0 and bad <= 0.05 * (good + bad), "pairs not in the dumps: %d of %d: %s"
+          % (bad, good + bad, sorted(missing.items(), key=lambda x: -x[1])[:8]))
+
+
+MP = r"""
+import multiprocessing, time
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def child(k):
+    end = time.time() + 2
+    while time.time() < end:
+        fib(16)
+    return k
+if __name__ == '__main__':
+    with multiprocessing.get_context('fork').Pool(2) as p:
+        p.map(child, range(2))
+"""
+
+
+def test_python_multiprocessing_children():
+    """Forked multiprocessing workers of a launched python3.11: each walks
+    its own Python stack (child -> fib recursion) in its own process."""
+    d = tempfile.mkdtemp(prefix="st-it-pymp-")
+    script = os.path.join(d, "mp.py")
+    with open(script, "w") as f:
+        f.write(MP)
+    out, err, rep = run_profiled(["-F", "499", "--", DEBIAN, script])
+    prof = load(out)
+    check_invariants(prof)
+    pids = {t["pid"] for t in prof["threads"]
+            if function_cum(t["root"], "child") >= 0.8 * t["samples"] and t["samples"] > 100}
+    check(len(pids) == 2, "processes running child(): %s" % pids)
+    for t in prof["threads"]:
+        if t["pid"] in pids:
+            fibs = py_nodes(t["root"], "fib")
+            check(fibs and {p["function"] for _, p in fibs} == {"child", "fib"},
+                  "fib's parents in %d: %s" % (t["pid"], {p["function"] for _, p in fibs}))

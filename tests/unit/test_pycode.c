@@ -1,0 +1,158 @@
+/* test_pycode.c - user/collect/pycode.c's location-table reader against
+ * CPython 3.11's own answer: for every code object of a few standard
+ * library modules, python3.11 prints its co_linetable and, per code unit,
+ * the line co_positions() gives; st_py_linetable__line must agree on every
+ * one. Also str objects of each kind. Skipped without python3.11. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/collect/pycode.h"
+#include "user/collect/pyoffsets.h"
+
+static const char dump[] =
+	"python3.11 -c '\n"
+	"import json.decoder, argparse, traceback, types\n"
+	"def walk(c):\n"
+	"    yield c\n"
+	"    for k in c.co_consts:\n"
+	"        if isinstance(k, types.CodeType): yield from walk(k)\n"
+	"for m in (json.decoder, argparse, traceback):\n"
+	"    src = open(m.__file__).read()\n"
+	"    for c in walk(compile(src, m.__file__, \"exec\")):\n"
+	"        ls = [p[0] or 0 for p in c.co_positions()]\n"
+	"        print(c.co_linetable.hex(), c.co_firstlineno, \",\".join(map(str, ls)))\n"
+	"'";
+
+static int unhex(const char *h, __u8 *out, size_t max)
+{
+	size_t n = strlen(h) / 2;
+
+	if (n > max)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		if (sscanf(h + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (__u8)v;
+	}
+	return (int)n;
+}
+
+static void test_linetable_matches_cpython(void **state)
+{
+	static char line[1 << 20];
+	static __u8 table[1 << 18];
+	size_t codes = 0, units = 0;
+	FILE *f;
+
+	(void)state;
+	if (access("/usr/bin/python3.11", X_OK)) {
+		skip();
+		return;
+	}
+	f = popen(dump, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *hex = strtok(line, " "), *first = strtok(NULL, " "), *ls = strtok(NULL, " \n");
+		int n = unhex(hex, table, sizeof(table));
+		__u32 idx = 0;
+
+		assert_true(n >= 0 && first);
+		for (char *t = ls ? strtok(ls, ",") : NULL; t; t = strtok(NULL, ","), idx++) {
+			__u32 want = (__u32)atoi(t);
+
+			if (st_py_linetable__line(table, (size_t)n, (__u32)atoi(first), idx) != want)
+				fail_msg("code %zu unit %u: %u, want %u", codes, idx,
+					 st_py_linetable__line(table, (size_t)n, (__u32)atoi(first), idx),
+					 want);
+			units++;
+		}
+		codes++;
+	}
+	assert_int_equal(pclose(f), 0);
+	print_message("%zu code objects, %zu code units\n", codes, units);
+	assert_true(codes > 200 && units > 10000);
+	/* past the table's end, and garbage */
+	assert_int_equal(st_py_linetable__line(table, 0, 5, 0), 0);
+	table[0] = 0x01;	/* not an entry's first byte */
+	assert_int_equal(st_py_linetable__line(table, 1, 5, 0), 0);
+}
+
+#define MEM 0x10000000ULL
+static __u8 mem[1024];
+
+static long rd(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	(void)arg;
+	if (addr < MEM || addr + n > MEM + sizeof(mem))
+		return -EFAULT;
+	memcpy(dst, mem + (addr - MEM), n);
+	return 0;
+}
+
+static void put_str(const struct st_py_layout *l, __u32 kind, bool ascii, const void *data,
+		    __u64 len)
+{
+	__u32 st = (kind << 2) | (1u << 5) | ((ascii ? 1u : 0u) << 6) | (1u << 7);
+
+	memset(mem, 0, sizeof(mem));
+	memcpy(mem + l->unicode_length, &len, 8);
+	memcpy(mem + l->unicode_state, &st, 4);
+	memcpy(mem + (ascii ? l->unicode_ascii_data : l->unicode_compact_data), data,
+	       len * kind);
+}
+
+static void test_unicode_kinds(void **state)
+{
+	const struct st_py_layout *l = st_py_layout__find(0x030b);
+	const __u16 ucs2[] = { 'p', 0xf6, 0x20ac };
+	const __u32 ucs4[] = { 'a', 0x1f600 };
+	char buf[64];
+
+	(void)state;
+	put_str(l, 1, true, "fib", 3);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "fib");
+	put_str(l, 2, false, ucs2, 3);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "p\xc3\xb6\xe2\x82\xac");
+	put_str(l, 4, false, ucs4, 2);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "a\xf0\x9f\x98\x80");
+	/* cut at a character boundary */
+	put_str(l, 2, false, ucs2, 3);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, 4), 0);
+	assert_string_equal(buf, "p\xc3\xb6");
+	/* absurd: a huge length, a bad kind, a non-compact string, ASCII > 127 */
+	put_str(l, 1, true, "x", 1);
+	memcpy(mem + l->unicode_length, &(__u64){ 1ULL << 40 }, 8);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), -EINVAL);
+	put_str(l, 3, false, "xyz", 1);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), -EINVAL);
+	put_str(l, 1, true, "\xff", 1);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), -EINVAL);
+	/* beyond readable memory */
+	put_str(l, 1, true, "x", 1);
+	memcpy(mem + l->unicode_length, &(__u64){ 2000 }, 8);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, 2000), -EFAULT);
+	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM + 2048, buf, sizeof(buf)), -EFAULT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_linetable_matches_cpython),
+		cmocka_unit_test(test_unicode_kinds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

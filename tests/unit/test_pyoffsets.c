@@ -1,0 +1,232 @@
+/* test_pyoffsets.c - the CPython 3.11 layout of user/collect/pyoffsets.c
+ * against the interpreter's own DWARF (python3.11-dbg, found by the build
+ * id of /usr/bin/python3.11), and the symbols and version that
+ * user/collect/pyproc.c finds in that binary. Skipped when the debug
+ * file is not installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+
+#include "symbolizer/elf.h"
+#include "user/collect/pyoffsets.h"
+#include "user/collect/pyproc.h"
+
+#define PY311 "/usr/bin/python3.11"
+
+struct dbg {
+	int fd;
+	Dwarf *dw;
+};
+
+/* A typedef or struct named name, as its struct DIE. */
+static int find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, child;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
+			do {
+				int tag = dwarf_tag(&child);
+				const char *n = dwarf_diename(&child);
+				Dwarf_Die t = child;
+
+				if (!n || strcmp(n, name) ||
+				    (tag != DW_TAG_typedef && tag != DW_TAG_structure_type))
+					continue;
+				while (dwarf_tag(&t) == DW_TAG_typedef) {
+					Dwarf_Attribute a;
+
+					if (!dwarf_formref_die(dwarf_attr(&t, DW_AT_type, &a), &t))
+						break;
+				}
+				if (dwarf_tag(&t) == DW_TAG_structure_type && dwarf_hasattr(&t, DW_AT_byte_size)) {
+					*out = t;
+					return 0;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		off = next;
+	}
+	return -1;
+}
+
+/* Offset of dotted member path in struct type s, or -1. */
+static long member_off(Dwarf_Die s, const char *path)
+{
+	char buf[128], *save = NULL, *part;
+	long total = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
+		Dwarf_Die m;
+		bool found = false;
+
+		while (dwarf_tag(&s) == DW_TAG_typedef) {
+			Dwarf_Attribute a;
+
+			if (!dwarf_formref_die(dwarf_attr(&s, DW_AT_type, &a), &s))
+				return -1;
+		}
+		if (dwarf_child(&s, &m) != 0)
+			return -1;
+		do {
+			Dwarf_Attribute a;
+			Dwarf_Word loc;
+
+			if (dwarf_tag(&m) != DW_TAG_member || !dwarf_diename(&m) ||
+			    strcmp(dwarf_diename(&m), part))
+				continue;
+			if (dwarf_formudata(dwarf_attr(&m, DW_AT_data_member_location, &a), &loc))
+				return -1;
+			total += (long)loc;
+			if (!dwarf_formref_die(dwarf_attr(&m, DW_AT_type, &a), &s))
+				return -1;
+			found = true;
+			break;
+		} while (dwarf_siblingof(&m, &m) == 0);
+		if (!found)
+			return -1;
+	}
+	return total;
+}
+
+static long off_of(Dwarf *dw, const char *type, const char *path)
+{
+	Dwarf_Die t;
+
+	if (find_type(dw, type, &t))
+		fail_msg("type %s not in the DWARF", type);
+	return member_off(t, path);
+}
+
+static long size_of(Dwarf *dw, const char *type)
+{
+	Dwarf_Die t;
+
+	if (find_type(dw, type, &t))
+		fail_msg("type %s not in the DWARF", type);
+	return (long)dwarf_bytesize(&t);
+}
+
+static int open_dbg(struct dbg *d)
+{
+	char hex[ST_BUILD_ID_HEX_MAX], path[256];
+	struct st_elf *e = NULL;
+
+	if (st_elf__open(PY311, &e))
+		return -1;
+	if (st_elf__build_id(e, hex)) {
+		st_elf__free(e);
+		return -1;
+	}
+	st_elf__free(e);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0)
+		return -1;
+	d->dw = dwarf_begin(d->fd, DWARF_C_READ);
+	if (!d->dw) {
+		close(d->fd);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_layout_311_matches_dwarf(void **state)
+{
+	const struct st_py_layout *l = st_py_layout__find(0x030b);
+	struct dbg d;
+
+	(void)state;
+	assert_non_null(l);
+	if (open_dbg(&d)) {
+		skip();
+		return;
+	}
+	assert_int_equal(l->runtime_interp_head, off_of(d.dw, "_PyRuntimeState", "interpreters.head"));
+	assert_int_equal(l->interp_threads_head, off_of(d.dw, "PyInterpreterState", "threads.head"));
+	assert_int_equal(l->tstate_next, off_of(d.dw, "PyThreadState", "next"));
+	assert_int_equal(l->tstate_native_tid, off_of(d.dw, "PyThreadState", "native_thread_id"));
+	assert_int_equal(l->tstate_cframe, off_of(d.dw, "PyThreadState", "cframe"));
+	assert_int_equal(l->cframe_current_frame, off_of(d.dw, "_PyCFrame", "current_frame"));
+	assert_int_equal(l->frame_code, off_of(d.dw, "_PyInterpreterFrame", "f_code"));
+	assert_int_equal(l->frame_previous, off_of(d.dw, "_PyInterpreterFrame", "previous"));
+	assert_int_equal(l->frame_prev_instr, off_of(d.dw, "_PyInterpreterFrame", "prev_instr"));
+	assert_int_equal(l->frame_is_entry, off_of(d.dw, "_PyInterpreterFrame", "is_entry"));
+	assert_int_equal(l->frame_owner, off_of(d.dw, "_PyInterpreterFrame", "owner"));
+	assert_int_equal(l->code_adaptive, off_of(d.dw, "PyCodeObject", "co_code_adaptive"));
+	assert_int_equal(l->code_qualname, off_of(d.dw, "PyCodeObject", "co_qualname"));
+	assert_int_equal(l->code_filename, off_of(d.dw, "PyCodeObject", "co_filename"));
+	assert_int_equal(l->code_firstlineno, off_of(d.dw, "PyCodeObject", "co_firstlineno"));
+	assert_int_equal(l->code_linetable, off_of(d.dw, "PyCodeObject", "co_linetable"));
+	assert_int_equal(l->object_type, off_of(d.dw, "PyObject", "ob_type"));
+	assert_int_equal(l->unicode_length, off_of(d.dw, "PyASCIIObject", "length"));
+	assert_int_equal(l->unicode_state, off_of(d.dw, "PyASCIIObject", "state"));
+	assert_int_equal(l->unicode_ascii_data, size_of(d.dw, "PyASCIIObject"));
+	assert_int_equal(l->unicode_compact_data, size_of(d.dw, "PyCompactUnicodeObject"));
+	assert_int_equal(l->bytes_size, off_of(d.dw, "PyVarObject", "ob_size"));
+	assert_int_equal(l->bytes_data, off_of(d.dw, "PyBytesObject", "ob_sval"));
+	/* the walker reads a frame's header in one ST_PY_FRAME_BUF read */
+	assert_true(l->frame_owner < ST_PY_FRAME_BUF && l->frame_prev_instr + 8 <= ST_PY_FRAME_BUF);
+	dwarf_end(d.dw);
+	close(d.fd);
+}
+
+static void test_elf_symbols_and_version(void **state)
+{
+	struct st_py_elf pe;
+	char v[16];
+
+	(void)state;
+	if (access(PY311, R_OK)) {
+		skip();
+		return;
+	}
+	assert_int_equal(st_py_elf__find(PY311, PY311, &pe), 0);
+	assert_true(pe.runtime != 0);
+	assert_true(pe.eval != 0 && pe.eval_size > 1000);
+	assert_true(pe.code_type != 0);
+	/* Debian's PGO build has a cold part, named in its debug file only */
+	if (!access("/usr/lib/debug/.build-id", F_OK))
+		assert_true(pe.cold != 0 && pe.cold_size > 0);
+	assert_int_equal(pe.version >> 16, 0x030b);
+	assert_string_equal(st_py_version__str(pe.version, v, sizeof(v)), "3.11");
+	/* not an interpreter */
+	assert_int_equal(st_py_elf__find("/bin/true", "/bin/true", &pe), -ENOENT);
+}
+
+static void test_candidates_and_unknown_versions(void **state)
+{
+	char v[16];
+
+	(void)state;
+	assert_true(st_py_elf__candidate("/usr/bin/python3.11"));
+	assert_true(st_py_elf__candidate("/x/lib/libpython3.11.so.1.0"));
+	assert_false(st_py_elf__candidate("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	assert_null(st_py_layout__find(0x030d));
+	assert_null(st_py_layout__find(0x0200));
+	assert_string_equal(st_py_version__str(0x030d00f0, v, sizeof(v)), "3.13");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout_311_matches_dwarf),
+		cmocka_unit_test(test_elf_symbols_and_version),
+		cmocka_unit_test(test_candidates_and_unknown_versions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,278 @@
+/* test_pywalk.c - bpf/python.h's walker, natively: on LIVE python3.11
+ * processes (Debian's static /usr/bin/python3.11 and pyenv's build on
+ * libpython3.11.so, each skipped when absent) read through
+ * process_vm_readv, compared with the stack the script prints of itself;
+ * on fake memory (loops, bad pointers); and the merge with a native stack. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf/python.h"
+#include "user/collect/pycode.h"
+#include "user/collect/pyoffsets.h"
+#include "user/collect/pyproc.h"
+
+#define PY_DEBIAN "/usr/bin/python3.11"
+#define PY_PYENV "/root/.pyenv/versions/3.11.7/bin/python3.11"
+
+/* A known stack: <module> -> K.meth -> <listcomp> -> (map, C) -> rec x6 ->
+ * leaf, which prints its own stack (leaf first, "qualname:line|...") and
+ * sleeps on the same line. */
+static const char script[] =
+	"import sys, time\n"
+	"def stack():\n"
+	"    f = sys._getframe(1); out = []\n"
+	"    while f:\n"
+	"        out.append('%s:%d' % (f.f_code.co_qualname, f.f_lineno)); f = f.f_back\n"
+	"    return '|'.join(out)\n"
+	"def leaf():\n"
+	"    print(stack(), flush=True); time.sleep(30)\n"
+	"def rec(n):\n"
+	"    if n == 0:\n"
+	"        return leaf()\n"
+	"    return rec(n - 1)\n"
+	"class K:\n"
+	"    def meth(self):\n"
+	"        return [x for x in map(rec, [5])]\n"
+	"K().meth()\n";
+
+static void walk_live(const char *python)
+{
+	char path[] = "/tmp/st_pywalk_XXXXXX", expect[4096], got[4096] = "";
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	int fds[2], fd, nends = 0;
+	__u32 version;
+	__u64 ts;
+	pid_t pid;
+	FILE *out;
+
+	if (access(python, X_OK)) {
+		skip();
+		return;
+	}
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, script, sizeof(script) - 1), (ssize_t)sizeof(script) - 1);
+	close(fd);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl(python, python, path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	out = fdopen(fds[0], "r");
+	assert_non_null(fgets(expect, sizeof(expect), out));
+	expect[strcspn(expect, "\n")] = '\0';
+	usleep(200 * 1000);	/* into time.sleep, on the same line */
+
+	assert_int_equal(st_py_proc__probe(pid, &p, &version), ST_PY_PROBE_OK);
+	assert_int_equal(version >> 16, 0x030b);
+	w.p = &p;
+	w.s = &s;
+	w.read = st_py_read_pid;
+	w.read_arg = &pid;
+	w.tid = (__u64)pid;
+	ts = st_py_find_tstate(&w);
+	assert_true(ts != 0);
+	assert_true(st_py_tstate_is(&w, ts));
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.stop, ST_PY_STAT__MAX);
+	for (__u32 i = 0; i < s.n; i++) {
+		struct st_py_code c;
+		char one[600];
+
+		assert_int_equal(st_py_code__read(&p.l, p.code_type, st_py_read_pid, &pid,
+						  ST_PY_CODE(s.addr[i]), &c), 0);
+		snprintf(one, sizeof(one), "%s%s:%u", i ? "|" : "", c.qualname,
+			 st_py_linetable__line(c.linetable, c.linetable_len, c.firstlineno,
+					       ST_PY_INDEX(s.addr[i])));
+		strncat(got, one, sizeof(got) - strlen(got) - 1);
+		if (s.ends[i]) {
+			nends++;
+			/* runs end where C called in: map() -> rec, and <module> */
+			assert_true(!strcmp(c.qualname, "rec") || !strcmp(c.qualname, "<module>"));
+		}
+		st_py_code__release(&c);
+	}
+	assert_int_equal(nends, 2);
+	assert_string_equal(got, expect);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fclose(out);
+	unlink(path);
+}
+
+static void test_live_debian_static(void **state)
+{
+	(void)state;
+	walk_live(PY_DEBIAN);
+}
+
+static void test_live_pyenv_libpython(void **state)
+{
+	(void)state;
+	walk_live(PY_PYENV);
+}
+
+/* fake memory: a buffer mapped at FAKE */
+#define FAKE 0x10000000ULL
+static __u8 mem[4096];
+
+static long read_fake(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	(void)arg;
+	if (addr < FAKE || addr + n > FAKE + sizeof(mem))
+		return -EFAULT;
+	memcpy(dst, mem + (addr - FAKE), n);
+	return 0;
+}
+
+static void put64(__u64 at, __u64 v)
+{
+	memcpy(mem + (at - FAKE), &v, 8);
+}
+
+static void fake_walk(struct st_py_walk *w, struct st_py_proc *p, struct st_py_scratch *s)
+{
+	memset(p, 0, sizeof(*p));
+	p->l = *st_py_layout__find(0x030b);
+	p->runtime = FAKE;
+	w->p = p;
+	w->s = s;
+	w->read = read_fake;
+	w->tid = 42;
+	/* runtime -> interp at +0x100 -> tstate at +0x200 (tid 42) -> cframe +0x400 */
+	put64(FAKE + p->l.runtime_interp_head, FAKE + 0x100);
+	put64(FAKE + 0x100 + p->l.interp_threads_head, FAKE + 0x200);
+	put64(FAKE + 0x200 + p->l.tstate_native_tid, 42);
+	put64(FAKE + 0x200 + p->l.tstate_cframe, FAKE + 0x400);
+	put64(FAKE + 0x400 + p->l.cframe_current_frame, FAKE + 0x500);
+}
+
+static void test_fake_loop_is_bounded(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	__u64 ts;
+
+	(void)state;
+	memset(mem, 0, sizeof(mem));
+	fake_walk(&w, &p, &s);
+	/* two frames pointing at each other, code objects at +0x800 */
+	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
+	put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x600);
+	put64(FAKE + 0x600 + p.l.frame_code, FAKE + 0x800);
+	put64(FAKE + 0x600 + p.l.frame_previous, FAKE + 0x500);
+	ts = st_py_find_tstate(&w);
+	assert_int_equal(ts, FAKE + 0x200);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, ST_PY_MAX_FRAMES);
+	assert_int_equal(s.stop, ST_PY_STAT_TRUNCATED);
+	/* a self loop is an absurd value */
+	put64(FAKE + 0x600 + p.l.frame_previous, FAKE + 0x600);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.stop, ST_PY_STAT_BAD_VALUE);
+	/* a kernel pointer, an unreadable one */
+	put64(FAKE + 0x500 + p.l.frame_previous, 0xffff888000000000ULL);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.stop, ST_PY_STAT_BAD_VALUE);
+	put64(FAKE + 0x500 + p.l.frame_previous, 0x20000000ULL);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.stop, ST_PY_STAT_READ_FAULT);
+	/* a wrong code type (a fake _PyRuntime in a non-Python binary) */
+	p.code_type = 0x12345678;
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(s.stop, ST_PY_STAT_BAD_VALUE);
+	/* a thread list that loops without our thread */
+	put64(FAKE + 0x200 + p.l.tstate_native_tid, 7);
+	put64(FAKE + 0x200 + p.l.tstate_next, FAKE + 0x300);
+	put64(FAKE + 0x300 + p.l.tstate_next, FAKE + 0x200);
+	assert_int_equal(st_py_find_tstate(&w), 0);
+	assert_int_equal(w.stop, ST_PY_STAT_NO_THREAD);
+}
+
+static void test_merge(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p = { .eval_start = 0x1000, .eval_end = 0x2000 };
+	/* leaf first: zlib (0x9000), eval (run A), PyObject_Call (0x3000),
+	 * eval (run B), Py_RunMain (0x4000), main (0x5000) */
+	__u64 f[ST_PY_MAX_FRAMES * 2] = { 0x9000, 0x1100, 0x3000, 0x1200, 0x4000, 0x5000 };
+	__u64 want[] = { 0x9000, 1 | ST_PY_TAG, 2 | ST_PY_TAG, 0x3000, 3 | ST_PY_TAG,
+			 4 | ST_PY_TAG, 5 | ST_PY_TAG, 0x4000, 0x5000 };
+	bool cut, unmatched;
+	__u32 n;
+
+	(void)state;
+	s.n = 5;
+	for (int i = 0; i < 5; i++)
+		s.addr[i] = (__u64)i + 1;
+	s.ends[1] = 1;	/* run A: frames 1, 2; run B: 3, 4, 5 */
+	s.ends[4] = 1;
+	n = st_py_merge(&s, &p, f, 6, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 9);
+	assert_false(cut);
+	assert_false(unmatched);
+	for (__u32 i = 0; i < n; i++)
+		assert_int_equal(f[i], want[i]);
+	/* an evaluation frame with no Python frame left stays native */
+	__u64 g[ST_PY_MAX_FRAMES * 2] = { 0x1100, 0x1200 };
+
+	s.n = 1;
+	s.ends[0] = 1;
+	n = st_py_merge(&s, &p, g, 2, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 2);
+	assert_int_equal(g[0], 1 | ST_PY_TAG);
+	assert_int_equal(g[1], 0x1200);
+	assert_true(unmatched);
+	/* cut at max */
+	__u64 h[ST_PY_MAX_FRAMES * 2] = { 0x1100, 0x4000, 0x5000 };
+
+	s.n = 3;
+	memset(s.ends, 0, sizeof(s.ends));
+	s.ends[2] = 1;
+	n = st_py_merge(&s, &p, h, 3, 4, &cut, &unmatched);
+	assert_int_equal(n, 4);
+	assert_true(cut);
+	/* a frame in the function's cold part is an evaluation frame too */
+	__u64 k[ST_PY_MAX_FRAMES * 2] = { 0x7050, 0x5000 };
+
+	p.cold_start = 0x7000;
+	p.cold_end = 0x7100;
+	n = st_py_merge(&s, &p, k, 2, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 4);
+	assert_int_equal(k[0], 1 | ST_PY_TAG);
+	assert_int_equal(k[2], 3 | ST_PY_TAG);
+	assert_int_equal(k[3], 0x5000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_live_debian_static),
+		cmocka_unit_test(test_live_pyenv_libpython),
+		cmocka_unit_test(test_fake_loop_is_bounded),
+		cmocka_unit_test(test_merge),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

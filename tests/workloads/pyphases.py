@@ -1,0 +1,88 @@
+"""A Python workload with known structure and a measured CPU budget
+(issue 19): the main thread loops over phases until SECONDS (argv[1],
+default 3) have passed -- deep recursion (fib), a list comprehension
+(parse), a method of a class (Codec.pack, calling zlib.compress: a C
+extension), a generator pipeline (total) -- and a second thread spins in
+its own function (worker). Each phase's CPU time is measured with
+time.thread_time and written to $WL_REPORT as 'phase NAME SECONDS'
+lines (tests/integration/stcheck.py's read_report), the thread as
+'thread worker TID'."""
+import os
+import sys
+import threading
+import time
+import zlib
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def parse(s):
+    return [int(x) for x in s.split(',')]
+
+
+class Codec:
+    def __init__(self):
+        self.buf = bytes(range(256)) * 512
+
+    def pack(self):
+        return len(zlib.compress(self.buf, 6))
+
+
+def squares(n):
+    for i in range(n):
+        yield i * i
+
+
+def total(n):
+    return sum(x for x in squares(n) if x & 1)
+
+
+def spin():
+    x = 0
+    for i in range(20000):
+        x += i
+    return x
+
+
+def worker(stop, spent):
+    t0 = time.thread_time()
+    while not stop.is_set():
+        spin()
+        time.sleep(0.004)
+    spent.append(time.thread_time() - t0)
+
+
+def handler(seconds, phases):
+    data = ','.join(str(i) for i in range(2000))
+    codec = Codec()
+    work = [('fib', lambda: fib(19)), ('parse', lambda: parse(data)),
+            ('pack', codec.pack), ('total', lambda: total(6000))]
+    end = time.time() + seconds
+    while time.time() < end:
+        for name, fn in work:
+            t0 = time.thread_time()
+            fn()
+            phases[name] += time.thread_time() - t0
+
+
+def main():
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+    phases = {'fib': 0.0, 'parse': 0.0, 'pack': 0.0, 'total': 0.0}
+    stop, spent = threading.Event(), []
+    th = threading.Thread(target=worker, args=(stop, spent), name='worker')
+    th.start()
+    handler(seconds, phases)
+    stop.set()
+    th.join()
+    report = os.environ.get('WL_REPORT')
+    if report:
+        with open(report, 'w') as f:
+            for name, secs in phases.items():
+                f.write('phase %s %f\n' % (name, secs))
+            f.write('phase worker %f\n' % spent[0])
+            f.write('thread worker %d\n' % th.native_id)
+
+
+main()

@@ -1,0 +1,57 @@
+/* pyoffsets.c - the table of CPython structure layouts (see pyoffsets.h).
+ *
+ * 3.11: checked against Debian's python3.11-dbg DWARF (x86-64) by
+ * tests/unit/test_pyoffsets.c. Other versions differ (3.12: no is_entry,
+ * C-stack shim frames with owner 3, smaller unicode headers; 3.13: no
+ * _PyCFrame, tstate->current_frame, f_executable, instr_ptr); they get an
+ * entry once it can be checked the same way against their DWARF.
+ */
+#include <stdio.h>
+
+#include "user/collect/pyoffsets.h"
+
+static const struct st_py_layout layouts[] = {
+	{
+		.version = 0x030b,
+		.runtime_interp_head = 40,
+		.interp_threads_head = 16,
+		.tstate_next = 8,
+		.tstate_native_tid = 160,
+		.tstate_cframe = 56,
+		.cframe_current_frame = 8,
+		.frame_code = 32,
+		.frame_previous = 48,
+		.frame_prev_instr = 56,
+		.frame_is_entry = 68,
+		.frame_owner = 69,
+		.owner_cstack = ST_PY_NO_OFF,
+		.code_adaptive = 184,
+		.code_qualname = 128,
+		.code_filename = 112,
+		.code_firstlineno = 72,
+		.code_linetable = 136,
+		.object_type = 8,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_data = 48,
+		.unicode_compact_data = 72,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
+};
+
+const struct st_py_layout *st_py_layout__find(__u16 version)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].version == version)
+			return &layouts[i];
+	return NULL;
+}
+
+const char *st_py_version__str(__u32 version, char *buf, size_t len)
+{
+	if (version > 0xffff)
+		version >>= 16;
+	snprintf(buf, len, "%u.%u", (version >> 8) & 0xff, version & 0xff);
+	return buf;
+}

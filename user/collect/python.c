@@ -1,0 +1,273 @@
+/* python.c - CPython processes and their code objects, for the daemon
+ * (see python.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "common/strtab.h"
+#include "user/collect/pycode.h"
+#include "user/collect/pyoffsets.h"
+#include "user/collect/pyproc.h"
+#include "user/collect/python.h"
+#include "user/collect/session.h"
+#include "common/tree.h"
+#include "common/u64map.h"
+
+#define KEY(pid, image) ((__u64)(image) << 32 | (pid))
+
+struct pycode {
+	const char *qualname, *file;	/* interned */
+	__u32 firstlineno;
+	__u32 len;
+	__u8 *table;
+};
+
+struct pyproc {
+	__u32 pid, image;
+	bool found;			/* in py_procs */
+	struct st_py_proc p;
+	struct st_u64map *codes;	/* code address -> pycode */
+};
+
+struct st_python {
+	struct st_session *sess;
+	int procs_fd, stats_fd;
+	struct st_strtab *strs;
+	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
+	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
+	__u64 processes, unsupported, codes, code_failed, code_dropped, table_bytes;
+};
+
+static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
+{
+	struct pyproc *pp = st_u64map__get(py->procs, KEY(pid, image));
+
+	if (pp)
+		return pp;
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return NULL;
+	pp->pid = pid;
+	pp->image = image;
+	pp->codes = st_u64map__new();
+	if (!pp->codes || st_u64map__put(py->procs, KEY(pid, image), pp)) {
+		st_u64map__free(pp->codes);
+		free(pp);
+		return NULL;
+	}
+	return pp;
+}
+
+/* A code object BPF met for the first time: read it now. */
+static int on_code(void *ctx, void *data, size_t size)
+{
+	const struct st_py_event *e = data;
+	struct st_python *py = ctx;
+	struct st_py_code c;
+	struct pycode *pc;
+	struct pyproc *pp;
+	pid_t pid;
+
+	if (size < sizeof(*e))
+		return 0;
+	pp = st_u64map__get(py->procs, KEY(e->pid, e->image));
+	if (!pp || !pp->found || !e->code || st_u64map__get(pp->codes, e->code))
+		return 0;
+	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES) {
+		py->code_dropped++;
+		return 0;
+	}
+	pid = (pid_t)e->pid;
+	if (st_py_code__read(&pp->p.l, pp->p.code_type, st_py_read_pid, &pid, e->code, &c)) {
+		py->code_failed++;
+		return 0;
+	}
+	pc = calloc(1, sizeof(*pc));
+	if (pc) {
+		pc->qualname = st_strtab__intern(py->strs, c.qualname);
+		pc->file = st_strtab__intern(py->strs, c.filename);
+		pc->firstlineno = c.firstlineno;
+		pc->table = c.linetable;
+		pc->len = c.linetable_len;
+		c.linetable = NULL;
+	}
+	if (!pc || !pc->qualname || !pc->file || st_u64map__put(pp->codes, e->code, pc)) {
+		if (pc)
+			free(pc->table);
+		free(pc);
+		st_py_code__release(&c);
+		py->code_dropped++;
+		return 0;
+	}
+	py->codes++;
+	py->table_bytes += pc->len;
+	return 0;
+}
+
+struct st_python *st_python__new(struct st_session *s)
+{
+	struct st_python *py = calloc(1, sizeof(*py));
+	int events_fd, err;
+
+	if (!py)
+		return NULL;
+	py->sess = s;
+	py->procs_fd = st_session__map_fd(s, "py_procs");
+	py->stats_fd = st_session__map_fd(s, "py_stats");
+	events_fd = st_session__map_fd(s, "py_events");
+	py->strs = st_strtab__new();
+	py->procs = st_u64map__new();
+	py->said = st_u64map__new();
+	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->strs || !py->procs ||
+	    !py->said) {
+		err = py->procs_fd < 0 ? py->procs_fd : events_fd < 0 ? events_fd : -ENOMEM;
+		goto fail;
+	}
+	err = st_session__add_ring(s, events_fd, on_code, py);
+	if (err)
+		goto fail;
+	return py;
+fail:
+	st_python__free(py);
+	errno = -err;
+	return NULL;
+}
+
+void st_python__free(struct st_python *py)
+{
+	struct pyproc *pp;
+	struct pycode *pc;
+	size_t pos = 0;
+
+	if (!py)
+		return;
+	while (py->procs && (pp = st_u64map__next(py->procs, &pos, NULL))) {
+		size_t cpos = 0;
+
+		while ((pc = st_u64map__next(pp->codes, &cpos, NULL))) {
+			free(pc->table);
+			free(pc);
+		}
+		st_u64map__free(pp->codes);
+		free(pp);
+	}
+	st_u64map__free(py->procs);
+	st_u64map__free(py->said);
+	st_strtab__free(py->strs);
+	free(py);
+}
+
+void st_python__probe(struct st_python *py, __u32 pid)
+{
+	struct st_py_proc p;
+	struct pyproc *pp;
+	__u32 image = ST_UNWIND_ANY_IMAGE, version;
+	char v[16];
+	int r;
+
+	if (!py)
+		return;
+	if (st_session__proc_image(py->sess, pid, &image))
+		image = ST_UNWIND_ANY_IMAGE;
+	r = st_py_proc__probe((int)pid, &p, &version);
+	if (r != ST_PY_PROBE_OK && r != ST_PY_PROBE_UNSUPPORTED)
+		return;
+	if (r == ST_PY_PROBE_UNSUPPORTED) {
+		if (!st_u64map__get(py->said, (__u64)pid + 1) &&
+		    !st_u64map__put(py->said, (__u64)pid + 1, (void *)1)) {
+			fprintf(stderr, "stacktreed: python %s in pid %u: not supported, native "
+				"frames only\n", st_py_version__str(version, v, sizeof(v)), pid);
+			py->unsupported++;
+		}
+		return;
+	}
+	pp = proc_get(py, pid, image);
+	if (!pp)
+		return;
+	p.image = image;
+	if (pp->found && !memcmp(&pp->p, &p, sizeof(p)))
+		return;
+	if (bpf_map_update_elem(py->procs_fd, &pid, &p, BPF_ANY)) {
+		fprintf(stderr, "stacktreed: cannot follow python in pid %u: %s (py_procs)\n", pid,
+			strerror(errno));
+		return;
+	}
+	if (!pp->found)
+		py->processes++;
+	pp->p = p;
+	pp->found = true;
+}
+
+void st_python__exited(struct st_python *py, __u32 pid)
+{
+	if (py)
+		bpf_map_delete_elem(py->procs_fd, &pid);
+}
+
+int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 addr,
+		     const char **qualname, const char **file, __u32 *line)
+{
+	const struct pyproc *pp = py ? st_u64map__get(py->procs, KEY(pid, image)) : NULL;
+	const struct pycode *pc;
+
+	if (!pp && py)	/* found before the kernel knew its image */
+		pp = st_u64map__get(py->procs, KEY(pid, ST_UNWIND_ANY_IMAGE));
+	pc = pp ? st_u64map__get(pp->codes, ST_PY_CODE(addr)) : NULL;
+	if (!pc)
+		return -ENOENT;
+	*qualname = pc->qualname;
+	*file = pc->file;
+	*line = st_py_linetable__line(pc->table, pc->len, pc->firstlineno, ST_PY_INDEX(addr));
+	if (!*line)
+		*line = pc->firstlineno;
+	return 0;
+}
+
+struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u32 image,
+				     const struct st_frame *raw, struct st_strtab *strs)
+{
+	struct st_frame f = *raw;
+	const char *q = NULL, *file = NULL;
+	__u32 line = 0;
+
+	f.module = st_strtab__intern(strs, ST_PYTHON_MODULE);
+	f.addr = ST_PY_CODE(raw->addr);
+	f.offset = 0;
+	if (st_python__frame(py, pid, image, raw->addr, &q, &file, &line)) {
+		f.function = st_strtab__intern(strs, "[python code]");
+		return f;
+	}
+	f.function = st_strtab__intern(strs, q);
+	f.file = st_strtab__intern(strs, file);
+	f.line = line;
+	f.offset = line;
+	return f;
+}
+
+int st_python__stats(const struct st_python *py, struct st_python_stats *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 *v;
+
+	memset(out, 0, sizeof(*out));
+	if (!py || ncpus <= 0)
+		return 0;
+	v = calloc((size_t)ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (__u32 k = 0; k < ST_PY_STAT__MAX; k++)
+		if (!bpf_map_lookup_elem(py->stats_fd, &k, v))
+			for (int c = 0; c < ncpus; c++)
+				out->bpf[k] += v[c];
+	free(v);
+	out->processes = py->processes;
+	out->unsupported = py->unsupported;
+	out->codes = py->codes;
+	out->code_failed = py->code_failed;
+	out->code_dropped = py->code_dropped;
+	return 0;
+}
