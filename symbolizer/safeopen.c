@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "symbolizer/elflayout.h"
+
 static int open_path_fd(const char *path, const struct st_safe_open *o)
 {
 	int flags = O_PATH | O_CLOEXEC | (o->nofollow ? O_NOFOLLOW : 0);
@@ -72,8 +74,14 @@ int st_safe_open(const char *path, const struct st_safe_open *o, struct stat *st
 		err = -errno;
 		goto cleanup;
 	}
-	if (!S_ISREG(st->st_mode) || (__u64)st->st_size > max)	/* grew meanwhile */
+	if (!S_ISREG(st->st_mode) || (__u64)st->st_size > max) {	/* grew meanwhile */
 		err = S_ISREG(st->st_mode) ? ST_SAFE_TOO_LARGE : ST_SAFE_NOT_REGULAR;
+		goto cleanup;
+	}
+	err = st_elf_layout__check_fd(fd, (__u64)st->st_size, (__u64)st->st_blocks * 512,
+				      o->layout_budget);
+	if (err && err != ST_SAFE_IMPLAUSIBLE)
+		err = 0;	/* unreadable header: libelf's error to tell */
 cleanup:
 	if (pfd >= 0)
 		close(pfd);
@@ -84,6 +92,11 @@ cleanup:
 			o->stats->too_large++;
 		else if (err == ST_SAFE_SYMLINK)
 			o->stats->symlink++;
+		else if (err == ST_SAFE_IMPLAUSIBLE) {
+			o->stats->implausible++;
+			snprintf(o->stats->implausible_path, sizeof(o->stats->implausible_path),
+				 "%s", path);
+		}
 	}
 	if (err) {
 		if (fd >= 0)

@@ -453,6 +453,8 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->not_regular = s->safe.not_regular;
 	out->too_large = s->safe.too_large;
 	out->symlink = s->safe.symlink;
+	out->implausible = s->safe.implausible;
+	memcpy(out->implausible_path, s->safe.implausible_path, sizeof(out->implausible_path));
 	out->out_of_time = s->out_of_time;
 	out->cancelled = s->cancelled;
 	out->too_many = s->too_many;

@@ -79,6 +79,9 @@ struct st_symbolizer_stats {
 	size_t not_regular;	/* files refused: FIFO, device, directory, socket */
 	size_t too_large;	/* files refused: over max_file_mb */
 	size_t symlink;		/* debug links that were symlinks in the process's root */
+	size_t implausible;	/* ELF files whose header tables cannot be real
+				 * (elflayout.h: sparse, beyond the end, over budget) */
+	char implausible_path[160]; /* the last of them, as opened */
 	size_t out_of_time;	/* modules whose symbols were cut by the time limit */
 	size_t cancelled;	/* ... by the daemon stopping */
 	size_t too_many;	/* ... by max_symbols */

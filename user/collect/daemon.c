@@ -214,12 +214,15 @@ static __u64 truncated_samples(const struct st_profile *p)
 	return n;
 }
 
-/* JIT perf maps (since the start): read, refused, lines skipped. */
+/* JIT perf maps (since the start): read, refused, lines skipped; ELF files
+ * refused for their layout (symbolizer/elflayout.h). */
 static void add_perfmap_notes(struct st_profile *p, const struct run *r)
 {
 	struct st_perfmap_stats js;
+	struct st_symbolizer_stats ss;
 
 	st_collector__perfmap_stats(r->coll, &js);
+	st_symbolizer__stats(r->sym, &ss);
 	const struct {
 		const char *name;
 		size_t n;
@@ -231,6 +234,7 @@ static void add_perfmap_notes(struct st_profile *p, const struct run *r)
 		{ "perf maps refused: over the size bound (64 MiB)", js.too_large },
 		{ "perf map lines skipped (malformed)", js.bad_lines },
 		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
+		{ "files refused: implausible layout", ss.implausible },
 	};
 
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
@@ -392,11 +396,13 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
 	st_symbolizer__stats(r->sym, &ss);
 	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
-		"files refused: %zu not regular, %zu over the size bound, %zu symlinks; "
+		"files refused: %zu not regular, %zu over the size bound, %zu symlinks, "
+		"%zu implausible layout%s%s%s; "
 		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
 		"%zu non-root files not shared by build id\n",
 		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
-		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+		ss.implausible, ss.implausible ? " (last: " : "", ss.implausible_path,
+		ss.implausible ? ")" : "", ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
 	if (ss.debuginfod)
 		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
 			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
