@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from stcheck import (SANITIZED, STACKTREED, check, check_invariants, function_cum, load, main_thread,
-                     workload)
+                     metric, workload)
 
 SPIN_C = r"""
 #include <stdlib.h>
@@ -351,3 +351,95 @@ def test_mutated_binaries_keep_snapshots_on_time():
             check_invariants(load(os.path.join(s.dir, n)))
     finally:
         shutil.rmtree(d)
+
+
+# A process that maps the first 8 KiB of a file executable and spins in a
+# loop written at 0x800 of it (issue 23: "any user inflates the root
+# daemon's memory").
+MAPEXEC_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	int fd = open(argv[1], O_RDONLY);
+	void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		perror(argv[1]);
+		return 1;
+	}
+	((void (*)(void))((char *)p + 0x800))();
+	return 0;
+}
+"""
+
+
+def sparse_elf(path, nsections=10000000, shoff=4096):
+    """The attack's file: an x86-64 ELF header whose section table (e_shnum 0:
+    the count in section 0's sh_size) of nsections entries lies in a hole;
+    8 KiB written (the header, `jmp .` at 0x800, section 0), the rest sparse
+    (640 MB apparent for 10 million sections)."""
+    head = bytearray(8192)
+    head[0:16] = b"\x7fELF\x02\x01\x01" + bytes(9)
+    head[16:24] = (3).to_bytes(2, "little") + (62).to_bytes(2, "little") + (1).to_bytes(4, "little")
+    head[40:48] = shoff.to_bytes(8, "little")          # e_shoff
+    head[52:54] = (64).to_bytes(2, "little")           # e_ehsize
+    head[58:60] = (64).to_bytes(2, "little")           # e_shentsize
+    head[0x800:0x802] = b"\xeb\xfe"                    # jmp .
+    head[shoff + 32:shoff + 40] = nsections.to_bytes(8, "little")  # section 0's sh_size
+    with open(path, "wb") as f:
+        f.write(head)
+    os.truncate(path, shoff + 64 * nsections)
+    return path
+
+
+def test_sparse_elf_of_nobody_is_refused_under_system_wide():
+    """nobody maps the first page of a sparse ELF file claiming 10 million
+    section headers executable and runs in it (before the layout check the
+    daemon held 2.7 GB while it lived); a root spin runs beside it under
+    -a -d 5: the daemon's peak RSS stays < 200 MiB (measured 149; 2687
+    MiB without the check), the file is counted and named in the summary and in the
+    header notes, and the spin is symbolized."""
+    d = tempfile.mkdtemp(prefix="st-sparse-")
+    out = tempfile.mkdtemp(prefix="st-sparse-out-")
+    try:
+        os.chmod(d, 0o755)
+        src = os.path.join(d, "mapexec.c")
+        with open(src, "w") as f:
+            f.write(MAPEXEC_C)
+        mapexec = os.path.join(d, "mapexec")
+        sh("cc", "-O1", src, "-o", mapexec)
+        elf = sparse_elf(os.path.join(d, "sparse.so"))
+        os.chown(elf, pwd.getpwnam("nobody").pw_uid, -1)
+        check(os.stat(elf).st_blocks * 512 < (1 << 20), "%s is not sparse here" % elf)
+        spin = spin_binary(d, "sparse_nbr")
+        p = subprocess.Popen([STACKTREED, "-a", "-d", "5", "-o", out], stderr=subprocess.PIPE,
+                             text=True)
+        time.sleep(1.0)
+        m = subprocess.Popen([mapexec, elf], preexec_fn=as_nobody)
+        try:
+            subprocess.run([spin, "3"], timeout=30)
+        finally:
+            m.kill()
+            m.wait()
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
+        n = summary_count(err, r"(\d+) implausible layout")
+        check(n >= 1, "the sparse file is not counted: %s" % err[-1500:])
+        check(elf in err, "the sparse file is not named in the summary: %s" % err[-1500:])
+        peak = summary_count(err, r"max RSS (\d+) MiB")
+        metric("sparse_elf_peak_rss_mib", peak)
+        if not SANITIZED:
+            check(0 < peak < 200, "peak RSS %d MiB (bound 200)" % peak)
+        prof = load(out)
+        check(prof.get("notes", {}).get("files refused: implausible layout", 0) >= 1,
+              "no header note: %s" % prof.get("notes"))
+        t = main_thread(prof, "sparse_nbr")
+        check(function_cum(t["root"], "sparse_nbr") > 0.5 * t["samples"],
+              "the neighbour is not symbolized")
+        tm = main_thread(prof, "mapexec")
+        check(tm["samples"] > 0, "the mapping process was not sampled")
+    finally:
+        shutil.rmtree(d)
+        shutil.rmtree(out)
