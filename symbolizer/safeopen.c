@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -127,4 +129,18 @@ int st_safe_open_in_proc(unsigned pid, const char *path, const struct st_safe_op
 bool st_file_trusted(const struct stat *st)
 {
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+bool st_file_is_mapped(int fd, const struct stat *st, __u64 dev, __u64 ino)
+{
+	struct statfs fs;
+
+	if (!ino)
+		return true;
+	if ((__u64)st->st_ino != ino)
+		return false;
+	if ((__u64)st->st_dev == dev)
+		return true;
+	return !fstatfs(fd, &fs) &&
+	       (fs.f_type == OVERLAYFS_SUPER_MAGIC || fs.f_type == BTRFS_SUPER_MAGIC);
 }

@@ -64,6 +64,13 @@ int st_safe_open(const char *path, const struct st_safe_open *o, struct stat *st
 int st_safe_open_in_proc(unsigned pid, const char *path, const struct st_safe_open *o,
 			 struct stat *st);
 
+/* Whether the open file fd (its *st) is the inode a /proc/PID/maps line
+ * names (dev as makedev(MAJ, MIN), ino). The inode number must be equal;
+ * the device too, except on overlayfs and btrfs, where fstat's st_dev is
+ * not the superblock's device that maps shows (the overlay's own, a
+ * subvolume's anonymous one). ino 0 (not known): true. */
+bool st_file_is_mapped(int fd, const struct stat *st, __u64 dev, __u64 ino);
+
 /* Whether only root can have made the file's content: owned by uid 0 and
  * not writable by group or others. Such files are shared between processes
  * by build id; files any user could craft only by their own identity. */

@@ -443,3 +443,109 @@ def test_sparse_elf_of_nobody_is_refused_under_system_wide():
     finally:
         shutil.rmtree(d)
         shutil.rmtree(out)
+
+
+RACE_LIB_C = r"""
+void %(name)s(volatile int *stop)
+{
+	while (!*stop)
+		;
+}
+"""
+
+RACE_MAIN_C = r"""
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile int stop;
+static void on_usr1(int sig) { (void)sig; stop = 1; }
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	void (*f)(volatile int *) = h ? (void (*)(volatile int *))dlsym(h, argv[2]) : NULL;
+	if (!f) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 1;
+	}
+	signal(SIGUSR1, on_usr1);
+	f(&stop);
+	dlclose(h);
+	printf("unmapped\n");
+	fflush(stdout);
+	sleep(30);
+	return 0;
+}
+"""
+
+
+def proc_state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_replaced_mapped_file_lends_no_names():
+    """Issue 23's race made deterministic: nobody's process runs in its
+    library st-race-lib.so under -a; the daemon (test hook
+    STACKTREED_TEST_STOP_BEFORE_OPEN) stops between reading the maps line and
+    opening the file; the process unloads the library (its map_files link
+    is gone) and a root-only library with another function at the same
+    address (TOP_SECRET_payroll_of_ceo) is put at the path; the daemon goes
+    on: that name appears in no report, the refusal is counted (`not the
+    mapped file`), the process's samples stay module+offset."""
+    d = tempfile.mkdtemp(prefix="st-race-")
+    out = tempfile.mkdtemp(prefix="st-race-out-")
+    secret, own = "TOP_SECRET_payroll_of_ceo", "race_own_spin_function_a"
+    own += "x" * (len(secret) - len(own))  # one layout for both libraries
+    t = p = None
+    try:
+        os.chmod(d, 0o755)
+        lib = os.path.join(d, "st-race-lib.so")
+        other = os.path.join(d, "secret.so")
+        for name, path in ((own, lib), (secret, other)):
+            src = path + ".c"
+            with open(src, "w") as f:
+                f.write(RACE_LIB_C % {"name": name})
+            sh("cc", "-O1", "-g", "-fPIC", "-shared", src, "-o", path)
+        os.chmod(other, 0o600)
+        main = os.path.join(d, "race_main")
+        with open(main + ".c", "w") as f:
+            f.write(RACE_MAIN_C)
+        sh("cc", "-O1", main + ".c", "-o", main, "-ldl")
+        env = dict(os.environ, STACKTREED_TEST_STOP_BEFORE_OPEN="st-race-lib")
+        p = subprocess.Popen([STACKTREED, "-a", "-d", "6", "-o", out], stderr=subprocess.PIPE,
+                             text=True, env=env)
+        time.sleep(1.0)
+        t = subprocess.Popen([main, lib, own], preexec_fn=as_nobody, stdout=subprocess.PIPE,
+                             text=True)
+        end = time.time() + 30
+        while proc_state(p.pid) != "T":
+            check(time.time() < end and p.poll() is None,
+                  "the daemon never stopped before opening %s" % lib)
+            time.sleep(0.05)
+        t.send_signal(signal.SIGUSR1)
+        check(t.stdout.readline().strip() == "unmapped", "the target did not unload")
+        os.rename(other, lib)   # the root-only file at the mapped path
+        os.kill(p.pid, signal.SIGCONT)
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
+        for name in os.listdir(out):
+            with open(os.path.join(out, name), "rb") as f:
+                check(secret.encode() not in f.read(), "%s names %s" % (name, secret))
+        check(secret not in err, "the summary names %s" % secret)
+        check(summary_count(err, r"(\d+) not the mapped file") >= 1,
+              "the refusal is not counted: %s" % err[-1500:])
+        prof = load(out)
+        tm = main_thread(prof, "race_main")
+        check(tm["samples"] > 0, "the target was not sampled")
+        check(function_cum(tm["root"], own) == 0, "%s named without its file" % own)
+    finally:
+        if t:
+            t.kill()
+            t.wait()
+        if p and p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()
+        shutil.rmtree(d)
+        shutil.rmtree(out)

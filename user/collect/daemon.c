@@ -235,6 +235,7 @@ static void add_perfmap_notes(struct st_profile *p, const struct run *r)
 		{ "perf map lines skipped (malformed)", js.bad_lines },
 		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
 		{ "files refused: implausible layout", ss.implausible },
+		{ "files refused: not the mapped file (mapping gone, path reused)", ss.not_mapped },
 	};
 
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
@@ -397,12 +398,13 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 	st_symbolizer__stats(r->sym, &ss);
 	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
 		"files refused: %zu not regular, %zu over the size bound, %zu symlinks, "
-		"%zu implausible layout%s%s%s; "
+		"%zu implausible layout%s%s%s, %zu not the mapped file; "
 		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
 		"%zu non-root files not shared by build id\n",
 		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
 		ss.implausible, ss.implausible ? " (last: " : "", ss.implausible_path,
-		ss.implausible ? ")" : "", ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+		ss.implausible ? ")" : "", ss.not_mapped, ss.out_of_time, ss.too_many,
+		ss.cancelled, ss.unshared);
 	if (ss.debuginfod)
 		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
 			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
