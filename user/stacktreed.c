@@ -43,6 +43,7 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_FORCE_FAULTS,
+	OPT_OUTPUT_MODE,
 };
 
 static const struct argp_option options[] = {
@@ -51,6 +52,7 @@ static const struct argp_option options[] = {
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the target ends, or Ctrl-C)", 0 },
 	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
+	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0, "Mode of the report files, octal (default 0600: only their owner, the sudo user under sudo, reads them; directories made get x where r: 0700); 0644 shares them", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
@@ -213,6 +215,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --debuginfod-timeout '%s': give 0.1..3600 (s)", arg);
 		o->debuginfod_timeout = v;
 		break;
+	case OPT_OUTPUT_MODE: {
+		char *end;
+		unsigned long m;
+
+		errno = 0;
+		m = strtoul(arg, &end, 8);
+		if (errno || end == arg || *end || m > 0777 || !(m & 0400) || !(m & 0200))
+			argp_error(state, "invalid --output-mode '%s': give an octal mode like 0600 or "
+				   "0644 (at most 0777, readable and writable by the owner)", arg);
+		o->output_mode = (unsigned)m;
+		break;
+	}
 	case OPT_MAX_FILE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
 			argp_error(state, "invalid --max-file-mb '%s': give 1..1048576", arg);

@@ -476,7 +476,7 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	if (r->reopen) {
 		st_outdir__free(r->out);
 		r->out = NULL;
-		if ((err = st_outdir__open(o->output, &r->out)))
+		if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
 			return err;
 		st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
 		r->reopen = false;
@@ -671,7 +671,7 @@ int st_daemon__run(const struct st_options *o)
 	/* before anything is loaded or sampled: a bad -F or -o fails at once */
 	if (st_session__check_freq(o->freq))
 		goto cleanup;
-	if (st_outdir__open(o->output, &r.out))
+	if (st_outdir__open_mode(o->output, o->output_mode, &r.out))
 		goto cleanup;
 	st_outdir__set_abort(r.out, &signal_flags, SIG_ABORT);
 	/* what a crashed --force-faults session left is undone at every start */

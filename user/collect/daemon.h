@@ -11,6 +11,7 @@ struct st_options {
 	__u32 freq;		/* -F */
 	double duration;	/* -d, seconds; 0 = until the target ends or Ctrl-C */
 	const char *output;	/* -o */
+	unsigned output_mode;	/* --output-mode: of report files; 0 = ST_OUTDIR_MODE */
 	bool kernel;		/* --kernel */
 	bool all;		/* -a */
 	int *pids;		/* --pid, repeatable */
