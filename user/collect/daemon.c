@@ -389,10 +389,11 @@ static void summary(FILE *out, const struct st_profile *p, const struct run *r,
 	else
 		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
 	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
-		"BPF maps ~%zu MiB\n",
+		"BPF maps ~%zu MiB; budget %zu MiB (--memory-mb)\n",
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		status_mib("VmHWM:"), rss_mib(), st_session__map_memory(r->sess) >> 20);
+		status_mib("VmHWM:"), rss_mib(), st_session__map_memory(r->sess) >> 20,
+		r->o->memory_mb);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(r->sym) >> 10, st_collector__memory(r->coll) >> 10);
 	st_symbolizer__stats(r->sym, &ss);
