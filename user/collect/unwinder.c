@@ -401,6 +401,11 @@ void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
 	p->pending = false;
 	u->ntab_mods = 0;
 	set_mods(u, p);
+	/* its deferred samples were walked before (the daemon's exit path):
+	 * a tombstone keeps ~50 bytes, not its 8 KiB table (issue 23: one per
+	 * pid ever used, 32768 x 8 KiB) */
+	free(p->tab);
+	p->tab = NULL;
 }
 
 void st_unwinder__sweep(struct st_unwinder *u)
