@@ -23,6 +23,17 @@ static __u64 get(const unsigned char *p, size_t n, bool msb)
 	return v;
 }
 
+/* Where the header's fields are, per class (addr: their offsets' size). */
+struct ehdr_fields {
+	size_t phoff, shoff, phentsize, phnum, shentsize, shnum, addr;
+};
+
+#define EHDR_FIELDS(T, addr)                                                              \
+	{ offsetof(T, e_phoff), offsetof(T, e_shoff), offsetof(T, e_phentsize),           \
+	  offsetof(T, e_phnum), offsetof(T, e_shentsize), offsetof(T, e_shnum), addr }
+static const struct ehdr_fields ehdr64 = EHDR_FIELDS(Elf64_Ehdr, 8);
+static const struct ehdr_fields ehdr32 = EHDR_FIELDS(Elf32_Ehdr, 4);
+
 /* The header's fields into *l: 0, 1 (not ELF: let libelf say so) or
  * -errno. */
 static int read_header(st_elf_layout_read read, void *ctx, struct layout *l, bool *is64,
@@ -30,6 +41,7 @@ static int read_header(st_elf_layout_read read, void *ctx, struct layout *l, boo
 {
 	unsigned char h[sizeof(Elf64_Ehdr)];
 	ssize_t n = read(ctx, h, sizeof(h), 0);
+	const struct ehdr_fields *f;
 
 	if (n < 0)
 		return (int)n;
@@ -41,25 +53,15 @@ static int read_header(st_elf_layout_read read, void *ctx, struct layout *l, boo
 	*msb = h[EI_DATA] == ELFDATA2MSB;
 	if ((size_t)n < (*is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
 		return -EUCLEAN;	/* magic and a cut header */
-	if (*is64) {
-		l->phoff = get(h + offsetof(Elf64_Ehdr, e_phoff), 8, *msb);
-		l->shoff = get(h + offsetof(Elf64_Ehdr, e_shoff), 8, *msb);
-		l->phentsize = get(h + offsetof(Elf64_Ehdr, e_phentsize), 2, *msb);
-		l->phnum = get(h + offsetof(Elf64_Ehdr, e_phnum), 2, *msb);
-		l->shentsize = get(h + offsetof(Elf64_Ehdr, e_shentsize), 2, *msb);
-		l->shnum = get(h + offsetof(Elf64_Ehdr, e_shnum), 2, *msb);
-		l->shdr_size = sizeof(Elf64_Shdr);
-		l->phdr_size = sizeof(Elf64_Phdr);
-	} else {
-		l->phoff = get(h + offsetof(Elf32_Ehdr, e_phoff), 4, *msb);
-		l->shoff = get(h + offsetof(Elf32_Ehdr, e_shoff), 4, *msb);
-		l->phentsize = get(h + offsetof(Elf32_Ehdr, e_phentsize), 2, *msb);
-		l->phnum = get(h + offsetof(Elf32_Ehdr, e_phnum), 2, *msb);
-		l->shentsize = get(h + offsetof(Elf32_Ehdr, e_shentsize), 2, *msb);
-		l->shnum = get(h + offsetof(Elf32_Ehdr, e_shnum), 2, *msb);
-		l->shdr_size = sizeof(Elf32_Shdr);
-		l->phdr_size = sizeof(Elf32_Phdr);
-	}
+	f = *is64 ? &ehdr64 : &ehdr32;
+	l->phoff = get(h + f->phoff, f->addr, *msb);
+	l->shoff = get(h + f->shoff, f->addr, *msb);
+	l->phentsize = get(h + f->phentsize, 2, *msb);
+	l->phnum = get(h + f->phnum, 2, *msb);
+	l->shentsize = get(h + f->shentsize, 2, *msb);
+	l->shnum = get(h + f->shnum, 2, *msb);
+	l->shdr_size = *is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	l->phdr_size = *is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	return 0;
 }
 
