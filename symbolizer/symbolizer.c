@@ -543,6 +543,9 @@ static int open_image(struct st_symbolizer *s, const char *path, size_t len,
 
 	if (open_path) {
 		fd = st_safe_open(open_path, &o, st);
+		if (fd == ST_SAFE_IMPLAUSIBLE)	/* named as the maps line names it */
+			snprintf(s->safe.implausible_path, sizeof(s->safe.implausible_path), "%.*s",
+				 (int)len, path);
 		if (fd >= 0 || path[len] || root_fd < -1)	/* a deleted file is nowhere else */
 			goto check;
 		if (fd == ST_SAFE_NOT_REGULAR || fd == ST_SAFE_TOO_LARGE ||
