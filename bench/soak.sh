@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # make soak: stacktreed -a at 999 Hz for SOAK_SECONDS (default 600) while
 # short-lived processes come and go; prints the daemon's RSS over time, its
-# CPU use, and samples lost by reason. A benchmark, not a test: it reports.
+# CPU use, and samples lost by reason. Then the churn soak (issue 23):
+# stacktreed -a --interval 2 while SOAK_CHURN (default 300; 0: skipped)
+# processes a second start and exit for SOAK_CHURN_SECONDS (default 600);
+# prints RSS every 30 s (all of it, and the daemon's own: less the BPF
+# maps' pages, bounded by --unwind-memory and the deferred ring) and the
+# own memory's slope after the first minute (KiB/min; a leak per process
+# shows as a steady slope, flat is ~0). A benchmark, not
+# a test: it reports (test_memory_flat_under_process_churn is the test).
 set -u
 cd "$(dirname "$0")/.."
 secs=${SOAK_SECONDS:-600}
@@ -69,3 +76,48 @@ print("soak: samples in the kept snapshots: %d; lost by reason: %s" % (samples, 
 full = sum(v for k, v in lost.items() if "full" in k)
 print("soak: samples lost to a full map: %d" % full)
 PY
+
+churn=${SOAK_CHURN:-300}
+csecs=${SOAK_CHURN_SECONDS:-600}
+[ "$churn" -gt 0 ] || exit 0
+cout=$(mktemp -d /tmp/st-soak-churn-XXXXXX)
+build/stacktreed -a --interval 2 --keep 3 -o "$cout/snap" 2>"$cout/daemon.log" &
+daemon=$!
+sleep 1.5
+"$wl/churn" "$churn" "$csecs" >"$cout/started" &
+ch=$!
+echo
+echo "soak churn: ${csecs}s of $churn processes/s under -a --interval 2, daemon pid $daemon"
+printf '%8s %10s %10s\n' "elapsed" "RSS(KiB)" "own(KiB)"
+own_kib() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { bpf = ($6 ~ /^anon_inode:bpf-map/) }
+	     /^Rss:/ { if (!bpf) own += $2 } END { print own }' "/proc/$daemon/smaps"
+}
+start=$(date +%s)
+: >"$cout/rss.txt"
+while kill -0 "$ch" 2>/dev/null; do
+	sleep 10
+	now=$(( $(date +%s) - start ))
+	r=$(rss_kib)
+	o=$(own_kib)
+	echo "$now $o $r" >>"$cout/rss.txt"
+	[ $((now % 30)) -lt 10 ] && printf '%8d %10d %10d\n' "$now" "$r" "$o"
+done
+wait "$ch"
+kill -INT "$daemon"
+wait "$daemon"
+python3 - "$cout" <<'PY'
+import os, sys
+pts = [tuple(map(int, l.split()[:2])) for l in open(os.path.join(sys.argv[1], "rss.txt"))]
+started = open(os.path.join(sys.argv[1], "started")).read().strip() or "?"
+warm = [(t, r) for t, r in pts if t >= 60] or pts
+n = len(warm)
+mt = sum(t for t, _ in warm) / n
+mr = sum(r for _, r in warm) / n
+var = sum((t - mt) ** 2 for t, _ in warm)
+slope = sum((t - mt) * (r - mr) for t, r in warm) / var * 60 if var else 0.0
+print("soak churn: %s processes started; own RSS after 1 min %d KiB, at the end %d KiB (%+.1f%%)"
+      % (started, warm[0][1], warm[-1][1], 100.0 * (warm[-1][1] - warm[0][1]) / warm[0][1]))
+print("soak churn: own RSS slope after the first minute: %+.0f KiB/min" % slope)
+PY
+rm -rf "$cout"

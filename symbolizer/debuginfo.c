@@ -52,6 +52,7 @@ static int open_elf(const struct st_debug_query *q, const char *path, bool in_pr
 	if (q->open) {
 		o.max_size = q->open->max_size;
 		o.stats = q->open->stats;
+		o.layout_budget = q->open->layout_budget;
 	}
 	fd = st_safe_open(path, &o, NULL);
 	if (fd < 0)

@@ -244,6 +244,9 @@ int st_dbgd__new(const struct st_dbgd_opts *o, struct st_dbgd **out)
 			err = -EPERM;
 			goto cleanup;
 		}
+		/* private: which build ids were fetched names what runs here;
+		 * a cache made by an older version may be 0755 (ours: checked) */
+		chmod(d->cache_dir, 0700);
 		/* libdebuginfod reads the cache path from the environment only */
 		if (setenv(DEBUGINFOD_CACHE_PATH_ENV_VAR, d->cache_dir, 1)) {
 			err = -errno;

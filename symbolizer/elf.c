@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 
+#include "symbolizer/elflayout.h"
 #include "symbolizer/safeopen.h"
 #include "common/strtab.h"
 #include "symbolizer/symtab.h"
@@ -72,6 +73,9 @@ int st_elf__open_memory(const void *image, size_t size, struct st_elf **out)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
+	err = st_elf_layout__check_memory(image, size, 0);	/* as st_safe_open() */
+	if (err)
+		return err;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;

@@ -27,7 +27,8 @@ int st_elf__open(const char *path, struct st_elf **out);
 /* The same on an open fd, which the st_elf owns from now on (closed on
  * error too). */
 int st_elf__open_fd(int fd, struct st_elf **out);
-/* An ELF image in memory (copied). */
+/* An ELF image in memory (copied), its layout checked as st_safe_open()
+ * checks files' (elflayout.h; -EUCLEAN: implausible). */
 int st_elf__open_memory(const void *image, size_t size, struct st_elf **out);
 void st_elf__free(struct st_elf *e);
 

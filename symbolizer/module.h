@@ -99,6 +99,7 @@ struct st_symbolizer {
 	struct st_safe_stats safe;
 	struct st_dbgd *dbgd;		/* debuginfod client, or NULL: off */
 	size_t evicted, out_of_time, cancelled, too_many, unshared;
+	size_t not_mapped;		/* files that were not the mapping's inode */
 	size_t src_cut;			/* modules whose source lookups were cut */
 	/* source lookups in service mode (st_symbolizer__source_budget()) */
 	bool src_defer;			/* never open DWARF in source(): warm() does */

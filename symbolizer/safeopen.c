@@ -5,10 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "symbolizer/elflayout.h"
 
 static int open_path_fd(const char *path, const struct st_safe_open *o)
 {
@@ -72,8 +76,14 @@ int st_safe_open(const char *path, const struct st_safe_open *o, struct stat *st
 		err = -errno;
 		goto cleanup;
 	}
-	if (!S_ISREG(st->st_mode) || (__u64)st->st_size > max)	/* grew meanwhile */
+	if (!S_ISREG(st->st_mode) || (__u64)st->st_size > max) {	/* grew meanwhile */
 		err = S_ISREG(st->st_mode) ? ST_SAFE_TOO_LARGE : ST_SAFE_NOT_REGULAR;
+		goto cleanup;
+	}
+	err = st_elf_layout__check_fd(fd, (__u64)st->st_size, (__u64)st->st_blocks * 512,
+				      o->layout_budget);
+	if (err && err != ST_SAFE_IMPLAUSIBLE)
+		err = 0;	/* unreadable header: libelf's error to tell */
 cleanup:
 	if (pfd >= 0)
 		close(pfd);
@@ -84,6 +94,11 @@ cleanup:
 			o->stats->too_large++;
 		else if (err == ST_SAFE_SYMLINK)
 			o->stats->symlink++;
+		else if (err == ST_SAFE_IMPLAUSIBLE) {
+			o->stats->implausible++;
+			snprintf(o->stats->implausible_path, sizeof(o->stats->implausible_path),
+				 "%s", path);
+		}
 	}
 	if (err) {
 		if (fd >= 0)
@@ -114,4 +129,18 @@ int st_safe_open_in_proc(unsigned pid, const char *path, const struct st_safe_op
 bool st_file_trusted(const struct stat *st)
 {
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+bool st_file_is_mapped(int fd, const struct stat *st, __u64 dev, __u64 ino)
+{
+	struct statfs fs;
+
+	if (!ino)
+		return true;
+	if ((__u64)st->st_ino != ino)
+		return false;
+	if ((__u64)st->st_dev == dev)
+		return true;
+	return !fstatfs(fd, &fs) &&
+	       (fs.f_type == OVERLAYFS_SUPER_MAGIC || fs.f_type == BTRFS_SUPER_MAGIC);
 }

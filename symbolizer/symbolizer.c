@@ -406,6 +406,9 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->not_regular = s->safe.not_regular;
 	out->too_large = s->safe.too_large;
 	out->symlink = s->safe.symlink;
+	out->implausible = s->safe.implausible;
+	out->not_mapped = s->not_mapped;
+	memcpy(out->implausible_path, s->safe.implausible_path, sizeof(out->implausible_path));
 	out->out_of_time = s->out_of_time;
 	out->cancelled = s->cancelled;
 	out->too_many = s->too_many;
@@ -477,27 +480,49 @@ static struct st_module *vdso_module(struct st_symbolizer *s)
 
 /* The mapping's file: open_path (a /proc/PID/map_files/ link) or, when it
  * cannot be opened and the file is not deleted, its path inside the
- * process's root (root_fd; -1: ours, -2...: the process is gone). */
+ * process's root (root_fd; -1: /proc/PID/root of open_path's PID, else
+ * ours; -2...: the process is gone: nowhere). Either must be the inode the
+ * maps line names (dev, ino; ino 0: not known): the link may name a new
+ * mapping by now, the path another file (issue 23: a user unmapped its
+ * library and put a root-only file's name in its place); a mismatch is
+ * counted and refused (-ESTALE). */
 static int open_image(struct st_symbolizer *s, const char *path, size_t len,
-		      const char *open_path, int root_fd, struct stat *st)
+		      const char *open_path, int root_fd, __u64 dev, __u64 ino, struct stat *st)
 {
 	struct st_safe_open o = s->open;
+	unsigned pid;
 	char *copy;
-	int fd = -1;
+	int fd = -1, n = 0;
 
 	if (open_path) {
 		fd = st_safe_open(open_path, &o, st);
+		if (fd == ST_SAFE_IMPLAUSIBLE)	/* named as the maps line names it */
+			snprintf(s->safe.implausible_path, sizeof(s->safe.implausible_path), "%.*s",
+				 (int)len, path);
 		if (fd >= 0 || path[len] || root_fd < -1)	/* a deleted file is nowhere else */
-			return fd;
-		if (fd == ST_SAFE_NOT_REGULAR || fd == ST_SAFE_TOO_LARGE)
+			goto check;
+		if (fd == ST_SAFE_NOT_REGULAR || fd == ST_SAFE_TOO_LARGE ||
+		    fd == ST_SAFE_IMPLAUSIBLE)
 			return fd;	/* the same file by another name */
 	}
 	copy = strndup(path, len);
 	if (!copy)
 		return -ENOMEM;
 	o.root_fd = root_fd;
-	fd = st_safe_open(copy, &o, st);
+	/* our root directory is not our mount namespace: a process with
+	 * the same root may see other files at the same names */
+	if (root_fd == -1 && open_path &&
+	    sscanf(open_path, "/proc/%u/map_files/%n", &pid, &n) == 1 && n)
+		fd = st_safe_open_in_proc(pid, copy, &o, st);
+	else
+		fd = st_safe_open(copy, &o, st);
 	free(copy);
+check:
+	if (fd >= 0 && !st_file_is_mapped(fd, st, dev, ino)) {
+		close(fd);
+		s->not_mapped++;
+		return -ESTALE;
+	}
 	return fd;
 }
 
@@ -539,6 +564,12 @@ static struct st_module *share(struct st_symbolizer *s, struct st_module *found,
 struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *path,
 					const char *open_path)
 {
+	return st_symbolizer__module_mapped(s, path, open_path, 0, 0);
+}
+
+struct st_module *st_symbolizer__module_mapped(struct st_symbolizer *s, const char *path,
+					       const char *open_path, __u64 dev, __u64 ino)
+{
 	char bkey[ST_BUILD_ID_HEX_MAX + 2];
 	struct st_module *m = NULL, *found;
 	struct st_elf *e = NULL;
@@ -557,7 +588,7 @@ struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *pat
 
 	len = st_mod__display_len(path);
 	root_fd = st_mod__proc_root(s, open_path);
-	fd = open_image(s, path, len, open_path, root_fd, &st);
+	fd = open_image(s, path, len, open_path, root_fd, dev, ino, &st);
 	if (fd < 0) {
 		err = fd;
 		goto cleanup;

@@ -79,6 +79,11 @@ struct st_symbolizer_stats {
 	size_t not_regular;	/* files refused: FIFO, device, directory, socket */
 	size_t too_large;	/* files refused: over max_file_mb */
 	size_t symlink;		/* debug links that were symlinks in the process's root */
+	size_t implausible;	/* ELF files whose header tables cannot be real
+				 * (elflayout.h: sparse, beyond the end, over budget) */
+	char implausible_path[160]; /* the last of them, as opened */
+	size_t not_mapped;	/* files refused: not the inode the process mapped
+				 * (mapping gone, the path names another file) */
 	size_t out_of_time;	/* modules whose symbols were cut by the time limit */
 	size_t cancelled;	/* ... by the daemon stopping */
 	size_t too_many;	/* ... by max_symbols */
@@ -121,6 +126,12 @@ void st_symbolizer__free(struct st_symbolizer *s);
  */
 struct st_module *st_symbolizer__module(struct st_symbolizer *s, const char *path,
 					const char *open_path);
+/* The same for a mapping whose /proc/PID/maps line names the inode: the
+ * file opened (through open_path, or path inside PID's root when the link
+ * is gone) must be that inode (st_file_is_mapped()), else NULL with errno
+ * ESTALE, counted in not_mapped: its frames stay module+offset. */
+struct st_module *st_symbolizer__module_mapped(struct st_symbolizer *s, const char *path,
+					       const char *open_path, __u64 dev, __u64 ino);
 /* Give back one reference (m may be NULL). At zero the module is cached and
  * may be freed at any later call that adds to the cache. The symbolizer must
  * still exist; st_symbolizer__free() frees every module, referenced or not. */

@@ -213,7 +213,7 @@ static struct st_summary_src parts(const struct run *r)
 {
 	return (struct st_summary_src){
 		.sess = r->sess, .coll = r->coll, .sym = r->sym, .unw = r->unw, .ff = r->ff,
-		.py = r->py,
+		.py = r->py, .memory_mb = r->o->memory_mb,
 	};
 }
 
@@ -274,7 +274,7 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	if (r->reopen) {
 		st_outdir__free(r->out);
 		r->out = NULL;
-		if ((err = st_outdir__open(o->output, &r->out)))
+		if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
 			return err;
 		st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
 		r->reopen = false;
@@ -457,7 +457,7 @@ static int prepare(struct run *r)
 	sigaction(SIGUSR1, &sa, NULL);
 	if (st_session__check_freq(o->freq))
 		return -EINVAL;
-	if ((err = st_outdir__open(o->output, &r->out)))
+	if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
 		return err;
 	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
 	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {

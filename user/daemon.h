@@ -7,10 +7,15 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+/* Default --memory-mb: under the shipped unit's MemoryMax=512M
+ * (dist/stacktreed.service), 64 MiB left for the allocator's slack. */
+#define ST_MEMORY_MB 448
+
 struct st_options {
 	__u32 freq;		/* -F */
 	double duration;	/* -d, seconds; 0 = until the target ends or Ctrl-C */
 	const char *output;	/* -o */
+	unsigned output_mode;	/* --output-mode: of report files; 0 = ST_OUTDIR_MODE */
 	bool kernel;		/* --kernel */
 	bool all;		/* -a */
 	int *pids;		/* --pid, repeatable */
@@ -30,6 +35,7 @@ struct st_options {
 	bool include_self;	/* --no-exclude-self */
 	unsigned events;	/* --event: 1 << ST_EVENT_CPU, 1 << ST_EVENT_FAULTS */
 	__u32 unwind;		/* --unwind: ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
+	size_t memory_mb;	/* --memory-mb: the daemon's budget, MiB; 0 = ST_MEMORY_MB */
 	size_t unwind_memory_mb; /* --unwind-memory: budget of the CFI rows maps, MiB */
 	const char *unwind_cache;	/* --unwind-cache DIR (NULL: the default) */
 	bool no_unwind_cache;		/* --no-unwind-cache */

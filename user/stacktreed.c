@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolizer/elflayout.h"
 #include "user/daemon.h"
 #include "user/collect/forcefault.h"
 #include "user/output/report.h"
@@ -44,6 +45,8 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_FORCE_FAULTS,
+	OPT_OUTPUT_MODE,
+	OPT_MEMORY_MB,
 };
 
 static const struct argp_option options[] = {
@@ -52,8 +55,10 @@ static const struct argp_option options[] = {
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the target ends, or Ctrl-C)", 0 },
 	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
+	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0, "Mode of the report files, octal (default 0600: only their owner, the sudo user under sudo, reads them; directories made get x where r: 0700); 0644 shares them", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
+	{ "memory-mb", OPT_MEMORY_MB, "MB", 0, "The daemon's memory budget, in MiB (default 448: under the shipped unit's MemoryMax=512M); --symbol-cache-mb and --unwind-memory not given take 2/7 of it each (128 MiB by default)", 2 },
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
@@ -168,6 +173,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			argp_error(state, "invalid --unwind '%s': give fp, dwarf or auto", arg);
 		break;
+	case OPT_MEMORY_MB:
+		if (parse_double(arg, 64, 1 << 20, &v) || v != (size_t)v)
+			argp_error(state, "invalid --memory-mb '%s': give 64..1048576 (MiB)", arg);
+		o->memory_mb = (size_t)v;
+		break;
 	case OPT_UNWIND_MEMORY:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
 			argp_error(state, "invalid --unwind-memory '%s': give 1..1048576 (MiB)", arg);
@@ -218,6 +228,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --debuginfod-timeout '%s': give 0.1..3600 (s)", arg);
 		o->debuginfod_timeout = v;
 		break;
+	case OPT_OUTPUT_MODE: {
+		char *end;
+		unsigned long m;
+
+		errno = 0;
+		m = strtoul(arg, &end, 8);
+		if (errno || end == arg || *end || m > 0777 || !(m & 0400) || !(m & 0200))
+			argp_error(state, "invalid --output-mode '%s': give an octal mode like 0600 or "
+				   "0644 (at most 0777, readable and writable by the owner)", arg);
+		o->output_mode = (unsigned)m;
+		break;
+	}
 	case OPT_MAX_FILE_MB:
 		if (parse_double(arg, 1, 1 << 20, &v) || v != (size_t)v)
 			argp_error(state, "invalid --max-file-mb '%s': give 1..1048576", arg);
@@ -316,11 +338,38 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* --memory-mb: the caches' shares of the daemon's budget where they were
+ * not given themselves. Of the default 448 MiB (the shipped unit's
+ * MemoryMax=512M less 64 for the allocator's slack and the kernel's
+ * per-process memory): 128 for the symbol cache, 128 for the CFI rows (BPF
+ * maps, charged to the daemon's cgroup), 32 for the deferred samples' ring,
+ * 64 for the ELF headers of the file being read (elflayout.h), and ~96 for
+ * the rest (the other BPF maps, ~50, the trees, the processes). Parts given
+ * explicitly that add up beyond the budget are said once. */
+static void split_memory(struct st_options *o)
+{
+	size_t fixed = o->defer_mb + ST_ELF_LAYOUT_BUDGET_MB + 96, share;
+
+	if (!o->memory_mb)
+		o->memory_mb = ST_MEMORY_MB;
+	share = o->memory_mb * 2 / 7;
+	if (!o->symbol_cache_mb)
+		o->symbol_cache_mb = share ? share : 1;
+	if (!o->unwind_memory_mb)
+		o->unwind_memory_mb = share ? share : 1;
+	if (o->symbol_cache_mb + o->unwind_memory_mb + fixed > o->memory_mb)
+		fprintf(stderr, "stacktreed: --symbol-cache-mb %zu + --unwind-memory %zu + "
+			"--unwind-defer-mb %u + %zu MiB for file headers and the rest exceed "
+			"--memory-mb %zu: the daemon may use more (lower them or raise it)\n",
+			o->symbol_cache_mb, o->unwind_memory_mb, o->defer_mb,
+			(size_t)ST_ELF_LAYOUT_BUDGET_MB + 96, o->memory_mb);
+}
+
 int main(int argc, char **argv)
 {
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
-		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .unwind_memory_mb = 256, .defer_mb = 32, .unwind_cache_mb = 512,
+		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .defer_mb = 32, .unwind_cache_mb = 512,
 		.events = 1u << ST_EVENT_CPU,
 	};
 	struct parse_state ps = { .o = &o };
@@ -331,6 +380,7 @@ int main(int argc, char **argv)
 		return 64;
 	o.pids = ps.pids;
 	o.npids = ps.npids;
+	split_memory(&o);
 	ret = st_daemon__run(&o);
 	free(ps.pids);
 	return ret;

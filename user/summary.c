@@ -78,12 +78,17 @@ static __u64 truncated_samples(const struct st_profile *p)
 	return n;
 }
 
-/* JIT perf maps (since the start): read, refused, lines skipped. */
-static void add_perfmap_notes(struct st_profile *p, const struct st_collector *coll)
+/* JIT perf maps (since the start): read, refused, lines skipped; ELF files
+ * refused for their layout (symbolizer/elflayout.h) or for not being the
+ * file mapped. */
+static void add_perfmap_notes(struct st_profile *p, const struct st_collector *coll,
+			      struct st_symbolizer *sym)
 {
 	struct st_perfmap_stats js;
+	struct st_symbolizer_stats ss;
 
 	st_collector__perfmap_stats(coll, &js);
+	st_symbolizer__stats(sym, &ss);
 	const struct {
 		const char *name;
 		size_t n;
@@ -95,6 +100,8 @@ static void add_perfmap_notes(struct st_profile *p, const struct st_collector *c
 		{ "perf maps refused: over the size bound (64 MiB)", js.too_large },
 		{ "perf map lines skipped (malformed)", js.bad_lines },
 		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
+		{ "files refused: implausible layout", ss.implausible },
+		{ "files refused: not the mapped file (mapping gone, path reused)", ss.not_mapped },
 	};
 
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
@@ -161,7 +168,7 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
 	if (bad)	/* since the start */
 		st_profile__add_note(p, "processes symbolized with their parent's maps (exec'd before "
 				     "their own were read)", bad);
-	add_perfmap_notes(p, s->coll);
+	add_perfmap_notes(p, s->coll, s->sym);
 	if (ev == ST_EVENT_CPU)
 		add_python_notes(p, s->py);
 }
@@ -221,19 +228,23 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 	else
 		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
 	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
-		"BPF maps ~%zu MiB\n",
+		"BPF maps ~%zu MiB; budget %zu MiB (--memory-mb)\n",
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		status_mib("VmHWM:"), st_summary__rss_mib(), st_session__map_memory(s->sess) >> 20);
+		status_mib("VmHWM:"), st_summary__rss_mib(), st_session__map_memory(s->sess) >> 20,
+		s->memory_mb);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(s->sym) >> 10, st_collector__memory(s->coll) >> 10);
 	st_symbolizer__stats(s->sym, &ss);
 	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
-		"files refused: %zu not regular, %zu over the size bound, %zu symlinks; "
+		"files refused: %zu not regular, %zu over the size bound, %zu symlinks, "
+		"%zu implausible layout%s%s%s, %zu not the mapped file; "
 		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
 		"%zu non-root files not shared by build id\n",
 		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
-		ss.out_of_time, ss.too_many, ss.cancelled, ss.unshared);
+		ss.implausible, ss.implausible ? " (last: " : "", ss.implausible_path,
+		ss.implausible ? ")" : "", ss.not_mapped, ss.out_of_time, ss.too_many,
+		ss.cancelled, ss.unshared);
 	if (ss.debuginfod)
 		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
 			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "

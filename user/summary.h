@@ -27,6 +27,7 @@ struct st_summary_src {
 	struct st_unwinder *unw;
 	struct st_forcefault *ff;
 	const struct st_python *py;	/* NULL: --no-python */
+	size_t memory_mb;		/* --memory-mb, told with the daemon's memory */
 	bool faults;
 };
 

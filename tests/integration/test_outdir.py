@@ -112,7 +112,9 @@ def test_outdir_planted_links_replaced_not_followed():
             check(p.returncode == 0, "-o %s: %s" % (d, p.stderr))
             for n in ("xtree.txt", "arcflow.txt", "profile.json", "stacks.folded"):
                 st = os.lstat(os.path.join(d, n))
-                check(stat.S_ISREG(st.st_mode) and st.st_uid == 0, "%s/%s not ours" % (d, n))
+                # ours, given to the sudo user who asked for it
+                check(stat.S_ISREG(st.st_mode) and st.st_uid == 65534,
+                      "%s/%s not ours (uid %d)" % (d, n, st.st_uid))
             check_invariants(load(d))
             check_target(target)
             # the offline tool, the same way
@@ -343,3 +345,80 @@ def test_outdir_freq_limits():
         check("warning" not in p.stderr, "-F 999 warns: %r" % p.stderr)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+READ_ALL = r"""
+import os, sys
+for p in sys.argv[1:]:
+    try:
+        if os.path.isdir(p):
+            os.listdir(p)
+        else:
+            open(p, "rb").read(1)
+        print(p)
+    except OSError:
+        pass
+"""
+
+
+def readable_by_nobody(d):
+    """The files and directories under d (d itself excluded) that nobody can
+    read."""
+    paths = []
+    for root, dirs, files in os.walk(d):
+        paths += [os.path.join(root, n) for n in dirs + files]
+    check(paths, "nothing written in %s" % d)
+    p = subprocess.run(NOBODY + ["python3", "-c", READ_ALL] + paths, capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, "reader failed: %s" % p.stderr)
+    return p.stdout.split()
+
+
+def test_reports_are_private_by_default():
+    """Root's reports in a world-readable parent: nobody reads none of them,
+    one-shot (-a -d), service snapshots (--interval) and -- CMD alike, in a
+    new directory (made 0700) and in an existing 0755 one (files 0600,
+    snapshot directories 0700); --output-mode 0644 shares them."""
+    base = tempfile.mkdtemp(prefix="st-priv-")
+    try:
+        os.chmod(base, 0o755)
+        old = os.path.join(base, "old")
+        os.mkdir(old, 0o755)
+        os.chmod(old, 0o755)
+        runs = {
+            "oneshot": [STACKTREED, "-a", "-d", "1", "--format", "xtree,json,folded,svg"],
+            "cmd": [STACKTREED, "--format", "xtree,arcflow,json,pprof", "--", "true"],
+        }
+        for name, cmd in runs.items():
+            for d in (os.path.join(base, name), old):
+                p = run(cmd[:1] + ["-o", d] + cmd[1:])
+                check(p.returncode == 0, "%s -o %s: %s" % (name, d, p.stderr))
+                check(not readable_by_nobody(d), "%s: nobody reads %s"
+                      % (name, readable_by_nobody(d)))
+                st = os.stat(os.path.join(d, "xtree.txt"))
+                check(stat.S_IMODE(st.st_mode) == 0o600, "%s: xtree.txt mode %o"
+                      % (name, stat.S_IMODE(st.st_mode)))
+        check(stat.S_IMODE(os.stat(os.path.join(base, "oneshot")).st_mode) == 0o700,
+              "a new -o is not 0700")
+        check(stat.S_IMODE(os.stat(old).st_mode) == 0o755, "an existing -o changed mode")
+        svc = os.path.join(base, "svc")
+        p = subprocess.Popen([STACKTREED, "-a", "-F", "99", "--interval", "1", "-o", svc],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 0, "service exit %d: %s" % (p.returncode, err))
+        snaps = [n for n in os.listdir(svc) if n[:8].isdigit()]
+        check(len(snaps) >= 2, "snapshots: %s" % snaps)
+        os.chmod(svc, 0o755)  # even with the top opened up
+        check(not readable_by_nobody(svc), "service: nobody reads %s" % readable_by_nobody(svc))
+        # shared on request
+        shared = os.path.join(base, "shared")
+        p = run([STACKTREED, "--output-mode", "0644", "-o", shared, "--", "true"])
+        check(p.returncode == 0, "--output-mode 0644: %s" % p.stderr)
+        check(os.path.join(shared, "xtree.txt") in readable_by_nobody(shared),
+              "--output-mode 0644 is not readable")
+        p = run([STACKTREED, "--output-mode", "0466", "-o", shared, "--", "true"])
+        check(p.returncode != 0, "--output-mode 0466 accepted")
+    finally:
+        shutil.rmtree(base)

@@ -1,5 +1,6 @@
 /* test_outdir.c - the output directory: who may be trusted, links never
- * followed, temporaries never left, aborts. */
+ * followed, temporaries never left, aborts, private modes and the sudo
+ * user's ownership. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -248,6 +249,84 @@ static void test_failures_leave_nothing(void **state)
 	st_outdir__free(d);
 }
 
+static mode_t mode_of(const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	path_of(path, sizeof(path), name);
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/* Files 0600 and directories 0700 by default, whatever the umask (0 here);
+ * --output-mode 0644 gives 0644 and 0755; the directory and its parents
+ * made now get the mode too; an existing directory keeps its own. */
+static void test_private_modes(void **state)
+{
+	struct st_outdir *d, *sub;
+	char path[512];
+	mode_t old = umask(0);
+
+	(void)state;
+	path_of(path, sizeof(path), "priv/a");
+	assert_int_equal(st_outdir__open(path, &d), 0);
+	assert_int_equal(mode_of("priv"), 0700);
+	assert_int_equal(mode_of("priv/a"), 0700);
+	assert_int_equal(st_outdir__write_text(d, "xtree.txt", "x"), 0);
+	assert_int_equal(mode_of("priv/a/xtree.txt"), 0600);
+	assert_int_equal(st_outdir__mktemp(d, "20260101T000000Z", &sub), 0);
+	assert_int_equal(st_outdir__write_text(sub, "summary.txt", "s"), 0);
+	assert_int_equal(st_outdir__commit(d, sub, "20260101T000000Z"), 0);
+	assert_int_equal(mode_of("priv/a/20260101T000000Z"), 0700);
+	assert_int_equal(mode_of("priv/a/20260101T000000Z/summary.txt"), 0600);
+	st_outdir__free(d);
+
+	path_of(path, sizeof(path), "shared");
+	assert_int_equal(st_outdir__open_mode(path, 0644, &d), 0);
+	assert_int_equal(mode_of("shared"), 0755);
+	assert_int_equal(st_outdir__write_text(d, "xtree.txt", "x"), 0);
+	assert_int_equal(mode_of("shared/xtree.txt"), 0644);
+	st_outdir__free(d);
+	/* existing: its mode stays, the files are private again */
+	assert_int_equal(st_outdir__open(path, &d), 0);
+	assert_int_equal(mode_of("shared"), 0755);
+	assert_int_equal(st_outdir__write_text(d, "xtree.txt", "y"), 0);
+	assert_int_equal(mode_of("shared/xtree.txt"), 0600);
+	st_outdir__free(d);
+	umask(old);
+}
+
+/* As root under sudo, what is made belongs to the invoking user. */
+static void test_sudo_user_owns(void **state)
+{
+	struct st_outdir *d, *sub;
+	char path[512];
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	setenv("SUDO_UID", "65534", 1);
+	setenv("SUDO_GID", "65533", 1);
+	path_of(path, sizeof(path), "sudo");
+	assert_int_equal(st_outdir__open(path, &d), 0);
+	assert_int_equal(st_outdir__write_text(d, "xtree.txt", "x"), 0);
+	assert_int_equal(st_outdir__mktemp(d, "20260101T000000Z", &sub), 0);
+	assert_int_equal(st_outdir__commit(d, sub, "20260101T000000Z"), 0);
+	st_outdir__free(d);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	for (const char *const *n = (const char *const[]){ "sudo", "sudo/xtree.txt",
+							   "sudo/20260101T000000Z", NULL };
+	     *n; n++) {
+		path_of(path, sizeof(path), *n);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_int_equal(st.st_uid, 65534);
+		assert_int_equal(st.st_gid, 65533);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +334,8 @@ int main(void)
 		cmocka_unit_test(test_open_refuses),
 		cmocka_unit_test(test_links_replaced_not_followed),
 		cmocka_unit_test(test_failures_leave_nothing),
+		cmocka_unit_test(test_private_modes),
+		cmocka_unit_test(test_sudo_user_owns),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,6 +1,6 @@
 /* test_safeopen.c - st_safe_open(): only bounded regular files, never
  * blocking on a FIFO, symlinks refused with nofollow, paths resolved inside
- * a given root, refusals counted; st_file_trusted(). */
+ * a given root, refusals counted; st_file_trusted(); st_file_is_mapped(). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -179,6 +179,25 @@ static void test_trusted(void **state)
 	assert_false(st_file_trusted(&sb));
 }
 
+/* The inode of a maps line: equal inode and device; another inode, or the
+ * same number on another device (tmpfs vs /proc), is not the mapped file. */
+static void test_is_mapped(void **state)
+{
+	struct tmpdir_fx *f = *state;
+	struct stat sb;
+	int fd;
+
+	write_file(at(f, "lib.so"), "x");
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_true(st_file_is_mapped(fd, &sb, sb.st_dev, sb.st_ino));
+	assert_true(st_file_is_mapped(fd, &sb, 0, 0));	/* not known */
+	assert_false(st_file_is_mapped(fd, &sb, sb.st_dev, sb.st_ino + 1));
+	assert_false(st_file_is_mapped(fd, &sb, sb.st_dev + 1, sb.st_ino));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +208,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_symlinks, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_inside_root, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(test_trusted),
+		cmocka_unit_test_setup_teardown(test_is_mapped, tmpdir_setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

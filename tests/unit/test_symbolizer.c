@@ -222,8 +222,10 @@ static void test_modules(void **state)
 	struct st_module *m, *m2;
 	struct st_symbolizer *s;
 	struct fx_map map;
+	struct st_symbolizer_stats ss;
 	struct fx_nm nm;
 	struct st_sym r;
+	struct stat sb;
 	size_t before;
 
 	(void)state;
@@ -245,6 +247,15 @@ static void test_modules(void **state)
 	assert_non_null(st_module__build_id(m));
 	before = st_symbolizer__memory(s);
 	assert_true(before > 0);
+
+	/* the maps line names another inode (issue 23): refused and counted */
+	assert_int_equal(stat(path, &sb), 0);
+	errno = 0;
+	assert_null(st_symbolizer__module_mapped(s, path, NULL, sb.st_dev, sb.st_ino + 1));
+	assert_int_equal(errno, ESTALE);
+	assert_ptr_equal(st_symbolizer__module_mapped(s, path, NULL, sb.st_dev, sb.st_ino), m);
+	st_symbolizer__stats(s, &ss);
+	assert_int_equal(ss.not_mapped, 1);
 
 	/* " (deleted)" is stripped; open_path is what is read */
 	snprintf(deleted, sizeof(deleted), "%s (deleted)", path);

@@ -122,6 +122,10 @@ struct st_ucache *st_ucache__new(const char *dir, size_t max_bytes, bool verbose
 		why = "not ours, or writable by others";
 		goto disable;
 	}
+	/* private: a cache made by an older version may be 0755 (its files,
+	 * always 0600, name the build ids of what runs here) */
+	if (st.st_mode & 077)
+		fchmod(c->dirfd, 0700);
 	each_file(c, add_size, c);
 	return c;
 disable:

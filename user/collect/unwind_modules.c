@@ -638,6 +638,7 @@ void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)
 	snprintf(out->no_room_names, sizeof(out->no_room_names), "%s", ms->no_room_names);
 	out->unsupported = ms->unsupported;
 	out->compile_s = ms->compile_s;
-	out->refused = ms->refused.not_regular + ms->refused.too_large + ms->refused.symlink;
+	out->refused = ms->refused.not_regular + ms->refused.too_large + ms->refused.symlink +
+		       ms->refused.implausible;
 	out->unshared = ms->unshared;
 }

@@ -564,10 +564,18 @@ void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
 	if (!p || !p->hash)
 		return;
 	st_session__unwind_del_proc(u->sess, pid);
-	del_chunks(u, p);	/* the daemon's copies stay: late walks */
+	del_chunks(u, p);	/* the kernel's (the daemon's copies go below) */
 	p->hash = 0;	/* kept as a tombstone (u64map has no delete) */
 	p->pending = false;
 	set_mods(u, p, 0);
+	/* its deferred samples were walked before (the daemon's exit path):
+	 * a tombstone keeps ~50 bytes, not its 8 KiB table and its chunks
+	 * (issue 23: one per pid ever used, 32768 x 8 KiB) */
+	free(p->tab);
+	p->tab = NULL;
+	free(p->chunks);
+	p->chunks = NULL;
+	p->nchunks = 0;
 }
 
 void st_unwinder__sweep(struct st_unwinder *u)

@@ -21,6 +21,9 @@ struct st_outdir {
 	int fd;
 	char *path;	/* for messages */
 	char *name;	/* a st_outdir__mktemp directory: its name in the parent */
+	mode_t mode;	/* of the files made; directories: mode + x where r */
+	uid_t uid;	/* owner of what is made (the sudo user), or -1: ours */
+	gid_t gid;
 	const volatile sig_atomic_t *abort_flag;
 	int abort_mask;
 };
@@ -94,6 +97,21 @@ static int make_tmp(int dirfd, const char *hint, enum tmp_kind kind, const char 
 	return -EEXIST;
 }
 
+/* Mode of the directories made for files of mode m: x wherever r. */
+static mode_t dir_mode(mode_t m)
+{
+	return m | ((m & 0444) >> 2);
+}
+
+/* Give what was just made (fd) its exact mode (whatever the umask) and
+ * owner: 0 or -errno. */
+static int settle(const struct st_outdir *d, int fd, mode_t mode)
+{
+	if (fchmod(fd, mode) || (d->uid != (uid_t)-1 && fchown(fd, d->uid, d->gid)))
+		return -errno;
+	return 0;
+}
+
 static long sudo_uid(void)
 {
 	const char *s = getenv("SUDO_UID");
@@ -105,6 +123,29 @@ static long sudo_uid(void)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	return errno || *end || v < 0 ? -1 : v;
+}
+
+/* The invoking user's ids when root runs under sudo: what is made is
+ * theirs. */
+static void owner(uid_t *uid, gid_t *gid)
+{
+	long u = sudo_uid();
+	const char *g = getenv("SUDO_GID");
+	char *end;
+	long v = -1;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (geteuid() != 0 || u < 0)
+		return;
+	if (g && *g) {
+		errno = 0;
+		v = strtol(g, &end, 10);
+		if (errno || *end || v < 0)
+			v = -1;
+	}
+	*uid = (uid_t)u;
+	*gid = (gid_t)v;
 }
 
 int st_outdir__trusted(uid_t euid, long sudo, const struct stat *st, char *why, size_t len)
@@ -133,7 +174,8 @@ int st_outdir__trusted(uid_t euid, long sudo, const struct stat *st, char *why, 
 	return 0;
 }
 
-static int mkdir_parents(char *path)
+/* Make path's missing parents (mode, then given to uid:gid unless -1). */
+static int mkdir_parents(char *path, mode_t mode, uid_t uid, gid_t gid)
 {
 	char *last = strrchr(path, '/');
 
@@ -143,7 +185,14 @@ static int mkdir_parents(char *path)
 		if (*s != '/')
 			continue;
 		*s = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
+		if (!mkdir(path, mode)) {
+			if (chmod(path, mode) || (uid != (uid_t)-1 && lchown(path, uid, gid))) {
+				int err = -errno;
+
+				*s = '/';
+				return err;
+			}
+		} else if (errno != EEXIST) {
 			int err = -errno;
 
 			*s = '/';
@@ -179,13 +228,15 @@ static int probe(struct st_outdir *d)
 	return err;
 }
 
-static struct st_outdir *outdir_new(int fd, const char *path, const char *name)
+static struct st_outdir *outdir_new(int fd, const char *path, const char *name, mode_t mode)
 {
 	struct st_outdir *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return NULL;
 	d->fd = fd;
+	d->mode = mode;
+	owner(&d->uid, &d->gid);
 	d->path = strdup(path);
 	d->name = name ? strdup(name) : NULL;
 	if (!d->path || (name && !d->name)) {
@@ -199,10 +250,21 @@ static struct st_outdir *outdir_new(int fd, const char *path, const char *name)
 
 int st_outdir__open(const char *path, struct st_outdir **out)
 {
+	return st_outdir__open_mode(path, 0, out);
+}
+
+int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
+{
 	char *p = strdup(path), why[256];
+	bool made = false;
 	size_t len;
 	struct stat st;
+	uid_t uid;
+	gid_t gid;
 	int fd = -1, err;
+
+	mode = mode ? mode & 0777 : ST_OUTDIR_MODE;
+	owner(&uid, &gid);
 
 	*out = NULL;
 	if (!p || !*p) {
@@ -214,7 +276,11 @@ int st_outdir__open(const char *path, struct st_outdir **out)
 	/* "dir/" would follow a symlink named dir */
 	for (len = strlen(p); len > 1 && p[len - 1] == '/'; len--)
 		p[len - 1] = '\0';
-	if ((err = mkdir_parents(p)) || (mkdir(p, 0755) && errno != EEXIST && (err = -errno))) {
+	if (!(err = mkdir_parents(p, dir_mode(mode), uid, gid)) && !mkdir(p, dir_mode(mode)))
+		made = true;
+	else if (!err && errno != EEXIST)
+		err = -errno;
+	if (err) {
 		fprintf(stderr, "%s: cannot create output directory %s: %s (give another -o)\n",
 			prog(), p, strerror(-err));
 		goto cleanup;
@@ -242,10 +308,19 @@ int st_outdir__open(const char *path, struct st_outdir **out)
 	}
 	if ((err = st_outdir__trusted(geteuid(), sudo_uid(), &st, why, sizeof(why)))) {
 		fprintf(stderr, "%s: refusing output directory %s: %s (running as root: give "
-			"another -o, a new directory is created with mode 0755)\n", prog(), p, why);
+			"another -o, a new directory is created with mode %04o)\n", prog(), p, why,
+			(unsigned)dir_mode(mode));
 		goto cleanup;
 	}
-	*out = outdir_new(fd, p, NULL);
+	*out = outdir_new(fd, p, NULL, mode);
+	if (*out && made && (err = settle(*out, fd, dir_mode(mode)))) {
+		fprintf(stderr, "%s: cannot set the mode or owner of output directory %s: %s\n",
+			prog(), p, strerror(-err));
+		st_outdir__free(*out);
+		*out = NULL;
+		fd = -1;	/* closed with *out */
+		goto cleanup;
+	}
 	if (!*out) {
 		err = -ENOMEM;
 		fprintf(stderr, "%s: out of memory\n", prog());
@@ -324,9 +399,14 @@ int st_outfile__begin(struct st_outdir *d, const char *name, struct st_outfile *
 		return -ENOMEM;
 	of->dir = d;
 	snprintf(of->name, sizeof(of->name), "%s", name);
-	of->fd = make_tmp(d->fd, name, TMP_FILE, NULL, 0644, of->tmp, sizeof(of->tmp));
+	of->fd = make_tmp(d->fd, name, TMP_FILE, NULL, d->mode, of->tmp, sizeof(of->tmp));
 	if ((err = of->fd < 0 ? of->fd : 0))
 		goto fail;
+	if ((err = settle(d, of->fd, d->mode))) {
+		close(of->fd);
+		unlinkat(d->fd, of->tmp, 0);
+		goto fail;
+	}
 	of->f = fopencookie(of, "w", io);
 	if (!of->f) {
 		err = -ENOMEM;
@@ -390,16 +470,18 @@ int st_outdir__mktemp(struct st_outdir *d, const char *hint, struct st_outdir **
 	int fd, err;
 
 	*out = NULL;
-	if ((err = make_tmp(d->fd, hint, TMP_DIR, NULL, 0755, name, sizeof(name))))
+	if ((err = make_tmp(d->fd, hint, TMP_DIR, NULL, dir_mode(d->mode), name, sizeof(name))))
 		goto fail;
 	fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	if (fd < 0 || (err = settle(d, fd, dir_mode(d->mode)))) {
+		err = fd < 0 ? -errno : err;
+		if (fd >= 0)
+			close(fd);
 		unlinkat(d->fd, name, AT_REMOVEDIR);
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/%s", d->path, name);
-	*out = outdir_new(fd, path, name);
+	*out = outdir_new(fd, path, name, d->mode);
 	if (!*out) {
 		close(fd);
 		unlinkat(d->fd, name, AT_REMOVEDIR);
@@ -508,6 +590,8 @@ int st_outdir__symlink(struct st_outdir *d, const char *target, const char *name
 
 	if (err)
 		return err;
+	if (d->uid != (uid_t)-1)	/* a link's mode means nothing; its owner */
+		fchownat(d->fd, tmp, d->uid, d->gid, AT_SYMLINK_NOFOLLOW);
 	if (renameat(d->fd, tmp, d->fd, name)) {
 		err = -errno;
 		unlinkat(d->fd, tmp, 0);

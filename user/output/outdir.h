@@ -19,15 +19,26 @@
 struct st_outdir;
 struct st_outfile;
 
+/* Reports are private by default: files 0600, the directories made for
+ * them 0700 (x added wherever r is: 0644 gives 0755). */
+#define ST_OUTDIR_MODE 0600
+
 /*
  * Open the output directory path, creating it (and missing parents) with
- * mode 0755. Refused: a last component that is a symlink (even a dangling
+ * mode 0700 (st_outdir__open_mode: from the files' mode). Everything made
+ * in it (files, snapshot directories, the directory itself and its parents
+ * when made now) gets exactly that mode whatever the umask, and, when root
+ * runs under sudo (SUDO_UID, SUDO_GID), is given to the invoking user. An
+ * existing directory keeps its mode. Refused: a last component that is a symlink (even a dangling
  * one) or not a directory; as root (euid 0), a directory st_outdir__trusted
  * rejects. Then a probe file is written and removed, so a read-only or full
  * file system fails here, before any profiling. Returns 0 or negative errno
  * with one line on stderr naming the directory, why, and what to do.
  */
 int st_outdir__open(const char *path, struct st_outdir **out);
+/* The same with files of mode `mode` (0: ST_OUTDIR_MODE), e.g. 0644 to
+ * share the reports (--output-mode). */
+int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out);
 void st_outdir__free(struct st_outdir *d);
 const char *st_outdir__path(const struct st_outdir *d);
 
