@@ -11,7 +11,7 @@ import signal
 import subprocess
 import tempfile
 
-from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants, load, main_thread, metric,
+from stcheck import (STACKTREE, STACKTREED, Daemon, Failure, check, check_invariants, load, main_thread, metric,
                      nodes, wait_for, workload)
 
 STATE = "/run/stacktreed/forcefault.state"
@@ -190,5 +190,93 @@ def test_force_faults_crash_restored_at_next_start():
     check(p.returncode == 0, "next start: %s" % p.stderr)
     check("restored what a crashed --force-faults session (pid %d) left: swapoff /dev/zram"
           % d.pid in p.stderr, "next start: " + p.stderr)
+    check(system_state() == before, "system state changed: %s -> %s"
+          % (before, system_state()))
+
+
+def killed_with_swap_on(out):
+    """A --force-faults session killed with SIGKILL once its swap is on
+    (the target only sleeps: the device is set up before sampling starts);
+    the zram device number its state file names."""
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        d = Daemon(["-o", out, "--event", "faults", "--pid", str(sleeper.pid), "--force-faults"])
+        d.stop(signal.SIGKILL)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    state = open(STATE).read()
+    n = int(state.split("zram ")[1].split()[0])
+    check("swapon %d uuid" % n in state and "/dev/zram%d " % n in open("/proc/swaps").read(),
+          "after kill -9 the state file should name zram%d with swap on: %r" % (n, state))
+    return n
+
+
+def write_sys(path, value):
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def another_owner_takes(n):
+    """Another owner removes the leftover zram device n and adds its own,
+    which takes the same number (the lowest free one), 8 MiB."""
+    subprocess.run(["swapoff", "/dev/zram%d" % n], check=True)
+    write_sys("/sys/block/zram%d/reset" % n, "1")
+    write_sys("/sys/class/zram-control/hot_remove", str(n))
+    m = int(open("/sys/class/zram-control/hot_add").read())
+    if m != n:
+        write_sys("/sys/class/zram-control/hot_remove", str(m))
+        raise Failure("the new zram device is zram%d, not zram%d: no reuse to test" % (m, n))
+    write_sys("/sys/block/zram%d/disksize" % n, "8M")
+
+
+def remove_other(n):
+    if "/dev/zram%d " % n in open("/proc/swaps").read():
+        subprocess.run(["swapoff", "/dev/zram%d" % n])
+    if os.path.exists("/sys/block/zram%d" % n):
+        write_sys("/sys/block/zram%d/reset" % n, "1")
+        write_sys("/sys/class/zram-control/hot_remove", str(n))
+
+
+def test_force_faults_recovery_leaves_a_reused_device_alone():
+    """A crashed session's zram number reused by another owner, once as
+    swap and once with data on it: the next start (-a) touches neither, says
+    so, and removes the state file."""
+    before = system_state()
+    for kind in ("swap", "data"):
+        n = killed_with_swap_on("/tmp/st-it-ff-reuse")
+        try:
+            another_owner_takes(n)
+            dev = "/dev/zram%d" % n
+            pattern = os.urandom(1 << 20) * 8
+            if kind == "swap":
+                subprocess.run(["mkswap", "-q", "-L", "other-owner", dev], check=True)
+                subprocess.run(["swapon", "-p", "5", dev], check=True)
+            else:
+                with open(dev, "wb") as f:
+                    f.write(pattern)
+            seq = open("/sys/block/zram%d/diskseq" % n).read()
+            p = subprocess.run([STACKTREED, "-o", "/tmp/st-it-ff-reuse2", "-a", "-d", "1"],
+                               capture_output=True, text=True, timeout=120)
+            check(p.returncode == 0, "next start: %s" % p.stderr)
+            check("zram%d is another device now" % n in p.stderr and "left alone" in p.stderr
+                  and "restored what" not in p.stderr, "%s: next start: %s" % (kind, p.stderr))
+            check(not os.path.exists(STATE), "%s: the state file is left" % kind)
+            check(open("/sys/block/zram%d/diskseq" % n).read() == seq and
+                  open("/sys/block/zram%d/disksize" % n).read().strip() == str(8 << 20),
+                  "%s: the other owner's zram%d was reset or replaced" % (kind, n))
+            if kind == "swap":
+                swaps = open("/proc/swaps").read()
+                label = subprocess.run(["blkid", "-p", "-o", "value", "-s", "LABEL", dev],
+                                       capture_output=True, text=True).stdout.strip()
+                check(dev + " " in swaps and label == "other-owner",
+                      "the other owner's swap is gone: %r, label %r" % (swaps, label))
+            else:
+                with open(dev, "rb") as f:
+                    check(f.read(len(pattern)) == pattern, "the other owner's data changed")
+        finally:
+            remove_other(n)
+            if os.path.exists(STATE):
+                os.unlink(STATE)
     check(system_state() == before, "system state changed: %s -> %s"
           % (before, system_state()))
