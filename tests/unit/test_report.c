@@ -179,6 +179,24 @@ static void test_json_errors(void **state)
 	(void)state;
 	expect_error("{\"event\": \"cpu-clock\",\n \"samples\": 1,\n \"threads\": [}", "line 3");
 	expect_error("[]", "must be an object");
+	/* nothing but white space after the document */
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[]}\n x",
+		     "line 2 (byte 40): not valid JSON: garbage after the end of the document");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[]}{}", "garbage after");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[]", "unexpected end of file");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[],}", "expected a key");
+	expect_error("{\"event\":\"x\",\"samples\":01,\"threads\":[]}", "leading zero");
+	expect_error("{\"event\":\"x\",\"samples\":18446744073709551616,\"threads\":[]}",
+		     "an integer out of range");
+	expect_error("{\"event\":\"x\\u0000y\",\"samples\":1,\"threads\":[]}", "\\u0000");
+	expect_error("{\"event\":\"\\ud800\",\"samples\":1,\"threads\":[]}",
+		     "an unpaired surrogate");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,\"tid\":1,"
+		     "\"root\":{\"base\":0,\"cum\":1,\"children\":[{\"base\":1,\"cum\":1,"
+		     "\"children\":[],\"function\":\"f\"}]}}]}",
+		     "threads[0].root.children[0]: \"function\" after \"children\"");
+	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"root\":{\"base\":0,"
+		     "\"cum\":0},\"pid\":1,\"tid\":1}]}", "threads[0]: missing \"pid\"");
 	expect_error("{\"event\":\"x\",\"samples\":1}", "\"threads\" must be an array");
 	expect_error("{\"event\":\"x\",\"samples\":1,\"threads\":[{\"pid\":1,\"tid\":1,\"comm\":\"a\","
 		     "\"root\":{\"base\":0,\"cum\":5,\"calls\":1,\"children\":[{\"function\":\"f\","

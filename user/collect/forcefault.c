@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,7 +25,8 @@
 #define MADV_PAGEOUT 21
 #endif
 #define PAGE 4096ull
-#define FF_MAGIC "stacktreed-forcefault 1"
+#define FF_MAGIC "stacktreed-forcefault 2"
+#define FF_MAGIC_V1 "stacktreed-forcefault 1\n"
 #define FF_MAX_RANGES 4096	/* private writable mappings followed per target */
 #define FF_MAX_BATCH 4096	/* pages forced per target per tick */
 #define FF_OVERSAMPLE 4		/* rounds of picks (some candidates are not resident) */
@@ -50,30 +52,99 @@ static int parse_uint(const char *s, size_t len, int *out)
 	return 0;
 }
 
-/* Line "KEY N" or "KEY N WORD": N into *n, WORD (or "") compared to word. */
-static int parse_line(const char *l, size_t len, const char *key, int *n, const char *word)
+static int parse_u64(const char *s, size_t len, __u64 *out)
 {
-	size_t k = strlen(key), end;
+	__u64 v = 0;
 
-	if (len <= k + 1 || memcmp(l, key, k) || l[k] != ' ')
+	if (!len || len > 19)
 		return -EINVAL;
-	l += k + 1;
-	len -= k + 1;
-	for (end = 0; end < len && l[end] != ' '; end++)
-		;
-	if (parse_uint(l, end, n))
-		return -EINVAL;
-	if (!word)
-		return end == len ? 0 : -EINVAL;
-	return end < len && len - end - 1 == strlen(word) && !memcmp(l + end + 1, word, len - end - 1)
-		       ? 0 : -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (__u64)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* Lower-case 8-4-4-4-12 hex. */
+static bool is_uuid(const char *s, size_t len)
+{
+	if (len != ST_FF_ID_LEN)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != '-' :
+		    !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+#define FF_MAX_WORDS 7
+
+/* A line's words, split at single spaces (an empty word: -EINVAL); their
+ * count. */
+static int split(const char *l, size_t len, const char *w[], size_t wl[])
+{
+	int n = 0;
+	size_t start = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && l[i] != ' ')
+			continue;
+		if (i == start || n == FF_MAX_WORDS)
+			return -EINVAL;
+		w[n] = l + start;
+		wl[n++] = i - start;
+		start = i + 1;
+	}
+	return n;
+}
+
+static bool word_is(const char *w, size_t wl, const char *lit)
+{
+	return wl == strlen(lit) && !memcmp(w, lit, wl);
+}
+
+static int parse_state_line(const char *l, size_t ll, struct st_ffstate *s)
+{
+	const char *w[FF_MAX_WORDS];
+	size_t wl[FF_MAX_WORDS];
+	int n = split(l, ll, w, wl), num;
+
+	if (n == 2 && word_is(w[0], wl[0], "pid") && !s->pid)
+		return parse_uint(w[1], wl[1], &s->pid) || s->pid <= 0 ? -EINVAL : 0;
+	if (n == 2 && word_is(w[0], wl[0], "boot") && !s->boot[0] && is_uuid(w[1], wl[1])) {
+		memcpy(s->boot, w[1], wl[1]);
+		s->boot[wl[1]] = 0;
+		return 0;
+	}
+	/* zram N added diskseq S ino I */
+	if (n == 7 && word_is(w[0], wl[0], "zram") && s->zram < 0 && word_is(w[2], wl[2], "added") &&
+	    word_is(w[3], wl[3], "diskseq") && word_is(w[5], wl[5], "ino")) {
+		if (parse_uint(w[1], wl[1], &num) || parse_u64(w[4], wl[4], &s->diskseq) ||
+		    parse_u64(w[6], wl[6], &s->ino))
+			return -EINVAL;
+		s->zram = num;
+		s->added = true;
+		return 0;
+	}
+	/* swapon N uuid UUID */
+	if (n == 4 && word_is(w[0], wl[0], "swapon") && !s->swapon && s->zram >= 0 &&
+	    word_is(w[2], wl[2], "uuid") && is_uuid(w[3], wl[3])) {
+		if (parse_uint(w[1], wl[1], &num) || num != s->zram)
+			return -EINVAL;
+		memcpy(s->uuid, w[3], wl[3]);
+		s->uuid[wl[3]] = 0;
+		s->swapon = true;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int st_ffstate__parse(const char *buf, size_t len, struct st_ffstate *out)
 {
 	struct st_ffstate s = { .pid = 0, .zram = -1 };
 	size_t pos = 0, line = 0;
-	int n;
 
 	if (len > ST_FF_STATE_MAX)
 		return -EINVAL;
@@ -89,18 +160,11 @@ int st_ffstate__parse(const char *buf, size_t len, struct st_ffstate *out)
 		if (line++ == 0) {
 			if (ll != strlen(FF_MAGIC) || memcmp(l, FF_MAGIC, ll))
 				return -EINVAL;
-		} else if (!parse_line(l, ll, "pid", &n, NULL) && !s.pid && n > 0) {
-			s.pid = n;
-		} else if (!parse_line(l, ll, "zram", &n, "added") && s.zram < 0) {
-			s.zram = n;
-			s.added = true;
-		} else if (!parse_line(l, ll, "swapon", &n, NULL) && !s.swapon && n == s.zram) {
-			s.swapon = true;
-		} else {
+		} else if (parse_state_line(l, ll, &s)) {
 			return -EINVAL;
 		}
 	}
-	if (!s.pid)
+	if (!s.pid || !s.boot[0])
 		return -EINVAL;
 	*out = s;
 	return 0;
@@ -108,15 +172,58 @@ int st_ffstate__parse(const char *buf, size_t len, struct st_ffstate *out)
 
 int st_ffstate__format(const struct st_ffstate *s, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, FF_MAGIC "\npid %d\n", s->pid), m = 0;
+	size_t n = 0;
+	int m;
 
-	if (n >= 0 && (size_t)n < len && s->zram >= 0 && s->added)
-		m = snprintf(buf + n, len - (size_t)n, "zram %d added\n", s->zram);
-	if (m >= 0 && (size_t)(n + m) < len && s->swapon)
-		m += snprintf(buf + n + m, len - (size_t)(n + m), "swapon %d\n", s->zram);
-	if (n < 0 || m < 0 || (size_t)(n + m) >= len)
+	m = snprintf(buf, len, FF_MAGIC "\npid %d\nboot %s\n", s->pid, s->boot);
+	if (m < 0 || (size_t)m >= len)
 		return -ENOSPC;
-	return n + m;
+	n = (size_t)m;
+	if (s->zram >= 0 && s->added) {
+		m = snprintf(buf + n, len - n, "zram %d added diskseq %llu ino %llu\n", s->zram,
+			     (unsigned long long)s->diskseq, (unsigned long long)s->ino);
+		if (m < 0 || (size_t)m >= len - n)
+			return -ENOSPC;
+		n += (size_t)m;
+	}
+	if (s->zram >= 0 && s->added && s->swapon) {
+		m = snprintf(buf + n, len - n, "swapon %d uuid %s\n", s->zram, s->uuid);
+		if (m < 0 || (size_t)m >= len - n)
+			return -ENOSPC;
+		n += (size_t)m;
+	}
+	return (int)n;
+}
+
+unsigned st_ffstate__plan(const struct st_ffstate *s, const struct st_ffseen *seen, char *why,
+			  size_t len)
+{
+	why[0] = 0;
+	if (s->zram < 0)
+		return 0;
+	if (!seen->same_boot) {
+		snprintf(why, len, "the machine has restarted since (another boot id): nothing of "
+			 "that session's remains, zram%d is not its device", s->zram);
+		return 0;
+	}
+	if (!seen->dev)
+		return 0;	/* removed since: nothing left */
+	if (seen->ino != s->ino || (s->diskseq && seen->diskseq != s->diskseq)) {
+		snprintf(why, len, "zram%d is another device now (disk sequence %llu, sysfs inode "
+			 "%llu; the session's was %llu, %llu): left alone, not ours to reset or "
+			 "remove", s->zram,
+			 (unsigned long long)seen->diskseq, (unsigned long long)seen->ino,
+			 (unsigned long long)s->diskseq, (unsigned long long)s->ino);
+		return 0;
+	}
+	if (seen->swap && (!s->swapon || strcmp(seen->uuid, s->uuid))) {
+		snprintf(why, len, "the swap on /dev/zram%d is not the one that session made (UUID "
+			 "%s, not %s): zram%d and its swap left alone", s->zram,
+			 seen->uuid[0] ? seen->uuid : "unreadable", s->swapon ? s->uuid : "none",
+			 s->zram);
+		return 0;
+	}
+	return (seen->swap ? ST_FF_SWAPOFF : 0) | ST_FF_RESET | (s->added ? ST_FF_REMOVE : 0);
 }
 
 /* ---- page selection (pure) ---- */
@@ -259,31 +366,118 @@ static int do_swapoff(int zram)
 	return -EINTR;
 }
 
-/* Undo what s records; what was done into done. 0 or the first error. */
-static int undo(const struct st_ffstate *s, char *done, size_t len)
+/* 16 bytes as a UUID's text (8-4-4-4-12 lower-case hex). */
+static void uuid_text(const unsigned char b[16], char out[ST_FF_ID_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (int i = 0, o = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[b[i] >> 4];
+		out[o++] = hex[b[i] & 15];
+		out[o] = 0;
+	}
+}
+
+static int read_boot_id(char out[ST_FF_ID_LEN + 1])
+{
+	char buf[64];
+	int n = read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	buf[strcspn(buf, "\n")] = 0;
+	if (!is_uuid(buf, strlen(buf)))
+		return -EINVAL;
+	memcpy(out, buf, ST_FF_ID_LEN + 1);
+	return 0;
+}
+
+/* A zram device's identity: its disk sequence number (0 where the kernel
+ * has none: before 5.15) and its sysfs directory's inode; -ENOENT when gone. */
+static int zram_identity(int zram, __u64 *diskseq, __u64 *ino)
+{
+	char path[96], buf[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/block/zram%d", zram);
+	if (stat(path, &st))
+		return -errno;
+	*ino = st.st_ino;
+	*diskseq = 0;
+	snprintf(path, sizeof(path), "/sys/block/zram%d/diskseq", zram);
+	if (read_small(path, buf, sizeof(buf)) > 0 &&
+	    parse_u64(buf, strcspn(buf, "\n"), diskseq))
+		*diskseq = 0;
+	return 0;
+}
+
+/* The UUID in /dev/zramN's swap header (mkswap's: "SWAPSPACE2" at the end
+ * of the first page, the UUID at byte 1036), or "". */
+static void swap_uuid(int zram, char out[ST_FF_ID_LEN + 1])
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *h;
+	char dev[32];
+	int fd;
+
+	out[0] = 0;
+	if (page < 4096 || page > 65536 || !(h = malloc((size_t)page)))
+		return;
+	snprintf(dev, sizeof(dev), "/dev/zram%d", zram);
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread(fd, h, (size_t)page, 0) == page &&
+	    !memcmp(h + page - 10, "SWAPSPACE2", 10)) {
+		uuid_text(h + 1036, out);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(h);
+}
+
+static void observe(const struct st_ffstate *s, struct st_ffseen *seen)
+{
+	char boot[ST_FF_ID_LEN + 1];
+
+	*seen = (struct st_ffseen){ 0 };
+	if (s->zram < 0)
+		return;
+	seen->same_boot = !read_boot_id(boot) && !strcmp(boot, s->boot);
+	seen->dev = !zram_identity(s->zram, &seen->diskseq, &seen->ino);
+	seen->swap = seen->dev && swap_active(s->zram);
+	if (seen->swap)
+		swap_uuid(s->zram, seen->uuid);
+}
+
+/* Undo what s records and is still its session's (st_ffstate__plan());
+ * what was done into done, what was left and why into left. 0 or the first
+ * error. */
+static int undo(const struct st_ffstate *s, char *done, size_t len, char *left, size_t llen)
 {
 	char path[96], num[16];
+	struct st_ffseen seen;
+	unsigned todo;
 	int err = 0, e;
 	size_t n = 0;
 
 	done[0] = 0;
-	if (s->zram < 0)
-		return 0;
-	if (s->swapon && swap_active(s->zram)) {
+	observe(s, &seen);
+	todo = st_ffstate__plan(s, &seen, left, llen);
+	if (todo & ST_FF_SWAPOFF) {
 		e = do_swapoff(s->zram);
 		n += (size_t)snprintf(done + n, len - n, "%sswapoff /dev/zram%d%s", n ? ", " : "",
 				      s->zram, e ? " FAILED" : "");
 		err = err ? err : e;
 	}
 	snprintf(path, sizeof(path), "/sys/block/zram%d/reset", s->zram);
-	if (!err && access(path, F_OK) == 0) {
+	if (!err && (todo & ST_FF_RESET) && n < len) {
 		e = write_str(path, "1");
 		n += (size_t)snprintf(done + n, len - n, "%szram%d reset%s", n ? ", " : "",
 				      s->zram, e ? " FAILED" : "");
 		err = err ? err : e;
 	}
-	snprintf(path, sizeof(path), "/sys/block/zram%d", s->zram);
-	if (!err && s->added && access(path, F_OK) == 0) {
+	if (!err && (todo & ST_FF_REMOVE) && n < len) {
 		snprintf(num, sizeof(num), "%d", s->zram);
 		e = write_str("/sys/class/zram-control/hot_remove", num);
 		n += (size_t)snprintf(done + n, len - n, "%szram%d removed%s", n ? ", " : "",
@@ -363,9 +557,10 @@ static bool is_stacktreed(int pid)
 
 int st_forcefault__recover(const char *state_path)
 {
-	char buf[ST_FF_STATE_MAX + 1], done[256];
+	char buf[ST_FF_STATE_MAX + 1], done[256], left[256], boot[ST_FF_ID_LEN + 1];
 	struct st_ffstate s;
 	struct stat st;
+	bool same_boot;
 	ssize_t n;
 	int fd, err;
 
@@ -382,14 +577,24 @@ int st_forcefault__recover(const char *state_path)
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
+	if (n >= (ssize_t)strlen(FF_MAGIC_V1) && !memcmp(buf, FF_MAGIC_V1, strlen(FF_MAGIC_V1))) {
+		/* an older stacktreed's: no identities, so nothing it names is
+		 * provably still its own */
+		state_remove(state_path);
+		fprintf(stderr, "stacktreed: %s, left by an older stacktreed's --force-faults "
+			"session, names no device identity: nothing touched (check /proc/swaps "
+			"and /sys/block/zram*); removed\n", state_path);
+		return 0;
+	}
 	if (n < 0 || st_ffstate__parse(buf, (size_t)n, &s)) {
 		fprintf(stderr, "stacktreed: %s cannot be parsed: not used; check /proc/swaps "
 			"and /sys/block/zram* and remove it\n", state_path);
 		return -EINVAL;
 	}
-	if (s.pid != getpid() && kill(s.pid, 0) == 0 && is_stacktreed(s.pid))
+	same_boot = !read_boot_id(boot) && !strcmp(boot, s.boot);
+	if (same_boot && s.pid != getpid() && kill(s.pid, 0) == 0 && is_stacktreed(s.pid))
 		return -EBUSY;	/* its session: the caller says so if it wants to force */
-	err = undo(&s, done, sizeof(done));
+	err = undo(&s, done, sizeof(done), left, sizeof(left));
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot restore what a crashed session (pid %d) left "
 			"(%s): %s: %s; see %s\n", s.pid, done, strerror(-err),
@@ -397,8 +602,13 @@ int st_forcefault__recover(const char *state_path)
 		return err;
 	}
 	state_remove(state_path);
-	fprintf(stderr, "stacktreed: restored what a crashed --force-faults session (pid %d) "
-		"left: %s\n", s.pid, done[0] ? done : "nothing was changed yet");
+	if (left[0])
+		fprintf(stderr, "stacktreed: a crashed --force-faults session (pid %d) named "
+			"zram%d: %s%s%s\n", s.pid, s.zram, left, done[0] ? "; restored: " : "",
+			done);
+	else
+		fprintf(stderr, "stacktreed: restored what a crashed --force-faults session "
+			"(pid %d) left: %s\n", s.pid, done[0] ? done : "nothing was changed yet");
 	return 0;
 }
 
@@ -423,7 +633,7 @@ struct st_forcefault {
 	struct st_ffstate st;
 	bool restored;
 	int restore_err;
-	char changed[256], undone[256];
+	char changed[256], undone[256], left[256];
 	struct ff_target *t;
 	size_t nt;
 	double start, last, budget, force_s;
@@ -446,11 +656,25 @@ static void fail_line(const char *what, int err)
 	fprintf(stderr, "stacktreed: --force-faults: %s: %s\n", what, strerror(-err));
 }
 
+/* A random (version 4) UUID as text. */
+static int new_uuid(char out[ST_FF_ID_LEN + 1])
+{
+	unsigned char b[16];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return errno ? -errno : -EIO;
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	uuid_text(b, out);
+	return 0;
+}
+
 /* A zram device of our own, made swap; each step recorded first. */
 static int setup_swap(struct st_forcefault *f)
 {
 	char buf[32], path[96], dev[32];
-	const char *mkswap[] = { "/usr/sbin/mkswap", "-q", dev, NULL };
+	const char *mkswap[] = { "/usr/sbin/mkswap", "-q", "-L", ST_FF_SWAP_LABEL, "-U", f->st.uuid,
+				 dev, NULL };
 	int err, n;
 
 	if (access("/sys/class/zram-control/hot_add", F_OK)) {
@@ -476,6 +700,12 @@ static int setup_swap(struct st_forcefault *f)
 		return n < 0 ? n : -EINVAL;
 	}
 	f->st.added = true;
+	/* the device's identity: a later start undoes it only if it is still this one */
+	if ((err = zram_identity(f->st.zram, &f->st.diskseq, &f->st.ino))) {
+		fail_line("the zram device just added is gone (/sys/block/zramN)", err);
+		f->st.zram = -1;
+		return err;
+	}
 	if ((err = state_write(f->state_path, &f->st))) {
 		fail_line("cannot write the state file", err);
 		return err;
@@ -489,15 +719,19 @@ static int setup_swap(struct st_forcefault *f)
 		return err;
 	}
 	snprintf(dev, sizeof(dev), "/dev/zram%d", f->st.zram);
+	if ((err = new_uuid(f->st.uuid))) {
+		fail_line("getrandom", err);
+		return err;
+	}
+	f->st.swapon = true;	/* recorded before mkswap: the UUID names our swap area */
+	if ((err = state_write(f->state_path, &f->st))) {
+		fail_line("cannot write the state file", err);
+		return err;
+	}
 	if ((n = run(mkswap))) {
 		fprintf(stderr, "stacktreed: --force-faults: mkswap %s failed (%s): install "
 			"util-linux\n", dev, n < 0 ? strerror(-n) : "exit status");
 		return n < 0 ? n : -EIO;
-	}
-	f->st.swapon = true;
-	if ((err = state_write(f->state_path, &f->st))) {
-		fail_line("cannot write the state file", err);
-		return err;
 	}
 	if (swapon(dev, SWAP_FLAG_PREFER | (FF_SWAP_PRIO << SWAP_FLAG_PRIO_SHIFT))) {
 		err = -errno;
@@ -523,6 +757,10 @@ int st_forcefault__new(const struct st_forcefault_opts *o, struct st_forcefault 
 	snprintf(f->state_path, sizeof(f->state_path), "%s",
 		 o->state_path ? o->state_path : ST_FF_STATE_PATH);
 	f->st = (struct st_ffstate){ .pid = getpid(), .zram = -1 };
+	if ((err = read_boot_id(f->st.boot))) {
+		fail_line("cannot read /proc/sys/kernel/random/boot_id", err);
+		goto cleanup;
+	}
 	f->seed = ((__u64)getpid() << 32) ^ (__u64)(mono() * 1e9) ^ 0x9e3779b97f4a7c15ull;
 	f->cand = calloc(FF_MAX_BATCH, sizeof(*f->cand));
 	f->iov = calloc(FF_IOV_MAX, sizeof(*f->iov));
@@ -815,7 +1053,9 @@ int st_forcefault__restore(struct st_forcefault *f)
 	for (size_t i = 0; i < f->nt; i++)
 		if (f->forcing)
 			mark(&f->t[i], 2, mono());
-	f->restore_err = undo(&f->st, f->undone, sizeof(f->undone));
+	f->restore_err = undo(&f->st, f->undone, sizeof(f->undone), f->left, sizeof(f->left));
+	if (f->left[0])
+		fprintf(stderr, "stacktreed: --force-faults: %s\n", f->left);
 	if (f->restore_err) {
 		fprintf(stderr, "stacktreed: --force-faults: cannot restore the system (%s): %s; "
 			"the next start tries again (%s)\n", f->undone, strerror(-f->restore_err),
@@ -877,7 +1117,8 @@ void st_forcefault__summary(const struct st_forcefault *f, __u64 forced_faults, 
 	fprintf(out, "stacktreed: forced faults: system changed: %s; restored: %s\n",
 		f->changed[0] ? f->changed : "nothing",
 		!f->restored ? "not yet" : f->restore_err ? "FAILED (see above)" :
-		f->undone[0] ? f->undone : "nothing to restore");
+		f->undone[0] ? f->undone : f->left[0] ? "nothing of ours left (see above)" :
+		"nothing to restore");
 }
 
 void st_forcefault__free(struct st_forcefault *f)

@@ -36,21 +36,51 @@
 #define ST_FF_MAP_ENTRIES 65536u	/* forced_pages entries (LRU) */
 #define ST_FF_STATE_MAX 4096		/* bytes of state file parsed at most */
 
-/* The state file: what a session changed, or is about to change. */
+#define ST_FF_ID_LEN 36		/* a UUID as text: the boot id, the swap area's UUID */
+#define ST_FF_SWAP_LABEL "stacktreed-ff"	/* mkswap -L: what the swap area is, for people */
+
+/* The state file: what a session changed, or is about to change, and how to
+ * know it again: a crashed session's device number may have been reused by
+ * another owner, so a leftover is undone only when its identity is ours. */
 struct st_ffstate {
-	int pid;	/* the stacktreed that wrote it */
-	int zram;	/* zram device number, -1: none */
-	bool added;	/* ... hot_add'ed by that session (hot_remove it) */
-	bool swapon;	/* swapon /dev/zramN was (about to be) done */
+	int pid;			/* the stacktreed that wrote it */
+	char boot[ST_FF_ID_LEN + 1];	/* its boot (/proc/sys/kernel/random/boot_id) */
+	int zram;			/* zram device number, -1: none */
+	bool added;			/* ... hot_add'ed by that session (hot_remove it) */
+	__u64 diskseq;			/* its /sys/block/zramN/diskseq (0: the kernel has none) */
+	__u64 ino;			/* its sysfs directory's inode (unique per boot too) */
+	bool swapon;			/* mkswap and swapon /dev/zramN were (about to be) done */
+	char uuid[ST_FF_ID_LEN + 1];	/* ... with this UUID (mkswap -U) */
 };
 
 /* Parse a state file's content (at most ST_FF_STATE_MAX bytes; need not be
- * NUL-terminated). Lines: "stacktreed-forcefault 1" first, then "pid N",
- * "zram N added", "swapon N" (N the same device). 0, or -EINVAL on anything
- * else. Pure: unit-tested and fuzzed. */
+ * NUL-terminated). Lines: "stacktreed-forcefault 2" first, then "pid N",
+ * "boot UUID", "zram N added diskseq S ino I", "swapon N uuid UUID" (N the
+ * same device; UUIDs lower-case 8-4-4-4-12 hex). 0, or -EINVAL on anything
+ * else (a version 1 file, without identities, too). Pure: unit-tested and
+ * fuzzed. */
 int st_ffstate__parse(const char *buf, size_t len, struct st_ffstate *out);
 /* The file's content for s, into buf; its length, or -ENOSPC. */
 int st_ffstate__format(const struct st_ffstate *s, char *buf, size_t len);
+
+/* What is there now of what a state file names (read from the system). */
+struct st_ffseen {
+	bool same_boot;			/* the boot id is the state's */
+	bool dev;			/* /sys/block/zramN exists ... */
+	__u64 diskseq, ino;		/* ... with this identity */
+	bool swap;			/* /dev/zramN is in /proc/swaps ... */
+	char uuid[ST_FF_ID_LEN + 1];	/* ... its swap header's UUID ("": none read) */
+};
+
+enum { ST_FF_SWAPOFF = 1, ST_FF_RESET = 2, ST_FF_REMOVE = 4 };
+
+/* What of s may be undone given seen: ST_FF_* bits. Only what is provably
+ * the session's own: the device when its diskseq and inode are the
+ * recorded ones in the same boot, its swap when the header carries the
+ * recorded UUID; anything else is left, and why (one phrase) goes into why
+ * ("" when nothing is left that s names). Pure: unit-tested. */
+unsigned st_ffstate__plan(const struct st_ffstate *s, const struct st_ffseen *seen, char *why,
+			  size_t len);
 
 /* A private writable range of a target's address space. */
 struct st_ff_range {
@@ -64,7 +94,8 @@ struct st_ff_range {
 size_t st_ff__pick(const struct st_ff_range *r, size_t nr, size_t n, __u64 *seed, __u64 *out);
 
 /* Undo what a session that died left (the state file), unless that session
- * still runs. Prints one line of what was restored (or why not). 0 (also:
+ * still runs, and only what is still its own (st_ffstate__plan()). Prints
+ * one line of what was restored and what was left alone, and why. 0 (also:
  * nothing to do), -EBUSY (another stacktreed forcing faults runs: nothing
  * printed), or negative errno. */
 int st_forcefault__recover(const char *state_path);

@@ -1,16 +1,27 @@
-/* profile_json.c - profile.json reader (json-c); the writer is
- * user/output/json.c. */
+/* profile_json.c - profile.json reader; the writer is user/output/json.c.
+ *
+ * One pass over the file with the pull tokenizer (user/model/jsonpull.h):
+ * trees are built node by node as the file is read, with no document in
+ * memory, so memory is the profile itself plus a fixed amount, whatever the
+ * file's size (64-bit offsets throughout). The tree is walked with an
+ * explicit stack of at most ST_TREE_MAX_DEPTH levels, no recursion. A node's
+ * keys may come in any order, but "children" after the node's own frame
+ * keys, and a thread's "root" after its "pid", "tid", "comm" and "cgroup"
+ * (the writer's order); the top level's keys in any order. */
 #include "user/model/profile.h"
 
 #include <errno.h>
 #include <math.h>
 #include <inttypes.h>
-#include <json-c/json.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "user/model/jsonpull.h"
 #include "user/model/jsonstr.h"
 #include "common/strtab.h"
 
@@ -38,12 +49,36 @@ const char *st_frame__class_name(unsigned data_class)
 									   NULL;
 }
 
+#define MAX_STRING (16u << 20)	/* bytes of one JSON string */
+
+/* A node being read: its frame's keys until it is created (at "children"
+ * or at its end), then the sum of its children's cum. */
+struct nstate {
+	struct st_node *node;		/* NULL until created */
+	const char *fn, *fn_raw, *sys, *sys_raw, *mod, *mod_raw, *file, *file_raw;
+	const char *sym, *sym_raw;
+	bool fn_r, sys_r, mod_r, file_r, sym_r;	/* the _raw key was there */
+	bool has_kind, has_base, has_cum, offset_key, has_offset, forced, kernel;
+	bool in_children, children_done;
+	enum st_frame_kind kind;
+	__u8 cls;
+	__u64 addr, base, cum, calls, line, sum, nchild;
+	struct st_jval offset;
+};
+
 struct reader {
 	struct st_profile *p;
 	char *err;
 	size_t errlen;
 	const char *file;
+	struct st_jpull *j;
+	struct st_jval v;
+	char *key;		/* the current key, copied */
+	size_t keycap;
 	bool has_unresolved;	/* the document has "unresolved" */
+	size_t thread;		/* index of the thread being read */
+	struct nstate *ns;	/* ST_TREE_MAX_DEPTH + 1 */
+	char where[4096];
 };
 
 static int fail(struct reader *r, const char *where, const char *fmt, ...)
@@ -58,78 +93,114 @@ static int fail(struct reader *r, const char *where, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int get_u64(struct reader *r, json_object *o, const char *key, const char *where,
-		   bool required, __u64 *out)
+/* A tokenizer error (bad JSON, a failed read) written out; err. */
+static int tok_err(struct reader *r, int err)
 {
-	json_object *v;
-	int64_t x;
+	if (err == -EINVAL)
+		snprintf(r->err, r->errlen, "%s: %s", r->file, st_jpull__error(r->j));
+	else if (err && err != -ENOMEM)
+		snprintf(r->err, r->errlen, "%s: cannot read: %s", r->file, strerror(-err));
+	return err;
+}
 
-	if (!json_object_object_get_ex(o, key, &v) || !v) {
-		if (!required)
-			return 0;
-		return fail(r, where, "missing \"%s\"", key);
+/* The next token into r->v. */
+static int next(struct reader *r)
+{
+	return tok_err(r, st_jpull__next(r->j, &r->v));
+}
+
+/* Past the value r->v starts. */
+static int skip(struct reader *r)
+{
+	return tok_err(r, st_jpull__skip(r->j, &r->v));
+}
+
+/* The next token: a key (copied into r->key, 1) or the object's end (0). */
+static int next_key(struct reader *r)
+{
+	int err = next(r);
+
+	if (err)
+		return err;
+	if (r->v.tok == ST_J_OBJ_END)
+		return 0;
+	if (r->v.len + 1 > r->keycap) {
+		char *k = realloc(r->key, r->v.len + 1);
+
+		if (!k)
+			return -ENOMEM;
+		r->key = k;
+		r->keycap = r->v.len + 1;
 	}
-	if (!json_object_is_type(v, json_type_int))
-		return fail(r, where, "\"%s\" must be an integer", key);
-	x = json_object_get_int64(v);
-	if (x < 0)
-		return fail(r, where, "\"%s\" must not be negative", key);
-	*out = (__u64)x;
+	memcpy(r->key, r->v.s, r->v.len + 1);
+	return (err = next(r)) ? err : 1;	/* and the value's first token */
+}
+
+static bool key_is(const struct reader *r, const char *k)
+{
+	return strcmp(r->key, k) == 0;
+}
+
+/* The current value as a non-negative integer: 0, 1 (null: absent) or an
+ * error. */
+static int val_u64(struct reader *r, const char *where, __u64 *out)
+{
+	if (r->v.tok == ST_J_NULL)
+		return 1;
+	if (r->v.tok != ST_J_INT)
+		return fail(r, where, "\"%s\" must be an integer", r->key);
+	if (r->v.neg)
+		return fail(r, where, "\"%s\" must not be negative", r->key);
+	*out = r->v.u;
 	return 0;
 }
 
-/* A finite, non-negative number (a duration, a cost), 0 when absent. */
-static int get_seconds(struct reader *r, json_object *o, const char *key, double *out)
+/* A finite, non-negative number (a duration, a cost). */
+static int val_seconds(struct reader *r, double *out)
 {
-	json_object *v;
-
-	*out = 0;
-	if (!json_object_object_get_ex(o, key, &v) || !v)
+	if (r->v.tok == ST_J_NULL)
 		return 0;
-	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-		return fail(r, "top level", "\"%s\" must be a number", key);
-	*out = json_object_get_double(v);
+	if (r->v.tok == ST_J_INT)
+		*out = r->v.neg ? (double)r->v.i : (double)r->v.u;
+	else if (r->v.tok == ST_J_DBL)
+		*out = r->v.d;
+	else
+		return fail(r, "top level", "\"%s\" must be a number", r->key);
 	if (!isfinite(*out) || *out < 0)
-		return fail(r, "top level", "\"%s\" must be a finite number >= 0", key);
+		return fail(r, "top level", "\"%s\" must be a finite number >= 0", r->key);
 	return 0;
 }
 
-static int get_str(struct reader *r, json_object *o, const char *key, const char *where,
-		   const char **out)
+/* The current value as a string (valid until the next token) or NULL. */
+static int val_str(struct reader *r, const char *where, const char **out)
 {
-	json_object *v;
-
 	*out = NULL;
-	if (!json_object_object_get_ex(o, key, &v) || !v)
+	if (r->v.tok == ST_J_NULL)
 		return 0;
-	if (!json_object_is_type(v, json_type_string))
-		return fail(r, where, "\"%s\" must be a string or null", key);
-	*out = json_object_get_string(v);
+	if (r->v.tok != ST_J_STR)
+		return fail(r, where, "\"%s\" must be a string or null", r->key);
+	*out = r->v.s;
 	return 0;
 }
 
-/* A string of bytes: key_raw (see jsonstr.h) when present, else key. The
- * result is interned in the profile's string table (NULL for null). */
-static int get_bytes(struct reader *r, json_object *o, const char *key, const char *where,
-		     const char **out)
+/* A string of bytes interned in the profile (NULL for null); raw: a
+ * key_raw string (jsonstr.h) to turn back into its bytes. */
+static int val_bytes(struct reader *r, const char *where, bool raw, const char **out)
 {
-	char rawkey[32], *bytes;
 	const char *s;
+	char *bytes;
 	int err;
 
-	snprintf(rawkey, sizeof(rawkey), "%s_raw", key);
-	if ((err = get_str(r, o, rawkey, where, &s)))
+	if ((err = val_str(r, where, &s)) || !s)
 		return err;
-	if (!s) {
-		if ((err = get_str(r, o, key, where, &s)))
-			return err;
-		*out = s ? st_strtab__intern(r->p->strs, s) : NULL;
-		return s && !*out ? -ENOMEM : 0;
+	if (!raw) {
+		*out = st_strtab__intern(r->p->strs, s);
+		return *out ? 0 : -ENOMEM;
 	}
 	bytes = st_json__unraw(s);
 	if (!bytes)
 		return errno == ENOMEM ? -ENOMEM :
-		       fail(r, where, "\"%s\" holds a code point above U+00FF", rawkey);
+		       fail(r, where, "\"%s\" holds a code point above U+00FF", r->key);
 	*out = st_strtab__intern(r->p->strs, bytes);
 	free(bytes);
 	return *out ? 0 : -ENOMEM;
@@ -146,158 +217,265 @@ static int parse_kind(const char *s, enum st_frame_kind *k)
 	return -EINVAL;
 }
 
-/* A data leaf: "class", "symbol", and a signed "offset" (stack). */
-static int read_data_leaf(struct reader *r, json_object *c, const char *where,
-			  struct st_frame *f)
+/* "threads[i].root.children[a].children[b]..." down to level d. */
+static const char *where_at(struct reader *r, size_t d)
 {
-	const char *cls = NULL, *sym = NULL;
-	json_object *v;
-	int err;
+	size_t n = (size_t)snprintf(r->where, sizeof(r->where), "threads[%zu].root", r->thread);
 
-	if ((err = get_str(r, c, "class", where, &cls)) ||
-	    (err = get_bytes(r, c, "symbol", where, &sym)))
-		return err;
-	f->data_class = ST_DATA_NONE;
-	for (size_t i = 1; cls && i < sizeof(class_names) / sizeof(class_names[0]); i++)
-		if (strcmp(cls, class_names[i]) == 0)
-			f->data_class = (__u8)i;
-	if (f->data_class == ST_DATA_NONE)
-		return fail(r, where, "data leaf needs \"class\": module, stack or heap");
-	if (json_object_object_get_ex(c, "forced", &v) && v) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return fail(r, where, "\"forced\" must be true or false");
-		if (json_object_get_boolean(v))
-			f->data_class |= ST_DATA_FORCED;
-	}
-	f->function = sym;
-	if (json_object_object_get_ex(c, "offset", &v) && v) {
-		if (!json_object_is_type(v, json_type_int))
-			return fail(r, where, "\"offset\" must be an integer");
-		f->offset = (__u64)json_object_get_int64(v);
-	}
-	return 0;
+	for (size_t k = 1; k <= d && n < sizeof(r->where); k++)
+		n += (size_t)snprintf(r->where + n, sizeof(r->where) - n, ".children[%" PRIu64 "]",
+				      (uint64_t)(r->ns[k - 1].nchild - 1));
+	return r->where;
 }
 
-/* "file" and "line" (both optional; a line needs a file). */
-static int read_source(struct reader *r, json_object *c, const char *where, struct st_frame *f)
+/* One key of a node below the root (the root's frame keys are not read). */
+static int node_key(struct reader *r, struct nstate *n, size_t d)
 {
-	__u64 line = 0;
-	int err;
-
-	if ((err = get_bytes(r, c, "file", where, &f->file)) ||
-	    (err = get_u64(r, c, "line", where, false, &line)))
-		return err;
-	if (line > UINT32_MAX)
-		return fail(r, where, "\"line\" %" PRIu64 " is past 2^32 - 1", (uint64_t)line);
-	if (line && !f->file)
-		return fail(r, where, "\"line\" without \"file\"");
-	f->line = (__u32)line;
-	return 0;
-}
-
-static int read_node(struct reader *r, struct st_tree *t, struct st_node *n, json_object *o,
-		     char *where, size_t wlen)
-{
-	__u64 cum = 0, sum = 0;
-	json_object *kids;
-	size_t len = strlen(where);
-	int err;
-
-	if (!json_object_is_type(o, json_type_object))
-		return fail(r, where, "node must be an object");
-	if ((err = get_u64(r, o, "base", where, true, &n->base)) ||
-	    (err = get_u64(r, o, "cum", where, true, &cum)) ||
-	    (err = get_u64(r, o, "calls", where, false, &n->calls)))
-		return err;
-	if (!json_object_object_get_ex(o, "children", &kids) || !kids)
-		kids = NULL;
-	else if (!json_object_is_type(kids, json_type_array))
-		return fail(r, where, "\"children\" must be an array");
-	for (size_t i = 0; kids && i < json_object_array_length(kids); i++) {
-		json_object *c = json_object_array_get_idx(kids, i);
-		struct st_frame f = { .kind = ST_FRAME_CALLSITE };
-		const char *kind = NULL, *addr = NULL;
-		json_object *v;
-		struct st_node *child;
-
-		snprintf(where + len, wlen - len, ".children[%zu]", i);
-		if (!json_object_is_type(c, json_type_object))
-			return fail(r, where, "node must be an object");
-		if ((err = get_bytes(r, c, "function", where, &f.function)) ||
-		    (err = get_bytes(r, c, "system_name", where, &f.system_name)) ||
-		    (err = get_bytes(r, c, "module", where, &f.module)))
-			return err;
-		if ((err = get_str(r, c, "address", where, &addr)))
-			return err;
-		if (addr) {
-			char *end;
-
-			errno = 0;
-			f.addr = strtoull(addr, &end, 0);
-			if (errno || *end || end == addr)
-				return fail(r, where, "\"address\" is not a number: \"%s\"", addr);
-		}
-		if ((err = get_str(r, c, "kind", where, &kind)))
-			return err;
-		if (kind && (parse_kind(kind, &f.kind) || f.kind == ST_FRAME_ROOT))
-			return fail(r, where, "unknown \"kind\": \"%s\"", kind);
-		if (!kind)
-			f.kind = f.function && !json_object_object_get_ex(c, "offset", &v) ?
-					 ST_FRAME_FUNCTION : ST_FRAME_CALLSITE;
-		if (f.kind == ST_FRAME_DATA) {
-			if ((err = read_data_leaf(r, c, where, &f)))
-				return err;
-		} else if ((err = get_u64(r, c, "offset", where, false, &f.offset))) {
-			return err;
-		}
-		if (json_object_object_get_ex(c, "kernel", &v) && v)
-			f.kernel = json_object_get_boolean(v);
-		if ((err = read_source(r, c, where, &f)))
-			return err;
-		if (n->depth >= ST_TREE_MAX_DEPTH) {
-			char *children = strstr(where, ".children");	/* the thread's root */
-
-			if (children)
-				*children = '\0';
-			return fail(r, where, "a tree deeper than %d frames (deeper trees are refused)",
-				    ST_TREE_MAX_DEPTH);
-		}
-		child = st_tree__child(t, n, &f, true);
-		if (!child)
-			return -ENOMEM;
-		if (child->base || child->first_child)
-			return fail(r, where, "duplicate node (same frame twice under one parent)");
-		if ((err = read_node(r, t, child, c, where, wlen)))
-			return err;
-		if (__builtin_add_overflow(sum, child->cum, &sum))
-			return fail(r, where, "the children's cum add up past 2^64");
-		where[len] = '\0';
-	}
-	if (__builtin_add_overflow(n->base, sum, &n->cum) || n->cum != cum)
-		return fail(r, where, "cum %" PRIu64 " != base + children's cum %" PRIu64,
-			    (uint64_t)cum, (uint64_t)n->cum);
-	return 0;
-}
-
-static int read_counts(struct reader *r, json_object *doc, const char *key,
-		       int (*add)(struct st_profile *p, const char *name, __u64 n))
-{
-	json_object *o;
+	const char *s;
 	int err = 0;
 
-	if (!json_object_object_get_ex(doc, key, &o) || !o)
+	/* the bytes keys, each plain or _raw (the raw one wins) */
+	static const struct {
+		const char *key;
+		size_t plain, raw, flag;
+	} bytes[] = {
+#define B(k, f) { k, offsetof(struct nstate, f), offsetof(struct nstate, f##_raw), \
+		  offsetof(struct nstate, f##_r) }
+		B("function", fn), B("system_name", sys), B("module", mod), B("file", file),
+		B("symbol", sym),
+#undef B
+	};
+	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
+		size_t kl = strlen(bytes[i].key);
+
+		if (strncmp(r->key, bytes[i].key, kl))
+			continue;
+		if (!r->key[kl])
+			return val_bytes(r, where_at(r, d), false,
+					 (const char **)((char *)n + bytes[i].plain));
+		if (!strcmp(r->key + kl, "_raw")) {
+			err = val_bytes(r, where_at(r, d), true,
+					(const char **)((char *)n + bytes[i].raw));
+			*(bool *)((char *)n + bytes[i].flag) =
+				*(const char **)((char *)n + bytes[i].raw) != NULL;
+			return err;
+		}
+	}
+	if (key_is(r, "address")) {
+		char *end;
+
+		if ((err = val_str(r, where_at(r, d), &s)) || !s)
+			return err;
+		errno = 0;
+		n->addr = strtoull(s, &end, 0);
+		if (errno || *end || end == s)
+			return fail(r, where_at(r, d), "\"address\" is not a number: \"%s\"", s);
 		return 0;
-	if (!json_object_is_type(o, json_type_object))
-		return fail(r, key, "must be an object");
-	json_object_object_foreach(o, name, v)
-	{
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-			return fail(r, key, "\"%s\" must be a non-negative integer", name);
-		err = add(r->p, name, (__u64)json_object_get_int64(v));
-		if (err)
+	}
+	if (key_is(r, "kind")) {
+		if ((err = val_str(r, where_at(r, d), &s)) || !s)
+			return err;
+		if (parse_kind(s, &n->kind) || n->kind == ST_FRAME_ROOT)
+			return fail(r, where_at(r, d), "unknown \"kind\": \"%s\"", s);
+		n->has_kind = true;
+		return 0;
+	}
+	if (key_is(r, "class")) {
+		if ((err = val_str(r, where_at(r, d), &s)) || !s)
+			return err;
+		n->cls = ST_DATA_NONE;
+		for (size_t i = 1; i < sizeof(class_names) / sizeof(class_names[0]); i++)
+			if (strcmp(s, class_names[i]) == 0)
+				n->cls = (__u8)i;
+		return 0;
+	}
+	if (key_is(r, "forced")) {
+		if (r->v.tok != ST_J_TRUE && r->v.tok != ST_J_FALSE && r->v.tok != ST_J_NULL)
+			return fail(r, where_at(r, d), "\"forced\" must be true or false");
+		n->forced = r->v.tok == ST_J_TRUE;
+		return 0;
+	}
+	if (key_is(r, "offset")) {
+		n->offset_key = true;
+		if (r->v.tok == ST_J_NULL)
+			return 0;
+		if (r->v.tok != ST_J_INT)
+			return fail(r, where_at(r, d), "\"offset\" must be an integer");
+		n->has_offset = true;
+		n->offset = r->v;
+		return 0;
+	}
+	if (key_is(r, "kernel")) {
+		n->kernel = r->v.tok == ST_J_TRUE || (r->v.tok == ST_J_INT && r->v.u);
+		return skip(r);
+	}
+	if (key_is(r, "line")) {
+		err = val_u64(r, where_at(r, d), &n->line);
+		return err < 0 ? err : 0;
+	}
+	return skip(r);
+}
+
+/* Create node d (below the root) from its keys, under node d - 1. */
+static int node_create(struct reader *r, struct st_tree *t, size_t d)
+{
+	struct nstate *n = &r->ns[d];
+	struct st_frame f = { .kind = ST_FRAME_CALLSITE };
+	struct st_node *child;
+
+	if (!n->has_base)
+		return fail(r, where_at(r, d), "missing \"base\"");
+	if (!n->has_cum)
+		return fail(r, where_at(r, d), "missing \"cum\"");
+	f.function = n->fn_r ? n->fn_raw : n->fn;
+	f.system_name = n->sys_r ? n->sys_raw : n->sys;
+	f.module = n->mod_r ? n->mod_raw : n->mod;
+	f.addr = n->addr;
+	if (n->has_kind)
+		f.kind = n->kind;
+	else
+		f.kind = f.function && !n->offset_key ? ST_FRAME_FUNCTION : ST_FRAME_CALLSITE;
+	if (f.kind == ST_FRAME_DATA) {
+		if (n->cls == ST_DATA_NONE)
+			return fail(r, where_at(r, d),
+				    "data leaf needs \"class\": module, stack or heap");
+		f.data_class = (__u8)(n->cls | (n->forced ? ST_DATA_FORCED : 0));
+		f.function = n->sym_r ? n->sym_raw : n->sym;
+		if (n->has_offset)
+			f.offset = n->offset.neg ? (__u64)n->offset.i : n->offset.u;
+	} else if (n->has_offset) {
+		if (n->offset.neg)
+			return fail(r, where_at(r, d), "\"offset\" must not be negative");
+		f.offset = n->offset.u;
+	}
+	f.kernel = n->kernel;
+	f.file = n->file_r ? n->file_raw : n->file;
+	if (n->line > UINT32_MAX)
+		return fail(r, where_at(r, d), "\"line\" %" PRIu64 " is past 2^32 - 1",
+			    (uint64_t)n->line);
+	if (n->line && !f.file)
+		return fail(r, where_at(r, d), "\"line\" without \"file\"");
+	f.line = (__u32)n->line;
+	child = st_tree__child(t, r->ns[d - 1].node, &f, true);
+	if (!child)
+		return -ENOMEM;
+	if (child->base || child->first_child)
+		return fail(r, where_at(r, d), "duplicate node (same frame twice under one parent)");
+	child->base = n->base;
+	child->calls = n->calls;
+	n->node = child;
+	return 0;
+}
+
+/* A thread's tree; r->v is the root's first token. Iterative: r->ns is
+ * the path from the root to the node being read. */
+static int read_tree(struct reader *r, struct st_tree *t)
+{
+	size_t d = 0;
+	int err;
+
+	if (r->v.tok != ST_J_OBJ)
+		return fail(r, where_at(r, 0), "node must be an object");
+	r->ns[0] = (struct nstate){ .node = st_tree__root(t) };
+	for (;;) {
+		struct nstate *n = &r->ns[d];
+
+		if (n->in_children) {
+			if ((err = next(r)))
+				return err;
+			if (r->v.tok == ST_J_ARR_END) {
+				n->in_children = false;
+				n->children_done = true;
+				continue;
+			}
+			n->nchild++;
+			if (r->v.tok != ST_J_OBJ)
+				return fail(r, where_at(r, d + 1), "node must be an object");
+			if (d >= ST_TREE_MAX_DEPTH)
+				return fail(r, where_at(r, 0), "a tree deeper than %d frames (deeper "
+					    "trees are refused)", ST_TREE_MAX_DEPTH);
+			r->ns[++d] = (struct nstate){ 0 };
+			continue;
+		}
+		if ((err = next_key(r)) < 0)
+			return err;
+		if (err == 0) {	/* the node's end */
+			__u64 cum;
+
+			if (!n->node && (err = node_create(r, t, d)))
+				return err;
+			if (d == 0 && !n->has_base)
+				return fail(r, where_at(r, d), "missing \"base\"");
+			if (d == 0 && !n->has_cum)
+				return fail(r, where_at(r, d), "missing \"cum\"");
+			n->node->base = n->base;
+			n->node->calls = n->calls;
+			if (__builtin_add_overflow(n->base, n->sum, &cum) || cum != n->cum)
+				return fail(r, where_at(r, d), "cum %" PRIu64 " != base + children's "
+					    "cum %" PRIu64, (uint64_t)n->cum, (uint64_t)cum);
+			n->node->cum = cum;
+			if (d == 0)
+				return 0;
+			if (__builtin_add_overflow(r->ns[d - 1].sum, cum, &r->ns[d - 1].sum))
+				return fail(r, where_at(r, d), "the children's cum add up past 2^64");
+			d--;
+			continue;
+		}
+		if (n->children_done && !key_is(r, "children"))
+			return fail(r, where_at(r, d), "\"%s\" after \"children\" (write a node's "
+				    "\"children\" last)", r->key);
+		if (key_is(r, "children")) {
+			if (r->v.tok == ST_J_NULL)
+				continue;
+			if (r->v.tok != ST_J_ARR)
+				return fail(r, where_at(r, d), "\"children\" must be an array");
+			if (n->children_done)
+				return fail(r, where_at(r, d), "\"children\" twice");
+			if (!n->node && (err = node_create(r, t, d)))
+				return err;
+			n->in_children = true;
+			continue;
+		}
+		if (key_is(r, "base") || key_is(r, "cum") || key_is(r, "calls")) {
+			__u64 *dst = key_is(r, "base") ? &n->base : key_is(r, "cum") ? &n->cum :
+				     &n->calls;
+
+			if ((err = val_u64(r, where_at(r, d), dst)) < 0)
+				return err;
+			if (err == 0 && key_is(r, "base"))
+				n->has_base = true;
+			if (err == 0 && key_is(r, "cum"))
+				n->has_cum = true;
+			continue;
+		}
+		if (d == 0) {	/* the root's frame keys are not read */
+			if ((err = skip(r)))
+				return err;
+			continue;
+		}
+		if ((err = node_key(r, n, d)))
 			return err;
 	}
-	return 0;
+}
+
+/* "lost_by", "notes", "unresolved_by": {name: count}. */
+static int read_counts(struct reader *r, int (*add)(struct st_profile *p, const char *name, __u64 n))
+{
+	char where[32];
+	int err;
+
+	snprintf(where, sizeof(where), "%s", r->key);
+	if (r->v.tok == ST_J_NULL)
+		return 0;
+	if (r->v.tok != ST_J_OBJ)
+		return fail(r, where, "must be an object");
+	while ((err = next_key(r)) == 1) {
+		if (r->v.tok != ST_J_INT || r->v.neg)
+			return fail(r, where, "\"%s\" must be a non-negative integer", r->key);
+		if ((err = add(r->p, r->key, r->v.u)))
+			return err;
+	}
+	return err;
 }
 
 /* Lower-case hex of 1 to 64 bytes (what a build id note holds). */
@@ -309,75 +487,207 @@ static bool is_build_id(const char *s)
 }
 
 /* "modules" (optional): name, path and build_id of each module. */
-static int read_modules(struct reader *r, json_object *doc)
+static int read_modules(struct reader *r)
 {
-	json_object *mods;
-	char where[64];
+	char where[64], bid[132];
 	int err;
 
-	if (!json_object_object_get_ex(doc, "modules", &mods) || !mods)
+	if (r->v.tok == ST_J_NULL)
 		return 0;
-	if (!json_object_is_type(mods, json_type_array))
+	if (r->v.tok != ST_J_ARR)
 		return fail(r, "top level", "\"modules\" must be an array");
-	for (size_t i = 0; i < json_object_array_length(mods); i++) {
-		json_object *mj = json_object_array_get_idx(mods, i);
-		const char *name, *path, *bid;
+	for (size_t i = 0;; i++) {
+		const char *name = NULL, *name_raw = NULL, *path = NULL, *path_raw = NULL, *s;
+		bool has_bid = false;
 
-		snprintf(where, sizeof(where), "modules[%zu]", i);
-		if (!json_object_is_type(mj, json_type_object))
-			return fail(r, where, "must be an object");
-		if ((err = get_bytes(r, mj, "name", where, &name)) ||
-		    (err = get_bytes(r, mj, "path", where, &path)) ||
-		    (err = get_str(r, mj, "build_id", where, &bid)))
+		if ((err = next(r)))
 			return err;
+		if (r->v.tok == ST_J_ARR_END)
+			return 0;
+		snprintf(where, sizeof(where), "modules[%zu]", i);
+		if (r->v.tok != ST_J_OBJ)
+			return fail(r, where, "must be an object");
+		while ((err = next_key(r)) == 1) {
+			if (key_is(r, "name"))
+				err = val_bytes(r, where, false, &name);
+			else if (key_is(r, "name_raw"))
+				err = val_bytes(r, where, true, &name_raw);
+			else if (key_is(r, "path"))
+				err = val_bytes(r, where, false, &path);
+			else if (key_is(r, "path_raw"))
+				err = val_bytes(r, where, true, &path_raw);
+			else if (key_is(r, "build_id")) {
+				if (!(err = val_str(r, where, &s)) && s) {
+					if (!is_build_id(s))
+						return fail(r, where, "\"build_id\" must be lower-case "
+							    "hex of 1 to 64 bytes");
+					snprintf(bid, sizeof(bid), "%s", s);
+					has_bid = true;
+				}
+			} else
+				err = skip(r);
+			if (err)
+				return err;
+		}
+		if (err)
+			return err;
+		name = name_raw ? name_raw : name;
+		path = path_raw ? path_raw : path;
 		if (!name)
 			return fail(r, where, "missing \"name\"");
-		if (bid && !is_build_id(bid))
-			return fail(r, where, "\"build_id\" must be lower-case hex of 1 to 64 bytes");
-		if ((err = st_profile__add_module(r->p, name, path, bid)))
+		if ((err = st_profile__add_module(r->p, name, path, has_bid ? bid : NULL)))
 			return err;
 	}
+}
+
+/* One element of "threads". */
+static int read_thread(struct reader *r)
+{
+	char where[64], *comm = NULL, *cgroup = NULL;
+	__u64 pid = 0, tid = 0;
+	bool has_pid = false, has_tid = false, has_root = false;
+	struct st_thread *t = NULL;
+	const char *s;
+	int err;
+
+	snprintf(where, sizeof(where), "threads[%zu]", r->thread);
+	if (r->v.tok != ST_J_OBJ)
+		return fail(r, where, "must be an object");
+	while ((err = next_key(r)) == 1) {
+		bool mine = key_is(r, "pid") || key_is(r, "tid") || key_is(r, "comm") ||
+			    key_is(r, "cgroup") || key_is(r, "root");
+
+		if (mine && has_root) {
+			err = fail(r, where, "\"%s\" after \"root\" (write a thread's \"root\" last)",
+				   r->key);
+		} else if (key_is(r, "pid") || key_is(r, "tid")) {
+			err = val_u64(r, where, key_is(r, "pid") ? &pid : &tid);
+			if (err == 0)
+				*(key_is(r, "pid") ? &has_pid : &has_tid) = true;
+			err = err < 0 ? err : 0;
+		} else if (key_is(r, "comm") || key_is(r, "cgroup")) {
+			char **dst = key_is(r, "comm") ? &comm : &cgroup;
+
+			if (!(err = val_str(r, where, &s)) && s) {
+				free(*dst);
+				if (!(*dst = strdup(s)))
+					err = -ENOMEM;
+			}
+		} else if (key_is(r, "root")) {
+			has_root = true;
+			if (!has_pid)
+				err = fail(r, where, "missing \"pid\"");
+			else if (!has_tid)
+				err = fail(r, where, "missing \"tid\"");
+			else if (!(t = st_profile__add_thread(r->p, (__u32)pid, (__u32)tid, comm)))
+				err = -ENOMEM;
+			else if (!(err = st_thread__set_cgroup(t, cgroup)))
+				err = read_tree(r, t->tree);
+		} else {
+			err = skip(r);
+		}
+		if (err)
+			break;
+	}
+	free(comm);
+	free(cgroup);
+	if (err)
+		return err;
+	if (!has_pid)
+		return fail(r, where, "missing \"pid\"");
+	if (!has_tid)
+		return fail(r, where, "missing \"tid\"");
+	if (!has_root)
+		return fail(r, where, "missing \"root\"");
 	return 0;
 }
 
-static int read_doc(struct reader *r, json_object *doc)
+static int read_doc(struct reader *r)
 {
-	json_object *threads, *v;
-	const char *event = NULL;
+	bool has_event = false, has_samples = false, has_threads = false;
 	__u64 x = 0, lost = 0;
-	char where[4096];
+	const char *s;
 	int err;
 
-	if (!json_object_is_type(doc, json_type_object))
-		return fail(r, "top level", "must be an object");
-	if ((err = get_str(r, doc, "event", "top level", &event)))
+	if ((err = next(r)))
 		return err;
-	if (!event)
-		return fail(r, "top level", "missing \"event\"");
-	r->p = st_profile__new(event);
+	if (r->v.tok != ST_J_OBJ)
+		return fail(r, "top level", "must be an object");
+	r->p = st_profile__new("");
 	if (!r->p)
 		return -ENOMEM;
-	if ((err = get_u64(r, doc, "frequency_hz", "top level", false, &x)))
+	while ((err = next_key(r)) == 1) {
+		if (key_is(r, "event")) {
+			if ((err = val_str(r, "top level", &s)))
+				return err;
+			if (s) {
+				free(r->p->event);
+				if (!(r->p->event = strdup(s)))
+					return -ENOMEM;
+				has_event = true;
+			}
+		} else if (key_is(r, "frequency_hz")) {
+			if ((err = val_u64(r, "top level", &x)) < 0)
+				return err;
+			r->p->frequency_hz = err ? 0 : (__u32)x;
+		} else if (key_is(r, "samples")) {
+			if ((err = val_u64(r, "top level", &r->p->samples)) < 0)
+				return err;
+			has_samples = err == 0;
+		} else if (key_is(r, "lost") || key_is(r, "unresolved")) {
+			if (key_is(r, "unresolved"))
+				r->has_unresolved = true;
+			if ((err = val_u64(r, "top level", key_is(r, "lost") ? &lost :
+						       &r->p->unresolved)) < 0)
+				return err;
+		} else if (key_is(r, "duration_s")) {
+			if ((err = val_seconds(r, &r->p->duration_s)))
+				return err;
+		} else if (key_is(r, "bpf_ns_per_sample")) {
+			if ((err = val_seconds(r, &r->p->bpf_ns_per_sample)))
+				return err;
+		} else if (key_is(r, "command") && r->v.tok == ST_J_STR) {
+			free(r->p->command);
+			if (!(r->p->command = strdup(r->v.s)))
+				return -ENOMEM;
+		} else if (key_is(r, "lost_by")) {
+			if ((err = read_counts(r, st_profile__add_lost)))
+				return err;
+		} else if (key_is(r, "notes")) {
+			if ((err = read_counts(r, st_profile__add_note)))
+				return err;
+		} else if (key_is(r, "unresolved_by")) {
+			if ((err = read_counts(r, st_profile__add_unresolved)))
+				return err;
+		} else if (key_is(r, "modules")) {
+			if ((err = read_modules(r)))
+				return err;
+		} else if (key_is(r, "threads")) {
+			if (r->v.tok != ST_J_ARR || has_threads)
+				return fail(r, "top level", "\"threads\" must be an array");
+			has_threads = true;
+			for (r->thread = 0;; r->thread++) {
+				if ((err = next(r)))
+					return err;
+				if (r->v.tok == ST_J_ARR_END)
+					break;
+				if ((err = read_thread(r)))
+					return err;
+			}
+		} else if ((err = skip(r))) {
+			return err;
+		}
+	}
+	if (err)
 		return err;
-	r->p->frequency_hz = (__u32)x;
-	if ((err = get_u64(r, doc, "samples", "top level", true, &r->p->samples)) ||
-	    (err = get_u64(r, doc, "lost", "top level", false, &lost)))
+	if ((err = next(r)))	/* the end of the file, nothing but white space before it */
 		return err;
+	if (!has_event)
+		return fail(r, "top level", "missing \"event\"");
+	if (!has_samples)
+		return fail(r, "top level", "missing \"samples\"");
 	if (r->p->samples > INT64_MAX)
 		return fail(r, "top level", "\"samples\" past %" PRId64, INT64_MAX);
-	if ((err = get_seconds(r, doc, "duration_s", &r->p->duration_s)) ||
-	    (err = get_seconds(r, doc, "bpf_ns_per_sample", &r->p->bpf_ns_per_sample)))
-		return err;
-	if (json_object_object_get_ex(doc, "command", &v) && v &&
-	    !(r->p->command = strdup(json_object_get_string(v))))
-		return -ENOMEM;
-	if ((err = read_counts(r, doc, "lost_by", st_profile__add_lost)) ||
-	    (err = read_counts(r, doc, "notes", st_profile__add_note)) ||
-	    (err = read_counts(r, doc, "unresolved_by", st_profile__add_unresolved)) ||
-	    (err = get_u64(r, doc, "unresolved", "top level", false, &r->p->unresolved)) ||
-	    (err = read_modules(r, doc)))
-		return err;
-	r->has_unresolved = json_object_object_get_ex(doc, "unresolved", &v);
 	if (r->p->unresolved > r->p->samples)
 		return fail(r, "top level", "\"unresolved\" past \"samples\"");
 	for (size_t i = 0; i < r->p->nunresolved_by; i++)
@@ -386,105 +696,47 @@ static int read_doc(struct reader *r, json_object *doc)
 				    r->p->unresolved_by[i].name);
 	if (r->p->nlost_by == 0 && lost && (err = st_profile__add_lost(r->p, "unspecified", lost)))
 		return err;
-	if (!json_object_object_get_ex(doc, "threads", &threads) ||
-	    !json_object_is_type(threads, json_type_array))
+	if (!has_threads)
 		return fail(r, "top level", "\"threads\" must be an array");
-	for (size_t i = 0; i < json_object_array_length(threads); i++) {
-		json_object *tj = json_object_array_get_idx(threads, i), *root;
-		__u64 pid = 0, tid = 0;
-		const char *comm = NULL;
-		struct st_thread *t;
-
-		snprintf(where, sizeof(where), "threads[%zu]", i);
-		if (!json_object_is_type(tj, json_type_object))
-			return fail(r, where, "must be an object");
-		if ((err = get_u64(r, tj, "pid", where, true, &pid)) ||
-		    (err = get_u64(r, tj, "tid", where, true, &tid)) ||
-		    (err = get_str(r, tj, "comm", where, &comm)))
-			return err;
-		if (!json_object_object_get_ex(tj, "root", &root) || !root)
-			return fail(r, where, "missing \"root\"");
-		t = st_profile__add_thread(r->p, (__u32)pid, (__u32)tid, comm);
-		if (!t)
-			return -ENOMEM;
-		if ((err = get_str(r, tj, "cgroup", where, &comm)) ||
-		    (err = st_thread__set_cgroup(t, comm)))
-			return err;
-		snprintf(where, sizeof(where), "threads[%zu].root", i);
-		if ((err = read_node(r, t->tree, st_tree__root(t->tree), root, where,
-				     sizeof(where))))
-			return err;
-	}
 	return 0;
 }
 
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen)
 {
 	struct reader r = { .err = err, .errlen = errlen, .file = path };
-	json_tokener *tok = NULL;
-	json_object *doc = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
-	int ret;
+	int fd, ret;
 
 	*out = NULL;
-	f = fopen(path, "r");
-	if (!f) {
+	err[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	{
-		FILE *m = open_memstream(&buf, &len);
-		char chunk[65536];
-		size_t got;
-
-		if (!m) {
-			ret = -ENOMEM;
-			goto cleanup;
-		}
-		while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			fwrite(chunk, 1, got, m);
-		fclose(m);
+		return ret;
 	}
 	/* two JSON levels per tree level, and the document's own */
-	tok = json_tokener_new_ex(2 * ST_TREE_MAX_DEPTH + 16);
-	if (!tok) {
+	r.j = st_jpull__new(fd, 2 * ST_TREE_MAX_DEPTH + 16, MAX_STRING);
+	r.ns = calloc(ST_TREE_MAX_DEPTH + 1, sizeof(*r.ns));
+	if (!r.j || !r.ns) {
 		ret = -ENOMEM;
 		goto cleanup;
 	}
-	doc = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!doc || json_tokener_get_error(tok) != json_tokener_success) {
-		size_t off = json_tokener_get_parse_end(tok), line = 1;
-
-		for (size_t i = 0; i < off && i < len; i++)
-			line += buf[i] == '\n';
-		snprintf(err, errlen, "%s: line %zu: not valid JSON: %s", path, line,
-			 json_tokener_error_desc(json_tokener_get_error(tok)));
-		ret = -EINVAL;
-		goto cleanup;
-	}
-	ret = read_doc(&r, doc);
-	if (ret == -ENOMEM)
-		snprintf(err, errlen, "%s: out of memory", path);
+	ret = read_doc(&r);
 	if (ret)
 		goto cleanup;
 	st_profile__finalize(r.p);
 	/* a file from before "unresolved": counted from its trees */
-	if (!r.has_unresolved && (ret = st_profile__count_unresolved(r.p))) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	if (!r.has_unresolved && (ret = st_profile__count_unresolved(r.p)))
 		goto cleanup;
-	}
 	*out = r.p;
 	r.p = NULL;
 cleanup:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", path);
 	st_profile__free(r.p);
-	json_object_put(doc);
-	if (tok)
-		json_tokener_free(tok);
-	free(buf);
-	if (f)
-		fclose(f);
+	st_jpull__free(r.j);
+	free(r.ns);
+	free(r.key);
+	close(fd);
 	return ret;
 }
