@@ -12,6 +12,7 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zli
       libc6-dbg	# libc6-dbg: names for libc's internal functions (.symtab)
       sqlite3	# a real database program to profile (test_real_programs.py)
       bpftrace	# a peer profiler the tests compare with (test_peers.py)
+      prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -576,14 +576,8 @@ static int http_metrics(void *ctx, FILE *out)
 		.events = r->o->events, .snapshots_written = r->snapshots,
 		.snapshots_failed = r->snapshots_failed,
 	};
-	struct st_http_stats hs;
 
-	st_http__stats(r->http, &hs);
-	run.http_profiles = hs.profiles;
-	run.http_metrics = hs.metrics;
-	run.http_busy = hs.refused_busy;
-	run.http_refused = hs.refused_bad;
-	run.http_timed_out = hs.timed_out;
+	st_http__stats(r->http, &run.http);
 	st_summary__metrics(out, &src, &run);
 	return ferror(out) ? -EIO : 0;
 }

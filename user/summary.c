@@ -233,14 +233,15 @@ static void metrics_events(FILE *out, const struct st_summary_src *s, unsigned e
 				fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)st[ev][counters[i].stat]);
 			}
 	}
-	prom_head(out, "stacktreed_bpf_ns_per_sample", "gauge",
-		  "BPF run time per walked sample since the start, ns (kernel BPF stats; "
+	prom_head(out, "stacktreed_bpf_seconds_per_sample", "gauge",
+		  "BPF run time per walked sample since the start (kernel BPF stats; "
 		  "absent when they are off).");
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++)
 		if (rt[ev])
-			fprintf(out, "stacktreed_bpf_ns_per_sample{event=\"%s\"} %.1f\n",
+			fprintf(out, "stacktreed_bpf_seconds_per_sample{event=\"%s\"} %.3e\n",
 				metric_events[ev],
-				st_summary__ns_per_sample(run_ns[ev], runs[ev], st[ev][ST_STAT_IDLE]));
+				st_summary__ns_per_sample(run_ns[ev], runs[ev], st[ev][ST_STAT_IDLE]) /
+					1e9);
 }
 
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
@@ -300,8 +301,12 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 		"stacktreed_http_answers_total{answer=\"busy\"} %" PRIu64 "\n"
 		"stacktreed_http_answers_total{answer=\"refused\"} %" PRIu64 "\n"
 		"stacktreed_http_answers_total{answer=\"timed_out\"} %" PRIu64 "\n",
-		(uint64_t)run->http_profiles, (uint64_t)run->http_metrics, (uint64_t)run->http_busy,
-		(uint64_t)run->http_refused, (uint64_t)run->http_timed_out);
+		(uint64_t)run->http.profiles, (uint64_t)run->http.metrics,
+		(uint64_t)run->http.refused_busy, (uint64_t)run->http.refused_bad,
+		(uint64_t)run->http.timed_out);
+	prom_head(out, "stacktreed_http_profiles_open", "gauge",
+		  "Profiles the live endpoint is taking now.");
+	fprintf(out, "stacktreed_http_profiles_open %u\n", run->http.open_profiles);
 }
 
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "user/output/http.h"
+
 struct st_profile;
 struct st_session;
 struct st_collector;
@@ -51,8 +53,7 @@ double st_summary__ns_per_sample(__u64 run_ns, __u64 runs, __u64 idle);
 struct st_summary_run {
 	unsigned events;		/* 1 << ST_EVENT_* sampled */
 	__u64 snapshots_written, snapshots_failed;
-	/* the live endpoint's answers (user/output/http.h) */
-	__u64 http_profiles, http_metrics, http_busy, http_refused, http_timed_out;
+	struct st_http_stats http;	/* the live endpoint's answers (zero: none) */
 };
 
 /* The daemon's health in Prometheus text format 0.0.4 (the live

@@ -485,4 +485,5 @@ int st_http__fd(const struct st_http *h)
 void st_http__stats(const struct st_http *h, struct st_http_stats *out)
 {
 	*out = h->stats;
+	out->open_profiles = h->windows;
 }

@@ -75,6 +75,7 @@ void st_http__before_reset(struct st_http *h);
 /* Requests answered and refused so far (for /metrics). */
 struct st_http_stats {
 	__u64 profiles, metrics, refused_busy, refused_bad, timed_out;
+	unsigned open_profiles;	/* profiles being taken now */
 };
 void st_http__stats(const struct st_http *h, struct st_http_stats *out);
 
