@@ -78,28 +78,37 @@ static int mark(struct st_window *w)
 	return 0;
 }
 
-/* Walk of a raw tree: the node's counts since its mark, at its place in
- * w->delta (the path array holds its ancestors' copies). */
+/* n's copy in w->delta, under its parent's copy (the walks are pre-order:
+ * w->path holds the copies of n's ancestors); NULL with w->err set. */
+static struct st_node *place(struct st_window *w, const struct st_node *n)
+{
+	struct st_node *d;
+
+	if (n->depth > ST_TREE_MAX_DEPTH) {
+		w->err = -E2BIG;
+		return NULL;
+	}
+	if (n->depth == 0)
+		d = st_tree__root(w->delta);
+	else if (!(d = st_tree__child(w->delta, w->path[n->depth - 1], &n->f, true)))
+		w->err = -ENOMEM;
+	w->path[n->depth] = d;
+	return d;
+}
+
+/* Walk of a raw tree: the node's counts since its mark, into w->delta. */
 static int diff_node(const struct st_node *n, void *ctx)
 {
 	struct st_window *w = ctx;
 	uintptr_t i = (uintptr_t)st_u64map__get(w->marked, (__u64)(uintptr_t)n);
 	struct mark m = i ? w->marks[i - 1] : (struct mark){ 0, 0 };
-	struct st_node *d;
+	struct st_node *d = place(w, n);
 
-	if (n->depth > ST_TREE_MAX_DEPTH)
-		return w->err = -E2BIG;
-	if (n->depth == 0) {
-		d = st_tree__root(w->delta);
-	} else {
-		d = st_tree__child(w->delta, w->path[n->depth - 1], &n->f, true);
-		if (!d)
-			return w->err = -ENOMEM;
-	}
+	if (!d)
+		return w->err;
 	/* counts only grow between resets; a smaller one is taken as new */
 	d->base = n->base >= m.base ? n->base - m.base : n->base;
 	d->calls = n->calls >= m.calls ? n->calls - m.calls : n->calls;
-	w->path[n->depth] = d;
 	return 0;
 }
 
@@ -112,16 +121,10 @@ static int copy_grown(const struct st_node *n, void *ctx)
 
 	if (!n->cum)
 		return 0;
-	if (n->depth == 0) {
-		d = st_tree__root(w->delta);
-	} else {
-		d = st_tree__child(w->delta, w->path[n->depth - 1], &n->f, true);
-		if (!d)
-			return w->err = -ENOMEM;
-	}
+	if (!(d = place(w, n)))
+		return w->err;
 	d->base = n->base;
 	d->calls = n->calls;
-	w->path[n->depth] = d;
 	return 0;
 }
 
