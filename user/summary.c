@@ -294,6 +294,14 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			  "Modules walked by frame pointers: --unwind-memory was full.");
 		fprintf(out, "stacktreed_unwind_modules_without_room_total %zu\n", us.no_room);
 	}
+	if (s->defer) {
+		prom_head(out, "stacktreed_deferred_queue_bytes", "gauge",
+			  "Deferred samples waiting for their unwind tables (the daemon's queue).");
+		fprintf(out, "stacktreed_deferred_queue_bytes %zu\n", st_defer__queued_bytes(s->defer));
+		prom_head(out, "stacktreed_deferred_queue_limit_bytes", "gauge",
+			  "The queue's bound: samples over it are dropped (lost, counted).");
+		fprintf(out, "stacktreed_deferred_queue_limit_bytes %u\n", ST_DEFER_MEMORY);
+	}
 	prom_head(out, "stacktreed_http_answers_total", "counter",
 		  "The live endpoint's answers, by kind.");
 	fprintf(out, "stacktreed_http_answers_total{answer=\"profile\"} %" PRIu64 "\n"

@@ -228,6 +228,15 @@ def test_endpoint_hostile_clients():
         ans = read_answer(half, 1)
         check(ans.startswith(b"HTTP/1.1 408"), "unfinished request answered %r" % ans[:40])
 
+        # a client that asks for an hour and hangs up gives its place back
+        gone = socket.create_connection(("127.0.0.1", s.port))
+        gone.sendall(b"GET /debug/pprof/profile?seconds=3600 HTTP/1.1\r\nHost: x\r\n\r\n")
+        wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] >= 1, 5,
+                 "the hour-long profile did not start")
+        gone.close()
+        wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 0, 2,
+                 "a client that hung up kept its profile open")
+
         # more profile requests than the bound (4)
         answers = [None] * 8
 

@@ -47,6 +47,7 @@ struct st_http {
 	struct st_http_opts o;
 	int lfd, epfd;
 	unsigned windows;	/* connections waiting for a profile */
+	double now;		/* of the last st_http__work() */
 	struct conn conns[ST_HTTP_MAX_CONNS];
 	struct st_http_stats stats;
 };
@@ -227,7 +228,9 @@ static void start_profile(struct st_http *h, struct conn *c, const struct st_htt
 	c->seconds = (unsigned)secs;
 	c->state = C_WAITING;
 	c->deadline = now + (double)secs;
-	conn_watch(h, c, 0);	/* nothing to read: errors and hang-ups only */
+	/* nothing more to read: a client that goes away (hang-up, or its end
+	 * shut) frees its profile's place at once */
+	conn_watch(h, c, EPOLLRDHUP);
 }
 
 /* The window's seconds are over: its profile, gzipped pprof. */
@@ -343,6 +346,7 @@ void st_http__work(struct st_http *h, double now)
 
 	if (!h)
 		return;
+	h->now = now;
 	n = epoll_wait(h->epfd, ev, ST_HTTP_MAX_CONNS + 1, 0);
 	for (int i = 0; i < n; i++) {
 		struct conn *c = ev[i].data.ptr;
@@ -351,7 +355,8 @@ void st_http__work(struct st_http *h, double now)
 			accept_all(h, now);
 			continue;
 		}
-		if (ev[i].events & (EPOLLERR | EPOLLHUP))
+		if ((ev[i].events & (EPOLLERR | EPOLLHUP)) ||
+		    (c->state == C_WAITING && (ev[i].events & EPOLLRDHUP)))
 			conn_close(h, c);
 		else if (c->state == C_READING && (ev[i].events & EPOLLIN))
 			conn_read(h, c, now);
@@ -383,7 +388,7 @@ void st_http__before_reset(struct st_http *h)
 		struct conn *c = &h->conns[i];
 
 		if (c->win && st_window__fold(c->win, true))
-			conn_error(h, c, 0, 500, "out of memory");
+			conn_error(h, c, h->now, 500, "out of memory");
 	}
 }
 

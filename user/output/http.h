@@ -16,7 +16,8 @@
  * closed), ST_HTTP_MAX_PROFILES profiles waiting at once (503 beyond),
  * a request head of ST_HTTP_MAX_HEAD bytes read within
  * ST_HTTP_HEAD_TIMEOUT_S, an answer written within ST_HTTP_WRITE_TIMEOUT_S
- * (a client that does not read is closed then). Every socket is
+ * (a client that does not read is closed then); a client that goes away
+ * while its profile is taken gives its place back at once. Every socket is
  * non-blocking: the daemon calls st_http__work() from its loop and wakes
  * on st_http__fd(); nothing waits on a client.
  */
