@@ -449,7 +449,7 @@ static int prepare(struct run *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	if (st_session__check_freq(o->freq))
+	if (st_session__check_freq(o->freq) || (o->listen && st_http__check_listen(o->listen)))
 		return -EINVAL;
 	if ((err = st_outdir__open(o->output, &r->out)))
 		return err;

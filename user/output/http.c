@@ -342,6 +342,7 @@ static void accept_all(struct st_http *h, double now)
 void st_http__work(struct st_http *h, double now)
 {
 	struct epoll_event ev[ST_HTTP_MAX_CONNS + 1];
+	bool incoming = false;
 	int n;
 
 	if (!h)
@@ -351,8 +352,9 @@ void st_http__work(struct st_http *h, double now)
 	for (int i = 0; i < n; i++) {
 		struct conn *c = ev[i].data.ptr;
 
-		if (!c) {
-			accept_all(h, now);
+		if (!c) {	/* after the others: a slot freed now is not taken
+				 * before the events of its old socket are */
+			incoming = true;
 			continue;
 		}
 		if ((ev[i].events & (EPOLLERR | EPOLLHUP)) ||
@@ -363,6 +365,8 @@ void st_http__work(struct st_http *h, double now)
 		else if (c->state == C_WRITING && (ev[i].events & EPOLLOUT))
 			conn_flush(h, c);
 	}
+	if (incoming)
+		accept_all(h, now);
 	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
 		struct conn *c = &h->conns[i];
 
@@ -431,6 +435,18 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *s
 	return -EINVAL;
 }
 
+int st_http__check_listen(const char *listen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+
+	if (!parse_listen(listen, &ss, &sl))
+		return 0;
+	fprintf(stderr, "stacktreed: --listen '%s': give PORT (loopback), ADDR:PORT or "
+		"[ADDR6]:PORT, with a numeric address\n", listen);
+	return -EINVAL;
+}
+
 int st_http__new(const struct st_http_opts *o, struct st_http **out)
 {
 	struct st_http *h = calloc(1, sizeof(*h));
@@ -444,12 +460,9 @@ int st_http__new(const struct st_http_opts *o, struct st_http **out)
 		return -ENOMEM;
 	h->o = *o;
 	h->lfd = h->epfd = -1;
-	if (parse_listen(o->listen, &ss, &sl)) {
-		fprintf(stderr, "stacktreed: --listen '%s': give PORT (loopback), ADDR:PORT or "
-			"[ADDR6]:PORT, with a numeric address\n", o->listen);
-		err = -EINVAL;
+	if ((err = st_http__check_listen(o->listen)))
 		goto fail;
-	}
+	parse_listen(o->listen, &ss, &sl);
 	h->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (h->lfd < 0 || h->epfd < 0 ||

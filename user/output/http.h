@@ -55,6 +55,10 @@ struct st_http_opts {
 	bool verbose;
 };
 
+/* Whether listen is an address st_http__new() takes: 0, or -EINVAL after
+ * one line on stderr (so that a typo fails before anything is loaded). */
+int st_http__check_listen(const char *listen);
+
 /* Bind and listen. 0, or a negative errno after one line on stderr (a bad
  * address, a port in use). */
 int st_http__new(const struct st_http_opts *o, struct st_http **out);
