@@ -140,6 +140,41 @@ def test_endpoint_go_pprof():
     check(ids and set(ids) <= file_ids, "pprof build ids %s, the files' %s" % (ids, file_ids))
 
 
+def test_endpoint_with_pid():
+    """--pid without --interval: the endpoint serves a profile of the target
+    in the middle of its run, and the final report, which spans it, still
+    holds all of its samples."""
+    demo = subprocess.Popen([workload("demo")], env=dict(os.environ, WL_SCALE="4"))
+    out_dir = tempfile.mkdtemp(prefix="st-ep-pid-")
+    tmp = tempfile.mkdtemp(prefix="st-ep-go-")
+    port = free_port()
+    d = Daemon(["--pid", str(demo.pid), "-F", "199", "-o", out_dir, "--listen", str(port)])
+    try:
+        go = subprocess.run(["go", "tool", "pprof", "-top",
+                             "http://127.0.0.1:%d/debug/pprof/profile?seconds=2" % port],
+                            env=dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gc"),
+                                     PPROF_TMPDIR=tmp),
+                            capture_output=True, text=True, timeout=60)
+        check(go.returncode == 0, "go tool pprof exited %d: %s" % (go.returncode, go.stderr))
+    finally:
+        demo.kill()
+        demo.wait()
+        rc, err = d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    check(rc == 0, "stacktreed --pid exit %d: %s" % (rc, err))
+    cum, _ = pprof_top(go.stdout)
+    check(cum.get("handle_request", 0) > 50, "handle_request %s%% of:\n%s"
+          % (cum.get("handle_request"), go.stdout))
+    m = re.search(r"Total samples = ([\d.]+)(ms|s)", go.stdout)
+    secs = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    check(1.5 <= secs <= 2.5, "a 2 s profile of a busy thread holds %.2f s" % secs)
+    prof = json.load(open(os.path.join(out_dir, "profile.json")))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    # the report spans the request and more: it has all the request's samples
+    check(prof["samples"] >= secs * 199 - 2, "the report holds %d samples, the request %.0f"
+          % (prof["samples"], secs * 199))
+
+
 def test_endpoint_prometheus():
     """A Prometheus server scrapes /metrics on loopback; its query API then
     returns our sample counter, and the text is valid for promtool."""
