@@ -14,6 +14,7 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zli
       sqlite3	# a real database program to profile (test_real_programs.py)
       bpftrace	# a peer profiler the tests compare with (test_peers.py)
       lld-14	# lld: its layouts (file offset != address; test_loadmap, test_layouts.py)
+      prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 missing=()
 for p in "${pkgs[@]}"; do

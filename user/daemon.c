@@ -20,6 +20,7 @@
 #include "user/model/build.h"
 #include "user/collect/launch.h"
 #include "user/collect/python.h"
+#include "user/output/http.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
@@ -94,6 +95,7 @@ struct run {
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
+	struct st_http *http;		/* --listen, or NULL */
 	bool reopen;			/* service: a snapshot failed, open -o again */
 	int merge_err;
 	struct st_report_opts ro;
@@ -101,7 +103,7 @@ struct run {
 	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
 	double interval_start, next_snapshot;
 	double sampling_end;	/* when the final snapshot's sampling stopped, or 0 */
-	unsigned snapshots;
+	unsigned snapshots, snapshots_failed;
 };
 
 static double now_s(void)
@@ -214,6 +216,7 @@ static struct st_summary_src parts(const struct run *r)
 	return (struct st_summary_src){
 		.sess = r->sess, .coll = r->coll, .sym = r->sym, .unw = r->unw, .ff = r->ff,
 		.py = r->py, .memory_mb = r->o->memory_mb,
+		.defer = r->defer,
 	};
 }
 
@@ -236,12 +239,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	st_summary__notes(p, &src, ev, st);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
-		/* per walked sample: runs on idle CPUs return at once; their few
-		 * nanoseconds stay in the total, so this errs on the high side */
-		__u64 walked = druns > st[ST_STAT_IDLE] ? druns - st[ST_STAT_IDLE] : 0;
 
-		if (walked)
-			p->bpf_ns_per_sample = (double)dns / (double)walked;
+		p->bpf_ns_per_sample = st_summary__ns_per_sample(dns, druns, st[ST_STAT_IDLE]);
 		st_profile__add_note(p, "BPF program runs", druns);
 		r->prev_run_ns[ev] = run_ns;
 		r->prev_runs[ev] = runs;
@@ -380,6 +379,7 @@ static int snapshot(struct run *r)
 		fprintf(stderr, "stacktreed: symbolized in %.2f s (snapshot start to written)\n",
 			symbolized);
 	if (!err) {
+		st_http__before_reset(r->http);	/* open live profiles keep their samples */
 		st_collector__reset(r->coll);
 		r->interval_start = t;
 	} else if (err != -ECANCELED) {
@@ -387,6 +387,7 @@ static int snapshot(struct run *r)
 		memcpy(r->prev_run_ns, prev_run_ns, sizeof(prev_run_ns));
 		memcpy(r->prev_runs, prev_runs, sizeof(prev_runs));
 		r->reopen = true;
+		r->snapshots_failed++;
 		fprintf(stderr, "stacktreed: snapshot not written; its samples go into the next "
 			"one, in %g s\n", o->interval);
 		err = 0;
@@ -415,6 +416,7 @@ static int sample_loop(struct run *r, double t0)
 		if (r->defer && (err = st_defer__process(r->defer, false)))
 			return err;
 		t = now_s();
+		st_http__work(r->http, t);
 		st_forcefault__tick(r->ff, t);
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
@@ -455,7 +457,7 @@ static int prepare(struct run *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	if (st_session__check_freq(o->freq))
+	if (st_session__check_freq(o->freq) || (o->listen && st_http__check_listen(o->listen)))
 		return -EINVAL;
 	if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
 		return err;
@@ -568,6 +570,59 @@ static int open_unwinding(struct run *r)
 		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
 	}
 	return 0;
+}
+
+/* The live endpoint's hooks (user/output/http.h). */
+static int http_drain(void *ctx)
+{
+	return drain(ctx);
+}
+
+static void http_header(void *ctx, struct st_profile *p)
+{
+	struct run *r = ctx;
+
+	p->frequency_hz = strcmp(p->event, event_names[ST_EVENT_CPU]) ? 0 : r->o->freq;
+	p->command = describe_target(r->o);
+}
+
+static int http_metrics(void *ctx, FILE *out)
+{
+	struct run *r = ctx;
+	const struct st_summary_src src = parts(r);
+	struct st_summary_run run = {
+		.events = r->o->events, .snapshots_written = r->snapshots,
+		.snapshots_failed = r->snapshots_failed,
+	};
+
+	st_http__stats(r->http, &run.http);
+	st_summary__metrics(out, &src, &run);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* --listen: the endpoint, served from the sampling loop (which wakes on
+ * its sockets); profiles of the timer's trees (the faults' when only they
+ * are sampled). */
+static int open_endpoint(struct run *r)
+{
+	const struct st_options *o = r->o;
+	bool faults = !(o->events & (1u << ST_EVENT_CPU));
+	struct st_http_opts ho = {
+		.listen = o->listen, .coll = r->coll, .names = r->names,
+		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
+		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
+		.verbose = o->verbose,
+	};
+	int err;
+
+	if (!o->listen)
+		return 0;
+	if ((err = st_http__new(&ho, &r->http)))
+		return err;
+	if ((err = st_session__wake_on(r->sess, st_http__fd(r->http))))
+		fprintf(stderr, "stacktreed: --listen: cannot watch the endpoint's sockets: %s\n",
+			strerror(-err));
+	return err;
 }
 
 /* --pid targets, the launched command (started, held before its exec) and
@@ -683,6 +738,7 @@ static int exit_status(const struct run *r)
 
 static void close_parts(struct run *r)
 {
+	st_http__free(r->http);
 	st_forcefault__free(r->ff);	/* restores, if not done yet */
 	st_outdir__free(r->out);
 	st_launch__free(r->child);
@@ -702,8 +758,8 @@ int st_daemon__run(const struct st_options *o)
 	int ret = 1;
 	double t0;
 
-	if (prepare(&r) || open_parts(&r) || open_unwinding(&r) || add_targets(&r) ||
-	    start_sampling(&r))
+	if (prepare(&r) || open_parts(&r) || open_unwinding(&r) || open_endpoint(&r) ||
+	    add_targets(&r) || start_sampling(&r))
 		goto cleanup;
 	t0 = r.interval_start = now_s();
 	r.next_snapshot = t0 + o->interval;

@@ -51,6 +51,7 @@ struct st_options {
 				 * DEBUGINFOD_URLS is set */
 	double debuginfod_timeout; /* --debuginfod-timeout: seconds per fetch, 0: default */
 	__u32 force_faults;	/* --force-faults: pages per second, 0: off */
+	const char *listen;	/* --listen [ADDR:]PORT: the live endpoint, or NULL */
 };
 
 /* Runs the session; returns the process exit code. */

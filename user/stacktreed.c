@@ -47,6 +47,7 @@ enum {
 	OPT_FORCE_FAULTS,
 	OPT_OUTPUT_MODE,
 	OPT_MEMORY_MB,
+	OPT_LISTEN,
 };
 
 static const struct argp_option options[] = {
@@ -81,6 +82,7 @@ static const struct argp_option options[] = {
 	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 65536)", 2 },
 	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
 	{ "interval", OPT_INTERVAL, "SEC", 0, "Service: write a snapshot directory every SEC seconds into DIR (SIGUSR1: now)", 1 },
+	{ "listen", OPT_LISTEN, "[ADDR:]PORT", 0, "Serve GET /debug/pprof/profile?seconds=N (gzipped pprof of the next N seconds) and /metrics (Prometheus) on ADDR:PORT; PORT alone: loopback (127.0.0.1) only", 1 },
 	{ "keep", OPT_KEEP, "N", 0, "Service: keep the newest N snapshots (default 24)", 1 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (their main thread's comm)", 1 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory (and below)", 1 },
@@ -294,6 +296,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 64, 0, "%s", err);
 		break;
 	}
+	case OPT_LISTEN:
+		o->listen = arg;
+		break;
 	case OPT_INTERVAL:
 		if (parse_double(arg, 0.5, 86400, &o->interval))
 			argp_error(state, "invalid --interval '%s': give seconds (0.5..86400)", arg);

@@ -12,6 +12,7 @@
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
 #include "user/collect/collector.h"
+#include "user/collect/deferred.h"
 #include "user/collect/forcefault.h"
 #include "user/collect/python.h"
 #include "user/collect/session.h"
@@ -173,10 +174,10 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
 		add_python_notes(p, s->py);
 }
 
-/* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in MiB: the resident set
+/* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in KiB: the resident set
  * now, and its peak (getrusage's would include a launcher's peak before
  * our exec). */
-static long status_mib(const char *key)
+static long status_kib(const char *key)
 {
 	char line[128];
 	long kib = 0;
@@ -188,12 +189,177 @@ static long status_mib(const char *key)
 		if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), "%ld", &kib))
 			break;
 	fclose(f);
-	return kib / 1024;
+	return kib;
+}
+
+static long status_mib(const char *key)
+{
+	return status_kib(key) / 1024;
 }
 
 long st_summary__rss_mib(void)
 {
 	return status_mib("VmRSS:");
+}
+
+double st_summary__ns_per_sample(__u64 run_ns, __u64 runs, __u64 idle)
+{
+	__u64 walked = runs > idle ? runs - idle : 0;
+
+	return walked ? (double)run_ns / (double)walked : 0;
+}
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void prom_label(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', out);
+		if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void prom_head(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static const char *const metric_events[ST_EVENTS] = {
+	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+};
+
+/* The kernel's counters of every event sampled (the daemon's late walks
+ * in the timer's), since the start. */
+static void event_stats(const struct st_summary_src *s, unsigned ev, __u64 st[ST_STAT__MAX])
+{
+	st_session__stats(s->sess, ev, st);
+	if (ev == ST_EVENT_CPU && s->defer)
+		st_defer__stats(s->defer, st);
+}
+
+static void metrics_events(FILE *out, const struct st_summary_src *s, unsigned events)
+{
+	__u64 st[ST_EVENTS][ST_STAT__MAX], run_ns[ST_EVENTS] = {}, runs[ST_EVENTS] = {};
+	bool rt[ST_EVENTS] = {};
+
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++)
+		if (events & (1u << ev)) {
+			event_stats(s, ev, st[ev]);
+			rt[ev] = !st_session__runtime(s->sess, ev, &run_ns[ev], &runs[ev]);
+		}
+	prom_head(out, "stacktreed_samples_total", "counter",
+		  "Samples of targeted threads taken by the BPF program, folded or lost.");
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++)
+		if (events & (1u << ev))
+			fprintf(out, "stacktreed_samples_total{event=\"%s\"} %" PRIu64 "\n",
+				metric_events[ev], (uint64_t)st[ev][ST_STAT_SAMPLES]);
+	prom_head(out, "stacktreed_folded_samples_total", "counter",
+		  "Samples folded into the call trees.");
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++)
+		if (events & (1u << ev))
+			fprintf(out, "stacktreed_folded_samples_total{event=\"%s\"} %" PRIu64 "\n",
+				metric_events[ev], (uint64_t)st[ev][ST_STAT_FOLDED]);
+	for (int lost = 1; lost >= 0; lost--) {
+		const char *name = lost ? "stacktreed_lost_samples_total" : "stacktreed_events_total";
+
+		prom_head(out, name, "counter", lost ? "Samples lost, by reason (the reports' "
+			  "lost samples)." : "Other counted events, by name (the reports' notes).");
+		for (unsigned ev = 0; ev < ST_EVENTS; ev++)
+			for (size_t i = 0; (events & (1u << ev)) &&
+					   i < sizeof(counters) / sizeof(counters[0]); i++) {
+				if (counters[i].lost != lost)
+					continue;
+				fprintf(out, "%s{event=\"%s\",%s=\"", name, metric_events[ev],
+					lost ? "reason" : "name");
+				prom_label(out, counters[i].name);
+				fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)st[ev][counters[i].stat]);
+			}
+	}
+	prom_head(out, "stacktreed_bpf_seconds_per_sample", "gauge",
+		  "BPF run time per walked sample since the start (kernel BPF stats; "
+		  "absent when they are off).");
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++)
+		if (rt[ev])
+			fprintf(out, "stacktreed_bpf_seconds_per_sample{event=\"%s\"} %.3e\n",
+				metric_events[ev],
+				st_summary__ns_per_sample(run_ns[ev], runs[ev], st[ev][ST_STAT_IDLE]) /
+					1e9);
+}
+
+void st_summary__metrics(FILE *out, const struct st_summary_src *s,
+			 const struct st_summary_run *run)
+{
+	struct rusage ru;
+	const struct {
+		const char *name, *type, *help;
+		double value;
+	} gauges[] = {
+		{ "stacktreed_resident_bytes", "gauge", "The daemon's resident set.",
+		  (double)status_kib("VmRSS:") * 1024 },
+		{ "stacktreed_max_resident_bytes", "gauge", "The daemon's peak resident set.",
+		  (double)status_kib("VmHWM:") * 1024 },
+		{ "stacktreed_bpf_map_bytes", "gauge", "BPF maps, estimated from their sizes.",
+		  (double)st_session__map_memory(s->sess) },
+		{ "stacktreed_symbol_cache_bytes", "gauge", "Symbol caches.",
+		  (double)st_symbolizer__memory(s->sym) },
+		{ "stacktreed_tree_bytes", "gauge", "The daemon's call trees and perf maps.",
+		  (double)st_collector__memory(s->coll) },
+		{ "stacktreed_processes", "gauge", "Processes with samples in this interval.",
+		  (double)st_collector__processes(s->coll) },
+		{ "stacktreed_snapshots_written_total", "counter", "Service snapshots written.",
+		  (double)run->snapshots_written },
+		{ "stacktreed_snapshots_failed_total", "counter",
+		  "Service snapshots not written (their samples go into the next).",
+		  (double)run->snapshots_failed },
+	};
+
+	metrics_events(out, s, run->events);
+	getrusage(RUSAGE_SELF, &ru);
+	prom_head(out, "stacktreed_cpu_seconds_total", "counter", "The daemon's CPU time.");
+	fprintf(out, "stacktreed_cpu_seconds_total %.3f\n",
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++) {
+		prom_head(out, gauges[i].name, gauges[i].type, gauges[i].help);
+		fprintf(out, "%s %.0f\n", gauges[i].name, gauges[i].value);
+	}
+	if (s->unw) {
+		struct st_unwinder_stats us;
+
+		st_unwinder__stats(s->unw, &us);
+		prom_head(out, "stacktreed_unwind_table_bytes", "gauge",
+			  "CFI rows held in the BPF maps (--unwind-memory bounds them).");
+		fprintf(out, "stacktreed_unwind_table_bytes %zu\n", us.bytes);
+		prom_head(out, "stacktreed_unwind_table_budget_bytes", "gauge", "--unwind-memory.");
+		fprintf(out, "stacktreed_unwind_table_budget_bytes %zu\n", us.budget);
+		prom_head(out, "stacktreed_unwind_modules_without_room_total", "counter",
+			  "Modules walked by frame pointers: --unwind-memory was full.");
+		fprintf(out, "stacktreed_unwind_modules_without_room_total %zu\n", us.no_room);
+	}
+	if (s->defer) {
+		prom_head(out, "stacktreed_deferred_queue_bytes", "gauge",
+			  "Deferred samples waiting for their unwind tables (the daemon's queue).");
+		fprintf(out, "stacktreed_deferred_queue_bytes %zu\n", st_defer__queued_bytes(s->defer));
+		prom_head(out, "stacktreed_deferred_queue_limit_bytes", "gauge",
+			  "The queue's bound: samples over it are dropped (lost, counted).");
+		fprintf(out, "stacktreed_deferred_queue_limit_bytes %u\n", ST_DEFER_MEMORY);
+	}
+	prom_head(out, "stacktreed_http_answers_total", "counter",
+		  "The live endpoint's answers, by kind.");
+	fprintf(out, "stacktreed_http_answers_total{answer=\"profile\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"metrics\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"busy\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"refused\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"timed_out\"} %" PRIu64 "\n",
+		(uint64_t)run->http.profiles, (uint64_t)run->http.metrics,
+		(uint64_t)run->http.refused_busy, (uint64_t)run->http.refused_bad,
+		(uint64_t)run->http.timed_out);
+	prom_head(out, "stacktreed_http_profiles_open", "gauge",
+		  "Profiles the live endpoint is taking now.");
+	fprintf(out, "stacktreed_http_profiles_open %u\n", run->http.open_profiles);
 }
 
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,

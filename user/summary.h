@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "user/output/http.h"
+
 struct st_profile;
 struct st_session;
 struct st_collector;
@@ -17,6 +19,7 @@ struct st_symbolizer;
 struct st_unwinder;
 struct st_forcefault;
 struct st_python;
+struct st_defer;
 
 /* The parts of a session whose counters are told; unw and ff are NULL when
  * not used. faults: the profile told is the page-fault one. */
@@ -28,6 +31,7 @@ struct st_summary_src {
 	struct st_forcefault *ff;
 	const struct st_python *py;	/* NULL: --no-python */
 	size_t memory_mb;		/* --memory-mb, told with the daemon's memory */
+	struct st_defer *defer;		/* deferred unwinding, or NULL */
 	bool faults;
 };
 
@@ -42,6 +46,27 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
  * each, ending with where the reports are. */
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
 		       const char *where);
+
+/* BPF run time per walked sample: run_ns over the runs that were not on
+ * an idle CPU (those return at once; their few nanoseconds stay in the
+ * total, so this errs on the high side). 0 when none. */
+double st_summary__ns_per_sample(__u64 run_ns, __u64 runs, __u64 idle);
+
+/* What the session root counts itself, for st_summary__metrics(). */
+struct st_summary_run {
+	unsigned events;		/* 1 << ST_EVENT_* sampled */
+	__u64 snapshots_written, snapshots_failed;
+	struct st_http_stats http;	/* the live endpoint's answers (zero: none) */
+};
+
+/* The daemon's health in Prometheus text format 0.0.4 (the live
+ * endpoint's /metrics): every counter of the table the notes use (lost
+ * samples by reason, the others by name) since the start, per event;
+ * samples, BPF run time, memory (RSS, BPF maps, symbol caches, trees,
+ * unwind tables), snapshots and endpoint answers. README, "Live endpoint",
+ * lists the names. */
+void st_summary__metrics(FILE *out, const struct st_summary_src *s,
+			 const struct st_summary_run *run);
 
 /* The daemon's resident set now, MiB (/proc/self/status). */
 long st_summary__rss_mib(void);

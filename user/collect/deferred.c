@@ -346,3 +346,8 @@ void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX])
 	/* the consumer's drops (read under the inbox's lock) */
 	stats[ST_STAT_LATE_DROPPED] += st_defer_ring__dropped(d->ring);
 }
+
+size_t st_defer__queued_bytes(const struct st_defer *d)
+{
+	return st_defer_ring__bytes(d->ring);
+}

@@ -60,5 +60,8 @@ int st_defer__flush(struct st_defer *d, __u32 pid);
 /* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop
  * reasons of the daemon's own walks: ST_STAT_UNW_*, ST_STAT_TRUNCATED). */
 void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX]);
+/* Bytes of deferred samples waiting now (read from the ring, not walked
+ * yet), at most ST_DEFER_MEMORY. */
+size_t st_defer__queued_bytes(const struct st_defer *d);
 
 #endif

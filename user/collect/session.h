@@ -56,11 +56,12 @@ typedef void (*st_event_fn)(void *ctx, const struct st_event *e);
  * wait also ends when an fd given to st_session__wake_on() is readable. */
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx);
 /* fd ends st_session__poll()'s wait too while it is readable: an eventfd
- * the caller resets (the deferred samples' thread says that some came), or
- * a launched command's pidfd (it has exited). Before st_session__attach();
+ * the caller resets (the deferred samples' thread says that some came), a
+ * launched command's pidfd (it has exited), or the live endpoint's epoll
+ * set (user/output/http.h). Before st_session__attach();
  * at most ST_SESSION_WAKE_FDS of them (-ENOSPC); fd stays the caller's,
  * open while it polls. -EBADF for fd < 0. */
-#define ST_SESSION_WAKE_FDS 2
+#define ST_SESSION_WAKE_FDS 3
 int st_session__wake_on(struct st_session *s, int fd);
 /* The `deferred` ring buffer of samples BPF could not walk (struct
  * st_deferred, its stack cut at stack_len): not read by st_session__poll(),

@@ -8,10 +8,17 @@
 #include "user/model/profile.h"
 #include "user/symbolize/namer.h"
 
-/* st_module_fn: the profile's modules list (JSON "modules", pprof mappings). */
-static int add_module(void *ctx, const char *name, const char *path, const char *build_id)
+int st_build__add_module(void *p, const char *name, const char *path, const char *build_id)
 {
-	return st_profile__add_module(ctx, name, path, build_id);
+	return st_profile__add_module(p, name, path, build_id);
+}
+
+int st_build__finish(struct st_profile *p)
+{
+	st_profile__finalize(p);
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->samples += st_thread__samples(p->threads[i]);
+	return st_profile__count_unresolved(p);
 }
 
 struct st_profile *st_profile__build(struct st_collector *c, const struct st_namer *n,
@@ -31,13 +38,10 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 			continue;
 		pt = st_profile__add_thread(p, t.pid, t.tid, t.comm);
 		if (!pt || st_thread__set_cgroup(pt, t.cgroup) ||
-		    st_namer__tree(n, &t, pt->tree, p->strs, add_module, p))
+		    st_namer__tree(n, &t, pt->tree, p->strs, st_build__add_module, p))
 			goto cleanup;
 	}
-	st_profile__finalize(p);
-	for (size_t i = 0; i < p->nthreads; i++)
-		p->samples += st_thread__samples(p->threads[i]);
-	if (st_profile__count_unresolved(p))
+	if (st_build__finish(p))
 		goto cleanup;
 	return p;
 cleanup:

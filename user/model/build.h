@@ -20,4 +20,12 @@ struct st_profile;
 struct st_profile *st_profile__build(struct st_collector *c, const struct st_namer *n,
 				     const char *event, bool faults);
 
+/* st_module_fn (user/symbolize/namer.h) adding to profile p's modules
+ * (JSON "modules", pprof mappings with their build ids). */
+int st_build__add_module(void *p, const char *name, const char *path, const char *build_id);
+
+/* Finish a profile whose trees were named: finalize, count its samples and
+ * its unresolved frames. 0 or -ENOMEM. */
+int st_build__finish(struct st_profile *p);
+
 #endif

@@ -1,0 +1,87 @@
+/* http.h - the live endpoint (--listen): pprof profiles of the next N
+ * seconds and the daemon's health for scrapers, served from the daemon's
+ * own loop without ever blocking it.
+ * Owner: user/output/http.c (the server); user/output/http_parse.c reads
+ * the requests; user/model/window.c makes the profiles.
+ *
+ *   GET /debug/pprof/profile?seconds=N[&pid=P][&comm=C][&container=ID]
+ *       [&cgroup=PATH]   a gzipped pprof (user/output/pprof.h: the labels
+ *                        and build ids of the files) of the N seconds
+ *                        after the request (default 30, 1..ST_HTTP_MAX_SECONDS),
+ *                        threads filtered by the given labels
+ *   GET /metrics         the daemon's counters, Prometheus text format 0.0.4
+ *                        (the metrics callback writes them)
+ *
+ * Bounds: ST_HTTP_MAX_CONNS connections (one more is answered 503 and
+ * closed), ST_HTTP_MAX_PROFILES profiles waiting at once (503 beyond),
+ * a request head of ST_HTTP_MAX_HEAD bytes read within
+ * ST_HTTP_HEAD_TIMEOUT_S, an answer written within ST_HTTP_WRITE_TIMEOUT_S
+ * (a client that does not read is closed then); a client that goes away
+ * while its profile is taken gives its place back at once. Every socket is
+ * non-blocking: the daemon calls st_http__work() from its loop and wakes
+ * on st_http__fd(); nothing waits on a client.
+ */
+#ifndef STACKTREE_HTTP_H
+#define STACKTREE_HTTP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#define ST_HTTP_MAX_CONNS 16
+#define ST_HTTP_MAX_PROFILES 4
+#define ST_HTTP_HEAD_TIMEOUT_S 5.0
+#define ST_HTTP_WRITE_TIMEOUT_S 10.0
+#define ST_HTTP_MAX_SECONDS 3600
+
+struct st_collector;
+struct st_namer;
+struct st_profile;
+struct st_http;
+
+struct st_http_opts {
+	const char *listen;	/* "PORT" (loopback), "ADDR:PORT", "[ADDR6]:PORT" */
+	struct st_collector *coll;	/* the profiles' samples, named by names */
+	const struct st_namer *names;
+	const char *event;	/* the profiles' event ("cpu-clock", "page-faults") */
+	bool faults;		/* the page-fault trees, else the timer's */
+	/* before a profile is taken: the kernel's trees drained into coll */
+	int (*drain)(void *ctx);
+	/* a profile's header (frequency, command, notes) */
+	void (*header)(void *ctx, struct st_profile *p);
+	/* the /metrics body; 0 or a negative errno */
+	int (*metrics)(void *ctx, FILE *out);
+	void *ctx;
+	bool verbose;
+};
+
+/* Whether listen is an address st_http__new() takes: 0, or -EINVAL after
+ * one line on stderr (so that a typo fails before anything is loaded). */
+int st_http__check_listen(const char *listen);
+
+/* Bind and listen. 0, or a negative errno after one line on stderr (a bad
+ * address, a port in use). */
+int st_http__new(const struct st_http_opts *o, struct st_http **out);
+void st_http__free(struct st_http *h);
+
+/* Readable when the server has work (a connection, a request's bytes, a
+ * client ready to read): for the daemon's poll. */
+int st_http__fd(const struct st_http *h);
+
+/* Accept, read, answer, write what the sockets take, close what timed out;
+ * answer the profiles whose N seconds are over. now: CLOCK_MONOTONIC
+ * seconds. Never blocks. */
+void st_http__work(struct st_http *h, double now);
+
+/* The collector is about to drop its trees (a service snapshot): the open
+ * profiles keep what they have seen so far. */
+void st_http__before_reset(struct st_http *h);
+
+/* Requests answered and refused so far (for /metrics). */
+struct st_http_stats {
+	__u64 profiles, metrics, refused_busy, refused_bad, timed_out;
+	unsigned open_profiles;	/* profiles being taken now */
+};
+void st_http__stats(const struct st_http *h, struct st_http_stats *out);
+
+#endif
