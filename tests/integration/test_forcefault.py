@@ -28,12 +28,23 @@ def system_state():
         except OSError:
             return None
     zram = {os.path.basename(d): read(d + "/disksize") for d in glob.glob("/sys/block/zram*")}
+    # ours only: other software (a container runtime, a session manager)
+    # makes and removes cgroups of its own while the tests run
     cgroups = sorted(os.path.relpath(d, "/sys/fs/cgroup")
-                     for d in glob.glob("/sys/fs/cgroup/**/", recursive=True))
+                     for d in glob.glob("/sys/fs/cgroup/**/", recursive=True)
+                     if "stacktree" in d)
     sysctls = {k: read("/proc/sys/" + k) for k in
                ("vm/swappiness", "kernel/numa_balancing", "vm/page-cluster")}
     return {"swaps": read("/proc/swaps"), "zram": zram, "cgroups": cgroups,
             "sysctls": sysctls, "state file": os.path.exists(STATE)}
+
+
+def read_swaps():
+    try:
+        with open("/proc/swaps") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def zram_swap_used():
@@ -303,8 +314,17 @@ def test_force_faults_killed_during_setup_restored():
         d.stop(signal.SIGINT)
         for i in range(10):
             p = subprocess.Popen([STACKTREED] + args, stderr=subprocess.DEVNULL)
-            delay = rng.uniform(0, setup)
-            time.sleep(delay)
+            t1 = time.time()
+            if i % 2:
+                # once its swap is on: a device is left to restore, whatever
+                # the machine's speed (random points alone hit none in one
+                # run of ten when the set-up's BPF loading took longest)
+                while "zram" not in (read_swaps() or "") and time.time() - t1 < 10 * setup:
+                    time.sleep(0.005)
+                delay = time.time() - t1
+            else:
+                delay = rng.uniform(0, setup)
+                time.sleep(delay)
             p.kill()
             p.wait()
             r = subprocess.run([STACKTREED, "-o", "/tmp/st-it-ff-setup2", "--pid",
@@ -318,4 +338,4 @@ def test_force_faults_killed_during_setup_restored():
         sleeper.kill()
         sleeper.wait()
     # the kills fell before, in and after the device's set-up
-    check(restored >= 2, "only %d of 10 kills left a device to restore" % restored)
+    check(restored >= 5, "only %d of 10 kills left a device to restore" % restored)
