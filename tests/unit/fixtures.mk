@@ -99,7 +99,8 @@ $(FX_DIR)/fx_guess.nm: $(FX_DIR)/fx_guess.full
 
 # The test binaries need them too when built one by one.
 $(B)/tests/test_symbolizer $(B)/tests/test_procmaps $(B)/tests/test_datasym \
-$(B)/tests/test_loadmap $(B)/tests/test_symtab: $(UNIT_FIXTURES)
+$(B)/tests/test_loadmap $(B)/tests/test_symtab $(B)/tests/test_unwind_modules \
+$(B)/tests/test_unwinder: $(UNIT_FIXTURES)
 
 # PIE executable and shared library, with .symtab. The library is linked at
 # 0x10000 so that its ELF vaddrs differ from its file offsets.
