@@ -4,8 +4,8 @@
  * mapped writable in the daemon. A module's rows take an extent of a shard.
  * The shards' memory is bounded (--unwind-memory); a shard is added only
  * when no extent is free (adding one makes the kernel wait for an RCU grace
- * period: per shard, never per module), and deleted once empty (the first
- * is kept). Released extents and slots are reused two ticks (the
+ * period: per shard, never per module), and deleted once empty (the last
+ * one left is kept, whichever it is). Released extents and slots are reused two ticks (the
  * unwinder's sweeps) later. Private to user/collect/unwind_modules.c; owner:
  * user/collect/unwind_store.c. */
 #ifndef STACKTREE_UNWIND_STORE_H
