@@ -235,7 +235,8 @@ static int lay_out(struct st_unwinder *u)
 
 	u->nchunks = 0;
 	if (n <= ST_UNWIND_MAX_MAPS) {
-		memcpy(tab->maps, u->all, n * sizeof(*u->all));
+		if (n)	/* u->all is NULL before the first mapping */
+			memcpy(tab->maps, u->all, n * sizeof(*u->all));
 		tab->nmaps = (__u32)n;
 		return 0;
 	}
