@@ -64,8 +64,11 @@ def check_python_run(out, rep, pid=None):
         # --pid and -a follow other Python processes too (the test runner
         # itself): one that exits before its code objects are read counts
         # them as unreadable; the workload's own frames are all named
-        check(not [n for n, _, _ in nodes(t["root"]) if n["function"] == "[python code]"],
-              "unreadable code objects in the workload: %s" % notes)
+        # (the sanitized daemon reads a reported code object later: an
+        # import's module body may be freed by then, a sample or two)
+        unread = function_cum(t["root"], "[python code]")
+        check(unread <= (0.01 * t["samples"] if SANITIZED else 0),
+              "%d samples in unreadable code objects in the workload: %s" % (unread, notes))
     # handler -> fib, and fib recursing under itself with the line of the call
     fibs = py_nodes(t["root"], "fib")
     check(fibs, "no fib node")
