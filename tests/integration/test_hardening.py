@@ -513,7 +513,7 @@ def test_replaced_mapped_file_lends_no_names():
             f.write(RACE_MAIN_C)
         sh("cc", "-O1", main + ".c", "-o", main, "-ldl")
         env = dict(os.environ, STACKTREED_TEST_STOP_BEFORE_OPEN="st-race-lib")
-        p = subprocess.Popen([STACKTREED, "-a", "-d", "6", "-o", out], stderr=subprocess.PIPE,
+        p = subprocess.Popen([STACKTREED, "-a", "-o", out], stderr=subprocess.PIPE,
                              text=True, env=env)
         time.sleep(1.0)
         t = subprocess.Popen([main, lib, own], preexec_fn=as_nobody, stdout=subprocess.PIPE,
@@ -527,6 +527,10 @@ def test_replaced_mapped_file_lends_no_names():
         check(t.stdout.readline().strip() == "unmapped", "the target did not unload")
         os.rename(other, lib)   # the root-only file at the mapped path
         os.kill(p.pid, signal.SIGCONT)
+        # 2 s of the target after the swap, however long the set-up took (a
+        # fixed -d 6 left the sanitized daemon none of it in one run)
+        time.sleep(2.0)
+        p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
         check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
         for name in os.listdir(out):
