@@ -15,22 +15,54 @@
 
 #define ENTRY_SCAN 64	/* bytes of _start looked at for main's address */
 
-/* Whether the image is a program (not a shared library). */
-static bool is_program(Elf *elf, GElf_Ehdr *eh)
+/* How the kernel treats the image's entry point (e_entry). */
+enum entry_kind {
+	ENTRY_NONE,	/* a shared library: e_entry means nothing at run time */
+	ENTRY_PROGRAM,	/* ET_EXEC, or ET_DYN with PT_INTERP: _start calls main */
+	ENTRY_SELF,	/* ET_DYN without PT_INTERP nor DT_NEEDED: the dynamic
+			 * loader itself or a static-pie program, entered by
+			 * the kernel at _start (glibc's ld.so: RTLD_START) */
+};
+
+/* Whether the image names other libraries it needs (DT_NEEDED), from its
+ * PT_DYNAMIC segment's section. */
+static bool needs_libraries(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+	Elf_Data *d;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)))
+			return true;	/* unreadable: not ours to name */
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_NEEDED)
+				return true;
+		}
+	}
+	return false;
+}
+
+static enum entry_kind entry_kind(Elf *elf, GElf_Ehdr *eh)
 {
 	size_t i, n;
 	GElf_Phdr ph;
 
 	if (!gelf_getehdr(elf, eh) || !eh->e_entry)
-		return false;
+		return ENTRY_NONE;
 	if (eh->e_type == ET_EXEC)
-		return true;
+		return ENTRY_PROGRAM;
 	if (eh->e_type != ET_DYN || elf_getphdrnum(elf, &n))
-		return false;
+		return ENTRY_NONE;
 	for (i = 0; i < n; i++)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-			return true;
-	return false;
+			return ENTRY_PROGRAM;
+	return needs_libraries(elf) ? ENTRY_NONE : ENTRY_SELF;
 }
 
 /* .eh_frame_hdr's search table: the start of every function with CFI,
@@ -135,9 +167,10 @@ static __u64 fde_length(Elf *elf, __u64 fde_addr, __u64 addr)
 }
 
 /* A function with CFI starts at addr: 0, with the start of the next one
- * (or 0: none) and its FDE's length (0: unknown), else -ENOENT. */
-static int function_at(Elf *elf, const struct fn_starts *fs, __u64 addr, __u64 *next,
-		       __u64 *len)
+ * (or 0: none) and its FDE's length (0: unknown), else -ENOENT; with
+ * any_code, also 0 for code without CFI there (length unknown). */
+static int function_at(Elf *elf, const struct fn_starts *fs, __u64 addr, bool any_code,
+		       __u64 *next, __u64 *len)
 {
 	size_t lo = 0, hi = fs->count, mid;
 	__s32 fde;
@@ -149,8 +182,13 @@ static int function_at(Elf *elf, const struct fn_starts *fs, __u64 addr, __u64 *
 		else
 			hi = mid;
 	}
-	if (!lo || fn_start(fs, lo - 1) != addr)
-		return -ENOENT;
+	if (!lo || fn_start(fs, lo - 1) != addr) {
+		if (!any_code)
+			return -ENOENT;
+		*next = lo < fs->count ? fn_start(fs, lo) : 0;
+		*len = 0;
+		return 0;
+	}
 	*next = lo < fs->count ? fn_start(fs, lo) : 0;
 	memcpy(&fde, fs->table + 8 * (lo - 1) + 4, sizeof(fde));
 	*len = fde_length(elf, fs->base + (__s64)fde, addr);
@@ -193,16 +231,17 @@ static __u64 main_from_start(const unsigned char *code, size_t n, __u64 addr)
 }
 
 /* A function at addr: its FDE's range, else up to the next function or
- * its section's end. */
+ * its section's end. Without CFI at addr (any_code: glibc's ld.so's
+ * _start, assembly with no FDE), up to the next function. */
 static int add_function(Elf *elf, const struct fn_starts *fs, struct st_symtab *t,
-			struct st_strtab *names, __u64 addr, const char *name,
+			struct st_strtab *names, __u64 addr, bool any_code, const char *name,
 			unsigned char *code, size_t *ncode)
 {
 	__u64 next, end, len;
 	const char *s;
 	size_t n;
 
-	if (function_at(elf, fs, addr, &next, &len))
+	if (function_at(elf, fs, addr, any_code, &next, &len))
 		return -ENOENT;
 	n = code_at(elf, addr, code, ENTRY_SCAN, &end);
 	if (!end)
@@ -225,18 +264,22 @@ int st_entry__load_symbols(struct st_elf *e, struct st_symtab *t, struct st_strt
 	unsigned char code[ENTRY_SCAN];
 	struct fn_starts fs;
 	__u64 main_addr;
+	enum entry_kind kind;
 	GElf_Ehdr eh;
 	size_t n = 0;
 	int err;
 
-	if (!elf || !is_program(elf, &eh) || !fn_starts_open(e, &fs))
+	if (!elf || !(kind = entry_kind(elf, &eh)) || !fn_starts_open(e, &fs))
 		return 0;
-	if ((err = add_function(elf, &fs, t, names, eh.e_entry, "_start", code, &n)))
+	if ((err = add_function(elf, &fs, t, names, eh.e_entry, kind == ENTRY_SELF, "_start",
+				code, &n)))
 		return err == -ENOMEM ? err : 0;
+	if (kind != ENTRY_PROGRAM)	/* ld.so's _start calls _dl_start, not main */
+		return 1;
 	main_addr = main_from_start(code, n, eh.e_entry);
 	if (!main_addr)
 		return 1;
-	err = add_function(elf, &fs, t, names, main_addr, "main", code, NULL);
+	err = add_function(elf, &fs, t, names, main_addr, false, "main", code, NULL);
 	return err == -ENOMEM ? err : err ? 1 : 2;
 }
 

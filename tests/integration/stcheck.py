@@ -131,14 +131,16 @@ ROOT_FRAMES = frozenset(("_start", "__libc_start_call_main", "__libc_start_main"
 def check_stacks_end_at_roots(prof, comms=None):
     """Every stack (of the threads whose comm is in comms, default all) ends
     at a root frame (ROOT_FRAMES) or is under [truncated] (or has no user
-    frame: [kernel]): none stops short unmarked (issue 20)."""
+    frame: [kernel], or kernel frames alone, as in a process's exit after
+    its memory is gone): none stops short unmarked (issue 20)."""
     short = {}
     for t in prof["threads"]:
         if comms is not None and t["comm"] not in comms:
             continue
         for c in t["root"]["children"]:
             f = c["function"]
-            if f not in ROOT_FRAMES and f not in ("[truncated]", "[kernel]"):
+            if f not in ROOT_FRAMES and f not in ("[truncated]", "[kernel]") and \
+                    not c.get("kernel"):
                 key = "%s (%s)" % (f, t["comm"])
                 short[key] = short.get(key, 0) + c["cum"]
     check(not short, "stacks ending short of a root outside [truncated] (outermost frame: "

@@ -52,8 +52,20 @@ $(FX_DIR)/fx_nopie: $(FX_SRC)/fx_main.c $(FX_MK)
 $(FX_DIR)/fx_nopie.nm: $(FX_DIR)/fx_nopie
 	$(NM) -S --defined-only $< > $@
 
-$(FX_DIR)/fx_pie_strip $(FX_DIR)/fx_nopie_strip: $(FX_DIR)/%_strip: $(FX_DIR)/%
+$(FX_DIR)/fx_pie_strip $(FX_DIR)/fx_nopie_strip $(FX_DIR)/fx_spie_strip: $(FX_DIR)/%_strip: $(FX_DIR)/%
 	$(OBJCOPY) --strip-all $< $@
+
+# A static-pie program (ET_DYN with neither PT_INTERP nor DT_NEEDED, as
+# the dynamic loader itself is): the kernel enters it at _start.
+FX_ENTRY += $(addprefix $(FX_DIR)/,fx_spie fx_spie.nm fx_spie_strip)
+UNIT_FIXTURES += $(addprefix $(FX_DIR)/,fx_spie fx_spie.nm fx_spie_strip)
+
+$(FX_DIR)/fx_spie: $(FX_SRC)/fx_main.c $(FX_MK)
+	@mkdir -p $(@D)
+	$(CC) $(FX_CFLAGS) -fPIE -static-pie $< -o $@
+
+$(FX_DIR)/fx_spie.nm: $(FX_DIR)/fx_spie
+	$(NM) -S --defined-only $< > $@
 
 # Layouts of lld (test_loadmap): fx_lld, a PIE whose executable segment
 # starts in the file page the read-only one ends in (file offset and

@@ -1027,6 +1027,42 @@ static void check_entry_names(const char *file, const char *nmfile)
 	st_strtab__free(strs);
 }
 
+/* _start alone, at the ELF header's entry point (and at nm's _start when
+ * nmfile is given) in an image with no symbol table. */
+static void check_self_started(const char *file, const char *nmfile)
+{
+	struct st_strtab *strs = st_strtab__new();
+	struct st_symtab *t = st_symtab__new();
+	const struct st_symbol *sym;
+	char path[PATH_MAX];
+	struct st_elf *e;
+	struct fx_nm nm;
+	GElf_Ehdr eh;
+
+	assert_non_null(strs);
+	assert_non_null(t);
+	if (file[0] == '/')
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		fx_path(path, sizeof(path), file);
+	assert_int_equal(st_elf__open(path, &e), 0);
+	assert_false(st_elf__has_section_type(e, SHT_SYMTAB));
+	assert_non_null(gelf_getehdr(st_elf__elf(e), &eh));
+	assert_int_equal(st_entry__load_symbols(e, t, strs), 1);
+	st_symtab__finish(t);
+	sym = st_symtab__find(t, eh.e_entry);
+	assert_non_null(sym);
+	assert_string_equal(sym->name, "_start");
+	assert_int_equal(sym->start, eh.e_entry);
+	if (nmfile) {
+		assert_true(fx_nm(nmfile, "_start", &nm));
+		assert_int_equal(sym->start, nm.addr);
+	}
+	st_elf__free(e);
+	st_symtab__free(t);
+	st_strtab__free(strs);
+}
+
 static void test_entry_names(void **state)
 {
 	struct st_strtab *strs = st_strtab__new();
@@ -1039,6 +1075,10 @@ static void test_entry_names(void **state)
 	(void)state;
 	check_entry_names("fx_pie_strip", "fx_pie.nm");
 	check_entry_names("fx_nopie_strip", "fx_nopie.nm");
+	/* a static-pie program and the dynamic loader: entered by the kernel
+	 * at e_entry, _start (its main is not looked for) */
+	check_self_started("fx_spie_strip", "fx_spie.nm");
+	check_self_started("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", NULL);
 	/* a shared library is no program */
 	fx_path(path, sizeof(path), "libfx.so");
 	assert_int_equal(st_elf__open(path, &e), 0);
