@@ -27,6 +27,11 @@ const volatile char comm_filter[ST_COMM_LEN] = {};
 const volatile bool filter_cgroup = false;	/* --cgroup */
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
+/* Tests only (STACKTREED_TEST_SPARE_EVERY=N): about one timer sample in N
+ * is folded as if its thread's task storage could not be had, through the
+ * spare state (threads.bpf.h). 0 (always outside tests): the branch is
+ * dead and the verifier removes it. */
+const volatile __u32 test_spare_every = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -140,8 +140,9 @@ static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 		return 1;
 	}
 	/* frames inside the prefix are looked up again after a generation
-	 * swap: not new calls (bpf/calls.h) */
-	if (st_calls_is_new(i, c->prefix, c->prev_depth)) {
+	 * swap: not new calls (bpf/calls.h); nor is any frame of a sample
+	 * folded through the spare state, whose previous path is unknown */
+	if (st_calls_is_new(i, c->prefix, c->prev_depth) && !c->ts->spare) {
 		rec = bpf_map_lookup_elem(&nodes, &id);
 		if (rec)
 			rec->calls += 1;
@@ -188,8 +189,8 @@ static long match_prefix(__u32 i, void *data)
 /* A global function: the verifier checks it once, on its own, not once per
  * state its callers reach it in (the page-fault program's branches
  * multiplied the fold's states close to the 1M-instruction limit). */
-__noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
-			   __u64 pid_tgid, __u32 ev)
+__noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
+			 __u64 pid_tgid, __u32 ev)
 {
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0);
@@ -199,15 +200,11 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thre
 	bool fresh, created;
 	__u64 *busy;
 
-	if (!sc || !pv)
+	if (!sc || !pv || !ts)
 		return 0;
 	n = pv->n;
 	if (n > ST_PATH_SLOTS - 1)
 		n = ST_PATH_SLOTS - 1;
-	if (!ts) {
-		stat_ev(ev, ST_STAT_LOST_THREAD);
-		return 0;
-	}
 	busy = gen_enter(&ep);
 	if (!busy) {
 		stat_ev(ev, ST_STAT_LOST_EPOCH);
@@ -215,7 +212,7 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thre
 	}
 	gen = ep & 1;
 	/* a thread's first sample folded here (a handed-back path has no ids) */
-	fresh = ts->root == 0 && (ts->depth == 0 || ts->epoch == ST_EPOCH_HANDOFF);
+	fresh = !ts->spare && ts->root == 0 && (ts->depth == 0 || ts->epoch == ST_EPOCH_HANDOFF);
 	if (fresh)	/* a thread's first sample: is its process new? */
 		notify_new_proc(tgid, tid);
 
@@ -280,6 +277,34 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thre
 out:
 	__sync_fetch_and_sub(busy, 1);
 	return 0;
+}
+
+/* Fold one sample into its thread's tree (ts: the thread's state for ev),
+ * or, without one, through the CPU's spare (threads.bpf.h: spare_threads).
+ * Two global functions: fold_path() is verified once with ts as plain
+ * memory, and tells the spare by a field of it (thread_state.spare), whose
+ * value the verifier does not track. Resolving the spare inside it, or
+ * passing a flag, made the verifier walk its body once per kind of pointer
+ * or per flag value (+48k and +38k instructions in on_fault_fp). */
+__noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
+			   __u64 pid_tgid, __u32 ev)
+{
+	__u32 k = ev == ST_EVENT_FAULTS ? ST_EVENT_FAULTS : ST_EVENT_CPU;
+
+	if (ts)
+		return fold_path(sc, pv, ts, pid_tgid, ev);
+	ts = bpf_map_lookup_elem(&spare_threads, &k);
+	if (!ts) {
+		stat_ev(ev, ST_STAT_LOST_THREAD);
+		return 0;
+	}
+	ts->spare = 1;
+	ts->root = 0;
+	ts->depth = 0;
+	ts->epoch = 0;
+	stat_ev(ev, ST_STAT_SPARE_THREAD);
+	notify_new_proc(pid_tgid >> 32, (__u32)pid_tgid);
+	return fold_path(sc, pv, ts, pid_tgid, ev);
 }
 
 #endif

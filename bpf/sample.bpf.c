@@ -122,6 +122,8 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		n = ST_PATH_SLOTS - 1;
 	pv.n = n;
 
+	if (test_spare_every && bpf_get_prandom_u32() % test_spare_every == 0)
+		ts = NULL;
 	fold_sample(sc, &pv, ts, pid_tgid, ST_EVENT_CPU);
 	return 0;
 }

@@ -104,6 +104,8 @@ enum st_stat {
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
 	ST_STAT_LATE_AGED,	 /* deferred samples walked without waiting longer (ST_DEFER_WAIT_S) */
+	/* counted by BPF again */
+	ST_STAT_SPARE_THREAD,	 /* folded with the CPU's spare state: no task storage (calls not counted) */
 	ST_STAT__MAX,
 };
 

@@ -31,6 +31,7 @@ struct thread_state {
 	__u32 root;		/* root node id (valid when epoch matches) */
 	__u32 defer_seq;	/* samples of the thread deferred so far */
 	__u32 deferring;	/* deferred since the last folded one (0: folding here) */
+	__u32 spare;		/* 1: a CPU's spare (spare_threads), 0: a thread's own */
 	__u32 ids[ST_PATH_SLOTS];
 	__u64 addrs[ST_PATH_SLOTS];
 	__u16 flags[ST_PATH_SLOTS];
@@ -43,6 +44,21 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/* A CPU's spare thread state, one per event, for a sample whose thread's
+ * own cannot be had: bpf_task_storage_get() returns NULL when another
+ * program of ours is inside a task-storage call on this CPU (the timer's
+ * interrupt lands in the fault program, or in on_exec's delete), or when
+ * it cannot allocate. Such a sample is folded all the same (fold_sample),
+ * its frames counted as no new call; the thread's own path is left as it
+ * was. The timer program does not nest on a CPU, nor does the fault
+ * program: one spare per event is never used twice at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+	__uint(max_entries, ST_EVENT_FAULTS + 1);
+} spare_threads SEC(".maps");
 
 /* thread_state.epoch of a path handed back: ids to be looked up again */
 #define ST_EPOCH_HANDOFF 0xffffffffu

@@ -248,6 +248,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
+	if (getenv("STACKTREED_TEST_SPARE_EVERY"))	/* tests only: base.bpf.h */
+		s->skel->rodata->test_spare_every =
+			(__u32)strtoul(getenv("STACKTREED_TEST_SPARE_EVERY"), NULL, 10);
 	err = 0;
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
