@@ -274,24 +274,55 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The maps of a parent no sample of which came (so never read), read now
+ * for its child to borrow: into a table of its own, freed at once, not
+ * kept (a parent never sampled costs nothing once its child has them).
+ * Only while the parent still runs the image the child was forked in.
+ * NULL when it cannot be had. */
+static struct st_procmaps *parent_maps(struct st_collector *c, __u32 parent, __u32 image)
+{
+	struct st_procmaps *pm;
+	__u32 cur;
+
+	if (!c->image_fn || c->image_fn(c->image_ctx, parent, &cur) || cur != image)
+		return NULL;
+	if (!(pm = st_procmaps__new((int)parent)))
+		return NULL;
+	if (st_procmaps__refresh(pm, c->sym) ||
+	    c->image_fn(c->image_ctx, parent, &cur) || cur != image) {	/* exec'd meanwhile */
+		st_procmaps__free(pm);
+		return NULL;
+	}
+	return pm;
+}
+
 int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 parent, bool exec)
 {
+	struct st_procmaps *unseen = NULL;
 	struct proc *p, *from;
-	bool created;
+	bool created, lent;
+	int err;
 
 	note_image(c, pid, image);
 	p = proc_get(c, pid, image, &created);
 	if (!p)
 		return -ENOMEM;
 	/* a child runs its parent's mappings until it execs: lent first, kept
-	 * when its own read comes too late (counted then) */
+	 * when its own read comes too late (counted then); a parent never
+	 * sampled lends them all the same (a shell's subshell before its exec) */
 	from = created && parent && parent != pid ?
 	       st_u64map__get(c->procs, PROC_KEY(parent, image)) : NULL;
-	if (from && st_procmaps__inherit(p->maps, from->maps) == -ENOMEM)
+	if (created && parent && parent != pid && !from)
+		unseen = parent_maps(c, parent, image);
+	lent = from || unseen;
+	err = from ? st_procmaps__inherit(p->maps, from->maps) :
+	      unseen ? st_procmaps__inherit(p->maps, unseen) : 0;
+	st_procmaps__free(unseen);
+	if (err == -ENOMEM)
 		return -ENOMEM;
 	if (created || exec || p->missing)
 		proc_refresh(c, p);
-	if (from && st_procmaps__count(p->maps) && p->superseded)
+	if (lent && st_procmaps__count(p->maps) && p->superseded)
 		c->inherited++;
 	if (created || exec) {
 		p->followups = FOLLOWUPS;
