@@ -41,6 +41,8 @@
 struct st_safe_stats {
 	size_t not_regular, too_large, symlink;
 	size_t implausible;		/* ELF layout refused (elflayout.h) */
+	size_t not_mapped;		/* not the inode the maps line names
+					 * (st_file_is_mapped(), counted by callers) */
 	char implausible_path[160];	/* the last one refused, as opened (cut) */
 };
 

@@ -485,6 +485,18 @@ def proc_state(pid):
 
 
 def test_replaced_mapped_file_lends_no_names():
+    """The symbolizer's open (see replaced_mapped_file)."""
+    replaced_mapped_file("STACKTREED_TEST_STOP_BEFORE_OPEN", r"(\d+) not the mapped file")
+
+
+def test_replaced_mapped_file_lends_no_cfi():
+    """The unwinder's open of the same file for its CFI: refused and counted
+    among the unwind tables' refused files (issue 23 item 2, the same rule
+    for every reader)."""
+    replaced_mapped_file("STACKTREED_TEST_STOP_BEFORE_CFI_OPEN", r"(\d+) files refused, ")
+
+
+def replaced_mapped_file(hook, refusal):
     """Issue 23's race made deterministic: nobody's process runs in its
     library st-race-lib.so under -a; the daemon (test hook
     STACKTREED_TEST_STOP_BEFORE_OPEN) stops between reading the maps line and
@@ -512,7 +524,7 @@ def test_replaced_mapped_file_lends_no_names():
         with open(main + ".c", "w") as f:
             f.write(RACE_MAIN_C)
         sh("cc", "-O1", main + ".c", "-o", main, "-ldl")
-        env = dict(os.environ, STACKTREED_TEST_STOP_BEFORE_OPEN="st-race-lib")
+        env = dict(os.environ, **{hook: "st-race-lib"})
         p = subprocess.Popen([STACKTREED, "-a", "-o", out], stderr=subprocess.PIPE,
                              text=True, env=env)
         time.sleep(1.0)
@@ -537,7 +549,7 @@ def test_replaced_mapped_file_lends_no_names():
             with open(os.path.join(out, name), "rb") as f:
                 check(secret.encode() not in f.read(), "%s names %s" % (name, secret))
         check(secret not in err, "the summary names %s" % secret)
-        check(summary_count(err, r"(\d+) not the mapped file") >= 1,
+        check(summary_count(err, refusal) >= 1,
               "the refusal is not counted: %s" % err[-1500:])
         prof = load(out)
         tm = main_thread(prof, "race_main")

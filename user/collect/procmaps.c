@@ -165,14 +165,9 @@ static struct st_mapping *find_same(struct st_procmaps *pm, const struct st_maps
 	return NULL;
 }
 
-/* Test hook (tests/integration/test_hardening.py makes the race of issue 23
- * deterministic): with STACKTREED_TEST_STOP_BEFORE_OPEN=TEXT in the
- * environment, the daemon stops itself (SIGSTOP) after reading a maps line
- * whose path contains TEXT and before opening its file; the test changes
- * the file, then sends SIGCONT. */
-static void test_stop_before_open(const char *path)
+void st_procmaps__test_stop(const char *env, const char *path)
 {
-	const char *want = getenv("STACKTREED_TEST_STOP_BEFORE_OPEN");
+	const char *want = getenv(env);
 
 	if (want && *want && strstr(path, want))
 		raise(SIGSTOP);
@@ -200,7 +195,7 @@ static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
 	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%llx-%llx", pm->pid,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
 	if (sym)
-		test_stop_before_open(l->path);
+		st_procmaps__test_stop("STACKTREED_TEST_STOP_BEFORE_OPEN", l->path);
 	m->module = sym ? st_symbolizer__module_mapped(sym, l->path, open_path, l->dev, l->ino)
 			: NULL;
 	pm->nmaps++;

@@ -74,6 +74,14 @@ struct st_maps_line {
 int st_procmaps__parse_line(char *line, struct st_maps_line *out);
 
 size_t st_procmaps__count(const struct st_procmaps *pm);
+
+/* Test hook (tests/integration/test_hardening.py makes the race of issue 23
+ * deterministic): with env (STACKTREED_TEST_STOP_BEFORE_OPEN for the
+ * symbolizer's open, ..._CFI_OPEN for the unwinder's) set to TEXT, the
+ * daemon stops itself (SIGSTOP) after reading a maps line whose path
+ * contains TEXT and before opening its file; the test changes the file,
+ * then sends SIGCONT. */
+void st_procmaps__test_stop(const char *env, const char *path);
 /* The i-th mapping (any order; valid until the next refresh), or NULL. */
 const struct st_mapping *st_procmaps__at(const struct st_procmaps *pm, size_t i);
 int st_procmaps__pid(const struct st_procmaps *pm);

@@ -465,9 +465,17 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 	} else {
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 			 (unsigned long long)l->start, (unsigned long long)l->end);
+		st_procmaps__test_stop("STACKTREED_TEST_STOP_BEFORE_CFI_OPEN", l->path);
 		fd = st_safe_open(path, &o, &sb);
 		if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE)
 			fd = st_safe_open_in_proc(pid, l->path, &o, &sb);
+		/* either way, only the inode the maps line names (issue 23: the
+		 * link may name a new mapping by now, the path another file) */
+		if (fd >= 0 && !st_file_is_mapped(fd, &sb, dev, ino)) {
+			ms->refused.not_mapped++;
+			close(fd);
+			fd = -1;
+		}
 		if (fd >= 0)
 			elf = elf_begin(fd, ELF_C_READ, NULL);
 	}
@@ -639,6 +647,6 @@ void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)
 	out->unsupported = ms->unsupported;
 	out->compile_s = ms->compile_s;
 	out->refused = ms->refused.not_regular + ms->refused.too_large + ms->refused.symlink +
-		       ms->refused.implausible;
+		       ms->refused.implausible + ms->refused.not_mapped;
 	out->unshared = ms->unshared;
 }
