@@ -453,7 +453,8 @@ static int prepare(struct run *r)
 	int err;
 
 	r->ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
-					 .formats = o->formats, .lines = o->lines };
+					 .formats = o->formats, .lines = o->lines,
+					 .folded_offsets = o->folded_offsets, .svg_width = o->svg_width };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);

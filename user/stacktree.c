@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "user/output/arcflow.h"
+#include "user/output/flamegraph.h"
 #include "user/model/folded.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
@@ -33,7 +34,8 @@ static void on_signal(int sig)
 	signal_flags |= SIG_ABORT;
 }
 
-enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES };
+enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES,
+       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH };
 
 struct top_args {
 	bool version;
@@ -51,6 +53,8 @@ struct report_args {
 	unsigned formats;	/* --format, 0 = default */
 	bool no_inline;		/* --no-inline: inline frames folded into their callers */
 	bool lines;		/* --lines: file:line in the xtree */
+	bool folded_offsets;	/* --folded-offsets */
+	unsigned svg_width;	/* --svg-width, 0 = default */
 };
 
 static const char top_doc[] =
@@ -119,6 +123,11 @@ static const struct argp_option report_options[] = {
 	{ "no-inline", OPT_NO_INLINE, NULL, 0,
 	  "Fold inline frames into the frames they are inlined into (totals unchanged)", 0 },
 	{ "lines", OPT_LINES, NULL, 0, "xtree: file:line of each frame after its name", 0 },
+	{ "folded-offsets", OPT_FOLDED_OFFSETS, NULL, 0,
+	  "stacks.folded and flamegraph.svg: a frame per call site (function+0xOFF) instead of "
+	  "per function", 0 },
+	{ "svg-width", OPT_SVG_WIDTH, "PX", 0,
+	  "flamegraph.svg: width in pixels (default 1200, 400..100000)", 0 },
 	{ "print", 'p', "REPORT", 0,
 	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given", 0 },
 	{ 0 }
@@ -161,6 +170,21 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case OPT_LINES:
 		a->lines = true;
 		return 0;
+	case OPT_FOLDED_OFFSETS:
+		a->folded_offsets = true;
+		return 0;
+	case OPT_SVG_WIDTH: {
+		unsigned long w;
+
+		errno = 0;
+		w = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || w < ST_FLAMEGRAPH_MIN_WIDTH ||
+		    w > ST_FLAMEGRAPH_MAX_WIDTH)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--svg-width: '%s' is not a width in pixels (400..100000)", arg);
+		a->svg_width = (unsigned)w;
+		return 0;
+	}
 	case OPT_FORMAT: {
 		char err[256];
 
@@ -271,7 +295,9 @@ static int cmd_report(int argc, char **argv)
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
 						.merge_threads = a.merge_threads,
 						.prefix = "", .formats = a.formats,
-						.lines = a.lines };
+						.lines = a.lines,
+						.folded_offsets = a.folded_offsets,
+						.svg_width = a.svg_width };
 		/* single-threaded, no other writer of signal_flags until here */
 		signal_flags = SIG_WRITING;
 		sigaction(SIGINT, &sa, NULL);
