@@ -22,6 +22,11 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """A test that cannot run here, for a reason outside the code (e.g. a
+    package registry out of reach): the runner prints the reason."""
+
+
 def check(cond, msg):
     if not cond:
         raise Failure(msg)
