@@ -16,6 +16,7 @@
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
+#include "user/output/term.h"
 
 #define EXIT_USAGE 64
 
@@ -35,7 +36,7 @@ static void on_signal(int sig)
 }
 
 enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES,
-       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH };
+       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH, OPT_WIDE, OPT_NO_COLOR };
 
 struct top_args {
 	bool version;
@@ -55,6 +56,7 @@ struct report_args {
 	bool lines;		/* --lines: file:line in the xtree */
 	bool folded_offsets;	/* --folded-offsets */
 	unsigned svg_width;	/* --svg-width, 0 = default */
+	bool wide, no_color;	/* --print: --wide, --no-color */
 };
 
 static const char top_doc[] =
@@ -129,7 +131,11 @@ static const struct argp_option report_options[] = {
 	{ "svg-width", OPT_SVG_WIDTH, "PX", 0,
 	  "flamegraph.svg: width in pixels (default 1200, 400..100000)", 0 },
 	{ "print", 'p', "REPORT", 0,
-	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given", 0 },
+	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given. On a "
+	  "terminal lines are cut to its width (…) and coloured", 0 },
+	{ "wide", OPT_WIDE, NULL, 0, "--print: full lines, never cut to the terminal's width", 0 },
+	{ "no-color", OPT_NO_COLOR, NULL, 0,
+	  "--print: no colour on a terminal (as NO_COLOR=1 in the environment)", 0 },
 	{ 0 }
 };
 
@@ -172,6 +178,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_FOLDED_OFFSETS:
 		a->folded_offsets = true;
+		return 0;
+	case OPT_WIDE:
+		a->wide = true;
+		return 0;
+	case OPT_NO_COLOR:
+		a->no_color = true;
 		return 0;
 	case OPT_SVG_WIDTH: {
 		unsigned long w;
@@ -235,7 +247,17 @@ static int print_report(const struct report_args *a, const struct st_profile *p)
 {
 	struct st_profile *merged = NULL;
 	struct st_arcflow *af = NULL;
+	struct st_term_opts to;
+	FILE *term = NULL, *out;
 	int err;
+
+	/* a terminal: cut to its width, coloured; anything else: the report as is */
+	st_term__detect(STDOUT_FILENO, a->wide, a->no_color, &to);
+	if ((to.width || to.colour) && !(term = st_term__open(stdout, &to))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	out = term ? term : stdout;
 
 	if (a->merge_threads) {
 		merged = st_profile__merge_threads(p);
@@ -246,14 +268,19 @@ static int print_report(const struct report_args *a, const struct st_profile *p)
 		p = merged;
 	}
 	if (!strcmp(a->print, "xtree")) {
-		err = st_xtree__write_lines(p, stdout, a->min_pct, a->lines);
+		err = st_xtree__write_lines(p, out, a->min_pct, a->lines);
 	} else {
 		af = st_arcflow__build(p);
-		err = af ? st_arcflow__write_text(af, p, stdout) : -errno;
+		err = af ? st_arcflow__write_text(af, p, out) : -errno;
 	}
+	if (term && fclose(term) && !err)
+		err = -EIO;
+	term = NULL;
 	if (!err && fflush(stdout))
 		err = -EIO;
 cleanup:
+	if (term)
+		fclose(term);
 	if (err)
 		fprintf(stderr, "stacktree: cannot print %s: %s\n", a->print, strerror(-err));
 	st_arcflow__free(af);
