@@ -503,3 +503,78 @@ def test_outputs_build_ids():
     check(load(conv)["modules"] == prof["modules"], "modules differ after report --input")
     check(pprof_mappings(os.path.join(conv, "profile.pb.gz")) == maps,
           "pprof mappings differ after report --input")
+
+
+def run_on_pty(cmd, cols, env_extra=None):
+    """Run cmd with stdout on a pseudo-terminal cols columns wide; its
+    output with the pty's \\r\\n back to \\n."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    env.update(env_extra or {})
+    p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:		# EIO: the other side closed
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    err = p.stderr.read().decode()
+    check(p.wait(timeout=60) == 0, "%s exited %d: %s" % (cmd, p.returncode, err))
+    return out.decode().replace("\r\n", "\n")
+
+
+def test_report_print_on_a_terminal():
+    """Issue 21 item 9: `stacktree report --print` on a terminal cuts lines
+    to its width with … and colours them (perf report --stdio's way);
+    --wide keeps them whole, --no-color and NO_COLOR drop the colour, and
+    output that is not a terminal is the report as it was."""
+    tmp = tempfile.mkdtemp(prefix="st-term-")
+    try:
+        folded = os.path.join(tmp, "in.folded")
+        with open(folded, "w") as f:
+            f.write("main;ledger::accrue_interest_for_every_account_in_the_book(double, int)"
+                    ";std::vector<ledger::entry>::emplace_back<ledger::entry const&>() 90\n"
+                    "main;r\u00e9sum\u00e9_of_the_parser_with_a_long_name;lex 9\n"
+                    "main;tiny 1\n")
+        run([STACKTREE, "report", "--folded", folded, "--format", "json", "-o", tmp])
+        for report in ("xtree", "arcflow"):
+            cmd = [STACKTREE, "report", "--input", tmp, "--print", report]
+            plain = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+            longest = max(len(line) for line in plain.splitlines())
+            check(longest > 100, "%s: the test needs lines over 100 columns (%d)"
+                  % (report, longest))
+            esc = re.compile(r"\x1b\[[0-9;]*m")
+            out = run_on_pty(cmd, 100)
+            lines = out.splitlines()
+            over = [line for line in lines if len(esc.sub("", line)) > 100]
+            check(not over, "%s: lines over 100 columns: %s" % (report, over[:2]))
+            check(any(esc.sub("", line).endswith("\u2026") for line in lines),
+                  "%s: no line cut with …" % report)
+            check("\x1b[31m" in out and "\x1b[0m" in out, "%s: no colour on a terminal" % report)
+            # without the colour, each line is the report's line, cut or whole
+            want = plain.splitlines()
+            check(len(lines) == len(want), "%s: %d lines on the terminal, %d in the report"
+                  % (report, len(lines), len(want)))
+            for got, line in zip(lines, want):
+                got = esc.sub("", got)
+                check(got == line or (got.endswith("\u2026") and line.startswith(got[:-1])),
+                      "%s: %r is not %r cut" % (report, got, line))
+            check(run_on_pty(cmd + ["--wide", "--no-color"], 100) == plain,
+                  "%s: --wide --no-color on a terminal differs from the report" % report)
+            check("\x1b[" not in run_on_pty(cmd, 100, {"NO_COLOR": "1"}),
+                  "%s: NO_COLOR=1 still colours" % report)
+            wide = run_on_pty(cmd + ["--wide"], 100)
+            check(esc.sub("", wide) == plain, "%s: --wide cuts lines" % report)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
