@@ -459,30 +459,17 @@ static int read_tree(struct reader *r, struct st_tree *t)
 	}
 }
 
-/* "lost_by", "notes", "unresolved_by": {name: count}. */
-static int read_counts(struct reader *r, int (*add)(struct st_profile *p, const char *name, __u64 n))
+static int add_unresolved(struct st_profile *p, const char *id, const char *module, __u64 n)
 {
-	char where[32];
-	int err;
-
-	snprintf(where, sizeof(where), "%s", r->key);
-	if (r->v.tok == ST_J_NULL)
-		return 0;
-	if (r->v.tok != ST_J_OBJ)
-		return fail(r, where, "must be an object");
-	while ((err = next_key(r)) == 1) {
-		if (r->v.tok != ST_J_INT || r->v.neg)
-			return fail(r, where, "\"%s\" must be a non-negative integer", r->key);
-		if ((err = add(r->p, r->key, r->v.u)))
-			return err;
-	}
-	return err;
+	(void)id;
+	return st_profile__add_unresolved(p, module, n);
 }
 
-/* "notes" or "lost_by": {"id": {"value": N, "text": "sentence"}} (version
- * 2), or {"sentence": N} (files without a version: the id is derived). */
-static int read_notes(struct reader *r,
-		      int (*add)(struct st_profile *p, const char *id, const char *text, __u64 n))
+/* "notes" or "lost_by" (by_id): {"id": {"value": N, "text": "sentence"}}
+ * (version 2), or {"sentence": N} (files without a version: the id is
+ * derived); "unresolved_by": {module: N}, added with a NULL id. */
+static int read_counts(struct reader *r, bool by_id,
+		       int (*add)(struct st_profile *p, const char *id, const char *text, __u64 n))
 {
 	char where[32], *id = NULL, *text = NULL;
 	int err;
@@ -501,8 +488,9 @@ static int read_notes(struct reader *r,
 				break;
 			continue;
 		}
-		if (r->v.tok != ST_J_OBJ) {
-			err = fail(r, where, "\"%s\" must be an object or a non-negative integer",
+		if (r->v.tok != ST_J_OBJ || !by_id) {
+			err = fail(r, where, by_id ? "\"%s\" must be an object or a non-negative "
+						     "integer" : "\"%s\" must be a non-negative integer",
 				   r->key);
 			break;
 		}
@@ -752,16 +740,16 @@ static int read_doc(struct reader *r)
 			if (!(r->p->command = strdup(r->v.s)))
 				return -ENOMEM;
 		} else if (key_is(r, "lost_by")) {
-			if ((err = read_notes(r, st_profile__add_lost_id)))
+			if ((err = read_counts(r, true, st_profile__add_lost_id)))
 				return err;
 		} else if (key_is(r, "notes")) {
-			if ((err = read_notes(r, st_profile__add_note_id)))
+			if ((err = read_counts(r, true, st_profile__add_note_id)))
 				return err;
 		} else if (key_is(r, "start") || key_is(r, "end")) {
 			if ((err = read_time(r, key_is(r, "start") ? &r->p->start_s : &r->p->end_s)))
 				return err;
 		} else if (key_is(r, "unresolved_by")) {
-			if ((err = read_counts(r, st_profile__add_unresolved)))
+			if ((err = read_counts(r, false, add_unresolved)))
 				return err;
 		} else if (key_is(r, "modules")) {
 			if ((err = read_modules(r)))
