@@ -12,8 +12,8 @@
  * are left out (their samples stay in the parent's width). Colour: a stable
  * hash of the module's file name, the function varying the lightness; data
  * leaves of fault profiles (ST_FRAME_DATA) by class: module data blue, stack
- * green, heap red. Hover: function+
- * offset, module, BASE, CUM, % (tooltip and status line); click zooms, the
+ * green, heap red. Hover: the frame's name, module, the call sites merged
+ * into it, BASE, CUM, % (tooltip and status line); click zooms, the
  * search box highlights the frames matching a regexp and sums their samples.
  */
 #ifndef STACKTREE_FLAMEGRAPH_H
