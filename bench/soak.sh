@@ -65,6 +65,8 @@ for n in sorted(os.listdir(snapdir)):
         prof = json.load(open(p))
         samples += prof["samples"]
         for k, v in prof.get("lost_by", {}).items():
+            if isinstance(v, dict):     # profile.json version 2: {id: {value, text}}
+                k, v = v["text"], v["value"]
             lost[k] = lost.get(k, 0) + v
 cpu_s = (t1 - t0) / hz
 print()

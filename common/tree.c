@@ -423,15 +423,38 @@ const char *st_frame__name(const struct st_frame *f, char *buf, size_t len)
 	return buf;
 }
 
-struct drop_ctx {
+struct copy_ctx {
 	struct st_tree *t;
 	struct st_node **path;	/* the copy's node for each depth of the walk */
 	size_t cap;
+	bool by_function;	/* st_tree__by_function(), else st_tree__without_inline() */
+	void (*seen)(const struct st_node *src, struct st_node *dst, void *ctx);
+	void *seen_ctx;
 };
 
-static int drop_visit(const struct st_node *n, void *ctx)
+/* The function-level key of a code frame: call sites, leaf, inline frames
+ * and functions of one function (and module) become one ST_FRAME_FUNCTION;
+ * a frame without a function keeps its address (nothing to merge by). */
+static struct st_frame function_key(const struct st_frame *f)
 {
-	struct drop_ctx *c = ctx;
+	struct st_frame k = *f;
+
+	if (f->kind != ST_FRAME_CALLSITE && f->kind != ST_FRAME_LEAF &&
+	    f->kind != ST_FRAME_INLINE && f->kind != ST_FRAME_FUNCTION)
+		return k;
+	k.kind = ST_FRAME_FUNCTION;
+	k.file = NULL;		/* a function's call sites have several lines */
+	k.line = 0;
+	if (f->function) {
+		k.addr = 0;
+		k.offset = 0;
+	}
+	return k;
+}
+
+static int copy_visit(const struct st_node *n, void *ctx)
+{
+	struct copy_ctx *c = ctx;
 	struct st_node *d;
 
 	if (n->depth >= c->cap) {
@@ -445,34 +468,54 @@ static int drop_visit(const struct st_node *n, void *ctx)
 	}
 	if (n->depth == 0) {
 		d = st_tree__root(c->t);
-	} else if (n->f.kind == ST_FRAME_INLINE) {
+	} else if (!c->by_function && n->f.kind == ST_FRAME_INLINE) {
 		d = c->path[n->depth - 1];
 		d->base += n->base;
 		c->path[n->depth] = d;
 		return 0;
 	} else {
-		d = st_tree__child(c->t, c->path[n->depth - 1], &n->f, true);
+		struct st_frame k = c->by_function ? function_key(&n->f) : n->f;
+
+		d = st_tree__child(c->t, c->path[n->depth - 1], &k, true);
 		if (!d)
 			return -ENOMEM;
 	}
 	d->base += n->base;
 	d->calls += n->calls;
 	c->path[n->depth] = d;
+	if (c->seen)
+		c->seen(n, d, c->seen_ctx);
 	return 0;
+}
+
+static struct st_tree *copy_tree(const struct st_tree *t, struct copy_ctx *c)
+{
+	c->t = st_tree__new();
+	if (!c->t)
+		return NULL;
+	if (st_tree__walk(t, copy_visit, c)) {
+		st_tree__free(c->t);
+		c->t = NULL;
+	} else {
+		st_tree__finalize(c->t);
+	}
+	free(c->path);
+	return c->t;
 }
 
 struct st_tree *st_tree__without_inline(const struct st_tree *t)
 {
-	struct drop_ctx c = { .t = st_tree__new() };
+	struct copy_ctx c = { 0 };
 
-	if (!c.t)
-		return NULL;
-	if (st_tree__walk(t, drop_visit, &c)) {
-		st_tree__free(c.t);
-		c.t = NULL;
-	} else {
-		st_tree__finalize(c.t);
-	}
-	free(c.path);
-	return c.t;
+	return copy_tree(t, &c);
+}
+
+struct st_tree *st_tree__by_function(const struct st_tree *t,
+				     void (*seen)(const struct st_node *src, struct st_node *dst,
+						  void *ctx),
+				     void *ctx)
+{
+	struct copy_ctx c = { .by_function = true, .seen = seen, .seen_ctx = ctx };
+
+	return copy_tree(t, &c);
 }

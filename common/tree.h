@@ -135,6 +135,21 @@ int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct s
  * Strings are shared with t. NULL on ENOMEM. */
 struct st_tree *st_tree__without_inline(const struct st_tree *t);
 
+/* A finalized copy of t by function, as pprof and flame graph tools count:
+ * the call sites, leaf, inline frames and function frames of one function
+ * (function name and module) under one parent become one ST_FRAME_FUNCTION
+ * node (no address, offset or source line), their BASE and CALLS summed
+ * (CALLS of a merged node is thus at most the sum of its frames' calls).
+ * Frames without a function name keep their address and offset (kind
+ * ST_FRAME_FUNCTION); pseudo frames and data leaves are copied as they are.
+ * seen, when not NULL, is called with every node of t (pre-order) and the
+ * copy's node it went into (stable until the copy is freed). Strings are
+ * shared with t. NULL on ENOMEM. */
+struct st_tree *st_tree__by_function(const struct st_tree *t,
+				     void (*seen)(const struct st_node *src, struct st_node *dst,
+						  void *ctx),
+				     void *ctx);
+
 /* Compute cum bottom-up and sort every node's children by cum descending
  * (ties: by function name, then offset, for stable output). */
 void st_tree__finalize(struct st_tree *t);

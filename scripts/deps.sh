@@ -15,11 +15,16 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zli
       bpftrace	# a peer profiler the tests compare with (test_peers.py)
       lld-14	# lld: its layouts (file offset != address; test_loadmap, test_layouts.py)
       prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)
+      chromium	# headless: speedscope reads stacks.folded (test_outputs.py)
+      python3-jsonschema	# validates every profile.json against schema/ (stcheck.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+# npm installs speedscope into build/npm (test_outputs.py); Debian's nodejs
+# comes without it, NodeSource's nodejs has it built in
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
 	echo "stacktreed: missing packages: ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2

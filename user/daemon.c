@@ -235,13 +235,21 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	}
 	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
 	p->duration_s = secs;
+	{	/* wall clock: the interval ended when its snapshot began (now_s() is monotonic) */
+		struct timespec rt;
+
+		clock_gettime(CLOCK_REALTIME, &rt);
+		p->end_s = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9 -
+			   (now_s() - (r->sampling_end > 0 ? r->sampling_end : r->interval_start + secs));
+		p->start_s = p->end_s - secs;
+	}
 	p->command = describe_target(r->o);
 	st_summary__notes(p, &src, ev, st);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 
 		p->bpf_ns_per_sample = st_summary__ns_per_sample(dns, druns, st[ST_STAT_IDLE]);
-		st_profile__add_note(p, "BPF program runs", druns);
+		st_profile__add_note_id(p, "bpf_runs", "BPF program runs", druns);
 		r->prev_run_ns[ev] = run_ns;
 		r->prev_runs[ev] = runs;
 	}
@@ -453,7 +461,8 @@ static int prepare(struct run *r)
 	int err;
 
 	r->ro = (struct st_report_opts){ .min_pct = o->min_pct, .merge_threads = o->merge_threads,
-					 .formats = o->formats, .lines = o->lines };
+					 .formats = o->formats, .lines = o->lines,
+					 .folded_offsets = o->folded_offsets, .svg_width = o->svg_width };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);

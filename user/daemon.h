@@ -45,6 +45,8 @@ struct st_options {
 	bool no_inline;		/* --no-inline: no inline frames */
 	bool no_python;		/* --no-python: no CPython frames */
 	bool lines;		/* --lines: file:line in the xtree */
+	bool folded_offsets;	/* --folded-offsets: call sites in stacks.folded and the SVG */
+	unsigned svg_width;	/* --svg-width: px, 0 = the default */
 	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */
 	int debuginfod;		/* --debuginfod 1, --no-debuginfod -1, 0: on when

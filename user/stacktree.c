@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include "user/output/arcflow.h"
+#include "user/output/flamegraph.h"
 #include "user/model/folded.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
+#include "user/output/term.h"
 
 #define EXIT_USAGE 64
 
@@ -33,7 +35,8 @@ static void on_signal(int sig)
 	signal_flags |= SIG_ABORT;
 }
 
-enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES };
+enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES,
+       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH, OPT_WIDE, OPT_NO_COLOR };
 
 struct top_args {
 	bool version;
@@ -51,6 +54,9 @@ struct report_args {
 	unsigned formats;	/* --format, 0 = default */
 	bool no_inline;		/* --no-inline: inline frames folded into their callers */
 	bool lines;		/* --lines: file:line in the xtree */
+	bool folded_offsets;	/* --folded-offsets */
+	unsigned svg_width;	/* --svg-width, 0 = default */
+	bool wide, no_color;	/* --print: --wide, --no-color */
 };
 
 static const char top_doc[] =
@@ -119,8 +125,17 @@ static const struct argp_option report_options[] = {
 	{ "no-inline", OPT_NO_INLINE, NULL, 0,
 	  "Fold inline frames into the frames they are inlined into (totals unchanged)", 0 },
 	{ "lines", OPT_LINES, NULL, 0, "xtree: file:line of each frame after its name", 0 },
+	{ "folded-offsets", OPT_FOLDED_OFFSETS, NULL, 0,
+	  "stacks.folded and flamegraph.svg: a frame per call site (function+0xOFF) instead of "
+	  "per function", 0 },
+	{ "svg-width", OPT_SVG_WIDTH, "PX", 0,
+	  "flamegraph.svg: width in pixels (default 1200, 400..100000)", 0 },
 	{ "print", 'p', "REPORT", 0,
-	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given", 0 },
+	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given. On a "
+	  "terminal lines are cut to its width (…) and coloured", 0 },
+	{ "wide", OPT_WIDE, NULL, 0, "--print: full lines, never cut to the terminal's width", 0 },
+	{ "no-color", OPT_NO_COLOR, NULL, 0,
+	  "--print: no colour on a terminal (as NO_COLOR=1 in the environment)", 0 },
 	{ 0 }
 };
 
@@ -161,6 +176,27 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case OPT_LINES:
 		a->lines = true;
 		return 0;
+	case OPT_FOLDED_OFFSETS:
+		a->folded_offsets = true;
+		return 0;
+	case OPT_WIDE:
+		a->wide = true;
+		return 0;
+	case OPT_NO_COLOR:
+		a->no_color = true;
+		return 0;
+	case OPT_SVG_WIDTH: {
+		unsigned long w;
+
+		errno = 0;
+		w = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || w < ST_FLAMEGRAPH_MIN_WIDTH ||
+		    w > ST_FLAMEGRAPH_MAX_WIDTH)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--svg-width: '%s' is not a width in pixels (400..100000)", arg);
+		a->svg_width = (unsigned)w;
+		return 0;
+	}
 	case OPT_FORMAT: {
 		char err[256];
 
@@ -211,7 +247,17 @@ static int print_report(const struct report_args *a, const struct st_profile *p)
 {
 	struct st_profile *merged = NULL;
 	struct st_arcflow *af = NULL;
+	struct st_term_opts to;
+	FILE *term = NULL, *out;
 	int err;
+
+	/* a terminal: cut to its width, coloured; anything else: the report as is */
+	st_term__detect(STDOUT_FILENO, a->wide, a->no_color, &to);
+	if ((to.width || to.colour) && !(term = st_term__open(stdout, &to))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	out = term ? term : stdout;
 
 	if (a->merge_threads) {
 		merged = st_profile__merge_threads(p);
@@ -222,14 +268,19 @@ static int print_report(const struct report_args *a, const struct st_profile *p)
 		p = merged;
 	}
 	if (!strcmp(a->print, "xtree")) {
-		err = st_xtree__write_lines(p, stdout, a->min_pct, a->lines);
+		err = st_xtree__write_lines(p, out, a->min_pct, a->lines);
 	} else {
 		af = st_arcflow__build(p);
-		err = af ? st_arcflow__write_text(af, p, stdout) : -errno;
+		err = af ? st_arcflow__write_text(af, p, out) : -errno;
 	}
+	if (term && fclose(term) && !err)
+		err = -EIO;
+	term = NULL;
 	if (!err && fflush(stdout))
 		err = -EIO;
 cleanup:
+	if (term)
+		fclose(term);
 	if (err)
 		fprintf(stderr, "stacktree: cannot print %s: %s\n", a->print, strerror(-err));
 	st_arcflow__free(af);
@@ -271,7 +322,9 @@ static int cmd_report(int argc, char **argv)
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
 						.merge_threads = a.merge_threads,
 						.prefix = "", .formats = a.formats,
-						.lines = a.lines };
+						.lines = a.lines,
+						.folded_offsets = a.folded_offsets,
+						.svg_width = a.svg_width };
 		/* single-threaded, no other writer of signal_flags until here */
 		signal_flags = SIG_WRITING;
 		sigaction(SIGINT, &sa, NULL);

@@ -8,6 +8,7 @@
 #include "symbolizer/elflayout.h"
 #include "user/daemon.h"
 #include "user/collect/forcefault.h"
+#include "user/output/flamegraph.h"
 #include "user/output/report.h"
 #include "stacktree.h"
 
@@ -48,6 +49,8 @@ enum {
 	OPT_OUTPUT_MODE,
 	OPT_MEMORY_MB,
 	OPT_LISTEN,
+	OPT_FOLDED_OFFSETS,
+	OPT_SVG_WIDTH,
 };
 
 static const struct argp_option options[] = {
@@ -79,6 +82,8 @@ static const struct argp_option options[] = {
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
 	{ "format", OPT_FORMAT, "LIST", 0, "Report files: a comma list of xtree, arcflow, json, folded, pprof, svg (default xtree,arcflow,json)", 1 },
+	{ "folded-offsets", OPT_FOLDED_OFFSETS, NULL, 0, "stacks.folded and flamegraph.svg: a frame per call site (function+0xOFF) instead of per function", 1 },
+	{ "svg-width", OPT_SVG_WIDTH, "PX", 0, "flamegraph.svg: width in pixels (default 1200, 400..100000)", 1 },
 	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 65536)", 2 },
 	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
 	{ "interval", OPT_INTERVAL, "SEC", 0, "Service: write a snapshot directory every SEC seconds into DIR (SIGUSR1: now)", 1 },
@@ -212,6 +217,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LINES:
 		o->lines = true;
+		break;
+	case OPT_FOLDED_OFFSETS:
+		o->folded_offsets = true;
+		break;
+	case OPT_SVG_WIDTH:
+		if (parse_double(arg, ST_FLAMEGRAPH_MIN_WIDTH, ST_FLAMEGRAPH_MAX_WIDTH, &v) ||
+		    v != (unsigned)v)
+			argp_error(state, "invalid --svg-width '%s': give pixels (400..100000)", arg);
+		o->svg_width = (unsigned)v;
 		break;
 	case OPT_DEFER_MB:
 		if (parse_double(arg, 0, 1024, &v) || v != (__u32)v || ((__u32)v & ((__u32)v - 1)))

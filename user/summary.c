@@ -23,48 +23,49 @@
  * the profile header shows them: lost samples, or notes. */
 static const struct {
 	enum st_stat stat;
+	const char *id;		/* profile.json's stable key */
 	const char *name;
 	bool lost;
 } counters[] = {
-	{ ST_STAT_LOST_NODES_FULL, "node array full", true },
-	{ ST_STAT_LOST_TABLE_FULL, "node table full", true },
-	{ ST_STAT_LOST_THREAD, "no thread state", true },
-	{ ST_STAT_SPARE_THREAD,
+	{ ST_STAT_LOST_NODES_FULL, "lost_nodes_full", "node array full", true },
+	{ ST_STAT_LOST_TABLE_FULL, "lost_table_full", "node table full", true },
+	{ ST_STAT_LOST_THREAD, "lost_thread", "no thread state", true },
+	{ ST_STAT_SPARE_THREAD, "spare_thread",
 	  "samples folded without their thread's state (task storage busy; their calls not counted)",
 	  false },
-	{ ST_STAT_LOST_STACK, "stack walk failed", true },
-	{ ST_STAT_LOST_EPOCH, "generation swap race", true },
-	{ ST_STAT_TRUNCATED, "stacks truncated at 127 frames", false },
-	{ ST_STAT_EMPTY_STACK, "samples without user frames ([kernel])", false },
-	{ ST_STAT_IDLE, "idle-CPU samples (not profiled)", false },
-	{ ST_STAT_IN_EXECVE, "samples inside execve (not profiled)", false },
-	{ ST_STAT_NEW_PROC_LOST, "new-process events lost", false },
-	{ ST_STAT_UNW_NO_PROC, "unwind: no tables for the process yet", false },
-	{ ST_STAT_UNW_NO_TABLE, "unwind stopped: no CFI", false },
-	{ ST_STAT_UNW_READ_FAULT, "unwind stopped: stack read fault", false },
-	{ ST_STAT_UNW_UNSUPPORTED, "unwind stopped: unsupported CFI", false },
-	{ ST_STAT_UNW_BAD_FRAME, "unwind stopped: bad frame", false },
-	{ ST_STAT_UNW_TOO_MANY_MAPS,
+	{ ST_STAT_LOST_STACK, "lost_stack", "stack walk failed", true },
+	{ ST_STAT_LOST_EPOCH, "lost_epoch", "generation swap race", true },
+	{ ST_STAT_TRUNCATED, "truncated", "stacks truncated at 127 frames", false },
+	{ ST_STAT_EMPTY_STACK, "empty_stack", "samples without user frames ([kernel])", false },
+	{ ST_STAT_IDLE, "idle", "idle-CPU samples (not profiled)", false },
+	{ ST_STAT_IN_EXECVE, "in_execve", "samples inside execve (not profiled)", false },
+	{ ST_STAT_NEW_PROC_LOST, "new_proc_lost", "new-process events lost", false },
+	{ ST_STAT_UNW_NO_PROC, "unw_no_proc", "unwind: no tables for the process yet", false },
+	{ ST_STAT_UNW_NO_TABLE, "unw_no_table", "unwind stopped: no CFI", false },
+	{ ST_STAT_UNW_READ_FAULT, "unw_read_fault", "unwind stopped: stack read fault", false },
+	{ ST_STAT_UNW_UNSUPPORTED, "unw_unsupported", "unwind stopped: unsupported CFI", false },
+	{ ST_STAT_UNW_BAD_FRAME, "unw_bad_frame", "unwind stopped: bad frame", false },
+	{ ST_STAT_UNW_TOO_MANY_MAPS, "unw_too_many_maps",
 	  "unwind stopped: a mapping beyond the table's bound (16384 per process)", false },
-	{ ST_STAT_UNW_FP_FRAMES, "unwind: frames walked by frame pointers", false },
-	{ ST_STAT_UNW_OVER_BUDGET, "unwind: samples through modules over --unwind-memory",
+	{ ST_STAT_UNW_FP_FRAMES, "unw_fp_frames", "unwind: frames walked by frame pointers", false },
+	{ ST_STAT_UNW_OVER_BUDGET, "unw_over_budget", "unwind: samples through modules over --unwind-memory",
 	  false },
-	{ ST_STAT_UNW_PENDING, "unwind: samples through modules not compiled yet", false },
-	{ ST_STAT_LATE_UNWOUND, "unwind: samples unwound late in the daemon", false },
-	{ ST_STAT_LATE_DROPPED, "deferred samples dropped (daemon queue full)", true },
-	{ ST_STAT_HANDOFF, "threads folded in the kernel again after late unwinding", false },
-	{ ST_STAT_HANDOFF_MISSED,
+	{ ST_STAT_UNW_PENDING, "unw_pending", "unwind: samples through modules not compiled yet", false },
+	{ ST_STAT_LATE_UNWOUND, "late_unwound", "unwind: samples unwound late in the daemon", false },
+	{ ST_STAT_LATE_DROPPED, "late_dropped", "deferred samples dropped (daemon queue full)", true },
+	{ ST_STAT_HANDOFF, "handoff", "threads folded in the kernel again after late unwinding", false },
+	{ ST_STAT_HANDOFF_MISSED, "handoff_missed",
 	  "threads folded in the kernel again without the daemon's last path (CALLS may count one more)",
 	  false },
-	{ ST_STAT_LATE_AGED, "unwind: samples walked late before their tables were in (10 s)",
+	{ ST_STAT_LATE_AGED, "late_aged", "unwind: samples walked late before their tables were in (10 s)",
 	  false },
-	{ ST_STAT_DEFER_LOST, "unwind: samples not deferred (ring buffer full)", false },
-	{ ST_STAT_FAULT_INSTR, "instruction faults", false },
-	{ ST_STAT_FAULT_MODULE, "data faults in modules (m)", false },
-	{ ST_STAT_FAULT_STACK, "data faults on stacks (s)", false },
-	{ ST_STAT_FAULT_HEAP, "data faults in the heap (h)", false },
-	{ ST_STAT_FAULT_UNKNOWN, "data faults not classified (no mapping found)", false },
-	{ ST_STAT_FAULT_FORCED, "data faults on pages --force-faults paged out (*)", false },
+	{ ST_STAT_DEFER_LOST, "defer_lost", "unwind: samples not deferred (ring buffer full)", false },
+	{ ST_STAT_FAULT_INSTR, "fault_instr", "instruction faults", false },
+	{ ST_STAT_FAULT_MODULE, "fault_module", "data faults in modules (m)", false },
+	{ ST_STAT_FAULT_STACK, "fault_stack", "data faults on stacks (s)", false },
+	{ ST_STAT_FAULT_HEAP, "fault_heap", "data faults in the heap (h)", false },
+	{ ST_STAT_FAULT_UNKNOWN, "fault_unknown", "data faults not classified (no mapping found)", false },
+	{ ST_STAT_FAULT_FORCED, "fault_forced", "data faults on pages --force-faults paged out (*)", false },
 };
 
 /* Samples whose walk stopped short, whatever stopped it: the [truncated]
@@ -94,23 +95,24 @@ static void add_perfmap_notes(struct st_profile *p, const struct st_collector *c
 	st_collector__perfmap_stats(coll, &js);
 	st_symbolizer__stats(sym, &ss);
 	const struct {
+		const char *id;
 		const char *name;
 		size_t n;
 	} notes[] = {
-		{ "perf maps read (JIT code names)", js.files },
-		{ "perf maps refused: symbolic links", js.symlink },
-		{ "perf maps refused: not owned by the process's user or root", js.not_owned },
-		{ "perf maps refused: not regular files", js.not_regular },
-		{ "perf maps refused: over the size bound (64 MiB)", js.too_large },
-		{ "perf map lines skipped (malformed)", js.bad_lines },
-		{ "perf map entries dropped (over 1048576 per file)", js.dropped },
-		{ "files refused: implausible layout", ss.implausible },
-		{ "files refused: not the mapped file (mapping gone, path reused)", ss.not_mapped },
+		{ "perfmap_read", "perf maps read (JIT code names)", js.files },
+		{ "perfmap_refused_symlink", "perf maps refused: symbolic links", js.symlink },
+		{ "perfmap_refused_not_owned", "perf maps refused: not owned by the process's user or root", js.not_owned },
+		{ "perfmap_refused_not_regular", "perf maps refused: not regular files", js.not_regular },
+		{ "perfmap_refused_too_large", "perf maps refused: over the size bound (64 MiB)", js.too_large },
+		{ "perfmap_lines_skipped", "perf map lines skipped (malformed)", js.bad_lines },
+		{ "perfmap_entries_dropped", "perf map entries dropped (over 1048576 per file)", js.dropped },
+		{ "files_refused_implausible_layout", "files refused: implausible layout", ss.implausible },
+		{ "files_refused_not_mapped", "files refused: not the mapped file (mapping gone, path reused)", ss.not_mapped },
 	};
 
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
 		if (notes[i].n)
-			st_profile__add_note(p, notes[i].name, notes[i].n);
+			st_profile__add_note_id(p, notes[i].id, notes[i].name, notes[i].n);
 }
 
 /* CPython frames' counters (user/collect/python.h): since the start,
@@ -132,18 +134,36 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py)
 		[ST_PY_STAT_CODE_LOST] = "python: code object reports lost (ring full)",
 		[ST_PY_STAT_DEFERRED] = "python: deferred samples (native frames only)",
 	};
+	static const char *const ids[ST_PY_STAT__MAX] = {
+		[ST_PY_STAT_SAMPLES] = "python_samples",
+		[ST_PY_STAT_WALKED] = "python_walked",
+		[ST_PY_STAT_FRAMES] = "python_frames",
+		[ST_PY_STAT_NO_THREAD] = "python_no_thread",
+		[ST_PY_STAT_NO_FRAME] = "python_no_frame",
+		[ST_PY_STAT_READ_FAULT] = "python_read_fault",
+		[ST_PY_STAT_BAD_VALUE] = "python_bad_value",
+		[ST_PY_STAT_TRUNCATED] = "python_truncated",
+		[ST_PY_STAT_UNMATCHED] = "python_unmatched",
+		[ST_PY_STAT_MERGE_CUT] = "python_merge_cut",
+		[ST_PY_STAT_CODE_EVENTS] = "python_code_events",
+		[ST_PY_STAT_CODE_LOST] = "python_code_lost",
+		[ST_PY_STAT_DEFERRED] = "python_deferred",
+	};
 	struct st_python_stats ps;
 
 	if (!py || st_python__stats(py, &ps))
 		return;
 	for (size_t k = 0; k < ST_PY_STAT__MAX; k++)
 		if (names[k])
-			st_profile__add_note(p, names[k], ps.bpf[k]);
-	st_profile__add_note(p, "python: processes followed", ps.processes);
-	st_profile__add_note(p, "python: processes of unsupported versions", ps.unsupported);
-	st_profile__add_note(p, "python: code objects read", ps.codes);
-	st_profile__add_note(p, "python: code objects unreadable", ps.code_failed);
-	st_profile__add_note(p, "python: code objects over the bound", ps.code_dropped);
+			st_profile__add_note_id(p, ids[k], names[k], ps.bpf[k]);
+	st_profile__add_note_id(p, "python_processes", "python: processes followed", ps.processes);
+	st_profile__add_note_id(p, "python_unsupported", "python: processes of unsupported versions",
+				ps.unsupported);
+	st_profile__add_note_id(p, "python_codes", "python: code objects read", ps.codes);
+	st_profile__add_note_id(p, "python_code_failed", "python: code objects unreadable",
+				ps.code_failed);
+	st_profile__add_note_id(p, "python_code_dropped", "python: code objects over the bound",
+				ps.code_dropped);
 }
 
 void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,
@@ -151,26 +171,30 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
 {
 	__u64 bad;
 
-	st_profile__add_note(p, "stacks cut short ([truncated] root), all reasons",
+	st_profile__add_note_id(p, "truncated_all", "stacks cut short ([truncated] root), all reasons",
 			     truncated_samples(p));
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		if (!st[counters[i].stat] && counters[i].lost)
 			continue;
 		if (counters[i].lost)
-			st_profile__add_lost(p, counters[i].name, st[counters[i].stat]);
+			st_profile__add_lost_id(p, counters[i].id, counters[i].name,
+						st[counters[i].stat]);
 		else if (st[counters[i].stat] ||
 			 (counters[i].stat == ST_STAT_TRUNCATED && ev == ST_EVENT_CPU))
-			st_profile__add_note(p, counters[i].name, st[counters[i].stat]);
+			st_profile__add_note_id(p, counters[i].id, counters[i].name,
+						st[counters[i].stat]);
 	}
 	bad = st_collector__bad_records(s->coll);
 	if (bad)
-		st_profile__add_note(p, "node records dropped by the daemon", bad);
+		st_profile__add_note_id(p, "bad_records", "node records dropped by the daemon", bad);
 	bad = st_collector__other_image_reads(s->coll);
 	if (bad)	/* since the start: not per interval */
-		st_profile__add_note(p, "process reads left out: the process ran another image", bad);
+		st_profile__add_note_id(p, "other_image_reads",
+				"process reads left out: the process ran another image", bad);
 	bad = st_collector__inherited(s->coll);
 	if (bad)	/* since the start */
-		st_profile__add_note(p, "processes symbolized with their parent's maps (exec'd before "
+		st_profile__add_note_id(p, "inherited_maps",
+				"processes symbolized with their parent's maps (exec'd before "
 				     "their own were read)", bad);
 	add_perfmap_notes(p, s->coll, s->sym);
 	if (ev == ST_EVENT_CPU)

@@ -28,9 +28,11 @@ static inline void fuzz_write_all(const struct st_profile *p)
 	if (a)
 		st_arcflow__write_text(a, p, null);
 	st_arcflow__free(a);
-	st_folded__write(p, null);
+	st_folded__write(p, null, false);
+	st_folded__write(p, null, true);
 	st_pprof__write(p, null);
-	st_flamegraph__write(p, null, -1);
+	st_flamegraph__write(p, null, -1, NULL);
+	st_flamegraph__write(p, null, -1, &(struct st_flamegraph_opts){ .offsets = true });
 	st_profile__write_json(p, null, true);
 }
 

@@ -22,6 +22,11 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """A test that cannot run here, for a reason outside the code (e.g. a
+    package registry out of reach): the runner prints the reason."""
+
+
 def check(cond, msg):
     if not cond:
         raise Failure(msg)
@@ -66,9 +71,49 @@ def read_report(path):
     return {"phases": phases, "threads": threads}
 
 
-def load(outdir):
-    with open(os.path.join(outdir, "profile.json")) as f:
-        return json.load(f)
+SCHEMA = os.path.join(ROOT, "schema", "profile.schema.json")
+_validator = None
+
+
+def validate(prof, what):
+    """Check a profile.json document against schema/profile.schema.json
+    with a real validator (python3-jsonschema)."""
+    global _validator
+    if _validator is None:
+        try:
+            import jsonschema
+        except ImportError:
+            raise Failure("python3-jsonschema is missing: install it (scripts/deps.sh does)")
+        with open(SCHEMA) as f:
+            schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _validator = jsonschema.Draft202012Validator(schema)
+    # a tree level is a few frames of the validator's recursion; trees are
+    # at most ST_TREE_MAX_DEPTH (2048) deep
+    import sys
+    if sys.getrecursionlimit() < 40000:
+        sys.setrecursionlimit(40000)
+    errors = sorted(_validator.iter_errors(prof), key=lambda e: list(e.absolute_path))
+    check(not errors, "%s does not match schema/profile.schema.json: %s" % (what, "; ".join(
+        "%s: %s" % ("/".join(str(p) for p in e.absolute_path) or "top level", e.message[:300])
+        for e in errors[:5])))
+
+
+def load(path):
+    """A profile.json (path, or the directory holding it), validated against
+    the schema. notes and lost_by are given as {sentence: value}, as
+    reports print them (the file keys them by stable id: see notes_by_id
+    and lost_by_id, {id: value})."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "profile.json")
+    with open(path) as f:
+        prof = json.load(f)
+    validate(prof, path)
+    for key in ("notes", "lost_by"):
+        prof[key + "_id" if key == "lost_by" else "notes_by_id"] = {
+            k: v["value"] for k, v in prof[key].items()}
+        prof[key] = {v["text"]: v["value"] for v in prof[key].values()}
+    return prof
 
 
 def nodes(node, depth=0, parent=None):

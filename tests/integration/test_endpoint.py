@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.request
 
-from stcheck import Daemon, check, function_cum, metric, wait_for, workload
+from stcheck import Daemon, check, function_cum, load, metric, wait_for, workload
 
 DEMO_FUNCS = ("handle_request", "build_response", "checksum", "render_html", "walk_index",
               "parse_request", "flush_log")
@@ -113,7 +113,7 @@ def test_endpoint_go_pprof():
         path = os.path.join(s.dir, n, "profile.json")
         if not (n[:8].isdigit() and os.path.exists(path)):
             continue
-        prof = json.load(open(path))
+        prof = load(path)
         for t in prof["threads"]:
             if t["comm"] != "demo":
                 continue
@@ -168,7 +168,7 @@ def test_endpoint_with_pid():
     m = re.search(r"Total samples = ([\d.]+)(ms|s)", go.stdout)
     secs = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
     check(1.5 <= secs <= 2.5, "a 2 s profile of a busy thread holds %.2f s" % secs)
-    prof = json.load(open(os.path.join(out_dir, "profile.json")))
+    prof = load(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     # the report spans the request and more: it has all the request's samples
     check(prof["samples"] >= secs * 199 - 2, "the report holds %d samples, the request %.0f"

@@ -1,7 +1,6 @@
 """Integration tests of page-fault profiles (--event faults): a workload that
 touches a known number of pages of a .bss array, a .data array, its stack in
 a recursion and a malloc'd block; counts by class and symbol are checked."""
-import json
 import os
 import subprocess
 
@@ -95,10 +94,8 @@ def test_cpu_and_faults_in_one_session():
     for f in ("cpu.xtree.txt", "cpu.profile.json", "faults.xtree.txt", "faults.profile.json",
               "faults.arcflow.txt"):
         check(os.path.exists(os.path.join(out, f)), "missing " + f)
-    with open(os.path.join(out, "faults.profile.json")) as f:
-        check_fault_profile(json.load(f), rep["phases"])
-    with open(os.path.join(out, "cpu.profile.json")) as f:
-        cpu = json.load(f)
+    check_fault_profile(load(os.path.join(out, "faults.profile.json")), rep["phases"])
+    cpu = load(os.path.join(out, "cpu.profile.json"))
     check(cpu["event"] == "cpu-clock", "cpu profile event %s" % cpu["event"])
     check(not [n for t in cpu["threads"] for n, _, _ in nodes(t["root"])
                if n["kind"] == "data"], "data leaves in the cpu profile")

@@ -10,8 +10,8 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from stcheck import (SANITIZED, STACKTREE, STACKTREED, Failure, check, check_invariants, load, nodes,
-                     run_profiled, workload)
+from stcheck import (BUILD, SANITIZED, STACKTREE, STACKTREED, Failure, Skip, check,
+                     check_invariants, load, nodes, run_profiled, workload)
 
 ALL = "xtree,arcflow,json,folded,pprof,svg"
 FILES = ("xtree.txt", "arcflow.txt", "profile.json", "stacks.folded", "profile.pb.gz",
@@ -54,6 +54,36 @@ def fn_key(n, t=None):
     if n["kind"] == "root":
         return None
     return n["function"] if n["function"] is not None else frame_name(n)
+
+
+CODE_KINDS = ("callsite", "leaf", "inline", "function")
+
+
+def by_function(root):
+    """The tree as stacks.folded and flamegraph.svg show it: under each
+    parent, the code frames of one function (and module) are one node
+    (st_tree__by_function). Yields (depth, name, cum, base) below the root."""
+    def key(n):
+        if n["kind"] not in CODE_KINDS:
+            return ("frame", frame_name(n))
+        if n["function"] is not None:
+            return ("function", n["function"], n["module"])
+        return ("address", n["module"], n["offset"], n["address"])
+
+    stack = [(0, [root])]
+    while stack:
+        depth, group = stack.pop()
+        if depth:
+            n = group[0]
+            name = n["function"] if n["kind"] in CODE_KINDS and n["function"] is not None \
+                else frame_name(n)
+            yield (depth, name, sum(g["cum"] for g in group), sum(g["base"] for g in group))
+        children = {}
+        for g in group:
+            for c in g["children"]:
+                children.setdefault(key(c), []).append(c)
+        for grp in children.values():
+            stack.append((depth + 1, grp))
 
 
 def outermost_cum(prof, key):
@@ -142,7 +172,8 @@ def check_pprof(path, prof, what):
 def check_svg(path, prof):
     run([tool("xmllint", "libxml2-utils"), "--noout", path])
     nboxes = run(["xmllint", "--xpath", "count(//*[local-name()='g'][@class='f'])", path])
-    nnodes = sum(1 for t in prof["threads"] for _ in nodes(t["root"]))
+    want = [b for t in prof["threads"] for b in by_function(t["root"])]
+    nnodes = 1 + len(want)
     # every node is at least 0.39 px wide at 3000 samples: none is left out
     check(int(float(nboxes)) == nnodes, "svg: %s boxes for %d tree nodes" % (nboxes, nnodes))
     root = ET.parse(path).getroot()
@@ -160,10 +191,8 @@ def check_svg(path, prof):
               % (g.get("data-n"), w, cum, cum * width / total))
         check(g.find(SVG_NS + "title") is not None, "svg: box without a tooltip")
         boxes.append((int(g.get("data-l")), g.get("data-n"), cum, int(g.get("data-b"))))
-    # one process, one thread: the boxes are the tree's nodes, level = depth,
-    # named as in xtree, with their BASE and CUM
-    want = [(d, frame_name(n), n["cum"], n["base"])
-            for t in prof["threads"] for n, d, _ in nodes(t["root"]) if d]
+    # one process, one thread: the boxes are the by-function tree's nodes,
+    # level = depth, with their BASE and CUM
     check(sorted(b for b in boxes if b[0]) == sorted(want),
           "svg boxes differ from the tree: %s" % sorted(set(boxes[1:]) ^ set(want))[:6])
     text = open(path).read()
@@ -191,14 +220,13 @@ def test_outputs_phases_all_formats():
 
     svg = check_svg(os.path.join(out, "flamegraph.svg"), prof)
 
-    # folded stacks read back give the same per-frame CUM totals
+    # folded stacks (by function) read back give the same per-function CUM
     rt = tempfile.mkdtemp(prefix="st-it-folded-")
     run([STACKTREE, "report", "--folded", os.path.join(out, "stacks.folded"), "-o", rt])
     back = load(rt)
     check(back["samples"] == prof["samples"], "folded round trip: %d samples, %d before"
           % (back["samples"], prof["samples"]))
-    want = outermost_cum(prof, lambda n, t: t["comm"] if n["function"] is None and
-                         n["kind"] == "root" else frame_name(n))
+    want = outermost_cum(prof, lambda n, t: t["comm"] if n["kind"] == "root" else fn_key(n))
     got = {e["function"]: e["cum"] for e in back["arcflow"] if not e["function"].startswith("[pid")}
     check(got == want, "folded round trip: per-function CUM differ: %s"
           % sorted(set(got.items()) ^ set(want.items()))[:10])
@@ -213,6 +241,31 @@ def test_outputs_phases_all_formats():
     check(rows2 == rows, "converted pprof differs from stacktreed's")
     check(open(os.path.join(conv, "flamegraph.svg")).read() == svg,
           "converted flame graph differs from stacktreed's")
+
+    # --folded-offsets: a frame per call site, as xtree names them; --svg-width
+    conv = tempfile.mkdtemp(prefix="st-it-conv-")
+    run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"), "--format",
+         "folded,svg", "--folded-offsets", "--svg-width", "1600", "-o", conv])
+    want = {}
+    for t in prof["threads"]:
+        for n, d, _ in nodes(t["root"]):
+            if d:
+                want[frame_name(n)] = want.get(frame_name(n), 0) + n["base"]
+    got = {}
+    for line in open(os.path.join(conv, "stacks.folded")):
+        stack, count = line.rsplit(" ", 1)
+        leaf = stack.rsplit(";", 1)[-1]
+        got[leaf] = got.get(leaf, 0) + int(count)
+    check(got == {k: v for k, v in want.items() if v},
+          "--folded-offsets: leaves %s, BASE by frame %s" % (got, want))
+    check(any("+0x" in line for line in open(os.path.join(conv, "stacks.folded"))),
+          "--folded-offsets: no call site in stacks.folded")
+    root = ET.parse(os.path.join(conv, "flamegraph.svg")).getroot()
+    check(root.get("width") == "1600" and root.get("data-width") == "1580",
+          "--svg-width 1600: width %s, data-width %s" % (root.get("width"), root.get("data-width")))
+    nboxes = sum(1 for g in root.iter(SVG_NS + "g") if g.get("class") == "f")
+    check(nboxes == sum(1 for t in prof["threads"] for _ in nodes(t["root"])),
+          "--folded-offsets: %d boxes, not one per tree node" % nboxes)
 
 
 def test_outputs_flamegraph_per_process():
@@ -249,6 +302,104 @@ def test_outputs_flamegraph_per_process():
     first = next(g for g in root.iter(SVG_NS + "g") if g.get("class") == "f")
     check(first.get("data-n") == "all (2 processes)" and int(first.get("data-c")) ==
           prof["samples"], "flamegraph.svg root box: %s" % first.get("data-n"))
+
+
+SPEEDSCOPE = "speedscope@1.25.0"
+
+
+def speedscope_release():
+    """speedscope's web app (npm package), installed once under build/npm.
+    Skips the test only when the npm registry is out of reach."""
+    prefix = os.path.join(BUILD, "npm")
+    index = os.path.join(prefix, "node_modules", "speedscope", "dist", "release", "index.html")
+    if not os.path.exists(index):
+        npm = tool("npm", "npm")
+        p = subprocess.run([npm, "install", "--prefix", prefix, "--no-audit", "--no-fund",
+                            "--no-save", SPEEDSCOPE], capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            ping = subprocess.run([npm, "ping"], capture_output=True, text=True, timeout=60)
+            if ping.returncode != 0:
+                raise Skip("npm registry unreachable (npm ping: %s)"
+                           % (ping.stderr.strip().splitlines() or ["?"])[-1])
+            raise Failure("npm install %s failed: %s" % (SPEEDSCOPE, p.stderr[-2000:]))
+    return os.path.dirname(index)
+
+
+def speedscope_sandwich(release, folded):
+    """Load folded stacks into speedscope in headless Chromium (its own
+    importer, from a local HTTP server as #profileURL= requires) and read
+    the sandwich view's table: {function: (total, self)}."""
+    import html
+    import http.server
+    import threading
+    chromium = tool("chromium", "chromium")
+    tmp = tempfile.mkdtemp(prefix="st-speedscope-")
+    try:
+        site = os.path.join(tmp, "site")
+        os.mkdir(site)
+        for f in os.listdir(release):
+            os.symlink(os.path.join(release, f), os.path.join(site, f))
+        shutil.copy(folded, os.path.join(site, "stacks.folded"))
+
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *a, **k):
+                super().__init__(*a, directory=site, **k)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            url = ("http://127.0.0.1:%d/index.html#profileURL=stacks.folded&view=sandwich"
+                   % srv.server_address[1])
+            p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                                "--user-data-dir=" + os.path.join(tmp, "chromium"),
+                                "--virtual-time-budget=15000", "--dump-dom", url],
+                               capture_output=True, text=True, timeout=120)
+        finally:
+            srv.shutdown()
+            srv.server_close()
+        check(p.returncode == 0, "chromium exited %d: %s" % (p.returncode, p.stderr[-2000:]))
+        rows = {}
+        for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", p.stdout, re.S):
+            tds = [html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
+                   for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+            if len(tds) == 3:
+                num = [int(t.split()[0].replace(",", "")) for t in tds[:2]]
+                rows[tds[2]] = (num[0], num[1])
+        check(rows, "speedscope showed no sandwich table:\n" + p.stdout[-3000:])
+        return rows
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_outputs_speedscope():
+    """Issue 21 item 2: stacks.folded loaded into speedscope (its own
+    importer, in headless Chromium) gives every function the totals pprof
+    gives it: handle_request, called from one call site but calling from
+    three, is one function of ~85% (not three rows), and walk_index's
+    recursion is counted once."""
+    release = speedscope_release()
+    out, _, _ = run_profiled(["-F", "999", "--format", "folded,pprof,json", "--",
+                              workload("demo")], env_extra={"WL_SCALE": "0.5"})
+    prof = load(out)
+    total, top = parse_top(pprof(["-top", "-sample_index=samples", "-nodefraction=0",
+                                  "-nodecount=1000"], os.path.join(out, "profile.pb.gz")))
+    check(total == prof["samples"], "pprof total %d != %d" % (total, prof["samples"]))
+    ss = speedscope_sandwich(release, os.path.join(out, "stacks.folded"))
+    for fn in ("handle_request", "walk_index", "build_response", "checksum"):
+        check(fn in ss and fn in top, "%s missing: speedscope %s, pprof %s"
+              % (fn, sorted(ss), sorted(top)))
+    check(top["handle_request"][1] > 0.7 * total, "handle_request cum %d of %d"
+          % (top["handle_request"][1], total))
+    # every function pprof shows has pprof's (flat, cum) as speedscope's
+    # (self, total); speedscope's only other frame is the comm
+    for fn, (flat, cum) in top.items():
+        check(ss.get(fn) == (cum, flat), "%s: speedscope total/self %s, pprof cum/flat %s"
+              % (fn, ss.get(fn), (cum, flat)))
+    check(set(ss) - set(top) <= {"demo"}, "speedscope's extra functions: %s"
+          % sorted(set(ss) - set(top)))
 
 
 def test_outputs_unknown_format():
@@ -352,3 +503,78 @@ def test_outputs_build_ids():
     check(load(conv)["modules"] == prof["modules"], "modules differ after report --input")
     check(pprof_mappings(os.path.join(conv, "profile.pb.gz")) == maps,
           "pprof mappings differ after report --input")
+
+
+def run_on_pty(cmd, cols, env_extra=None):
+    """Run cmd with stdout on a pseudo-terminal cols columns wide; its
+    output with the pty's \\r\\n back to \\n."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    env.update(env_extra or {})
+    p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:		# EIO: the other side closed
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    err = p.stderr.read().decode()
+    check(p.wait(timeout=60) == 0, "%s exited %d: %s" % (cmd, p.returncode, err))
+    return out.decode().replace("\r\n", "\n")
+
+
+def test_report_print_on_a_terminal():
+    """Issue 21 item 9: `stacktree report --print` on a terminal cuts lines
+    to its width with … and colours them (perf report --stdio's way);
+    --wide keeps them whole, --no-color and NO_COLOR drop the colour, and
+    output that is not a terminal is the report as it was."""
+    tmp = tempfile.mkdtemp(prefix="st-term-")
+    try:
+        folded = os.path.join(tmp, "in.folded")
+        with open(folded, "w") as f:
+            f.write("main;ledger::accrue_interest_for_every_account_in_the_book(double, int)"
+                    ";std::vector<ledger::entry>::emplace_back<ledger::entry const&>() 90\n"
+                    "main;r\u00e9sum\u00e9_of_the_parser_with_a_long_name;lex 9\n"
+                    "main;tiny 1\n")
+        run([STACKTREE, "report", "--folded", folded, "--format", "json", "-o", tmp])
+        for report in ("xtree", "arcflow"):
+            cmd = [STACKTREE, "report", "--input", tmp, "--print", report]
+            plain = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+            longest = max(len(line) for line in plain.splitlines())
+            check(longest > 100, "%s: the test needs lines over 100 columns (%d)"
+                  % (report, longest))
+            esc = re.compile(r"\x1b\[[0-9;]*m")
+            out = run_on_pty(cmd, 100)
+            lines = out.splitlines()
+            over = [line for line in lines if len(esc.sub("", line)) > 100]
+            check(not over, "%s: lines over 100 columns: %s" % (report, over[:2]))
+            check(any(esc.sub("", line).endswith("\u2026") for line in lines),
+                  "%s: no line cut with …" % report)
+            check("\x1b[31m" in out and "\x1b[0m" in out, "%s: no colour on a terminal" % report)
+            # without the colour, each line is the report's line, cut or whole
+            want = plain.splitlines()
+            check(len(lines) == len(want), "%s: %d lines on the terminal, %d in the report"
+                  % (report, len(lines), len(want)))
+            for got, line in zip(lines, want):
+                got = esc.sub("", got)
+                check(got == line or (got.endswith("\u2026") and line.startswith(got[:-1])),
+                      "%s: %r is not %r cut" % (report, got, line))
+            check(run_on_pty(cmd + ["--wide", "--no-color"], 100) == plain,
+                  "%s: --wide --no-color on a terminal differs from the report" % report)
+            check("\x1b[" not in run_on_pty(cmd, 100, {"NO_COLOR": "1"}),
+                  "%s: NO_COLOR=1 still colours" % report)
+            wide = run_on_pty(cmd + ["--wide"], 100)
+            check(esc.sub("", wide) == plain, "%s: --wide cuts lines" % report)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,6 @@
 """Integration tests of the long-running service mode (-a --interval):
 snapshots on schedule and on SIGUSR1, short-lived and concurrent programs
 symbolized, deleted binaries, filters."""
-import json
 import os
 import shutil
 import signal
@@ -34,8 +33,7 @@ class Service:
     def profiles(self):
         out = []
         for n in snapshots(self.dir):
-            with open(os.path.join(self.dir, n, "profile.json")) as f:
-                out.append((n, json.load(f)))
+            out.append((n, load(os.path.join(self.dir, n))))
         return out
 
 

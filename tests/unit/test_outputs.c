@@ -97,9 +97,19 @@ static char *written(const struct st_profile *p, int (*w)(const struct st_profil
 	return buf;
 }
 
+static int folded_by_function(const struct st_profile *p, FILE *f)
+{
+	return st_folded__write(p, f, false);
+}
+
+static int folded_offsets(const struct st_profile *p, FILE *f)
+{
+	return st_folded__write(p, f, true);
+}
+
 static char *folded_text(const struct st_profile *p)
 {
-	return written(p, st_folded__write);
+	return written(p, folded_by_function);
 }
 
 static void test_folded_lines(void **state)
@@ -108,7 +118,17 @@ static void test_folded_lines(void **state)
 	char *text = folded_text(p);
 
 	(void)state;
-	/* the two "prog" threads merge: main+0x10;work is 90 + 5 */
+	/* by function: main's two call sites are one frame; an unnamed frame
+	 * keeps its offset */
+	assert_string_equal(text, "prog;start;work 100\n"
+				  "prog;main;work 95\n"
+				  "prog;main;tiny 2\n"
+				  "prog;main;op<:>& 1\n"
+				  "other;schedule 7\n"
+				  "other;[truncated];prog+0x1234 3\n");
+	free(text);
+	/* --folded-offsets: the two "prog" threads merge: main+0x10;work is 90 + 5 */
+	text = written(p, folded_offsets);
 	assert_string_equal(text, "prog;start+0x8;work 100\n"
 				  "prog;main+0x10;work 95\n"
 				  "prog;main+0x20;tiny 2\n"
@@ -629,16 +649,22 @@ static void test_pprof_not_timer(void **state)
 
 /* ---- svg ------------------------------------------------------------------- */
 
-static char *svg_text(const struct st_profile *p, long pid)
+static char *svg_text_opts(const struct st_profile *p, long pid,
+			   const struct st_flamegraph_opts *o)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(st_flamegraph__write(p, f, pid), 0);
+	assert_int_equal(st_flamegraph__write(p, f, pid, o), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *svg_text(const struct st_profile *p, long pid)
+{
+	return svg_text_opts(p, pid, NULL);
 }
 
 /* The number in name="..." inside the element starting at s. */
@@ -690,7 +716,7 @@ static size_t boxes(const char *svg, struct box *out, size_t max)
 static void test_svg_process(void **state)
 {
 	struct st_profile *p = sample_profile();
-	char *svg = svg_text(p, 10);
+	char *svg = svg_text_opts(p, 10, &(struct st_flamegraph_opts){ .offsets = true });
 	struct box b[64];
 	size_t n = boxes(svg, b, 64);
 	double scale = 1180.0 / 198;
@@ -728,6 +754,47 @@ static void test_svg_process(void **state)
 	assert_null(strstr(svg, " src="));
 	assert_non_null(strstr(svg, "<script type=\"text/ecmascript\"><![CDATA["));
 	assert_non_null(strstr(svg, "id=\"search\""));
+	free(svg);
+	st_profile__free(p);
+}
+
+/* By function (the default): main's two call sites are one box listing
+ * them; --svg-width sets the document's width. */
+static void test_svg_by_function(void **state)
+{
+	struct st_profile *p = sample_profile();
+	char *svg = svg_text_opts(p, 10, &(struct st_flamegraph_opts){ .width = 2020 });
+	struct box b[64];
+	size_t n = boxes(svg, b, 64);
+	double scale = 2000.0 / 198;
+	const char *main10, *work, *sites;
+
+	(void)state;
+	assert_non_null(strstr(svg, "width=\"2020\""));
+	assert_non_null(strstr(svg, "data-total=\"198\" data-width=\"2000\""));
+	/* process, 2 threads, 4 + 4 frames */
+	assert_int_equal(n, 11);
+	for (size_t i = 0; i < n; i++)
+		assert_true(fabs(b[i].w - (double)b[i].cum * scale) < 0.0006);
+	assert_string_equal(b[2].name, "start");
+	assert_string_equal(b[4].name, "main");
+	assert_int_equal(b[4].cum, 5);
+	assert_string_equal(b[6].name, "prog (tid 10)");
+	assert_string_equal(b[7].name, "main");
+	assert_int_equal(b[7].cum, 93);
+	assert_int_equal(b[7].level, 2);
+	assert_string_equal(b[8].name, "work");
+	assert_int_equal(b[8].level, 3);
+	/* thread 10's main: both call sites in its tooltip, most first; thread
+	 * 11's main has one, listed too (its name differs from the box's) */
+	main10 = strstr(svg, "data-c=\"93\"");
+	assert_non_null(main10);
+	assert_non_null(strstr(main10, "call sites (2):\n  main+0x10: CUM 90\n  main+0x20: CUM 3\n"));
+	assert_non_null(strstr(svg, "call sites (1):\n  main+0x10: CUM 5\n"));
+	/* a box of one frame of its own name lists nothing */
+	work = strstr(svg, "data-n=\"work\"");
+	sites = strstr(work, "call sites");
+	assert_true(!sites || sites > strstr(work, "</g>"));
 	free(svg);
 	st_profile__free(p);
 }
@@ -788,8 +855,7 @@ static void test_data_leaves(void **state)
 
 	(void)state;
 	st_frame__name(&data, name, sizeof(name));
-	snprintf(line, sizeof(line), "faulty;main+0x10;touch 1\nfaulty;main+0x10;touch;%s 4\n",
-		 name);
+	snprintf(line, sizeof(line), "faulty;main;touch 1\nfaulty;main;touch;%s 4\n", name);
 	assert_string_equal(text, line);
 	/* pprof: the data leaf is the sample's first location, its class a label */
 	assert_int_equal(pb->n_sample_type, 1);
@@ -846,8 +912,8 @@ static void test_forced_data_leaves(void **state)
 	assert_string_equal(st_frame__name(&forced, name, sizeof(name)), "(h*) [heap]+0x40");
 	assert_string_equal(st_frame__name(&data, name, sizeof(name)), "(h) [heap]+0x40");
 	text = folded_text(p);
-	assert_non_null(strstr(text, "faulty;main+0x10;touch;(h*) [heap]+0x40 7\n"));
-	assert_non_null(strstr(text, "faulty;main+0x10;touch;(h) [heap]+0x40 4\n"));
+	assert_non_null(strstr(text, "faulty;main;touch;(h*) [heap]+0x40 7\n"));
+	assert_non_null(strstr(text, "faulty;main;touch;(h) [heap]+0x40 4\n"));
 	pb = decode_written(p);
 	for (size_t i = 0; i < pb->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = pb->sample[i];
@@ -961,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(test_inline_arcflow),
 		cmocka_unit_test(test_inline_pprof),
 		cmocka_unit_test(test_svg_process),
+		cmocka_unit_test(test_svg_by_function),
 		cmocka_unit_test(test_svg_all),
 		cmocka_unit_test(test_data_leaves),
 		cmocka_unit_test(test_forced_data_leaves),

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,10 @@ static struct st_profile *sample_profile(void)
 
 	p->frequency_hz = 99;
 	p->duration_s = 1.5;
+	p->start_s = 1764091862.123456;
+	p->end_s = p->start_s + 1.5;
 	st_profile__add_lost(p, "node table full", 3);
-	st_profile__add_note(p, "stacks truncated at 127 frames", 1);
+	st_profile__add_note_id(p, "truncated", "stacks truncated at 127 frames", 1);
 	t = st_profile__add_thread(p, 10, 10, "prog");
 	{
 		struct st_frame a[] = { cs(p, "main", 0x10, "/bin/prog"), lf(p, "work", "/bin/prog") };
@@ -131,6 +134,33 @@ static char *tmpfile_with(const char *text)
 	return path;
 }
 
+/* A file written before "version": notes and lost_by as {"sentence": N},
+ * no times; still read, ids derived from the sentences. */
+static void test_json_version1(void **state)
+{
+	char *path = tmpfile_with(
+		"{\"event\":\"cpu-clock\",\"frequency_hz\":99,\"samples\":2,\"lost\":3,"
+		"\"lost_by\":{\"node table full\":3},"
+		"\"notes\":{\"unwind stopped: no CFI\":7},"
+		"\"threads\":[{\"pid\":1,\"tid\":1,\"comm\":\"a\",\"root\":{\"function\":null,"
+		"\"kind\":\"root\",\"base\":2,\"cum\":2,\"calls\":0,\"children\":[]}}]}");
+	struct st_profile *q = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q->lost, 3);
+	assert_int_equal(q->nnotes, 1);
+	assert_string_equal(q->notes[0].id, "unwind_stopped_no_cfi");
+	assert_string_equal(q->notes[0].name, "unwind stopped: no CFI");
+	assert_int_equal(q->notes[0].value, 7);
+	assert_string_equal(q->lost_by[0].id, "node_table_full");
+	assert_true(q->start_s == 0 && q->end_s == 0);
+	unlink(path);
+	free(path);
+	st_profile__free(q);
+}
+
 static void test_json_round_trip(void **state)
 {
 	struct st_profile *p = sample_profile(), *q = NULL;
@@ -147,6 +177,12 @@ static void test_json_round_trip(void **state)
 	assert_int_equal(q->lost, 3);
 	assert_int_equal(q->nthreads, 3);
 	assert_int_equal(q->nnotes, 1);
+	/* notes keep their id and sentence; times round to microseconds */
+	assert_string_equal(q->notes[0].id, "truncated");
+	assert_string_equal(q->notes[0].name, "stacks truncated at 127 frames");
+	assert_string_equal(q->lost_by[0].id, "node_table_full");
+	assert_true(fabs(q->start_s - p->start_s) < 2e-6);
+	assert_true(fabs(q->end_s - p->end_s) < 2e-6);
 	assert_same_modules(p, q);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		assert_int_equal(p->threads[i]->tid, q->threads[i]->tid);
@@ -350,6 +386,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_json_version1),
 		cmocka_unit_test(test_modules_once),
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_json_too_deep),

@@ -273,6 +273,88 @@ static void test_frame_names(void **state)
 	assert_string_equal(st_frame__name(&raw, buf, sizeof(buf)), "[unknown] 0xabc");
 }
 
+/* ---- by function ------------------------------------------------------ */
+
+struct seen_h {
+	const char *h;		/* interned "h" */
+	struct st_node *dst[8];
+	size_t n;
+};
+
+static void seen_h(const struct st_node *src, struct st_node *dst, void *ctx)
+{
+	struct seen_h *c = ctx;
+
+	if (src->f.function == c->h && c->n < 8)
+		c->dst[c->n++] = dst;
+}
+
+/* Call sites, leaf and inline frames of one function under one caller are
+ * one node; recursion stays nested; unnamed frames keep their address. */
+static void test_by_function(void **state)
+{
+	struct fx *f = *state;
+#define CS(fn, off) { .kind = ST_FRAME_CALLSITE, .addr = 0x1000 + (off), .offset = (off), \
+		      .function = st_strtab__intern(f->strs, fn) }
+#define LF(fn) { .kind = ST_FRAME_LEAF, .addr = 0x2000, .function = st_strtab__intern(f->strs, fn) }
+	struct st_frame a[] = { CS("main", 0x10), CS("h", 0x5), LF("parse") };
+	struct st_frame b[] = { CS("main", 0x10), CS("h", 0x9), LF("build") };
+	struct st_frame c[] = { CS("main", 0x10), LF("h") };
+	struct st_frame d[] = { CS("main", 0x10), CS("h", 0x20), CS("walk", 0x4), CS("walk", 0x4),
+				LF("walk") };
+	struct st_frame e[] = { CS("main", 0x10),
+				{ .kind = ST_FRAME_INLINE, .function = st_strtab__intern(f->strs, "g") },
+				LF("x") };
+	struct st_frame u1[] = { CS("main", 0x10), { .kind = ST_FRAME_LEAF, .addr = 0x401234,
+				 .offset = 0x1234, .module = st_strtab__intern(f->strs, "lib") } };
+	struct st_frame u2[] = { CS("main", 0x10), { .kind = ST_FRAME_LEAF, .addr = 0x405678,
+				 .offset = 0x5678, .module = st_strtab__intern(f->strs, "lib") } };
+#undef CS
+#undef LF
+	struct seen_h sh = { .h = st_strtab__intern(f->strs, "h") };
+	struct st_tree *t = f->t, *fn;
+	struct st_node *h;
+	size_t unnamed = 0;
+
+	st_tree__add_sample(t, a, 3, 10, ST_CALLS_FRAME);
+	st_tree__add_sample(t, b, 3, 55, ST_CALLS_FRAME);
+	st_tree__add_sample(t, c, 2, 3, ST_CALLS_FRAME);
+	st_tree__add_sample(t, d, 5, 20, ST_CALLS_FRAME);
+	st_tree__add_sample(t, e, 3, 2, ST_CALLS_FRAME);
+	st_tree__add_sample(t, u1, 2, 1, ST_CALLS_FRAME);
+	st_tree__add_sample(t, u2, 2, 1, ST_CALLS_FRAME);
+	st_tree__finalize(t);
+	fn = st_tree__by_function(t, seen_h, &sh);
+	assert_non_null(fn);
+	f->t = fn;	/* expect_node() reads f->t */
+	expect_node(f, "main", find(f, fn, "main")->calls, 0, 92);
+	h = find(f, fn, "main;h");
+	assert_non_null(h);
+	expect_node(f, "main;h", h->calls, 3, 88);
+	expect_node(f, "main;h;parse", find(f, fn, "main;h;parse")->calls, 10, 10);
+	expect_node(f, "main;h;build", find(f, fn, "main;h;build")->calls, 55, 55);
+	expect_node(f, "main;h;walk", find(f, fn, "main;h;walk")->calls, 0, 20);
+	expect_node(f, "main;h;walk;walk;walk", find(f, fn, "main;h;walk;walk;walk")->calls, 20, 20);
+	expect_node(f, "main;g;x", find(f, fn, "main;g;x")->calls, 2, 2);
+	assert_null(find(f, fn, "main;h;walk;walk;walk;walk"));
+	assert_int_equal(h->f.kind, ST_FRAME_FUNCTION);
+	assert_int_equal(h->f.offset, 0);
+	assert_int_equal(h->f.addr, 0);
+	/* every frame of h (3 call sites, the leaf) went into the one node */
+	assert_int_equal(sh.n, 4);
+	for (size_t i = 0; i < sh.n; i++)
+		assert_ptr_equal(sh.dst[i], h);
+	for (struct st_node *n = find(f, fn, "main")->first_child; n; n = n->next_sibling)
+		if (!n->f.function) {
+			assert_int_equal(n->f.kind, ST_FRAME_FUNCTION);
+			assert_true(n->f.addr == 0x401234 || n->f.addr == 0x405678);
+			unnamed++;
+		}
+	assert_int_equal(unnamed, 2);
+	f->t = t;
+	st_tree__free(fn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_sums, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_invariants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frame_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_by_function, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

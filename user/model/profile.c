@@ -38,8 +38,10 @@ static void thread_free(struct st_thread *t)
 
 static void counts_free(struct st_count *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(c[i].name);
+		free(c[i].id);
+	}
 	free(c);
 }
 
@@ -95,12 +97,36 @@ struct st_thread *st_profile__find_thread(const struct st_profile *p, __u32 pid,
 	return NULL;
 }
 
-static int count_add(struct st_count **arr, size_t *n, const char *name, __u64 v)
+const char *st_count__id_of(const char *text, char *buf, size_t len)
+{
+	size_t n = 0;
+	bool sep = false;
+
+	for (const unsigned char *s = (const unsigned char *)text; *s && n + 2 < len; s++) {
+		if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		    (*s >= 'A' && *s <= 'Z')) {
+			if (sep && n)
+				buf[n++] = '_';
+			buf[n++] = (char)(*s | 0x20);
+			sep = false;
+		} else {
+			sep = true;
+		}
+	}
+	if (!n)
+		buf[n++] = '_';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* id NULL: none kept (unresolved_by, keyed by module); else counts of one
+ * id are one entry, whose text is the first one given. */
+static int count_add(struct st_count **arr, size_t *n, const char *id, const char *name, __u64 v)
 {
 	struct st_count *na;
 
 	for (size_t i = 0; i < *n; i++) {
-		if (strcmp((*arr)[i].name, name) == 0) {
+		if (id ? !strcmp((*arr)[i].id, id) : !strcmp((*arr)[i].name, name)) {
 			(*arr)[i].value += v;
 			return 0;
 		}
@@ -109,31 +135,48 @@ static int count_add(struct st_count **arr, size_t *n, const char *name, __u64 v
 	if (!na)
 		return -ENOMEM;
 	*arr = na;
-	na[*n].name = strdup(name);
-	if (!na[*n].name)
+	na[*n] = (struct st_count){ .name = strdup(name), .id = id ? strdup(id) : NULL, .value = v };
+	if (!na[*n].name || (id && !na[*n].id)) {
+		free(na[*n].name);
+		free(na[*n].id);
 		return -ENOMEM;
-	na[*n].value = v;
+	}
 	(*n)++;
 	return 0;
 }
 
-int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n)
+int st_profile__add_lost_id(struct st_profile *p, const char *id, const char *reason, __u64 n)
 {
-	int err = count_add(&p->lost_by, &p->nlost_by, reason, n);
+	char buf[ST_COUNT_ID_MAX];
+	int err = count_add(&p->lost_by, &p->nlost_by,
+			    id ? id : st_count__id_of(reason, buf, sizeof(buf)), reason, n);
 
 	if (!err)
 		p->lost += n;
 	return err;
 }
 
+int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n)
+{
+	return st_profile__add_lost_id(p, NULL, reason, n);
+}
+
+int st_profile__add_note_id(struct st_profile *p, const char *id, const char *text, __u64 n)
+{
+	char buf[ST_COUNT_ID_MAX];
+
+	return count_add(&p->notes, &p->nnotes, id ? id : st_count__id_of(text, buf, sizeof(buf)),
+			 text, n);
+}
+
 int st_profile__add_note(struct st_profile *p, const char *name, __u64 n)
 {
-	return count_add(&p->notes, &p->nnotes, name, n);
+	return st_profile__add_note_id(p, NULL, name, n);
 }
 
 int st_profile__add_unresolved(struct st_profile *p, const char *module, __u64 n)
 {
-	return count_add(&p->unresolved_by, &p->nunresolved_by, module, n);
+	return count_add(&p->unresolved_by, &p->nunresolved_by, NULL, module, n);
 }
 
 int st_thread__set_cgroup(struct st_thread *t, const char *cgroup)
@@ -253,12 +296,16 @@ static int copy_header(struct st_profile *dst, const struct st_profile *src)
 	if (src->command && !(dst->command = strdup(src->command)))
 		return -ENOMEM;
 	for (size_t i = 0; i < src->nlost_by; i++)
-		if (st_profile__add_lost(dst, src->lost_by[i].name, src->lost_by[i].value))
+		if (st_profile__add_lost_id(dst, src->lost_by[i].id, src->lost_by[i].name,
+					    src->lost_by[i].value))
 			return -ENOMEM;
 	for (size_t i = 0; i < src->nnotes; i++)
-		if (st_profile__add_note(dst, src->notes[i].name, src->notes[i].value))
+		if (st_profile__add_note_id(dst, src->notes[i].id, src->notes[i].name,
+					    src->notes[i].value))
 			return -ENOMEM;
 	dst->unresolved = src->unresolved;
+	dst->start_s = src->start_s;
+	dst->end_s = src->end_s;
 	for (size_t i = 0; i < src->nunresolved_by; i++)
 		if (st_profile__add_unresolved(dst, src->unresolved_by[i].name,
 					       src->unresolved_by[i].value))

@@ -33,16 +33,23 @@ struct st_thread {
 	struct st_tree *tree;	/* root cum = the thread's sample count after finalize */
 };
 
-/* A counted reason, e.g. {"hash map full", 12}: printed in report headers. */
+/* A counted reason, e.g. {"node_table_full", "node table full", 12}:
+ * printed in report headers. id is a stable key (lower-case letters, digits
+ * and '_': profile.json's key, kept when the sentence is reworded); NULL for
+ * unresolved_by, keyed by module name. */
 struct st_count {
-	char *name;
+	char *name;		/* the sentence shown */
+	char *id;
 	__u64 value;
 };
+#define ST_COUNT_ID_MAX 64
 
 struct st_profile {
 	char *event;		/* "cpu-clock", "page-faults", "folded" */
 	__u32 frequency_hz;	/* 0 when not timer based */
 	double duration_s;
+	double start_s, end_s;	/* wall clock (Unix time, s) of the first and last sample
+				 * period; 0 when not known (folded input, older files) */
 	__u64 samples;		/* samples folded into trees */
 	__u64 lost;		/* samples lost, sum of lost_by */
 	struct st_count *lost_by;
@@ -71,8 +78,17 @@ void st_profile__free(struct st_profile *p);
 struct st_thread *st_profile__add_thread(struct st_profile *p, __u32 pid, __u32 tid,
 					 const char *comm);
 struct st_thread *st_profile__find_thread(const struct st_profile *p, __u32 pid, __u32 tid);
+/* Count n under id with the sentence text (counts of one id add up). id
+ * NULL: st_count__id_of(text), for callers without an id of their own
+ * (older profile.json files, tests). 0 or -ENOMEM. */
+int st_profile__add_lost_id(struct st_profile *p, const char *id, const char *reason, __u64 n);
+int st_profile__add_note_id(struct st_profile *p, const char *id, const char *text, __u64 n);
 int st_profile__add_lost(struct st_profile *p, const char *reason, __u64 n);
 int st_profile__add_note(struct st_profile *p, const char *name, __u64 n);
+/* The key derived from a sentence: its ASCII letters (lower-cased) and
+ * digits, each run of anything else one '_' ("unwind stopped: no CFI" ->
+ * "unwind_stopped_no_cfi"), at most len - 1 bytes. Writes into buf. */
+const char *st_count__id_of(const char *text, char *buf, size_t len);
 int st_profile__add_unresolved(struct st_profile *p, const char *module, __u64 n);
 
 /* Unresolved frames (user/model/unresolved.c): set p->unresolved and
@@ -130,6 +146,12 @@ __u64 st_thread__samples(const struct st_thread *t);
  * NULL when out of range. */
 const char *st_frame__kind_name(enum st_frame_kind k);
 const char *st_frame__class_name(unsigned data_class);
+/* profile.json's "format" and "version" (schema/profile.schema.json).
+ * Version 2: "format", "version", "start"/"end", notes and lost_by keyed
+ * by stable ids ({"id": {"value": N, "text": "sentence"}}). Files without
+ * a version (1) have notes and lost_by as {"sentence": N}; both are read. */
+#define ST_PROFILE_JSON_FORMAT "stacktree-profile"
+#define ST_PROFILE_JSON_VERSION 2
 /* Load profile.json (README, "profile.json"). On a malformed file returns -EINVAL and writes one line
  * (what is wrong and where) into err. */
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "user/model/jsonpull.h"
@@ -458,10 +459,19 @@ static int read_tree(struct reader *r, struct st_tree *t)
 	}
 }
 
-/* "lost_by", "notes", "unresolved_by": {name: count}. */
-static int read_counts(struct reader *r, int (*add)(struct st_profile *p, const char *name, __u64 n))
+static int add_unresolved(struct st_profile *p, const char *id, const char *module, __u64 n)
 {
-	char where[32];
+	(void)id;
+	return st_profile__add_unresolved(p, module, n);
+}
+
+/* "notes" or "lost_by" (by_id): {"id": {"value": N, "text": "sentence"}}
+ * (version 2), or {"sentence": N} (files without a version: the id is
+ * derived); "unresolved_by": {module: N}, added with a NULL id. */
+static int read_counts(struct reader *r, bool by_id,
+		       int (*add)(struct st_profile *p, const char *id, const char *text, __u64 n))
+{
+	char where[32], *id = NULL, *text = NULL;
 	int err;
 
 	snprintf(where, sizeof(where), "%s", r->key);
@@ -470,12 +480,91 @@ static int read_counts(struct reader *r, int (*add)(struct st_profile *p, const 
 	if (r->v.tok != ST_J_OBJ)
 		return fail(r, where, "must be an object");
 	while ((err = next_key(r)) == 1) {
-		if (r->v.tok != ST_J_INT || r->v.neg)
-			return fail(r, where, "\"%s\" must be a non-negative integer", r->key);
-		if ((err = add(r->p, r->key, r->v.u)))
-			return err;
+		__u64 value = 0;
+		bool has_value = false;
+
+		if (r->v.tok == ST_J_INT && !r->v.neg) {	/* version 1 */
+			if ((err = add(r->p, NULL, r->key, r->v.u)))
+				break;
+			continue;
+		}
+		if (r->v.tok != ST_J_OBJ || !by_id) {
+			err = fail(r, where, by_id ? "\"%s\" must be an object or a non-negative "
+						     "integer" : "\"%s\" must be a non-negative integer",
+				   r->key);
+			break;
+		}
+		free(id);
+		free(text);
+		text = NULL;
+		if (!(id = strdup(r->key))) {
+			err = -ENOMEM;
+			break;
+		}
+		while ((err = next_key(r)) == 1) {
+			if (key_is(r, "value")) {
+				if (r->v.tok != ST_J_INT || r->v.neg) {
+					err = fail(r, where, "\"%s\": \"value\" must be a "
+						   "non-negative integer", id);
+					break;
+				}
+				value = r->v.u;
+				has_value = true;
+			} else if (key_is(r, "text") && r->v.tok == ST_J_STR) {
+				free(text);
+				if (!(text = strdup(r->v.s))) {
+					err = -ENOMEM;
+					break;
+				}
+			} else if ((err = skip(r))) {
+				break;
+			}
+		}
+		if (err)
+			break;
+		if (!has_value) {
+			err = fail(r, where, "\"%s\" has no \"value\"", id);
+			break;
+		}
+		if ((err = add(r->p, id, text ? text : id, value)))
+			break;
 	}
+	free(id);
+	free(text);
 	return err;
+}
+
+/* "start"/"end": "YYYY-MM-DDTHH:MM:SS[.frac]Z" (UTC) into Unix seconds;
+ * null leaves 0. */
+static int read_time(struct reader *r, double *out)
+{
+	struct tm tm = { 0 };
+	int n = 0;
+	double frac = 0;
+	const char *s;
+
+	if (r->v.tok == ST_J_NULL)
+		return 0;
+	if (r->v.tok != ST_J_STR)
+		return fail(r, "top level", "\"%s\" must be a UTC time string or null", r->key);
+	s = r->v.s;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n != 19)
+		return fail(r, "top level", "\"%s\": '%.40s' is not YYYY-MM-DDTHH:MM:SSZ", r->key, s);
+	s += n;
+	if (*s == '.') {
+		double scale = 0.1;
+
+		for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10)
+			frac += (*s - '0') * scale;
+	}
+	if (strcmp(s, "Z") || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return fail(r, "top level", "\"%s\": '%.40s' is not a UTC time", r->key, r->v.s);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*out = (double)timegm(&tm) + frac;
+	return 0;
 }
 
 /* Lower-case hex of 1 to 64 bytes (what a build id note holds). */
@@ -651,13 +740,16 @@ static int read_doc(struct reader *r)
 			if (!(r->p->command = strdup(r->v.s)))
 				return -ENOMEM;
 		} else if (key_is(r, "lost_by")) {
-			if ((err = read_counts(r, st_profile__add_lost)))
+			if ((err = read_counts(r, true, st_profile__add_lost_id)))
 				return err;
 		} else if (key_is(r, "notes")) {
-			if ((err = read_counts(r, st_profile__add_note)))
+			if ((err = read_counts(r, true, st_profile__add_note_id)))
+				return err;
+		} else if (key_is(r, "start") || key_is(r, "end")) {
+			if ((err = read_time(r, key_is(r, "start") ? &r->p->start_s : &r->p->end_s)))
 				return err;
 		} else if (key_is(r, "unresolved_by")) {
-			if ((err = read_counts(r, st_profile__add_unresolved)))
+			if ((err = read_counts(r, false, add_unresolved)))
 				return err;
 		} else if (key_is(r, "modules")) {
 			if ((err = read_modules(r)))

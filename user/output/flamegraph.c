@@ -20,9 +20,8 @@
 #include "common/tree.h"
 #include "common/u64map.h"
 
-#define FG_WIDTH 1200
 #define FG_PAD 10
-#define FG_FRAMES_W (FG_WIDTH - 2 * FG_PAD)
+#define FG_SITES 10		/* call sites listed in a box's tooltip */
 #define FG_TOP 52		/* y of level 0 */
 #define FG_ROW 17		/* a level: 16 px box + 1 px gap */
 #define FG_BOX_H 16
@@ -46,12 +45,24 @@ struct fg_box {
 				 * an inline frame, or NULL */
 	const char *file;	/* source position, or NULL */
 	__u32 line;
+	const struct st_node *node;	/* the tree's node, NULL for synthetic boxes */
+};
+
+/* A frame of the thread's tree and the by-function box it went into. */
+struct fg_site {
+	const struct st_node *dst, *src;
+	size_t seq;		/* pre-order position: ties keep tree order */
 };
 
 struct fg {
 	FILE *out;
 	const struct st_profile *p;
 	long pid;		/* < 0: every process */
+	int width;		/* of the document, px */
+	bool offsets;		/* a box per call site, not per function */
+	struct fg_site *sites;	/* by function: of the tree walked, by dst */
+	size_t nsites, sites_cap;
+	int site_err;
 	__u64 total;
 	double scale;		/* px per sample */
 	bool emit;		/* false: the measuring pass */
@@ -266,6 +277,78 @@ static int note_module(struct fg *g, const char *module, __u64 base)
 	return 0;
 }
 
+static int cmp_site(const void *a, const void *b)
+{
+	const struct fg_site *x = a, *y = b;
+
+	if (x->dst != y->dst)
+		return (uintptr_t)x->dst < (uintptr_t)y->dst ? -1 : 1;
+	if (x->src->cum != y->src->cum)
+		return x->src->cum > y->src->cum ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void note_site(const struct st_node *src, struct st_node *dst, void *ctx)
+{
+	struct fg *g = ctx;
+
+	if (!src->depth || g->site_err)
+		return;
+	if (g->nsites == g->sites_cap) {
+		size_t ncap = g->sites_cap ? g->sites_cap * 2 : 64;
+		struct fg_site *ns = realloc(g->sites, ncap * sizeof(*ns));
+
+		if (!ns) {
+			g->site_err = -ENOMEM;
+			return;
+		}
+		g->sites = ns;
+		g->sites_cap = ncap;
+	}
+	g->sites[g->nsites] = (struct fg_site){ .dst = dst, .src = src, .seq = g->nsites };
+	g->nsites++;
+}
+
+/* The tooltip's list of the frames merged into a by-function box (its call
+ * sites, leaf, inline frames), most samples first; nothing when the box is
+ * one frame of the same name. */
+static void put_sites(struct fg *g, const struct st_node *node)
+{
+	size_t lo = 0, hi = g->nsites, n;
+	char name[512], bname[512];
+
+	if (!node || !g->nsites)
+		return;
+	while (lo < hi) {	/* the first site of node */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)g->sites[mid].dst < (uintptr_t)node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (n = 0; lo + n < g->nsites && g->sites[lo + n].dst == node; n++)
+		;
+	if (!n || (n == 1 && !strcmp(st_frame__name(&g->sites[lo].src->f, name, sizeof(name)),
+				     st_frame__name(&node->f, bname, sizeof(bname)))))
+		return;
+	fprintf(g->out, "\ncall sites (%zu):", n);
+	for (size_t i = 0; i < n && i < FG_SITES; i++) {
+		const struct st_node *s = g->sites[lo + i].src;
+
+		fputs("\n  ", g->out);
+		xml_put(g->out, st_frame__name(&s->f, name, sizeof(name)));
+		if (s->f.file) {
+			fputs(" (", g->out);
+			xml_put(g->out, base_name(s->f.file));
+			fprintf(g->out, ":%u)", (unsigned)s->f.line);
+		}
+		fprintf(g->out, ": CUM %" PRIu64, (uint64_t)s->cum);
+	}
+	if (n > FG_SITES)
+		fprintf(g->out, "\n  and %zu more", n - FG_SITES);
+}
+
 static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 {
 	double w = (double)b->cum * g->scale, y = FG_TOP + (double)level * FG_ROW;
@@ -305,6 +388,7 @@ static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 		xml_put(out, b->file);
 		fprintf(out, ":%u", (unsigned)b->line);
 	}
+	put_sites(g, b->node);
 	fprintf(out, "\nBASE %" PRIu64 ", CUM %" PRIu64 " (%.2f%%), CALLS %" PRIu64
 		     "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
 		     "fill=\"#%06x\"/><text x=\"%.3f\" y=\"%.1f\">",
@@ -357,6 +441,7 @@ static int visit(const struct st_node *n, void *ctx)
 		b.cls = frame_class(n);
 		b.file = n->f.file;
 		b.line = n->f.line;
+		b.node = n;
 	}
 	g->start[n->depth] = x;
 	g->next[n->depth] = x + (double)n->cum * g->scale;
@@ -367,10 +452,25 @@ static int visit(const struct st_node *n, void *ctx)
 static void walk_thread(struct fg *g, const struct st_thread *t, unsigned level, double x,
 			const char *name)
 {
+	struct st_tree *fn = NULL;
+
 	g->level0 = level;
 	g->x0 = x;
 	g->root_name = name;
-	st_tree__walk(t->tree, visit, g);
+	g->nsites = 0;
+	if (!g->offsets) {
+		fn = st_tree__by_function(t->tree, g->emit ? note_site : NULL, g);
+		if (!fn || g->site_err) {
+			g->err = -ENOMEM;
+			st_tree__free(fn);
+			return;
+		}
+		if (g->nsites)
+			qsort(g->sites, g->nsites, sizeof(*g->sites), cmp_site);
+	}
+	st_tree__walk(fn ? fn : t->tree, visit, g);
+	st_tree__free(fn);
+	g->nsites = 0;
 }
 
 static bool in_scope(const struct fg *g, const struct st_thread *t)
@@ -567,16 +667,17 @@ static void header(struct fg *g, const struct fg_proc *ps, size_t nps, double he
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
 		     "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" onload=\"init()\" data-total=\"%" PRIu64
 		     "\" data-width=\"%d\" data-pad=\"%d\">\n",
-		FG_WIDTH, height, FG_WIDTH, height, (uint64_t)g->total, FG_FRAMES_W, FG_PAD);
+		g->width, height, g->width, height, (uint64_t)g->total, g->width - 2 * FG_PAD,
+		FG_PAD);
 	fprintf(out, "<style type=\"text/css\"><![CDATA[\n%s]]></style>\n", css);
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", js);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fafaf5\"/>\n",
-		FG_WIDTH, height);
+		g->width, height);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">Flame graph: ",
-		FG_WIDTH / 2);
+		g->width / 2);
 	xml_put(out, what);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">",
-		FG_WIDTH / 2);
+		g->width / 2);
 	xml_put(out, p->event);
 	if (p->frequency_hz)
 		fprintf(out, " at %u Hz, %.1f s", p->frequency_hz, p->duration_s);
@@ -591,7 +692,7 @@ static void header(struct fg *g, const struct fg_proc *ps, size_t nps, double he
 		     "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
 		     "placeholder=\"Search (regexp)\" style=\"width:240px;font:12px Verdana,sans-serif\"/>"
 		     "</foreignObject>\n",
-		FG_WIDTH - FG_PAD - 250);
+		g->width - FG_PAD - 250);
 	fputs("<g id=\"frames\">\n", out);
 }
 
@@ -605,13 +706,13 @@ static void footer(struct fg *g, double y)
 		g->total ? "Hover a frame for details, click to zoom; Esc resets"
 			 : "No samples");
 	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
-		FG_WIDTH - FG_PAD, y + 18);
+		g->width - FG_PAD, y + 18);
 	fprintf(out, "<text id=\"hint\" x=\"%d\" y=\"%.0f\">Modules:</text>\n", FG_PAD, y + 40);
 	for (size_t i = 0; i < g->nmods && i < FG_LEGEND; i++) {
 		const char *b = base_name(g->mods[i].path);
 		double w = 22 + FG_CHAR_W * (double)(strlen(b) < 40 ? strlen(b) : 40);
 
-		if (x + w > FG_WIDTH - FG_PAD)
+		if (x + w > g->width - FG_PAD)
 			break;
 		fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
 			     "<text x=\"%.0f\" y=\"%.0f\">",
@@ -632,18 +733,24 @@ static int cmp_mod(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid)
+int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid,
+			 const struct st_flamegraph_opts *o)
 {
-	struct fg g = { .out = out, .p = p, .pid = pid };
+	struct fg g = { .out = out, .p = p, .pid = pid, .width = ST_FLAMEGRAPH_WIDTH };
 	struct fg_proc *ps = NULL;
 	size_t nps = 0;
 	double bottom;
 	int err = -ENOMEM;
 
+	if (o && o->width)
+		g.width = o->width < ST_FLAMEGRAPH_MIN_WIDTH   ? ST_FLAMEGRAPH_MIN_WIDTH
+			  : o->width > ST_FLAMEGRAPH_MAX_WIDTH ? ST_FLAMEGRAPH_MAX_WIDTH
+							       : (int)o->width;
+	g.offsets = o && o->offsets;
 	g.modmap = st_u64map__new();
 	if (!g.modmap || !(ps = processes(&g, &nps)))
 		goto cleanup;
-	g.scale = g.total ? (double)FG_FRAMES_W / (double)g.total : 0;
+	g.scale = g.total ? (double)(g.width - 2 * FG_PAD) / (double)g.total : 0;
 	layout(&g, ps, nps);	/* measure */
 	if ((err = g.err))
 		goto cleanup;
@@ -660,6 +767,7 @@ int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid)
 cleanup:
 	st_u64map__free(g.modmap);
 	free(g.mods);
+	free(g.sites);
 	free(g.start);
 	free(g.next);
 	free(ps);

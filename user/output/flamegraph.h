@@ -2,15 +2,18 @@
  * (inline CSS and JavaScript, no network). Owner: user/output/flamegraph.c.
  *
  * Layout: icicle, the root on top and callees below their callers; children
- * in tree order (CUM descending). Levels: "all" (only when the file holds
+ * in tree order (CUM descending). Boxes are functions (st_tree__by_function():
+ * a function's call sites, leaf and inline frames under one caller are one
+ * box, its tooltip listing them with their CUM), or call sites as in xtree
+ * with opts->offsets. Levels: "all" (only when the file holds
  * several processes), one box per process, one per thread when the process
- * has several, then the frames. Every box is exactly CUM x (1180 px / total)
+ * has several, then the frames. Every box is exactly CUM x ((width - 20) px / total)
  * wide (the svg's data-total and data-width attributes); boxes under 0.1 px
  * are left out (their samples stay in the parent's width). Colour: a stable
  * hash of the module's file name, the function varying the lightness; data
  * leaves of fault profiles (ST_FRAME_DATA) by class: module data blue, stack
- * green, heap red. Hover: function+
- * offset, module, BASE, CUM, % (tooltip and status line); click zooms, the
+ * green, heap red. Hover: the frame's name, module, the call sites merged
+ * into it, BASE, CUM, % (tooltip and status line); click zooms, the
  * search box highlights the frames matching a regexp and sums their samples.
  */
 #ifndef STACKTREE_FLAMEGRAPH_H
@@ -18,10 +21,23 @@
 
 #include <stdio.h>
 
+#include <stdbool.h>
+
 struct st_profile;
 
-/* Write the flame graph of process pid, or of every process when pid < 0.
- * 0, -ENOMEM or -EIO. */
-int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid);
+#define ST_FLAMEGRAPH_WIDTH 1200	/* px, the default */
+#define ST_FLAMEGRAPH_MIN_WIDTH 400	/* room for the title and search box */
+#define ST_FLAMEGRAPH_MAX_WIDTH 100000
+
+struct st_flamegraph_opts {
+	unsigned width;		/* of the document in px (--svg-width); 0: the default;
+				 * clamped to [MIN, MAX] */
+	bool offsets;		/* a box per call site (--folded-offsets) */
+};
+
+/* Write the flame graph of process pid, or of every process when pid < 0;
+ * o may be NULL (defaults). 0, -ENOMEM or -EIO. */
+int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid,
+			 const struct st_flamegraph_opts *o);
 
 #endif

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "common/tree.h"
 #include "user/model/faultsum.h"
@@ -93,6 +94,40 @@ static void put_tree(FILE *out, const struct st_node *root)
 	}
 }
 
+/* ,"key":{"id":{"value":N,"text":"sentence"},...}: stable keys */
+static void put_notes(FILE *out, const char *key, const struct st_count *c, size_t n)
+{
+	char buf[ST_COUNT_ID_MAX];
+
+	fprintf(out, "\"%s\":{", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		st_json__put(out, c[i].id ? c[i].id : st_count__id_of(c[i].name, buf, sizeof(buf)));
+		fprintf(out, ":{\"value\":%" PRId64 ",\"text\":", (int64_t)c[i].value);
+		st_json__put(out, c[i].name);
+		fputc('}', out);
+	}
+	fputs("},", out);
+}
+
+/* "key":"2026-11-25T17:31:02.123456Z" (UTC, RFC 3339), or null when unknown */
+static void put_time(FILE *out, const char *key, double unix_s)
+{
+	struct tm tm;
+	time_t secs = (time_t)unix_s;
+	long us = (long)((unix_s - (double)secs) * 1e6);
+
+	if (!(unix_s > 0 && unix_s < 253402300800.0) || !gmtime_r(&secs, &tm)) {
+		fprintf(out, "\"%s\":null,", key);
+		return;
+	}
+	if (us < 0 || us > 999999)
+		us = 0;
+	fprintf(out, "\"%s\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\",", key, tm.tm_year + 1900,
+		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+}
+
 static void put_counts(FILE *out, const char *key, const struct st_count *c, size_t n)
 {
 	fprintf(out, "\"%s\":{", key);
@@ -143,13 +178,17 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 	struct st_arcflow *af = NULL;
 	int err = 0;
 
-	fputs("{\"event\":", out);
+	fprintf(out, "{\"format\":\"%s\",\"version\":%d,", ST_PROFILE_JSON_FORMAT,
+		ST_PROFILE_JSON_VERSION);
+	put_time(out, "start", p->start_s);
+	put_time(out, "end", p->end_s);
+	fputs("\"event\":", out);
 	st_json__put(out, p->event);
 	fprintf(out, ",\"frequency_hz\":%u,\"duration_s\":%.9g,\"samples\":%" PRId64
 		",\"lost\":%" PRId64 ",", p->frequency_hz,
 		isfinite(p->duration_s) ? p->duration_s : 0, (int64_t)p->samples, (int64_t)p->lost);
-	put_counts(out, "lost_by", p->lost_by, p->nlost_by);
-	put_counts(out, "notes", p->notes, p->nnotes);
+	put_notes(out, "lost_by", p->lost_by, p->nlost_by);
+	put_notes(out, "notes", p->notes, p->nnotes);
 	fprintf(out, "\"unresolved\":%" PRId64 ",", (int64_t)p->unresolved);
 	put_counts(out, "unresolved_by", p->unresolved_by, p->nunresolved_by);
 	fprintf(out, "\"bpf_ns_per_sample\":%.9g,\"command\":",

@@ -7,7 +7,9 @@
 
 struct st_profile;
 
-/* profile.json, see README ("profile.json"), streamed: the trees are
+/* profile.json, see README ("profile.json") and its JSON Schema
+ * schema/profile.schema.json (format ST_PROFILE_JSON_FORMAT, version
+ * ST_PROFILE_JSON_VERSION, user/model/profile.h), streamed: the trees are
  * written node by node. with_arcflow adds "arcflow". 0, -ENOMEM or -EIO. */
 int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow);
 

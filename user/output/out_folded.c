@@ -118,7 +118,7 @@ fail:
 
 /* Every thread's stacks; threads sharing a comm are merged first (only
  * those, so that a profile of distinct threads is not copied). */
-int st_folded__write(const struct st_profile *p, FILE *out)
+int st_folded__write(const struct st_profile *p, FILE *out, bool offsets)
 {
 	struct fold_ctx c = { .out = out, .comm = strcmp(p->event, "folded") != 0 };
 	int err = 0;
@@ -126,6 +126,8 @@ int st_folded__write(const struct st_profile *p, FILE *out)
 	for (size_t i = 0; i < p->nthreads && !c.err; i++) {
 		const char *comm = comm_of(p->threads[i]);
 		struct st_profile *m = NULL;
+		const struct st_tree *tree;
+		struct st_tree *fn = NULL;
 		bool seen = false, dup = false;
 
 		for (size_t j = 0; j < i && !seen; j++)
@@ -139,7 +141,14 @@ int st_folded__write(const struct st_profile *p, FILE *out)
 			break;
 		}
 		c.root_name = comm;
-		st_tree__walk(m ? m->threads[0]->tree : p->threads[i]->tree, visit, &c);
+		tree = m ? m->threads[0]->tree : p->threads[i]->tree;
+		if (!offsets && !(fn = st_tree__by_function(tree, NULL, NULL))) {
+			st_profile__free(m);
+			err = -ENOMEM;
+			break;
+		}
+		st_tree__walk(fn ? fn : tree, visit, &c);
+		st_tree__free(fn);
 		st_profile__free(m);
 	}
 	if (!err)

@@ -91,13 +91,15 @@ static int write_one(const struct st_profile *p, struct st_outdir *d, const char
 		err = st_arcflow__write_text(af, p, f);
 		break;
 	case ST_FORMAT_FOLDED:
-		err = st_folded__write(p, f);
+		err = st_folded__write(p, f, o->folded_offsets);
 		break;
 	case ST_FORMAT_PPROF:
 		err = st_pprof__write(p, f);
 		break;
 	case ST_FORMAT_SVG:
-		err = st_flamegraph__write(p, f, pid);
+		err = st_flamegraph__write(p, f, pid,
+					   &(struct st_flamegraph_opts){ .width = o->svg_width,
+									 .offsets = o->folded_offsets });
 		break;
 	default:
 		err = st_profile__write_json(p, f, true);

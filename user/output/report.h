@@ -27,6 +27,8 @@ struct st_report_opts {
 	const char *prefix;	/* file name prefix ("" or "faults.") */
 	unsigned formats;	/* enum st_format bits; 0 = ST_FORMATS_DEFAULT */
 	bool lines;		/* xtree: file:line after each frame that has one (--lines) */
+	bool folded_offsets;	/* folded, svg: call sites as frames (--folded-offsets) */
+	unsigned svg_width;	/* svg: px (--svg-width); 0: ST_FLAMEGRAPH_WIDTH */
 };
 
 /* Parse a --format list ("xtree,pprof,svg"). 0, or -EINVAL with one line
