@@ -133,9 +133,12 @@ def parse_top(text):
     check(m, "no total in pprof -top output:\n" + text)
     rows = {}
     for line in text.splitlines():
-        f = line.split()
+        f = line.split(None, 5)
         if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%"):
-            rows[f[5]] = (int(f[0]), int(f[3]))
+            # an inlined function is "name (inline)": the function's row
+            name = f[5][:-len(" (inline)")] if f[5].endswith(" (inline)") else f[5]
+            flat, cum = rows.get(name, (0, 0))
+            rows[name] = (flat + int(f[0]), cum + int(f[3]))
     return int(m.group(1)), rows
 
 
