@@ -353,24 +353,32 @@ def speedscope_sandwich(release, folded):
 
         srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
+        rows = {}
         try:
             url = ("http://127.0.0.1:%d/index.html#profileURL=stacks.folded&view=sandwich"
                    % srv.server_address[1])
-            p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                                "--user-data-dir=" + os.path.join(tmp, "chromium"),
-                                "--virtual-time-budget=15000", "--dump-dom", url],
-                               capture_output=True, text=True, timeout=120)
+            # The table's rows are a virtual list drawn after layout: under
+            # load (the full suite) one dump in about ten had the header
+            # only. Up to three loads, the first with rows counts.
+            for attempt in range(3):
+                p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                                    "--user-data-dir=" + os.path.join(tmp, "chromium%d" % attempt),
+                                    "--window-size=1280,2000",
+                                    "--virtual-time-budget=15000", "--dump-dom", url],
+                                   capture_output=True, text=True, timeout=120)
+                check(p.returncode == 0, "chromium exited %d: %s"
+                      % (p.returncode, p.stderr[-2000:]))
+                for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", p.stdout, re.S):
+                    tds = [html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
+                           for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+                    if len(tds) == 3:
+                        num = [int(t.split()[0].replace(",", "")) for t in tds[:2]]
+                        rows[tds[2]] = (num[0], num[1])
+                if rows:
+                    break
         finally:
             srv.shutdown()
             srv.server_close()
-        check(p.returncode == 0, "chromium exited %d: %s" % (p.returncode, p.stderr[-2000:]))
-        rows = {}
-        for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", p.stdout, re.S):
-            tds = [html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
-                   for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
-            if len(tds) == 3:
-                num = [int(t.split()[0].replace(",", "")) for t in tds[:2]]
-                rows[tds[2]] = (num[0], num[1])
         check(rows, "speedscope showed no sandwich table:\n" + p.stdout[-3000:])
         return rows
     finally:
