@@ -25,6 +25,11 @@ const volatile __u32 self_tgid = 0;	/* 0: the daemon may profile itself */
 const volatile bool filter_comm = false;	/* --comm */
 const volatile char comm_filter[ST_COMM_LEN] = {};
 const volatile bool filter_cgroup = false;	/* --cgroup */
+const volatile bool filter_tids = false;	/* -t: only the threads in tid_filter */
+const volatile bool filter_uid = false;	/* -u: only tasks of real uid uid_filter */
+const volatile __u32 uid_filter = 0;
+const volatile bool filter_cpus = false;	/* -C: only on the CPUs set in cpu_filter */
+const volatile __u64 cpu_filter[ST_MAX_CPUS / 64] = {};
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
 

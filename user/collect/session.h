@@ -27,6 +27,12 @@ struct st_session_opts {
 	__u32 forced_pages;	/* --force-faults: entries of forced_pages (0: 1) */
 	__u32 defer_ring_mb;	/* dwarf/auto: ring buffer of deferred samples (MiB, a
 				 * power of two); 0: no deferred unwinding */
+	const int *tids;	/* -t: only these threads (NULL: any) */
+	size_t ntids;
+	bool filter_uid;	/* -u: only tasks whose real uid is uid */
+	__u32 uid;
+	const __u64 *cpus;	/* -C: ST_MAX_CPUS bits; timers on these CPUs only and
+				 * page faults taken there (NULL: every CPU) */
 };
 
 struct st_session;
