@@ -464,6 +464,8 @@ static int prepare(struct run *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	if ((err = st_session__check_privileges()))
+		return err;
 	if (st_session__check_freq(o->freq) || (o->listen && st_http__check_listen(o->listen)))
 		return -EINVAL;
 	if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))

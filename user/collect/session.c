@@ -9,6 +9,8 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,33 @@ static int max_sample_rate(void)
 		rate = 0;
 	fclose(f);
 	return rate;
+}
+
+int st_session__check_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	char exe[PATH_MAX] = "stacktreed";
+	bool bpf, perfmon, admin;
+	ssize_t n;
+
+	if (syscall(SYS_capget, &h, d))
+		return 0;	/* cannot tell: the load says what fails */
+#define ST_HAS_CAP(c) ((d[(c) / 32].effective >> ((c) % 32)) & 1)
+	admin = ST_HAS_CAP(CAP_SYS_ADMIN);
+	bpf = admin || ST_HAS_CAP(CAP_BPF);
+	perfmon = admin || ST_HAS_CAP(CAP_PERFMON);
+#undef ST_HAS_CAP
+	if (bpf && perfmon)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = 0;
+	fprintf(stderr, "stacktreed: missing %s: run it as root, or give the binary file "
+		"capabilities (a copy of it, to share it with no one): "
+		"sudo setcap cap_bpf,cap_perfmon+ep %s\n",
+		!bpf && !perfmon ? "CAP_BPF and CAP_PERFMON" : !bpf ? "CAP_BPF" : "CAP_PERFMON", exe);
+	return -EPERM;
 }
 
 int st_session__check_freq(__u32 freq)

@@ -46,6 +46,10 @@ struct st_session;
  * perf_event_max_sample_rate, one line and -EINVAL; above ST_FREQ_WARN, a
  * one-line warning and 0. */
 int st_session__check_freq(__u32 freq);
+/* Before anything is made or loaded: without CAP_BPF and CAP_PERFMON
+ * (effective; CAP_SYS_ADMIN holds both) one line naming what is missing
+ * and the setcap command for this binary, and -EPERM; else 0. */
+int st_session__check_privileges(void);
 /* Open, size and load the programs. On failure prints one line on stderr. */
 int st_session__open(const struct st_session_opts *opts, struct st_session **out);
 void st_session__free(struct st_session *s);
