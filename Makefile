@@ -123,7 +123,7 @@ integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 check:
 	scripts/check-includes.sh
 
-test: deps check
+test: test-deps check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
@@ -158,8 +158,13 @@ fuzz: $(FUZZ_BINS)
 fuzz-regress: $(FUZZ_BINS)
 	@tests/fuzz/run.sh regress 0 $(FUZZ_BINS)
 
+# deps: what building and running need (`make demo`); test-deps: that and
+# everything the tests, fuzzing and benchmarks use (`make test`, .ci/run)
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
+
+test-deps:
+	@scripts/deps.sh test
 
 demo: deps
 	$(MAKE) all $(B)/workloads/demo
