@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import STACKTREED, check, check_invariants, load, wait_for, workload
+from stcheck import STACKTREED, check, check_invariants, load, nodes, wait_for, workload
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 
@@ -105,13 +105,7 @@ def test_perfflags_tid():
     # other work shares: 2 s at 200 Hz, of which at least 15% (60) is on CPU
     samples = prof["samples"]
     check(samples >= 60, "-t %d: %d samples in 2 s at 200 Hz" % (tid, samples))
-    names = set()
-    for t in prof["threads"]:
-        stack = [t["root"]]
-        while stack:
-            n = stack.pop()
-            names.add(n["function"])
-            stack.extend(n["children"])
+    names = {n["function"] for t in prof["threads"] for n, _, _ in nodes(t["root"])}
     check("spin_blue" in names and not names & {"spin_red", "spin_green", "spin_main"},
           "-t blue: functions %s" % sorted(n for n in names if n and n.startswith("spin")))
 

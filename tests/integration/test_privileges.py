@@ -12,7 +12,7 @@ import stat
 import subprocess
 import tempfile
 
-from stcheck import STACKTREED, check, check_invariants, workload
+from stcheck import STACKTREED, check, check_invariants, nodes, workload
 
 USER = "st-unpriv"	# made for the test when missing, removed after
 
@@ -68,13 +68,7 @@ def test_privileges_file_caps():
             prof = json.load(f)
         check_invariants(prof)
         check(prof["samples"] > 0, "with capabilities: no samples")
-        funcs = set()
-        for t in prof["threads"]:
-            stack = [t["root"]]
-            while stack:
-                n = stack.pop()
-                funcs.add(n["function"])
-                stack.extend(n["children"])
+        funcs = {n["function"] for t in prof["threads"] for n, _, _ in nodes(t["root"])}
         check({"main", "leaf_mix"} <= funcs, "with capabilities: functions %s"
               % sorted(f for f in funcs if f)[:20])
         st = os.stat(os.path.join(out, "profile.json"))
