@@ -104,10 +104,11 @@ static const struct argp_option options[] = {
 
 static const char doc[] =
 	"stacktreed -- call-stack tree sampling profiler\v"
-	"Run as root. Examples:\n"
+	"Run as root, or with CAP_BPF and CAP_PERFMON (stacktreed(8)). Examples:\n"
 	"  stacktreed -- ./prog args        profile a command until it exits\n"
 	"  stacktreed --pid 1234 -d 10      profile a running process for 10 s\n"
 	"  stacktreed -a -d 10              profile the whole system\n"
+	"  stacktreed -C 0 -e page-faults -d 5   perf's flags: faults on CPU 0\n"
 	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
 	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
 	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
