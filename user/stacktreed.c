@@ -1,6 +1,5 @@
 /* stacktreed.c - command line of the profiler daemon (argp). */
 #include <argp.h>
-#include <math.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 
 #include "symbolizer/elflayout.h"
 #include "user/daemon.h"
+#include "user/perfflags.h"
 #include "user/collect/forcefault.h"
 #include "user/output/report.h"
 #include "stacktree.h"
@@ -179,100 +179,15 @@ static void add_tid_processes(struct parse_state *ps, struct argp_state *state)
 	}
 }
 
-/* -C: "0,2-3" into the CPU bit set. */
-static int parse_cpus(char *arg, __u64 *cpus)
-{
-	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long lo, hi;
-
-		errno = 0;
-		lo = hi = strtol(tok, &end, 10);
-		if (*end == '-' && end > tok)
-			hi = strtol(end + 1, &end, 10);
-		if (errno || *end || end == tok || lo < 0 || hi < lo || hi >= ST_MAX_CPUS)
-			return -EINVAL;
-		for (long c = lo; c <= hi; c++)
-			cpus[c / 64] |= 1ull << (c % 64);
-	}
-	return 0;
-}
-
-/* Names perf gives hardware events: one line says why they cannot hold. */
-static bool hardware_event(const char *e)
-{
-	static const char *const hw[] = {
-		"cycles", "cpu-cycles", "instructions", "cache-references", "cache-misses",
-		"branches", "branch-instructions", "branch-misses", "bus-cycles", "ref-cycles",
-		"stalled-cycles-frontend", "stalled-cycles-backend", "idle-cycles-frontend",
-		"idle-cycles-backend",
-	};
-
-	for (size_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++)
-		if (!strcmp(e, hw[i]))
-			return true;
-	return (e[0] == 'r' && e[1] && strspn(e + 1, "0123456789abcdefABCDEF") == strlen(e + 1)) ||
-	       strchr(e, '/') != NULL;	/* a raw event or pmu/config/ */
-}
-
-/* -e LIST into the event bits; on an event stacktreed cannot sample, one
- * line saying why, and -EINVAL. */
-static int parse_events(char *arg, unsigned *events, char *err, size_t errlen)
-{
-	*events = 0;
-	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *mod = strchr(tok, ':');
-
-		if (mod && !strchr(tok, '/')) {
-			*mod++ = 0;
-			if (strcmp(mod, "u")) {
-				snprintf(err, errlen, "-e %s:%s: only the :u modifier holds (user "
-					 "stacks; --kernel adds kernel frames)", tok, mod);
-				return -EINVAL;
-			}
-		}
-		if (!strcmp(tok, "cpu") || !strcmp(tok, "cpu-clock"))
-			*events |= 1u << ST_EVENT_CPU;
-		else if (!strcmp(tok, "faults") || !strcmp(tok, "page-faults"))
-			*events |= 1u << ST_EVENT_FAULTS;
-		else if (hardware_event(tok))
-			snprintf(err, errlen, "-e %s: a hardware event, which stacktreed does not "
-				 "sample%s: give cpu-clock or page-faults", tok,
-				 access("/sys/bus/event_source/devices/cpu", F_OK) ?
-				 " (and this machine has no hardware PMU)" : "");
-		else
-			snprintf(err, errlen, "-e %s: stacktreed samples cpu-clock (cpu) and "
-				 "page-faults (faults) only", tok);
-		if (!*events || err[0])
-			return -EINVAL;
-	}
-	return *events ? 0 : -EINVAL;
-}
-
-/* -c N, once the events are known: cpu-clock's period in ns as a whole
- * rate (frequency_hz is an integer everywhere); page faults each count. */
+/* -c N, once the events are known (not with -F). */
 static void apply_count(struct parse_state *ps, struct argp_state *state)
 {
-	struct st_options *o = ps->o;
-	double n = ps->count;
+	char err[256];
 
 	if (ps->freq_given)
 		argp_error(state, "give -F or -c, not both");
-	if (!(o->events & (1u << ST_EVENT_CPU))) {
-		if (n != 1)
-			argp_error(state, "-c %.0f: every page fault is recorded: -c 1 (perf's meaning "
-				   "for page-faults) is the only period", n);
-		return;
-	}
-	if (o->events & (1u << ST_EVENT_FAULTS))
-		argp_error(state, "-c applies to every -e event and page faults are each "
-			   "recorded: with cpu-clock,page-faults give -F for the timer");
-	if (n < 1000 || n > 1e9 || fmod(1e9, n))
-		argp_error(state, "-c %.0f: cpu-clock's period in ns must divide one second "
-			   "(1000..1000000000, e.g. -c 1000000 for 1000 Hz)", n);
-	o->freq = (__u32)(1e9 / n);
+	if (st_perfflags__count(ps->count, ps->o->events, &ps->o->freq, err, sizeof(err)))
+		argp_failure(state, 64, 0, "%s", err);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -311,12 +226,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->filter_uid = true;
 		break;
 	}
-	case 'C':
-		if (parse_cpus(arg, o->cpus))
-			argp_error(state, "invalid -C '%s': give CPUs 0..%d as a list like 0,2-3",
-				   arg, ST_MAX_CPUS - 1);
+	case 'C': {
+		char err[256];
+
+		if (st_perfflags__cpus(arg, o->cpus, err, sizeof(err)))
+			argp_failure(state, 64, 0, "%s", err);
 		o->filter_cpus = true;
 		break;
+	}
 	case 'c':
 		if (parse_double(arg, 1, 1e12, &ps->count) || ps->count != (__u64)ps->count)
 			argp_error(state, "invalid -c '%s': give a period in events", arg);
@@ -434,11 +351,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->max_file_mb = (size_t)v;
 		break;
 	case 'e': {
-		char err[256] = "";
+		char err[256];
 
-		if (parse_events(arg, &o->events, err, sizeof(err)))
-			argp_failure(state, 64, 0, "%s", err[0] ? err :
-				     "-e: give cpu-clock, page-faults or cpu-clock,page-faults");
+		if (st_perfflags__events(arg, !access("/sys/bus/event_source/devices/cpu", F_OK),
+					 &o->events, err, sizeof(err)))
+			argp_failure(state, 64, 0, "%s", err);
 		break;
 	}
 	case OPT_FORCE_FAULTS:
