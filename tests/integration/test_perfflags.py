@@ -148,3 +148,19 @@ def test_perfflags_page_faults():
     prof = profile(["-e", "page-faults", "-c", "1", "--", workload("faults")])
     check(prof["event"] == "page-faults", "event %s" % prof["event"])
     check(prof["samples"] > 100, "-e page-faults: %d faults recorded" % prof["samples"])
+
+
+def test_perfflags_cpu_page_faults():
+    """-C on page faults (no timer: the filter in the kernel): the faults
+    workload pinned to CPU 0 is seen with -C 0 and not at all with -C 1."""
+    if os.cpu_count() < 2:
+        return
+    cmd = ["--", "taskset", "-c", "0", workload("faults")]
+    # (taskset itself runs wherever it starts until it pins itself: its own
+    # faults are left out by comm)
+    def faults(prof):
+        return sum(t["samples"] for t in prof["threads"] if t["comm"] == "faults")
+    on = faults(profile(["-e", "page-faults", "-C", "0"] + cmd))
+    off = faults(profile(["-e", "page-faults", "-C", "1"] + cmd))
+    check(on > 100, "-C 0: %d faults of a process on CPU 0" % on)
+    check(off == 0, "-C 1: %d faults of a process on CPU 0" % off)
