@@ -51,7 +51,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
 
 .SECONDARY:
-.PHONY: all clean test check unit integration demo bench soak deps install fuzz fuzz-regress spread
+.PHONY: all clean test check unit integration demo bench soak deps test-deps install uninstall fuzz fuzz-regress spread
 all: $(B)/stacktreed $(B)/stacktree
 
 $(B)/vmlinux.h:
@@ -123,7 +123,7 @@ integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 check:
 	scripts/check-includes.sh
 
-test: deps check
+test: test-deps check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
@@ -158,8 +158,13 @@ fuzz: $(FUZZ_BINS)
 fuzz-regress: $(FUZZ_BINS)
 	@tests/fuzz/run.sh regress 0 $(FUZZ_BINS)
 
+# deps: what building and running need (`make demo`); test-deps: that and
+# everything the tests, fuzzing and benchmarks use (`make test`, .ci/run)
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
+
+test-deps:
+	@scripts/deps.sh test
 
 demo: deps
 	$(MAKE) all $(B)/workloads/demo
@@ -178,14 +183,33 @@ spread: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 soak: all $(WORKLOADS)
 	@bench/soak.sh
 
+# `make install DESTDIR=... PREFIX=... BINDIR=... SBINDIR=...`: the daemon in
+# sbin (it needs root or capabilities), the report tool in bin, the man
+# pages, the systemd unit (ExecStart naming SBINDIR) and bash completion;
+# `make uninstall` with the same variables removes exactly those files.
+BINDIR   ?= $(PREFIX)/bin
+SBINDIR  ?= $(PREFIX)/sbin
+MANDIR   ?= $(PREFIX)/share/man
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+COMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+INSTALLED := $(SBINDIR)/stacktreed $(BINDIR)/stacktree $(MANDIR)/man8/stacktreed.8 \
+	     $(MANDIR)/man1/stacktree.1 $(UNITDIR)/stacktreed.service \
+	     $(COMPDIR)/stacktreed $(COMPDIR)/stacktree
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(B)/stacktreed $(B)/stacktree $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 man/stacktreed.8 $(DESTDIR)$(PREFIX)/share/man/man8/
-	install -m 0644 man/stacktree.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
-	sed 's|@PREFIX@|$(PREFIX)|g' dist/stacktreed.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/stacktreed.service
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/stacktreed.service
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR)
+	install -m 0755 $(B)/stacktreed $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(B)/stacktree $(DESTDIR)$(BINDIR)/
+	install -m 0644 man/stacktreed.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 man/stacktree.1 $(DESTDIR)$(MANDIR)/man1/
+	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/stacktreed.service > $(DESTDIR)$(UNITDIR)/stacktreed.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/stacktreed.service
+	install -m 0644 dist/stacktreed.bash-completion $(DESTDIR)$(COMPDIR)/stacktreed
+	ln -sf stacktreed $(DESTDIR)$(COMPDIR)/stacktree
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
 	rm -rf build build-san $(FB)

@@ -2,7 +2,7 @@
 /*
  * procs.bpf.h - which tasks are sampled and what the daemon is told about
  * processes: the target filter (wanted(): --pid/CMD targets, --comm,
- * --cgroup, the daemon itself), the image each process runs
+ * --cgroup, -t threads, -u user, -C CPUs, the daemon itself), the image each process runs
  * (`proc_images`), the processes the daemon knows (`seen_procs`), and the
  * `events` ring buffer (new process, exec, exit, tables wanted). Used by
  * the sampling programs and by the lifecycle programs (lifecycle.bpf.h).
@@ -19,6 +19,14 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 1);	/* resized before load */
 } targets SEC(".maps");
+
+/* -t: the threads sampled (their processes are targets too) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);	/* resized before load */
+} tid_filter SEC(".maps");
 
 /* --cgroup: the cgroup directory's fd at index 0 */
 struct {
@@ -130,7 +138,8 @@ static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 }
 
 /* Whether the current task is to be sampled: not the idle task (counted),
- * not the daemon, and passing --pid/CMD targets, --comm and --cgroup. */
+ * not the daemon, and passing --pid/CMD targets, --comm, --cgroup, -t, -u
+ * and -C. */
 /* ev: the event of the calling program. A launched command is a target
  * from its exec on (ST_TARGET_AT_EXEC: not yet); page faults taken before
  * its tables are in fall back to frame pointers (they are not deferred). */
@@ -168,6 +177,17 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 	}
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;
+	if (filter_tids && !bpf_map_lookup_elem(&tid_filter, &tid))
+		return false;
+	if (filter_uid && (__u32)bpf_get_current_uid_gid() != uid_filter)
+		return false;
+	if (filter_cpus) {
+		/* the timers run only on these CPUs already; page faults run anywhere */
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		if (cpu >= ST_MAX_CPUS || !(cpu_filter[cpu / 64] & (1ull << (cpu % 64))))
+			return false;
+	}
 	return true;
 }
 

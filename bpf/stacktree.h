@@ -28,6 +28,7 @@
 #define ST_MAX_KERNEL 64	/* kernel frames per sample (--kernel) */
 #define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
 #define ST_COMM_LEN 16
+#define ST_MAX_CPUS 1024	/* -C: CPUs a filter can name (cpu_filter bits) */
 
 /* st_node_rec.flags */
 #define ST_NODE_ROOT 0x1	/* a thread's root; addr = pid << 32 | tid */

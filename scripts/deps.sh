@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# Installs what stacktreed needs to build, test and benchmark (Debian 12).
-# Idempotent: does nothing when everything is there.
+# Installs the Debian 12 packages stacktreed needs; idempotent (does nothing
+# when everything is there).
+# Usage: scripts/deps.sh [build|test] [--list]
+#   build  building and running stacktreed: `make`, `make demo`
+#   test   that and everything the test suite, fuzzing and benchmarks use:
+#          `make test`, .ci/run (the default)
+#   --list print the packages of the set instead of installing them
 set -euo pipefail
-pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-      libjson-c-dev libcmocka-dev elfutils binutils linux-perf python3 jq
+
+# Building and running: only these (`make demo` on a fresh machine).
+build_pkgs=(make gcc clang pkg-config bpftool
+      libbpf-dev libelf-dev libdw-dev zlib1g-dev libjson-c-dev	# the daemon's libraries
+      protobuf-c-compiler libprotobuf-c-dev	# pprof output (profile.proto)
+      libiberty-dev	# the demangler (binutils' own)
+      libdebuginfod-dev	# debuginfod client header (the library is dlopen()ed)
+      util-linux kmod)	# mkswap, modprobe zram (--force-faults)
+
+# The tests, fuzzing and benchmarks: add a test's package here, with what
+# needs it.
+test_pkgs=(llvm libcmocka-dev elfutils binutils linux-perf python3 jq
       python3.11 python3.11-dbg
-      protobuf-c-compiler libprotobuf-c-dev golang-go libxml2-utils
+      golang-go libxml2-utils
       libclang-rt-14-dev	# libFuzzer and the sanitizer runtimes for clang (make fuzz)
-      libiberty-dev g++	# the demangler (binutils' own); a C++ compiler to profile
-      libdebuginfod-dev debuginfod	# debuginfod client (dlopen()ed); a server for the tests
-      util-linux kmod	# mkswap, modprobe zram (--force-faults)
+      g++	# a C++ compiler to profile (fixtures, test_demangle, test_inline)
+      debuginfod	# a server for the tests
       libc6-dbg	# libc6-dbg: names for libc's internal functions (.symtab)
       sqlite3	# a real database program to profile (test_real_programs.py)
       bpftrace	# a peer profiler the tests compare with (test_peers.py)
@@ -18,13 +32,28 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zli
       chromium	# headless: speedscope reads stacks.folded (test_outputs.py)
       python3-jsonschema	# validates every profile.json against schema/ (stcheck.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
+
+set_=test list=
+for a in "$@"; do
+	case $a in
+	build | test) set_=$a ;;
+	--list) list=1 ;;
+	*) echo "usage: scripts/deps.sh [build|test] [--list]" >&2; exit 64 ;;
+	esac
+done
+pkgs=("${build_pkgs[@]}")
+[ "$set_" = test ] && pkgs+=("${test_pkgs[@]}")
+if [ -n "$list" ]; then
+	printf '%s\n' "${pkgs[@]}"
+	exit 0
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
 # npm installs speedscope into build/npm (test_outputs.py); Debian's nodejs
 # comes without it, NodeSource's nodejs has it built in
-command -v npm >/dev/null || missing+=(npm)
+[ "$set_" = test ] && ! command -v npm >/dev/null && missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
 	echo "stacktreed: missing packages: ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2

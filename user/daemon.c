@@ -197,6 +197,13 @@ static char *describe_target(const struct st_options *o)
 		fprintf(f, "%spid %d", i ? ", " : "", o->pids[i]);
 	for (size_t i = 0; o->cmd && o->cmd[i]; i++)
 		fprintf(f, "%s%s", i ? " " : "", o->cmd[i]);
+	for (size_t i = 0; i < o->ntids; i++)
+		fprintf(f, "%s%d", i ? "," : ", only thread ", o->tids[i]);
+	if (o->filter_uid)
+		fprintf(f, ", only uid %u", o->uid);
+	for (int c = 0, n = 0; o->filter_cpus && c < ST_MAX_CPUS; c++)
+		if (o->cpus[c / 64] & (1ull << (c % 64)))
+			fprintf(f, "%s%d", n++ ? "," : ", only on CPU ", c);
 	fclose(f);
 	return buf;
 }
@@ -466,6 +473,8 @@ static int prepare(struct run *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	if ((err = st_session__check_privileges()))
+		return err;
 	if (st_session__check_freq(o->freq) || (o->listen && st_http__check_listen(o->listen)))
 		return -EINVAL;
 	if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
@@ -492,6 +501,8 @@ static int open_parts(struct run *r)
 		.events = o->events,
 		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
 		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
+		.tids = o->tids, .ntids = o->ntids, .filter_uid = o->filter_uid, .uid = o->uid,
+		.cpus = o->filter_cpus ? o->cpus : NULL,
 	};
 	int err;
 	struct st_symbolizer_opts syo = {

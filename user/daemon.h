@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "stacktree.h"
+
 /* Default --memory-mb: under the shipped unit's MemoryMax=512M
  * (dist/stacktreed.service), 64 MiB left for the allocator's slack. */
 #define ST_MEMORY_MB 448
@@ -54,6 +56,12 @@ struct st_options {
 	double debuginfod_timeout; /* --debuginfod-timeout: seconds per fetch, 0: default */
 	__u32 force_faults;	/* --force-faults: pages per second, 0: off */
 	const char *listen;	/* --listen [ADDR:]PORT: the live endpoint, or NULL */
+	int *tids;		/* -t: only these threads (their processes are in pids) */
+	size_t ntids;
+	bool filter_uid;	/* -u: only tasks whose real uid is uid */
+	__u32 uid;
+	bool filter_cpus;	/* -C: only on the CPUs set in cpus */
+	__u64 cpus[ST_MAX_CPUS / 64];
 };
 
 /* Runs the session; returns the process exit code. */

@@ -1,12 +1,15 @@
 /* stacktreed.c - command line of the profiler daemon (argp). */
 #include <argp.h>
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolizer/elflayout.h"
 #include "user/daemon.h"
+#include "user/perfflags.h"
 #include "user/collect/forcefault.h"
 #include "user/output/flamegraph.h"
 #include "user/output/report.h"
@@ -18,7 +21,6 @@ const char *argp_program_bug_address = "the stacktreed issue tracker";
 enum {
 	OPT_KERNEL = 1000,
 	OPT_UNWIND,
-	OPT_EVENT,
 	OPT_MIN_PCT,
 	OPT_MERGE_THREADS,
 	OPT_MAX_NODES,
@@ -51,6 +53,7 @@ enum {
 	OPT_LISTEN,
 	OPT_FOLDED_OFFSETS,
 	OPT_SVG_WIDTH,
+	OPT_CALL_GRAPH,
 };
 
 static const struct argp_option options[] = {
@@ -62,6 +65,12 @@ static const struct argp_option options[] = {
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0, "Mode of the report files, octal (default 0600: only their owner, the sudo user under sudo, reads them; directories made get x where r: 0700); 0644 shares them", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
+	{ "call-graph", OPT_CALL_GRAPH, "fp|dwarf[,SIZE]", 0, "perf's name for --unwind fp or dwarf (perf's SIZE, the stack bytes it copies, is checked and unused: stacks are walked in the kernel)", 0 },
+	{ NULL, 'g', NULL, 0, "perf's -g: accepted; call graphs are always recorded (unwinding as --unwind says, auto by default; kernel frames with --kernel)", 0 },
+	{ "tid", 't', "TID", 0, "Profile only these threads (repeatable, or a comma list; perf's -t): samples of their processes' other threads are left out", 0 },
+	{ "uid", 'u', "USER", 0, "Only tasks whose real user is USER, a name or a number (perf's -u); alone: system-wide for that user", 0 },
+	{ "cpu", 'C', "LIST", 0, "Only on these CPUs, e.g. 0,2-3 (perf's -C): the timers run there only, and page faults taken elsewhere are left out; alone: system-wide on them", 0 },
+	{ "count", 'c', "N", 0, "Sample period in events (perf's -c): cpu-clock every N ns, N a divisor of 1 s (-c 1000000 is -F 1000); page-faults only 1 (each one is recorded)", 0 },
 	{ "memory-mb", OPT_MEMORY_MB, "MB", 0, "The daemon's memory budget, in MiB (default 448: under the shipped unit's MemoryMax=512M); --symbol-cache-mb and --unwind-memory not given take 2/7 of it each (128 MiB by default)", 2 },
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
@@ -77,7 +86,7 @@ static const struct argp_option options[] = {
 	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files, even with DEBUGINFOD_URLS set", 1 },
 	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
-	{ "event", OPT_EVENT, "LIST", 0, "What a sample is: cpu (cpu-clock timer, the default), faults (user page faults), or cpu,faults", 0 },
+	{ "event", 'e', "LIST", 0, "What a sample is (perf's -e): cpu-clock (or cpu: the timer, the default), page-faults (or faults: user page faults), or both as a comma list; perf's :u suffix is accepted", 0 },
 	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see README)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
@@ -100,10 +109,11 @@ static const struct argp_option options[] = {
 
 static const char doc[] =
 	"stacktreed -- call-stack tree sampling profiler\v"
-	"Run as root. Examples:\n"
+	"Run as root, or with CAP_BPF and CAP_PERFMON (stacktreed(8)). Examples:\n"
 	"  stacktreed -- ./prog args        profile a command until it exits\n"
 	"  stacktreed --pid 1234 -d 10      profile a running process for 10 s\n"
 	"  stacktreed -a -d 10              profile the whole system\n"
+	"  stacktreed -C 0 -e page-faults -d 5   perf's flags: faults on CPU 0\n"
 	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
 	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
 	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
@@ -112,6 +122,10 @@ struct parse_state {
 	struct st_options *o;
 	int *pids;
 	size_t npids;
+	int *tids;	/* -t */
+	size_t ntids;
+	bool freq_given;	/* -F */
+	double count;	/* -c, 0: not given */
 };
 
 static int parse_double(const char *s, double lo, double hi, double *out)
@@ -123,7 +137,8 @@ static int parse_double(const char *s, double lo, double hi, double *out)
 	return errno || *end || end == s || *out < lo || *out > hi ? -EINVAL : 0;
 }
 
-static int add_pids(struct parse_state *ps, char *arg)
+/* A comma list of process or thread ids appended to *ids. */
+static int add_ids(int **ids, size_t *n, char *arg)
 {
 	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -132,13 +147,52 @@ static int add_pids(struct parse_state *ps, char *arg)
 
 		if (parse_double(tok, 1, 4194304, &v) || v != (int)v)
 			return -EINVAL;
-		np = realloc(ps->pids, (ps->npids + 1) * sizeof(*np));
+		np = realloc(*ids, (*n + 1) * sizeof(*np));
 		if (!np)
 			return -ENOMEM;
-		ps->pids = np;
-		ps->pids[ps->npids++] = (int)v;
+		*ids = np;
+		(*ids)[(*n)++] = (int)v;
 	}
 	return 0;
+}
+
+/* -t: each thread's process joins the --pid targets (once): the targets'
+ * lifecycle (maps, exit) is per process; tid_filter keeps the threads. */
+static void add_tid_processes(struct parse_state *ps, struct argp_state *state)
+{
+	for (size_t i = 0; i < ps->ntids; i++) {
+		char path[64], line[128], buf[16];
+		int tgid = -1;
+		bool known = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", ps->tids[i]);
+		f = fopen(path, "r");
+		while (f && tgid < 0 && fgets(line, sizeof(line), f))
+			if (sscanf(line, "Tgid: %d", &tgid) != 1)
+				tgid = -1;
+		if (f)
+			fclose(f);
+		if (tgid <= 0)
+			argp_failure(state, 64, 0, "-t %d: no such thread (ps -eLf lists them)",
+				     ps->tids[i]);
+		for (size_t j = 0; j < ps->npids; j++)
+			known |= ps->pids[j] == tgid;
+		snprintf(buf, sizeof(buf), "%d", tgid);
+		if (!known && add_ids(&ps->pids, &ps->npids, buf))
+			argp_failure(state, 64, ENOMEM, "-t");
+	}
+}
+
+/* -c N, once the events are known (not with -F). */
+static void apply_count(struct parse_state *ps, struct argp_state *state)
+{
+	char err[256];
+
+	if (ps->freq_given)
+		argp_error(state, "give -F or -c, not both");
+	if (st_perfflags__count(ps->count, ps->o->events, &ps->o->freq, err, sizeof(err)))
+		argp_failure(state, 64, 0, "%s", err);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -149,7 +203,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'p':
-		if (add_pids(ps, arg))
+		if (add_ids(&ps->pids, &ps->npids, arg))
 			argp_error(state, "invalid --pid '%s': give a process id", arg);
 		break;
 	case 'a':
@@ -159,7 +213,56 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_double(arg, 1, 1000000, &v) || v != (__u32)v)
 			argp_error(state, "invalid -F '%s': give a rate in Hz, e.g. 99", arg);
 		o->freq = (__u32)v;
+		ps->freq_given = true;
 		break;
+	case 't':
+		if (add_ids(&ps->tids, &ps->ntids, arg))
+			argp_error(state, "invalid -t '%s': give thread ids", arg);
+		break;
+	case 'u': {
+		struct passwd *pw = getpwnam(arg);
+
+		if (pw)
+			o->uid = pw->pw_uid;
+		else if (!parse_double(arg, 0, 4294967294.0, &v) && v == (__u32)v)
+			o->uid = (__u32)v;
+		else
+			argp_error(state, "invalid -u '%s': no such user (a name or a uid)", arg);
+		o->filter_uid = true;
+		break;
+	}
+	case 'C': {
+		char err[256];
+
+		if (st_perfflags__cpus(arg, o->cpus, err, sizeof(err)))
+			argp_failure(state, 64, 0, "%s", err);
+		o->filter_cpus = true;
+		break;
+	}
+	case 'c':
+		if (parse_double(arg, 1, 1e12, &ps->count) || ps->count != (__u64)ps->count)
+			argp_error(state, "invalid -c '%s': give a period in events", arg);
+		break;
+	case 'g':
+		break;
+	case OPT_CALL_GRAPH: {
+		char *size = strchr(arg, ',');
+
+		if (size)
+			*size++ = 0;
+		if (!strcmp(arg, "fp"))
+			o->unwind = ST_UNWIND_FP;
+		else if (!strcmp(arg, "dwarf"))
+			o->unwind = ST_UNWIND_DWARF;
+		else
+			argp_error(state, "--call-graph %s: give fp or dwarf (perf's lbr needs "
+				   "last-branch records, which stacktreed does not read)", arg);
+		if (size && (strcmp(arg, "dwarf") || parse_double(size, 8, 65528, &v) ||
+			     v != (int)v))
+			argp_error(state, "--call-graph %s,%s: SIZE goes with dwarf only, 8..65528 "
+				   "bytes as in perf", arg, size);
+		break;
+	}
 	case 'd':
 		if (parse_double(arg, 0.001, 1e9, &o->duration))
 			argp_error(state, "invalid -d '%s': give seconds, e.g. 10", arg);
@@ -261,18 +364,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --max-file-mb '%s': give 1..1048576", arg);
 		o->max_file_mb = (size_t)v;
 		break;
-	case OPT_EVENT:
-		o->events = 0;
-		for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			if (!strcmp(tok, "cpu"))
-				o->events |= 1u << ST_EVENT_CPU;
-			else if (!strcmp(tok, "faults"))
-				o->events |= 1u << ST_EVENT_FAULTS;
-			else
-				argp_error(state, "--event %s: give cpu, faults or cpu,faults", tok);
-		}
+	case 'e': {
+		char err[256];
+
+		if (st_perfflags__events(arg, !access("/sys/bus/event_source/devices/cpu", F_OK),
+					 &o->events, err, sizeof(err)))
+			argp_failure(state, 64, 0, "%s", err);
 		break;
+	}
 	case OPT_FORCE_FAULTS:
 		o->force_faults = ST_FF_DEFAULT_RATE;
 		if (arg && (parse_double(arg, 1, ST_FF_MAX_RATE, &v) || v != (__u32)v))
@@ -341,6 +440,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cmd = state->argv + state->next;
 		break;
 	case ARGP_KEY_END:
+		if (ps->ntids && (o->all || ps->npids || o->cmd))
+			argp_error(state, "-t names the threads to profile: give it without --pid, "
+				   "-a or -- CMD");
+		/* perf: -u or -C with no target is system-wide */
+		if ((o->filter_uid || o->filter_cpus) && !ps->npids && !o->cmd && !ps->ntids)
+			o->all = true;
+		add_tid_processes(ps, state);
+		if (ps->count)
+			apply_count(ps, state);
 		if (!o->all && !ps->npids && !o->cmd)
 			argp_error(state, "nothing to profile: give -- CMD, --pid PID or -a");
 		if (!!o->all + !!ps->npids + !!o->cmd > 1)
@@ -399,8 +507,11 @@ int main(int argc, char **argv)
 		return 64;
 	o.pids = ps.pids;
 	o.npids = ps.npids;
+	o.tids = ps.tids;
+	o.ntids = ps.ntids;
 	split_memory(&o);
 	ret = st_daemon__run(&o);
 	free(ps.pids);
+	free(ps.tids);
 	return ret;
 }

@@ -9,6 +9,8 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,33 @@ static int max_sample_rate(void)
 		rate = 0;
 	fclose(f);
 	return rate;
+}
+
+int st_session__check_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	char exe[PATH_MAX] = "stacktreed";
+	bool bpf, perfmon, admin;
+	ssize_t n;
+
+	if (syscall(SYS_capget, &h, d))
+		return 0;	/* cannot tell: the load says what fails */
+#define ST_HAS_CAP(c) ((d[(c) / 32].effective >> ((c) % 32)) & 1)
+	admin = ST_HAS_CAP(CAP_SYS_ADMIN);
+	bpf = admin || ST_HAS_CAP(CAP_BPF);
+	perfmon = admin || ST_HAS_CAP(CAP_PERFMON);
+#undef ST_HAS_CAP
+	if (bpf && perfmon)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = 0;
+	fprintf(stderr, "stacktreed: missing %s: run it as root, or give the binary file "
+		"capabilities (a copy of it, to share it with no one): "
+		"sudo setcap cap_bpf,cap_perfmon+ep %s\n",
+		!bpf && !perfmon ? "CAP_BPF and CAP_PERFMON" : !bpf ? "CAP_BPF" : "CAP_PERFMON", exe);
+	return -EPERM;
 }
 
 int st_session__check_freq(__u32 freq)
@@ -246,6 +275,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		snprintf((char *)s->skel->rodata->comm_filter, ST_COMM_LEN, "%s", opts->comm);
 	}
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
+	s->skel->rodata->filter_tids = opts->ntids > 0;
+	s->skel->rodata->filter_uid = opts->filter_uid;
+	s->skel->rodata->uid_filter = opts->uid;
+	s->skel->rodata->filter_cpus = opts->cpus != NULL;
+	if (opts->cpus)
+		memcpy((void *)s->skel->rodata->cpu_filter, opts->cpus, ST_MAX_CPUS / 8);
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
 	if (getenv("STACKTREED_TEST_SPARE_EVERY"))	/* tests only: base.bpf.h */
@@ -272,7 +307,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets,
 					    opts->max_targets ? opts->max_targets : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.forced_pages,
-					    opts->forced_pages ? opts->forced_pages : 1))) {
+					    opts->forced_pages ? opts->forced_pages : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.tid_filter,
+					    opts->ntids ? (__u32)opts->ntids : 1))) {
 		fprintf(stderr, "stacktreed: cannot size the BPF maps: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -296,6 +333,17 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	if (opts->cgroup && (err = set_cgroup_filter(s, opts->cgroup)))
 		goto cleanup;
+	for (size_t i = 0; i < opts->ntids; i++) {
+		__u32 tid = (__u32)opts->tids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.tid_filter, &tid, sizeof(tid), &one,
+					 sizeof(one), BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot set the -t filter: %s\n", strerror(errno));
+			goto cleanup;
+		}
+	}
 	s->recs_len = (2 * (size_t)opts->max_nodes + 1) * sizeof(struct st_node_rec);
 	s->recs = mmap(NULL, s->recs_len, PROT_READ, MAP_SHARED,
 		       bpf_map__fd(s->skel->maps.nodes), 0);
@@ -464,11 +512,28 @@ int st_session__attach(struct st_session *s)
 	}
 	for (int cpu = 0; cpu < s->ncpus; cpu++)
 		s->perf_fds[cpu] = -1;
+	for (int cpu = s->ncpus; s->opts.cpus && cpu < ST_MAX_CPUS; cpu++)
+		if (s->opts.cpus[cpu / 64] & (1ull << (cpu % 64))) {
+			fprintf(stderr, "stacktreed: -C: no CPU %d: this machine has CPUs 0-%d\n",
+				cpu, s->ncpus - 1);
+			return -ENODEV;
+		}
 	if (!s->timer)
 		return 0;	/* page faults only: no timer */
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		if (!cpu_online(cpu))
+		bool named = s->opts.cpus && cpu < ST_MAX_CPUS &&
+			     (s->opts.cpus[cpu / 64] & (1ull << (cpu % 64)));
+
+		if (s->opts.cpus && !named)
 			continue;
+		if (!cpu_online(cpu)) {
+			if (named) {
+				fprintf(stderr, "stacktreed: -C: CPU %d is offline: name online "
+					"CPUs (/sys/devices/system/cpu/online)\n", cpu);
+				return -ENODEV;
+			}
+			continue;
+		}
 		s->perf_fds[cpu] = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
 						PERF_FLAG_FD_CLOEXEC);
 		if (s->perf_fds[cpu] < 0) {

@@ -27,6 +27,12 @@ struct st_session_opts {
 	__u32 forced_pages;	/* --force-faults: entries of forced_pages (0: 1) */
 	__u32 defer_ring_mb;	/* dwarf/auto: ring buffer of deferred samples (MiB, a
 				 * power of two); 0: no deferred unwinding */
+	const int *tids;	/* -t: only these threads (NULL: any) */
+	size_t ntids;
+	bool filter_uid;	/* -u: only tasks whose real uid is uid */
+	__u32 uid;
+	const __u64 *cpus;	/* -C: ST_MAX_CPUS bits; timers on these CPUs only and
+				 * page faults taken there (NULL: every CPU) */
 };
 
 struct st_session;
@@ -40,6 +46,10 @@ struct st_session;
  * perf_event_max_sample_rate, one line and -EINVAL; above ST_FREQ_WARN, a
  * one-line warning and 0. */
 int st_session__check_freq(__u32 freq);
+/* Before anything is made or loaded: without CAP_BPF and CAP_PERFMON
+ * (effective; CAP_SYS_ADMIN holds both) one line naming what is missing
+ * and the setcap command for this binary, and -EPERM; else 0. */
+int st_session__check_privileges(void);
 /* Open, size and load the programs. On failure prints one line on stderr. */
 int st_session__open(const struct st_session_opts *opts, struct st_session **out);
 void st_session__free(struct st_session *s);

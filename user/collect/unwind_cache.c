@@ -93,6 +93,7 @@ struct st_ucache *st_ucache__new(const char *dir, size_t max_bytes, bool verbose
 	struct st_ucache *c = calloc(1, sizeof(*c));
 	const char *why = NULL;
 	struct stat st;
+	int made;
 
 	if (!c)
 		return NULL;
@@ -108,7 +109,18 @@ struct st_ucache *st_ucache__new(const char *dir, size_t max_bytes, bool verbose
 		why = "no HOME to put it under";
 		goto disable;
 	}
-	if (mkdir(c->dir, 0700) && errno != EEXIST) {
+	/* the default's parent (~/.cache on a new account) is made 0700 too,
+	 * as the XDG base directory spec asks; a DIR given is made alone */
+	made = mkdir(c->dir, 0700);
+	if (made && errno == ENOENT && !dir) {
+		char *slash = strrchr(c->dir, '/');
+
+		*slash = 0;
+		mkdir(c->dir, 0700);	/* its failure is the retry's */
+		*slash = '/';
+		made = mkdir(c->dir, 0700);
+	}
+	if (made && errno != EEXIST) {
 		why = strerror(errno);
 		goto disable;
 	}

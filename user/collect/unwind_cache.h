@@ -28,8 +28,9 @@ struct st_ucache_stats {
 
 /* dir NULL: the default (/var/cache/stacktreed as root, else
  * $XDG_CACHE_HOME/stacktreed or ~/.cache/stacktreed), created 0700 if it is
- * missing. A directory that cannot be used disables the cache with one line
- * on stderr (the profile goes on without it). NULL only on ENOMEM. */
+ * missing, and so is its parent (~/.cache of a new account). A directory
+ * that cannot be used disables the cache with one line on stderr (the
+ * profile goes on without it). NULL only on ENOMEM. */
 struct st_ucache *st_ucache__new(const char *dir, size_t max_bytes, bool verbose);
 void st_ucache__free(struct st_ucache *c);
 
