@@ -74,6 +74,8 @@ struct st_maps_line {
 int st_procmaps__parse_line(char *line, struct st_maps_line *out);
 
 size_t st_procmaps__count(const struct st_procmaps *pm);
+/* Bytes pm holds (its mappings, paths and index; not the modules). */
+size_t st_procmaps__memory(const struct st_procmaps *pm);
 /* The i-th mapping (any order; valid until the next refresh), or NULL. */
 const struct st_mapping *st_procmaps__at(const struct st_procmaps *pm, size_t i);
 int st_procmaps__pid(const struct st_procmaps *pm);
