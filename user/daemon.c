@@ -102,6 +102,7 @@ struct run {
 	bool pending;			/* the trees hold intervals not written (disk full) */
 	__u64 dropped[ST_EVENTS];	/* their samples dropped over the budget, not told yet */
 	__u64 dropped_total, drops;	/* since the start: samples, times */
+	bool dropped_said;		/* told since the last snapshot written */
 	bool reopen;			/* service: a snapshot failed, open -o again */
 	int merge_err;
 	struct st_report_opts ro;
@@ -255,10 +256,11 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 
 /* The parts the daemon measures, told to the budget after each drain: the
  * trees, the deferred queue, the CFI rows. Trees holding unwritten
- * intervals (a full disk) are bounded by the budget: when they take it
- * over its limit (after every evictor ran) or hold more than half of it,
- * they are dropped, their samples counted as lost in the next snapshot
- * written ("unwritten snapshot over the memory budget"). */
+ * intervals (a full disk) are bounded by the budget: when they hold more
+ * than a quarter of it, or a sixteenth while it is over its limit (after
+ * every evictor ran), they are dropped, their samples counted as lost in
+ * the next snapshot written ("unwritten snapshots over the memory
+ * budget"); said once until a snapshot is written. */
 static void budget_sync(struct run *r)
 {
 	struct st_budget_stats bs;
@@ -276,7 +278,7 @@ static void budget_sync(struct run *r)
 		st_budget__set(r->budget, ST_BUDGET_DEFER, st_defer__queued_bytes(r->defer));
 	over = st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
 	st_budget__stats(r->budget, &bs);
-	if (!r->pending || (!over && bs.part[ST_BUDGET_TREES] <= bs.limit / 2))
+	if (!r->pending || bs.part[ST_BUDGET_TREES] <= (over ? bs.limit / 16 : bs.limit / 4))
 		return;
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		__u64 n = st_collector__samples(r->coll, ev == ST_EVENT_FAULTS);
@@ -289,9 +291,12 @@ static void budget_sync(struct run *r)
 	st_http__before_reset(r->http);
 	st_collector__reset(r->coll);
 	st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
-	fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over the memory budget "
-		"(%zu MiB for the caches, --memory-mb): their samples are dropped (counted in the "
-		"next snapshot written)\n", bs.part[ST_BUDGET_TREES] >> 20, bs.limit >> 20);
+	if (!r->dropped_said)
+		fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over their share of "
+			"the memory budget (%zu MiB for the caches, --memory-mb): their samples are "
+			"dropped, from now on until a snapshot is written (counted in it)\n",
+			bs.part[ST_BUDGET_TREES] >> 20, bs.limit >> 20);
+	r->dropped_said = true;
 }
 
 static int drain(struct run *r)
@@ -436,6 +441,7 @@ static int snapshot(struct run *r)
 		st_collector__reset(r->coll);
 		r->interval_start = t;
 		r->pending = false;
+		r->dropped_said = false;
 		memset(r->dropped, 0, sizeof(r->dropped));
 	} else if (r->sampling_end > 0 && err != -ECANCELED) {
 		/* the final snapshot: no next one to take its samples */

@@ -192,7 +192,11 @@ static void note_image(struct st_collector *c, __u32 pid, __u32 image)
 		st_u64map__put(c->images, pid, (void *)(uintptr_t)((__u64)image + 1));
 }
 
-static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, bool *created)
+/* pid's proc for image, made if new: gated, only when the budget has room
+ * for it (else NULL, errno ENOSPC, counted); not gated for a thread with
+ * samples (they are kept whatever the budget: the trees are its own part). */
+static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, bool gated,
+			     bool *created)
 {
 	struct proc *p = st_u64map__get(c->procs, PROC_KEY(pid, image));
 	__u64 cur;
@@ -200,7 +204,7 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, boo
 	*created = false;
 	if (p)
 		return p;
-	if (st_budget__charge(c->budget, ST_BUDGET_MAPS, PROC_MIN_BYTES)) {
+	if (gated && st_budget__charge(c->budget, ST_BUDGET_MAPS, PROC_MIN_BYTES)) {
 		c->refused++;	/* its samples stay unsymbolized (module+offset) */
 		errno = ENOSPC;
 		return NULL;
@@ -318,7 +322,7 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
 
 	note_image(c, pid, image);
 	errno = 0;
-	p = proc_get(c, pid, image, &created);
+	p = proc_get(c, pid, image, true, &created);
 	if (!p)
 		return errno == ENOSPC ? -ENOSPC : -ENOMEM;
 	/* a child runs its parent's mappings until it execs: lent first, kept
@@ -489,14 +493,20 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	t->image = image;
 	t->faults = faults;
 	t->tree = st_tree__new();
-	t->proc = proc_get(c, pid, image, &created);
+	t->proc = proc_get(c, pid, image, false, &created);
 	if (!t->tree || !t->proc || st_u64map__add(c->threads, key, t)) {
 		st_tree__free(t->tree);
 		free(t);
 		return NULL;
 	}
-	if (created)
+	/* its maps are read only when the budget has room (else its frames
+	 * stay unsymbolized, counted) */
+	if (created && st_budget__charge(c->budget, ST_BUDGET_MAPS, PROC_MIN_BYTES)) {
+		c->refused++;
+	} else if (created) {
 		proc_refresh(c, t->proc);
+		maps_account(c, 0, 0);	/* the charge: what it holds is counted now */
+	}
 	if (comm && comm[0])
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	else if (c->comm_fn)
