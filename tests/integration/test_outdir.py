@@ -502,3 +502,45 @@ def test_outdir_full_disk_pending_is_bounded():
               % ("samples are dropped" in err, dropped))
         check(temporaries(out) == [], "left %s" % temporaries(out))
     shutil.rmtree(logdir)
+
+
+def test_outdir_kill9_leftovers_removed_by_next_start():
+    """Issue 23 item 7: 10 SIGKILLs at random points of a service's
+    snapshots (-F 999, every format, --interval 0.5) and of one-shot
+    runs' writing leave temporaries named after their writer (pid, start
+    time, boot); the next start removes every one of them (their writers
+    are dead) and says so; a clean run then leaves none."""
+    import random
+    rnd = random.Random(23)
+    out = tempfile.mkdtemp(prefix="st-k9t-")
+    formats = ["--format", "xtree,arcflow,json,folded,pprof,svg"]
+    left = set()
+    try:
+        for i in range(10):
+            if i % 2:
+                args = [STACKTREED, "-a", "-F", "999", "--interval", "0.5", "-o", out] + formats
+            else:
+                args = [STACKTREED, "-a", "-F", "999", "-d", "1", "-o", out] + formats
+            p = subprocess.Popen(args, stderr=subprocess.DEVNULL)
+            mine = ".tmp-P%d." % p.pid
+            end = time.time() + 30
+            # poll fast: a snapshot is written in tens of milliseconds
+            while time.time() < end and p.poll() is None and not any(
+                    n.startswith(mine) and "-probe-" not in n for n in os.listdir(out)):
+                time.sleep(0.001)
+            time.sleep(rnd.uniform(0, 0.01))
+            p.kill()
+            p.wait(timeout=30)
+            left |= set(temporaries(out))
+        now = temporaries(out)
+        print("  %d temporaries left by 10 kills, %d still there: %s"
+              % (len(left), len(now), now[:4]))
+        check(now, "no kill left a temporary (the test kills too late)")
+        check(all(n.startswith(".tmp-P") for n in now), "a temporary without its writer: %s"
+              % now)
+        p = run([STACKTREED, "-o", out, "--", "true"])
+        check(p.returncode == 0, "clean run exit %d: %s" % (p.returncode, p.stderr))
+        check("removed %d temporar" % len(now) in p.stderr, "not said: %s" % p.stderr)
+        check(temporaries(out) == [], "left after a clean run: %s" % temporaries(out))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
