@@ -91,6 +91,9 @@ struct st_symbolizer {
 	bool verbose;
 	size_t max_unused;
 	size_t cache_budget;		/* bytes of symbol caches before evicting unused modules */
+	struct st_budget *budget;	/* the daemon's, or NULL */
+	size_t over_budget;		/* modules whose symbols did not fit budget */
+	char over_budget_path[160];
 	double module_time_s;		/* per module's symbol loading */
 	size_t max_symbols;		/* per module's symbol table */
 	bool (*cancel)(void *ctx);	/* the daemon is stopping */

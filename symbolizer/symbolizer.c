@@ -41,6 +41,7 @@
 #include "symbolizer/module.h"
 #include "symbolizer/srcinfo.h"
 #include "symbolizer/stackvars.h"
+#include "common/budget.h"
 #include "common/hash.h"
 #include "common/strtab.h"
 #include "common/u64map.h"
@@ -266,6 +267,32 @@ static void module_destroy(struct st_symbolizer *s, struct st_module *m)
 	module_free(m);
 }
 
+/* The caches' bytes, told to the daemon's budget: whether the total is
+ * over it (after every part's evictors, this cache's unused modules first). */
+static bool budget_sync(struct st_symbolizer *s)
+{
+	return s->budget && st_budget__set(s->budget, ST_BUDGET_SYMBOLS, st_symbolizer__memory(s));
+}
+
+/* The budget's evictor: unused modules, least recently used first, until
+ * need bytes are freed or none is left. */
+static size_t budget_evict(void *ctx, size_t need)
+{
+	struct st_symbolizer *s = ctx;
+	size_t freed = 0;
+
+	while (s->lru_tail && freed < need) {
+		freed += module_memory(s->lru_tail);
+		module_destroy(s, s->lru_tail);
+		s->evicted++;
+	}
+	if (freed >= TRIM_BYTES)
+		malloc_trim(0);
+	if (freed)
+		budget_sync(s);
+	return freed;
+}
+
 /* Free the least recently used unreferenced modules while there are more
  * than max_unused of them or the caches hold more than cache_budget bytes. */
 static void cache_trim(struct st_symbolizer *s)
@@ -283,6 +310,7 @@ static void cache_trim(struct st_symbolizer *s)
 	 * big module back to the system (free() alone keeps them) */
 	if (big >= TRIM_BYTES)
 		malloc_trim(0);
+	budget_sync(s);
 }
 
 /* One more reference; revives a cached module. */
@@ -321,6 +349,7 @@ struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 
 	s->verbose = opts && opts->verbose;
 	s->cache_budget = (opts && opts->cache_mb ? opts->cache_mb : ST_SYMBOLIZER_CACHE_MB) << 20;
+	s->budget = opts ? opts->budget : NULL;
 	s->module_time_s = opts && opts->module_time_s > 0 ? opts->module_time_s : MODULE_TIME_S;
 	s->max_symbols = opts && opts->max_symbols ? opts->max_symbols : MAX_SYMBOLS;
 	s->cancel = opts ? opts->cancel : NULL;
@@ -347,6 +376,7 @@ struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 	s->kernel_module = st_strtab__intern(s->strs, ST_KERNEL_MODULE);
 	if (!s->debug_dir || !s->kallsyms || !s->kernel_module)
 		goto cleanup;
+	st_budget__on_evict(s->budget, ST_BUDGET_SYMBOLS, budget_evict, s);
 	if (opts && opts->debuginfod) {
 		struct st_dbgd_opts dopts = {
 			.timeout_s = opts->debuginfod_timeout_s, .max_size = s->open.max_size,
@@ -374,6 +404,8 @@ void st_symbolizer__free(struct st_symbolizer *s)
 
 	if (!s)
 		return;
+	st_budget__on_evict(s->budget, ST_BUDGET_SYMBOLS, NULL, NULL);
+	st_budget__set(s->budget, ST_BUDGET_SYMBOLS, 0);
 	for (m = s->modules; m; m = next) {
 		next = m->next;
 		module_free(m);
@@ -415,6 +447,8 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->evicted = s->evicted;
 	out->unshared = s->unshared;
 	out->cache_budget = s->cache_budget;
+	out->over_budget = s->over_budget;
+	memcpy(out->over_budget_path, s->over_budget_path, sizeof(out->over_budget_path));
 	out->src_cut = s->src_cut;
 	out->src_deferred = s->src_deferred;
 	if (s->dbgd) {
@@ -766,6 +800,30 @@ static const char *guess_name(void *ctx, __u64 start)
 					sizeof(buf) - 1) : NULL;
 }
 
+/* m's symbols took the daemon's memory over its budget (the unused
+ * modules evicted already): m keeps empty tables (not loaded again; its
+ * frames are module+offset), counted and named in the summary. */
+static void drop_symbols(struct st_symbolizer *s, struct st_module *m)
+{
+	struct st_symtab *t = st_symtab__new();
+	struct st_strtab *names = st_strtab__new();
+
+	if (!t || !names) {
+		st_symtab__free(t);
+		st_strtab__free(names);
+		return;
+	}
+	st_symtab__finish(t);
+	st_symtab__free(m->symtab);
+	st_strtab__free(m->names);
+	m->symtab = t;
+	m->names = names;
+	s->over_budget++;
+	snprintf(s->over_budget_path, sizeof(s->over_budget_path), "%s", m->path);
+	malloc_trim(0);
+	budget_sync(s);
+}
+
 static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 {
 	struct st_elf *debug = NULL, *src;
@@ -815,6 +873,8 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 	st_elf__free(debug);
 	module_close(m);	/* everything needed is copied now */
 	cache_trim(s);
+	if (budget_sync(s))
+		drop_symbols(s, m);
 	return n == -ENOMEM ? n : 0;
 }
 

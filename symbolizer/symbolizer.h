@@ -44,6 +44,7 @@
 
 struct st_symbolizer;
 struct st_module;
+struct st_budget;
 
 struct st_symbolizer_opts {
 	const char *debug_dir;	 /* default "/usr/lib/debug" (build-id and debuglink lookups) */
@@ -69,6 +70,11 @@ struct st_symbolizer_opts {
 	double debuginfod_timeout_s; /* per fetch; 0: DEBUGINFOD_TIMEOUT or 5 s */
 	const char *debuginfod_cache; /* NULL: DEBUGINFOD_CACHE_PATH, or as root
 				  * /var/cache/stacktreed/debuginfod */
+	struct st_budget *budget; /* the daemon's memory budget (common/budget.h), or
+				  * NULL: the caches' bytes are its ST_BUDGET_SYMBOLS part;
+				  * its evictor frees unused modules (LRU); a module whose
+				  * symbols take the total over it keeps none (counted,
+				  * over_budget) */
 };
 
 #define ST_SYMBOLIZER_MAX_UNUSED 256
@@ -90,6 +96,8 @@ struct st_symbolizer_stats {
 	size_t evicted;		/* unreferenced modules freed (count or byte budget) */
 	size_t unshared;	/* non-root files claiming a cached module's build id */
 	size_t cache_budget;	/* bytes */
+	size_t over_budget;	/* modules left without symbols: the memory budget was full */
+	char over_budget_path[160]; /* the last of them */
 	size_t src_cut;		/* modules whose source lookups (inlined frames, lines)
 				 * stopped at their time or address limit */
 	size_t src_deferred;	/* source lookups left for a later profile

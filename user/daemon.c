@@ -26,6 +26,8 @@
 #include "user/output/report.h"
 #include "user/collect/session.h"
 #include "user/output/snapshot.h"
+#include "common/budget.h"
+#include "symbolizer/elflayout.h"
 #include "symbolizer/symbolizer.h"
 #include "user/collect/unwinder.h"
 #include "user/summary.h"
@@ -96,6 +98,11 @@ struct run {
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
 	struct st_http *http;		/* --listen, or NULL */
+	struct st_budget *budget;	/* --memory-mb: every cache answers to it */
+	bool pending;			/* the trees hold intervals not written (disk full) */
+	__u64 dropped[ST_EVENTS];	/* their samples dropped over the budget, not told yet */
+	__u64 dropped_total, drops;	/* since the start: samples, times */
+	bool dropped_said;		/* told since the last snapshot written */
 	bool reopen;			/* service: a snapshot failed, open -o again */
 	int merge_err;
 	struct st_report_opts ro;
@@ -223,7 +230,7 @@ static struct st_summary_src parts(const struct run *r)
 	return (struct st_summary_src){
 		.sess = r->sess, .coll = r->coll, .sym = r->sym, .unw = r->unw, .ff = r->ff,
 		.py = r->py, .memory_mb = r->o->memory_mb,
-		.defer = r->defer,
+		.defer = r->defer, .budget = r->budget, .pending_dropped = r->dropped_total,
 	};
 }
 
@@ -262,6 +269,51 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	}
 }
 
+/* The parts the daemon measures, told to the budget after each drain: the
+ * trees, the deferred queue, the CFI rows. Trees holding unwritten
+ * intervals (a full disk) are bounded by the budget: when they hold more
+ * than a quarter of it, or a sixteenth while it is over its limit (after
+ * every evictor ran), they are dropped, their samples counted as lost in
+ * the next snapshot written ("unwritten snapshots over the memory
+ * budget"); said once until a snapshot is written. */
+static void budget_sync(struct run *r)
+{
+	struct st_budget_stats bs;
+	bool over;
+
+	if (!r->budget)
+		return;
+	if (r->unw) {
+		struct st_unwinder_stats us;
+
+		st_unwinder__stats(r->unw, &us);
+		st_budget__set(r->budget, ST_BUDGET_UNWIND, us.bytes);
+	}
+	if (r->defer)
+		st_budget__set(r->budget, ST_BUDGET_DEFER, st_defer__queued_bytes(r->defer));
+	over = st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
+	st_budget__stats(r->budget, &bs);
+	if (!r->pending || bs.part[ST_BUDGET_TREES] <= (over ? bs.limit / 16 : bs.limit / 4))
+		return;
+	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
+		__u64 n = st_collector__samples(r->coll, ev == ST_EVENT_FAULTS);
+
+		r->dropped[ev] += n;
+		r->dropped_total += n;
+	}
+	r->drops++;
+	st_budget__refused(r->budget, ST_BUDGET_TREES);
+	st_http__before_reset(r->http);
+	st_collector__reset(r->coll);
+	st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
+	if (!r->dropped_said)
+		fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over their share of "
+			"the memory budget (%zu MiB for the caches, --memory-mb): their samples are "
+			"dropped, from now on until a snapshot is written (counted in it)\n",
+			bs.part[ST_BUDGET_TREES] >> 20, bs.limit >> 20);
+	r->dropped_said = true;
+}
+
 static int drain(struct run *r)
 {
 	int err = st_session__drain(r->sess, on_drain, r);
@@ -269,6 +321,7 @@ static int drain(struct run *r)
 	st_collector__refresh_missing(r->coll);
 	if (r->unw)
 		st_unwinder__sweep(r->unw);
+	budget_sync(r);
 	if (err || r->merge_err) {
 		fprintf(stderr, "stacktreed: cannot merge the kernel trees: %s\n",
 			strerror(-(err ? err : r->merge_err)));
@@ -360,6 +413,11 @@ static int snapshot(struct run *r)
 			goto cleanup;
 		}
 		fill_header(p[n], r, ev, t - r->interval_start);
+		if (r->dropped[ev] && st_profile__add_lost(p[n], "unwritten snapshots over the "
+							   "memory budget", r->dropped[ev])) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
 		ps[n] = p[n];
 		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
 		n++;
@@ -397,11 +455,21 @@ static int snapshot(struct run *r)
 		st_http__before_reset(r->http);	/* open live profiles keep their samples */
 		st_collector__reset(r->coll);
 		r->interval_start = t;
+		r->pending = false;
+		r->dropped_said = false;
+		memset(r->dropped, 0, sizeof(r->dropped));
+	} else if (r->sampling_end > 0 && err != -ECANCELED) {
+		/* the final snapshot: no next one to take its samples */
+		fprintf(stderr, "stacktreed: the final snapshot was not written (%s): the samples "
+			"since the last snapshot written are lost; free space in %s\n",
+			strerror(-err), o->output);
+		r->snapshots_failed++;
 	} else if (err != -ECANCELED) {
 		memcpy(r->prev_stats, prev_stats, sizeof(prev_stats));
 		memcpy(r->prev_run_ns, prev_run_ns, sizeof(prev_run_ns));
 		memcpy(r->prev_runs, prev_runs, sizeof(prev_runs));
 		r->reopen = true;
+		r->pending = true;
 		r->snapshots_failed++;
 		fprintf(stderr, "stacktreed: snapshot not written; its samples go into the next "
 			"one, in %g s\n", o->interval);
@@ -514,6 +582,10 @@ static int open_parts(struct run *r)
 		.debuginfod_timeout_s = o->debuginfod_timeout,
 	};
 
+	r->budget = st_budget__new(st_daemon__budget_bytes(o));
+	if (!r->budget)
+		return -ENOMEM;
+	syo.budget = r->budget;
 	r->sym = st_symbolizer__new(&syo);
 	if (!r->sym) {
 		err = errno ? errno : ENOMEM;
@@ -528,6 +600,7 @@ static int open_parts(struct run *r)
 	r->coll = st_collector__new(r->sym, comm_of, r->sess);
 	if (!r->coll)
 		return -ENOMEM;
+	st_collector__budget(r->coll, r->budget);
 	st_collector__on_image(r->coll, image_of, r->sess);
 	r->names = st_namer__new(r->sym);
 	if (!r->names)
@@ -547,6 +620,7 @@ static int open_parts(struct run *r)
 				"profiles without them)\n", strerror(err));
 			return -err;
 		}
+		st_python__budget(r->py, r->budget);
 		st_namer__python(r->names, r->py);
 	}
 	st_collector__on_refresh(r->coll, on_refresh, r);
@@ -770,6 +844,15 @@ static void close_parts(struct run *r)
 	st_python__free(r->py);
 	st_session__free(r->sess);
 	st_symbolizer__free(r->sym);
+	st_budget__free(r->budget);
+}
+
+size_t st_daemon__budget_bytes(const struct st_options *o)
+{
+	size_t mb = o->memory_mb ? o->memory_mb : ST_MEMORY_MB;
+	size_t reserve = (size_t)o->defer_mb + ST_ELF_LAYOUT_BUDGET_MB + ST_MEMORY_RESERVE_MB;
+
+	return (reserve < mb - mb / 4 ? mb - reserve : mb / 4) << 20;
 }
 
 int st_daemon__run(const struct st_options *o)

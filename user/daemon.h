@@ -12,6 +12,12 @@
 /* Default --memory-mb: under the shipped unit's MemoryMax=512M
  * (dist/stacktreed.service), 64 MiB left for the allocator's slack. */
 #define ST_MEMORY_MB 448
+/* Of --memory-mb, what the budget's parts (common/budget.h) cannot count:
+ * the BPF maps other than the CFI rows and the deferred ring (~50 MiB), the
+ * program, libraries and allocator (~14); with --unwind-defer-mb and the
+ * ELF headers of the file being read (ST_ELF_LAYOUT_BUDGET_MB) it is left
+ * out of the limit the parts answer to (st_daemon__budget_bytes()). */
+#define ST_MEMORY_RESERVE_MB 64
 
 struct st_options {
 	__u32 freq;		/* -F */
@@ -63,6 +69,11 @@ struct st_options {
 	bool filter_cpus;	/* -C: only on the CPUs set in cpus */
 	__u64 cpus[ST_MAX_CPUS / 64];
 };
+
+/* The limit of the daemon's memory budget's parts, in bytes: --memory-mb
+ * less the reserve, the deferred ring and the ELF headers' budget, and at
+ * least a quarter of --memory-mb. */
+size_t st_daemon__budget_bytes(const struct st_options *o);
 
 /* Runs the session; returns the process exit code. */
 int st_daemon__run(const struct st_options *o);

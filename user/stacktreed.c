@@ -468,14 +468,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 /* --memory-mb: the caches' shares of the daemon's budget where they were
  * not given themselves. Of the default 448 MiB (the shipped unit's
  * MemoryMax=512M less 64 for the allocator's slack and the kernel's
- * per-process memory): 128 for the symbol cache, 128 for the CFI rows (BPF
- * maps, charged to the daemon's cgroup), 32 for the deferred samples' ring,
- * 64 for the ELF headers of the file being read (elflayout.h), and ~96 for
- * the rest (the other BPF maps, ~50, the trees, the processes). Parts given
- * explicitly that add up beyond the budget are said once. */
+ * per-process memory): 32 for the deferred samples' ring, 64 for the ELF
+ * headers of the file being read (elflayout.h), 64 reserved
+ * (ST_MEMORY_RESERVE_MB: the other BPF maps, ~50, the program), and 288
+ * that the caches answer to together (common/budget.h, enforced by the
+ * daemon): of them 128 for the symbol cache, 128 for the CFI rows (BPF
+ * maps, charged to the daemon's cgroup), the rest for the trees, the
+ * processes' maps and Python code. Parts given explicitly that add up
+ * beyond the budget are said once. */
 static void split_memory(struct st_options *o)
 {
-	size_t fixed = o->defer_mb + ST_ELF_LAYOUT_BUDGET_MB + 96, share;
+	size_t fixed = o->defer_mb + ST_ELF_LAYOUT_BUDGET_MB + ST_MEMORY_RESERVE_MB, share;
 
 	if (!o->memory_mb)
 		o->memory_mb = ST_MEMORY_MB;
@@ -489,7 +492,7 @@ static void split_memory(struct st_options *o)
 			"--unwind-defer-mb %u + %zu MiB for file headers and the rest exceed "
 			"--memory-mb %zu: the daemon may use more (lower them or raise it)\n",
 			o->symbol_cache_mb, o->unwind_memory_mb, o->defer_mb,
-			(size_t)ST_ELF_LAYOUT_BUDGET_MB + 96, o->memory_mb);
+			(size_t)ST_ELF_LAYOUT_BUDGET_MB + ST_MEMORY_RESERVE_MB, o->memory_mb);
 }
 
 int main(int argc, char **argv)

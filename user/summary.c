@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "common/budget.h"
 #include "common/tree.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
@@ -316,6 +317,29 @@ static void metrics_events(FILE *out, const struct st_summary_src *s, unsigned e
 					1e9);
 }
 
+/* The budget's limit, its parts' bytes and their refusals. */
+static void budget_metrics(FILE *out, const struct st_summary_src *s)
+{
+	struct st_budget_stats bs;
+
+	st_budget__stats(s->budget, &bs);
+	if (!bs.limit)
+		return;
+	prom_head(out, "stacktreed_memory_budget_bytes", "gauge",
+		  "What the caches answer to together (--memory-mb less the reserve).");
+	fprintf(out, "stacktreed_memory_budget_bytes %zu\n", bs.limit);
+	prom_head(out, "stacktreed_memory_budget_used_bytes", "gauge",
+		  "What each part of the memory budget holds.");
+	for (int i = 0; i < ST_BUDGET__N; i++)
+		fprintf(out, "stacktreed_memory_budget_used_bytes{part=\"%s\"} %zu\n",
+			st_budget_part_names[i], bs.part[i]);
+	prom_head(out, "stacktreed_memory_budget_refused_total", "counter",
+		  "Things not kept because the memory budget was full, by part.");
+	for (int i = 0; i < ST_BUDGET__N; i++)
+		fprintf(out, "stacktreed_memory_budget_refused_total{part=\"%s\"} %" PRIu64 "\n",
+			st_budget_part_names[i], (uint64_t)bs.refused[i]);
+}
+
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			 const struct st_summary_run *run)
 {
@@ -332,8 +356,14 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 		  (double)st_session__map_memory(s->sess) },
 		{ "stacktreed_symbol_cache_bytes", "gauge", "Symbol caches.",
 		  (double)st_symbolizer__memory(s->sym) },
-		{ "stacktreed_tree_bytes", "gauge", "The daemon's call trees and perf maps.",
+		{ "stacktreed_tree_bytes", "gauge", "The daemon's call trees.",
 		  (double)st_collector__memory(s->coll) },
+		{ "stacktreed_process_bytes", "gauge",
+		  "The processes' maps tables, perf maps and cgroup paths.",
+		  (double)st_collector__maps_memory(s->coll) },
+		{ "stacktreed_unwritten_samples_dropped_total", "counter",
+		  "Samples of unwritten snapshots dropped over the memory budget.",
+		  (double)s->pending_dropped },
 		{ "stacktreed_processes", "gauge", "Processes with samples in this interval.",
 		  (double)st_collector__processes(s->coll) },
 		{ "stacktreed_snapshots_written_total", "counter", "Service snapshots written.",
@@ -353,6 +383,7 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 		prom_head(out, gauges[i].name, gauges[i].type, gauges[i].help);
 		fprintf(out, "%s %.0f\n", gauges[i].name, gauges[i].value);
 	}
+	budget_metrics(out, s);
 	if (s->unw) {
 		struct st_unwinder_stats us;
 
@@ -389,6 +420,39 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 	fprintf(out, "stacktreed_http_profiles_open %u\n", run->http.open_profiles);
 }
 
+/* The rest of the memory line: what the budget's parts hold now, then
+ * (a line of its own) what was refused or dropped because it was full. */
+static void budget_line(FILE *out, const struct st_summary_src *s)
+{
+	struct st_budget_stats bs;
+	struct st_symbolizer_stats ss;
+	struct st_python_stats ps = {};
+
+	st_budget__stats(s->budget, &bs);
+	if (!bs.limit) {
+		fputc('\n', out);
+		return;
+	}
+	fprintf(out, ", caches %.1f of %zu MiB (peak %.1f:", (double)bs.used / (1 << 20),
+		bs.limit >> 20, (double)bs.peak / (1 << 20));
+	for (int i = 0; i < ST_BUDGET__N; i++)
+		fprintf(out, "%s %s %.1f", i ? "," : "", st_budget_part_names[i],
+			(double)bs.part[i] / (1 << 20));
+	fprintf(out, ")\n");
+	st_symbolizer__stats(s->sym, &ss);
+	if (s->py)
+		st_python__stats(s->py, &ps);
+	if (ss.over_budget || bs.refused[ST_BUDGET_MAPS] || bs.refused[ST_BUDGET_PYCODE] ||
+	    s->pending_dropped)
+		fprintf(out, "stacktreed: memory budget full: %zu modules left without symbols%s%s%s, "
+			"%" PRIu64 " processes not kept (unsymbolized), %" PRIu64 " Python code "
+			"objects not read, %" PRIu64 " samples of unwritten snapshots dropped; "
+			"raise --memory-mb\n", ss.over_budget, ss.over_budget ? " (last: " : "",
+			ss.over_budget_path, ss.over_budget ? ")" : "",
+			(uint64_t)bs.refused[ST_BUDGET_MAPS], (uint64_t)bs.refused[ST_BUDGET_PYCODE],
+			(uint64_t)s->pending_dropped);
+}
+
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
 		       const char *where)
 {
@@ -421,11 +485,12 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 	else
 		fprintf(out, "stacktreed: BPF run time unavailable (kernel BPF stats off)\n");
 	fprintf(out, "stacktreed: daemon CPU %.2f s, max RSS %ld MiB, RSS %ld MiB, "
-		"BPF maps ~%zu MiB; budget %zu MiB (--memory-mb)\n",
+		"BPF maps ~%zu MiB; budget %zu MiB (--memory-mb)",
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
 		status_mib("VmHWM:"), st_summary__rss_mib(), st_session__map_memory(s->sess) >> 20,
 		s->memory_mb);
+	budget_line(out, s);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(s->sym) >> 10, st_collector__memory(s->coll) >> 10);
 	st_symbolizer__stats(s->sym, &ss);

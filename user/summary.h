@@ -20,6 +20,7 @@ struct st_unwinder;
 struct st_forcefault;
 struct st_python;
 struct st_defer;
+struct st_budget;
 
 /* The parts of a session whose counters are told; unw and ff are NULL when
  * not used. faults: the profile told is the page-fault one. */
@@ -32,6 +33,8 @@ struct st_summary_src {
 	const struct st_python *py;	/* NULL: --no-python */
 	size_t memory_mb;		/* --memory-mb, told with the daemon's memory */
 	struct st_defer *defer;		/* deferred unwinding, or NULL */
+	const struct st_budget *budget;	/* --memory-mb's, told with the daemon's memory */
+	__u64 pending_dropped;		/* samples of unwritten snapshots dropped (budget) */
 	bool faults;
 };
 

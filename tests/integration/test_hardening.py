@@ -398,9 +398,11 @@ def test_sparse_elf_of_nobody_is_refused_under_system_wide():
     """nobody maps the first page of a sparse ELF file claiming 10 million
     section headers executable and runs in it (before the layout check the
     daemon held 2.7 GB while it lived); a root spin runs beside it under
-    -a -d 5: the daemon's peak RSS stays < 200 MiB (measured 149; 2687
-    MiB without the check), the file is counted and named in the summary and in the
-    header notes, and the spin is symbolized."""
+    -a -d 5 --memory-mb 224: the daemon's peak RSS stays < 200 MiB
+    (measured 149; 2687 MiB without the check) and under the budget, its
+    caches within their share of it (64 MiB, each part shown), the file is
+    counted and named in the summary and in the header notes, and the spin
+    is symbolized."""
     d = tempfile.mkdtemp(prefix="st-sparse-")
     out = tempfile.mkdtemp(prefix="st-sparse-out-")
     try:
@@ -414,8 +416,8 @@ def test_sparse_elf_of_nobody_is_refused_under_system_wide():
         os.chown(elf, pwd.getpwnam("nobody").pw_uid, -1)
         check(os.stat(elf).st_blocks * 512 < (1 << 20), "%s is not sparse here" % elf)
         spin = spin_binary(d, "sparse_nbr")
-        p = subprocess.Popen([STACKTREED, "-a", "-d", "5", "-o", out], stderr=subprocess.PIPE,
-                             text=True)
+        p = subprocess.Popen([STACKTREED, "-a", "-d", "5", "--memory-mb", "224", "-o", out],
+                             stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
         m = subprocess.Popen([mapexec, elf], preexec_fn=as_nobody)
         try:
@@ -432,6 +434,11 @@ def test_sparse_elf_of_nobody_is_refused_under_system_wide():
         metric("sparse_elf_peak_rss_mib", peak)
         if not SANITIZED:
             check(0 < peak < 200, "peak RSS %d MiB (bound 200)" % peak)
+        caches = re.search(r"budget 224 MiB \(--memory-mb\), caches ([\d.]+) of (\d+) MiB "
+                           r"\(peak ([\d.]+): symbols [\d.]+, maps [\d.]+, .*trees [\d.]+\)", err)
+        check(caches, "no budget line: %s" % err[-1500:])
+        check(int(caches.group(2)) == 64 and float(caches.group(3)) <= 64,
+              "caches over their share: %s" % caches.group(0))
         prof = load(out)
         check(prof.get("notes", {}).get("files refused: implausible layout", 0) >= 1,
               "no header note: %s" % prof.get("notes"))

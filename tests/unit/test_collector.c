@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/budget.h"
 #include "common/tree.h"
 #include "user/collect/collector.h"
 
@@ -99,6 +100,49 @@ static void test_merge_builds_and_sums(void **state)
 	assert_int_equal(k->base, 4);
 	assert_int_equal(st_tree__node_count(t->tree), 4);	/* root included */
 	st_collector__free(c);
+}
+
+/* The daemon's memory budget: a process is charged to its maps part and
+ * refused (counted) when it does not fit; the samples in the trees are
+ * counted per event (what an unwritten snapshot dropped would lose). */
+static void test_budget_maps_and_samples(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	struct st_budget *b = st_budget__new(64 << 10);
+	struct st_node_rec g[] = {
+		root_rec(PID, TID, 3, 0),
+		rec(100, 0x1000, 0, 0, 1),
+		rec(101, 0x2000, ST_NODE_LEAF, 5, 1),
+		rec(101, 0x3000, ST_NODE_LEAF, 2, 1),
+	};
+	struct st_budget_stats bs;
+	__u32 pid;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(b);
+	st_collector__budget(c, b);
+	assert_int_equal(st_collector__capture(c, PID, 3, 0, false), 0);
+	st_budget__stats(b, &bs);
+	assert_true(bs.part[ST_BUDGET_MAPS] > 0);
+	assert_int_equal(bs.part[ST_BUDGET_MAPS], st_collector__maps_memory(c));
+	/* the rest of the budget taken: the next processes are not kept */
+	assert_int_equal(st_budget__charge(b, ST_BUDGET_TREES, bs.limit - bs.used), 0);
+	for (pid = PID + 10; pid < PID + 13; pid++)
+		assert_int_equal(st_collector__capture(c, pid, 1, 0, false), -ENOSPC);
+	assert_int_equal(st_collector__refused(c), 3);
+	st_budget__stats(b, &bs);
+	assert_int_equal(bs.refused[ST_BUDGET_MAPS], 3);
+	assert_int_equal(bs.part[ST_BUDGET_MAPS], st_collector__maps_memory(c));
+	assert_int_equal(st_collector__merge(c, g, 100, 4), 0);
+	assert_int_equal(st_collector__samples(c, false), 7);
+	assert_int_equal(st_collector__samples(c, true), 0);
+	st_collector__reset(c);
+	assert_int_equal(st_collector__samples(c, false), 0);
+	st_collector__free(c);
+	st_budget__stats(b, &bs);
+	assert_int_equal(bs.part[ST_BUDGET_MAPS], 0);
+	st_budget__free(b);
 }
 
 /* Records whose parent is unknown, later in the batch, or before it are
@@ -302,6 +346,7 @@ static void test_late_fold_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget_maps_and_samples),
 		cmocka_unit_test(test_merge_builds_and_sums),
 		cmocka_unit_test(test_merge_drops_bad_records),
 		cmocka_unit_test(test_merge_flags),

@@ -23,6 +23,14 @@ static void path_of(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", base, name);
 }
 
+static const char *path_of_tmp(const char *name)
+{
+	static char buf[512];
+
+	path_of(buf, sizeof(buf), name);
+	return buf;
+}
+
 static char *slurp(const char *name)
 {
 	static char buf[256];
@@ -249,6 +257,76 @@ static void test_failures_leave_nothing(void **state)
 	st_outdir__free(d);
 }
 
+/* The name of the one temporary in base whose name contains part. */
+static void tmp_named(const char *part, char *out, size_t len)
+{
+	char cmd[600];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s | grep '^\\.tmp-.*%s'", base, part);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(out, (int)len, p));
+	out[strcspn(out, "\n")] = '\0';
+	pclose(p);
+}
+
+/* Temporaries carry their writer's identity: those of a live writer (this
+ * process) are kept, those of a dead one (no such pid, the pid reused by a
+ * process started later, another boot) removed, whether files or snapshot
+ * directories; names without an identity are left alone. */
+static void test_sweep_dead_writers(void **state)
+{
+	char live[256], name[300], boot[32], path[600];
+	unsigned long long start;
+	struct st_outdir *d, *sub;
+	struct st_outfile *of;
+	long pid;
+	FILE *f;
+	int n;
+
+	(void)state;
+	assert_int_equal(st_outdir__open(base, &d), 0);
+	assert_int_equal(st_outfile__begin(d, "xtree.txt", &of, &f), 0);
+	tmp_named("xtree.txt", live, sizeof(live));
+	assert_int_equal(sscanf(live, ".tmp-P%ld.%llu.%31[0-9a-f]-%n", &pid, &start, boot, &n), 3);
+	assert_int_equal(pid, (long)getpid());
+	assert_false(st_outdir__tmp_dead(live));
+	assert_false(st_outdir__tmp_dead(".tmp-xtree.txt-abcdefgh"));	/* no identity */
+	assert_false(st_outdir__tmp_dead("summary.txt"));
+	/* leftovers: our pid started at another time, a pid nobody has, another boot */
+	snprintf(name, sizeof(name), ".tmp-P%ld.%llu.%s-xtree.txt-AAAAAAAA", pid, start + 1, boot);
+	assert_true(st_outdir__tmp_dead(name));
+	put(name, "x");
+	snprintf(name, sizeof(name), ".tmp-P%d.%llu.%s-folded.txt-BBBBBBBB", 999999999, start,
+		 boot);
+	assert_true(st_outdir__tmp_dead(name));
+	put(name, "x");
+	snprintf(name, sizeof(name), ".tmp-P%ld.%llu.%s-20260101T000000Z-CCCCCCCC", pid, start,
+		 strcmp(boot, "12345678") ? "12345678" : "87654321");
+	assert_true(st_outdir__tmp_dead(name));
+	path_of(path, sizeof(path), name);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/summary.txt");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	put(".tmp-old-format-DDDDDDDD", "x");
+	/* a live snapshot directory of ours */
+	assert_int_equal(st_outdir__mktemp(d, "20260102T000000Z", &sub), 0);
+	assert_int_equal(temporaries("."), 6);
+	assert_int_equal(st_outdir__sweep(d), 3);
+	assert_int_equal(temporaries("."), 3);
+	assert_non_null(slurp(live));
+	assert_non_null(slurp(".tmp-old-format-DDDDDDDD"));
+	assert_int_equal(st_outfile__end(of, 0), 0);
+	st_outdir__discard(d, sub);
+	assert_int_equal(unlink(path_of_tmp(".tmp-old-format-DDDDDDDD")), 0);
+	assert_int_equal(temporaries("."), 0);
+	assert_int_equal(unlink(path_of_tmp("xtree.txt")), 0);
+	st_outdir__free(d);
+}
+
 static mode_t mode_of(const char *name)
 {
 	char path[512];
@@ -334,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_open_refuses),
 		cmocka_unit_test(test_links_replaced_not_followed),
 		cmocka_unit_test(test_failures_leave_nothing),
+		cmocka_unit_test(test_sweep_dead_writers),
 		cmocka_unit_test(test_private_modes),
 		cmocka_unit_test(test_sudo_user_owns),
 	};

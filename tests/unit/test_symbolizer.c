@@ -9,6 +9,7 @@
 #include <gelf.h>
 #include <sys/auxv.h>
 
+#include "common/budget.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/entry.h"
 #include "common/strtab.h"
@@ -886,6 +887,84 @@ static void test_eviction_memory(void **state)
 	fx_rmtree(tmp);
 }
 
+/* The daemon's memory budget: unused modules are evicted (LRU) to keep
+ * the caches within it, also when another part charges it; a module whose
+ * symbols do not fit even then keeps none (module+offset), counted and
+ * named. */
+static void test_memory_budget(void **state)
+{
+	enum { N = 6 };
+	char tmp[] = "/tmp/st-test-budgetXXXXXX", path[PATH_MAX];
+	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent", .max_unused_modules = 64 };
+	struct st_symbolizer_stats ss;
+	struct st_budget_stats bs;
+	struct st_module *m, *held[3];
+	struct st_symbolizer *s;
+	struct st_budget *b;
+	size_t base, one;
+	struct fx_map map;
+	struct st_sym r;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	make_links(tmp, N);
+	/* one module's bytes, without a budget */
+	s = new_capped(64);
+	base = st_symbolizer__memory(s);
+	link_path(path, sizeof(path), tmp, 0);
+	m = st_symbolizer__module(s, path, NULL);
+	assert_static(s, m, path, "fx_dl.nm");
+	one = st_symbolizer__memory(s) - base;
+	st_symbolizer__free(s);
+
+	b = st_budget__new(base + 2 * one + one / 2);
+	opts.budget = b;
+	s = st_symbolizer__new(&opts);
+	assert_non_null(s);
+	for (i = 0; i < N; i++) {	/* used and released: two stay cached */
+		link_path(path, sizeof(path), tmp, i);
+		m = st_symbolizer__module(s, path, NULL);
+		assert_static(s, m, path, "fx_dl.nm");
+		st_symbolizer__release(s, m);
+		st_budget__stats(b, &bs);
+		assert_true(bs.part[ST_BUDGET_SYMBOLS] <= bs.limit);
+	}
+	assert_modules(s, 2, 2);
+	st_symbolizer__stats(s, &ss);
+	assert_int_equal(ss.evicted, N - 2);
+	assert_int_equal(ss.over_budget, 0);
+	/* another part's charge: the cached modules make room */
+	assert_int_equal(st_budget__charge(b, ST_BUDGET_MAPS, one), 0);
+	assert_modules(s, 1, 1);
+	st_budget__uncharge(b, ST_BUDGET_MAPS, one);
+	/* three held at once: the third's symbols do not fit */
+	for (i = 0; i < 3; i++) {
+		link_path(path, sizeof(path), tmp, i);
+		held[i] = st_symbolizer__module(s, path, NULL);
+		assert_non_null(held[i]);
+		if (i < 2)
+			assert_static(s, held[i], path, "fx_dl.nm");
+	}
+	fx_exec_mapping(path, PIE_BIAS, &map);
+	assert_int_equal(st_symbolizer__resolve(s, held[2], path, map.start, map.pgoff,
+						map.start + 0x10, false, &r), 0);
+	assert_null(r.function);
+	assert_non_null(r.module);
+	st_symbolizer__stats(s, &ss);
+	assert_int_equal(ss.over_budget, 1);
+	assert_string_equal(ss.over_budget_path, path);
+	st_budget__stats(b, &bs);
+	assert_true(bs.part[ST_BUDGET_SYMBOLS] <= bs.limit);
+	for (i = 0; i < 3; i++)
+		st_symbolizer__release(s, held[i]);
+	st_symbolizer__free(s);
+	st_budget__stats(b, &bs);
+	assert_int_equal(bs.used, 0);
+	st_budget__free(b);
+	fx_rmtree(tmp);
+}
+
 /* Many modules coming and going through the key map (deletions in the
  * middle of probe chains): the cached ones are always found again. */
 static void test_many_modules(void **state)
@@ -1133,6 +1212,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_impostor),
 		cmocka_unit_test(test_eviction_memory),
 		cmocka_unit_test(test_many_modules),
+		cmocka_unit_test(test_memory_budget),
 		cmocka_unit_test(test_vdso_pinned),
 		cmocka_unit_test(test_no_module_name),
 		cmocka_unit_test(test_plt_names),

@@ -13,6 +13,7 @@
 #include "user/collect/procmaps.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
+#include "common/budget.h"
 #include "common/hash.h"
 #include "common/tree.h"
 #include "common/u64map.h"
@@ -79,7 +80,27 @@ struct st_collector {
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
 	void *refresh_ctx;
 	struct st_perfmap_stats jit_stats;	/* perf map files read and refused */
+	struct st_budget *budget;	/* the daemon's, or NULL */
+	size_t maps_bytes;		/* procs: their part ST_BUDGET_MAPS */
+	__u64 refused;			/* processes not kept: the budget was full */
 };
+
+/* What a process costs at least before its maps are read (its struct, a
+ * maps table of a few mappings): charged before one is created. */
+#define PROC_MIN_BYTES 1024
+
+static size_t proc_bytes(const struct proc *p)
+{
+	return sizeof(*p) + st_procmaps__memory(p->maps) + st_perfmap__memory(p->jit) +
+	       (p->cgroup ? strlen(p->cgroup) + 1 : 0);
+}
+
+/* p held before bytes and holds proc_bytes(p) now (0: it is freed). */
+static void maps_account(struct st_collector *c, size_t before, size_t now)
+{
+	c->maps_bytes = c->maps_bytes - before + now;
+	st_budget__set(c->budget, ST_BUDGET_MAPS, c->maps_bytes);
+}
 
 static void proc_free(struct proc *p)
 {
@@ -148,6 +169,7 @@ void st_collector__free(struct st_collector *c)
 	pos = 0;
 	while (c->procs && (p = st_u64map__next(c->procs, &pos, NULL)))
 		proc_free(p);
+	st_budget__set(c->budget, ST_BUDGET_MAPS, 0);
 	st_u64map__free(c->threads);
 	st_u64map__free(c->procs);
 	st_u64map__free(c->images);
@@ -170,7 +192,11 @@ static void note_image(struct st_collector *c, __u32 pid, __u32 image)
 		st_u64map__put(c->images, pid, (void *)(uintptr_t)((__u64)image + 1));
 }
 
-static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, bool *created)
+/* pid's proc for image, made if new: gated, only when the budget has room
+ * for it (else NULL, errno ENOSPC, counted); not gated for a thread with
+ * samples (they are kept whatever the budget: the trees are its own part). */
+static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, bool gated,
+			     bool *created)
 {
 	struct proc *p = st_u64map__get(c->procs, PROC_KEY(pid, image));
 	__u64 cur;
@@ -178,17 +204,26 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, boo
 	*created = false;
 	if (p)
 		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (gated && st_budget__charge(c->budget, ST_BUDGET_MAPS, PROC_MIN_BYTES)) {
+		c->refused++;	/* its samples stay unsymbolized (module+offset) */
+		errno = ENOSPC;
 		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		maps_account(c, 0, 0);
+		return NULL;
+	}
 	p->pid = pid;
 	p->image = image;
 	p->maps = st_procmaps__new((int)pid);
 	p->cgroup = read_cgroup(pid);
 	if (!p->maps || st_u64map__put(c->procs, PROC_KEY(pid, image), p)) {
 		proc_free(p);
+		maps_account(c, 0, 0);
 		return NULL;
 	}
+	maps_account(c, 0, proc_bytes(p));
 	note_image(c, pid, image);
 	/* an image older than one already seen: /proc/PID is another program now */
 	cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
@@ -220,6 +255,8 @@ static bool proc_current(struct st_collector *c, struct proc *p)
  * refusal (counted in jit_stats) only leaves the names unknown. */
 static void jit_refresh(struct st_collector *c, struct proc *p)
 {
+	size_t before = proc_bytes(p);
+
 	if (p->gone || p->superseded)
 		return;
 	if (!p->jit && !(p->jit = st_perfmap__new()))
@@ -229,6 +266,7 @@ static void jit_refresh(struct st_collector *c, struct proc *p)
 		st_perfmap__free(p->jit);
 		p->jit = NULL;
 	}
+	maps_account(c, before, proc_bytes(p));
 }
 
 /* An address some mapping or the perf map names. */
@@ -239,17 +277,20 @@ static bool covered(const struct proc *p, __u64 addr)
 
 static void proc_refresh(struct st_collector *c, struct proc *p)
 {
+	size_t before;
 	int r;
 
 	if (p->gone || p->superseded || !proc_current(c, p))
 		return;
 	if (c->refresh_fn)	/* first: samples are waiting for unwinding tables */
 		c->refresh_fn(c->refresh_ctx, p->pid);
+	before = proc_bytes(p);
 	r = st_procmaps__refresh(p->maps, c->sym);
 	if (r == -ENOENT || r == -ESRCH)
 		p->gone = true;
 	else if (!proc_current(c, p))	/* an exec while we read: not p's maps */
 		st_procmaps__drop_added(p->maps);
+	maps_account(c, before, proc_bytes(p));
 	jit_refresh(c, p);
 	p->missing = false;
 }
@@ -304,9 +345,10 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
 	int err;
 
 	note_image(c, pid, image);
-	p = proc_get(c, pid, image, &created);
+	errno = 0;
+	p = proc_get(c, pid, image, true, &created);
 	if (!p)
-		return -ENOMEM;
+		return errno == ENOSPC ? -ENOSPC : -ENOMEM;
 	/* a child runs its parent's mappings until it execs: lent first, kept
 	 * when its own read comes too late (counted then); a parent never
 	 * sampled lends them all the same (a shell's subshell before its exec) */
@@ -315,8 +357,13 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
 	if (created && parent && parent != pid && !from)
 		unseen = parent_maps(c, parent, image);
 	lent = from || unseen;
-	err = from ? st_procmaps__inherit(p->maps, from->maps) :
-	      unseen ? st_procmaps__inherit(p->maps, unseen) : 0;
+	err = 0;
+	if (lent) {
+		size_t before = proc_bytes(p);
+
+		err = st_procmaps__inherit(p->maps, from ? from->maps : unseen);
+		maps_account(c, before, proc_bytes(p));
+	}
 	st_procmaps__free(unseen);
 	if (err == -ENOMEM)
 		return -ENOMEM;
@@ -394,8 +441,11 @@ void st_collector__reset(struct st_collector *c)
 	}
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, NULL)))
-		if (p->exited || p->gone || p->superseded)
+		if (p->exited || p->gone || p->superseded) {
+			c->maps_bytes -= proc_bytes(p);
 			proc_free(p);
+		}
+	maps_account(c, 0, 0);
 	st_u64map__free(c->procs);
 	c->procs = keep;
 }
@@ -473,14 +523,20 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	t->image = image;
 	t->faults = faults;
 	t->tree = st_tree__new();
-	t->proc = proc_get(c, pid, image, &created);
+	t->proc = proc_get(c, pid, image, false, &created);
 	if (!t->tree || !t->proc || st_u64map__add(c->threads, key, t)) {
 		st_tree__free(t->tree);
 		free(t);
 		return NULL;
 	}
-	if (created)
+	/* its maps are read only when the budget has room (else its frames
+	 * stay unsymbolized, counted) */
+	if (created && st_budget__charge(c->budget, ST_BUDGET_MAPS, PROC_MIN_BYTES)) {
+		c->refused++;
+	} else if (created) {
 		proc_refresh(c, t->proc);
+		maps_account(c, 0, 0);	/* the charge: what it holds is counted now */
+	}
 	if (comm && comm[0])
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	else if (c->comm_fn)
@@ -692,14 +748,44 @@ size_t st_collector__memory(const struct st_collector *c)
 {
 	size_t pos = 0, bytes = c->ids_cap * sizeof(struct idref);
 	struct rthread *t;
-	struct proc *p;
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL)))
-		bytes += sizeof(*t) + st_tree__memory(t->tree);
-	pos = 0;
-	while ((p = st_u64map__next(c->procs, &pos, NULL)))
-		bytes += st_perfmap__memory(p->jit);
+		bytes += sizeof(*t) + st_tree__memory(t->tree) + t->nlate * sizeof(*t->late);
 	return bytes;
+}
+
+size_t st_collector__maps_memory(const struct st_collector *c)
+{
+	return c->maps_bytes;
+}
+
+static int add_base(const struct st_node *n, void *ctx)
+{
+	*(__u64 *)ctx += n->base;
+	return 0;
+}
+
+__u64 st_collector__samples(const struct st_collector *c, bool faults)
+{
+	size_t pos = 0;
+	struct rthread *t;
+	__u64 n = 0;
+
+	while ((t = st_u64map__next(c->threads, &pos, NULL)))
+		if (t->faults == faults)
+			st_tree__walk(t->tree, add_base, &n);
+	return n;
+}
+
+void st_collector__budget(struct st_collector *c, struct st_budget *b)
+{
+	c->budget = b;
+	st_budget__set(b, ST_BUDGET_MAPS, c->maps_bytes);
+}
+
+__u64 st_collector__refused(const struct st_collector *c)
+{
+	return c->refused;
 }
 
 __u64 st_collector__bad_records(const struct st_collector *c)

@@ -54,7 +54,8 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
  * parent: the process that forked pid, whose image pid still runs (0:
  * none known): its maps for that image are lent to pid's first, so that a
  * child that exec'd before its own /proc/PID/maps could be read is still
- * symbolized (counted, st_collector__inherited()). */
+ * symbolized (counted, st_collector__inherited()). 0, -ENOMEM, or -ENOSPC:
+ * the memory budget had no room for a new process (st_collector__budget()). */
 int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 parent, bool exec);
 /* Processes whose image was symbolized with maps lent by their parent
  * (their own maps were not read: they exec'd first). */
@@ -124,8 +125,22 @@ int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 
 
 size_t st_collector__threads(const struct st_collector *c);
 size_t st_collector__processes(const struct st_collector *c);
-/* Bytes held by the trees and the perf maps (the summary's "trees"). */
+/* Bytes held by the trees (the summary's "trees"). */
 size_t st_collector__memory(const struct st_collector *c);
+/* Bytes held by the processes: maps tables, perf maps, cgroup paths. */
+size_t st_collector__maps_memory(const struct st_collector *c);
+/* Samples in the page-fault trees (faults) or the timer's now (the
+ * interval's, or every unwritten one's). */
+__u64 st_collector__samples(const struct st_collector *c, bool faults);
+
+/* The daemon's memory budget (common/budget.h; NULL: none): the processes'
+ * bytes are its ST_BUDGET_MAPS part, and a process is not kept (its samples
+ * stay unsymbolized, counted: st_collector__refused()) when the budget has
+ * no room for it after the evictors ran. The trees are measured by the
+ * daemon (st_collector__memory()), as its ST_BUDGET_TREES part. */
+struct st_budget;
+void st_collector__budget(struct st_collector *c, struct st_budget *b);
+__u64 st_collector__refused(const struct st_collector *c);
 /* Records dropped because their parent was unknown (should stay 0). */
 __u64 st_collector__bad_records(const struct st_collector *c);
 

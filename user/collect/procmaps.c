@@ -62,6 +62,18 @@ size_t st_procmaps__count(const struct st_procmaps *pm)
 	return pm ? pm->nmaps : 0;
 }
 
+size_t st_procmaps__memory(const struct st_procmaps *pm)
+{
+	size_t bytes;
+
+	if (!pm)
+		return 0;
+	bytes = sizeof(*pm) + pm->maps_cap * sizeof(*pm->maps) + pm->nindex * sizeof(*pm->index);
+	for (size_t i = 0; i < pm->nmaps; i++)
+		bytes += pm->maps[i].path ? strlen(pm->maps[i].path) + 1 : 0;
+	return bytes;
+}
+
 const struct st_mapping *st_procmaps__at(const struct st_procmaps *pm, size_t i)
 {
 	return pm && i < pm->nmaps ? &pm->maps[i] : NULL;

@@ -82,6 +82,8 @@ size_t st_procmaps__count(const struct st_procmaps *pm);
  * contains TEXT and before opening its file; the test changes the file,
  * then sends SIGCONT. */
 void st_procmaps__test_stop(const char *env, const char *path);
+/* Bytes pm holds (its mappings, paths and index; not the modules). */
+size_t st_procmaps__memory(const struct st_procmaps *pm);
 /* The i-th mapping (any order; valid until the next refresh), or NULL. */
 const struct st_mapping *st_procmaps__at(const struct st_procmaps *pm, size_t i);
 int st_procmaps__pid(const struct st_procmaps *pm);

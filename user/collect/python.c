@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/budget.h"
 #include "common/strtab.h"
 #include "user/collect/pycode.h"
 #include "user/collect/pyoffsets.h"
@@ -40,7 +41,23 @@ struct st_python {
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
 	__u64 processes, unsupported, codes, code_failed, code_dropped, table_bytes;
+	struct st_budget *budget;	/* the daemon's (ST_BUDGET_PYCODE), or NULL */
 };
+
+/* The code cache's bytes, told to the daemon's budget. */
+static void budget_sync(struct st_python *py)
+{
+	st_budget__set(py->budget, ST_BUDGET_PYCODE,
+		       py->codes * sizeof(struct pycode) + py->table_bytes);
+}
+
+void st_python__budget(struct st_python *py, struct st_budget *b)
+{
+	if (!py)
+		return;
+	py->budget = b;
+	budget_sync(py);
+}
 
 static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
 {
@@ -77,13 +94,15 @@ static int on_code(void *ctx, void *data, size_t size)
 	pp = st_u64map__get(py->procs, KEY(e->pid, e->image));
 	if (!pp || !pp->found || !e->code || st_u64map__get(pp->codes, e->code))
 		return 0;
-	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES) {
+	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES ||
+	    st_budget__charge(py->budget, ST_BUDGET_PYCODE, sizeof(*pc))) {
 		py->code_dropped++;
 		return 0;
 	}
 	pid = (pid_t)e->pid;
 	if (st_py_code__read(&pp->p.l, pp->p.code_type, st_py_read_pid, &pid, e->code, &c)) {
 		py->code_failed++;
+		budget_sync(py);
 		return 0;
 	}
 	pc = calloc(1, sizeof(*pc));
@@ -101,10 +120,12 @@ static int on_code(void *ctx, void *data, size_t size)
 		free(pc);
 		st_py_code__release(&c);
 		py->code_dropped++;
+		budget_sync(py);
 		return 0;
 	}
 	py->codes++;
 	py->table_bytes += pc->len;
+	budget_sync(py);
 	return 0;
 }
 
@@ -145,6 +166,7 @@ void st_python__free(struct st_python *py)
 
 	if (!py)
 		return;
+	st_budget__set(py->budget, ST_BUDGET_PYCODE, 0);
 	while (py->procs && (pp = st_u64map__next(py->procs, &pos, NULL))) {
 		size_t cpos = 0;
 

@@ -29,6 +29,12 @@ struct st_python;
 struct st_python *st_python__new(struct st_session *s);
 void st_python__free(struct st_python *py);
 
+/* The daemon's memory budget (common/budget.h): the code cache is its
+ * ST_BUDGET_PYCODE part; a code object that does not fit is not read
+ * (counted with code_dropped). NULL: none. */
+struct st_budget;
+void st_python__budget(struct st_python *py, struct st_budget *b);
+
 /* Look for CPython in pid (maps just read): push or update its py_procs
  * entry. Cheap when nothing changed. */
 void st_python__probe(struct st_python *py, __u32 pid);

@@ -46,7 +46,70 @@ static bool aborted(const struct st_outdir *d)
 	return d->abort_flag && (*d->abort_flag & d->abort_mask);
 }
 
-/* ".tmp-HINT-XXXXXXXX", the X random: another user cannot guess it. */
+/* The boot's id, 8 hex digits of /proc/sys/kernel/random/boot_id ("0"
+ * when unreadable), in buf[9]. */
+static void boot_id(char *buf)
+{
+	char line[64];
+	size_t n = 0;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f && fgets(line, sizeof(line), f))
+		for (char *c = line; *c && n < 8; c++)
+			if ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'))
+				buf[n++] = *c;
+	if (f)
+		fclose(f);
+	if (!n)
+		buf[n++] = '0';
+	buf[n] = '\0';
+}
+
+/* Process pid's start time (clock ticks after boot, /proc/PID/stat field
+ * 22): 0, -ENOENT when there is no such process, or another -errno. */
+static int start_time(long pid, unsigned long long *out)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno == ESRCH ? -ENOENT : -EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the comm may hold spaces and parentheses */
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", out) != 1)
+		return -EIO;
+	return 0;
+}
+
+/* This writer's identity in temporary names, "P<pid>.<start>.<boot>": a
+ * sweep tells a dead writer's leftovers from a live one's by it. */
+static const char *writer_id(void)
+{
+	static char id[64];
+	static pid_t of;
+	unsigned long long start = 0;
+	char boot[9];
+
+	if (of != getpid()) {
+		of = getpid();
+		(void)start_time(of, &start);
+		boot_id(boot);
+		snprintf(id, sizeof(id), "P%ld.%llu.%s", (long)of, start, boot);
+	}
+	return id;
+}
+
+/* ".tmp-ID-HINT-XXXXXXXX": ID the writer's (writer_id()), the X random:
+ * another user cannot guess it; HINT cut to 160 bytes (NAME_MAX). */
 static void tmp_name(char *buf, size_t len, const char *hint)
 {
 	static const char chars[] =
@@ -67,7 +130,7 @@ static void tmp_name(char *buf, size_t len, const char *hint)
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
 	suffix[sizeof(rnd)] = '\0';
-	snprintf(buf, len, ".tmp-%s-%s", hint, suffix);
+	snprintf(buf, len, ".tmp-%s-%.160s-%s", writer_id(), hint, suffix);
 }
 
 enum tmp_kind { TMP_FILE, TMP_DIR, TMP_LINK };
@@ -207,7 +270,7 @@ static int mkdir_parents(char *path, mode_t mode, uid_t uid, gid_t gid)
 static int probe(struct st_outdir *d)
 {
 	static const char zeros[PROBE_BYTES];
-	char name[64];
+	char name[128];
 	int fd = make_tmp(d->fd, "probe", TMP_FILE, NULL, 0600, name, sizeof(name)), err = 0;
 
 	if (fd < 0)
@@ -327,6 +390,7 @@ int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
 		goto cleanup;
 	}
 	fd = -1;
+	(void)st_outdir__sweep(*out);	/* before the probe: they may be what fills it */
 	if ((err = probe(*out))) {
 		fprintf(stderr, "%s: cannot write in output directory %s: %s (give a writable -o)\n",
 			prog(), p, strerror(-err));
@@ -609,4 +673,55 @@ int st_outdir__exists(struct st_outdir *d, const char *name)
 int st_outdir__list(struct st_outdir *d, int (*fn)(void *ctx, const char *name), void *ctx)
 {
 	return list_fd(d->fd, fn, ctx);
+}
+
+/* Whether the writer named in temporary name is gone: another boot, no
+ * such process, or another process under its pid. Names without an
+ * identity (not ours, or older stacktreed's) and unreadable processes
+ * count as live: when in doubt, keep. */
+bool st_outdir__tmp_dead(const char *name)
+{
+	unsigned long long start, now;
+	char boot[16], here[9];
+	long pid;
+	int used = 0, r;
+
+	if (sscanf(name, ".tmp-P%ld.%llu.%15[0-9a-f]-%n", &pid, &start, boot, &used) != 3 ||
+	    !used || pid <= 0)
+		return false;
+	boot_id(here);
+	if (strcmp(boot, here))
+		return true;
+	r = start_time(pid, &now);
+	return r == -ENOENT || (!r && now != start);
+}
+
+struct sweep {
+	struct st_outdir *d;
+	int removed;
+};
+
+static int sweep_entry(void *ctx, const char *name)
+{
+	struct sweep *sw = ctx;
+	struct stat st;
+
+	if (strncmp(name, ".tmp-P", 6) || !st_outdir__tmp_dead(name) ||
+	    fstatat(sw->d->fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	if (S_ISDIR(st.st_mode) ? !st_outdir__remove(sw->d, name) : !unlinkat(sw->d->fd, name, 0))
+		sw->removed++;
+	return 0;
+}
+
+int st_outdir__sweep(struct st_outdir *d)
+{
+	struct sweep sw = { .d = d };
+	int err = list_fd(d->fd, sweep_entry, &sw);
+
+	if (sw.removed)
+		fprintf(stderr, "%s: removed %d temporar%s left in %s by writers no longer "
+			"running (killed while writing)\n", prog(), sw.removed,
+			sw.removed == 1 ? "y" : "ies", d->path);
+	return err ? err : sw.removed;
 }

@@ -4,14 +4,18 @@
  *
  * Everything is done relative to the directory's descriptor (openat,
  * renameat, unlinkat, mkdirat, symlinkat): a file is written into a new
- * temporary ".tmp-NAME-XXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, random suffix)
- * and renamed over NAME, so a link planted under any name is replaced, never
- * written through.
+ * temporary ".tmp-ID-NAME-XXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, random
+ * suffix) and renamed over NAME, so a link planted under any name is
+ * replaced, never written through. ID is the writer's identity,
+ * "P<pid>.<start time>.<boot id>": the temporaries a writer killed while
+ * writing left are told from a live writer's, and removed by
+ * st_outdir__sweep() (at open, and with each snapshot's pruning).
  */
 #ifndef STACKTREE_OUTDIR_H
 #define STACKTREE_OUTDIR_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -74,7 +78,7 @@ int st_outfile__end(struct st_outfile *of, int err);
 /* A whole small file (summary.txt). */
 int st_outdir__write_text(struct st_outdir *d, const char *name, const char *text);
 
-/* A new directory ".tmp-HINT-XXXXXXXX" in d, opened as *out. */
+/* A new directory ".tmp-ID-HINT-XXXXXXXX" in d, opened as *out. */
 int st_outdir__mktemp(struct st_outdir *d, const char *hint, struct st_outdir **out);
 /* Rename sub (from st_outdir__mktemp on d) to name, which must not exist;
  * on failure remove it. Frees sub. 0 or negative errno (one line). */
@@ -89,5 +93,14 @@ int st_outdir__symlink(struct st_outdir *d, const char *target, const char *name
 int st_outdir__exists(struct st_outdir *d, const char *name);
 /* The entry names of d (for pruning): calls fn for each; 0 or -errno. */
 int st_outdir__list(struct st_outdir *d, int (*fn)(void *ctx, const char *name), void *ctx);
+
+/* Whether temporary name's writer is gone (another boot, no process of its
+ * pid, or one started at another time). Names without a writer's identity
+ * (another program's, an older stacktreed's) are never dead: kept. */
+bool st_outdir__tmp_dead(const char *name);
+/* Remove the temporaries of d (files, links, snapshot directories) whose
+ * writers are gone, never a live writer's; one line on stderr when some
+ * were. The number removed, or -errno. */
+int st_outdir__sweep(struct st_outdir *d);
 
 #endif

@@ -64,7 +64,10 @@ static int collect(void *ctx, const char *name)
 int st_snapshot__prune(struct st_outdir *dir, unsigned keep)
 {
 	struct names ns = { 0 };
-	int removed = st_outdir__list(dir, collect, &ns);
+	int removed;
+
+	(void)st_outdir__sweep(dir);	/* what writers killed while writing left */
+	removed = st_outdir__list(dir, collect, &ns);
 
 	if (removed)
 		goto cleanup;

@@ -22,7 +22,8 @@ int st_snapshot__write(const struct st_profile *const *p, const char *const *pre
 		       size_t n, struct st_outdir *dir, const struct st_report_opts *ro,
 		       const char *summary, unsigned keep, char *path, size_t len);
 
-/* Remove all but the newest `keep` snapshot directories of dir. Returns how
+/* Remove all but the newest `keep` snapshot directories of dir, and the
+ * temporaries of writers no longer running (st_outdir__sweep()). Returns how
  * many were removed, or negative errno. */
 int st_snapshot__prune(struct st_outdir *dir, unsigned keep);
 
