@@ -91,7 +91,8 @@ def test_install_destdir_and_uninstall():
         got = bash_complete(dest, ["stacktreed", "--unwind", ""])
         check(sorted(got) == ["auto", "dwarf", "fp"], "--unwind <TAB>: %s" % got)
         got = bash_complete(dest, ["stacktree", "report", "--fo"])
-        check(set(got) == {"--format", "--folded"}, "stacktree report --fo<TAB>: %s" % got)
+        check(set(got) == {"--format", "--folded", "--folded-offsets"},
+              "stacktree report --fo<TAB>: %s" % got)
 
         make("uninstall", "DESTDIR=" + dest, "PREFIX=/usr")
         left = files_under(dest)
