@@ -1071,6 +1071,21 @@ static void test_plt_names(void **state)
 	st_strtab__free(names);
 }
 
+/* The fixture (or absolute path) file, which has no symbol table. */
+static struct st_elf *open_stripped(const char *file)
+{
+	char path[PATH_MAX];
+	struct st_elf *e;
+
+	if (file[0] == '/')
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		fx_path(path, sizeof(path), file);
+	assert_int_equal(st_elf__open(path, &e), 0);
+	assert_false(st_elf__has_section_type(e, SHT_SYMTAB));
+	return e;
+}
+
 /* A stripped program's _start and main, found without symbols, have the
  * addresses and sizes nm gives for the unstripped file; a library gets
  * none, and real symbols win over them. */
@@ -1080,16 +1095,13 @@ static void check_entry_names(const char *file, const char *nmfile)
 	struct st_strtab *strs = st_strtab__new();
 	struct st_symtab *t = st_symtab__new();
 	const struct st_symbol *sym;
-	char path[PATH_MAX];
 	struct st_elf *e;
 	struct fx_nm nm;
 	size_t i;
 
 	assert_non_null(strs);
 	assert_non_null(t);
-	fx_path(path, sizeof(path), file);
-	assert_int_equal(st_elf__open(path, &e), 0);
-	assert_false(st_elf__has_section_type(e, SHT_SYMTAB));
+	e = open_stripped(file);
 	assert_int_equal(st_entry__load_symbols(e, t, strs), 2);
 	st_symtab__finish(t);
 	for (i = 0; i < 2; i++) {
@@ -1113,19 +1125,13 @@ static void check_self_started(const char *file, const char *nmfile)
 	struct st_strtab *strs = st_strtab__new();
 	struct st_symtab *t = st_symtab__new();
 	const struct st_symbol *sym;
-	char path[PATH_MAX];
 	struct st_elf *e;
 	struct fx_nm nm;
 	GElf_Ehdr eh;
 
 	assert_non_null(strs);
 	assert_non_null(t);
-	if (file[0] == '/')
-		snprintf(path, sizeof(path), "%s", file);
-	else
-		fx_path(path, sizeof(path), file);
-	assert_int_equal(st_elf__open(path, &e), 0);
-	assert_false(st_elf__has_section_type(e, SHT_SYMTAB));
+	e = open_stripped(file);
 	assert_non_null(gelf_getehdr(st_elf__elf(e), &eh));
 	assert_int_equal(st_entry__load_symbols(e, t, strs), 1);
 	st_symtab__finish(t);
