@@ -28,6 +28,7 @@
 #define ST_MAX_KERNEL 64	/* kernel frames per sample (--kernel) */
 #define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
 #define ST_COMM_LEN 16
+#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample (bpf/python.h) */
 
 /* st_node_rec.flags */
 #define ST_NODE_ROOT 0x1	/* a thread's root; addr = pid << 32 | tid */
@@ -297,6 +298,18 @@ struct st_handoff {
 
 #define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
 
+/* A deferred sample's Python frames (bpf/python.h): walked by BPF at the
+ * sample, while the interpreter's frames are live, and merged by the daemon
+ * after its native unwind with the same merge (user/collect/pymerge.h). */
+struct st_py_frames {
+	__u64 eval_start, eval_end;	/* the process's _PyEval_EvalFrameDefault, */
+	__u64 cold_start, cold_end;	/* ... and its .cold part (or 0) */
+	__u64 addr[ST_PY_MAX_FRAMES];	/* ST_PY_ADDR, leaf first */
+	__u8 ends[ST_PY_MAX_FRAMES];	/* last frame of an evaluation call's run */
+	__u32 n;			/* frames in addr[] (0: none, or not Python) */
+	__u32 pad;
+};
+
 struct st_deferred {
 	__u32 pid, tid;
 	__u32 image;		/* the image the thread ran (self_exec_id) */
@@ -306,6 +319,7 @@ struct st_deferred {
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
 	char comm[ST_COMM_LEN];
 	__u64 kstack[ST_MAX_KERNEL];
+	struct st_py_frames py;	/* its Python frames */
 	__u8 stack[ST_DEFER_STACK];
 };
 

@@ -329,3 +329,73 @@ def test_python_multiprocessing_children():
             fibs = py_nodes(t["root"], "fib")
             check(fibs and {p["function"] for _, p in fibs} == {"child", "fib"},
                   "fib's parents in %d: %s" % (t["pid"], {p["function"] for _, p in fibs}))
+
+
+# Phases in C libraries the interpreter maps only when the phase starts
+# (libcrypto, libsqlite3, liblzma): their first samples are taken before
+# the daemon has their unwind tables, so they are deferred to it.
+LATE = r"""
+import time
+def spin(n):
+    return n if n < 2 else spin(n - 1) + spin(n - 2)
+def busy(work, seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        work()
+def digest():
+    import hashlib
+    buf = b"x" * (1 << 20)
+    busy(lambda: hashlib.sha256(buf).digest(), 0.4)
+def query():
+    import sqlite3
+    db = sqlite3.connect(":memory:")
+    busy(lambda: db.execute("with recursive c(x) as (select 1 union all select x + 1 "
+                            "from c limit 20000) select sum(x) from c").fetchall(), 0.4)
+def pack():
+    import lzma
+    buf = bytes(range(256)) * 256
+    busy(lambda: lzma.compress(buf), 0.4)
+busy(lambda: spin(12), 0.3)
+digest()
+query()
+pack()
+"""
+
+
+def test_python_deferred_samples_keep_python_frames():
+    """--unwind dwarf, samples deferred to the daemon (a library mapped
+    while the program runs: its tables are not in yet): their Python
+    frames were walked by BPF at the sample and are merged after the
+    daemon's unwind, so no evaluation frame is left native in them. Before
+    (measured: 35 deferred samples, 31 of them under a native
+    _PyEval_EvalFrameDefault without their Python callers) they had native
+    frames only. Seen: 16-26 deferred samples of the 1,500 of a run."""
+    d = tempfile.mkdtemp(prefix="st-it-pydefer-")
+    script = os.path.join(d, "late.py")
+    with open(script, "w") as f:
+        f.write(LATE)
+    out, err, rep = run_profiled(["-F", "999", "--unwind", "dwarf", "--no-unwind-cache", "--",
+                                  DEBIAN, script], timeout=180)
+    prof = load(out)
+    check_invariants(prof)
+    notes = prof["notes"]
+    deferred = notes.get("python: deferred samples (merged by the daemon)", 0)
+    late = notes.get("unwind: samples unwound late in the daemon", 0)
+    unpaired = notes.get("python: evaluation frames and python frames unpaired", 0)
+    metric("pydefer.deferred", deferred)
+    # the scenario deferred samples of the Python process (else it tests nothing)
+    check(deferred > 0 and late >= deferred, "deferred %d, unwound late %d: %s"
+          % (deferred, late, notes))
+    t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+    native = function_cum(t["root"], "_PyEval_EvalFrameDefault")
+    check(native <= unpaired, "%d samples under a native evaluation frame (%d unpaired, %d "
+          "deferred)" % (native, unpaired, deferred))
+    for name in ("digest", "query", "pack"):
+        # each phase's C library under its Python caller, a lambda in it
+        fn = [n for n, p in py_nodes(t["root"], name)]
+        check(sum(n["cum"] for n in fn) >= 0.5 * 0.4 * 999 * (0.5 if SANITIZED else 1),
+              "%s: %d samples" % (name, sum(n["cum"] for n in fn)))
+        lam = [c for n in fn for c, _, _ in nodes(n) if c["module"] == PY and
+               c["function"] == "%s.<locals>.<lambda>" % name]
+        check(any(c["module"] != PY for l in lam for c, _, _ in nodes(l) if c is not l),
+              "%s: no native frame under its lambda" % name)
