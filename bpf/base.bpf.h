@@ -27,6 +27,7 @@ const volatile char comm_filter[ST_COMM_LEN] = {};
 const volatile bool filter_cgroup = false;	/* --cgroup */
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
+const volatile __u32 interpreters = 0;	/* --interpreters: ST_INTERP_* walked (0: none) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -568,6 +568,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	struct st_py_proc *p;
 	__u64 *cached, ts = 0;
 
+	if (!(interpreters & ST_INTERP_PYTHON))	/* read-only: the rest is dead code then */
+		return 0;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!s)
 		return 0;

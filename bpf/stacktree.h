@@ -30,6 +30,12 @@
 #define ST_COMM_LEN 16
 #define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample (bpf/python.h) */
 
+/* Interpreted runtimes whose own stacks BPF walks (the `interpreters`
+ * bitmask in .rodata, from --interpreters: user/collect/interp.h), one bit
+ * each: bpf/python.h for CPython. */
+#define ST_INTERP_PYTHON (1u << 0)
+#define ST_INTERP_ALL ST_INTERP_PYTHON
+
 /* st_node_rec.flags */
 #define ST_NODE_ROOT 0x1	/* a thread's root; addr = pid << 32 | tid */
 #define ST_NODE_LEAF 0x2	/* the sampled instruction pointer */

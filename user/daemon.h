@@ -43,7 +43,8 @@ struct st_options {
 	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
 	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
 	bool no_inline;		/* --no-inline: no inline frames */
-	bool no_python;		/* --no-python: no CPython frames */
+	unsigned interpreters;	/* --interpreters: ST_INTERP_* walked (--no-python: without
+				 * ST_INTERP_PYTHON) */
 	bool lines;		/* --lines: file:line in the xtree */
 	__u32 defer_mb;		/* --unwind-defer-mb: deferred samples' ring buffer, 0: off */
 	size_t max_file_mb;	/* --max-file-mb: 0 = the symbolizer's default */

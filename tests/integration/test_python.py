@@ -399,3 +399,34 @@ def test_python_deferred_samples_keep_python_frames():
                c["function"] == "%s.<locals>.<lambda>" % name]
         check(any(c["module"] != PY for l in lam for c, _, _ in nodes(l) if c is not l),
               "%s: no native frame under its lambda" % name)
+
+
+def test_python_interpreters_switch():
+    """--interpreters none is --no-python (no Python node, no python
+    counters: the BPF walker is dead code then); --interpreters python
+    walks it; an unknown runtime is refused in one line before anything
+    is loaded."""
+    from stcheck import STACKTREED
+    for args, on in ((["--interpreters", "none"], False), (["--interpreters", "python"], True)):
+        out, err, rep = run_profiled(["-F", "199"] + args + ["--", DEBIAN, SCRIPT, "1"])
+        prof = load(out)
+        check_invariants(prof)
+        t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+        pyn = sum(n["cum"] for n, _, _ in nodes(t["root"]) if n["module"] == PY and
+                  n["function"] == "<module>")
+        if on:
+            check(pyn >= 0.9 * t["samples"], "%s: <module> in %d of %d samples"
+                  % (args, pyn, t["samples"]))
+            check(prof["notes"].get("python: samples with python frames", 0) > 0,
+                  "%s: %s" % (args, prof["notes"]))
+        else:
+            check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])),
+                  "Python frames with %s" % args)
+            check(not any(k.startswith("python:") for k in prof["notes"]),
+                  "python counters with %s" % args)
+    p = subprocess.run([STACKTREED, "--interpreters", "python,ruby", "--", "true"],
+                       capture_output=True, text=True, timeout=30)
+    lines = [l for l in p.stderr.splitlines() if not l.startswith("Try ")]
+    check(p.returncode == 64 and len(lines) == 1 and
+          "unknown runtime 'ruby': give python, all or none" in lines[0],
+          "exit %d: %s" % (p.returncode, p.stderr))

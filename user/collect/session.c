@@ -247,6 +247,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	s->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	s->skel->rodata->interpreters = opts->interpreters;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
 	err = 0;
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */

@@ -27,6 +27,7 @@ struct st_session_opts {
 	__u32 forced_pages;	/* --force-faults: entries of forced_pages (0: 1) */
 	__u32 defer_ring_mb;	/* dwarf/auto: ring buffer of deferred samples (MiB, a
 				 * power of two); 0: no deferred unwinding */
+	unsigned interpreters;	/* ST_INTERP_* whose stacks BPF walks (bpf/stacktree.h) */
 };
 
 struct st_session;
