@@ -430,3 +430,39 @@ def test_python_interpreters_switch():
     check(p.returncode == 64 and len(lines) == 1 and
           "unknown runtime 'ruby': give python, all or none" in lines[0],
           "exit %d: %s" % (p.returncode, p.stderr))
+
+
+def test_python_json_kind_round_trip():
+    """profile.json gives a Python node "kind": "python" (module
+    "[python]", file and line kept; a call site's offset is its line, the
+    leaf's null), and `stacktree report --input` reads it back and renders
+    every format as stacktreed did (before, two Python leaves of one
+    function on two lines were one frame when read back: "duplicate
+    node")."""
+    from stcheck import STACKTREE
+    fmts = "xtree,arcflow,json,folded,svg,pprof"
+    out, err, rep = run_profiled(["-F", "499", "--format", fmts, "--", DEBIAN, SCRIPT, "1"])
+    prof = load(out)
+    check_invariants(prof)
+    kinds = {}
+    for t in prof["threads"]:
+        for n, _, _ in nodes(t["root"]):
+            if n["module"] == PY or n["kind"] == "python":
+                check(n["module"] == PY and n["kind"] == "python",
+                      "Python node %s: kind %s, module %s" % (n["function"], n["kind"], n["module"]))
+                leaf = n["offset"] is None
+                check(leaf or n["offset"] == n.get("line", 0), "call site %s: offset %s, line %s"
+                      % (n["function"], n["offset"], n.get("line")))
+                kinds[leaf] = kinds.get(leaf, 0) + 1
+    check(kinds.get(True, 0) > 0 and kinds.get(False, 0) > 0, "Python leaves and call sites: %s"
+          % kinds)
+    rt = tempfile.mkdtemp(prefix="st-it-pyjson-")
+    p = subprocess.run([STACKTREE, "report", "--input", os.path.join(out, "profile.json"),
+                        "--format", fmts, "-o", rt], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "report --input: %s" % p.stderr)
+    for name in ("xtree.txt", "arcflow.txt", "stacks.folded", "flamegraph.svg"):
+        a = [l for l in open(os.path.join(out, name)) if not l.startswith("#")]
+        b = [l for l in open(os.path.join(rt, name)) if not l.startswith("#")]
+        check(a == b, "%s differs after report --input" % name)
+    back = load(rt)
+    check(back["threads"] == prof["threads"], "profile.json's trees differ after report --input")
