@@ -466,3 +466,45 @@ def test_python_json_kind_round_trip():
         check(a == b, "%s differs after report --input" % name)
     back = load(rt)
     check(back["threads"] == prof["threads"], "profile.json's trees differ after report --input")
+
+
+SUB = r"""
+import subprocess, sys
+child = '''
+import time
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def spin():
+    end = time.thread_time() + 1.5
+    while time.thread_time() < end:
+        fib(15)
+spin()
+'''
+subprocess.run([sys.executable, "-c", child], check=True)
+"""
+
+
+def test_python_subprocess_child():
+    """A `subprocess` child (python3.11 -c ...) of a launched python3.11:
+    a new process (fork then exec) found as CPython anew, whose own Python
+    stack is walked: spin -> fib recursion under <module> of "<string>"."""
+    d = tempfile.mkdtemp(prefix="st-it-pysub-")
+    script = os.path.join(d, "sub.py")
+    with open(script, "w") as f:
+        f.write(SUB)
+    out, err, rep = run_profiled(["-F", "499", "--", DEBIAN, script])
+    prof = load(out)
+    check_invariants(prof)
+    kids = [t for t in prof["threads"] if t["pid"] == t["tid"] and
+            function_cum(t["root"], "spin") > 0]
+    check(len(kids) == 1, "processes running spin(): %s" % [t["pid"] for t in kids])
+    t = kids[0]
+    check(t["pid"] != min(x["pid"] for x in prof["threads"]), "spin() in the parent")
+    spin = function_cum(t["root"], "spin")
+    check(spin >= 0.8 * t["samples"] and t["samples"] > 200,
+          "spin() in %d of %d samples" % (spin, t["samples"]))
+    fibs = py_nodes(t["root"], "fib")
+    check(fibs and {p["function"] for _, p in fibs} == {"spin", "fib"},
+          "fib's parents: %s" % {p["function"] for _, p in fibs})
+    callers = {(p["function"], p.get("file")) for _, p in py_nodes(t["root"], "spin")}
+    check(callers == {("<module>", "<string>")}, "spin's callers: %s" % callers)
