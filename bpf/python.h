@@ -532,7 +532,7 @@ static long st_py_report_step(__u32 i, void *ctx)
  * merges them after its unwind (user/collect/pymerge.c). */
 static __always_inline void st_py_deferred(__u32 tgid)
 {
-	if (bpf_map_lookup_elem(&py_procs, &tgid))
+	if ((interpreters & ST_INTERP_PYTHON) && bpf_map_lookup_elem(&py_procs, &tgid))
 		st_py_count(ST_PY_STAT_DEFERRED, 1);
 }
 
@@ -568,7 +568,10 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	struct st_py_proc *p;
 	__u64 *cached, ts = 0;
 
-	if (!(interpreters & ST_INTERP_PYTHON))	/* read-only: the rest is dead code then */
+	/* read-only: without Python the rest is dead code, as in every
+	 * function here that uses the py_* maps, which are then not created
+	 * (user/collect/session.c) */
+	if (!(interpreters & ST_INTERP_PYTHON))
 		return 0;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!s)
@@ -615,7 +618,7 @@ __noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, _
 	bool cut = false, unmatched = false;
 	__u32 zero = 0, n;
 
-	if (!u || !un)
+	if (!u || !un || !(interpreters & ST_INTERP_PYTHON))
 		return un;
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
@@ -638,7 +641,7 @@ static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __
 	__u32 zero = 0;
 
 	out->n = 0;
-	if (!n)
+	if (!n || !(interpreters & ST_INTERP_PYTHON))
 		return;
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
