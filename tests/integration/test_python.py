@@ -331,6 +331,19 @@ def test_python_multiprocessing_children():
                   "fib's parents in %d: %s" % (t["pid"], {p["function"] for _, p in fibs}))
 
 
+def profile_script(text, args, timeout=120):
+    """Debian's python3.11 running the script text under stacktreed args:
+    its profile.json, checked for the invariants."""
+    d = tempfile.mkdtemp(prefix="st-it-pyscript-")
+    script = os.path.join(d, "script.py")
+    with open(script, "w") as f:
+        f.write(text)
+    out, err, rep = run_profiled(args + ["--", DEBIAN, script], timeout=timeout)
+    prof = load(out)
+    check_invariants(prof)
+    return prof
+
+
 # Phases in C libraries the interpreter maps only when the phase starts
 # (libcrypto, libsqlite3, liblzma): their first samples are taken before
 # the daemon has their unwind tables, so they are deferred to it.
@@ -370,14 +383,8 @@ def test_python_deferred_samples_keep_python_frames():
     (measured: 35 deferred samples, 31 of them under a native
     _PyEval_EvalFrameDefault without their Python callers) they had native
     frames only. Seen: 16-26 deferred samples of the 1,500 of a run."""
-    d = tempfile.mkdtemp(prefix="st-it-pydefer-")
-    script = os.path.join(d, "late.py")
-    with open(script, "w") as f:
-        f.write(LATE)
-    out, err, rep = run_profiled(["-F", "999", "--unwind", "dwarf", "--no-unwind-cache", "--",
-                                  DEBIAN, script], timeout=180)
-    prof = load(out)
-    check_invariants(prof)
+    prof = profile_script(LATE, ["-F", "999", "--unwind", "dwarf", "--no-unwind-cache"],
+                          timeout=180)
     notes = prof["notes"]
     deferred = notes.get("python: deferred samples (merged by the daemon)", 0)
     late = notes.get("unwind: samples unwound late in the daemon", 0)
@@ -488,13 +495,7 @@ def test_python_subprocess_child():
     """A `subprocess` child (python3.11 -c ...) of a launched python3.11:
     a new process (fork then exec) found as CPython anew, whose own Python
     stack is walked: spin -> fib recursion under <module> of "<string>"."""
-    d = tempfile.mkdtemp(prefix="st-it-pysub-")
-    script = os.path.join(d, "sub.py")
-    with open(script, "w") as f:
-        f.write(SUB)
-    out, err, rep = run_profiled(["-F", "499", "--", DEBIAN, script])
-    prof = load(out)
-    check_invariants(prof)
+    prof = profile_script(SUB, ["-F", "499"])
     kids = [t for t in prof["threads"] if t["pid"] == t["tid"] and
             function_cum(t["root"], "spin") > 0]
     check(len(kids) == 1, "processes running spin(): %s" % [t["pid"] for t in kids])
