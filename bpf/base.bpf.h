@@ -37,6 +37,7 @@ const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go
  * spare state (threads.bpf.h). 0 (always outside tests): the branch is
  * dead and the verifier removes it. */
 const volatile __u32 test_spare_every = 0;
+const volatile __u32 interpreters = 0;	/* --interpreters: ST_INTERP_* walked (0: none) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -2,7 +2,8 @@
 /*
  * defer.bpf.h - deferral and handoff: a sample whose walk needs tables not
  * in yet goes to the daemon whole (registers, stack copy, kernel frames:
- * the `deferred` ring buffer, user/collect/defer_ring.c); a thread whose
+ * the `deferred` ring buffer, user/collect/defer_ring.c, with its Python
+ * frames walked at the sample: bpf/python.h); a thread whose
  * samples went there comes back to the BPF fold with the daemon's last path
  * for it (`handoffs`, user/collect/deferred.c), so that its calls count
  * once across the switch. See kernel-notes/unwinding.md.
@@ -14,6 +15,7 @@
 #include "procs.bpf.h"
 #include "threads.bpf.h"
 #include "walk.bpf.h"
+#include "python.h"
 
 /* samples whose walk waits for tables (struct st_deferred, variable size) */
 struct {
@@ -84,9 +86,13 @@ static long copy_page(__u32 i, void *data)
 
 /* The sample for the daemon to unwind (sc->defer): registers, the stack
  * from sp up to the end of its mapping (at most ST_DEFER_STACK bytes) and
- * the kernel frames. False when the ring buffer is full. */
-__noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn, __u32 seq)
+ * the kernel frames, and the py_n Python frames st_py_walk_sample() walked
+ * (the daemon merges them after its unwind). False when the ring buffer is
+ * full. */
+__noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 {
+	__u64 pid_tgid = bpf_get_current_pid_tgid();	/* (five arguments at most) */
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct stack_top top = {};
@@ -113,6 +119,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 tgid, __u32 tid, __u32 kn,
 	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
 	if (d->kn)
 		__builtin_memcpy(d->kstack, sc->kstack, sizeof(d->kstack));
+	st_py_defer(&d->py, tgid, py_n);
 	start_stack = BPF_CORE_READ(task, mm, start_stack);
 	if (!bpf_find_vma(task, d->sp, stack_vma_cb, &top, 0) && top.found && top.end > d->sp)
 		avail = top.end - d->sp;

@@ -26,6 +26,10 @@
  *      runs (from the next unused Python frame up to the end of its run).
  *      A Python frame goes into the native frame array tagged with
  *      ST_PY_TAG; path_at() turns the tag into flag ST_NODE_PYTHON.
+ *      A sample deferred to the daemon (bpf/defer.bpf.h) carries what
+ *      steps 1-2 found (struct st_py_frames, bpf/stacktree.h); the daemon
+ *      runs step 3 after its unwind, with st_py_merge() built natively
+ *      (user/collect/pymerge.c).
  * Every read is checked; a failed read or an absurd value ends the walk,
  * counted by reason (enum st_py_stat). Reads go through the current task's
  * own memory only: a process that fakes its interpreter state fools only
@@ -40,7 +44,6 @@
 
 #include "stacktree.h"
 
-#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample */
 #define ST_PY_MAX_THREADS 64	/* thread states searched for a thread */
 #define ST_PY_FRAME_BUF 128	/* bytes of a frame's header read at once */
 #define ST_PY_TAG (1ULL << 63)	/* frame array entry: a Python frame's node address */
@@ -122,7 +125,7 @@ enum st_py_stat {
 	ST_PY_STAT_MERGE_CUT,	/* merged stack over the frame array: cut at the root */
 	ST_PY_STAT_CODE_EVENTS,	/* new code objects reported to the daemon */
 	ST_PY_STAT_CODE_LOST,	/* ... lost: the ring buffer was full */
-	ST_PY_STAT_DEFERRED,	/* samples unwound late by the daemon: native frames only */
+	ST_PY_STAT_DEFERRED,	/* samples unwound late by the daemon (Python frames merged there) */
 	ST_PY_STAT__MAX,
 };
 
@@ -524,35 +527,59 @@ static long st_py_report_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* A sample the daemon unwinds later (deferred): native frames only. */
+/* A sample the daemon unwinds later (deferred): its Python frames, walked
+ * by st_py_walk_sample() now, go with it (st_py_defer()) and the daemon
+ * merges them after its unwind (user/collect/pymerge.c). */
 static __always_inline void st_py_deferred(__u32 tgid)
 {
-	if (bpf_map_lookup_elem(&py_procs, &tgid))
+	if ((interpreters & ST_INTERP_PYTHON) && bpf_map_lookup_elem(&py_procs, &tgid))
 		st_py_count(ST_PY_STAT_DEFERRED, 1);
 }
 
-/* A sample's user frames (leaf first, frames[0..un), room for max): the
- * Python frames merged in when the process runs a CPython the daemon
- * found; returns the new count. */
-static __noinline __u32 st_py_sample(__u64 *frames, __u32 un, __u32 max, __u64 pid_tgid,
-				     __u32 image)
+/*
+ * The walk and the merge are global functions (not static): the verifier
+ * checks each once, on its own, whatever the number of callers and of
+ * their states, where a static one is checked again for every state that
+ * reaches its call. With the walk before the deferral's branch and the
+ * merge after it (a deferred sample is walked here and merged by the
+ * daemon), static functions cost on_timer_dwarf 728,260 instructions
+ * verified (72.8% of the limit, over its budget of 60%); global ones: see
+ * kernel-notes/README.md, "Start-up and verifier budgets". Their price:
+ * arguments are scalars or pointers to a type of known size
+ * (struct st_py_ustack), and the caller bounds what they return.
+ */
+
+/* A sample's user frames as the merge sees them: the walkers' frame
+ * array (at least ST_PY_MAX_FRAMES * 2 entries, leaf first). */
+struct st_py_ustack {
+	__u64 f[ST_PY_MAX_FRAMES * 2];
+};
+
+/* Walk the Python stack of the current thread into py_scratch (reporting
+ * its code objects not seen before) when its process runs a CPython the
+ * daemon found: the frames walked (0: none). They are read at the sample,
+ * while they are live, whether the sample is folded here or deferred. */
+__noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 {
-	__u32 tgid = pid_tgid >> 32, zero = 0, n;
+	__u32 tgid = pid_tgid >> 32, zero = 0;
 	struct st_py_walk w = { .tid = (__u32)pid_tgid };
 	struct st_py_report rep = {};
 	struct st_py_scratch *s;
 	struct st_py_proc *p;
-	bool cut = false, unmatched = false;
 	__u64 *cached, ts = 0;
 
-	if (!frames)
-		return un;
-	p = bpf_map_lookup_elem(&py_procs, &tgid);
-	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
-		return un;
+	/* read-only: without Python the rest is dead code, as in every
+	 * function here that uses the py_* maps, which are then not created
+	 * (user/collect/session.c) */
+	if (!(interpreters & ST_INTERP_PYTHON))
+		return 0;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!s)
-		return un;
+		return 0;
+	s->n = 0;	/* read by st_py_merge_sample() and st_py_defer() */
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
+		return 0;
 	st_py_count(ST_PY_STAT_SAMPLES, 1);
 	w.p = p;
 	w.s = s;
@@ -563,7 +590,7 @@ static __noinline __u32 st_py_sample(__u64 *frames, __u32 un, __u32 max, __u64 p
 		ts = st_py_find_tstate(&w);
 		if (!ts) {
 			st_py_count(w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD, 1);
-			return un;
+			return 0;
 		}
 		bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
 	}
@@ -571,19 +598,84 @@ static __noinline __u32 st_py_sample(__u64 *frames, __u32 un, __u32 max, __u64 p
 	if (w.stop < ST_PY_STAT__MAX)
 		st_py_count(w.stop, 1);
 	if (!s->n)
-		return un;
+		return 0;
 	rep.s = s;
 	rep.tgid = tgid;
 	rep.image = image;
 	bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);
-	n = st_py_merge(s, p, frames, un, max, &cut, &unmatched);
 	st_py_count(ST_PY_STAT_WALKED, 1);
 	st_py_count(ST_PY_STAT_FRAMES, s->n);
+	return s->n;
+}
+
+/* Merge the frames st_py_walk_sample() walked last on this CPU (py_scratch)
+ * into a sample's user frames (leaf first, u->f[0..un), room for max <=
+ * ST_MAX_USER): the new count, at most max, | ST_PY_MERGE_CUT when the
+ * merged stack did not fit and lost its outermost frames (the caller puts
+ * it under [truncated], as a native walk cut short). */
+#define ST_PY_MERGE_CUT (1 << 30)
+__noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, __u32 tgid)
+{
+	struct st_py_scratch *s;
+	struct st_py_proc *p;
+	bool cut = false, unmatched = false;
+	__u32 zero = 0, n;
+
+	if (!u || !un || !(interpreters & ST_INTERP_PYTHON))
+		return un;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	s = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!p || !s || !s->n)
+		return un;
+	n = st_py_merge(s, p, u->f, un, max, &cut, &unmatched);
 	if (cut)
 		st_py_count(ST_PY_STAT_MERGE_CUT, 1);
 	if (unmatched)
 		st_py_count(ST_PY_STAT_UNMATCHED, 1);
-	return n;
+	return cut ? (int)(n | ST_PY_MERGE_CUT) : (int)n;
+}
+
+/* Copy the frames st_py_walk_sample() walked (n of them) into a deferred
+ * sample's record, with the evaluation loop's text they replace. */
+static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __u32 n)
+{
+	struct st_py_scratch *s;
+	struct st_py_proc *p;
+	__u32 zero = 0;
+
+	out->n = 0;
+	if (!n || !(interpreters & ST_INTERP_PYTHON))
+		return;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	s = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!p || !s || !s->n || s->n > ST_PY_MAX_FRAMES)
+		return;
+	out->eval_start = p->eval_start;
+	out->eval_end = p->eval_end;
+	out->cold_start = p->cold_start;
+	out->cold_end = p->cold_end;
+	__builtin_memcpy(out->addr, s->addr, sizeof(out->addr));
+	__builtin_memcpy(out->ends, s->ends, sizeof(out->ends));
+	out->n = s->n;
+}
+
+/* A sample's user frames (leaf first, u->f[0..un), room for max <=
+ * ST_MAX_USER): the Python frames merged in when the process runs a
+ * CPython the daemon found; returns the new count, and sets *cut when the
+ * merged stack lost its outermost frames. */
+static __always_inline __u32 st_py_sample(struct st_py_ustack *u, __u32 un, __u32 max,
+					  __u64 pid_tgid, __u32 image, bool *cut)
+{
+	int n;
+
+	if (st_py_walk_sample(pid_tgid, image) <= 0)
+		return un;
+	n = st_py_merge_sample(u, un, max, pid_tgid >> 32);
+	if (n >= 0 && (n & ST_PY_MERGE_CUT)) {
+		*cut = true;
+		n &= ~ST_PY_MERGE_CUT;
+	}
+	return n >= 0 && (__u32)n <= max ? (__u32)n : un;
 }
 #endif
 

@@ -55,6 +55,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	struct thread_state *ts;
 	struct scratch *sc;
 	__u32 zero = 0, n;
+	int py_n;
 	long un = 0, kn = 0;
 
 	if (!wanted(tgid, tid, ST_EVENT_CPU))
@@ -82,11 +83,14 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
 	}
+	/* CPython's frames are read now, while they are live, whether the
+	 * sample is folded here or unwound by the daemon (which merges them) */
+	py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
 
 	if (dwarf && sc->defer) {
 		__u32 seq = ts ? ts->defer_seq + 1 : 0;
 
-		if (defer_sample(sc, tgid, tid, kn > 0 ? (__u32)kn : 0, seq)) {
+		if (defer_sample(sc, kn > 0 ? (__u32)kn : 0, seq, py_n > 0 ? (__u32)py_n : 0)) {
 			if (ts) {
 				ts->defer_seq = seq;
 				ts->deferring++;
@@ -105,9 +109,16 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 			end_deferral(ts);
 	}
 
-	if (un > 0)	/* CPython's frames in place of its evaluation loop's */
-		un = st_py_sample(sc->ustack, (__u32)un, ST_MAX_USER, pid_tgid,
-				  task_image(bpf_get_current_task_btf()));
+	if (un > 0 && py_n > 0) {	/* CPython's frames in place of its evaluation loop's */
+		_Static_assert(ST_USTACK_SLOTS * 8 >= sizeof(struct st_py_ustack), "merge room");
+		long m = st_py_merge_sample((struct st_py_ustack *)sc->ustack, (__u32)un,
+					    ST_MAX_USER, tgid);
+
+		if (m >= 0 && (m & ST_PY_MERGE_CUT))	/* its outermost frames lost */
+			sc->utrunc = true;
+		m &= ~(long)ST_PY_MERGE_CUT;
+		un = m >= 0 && m <= ST_MAX_USER ? m : un;
+	}
 	/* the path, root first: [truncated], user frames, kernel frames */
 	path_user(&pv, sc, un, ST_EVENT_CPU, dwarf);
 	pv.kn = kn;
@@ -138,7 +149,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
  * whose counts differ.
  */
 
-/* --unwind fp (2.6% here) */
+/* --unwind fp (14.9% here, 12 points of it the Python walker) */
 #define ST_BUDGET_ON_TIMER_FP 20
 SEC("perf_event")
 int on_timer_fp(struct bpf_perf_event_data *ctx)
@@ -146,8 +157,9 @@ int on_timer_fp(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false);
 }
 
-/* --unwind dwarf and auto (unwind_mode tells them apart; 16.7% here, 14
- * points of it the walker) */
+/* --unwind dwarf and auto (unwind_mode tells them apart; 39.5% here, 14
+ * points of it the DWARF walker, most of the rest the Python walker and
+ * merge: kernel-notes/README.md) */
 #define ST_BUDGET_ON_TIMER_DWARF 60
 SEC("perf_event")
 int on_timer_dwarf(struct bpf_perf_event_data *ctx)

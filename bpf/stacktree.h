@@ -29,6 +29,13 @@
 #define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
 #define ST_COMM_LEN 16
 #define ST_MAX_CPUS 1024	/* -C: CPUs a filter can name (cpu_filter bits) */
+#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample (bpf/python.h) */
+
+/* Interpreted runtimes whose own stacks BPF walks (the `interpreters`
+ * bitmask in .rodata, from --interpreters: user/collect/interp.h), one bit
+ * each: bpf/python.h for CPython. */
+#define ST_INTERP_PYTHON (1u << 0)
+#define ST_INTERP_ALL ST_INTERP_PYTHON
 
 /* st_node_rec.flags */
 #define ST_NODE_ROOT 0x1	/* a thread's root; addr = pid << 32 | tid */
@@ -300,6 +307,18 @@ struct st_handoff {
 
 #define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
 
+/* A deferred sample's Python frames (bpf/python.h): walked by BPF at the
+ * sample, while the interpreter's frames are live, and merged by the daemon
+ * after its native unwind with the same merge (user/collect/pymerge.h). */
+struct st_py_frames {
+	__u64 eval_start, eval_end;	/* the process's _PyEval_EvalFrameDefault, */
+	__u64 cold_start, cold_end;	/* ... and its .cold part (or 0) */
+	__u64 addr[ST_PY_MAX_FRAMES];	/* ST_PY_ADDR, leaf first */
+	__u8 ends[ST_PY_MAX_FRAMES];	/* last frame of an evaluation call's run */
+	__u32 n;			/* frames in addr[] (0: none, or not Python) */
+	__u32 pad;
+};
+
 struct st_deferred {
 	__u32 pid, tid;
 	__u32 image;		/* the image the thread ran (self_exec_id) */
@@ -309,6 +328,7 @@ struct st_deferred {
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
 	char comm[ST_COMM_LEN];
 	__u64 kstack[ST_MAX_KERNEL];
+	struct st_py_frames py;	/* its Python frames */
 	__u8 stack[ST_DEFER_STACK];
 };
 

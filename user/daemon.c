@@ -571,6 +571,7 @@ static int open_parts(struct run *r)
 		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 		.tids = o->tids, .ntids = o->ntids, .filter_uid = o->filter_uid, .uid = o->uid,
 		.cpus = o->filter_cpus ? o->cpus : NULL,
+		.interpreters = o->interpreters,
 	};
 	int err;
 	struct st_symbolizer_opts syo = {
@@ -612,12 +613,12 @@ static int open_parts(struct run *r)
 		st_namer__demangle(r->names, r->dm);
 	}
 	st_namer__inline(r->names, !o->no_inline);
-	if (!o->no_python) {
+	if (o->interpreters & ST_INTERP_PYTHON) {
 		r->py = st_python__new(r->sess);
 		if (!r->py) {
 			err = errno ? errno : ENOMEM;
-			fprintf(stderr, "stacktreed: cannot set up Python frames: %s (--no-python "
-				"profiles without them)\n", strerror(err));
+			fprintf(stderr, "stacktreed: cannot set up Python frames: %s "
+				"(--interpreters none profiles without them)\n", strerror(err));
 			return -err;
 		}
 		st_python__budget(r->py, r->budget);

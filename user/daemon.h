@@ -51,7 +51,8 @@ struct st_options {
 	size_t symbol_cache_mb;	/* --symbol-cache-mb: 0 = the symbolizer's default */
 	bool no_demangle;	/* --no-demangle: C++/Rust names as mangled */
 	bool no_inline;		/* --no-inline: no inline frames */
-	bool no_python;		/* --no-python: no CPython frames */
+	unsigned interpreters;	/* --interpreters: ST_INTERP_* walked (--no-python: without
+				 * ST_INTERP_PYTHON) */
 	bool lines;		/* --lines: file:line in the xtree */
 	bool folded_offsets;	/* --folded-offsets: call sites in stacks.folded and the SVG */
 	unsigned svg_width;	/* --svg-width: px, 0 = the default */

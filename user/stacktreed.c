@@ -12,6 +12,7 @@
 #include "user/perfflags.h"
 #include "user/collect/forcefault.h"
 #include "user/output/flamegraph.h"
+#include "user/collect/interp.h"
 #include "user/output/report.h"
 #include "stacktree.h"
 
@@ -40,6 +41,7 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_NO_INLINE,
 	OPT_NO_PYTHON,
+	OPT_INTERPRETERS,
 	OPT_LINES,
 	OPT_UNWIND_CACHE,
 	OPT_NO_UNWIND_CACHE,
@@ -75,7 +77,8 @@ static const struct argp_option options[] = {
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
-	{ "no-python", OPT_NO_PYTHON, NULL, 0, "No Python frames: CPython processes are profiled natively only (the interpreter's evaluation loop, not the Python functions)", 1 },
+	{ "interpreters", OPT_INTERPRETERS, "LIST", 0, "Interpreted runtimes whose own stacks are walked and merged with the native one: python (CPython 3.11), all (the default) or none; comma-separated", 1 },
+	{ "no-python", OPT_NO_PYTHON, NULL, 0, "No Python frames (--interpreters without python): CPython processes are profiled natively only (the interpreter's evaluation loop, not the Python functions)", 1 },
 	{ "no-inline", OPT_NO_INLINE, NULL, 0, "No inline frames: a function the compiler inlined is not a frame of its own (DWARF source lines are still given)", 1 },
 	{ "lines", OPT_LINES, NULL, 0, "xtree: file:line of each frame (from DWARF) after its name", 1 },
 	{ "unwind-cache", OPT_UNWIND_CACHE, "DIR", 0, "dwarf/auto: keep compiled unwind tables in DIR (default /var/cache/stacktreed as root, else ~/.cache/stacktreed); it must be ours and not writable by others", 2 },
@@ -313,8 +316,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->no_demangle = true;
 		break;
 	case OPT_NO_PYTHON:
-		o->no_python = true;
+		o->interpreters &= ~ST_INTERP_PYTHON;
 		break;
+	case OPT_INTERPRETERS: {
+		char bad[32], names[64];
+
+		if (st_interp__parse(arg, &o->interpreters, bad, sizeof(bad)))
+			argp_error(state, "--interpreters: unknown runtime '%s': give %s, all or none",
+				   bad, st_interp__names(names, sizeof(names)));
+		break;
+	}
 	case OPT_NO_INLINE:
 		o->no_inline = true;
 		break;
@@ -500,7 +511,7 @@ int main(int argc, char **argv)
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
 		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .defer_mb = 32, .unwind_cache_mb = 512,
-		.events = 1u << ST_EVENT_CPU,
+		.events = 1u << ST_EVENT_CPU, .interpreters = ST_INTERP_ALL,
 	};
 	struct parse_state ps = { .o = &o };
 	const struct argp argp = { options, parse_opt, "[-- CMD [ARGS...]]", doc, NULL, NULL, NULL };

@@ -118,7 +118,8 @@ static void add_perfmap_notes(struct st_profile *p, const struct st_collector *c
 
 /* CPython frames' counters (user/collect/python.h): since the start,
  * the cpu and page-fault programs' together. */
-static void add_python_notes(struct st_profile *p, const struct st_python *py)
+static void add_python_notes(struct st_profile *p, const struct st_python *py,
+			     const struct st_defer *defer)
 {
 	static const char *const names[ST_PY_STAT__MAX] = {
 		[ST_PY_STAT_SAMPLES] = "python: samples of python processes",
@@ -133,7 +134,7 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py)
 		[ST_PY_STAT_MERGE_CUT] = "python: merged stacks cut at 127 frames",
 		[ST_PY_STAT_CODE_EVENTS] = "python: code objects reported",
 		[ST_PY_STAT_CODE_LOST] = "python: code object reports lost (ring full)",
-		[ST_PY_STAT_DEFERRED] = "python: deferred samples (native frames only)",
+		[ST_PY_STAT_DEFERRED] = "python: deferred samples (merged by the daemon)",
 	};
 	static const char *const ids[ST_PY_STAT__MAX] = {
 		[ST_PY_STAT_SAMPLES] = "python_samples",
@@ -154,6 +155,8 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py)
 
 	if (!py || st_python__stats(py, &ps))
 		return;
+	if (defer)	/* the merges of deferred samples */
+		st_defer__py_stats(defer, ps.bpf);
 	for (size_t k = 0; k < ST_PY_STAT__MAX; k++)
 		if (names[k])
 			st_profile__add_note_id(p, ids[k], names[k], ps.bpf[k]);
@@ -199,7 +202,7 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
 				     "their own were read)", bad);
 	add_perfmap_notes(p, s->coll, s->sym);
 	if (ev == ST_EVENT_CPU)
-		add_python_notes(p, s->py);
+		add_python_notes(p, s->py, s->defer);
 }
 
 /* A "VmRSS:"/"VmHWM:" line of /proc/self/status, in KiB: the resident set

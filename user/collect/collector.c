@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "bpf/calls.h"
+#include "bpf/python.h"
 #include "user/collect/procmaps.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symbolizer.h"
@@ -639,7 +640,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 static bool same_raw(const struct st_frame *a, const struct st_frame *b)
 {
 	return a->kind == b->kind && a->addr == b->addr && a->kernel == b->kernel &&
-	       a->function == b->function;
+	       a->function == b->function && a->module == b->module;
 }
 
 int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
@@ -660,6 +661,11 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 	}
 	for (size_t i = un; i-- > 0;) {
 		path[n].kind = (i == 0 && kn == 0) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
+		if (user[i] & ST_PY_TAG) {	/* merged in (user/collect/pymerge.h) */
+			path[n].module = NAME_PYTHON;
+			path[n++].addr = user[i] & ~ST_PY_TAG;
+			continue;
+		}
 		path[n++].addr = user[i];
 		if (!t->proc->gone && !covered(t->proc, user[i]))
 			t->proc->missing = true;
@@ -704,6 +710,7 @@ int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 
 		out->addrs[i] = f->kind == ST_FRAME_SPECIAL ? 0 : f->addr;
 		out->flags[i] = (__u16)(f->kind == ST_FRAME_SPECIAL ? ST_NODE_TRUNCATED :
 					(f->kernel ? ST_NODE_KERNEL : 0) |
+					(f->module == NAME_PYTHON ? ST_NODE_PYTHON : 0) |
 					(f->kind == ST_FRAME_LEAF ? ST_NODE_LEAF : 0));
 	}
 	out->n = (__u32)t->nlate;

@@ -9,6 +9,7 @@
 
 #include "user/collect/collector.h"
 #include "user/collect/defer_ring.h"
+#include "user/collect/pymerge.h"
 #include "common/u64map.h"
 #include "user/collect/unwind_native.h"
 #include "user/collect/unwinder.h"
@@ -29,6 +30,7 @@ struct st_defer {
 	st_handoff_fn handoff;
 	void *handoff_ctx;
 	__u64 stats[ST_STAT__MAX];
+	__u64 py[ST_PY_STAT__MAX];	/* the merges of Python frames done here */
 };
 
 /* A thread's last deferred sample walked (its seq: all before it are). */
@@ -186,12 +188,18 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 	unsigned stop = 0;
 	__u32 stat;
 	int n = st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp);
-	bool complete;
+	bool complete, cut = false, unmatched = false;
 
 	if (n == -EAGAIN)
 		return n;
 	if (n < 0)
 		n = 0;
+	if (n > 0 && s->d.py.n) {	/* as BPF merges the samples it folds */
+		n = (int)st_py_merge_deferred(&s->d.py, frames, (__u32)n, ST_MAX_USER, &cut,
+					      &unmatched);
+		d->py[ST_PY_STAT_MERGE_CUT] += cut;
+		d->py[ST_PY_STAT_UNMATCHED] += unmatched;
+	}
 	complete = stop == ST_UNW_STOP_END;
 	stat = complete ? ST_STAT__MAX : st_unwind_stop_stat(stop);
 	if (stat < ST_STAT__MAX)
@@ -202,7 +210,7 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 		note_walked(d, &s->d);
 	return st_collector__add_sample(d->c, s->d.pid, s->d.tid, s->d.image, s->d.comm, frames,
 					(size_t)n,
-					!complete, s->d.kstack,
+					!complete || cut, s->d.kstack,
 					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
 }
 
@@ -345,6 +353,12 @@ void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX])
 		stats[i] += d->stats[i];
 	/* the consumer's drops (read under the inbox's lock) */
 	stats[ST_STAT_LATE_DROPPED] += st_defer_ring__dropped(d->ring);
+}
+
+void st_defer__py_stats(const struct st_defer *d, __u64 py[ST_PY_STAT__MAX])
+{
+	for (int i = 0; i < ST_PY_STAT__MAX; i++)
+		py[i] += d->py[i];
 }
 
 size_t st_defer__queued_bytes(const struct st_defer *d)

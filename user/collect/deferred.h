@@ -20,6 +20,7 @@
 #include <linux/types.h>
 
 #include "stacktree.h"
+#include "bpf/python.h"
 
 #define ST_DEFER_WAIT_S 10.0
 #define ST_DEFER_PASS_S 0.01	/* the queue is walked at most this often */
@@ -60,6 +61,10 @@ int st_defer__flush(struct st_defer *d, __u32 pid);
 /* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop
  * reasons of the daemon's own walks: ST_STAT_UNW_*, ST_STAT_TRUNCATED). */
 void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX]);
+/* Adds the counters of the Python merges done here (a deferred sample's
+ * Python frames, walked by BPF at the sample, merged after the daemon's
+ * unwind: ST_PY_STAT_MERGE_CUT, ST_PY_STAT_UNMATCHED) to py. */
+void st_defer__py_stats(const struct st_defer *d, __u64 py[ST_PY_STAT__MAX]);
 /* Bytes of deferred samples waiting now (read from the ring, not walked
  * yet), at most ST_DEFER_MEMORY. */
 size_t st_defer__queued_bytes(const struct st_defer *d);

@@ -180,6 +180,10 @@ static int choose_programs(struct st_session *s)
 		k->maps.unwind_window, k->maps.unwind_requests, k->maps.handoffs,
 		k->maps.deferred, k->maps.defer_buf,
 	};
+	struct bpf_map *py_maps[] = {
+		k->maps.py_procs, k->maps.py_tstates, k->maps.py_codes,
+		k->maps.py_events, k->maps.py_scratch, k->maps.py_stats,
+	};
 	int err = 0;
 
 	if (has_event(s, ST_EVENT_CPU))
@@ -194,6 +198,10 @@ static int choose_programs(struct st_session *s)
 	for (size_t i = 0; i < sizeof(dwarf_maps) / sizeof(dwarf_maps[0]); i++)
 		if (!err && !dwarf)
 			err = bpf_map__set_autocreate(dwarf_maps[i], false);
+	/* CPython's maps: without it, their uses are dead code (bpf/python.h) */
+	for (size_t i = 0; i < sizeof(py_maps) / sizeof(py_maps[0]); i++)
+		if (!err && !(s->opts.interpreters & ST_INTERP_PYTHON))
+			err = bpf_map__set_autocreate(py_maps[i], false);
 	/* forced pages: the page-fault program's only */
 	if (!err && !s->fault)
 		err = bpf_map__set_autocreate(k->maps.forced_pages, false);
@@ -282,6 +290,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (opts->cpus)
 		memcpy((void *)s->skel->rodata->cpu_filter, opts->cpus, ST_MAX_CPUS / 8);
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	s->skel->rodata->interpreters = opts->interpreters;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
 	if (getenv("STACKTREED_TEST_SPARE_EVERY"))	/* tests only: base.bpf.h */
 		s->skel->rodata->test_spare_every =

@@ -33,6 +33,7 @@ struct st_session_opts {
 	__u32 uid;
 	const __u64 *cpus;	/* -C: ST_MAX_CPUS bits; timers on these CPUs only and
 				 * page faults taken there (NULL: every CPU) */
+	unsigned interpreters;	/* ST_INTERP_* whose stacks BPF walks (bpf/stacktree.h) */
 };
 
 struct st_session;

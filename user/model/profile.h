@@ -145,6 +145,11 @@ __u64 st_thread__samples(const struct st_thread *t);
  * bit ignored), shared by the reader and the writer (user/output/json.h);
  * NULL when out of range. */
 const char *st_frame__kind_name(enum st_frame_kind k);
+/* The "kind" profile.json gives frame f: st_frame__kind_name(f->kind), but
+ * "python" for a CPython frame (module ST_PYTHON_MODULE, a call site or the
+ * leaf: offset = its line for a call site, null for the leaf, which the
+ * reader tells apart by it). */
+const char *st_frame__json_kind(const struct st_frame *f);
 const char *st_frame__class_name(unsigned data_class);
 /* profile.json's "format" and "version" (schema/profile.schema.json).
  * Version 2: "format", "version", "start"/"end", notes and lost_by keyed

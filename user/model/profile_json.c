@@ -43,6 +43,19 @@ const char *st_frame__kind_name(enum st_frame_kind k)
 	return (unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : NULL;
 }
 
+#define KIND_PYTHON "python"
+
+static bool is_python(const struct st_frame *f)
+{
+	return (f->kind == ST_FRAME_CALLSITE || f->kind == ST_FRAME_LEAF) && f->module &&
+	       strcmp(f->module, ST_PYTHON_MODULE) == 0;
+}
+
+const char *st_frame__json_kind(const struct st_frame *f)
+{
+	return is_python(f) ? KIND_PYTHON : st_frame__kind_name(f->kind);
+}
+
 const char *st_frame__class_name(unsigned data_class)
 {
 	data_class &= ST_DATA_CLASS_MASK;
@@ -60,6 +73,7 @@ struct nstate {
 	const char *sym, *sym_raw;
 	bool fn_r, sys_r, mod_r, file_r, sym_r;	/* the _raw key was there */
 	bool has_kind, has_base, has_cum, offset_key, has_offset, forced, kernel;
+	bool python;	/* "kind": "python" (a call site or the leaf, by "offset") */
 	bool in_children, children_done;
 	enum st_frame_kind kind;
 	__u8 cls;
@@ -276,7 +290,10 @@ static int node_key(struct reader *r, struct nstate *n, size_t d)
 	if (key_is(r, "kind")) {
 		if ((err = val_str(r, where_at(r, d), &s)) || !s)
 			return err;
-		if (parse_kind(s, &n->kind) || n->kind == ST_FRAME_ROOT)
+		n->python = strcmp(s, KIND_PYTHON) == 0;
+		if (n->python)
+			n->kind = ST_FRAME_CALLSITE;	/* or the leaf: node_create() */
+		else if (parse_kind(s, &n->kind) || n->kind == ST_FRAME_ROOT)
 			return fail(r, where_at(r, d), "unknown \"kind\": \"%s\"", s);
 		n->has_kind = true;
 		return 0;
@@ -357,6 +374,16 @@ static int node_create(struct reader *r, struct st_tree *t, size_t d)
 	if (n->line && !f.file)
 		return fail(r, where_at(r, d), "\"line\" without \"file\"");
 	f.line = (__u32)n->line;
+	if (n->python) {
+		/* the writer's is_python(): a call site has its line as offset,
+		 * the leaf a null one (its line is the node's) */
+		if (!f.module || strcmp(f.module, ST_PYTHON_MODULE) != 0)
+			return fail(r, where_at(r, d), "\"kind\": \"python\" needs \"module\": \"%s\"",
+				    ST_PYTHON_MODULE);
+		f.kind = n->has_offset ? ST_FRAME_CALLSITE : ST_FRAME_LEAF;
+	}
+	if (f.kind == ST_FRAME_LEAF && is_python(&f))
+		f.offset = f.line;	/* as user/collect/python.c names it (older files too) */
 	child = st_tree__child(t, r->ns[d - 1].node, &f, true);
 	if (!child)
 		return -ENOMEM;

@@ -55,7 +55,7 @@ static void put_node_head(FILE *out, const struct st_node *n)
 		fprintf(out, "\"address\":\"0x%" PRIx64 "\",", (uint64_t)n->f.addr);
 	else
 		fputs("\"address\":null,", out);
-	fprintf(out, "\"kind\":\"%s\",", st_frame__kind_name(n->f.kind));
+	fprintf(out, "\"kind\":\"%s\",", st_frame__json_kind(&n->f));
 	if (n->f.file) {	/* source position (DWARF) */
 		put_bytes(out, "file", n->f.file);
 		fprintf(out, "\"line\":%u,", (unsigned)n->f.line);
