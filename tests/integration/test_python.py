@@ -12,6 +12,7 @@ the worker's function under its own thread, nearly every sample of the
 main thread reaches <module>, and each phase's share of the main thread
 is within TOL points of what the workload measured. --no-python: no
 Python frame at all."""
+import contextlib
 import os
 import re
 import shutil
@@ -19,8 +20,9 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (SANITIZED, Daemon, check, read_report, workload, check_invariants, function_cum, function_nodes, load,
-                     main_thread, metric, nodes, run_profiled, thread)
+from stcheck import (SANITIZED, Daemon, busy_cpus, check, read_report, workload, check_invariants,
+                     function_cum, function_nodes, load, main_thread, metric, nodes, run_profiled,
+                     thread)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -36,6 +38,9 @@ PY = "[python]"
 # (not measured yet).
 TOL = 8.0
 SHARE_TOL = TOL + 4 if SANITIZED else TOL
+FREQ = "1999"
+MODULE_MIN = 0.99
+DEFERRED = "python: deferred samples (native frames only)"
 
 
 def def_line(name):
@@ -50,17 +55,41 @@ def py_nodes(root, name):
     return [(n, p) for n, p in function_nodes(root, name) if n["module"] == PY]
 
 
-def check_python_profile(python):
-    out, err, rep = run_profiled(["-F", "499", "--", python, SCRIPT, "4"], timeout=180)
-    return check_python_run(out, rep)
+def native_only(root, leaf=lambda n: True):
+    """Samples whose stack has no Python frame (and whose leaf passes
+    leaf(node))."""
+    total, stack = 0, [(root, False)]
+    while stack:
+        n, py = stack.pop()
+        py = py or n["module"] == PY
+        if not py and n["base"] and leaf(n):
+            total += n["base"]
+        stack.extend((c, py) for c in n["children"])
+    return total
 
 
-def check_python_run(out, rep, pid=None):
+def check_python_profile(python, label, loaded=False):
+    with busy_cpus() if loaded else contextlib.nullcontext():
+        out, err, rep = run_profiled(["-F", FREQ, "--", python, SCRIPT, "4"], timeout=180)
+    return check_python_run(out, rep, label)
+
+
+def check_python_run(out, rep, label, pid=None):
+    """label names the run's metrics: python_share_err_LABEL_PHASE ..."""
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "python3.11") if pid is None else thread(prof, pid)
     notes = prof["notes"]
     check(notes.get("python: processes followed", 0) >= 1, "python processes: %s" % notes)
+    metric("python_main_samples_" + label, t["samples"])
+    # Samples unwound late by the daemon (deferred: the process's unwind
+    # tables were not in yet; -a, a process born during the session) have
+    # native frames only, so far: up to that many of the thread's samples
+    # without a Python frame are set apart from the checks of complete
+    # Python stacks below (counted over all processes: an upper bound).
+    deferred = notes.get(DEFERRED, 0)
+    late = min(deferred, native_only(t["root"]))
+    metric("python_deferred_share_" + label, 100.0 * late / t["samples"])
     # A code object is read when BPF first reports it, milliseconds later:
     # one freed in between (an import's module body, the interpreter's
     # shutdown code as the process exits; other Python processes under
@@ -99,23 +128,28 @@ def check_python_run(out, rep, pid=None):
     z_all = sum(n["cum"] for n, _, _ in nodes(t["root"])
                 if n["module"] and "libz" in n["module"] and n["kind"] == "leaf")
     z_under = sum(c["cum"] for c in natives if c["kind"] == "leaf")
-    check(z_all > 0 and z_under >= 0.95 * z_all, "zlib leaves under Codec.pack: %d of %d"
-          % (z_under, z_all))
+    z_late = min(deferred, native_only(t["root"], lambda n: n["module"] and "libz" in n["module"]))
+    check(z_all > 0 and z_under >= 0.95 * (z_all - z_late),
+          "zlib leaves under Codec.pack: %d of %d (%d deferred)" % (z_under, z_all, z_late))
     # complete Python stacks: <module> on the path
     mod = function_cum(t["root"], "<module>")
-    metric("python_module_share", 100.0 * mod / t["samples"])
-    check(mod >= 0.97 * t["samples"], "<module> in %d of %d samples" % (mod, t["samples"]))
+    metric("python_module_share_" + label, 100.0 * mod / (t["samples"] - late))
+    check(mod >= MODULE_MIN * (t["samples"] - late), "<module> in %d of %d samples (%d deferred "
+          "set apart)" % (mod, t["samples"], late))
     # each phase's share of the main thread's phases, as measured by itself
     work = {"fib": "fib", "parse": "parse", "pack": "Codec.pack", "total": "total"}
     measured = sum(rep["phases"][k] for k in work)
     counted = {k: function_cum(t["root"], f) for k, f in work.items()}
     csum = sum(counted.values())
+    worst = 0.0
     for k in work:
         want = 100.0 * rep["phases"][k] / measured
         got = 100.0 * counted[k] / max(csum, 1)
-        metric("python_share_err_" + k, got - want)
-        check(abs(got - want) <= SHARE_TOL, "%s: %.1f%% of the samples, measured %.1f%%"
-              % (k, got, want))
+        metric("python_share_err_%s_%s" % (label, k), got - want)
+        worst = max(worst, abs(got - want))
+        check(abs(got - want) <= SHARE_TOL, "%s: %.1f%% of the samples, measured %.1f%% (%s)"
+              % (k, got, want, label))
+    metric("python_share_maxerr_" + label, worst)
     # the worker thread's function under its own thread
     w = thread(prof, rep["threads"]["worker"])
     check(function_cum(w["root"], "spin") >= 0.8 * w["samples"],
@@ -130,34 +164,44 @@ def check_python_run(out, rep, pid=None):
 
 
 def test_python_debian_static():
-    check_python_profile(DEBIAN)
+    check_python_profile(DEBIAN, "cmd")
+
+
+def test_python_debian_static_loaded():
+    """-- CMD while two busy loops keep both CPUs busy."""
+    check_python_profile(DEBIAN, "cmd_loaded", loaded=True)
 
 
 def test_python_pyenv_libpython():
     if not os.path.exists(PYENV):	# the machine image's source build
         print("skipped test_python_pyenv_libpython: %s is not installed" % PYENV)
         return
-    check_python_profile(PYENV)
+    check_python_profile(PYENV, "pyenv")
 
 
-def attached(mode):
+def attached(mode, loaded=False):
     """The workload profiled by a daemon started beside it: --pid (it runs
     already) or -a (it starts once sampling has)."""
     out = tempfile.mkdtemp(prefix="st-it-py-")
     report = os.path.join(out, "workload.txt")
     env = dict(os.environ, WL_REPORT=report)
     cmd = [DEBIAN, SCRIPT, "4"]
-    if mode == "pid":
-        p = subprocess.Popen(cmd, env=env)
-        time.sleep(0.3)
-        d = Daemon(["--pid", str(p.pid), "-F", "499", "-o", out])
-    else:
-        d = Daemon(["-a", "-F", "499", "-o", out])
-        p = subprocess.Popen(cmd, env=env)
-    check(p.wait(timeout=120) == 0, "the workload failed")
-    rc, err = d.stop()
+    with busy_cpus() if loaded else contextlib.nullcontext():
+        if mode == "pid":
+            # the workload's clock starts once sampling has (the daemon
+            # takes seconds to start on a loaded machine)
+            env["WL_GO"] = os.path.join(out, "go")
+            p = subprocess.Popen(cmd, env=env)
+            time.sleep(0.3)
+            d = Daemon(["--pid", str(p.pid), "-F", FREQ, "-o", out])
+            open(env["WL_GO"], "w").close()
+        else:
+            d = Daemon(["-a", "-F", FREQ, "-o", out])
+            p = subprocess.Popen(cmd, env=env)
+        check(p.wait(timeout=120) == 0, "the workload failed")
+        rc, err = d.stop()
     check(rc == 0, "stacktreed: " + err)
-    return check_python_run(out, read_report(report), p.pid)
+    return check_python_run(out, read_report(report), mode + ("_loaded" if loaded else ""), p.pid)
 
 
 def test_python_pid():
@@ -166,6 +210,16 @@ def test_python_pid():
 
 def test_python_all():
     attached("all")
+
+
+def test_python_pid_loaded():
+    """--pid while two busy loops keep both CPUs busy."""
+    attached("pid", loaded=True)
+
+
+def test_python_all_loaded():
+    """-a while two busy loops (Python processes too) keep both CPUs busy."""
+    attached("all", loaded=True)
 
 
 def test_python_off():

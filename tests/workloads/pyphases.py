@@ -6,7 +6,9 @@ extension), a generator pipeline (total) -- and a second thread spins in
 its own function (worker). Each phase's CPU time is measured with
 time.thread_time and written to $WL_REPORT as 'phase NAME SECONDS'
 lines (tests/integration/stcheck.py's read_report), the thread as
-'thread worker TID'."""
+'thread worker TID'. With $WL_GO set, both threads wait for that file to
+exist before they start (and the clock with them): a profiler attached by
+--pid sees the whole measured run, however long it takes to start."""
 import os
 import sys
 import threading
@@ -46,7 +48,14 @@ def spin():
     return x
 
 
+def wait_go():
+    go = os.environ.get('WL_GO')
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
+
+
 def worker(stop, spent):
+    wait_go()
     t0 = time.thread_time()
     while not stop.is_set():
         spin()
@@ -73,6 +82,7 @@ def main():
     stop, spent = threading.Event(), []
     th = threading.Thread(target=worker, args=(stop, spent), name='worker')
     th.start()
+    wait_go()
     handler(seconds, phases)
     stop.set()
     th.join()
