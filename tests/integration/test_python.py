@@ -233,6 +233,87 @@ def test_python_off():
           "python counters with --no-python")
 
 
+# the program at the top of issue 19, as a user would write it
+ISSUE_PROG = """import time
+def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)
+def parse(s): return [int(x) for x in s.split(',')]
+def handler():
+    data = ','.join(str(i) for i in range(500))
+    end = time.time() + 3
+    while time.time() < end:
+        fib(18)
+        parse(data)
+handler()
+"""
+
+
+def peek_callers(text, name):
+    """Callers of `name` in `go tool pprof -peek` output (the lines above
+    its own line in its block)."""
+    callers, block = set(), []
+    for line in text.splitlines():
+        if line.startswith("-----"):
+            block = []
+        elif re.search(r"\|\s+%s\s*$" % re.escape(name), line) and "%" in line.split("|")[0] \
+                and re.match(r"\s*[0-9.]+[mun]?s\s+[0-9.]+%", line):
+            callers.update(block)
+        else:
+            m = re.search(r"\|\s+(\S+)\s*$", line)
+            if m:
+                block.append(m.group(1))
+    return callers
+
+
+def test_python_issue_example_xtree_and_pprof():
+    """`stacktreed -- python3 prog.py` on the issue's own program: handler
+    -> fib recursion and parse -> <listcomp> with their lines in the xtree,
+    and in the real `go tool pprof` (-top, -top -lines, -peek, -list)."""
+    from test_outputs import pprof
+    d = tempfile.mkdtemp(prefix="st-it-pyissue-")
+    prog = os.path.join(d, "prog.py")
+    with open(prog, "w") as f:
+        f.write(ISSUE_PROG)
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else DEBIAN
+    out, err, rep = run_profiled(["-F", "499", "--format", "xtree,json,pprof", "--", python, prog])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "python3")
+    fibs = py_nodes(t["root"], "fib")
+    check({p["function"] for _, p in fibs} == {"handler", "fib"},
+          "fib's parents: %s" % {p["function"] for _, p in fibs})
+    # fib(18) recurses 17 deep; its innermost calls are too brief to be
+    # sampled every run (measured: 16 levels below the outermost)
+    depths = [dd for n, dd, _ in nodes(t["root"]) if n["function"] == "fib"]
+    check(max(depths) - min(depths) >= 12, "fib recursion %d deep" % (max(depths) - min(depths)))
+    lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
+    check(lcs and {p["function"] for _, p in lcs} == {"parse"}, "<listcomp> under parse")
+    xt = open(os.path.join(out, "xtree.txt")).read()
+    for want in ("handler [prog.py:8]", "fib [prog.py:2]", "parse [prog.py:3]",
+                 "parse.<locals>.<listcomp> [prog.py:3]"):
+        check(want in xt, "xtree has no '%s'" % want)
+    pb = os.path.join(out, "profile.pb.gz")
+    top = pprof(["-top", "-nodecount=400"], pb)
+    cum = {l.split()[-1]: float(l.split()[4].rstrip("%")) for l in top.splitlines()
+           if re.match(r"\s*[0-9.]+[mun]?s\s+[0-9.]+%", l) or re.match(r"\s*0\s+0%", l)}
+    check(cum.get("fib", 0) >= 50 and cum.get("handler", 0) >= 90 and
+          cum.get("parse.<locals>.<listcomp>", 0) > 0 and cum.get("parse", 0) > 0,
+          "go tool pprof -top: %s" % {k: cum.get(k) for k in
+                                      ("handler", "fib", "parse", "parse.<locals>.<listcomp>")})
+    lines = pprof(["-top", "-lines", "-nodecount=400"], pb)
+    for fn, line in (("fib", 2), ("parse.<locals>.<listcomp>", 3), ("handler", 8),
+                     ("handler", 9)):
+        check(re.search(r"\s%s %s:%d$" % (re.escape(fn), re.escape(prog), line), lines, re.M),
+              "go tool pprof -top -lines has no '%s %s:%d'" % (fn, prog, line))
+    peek = pprof(["-peek", "^(fib|parse.<locals>.<listcomp>)$"], pb)
+    check("handler" in peek_callers(peek, "fib"), "fib's callers in pprof -peek: %s"
+          % peek_callers(peek, "fib"))
+    check(peek_callers(peek, "parse.<locals>.<listcomp>") == {"parse"},
+          "<listcomp>'s callers in pprof -peek: %s" % peek_callers(peek, "parse.<locals>.<listcomp>"))
+    lst = pprof(["-list", "^fib$"], pb)
+    check(re.search(r"^\s+[0-9.]+[mun]?s\s+[0-9.]+[mun]?s\s+2:def fib", lst, re.M),
+          "go tool pprof -list fib: no samples on line 2:\n%s" % lst[-600:])
+
+
 def test_python_hostile_state():
     """A non-Python program that fakes the interpreter's symbols and state
     (tests/workloads/fakepy.c: a looping frame chain, a code object whose
