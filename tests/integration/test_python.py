@@ -30,15 +30,25 @@ DEBIAN = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
 PY = "[python]"
 # Each phase's share of the main thread's samples against its own
-# thread_time. Seen on this VM (kernel 6.18, 2026-11-25): within 1.7 points
-# in every run for hours, then off by 5.2-5.3 points in two plain runs in a
-# row (pack 38.3% against 33.0%, total 27.4% against 22.2%) and by 5.4 and
-# 6.4 under the sanitizers, with nothing else running: not explained yet.
-# The issue's goal is 2 points; the tolerance is to come from `make spread`
-# (not measured yet).
-TOL = 8.0
-SHARE_TOL = TOL + 4 if SANITIZED else TOL
+# thread_time, in points. Measured with `make spread RUNS=8 T="test_python_debian
+# test_python_pyenv test_python_pid test_python_all"` (2026-11-25, -F 1999,
+# both CPUs ~99% busy with other jobs all along, /proc/stat): largest error
+# 2.61 points in 32 runs of the plain tests (SD of a phase's error 0.3-1.3),
+# 2.85 in 24 runs of the _loaded ones and 2.70 in 56 runs with LOAD=1; then
+# 3.30 in a plain run of 7707 samples (total over, pack under: 6 binomial
+# SDs, not noise, not explained). Most of the rest is sampling noise:
+# 1600-7800 samples a run, a 33% phase has a binomial SD of 0.5-1.2 points
+# (at -F 499: 1.1-1.7, and 2.6 points seen in 7 runs); loaded, the short
+# phases (parse, total) come out ~1 point low on average
+# (kernel-notes/python.md). The issue's 2 points do not hold here; the
+# tolerance is the largest error seen plus about one SD of the worst phase.
+TOL = 4.5
+TOL_LOADED = 4.5
+# the sanitized daemon: what `make spread SANITIZE=1` measured (below)
+SANITIZED_EXTRA = 4.0
 FREQ = "1999"
+# <module> on the stack in >= 99% of the samples running Python code
+# (measured: 99.06-100%, lowest in -a)
 MODULE_MIN = 0.99
 DEFERRED = "python: deferred samples (native frames only)"
 
@@ -55,17 +65,25 @@ def py_nodes(root, name):
     return [(n, p) for n, p in function_nodes(root, name) if n["module"] == PY]
 
 
-def native_only(root, leaf=lambda n: True):
-    """Samples whose stack has no Python frame (and whose leaf passes
-    leaf(node))."""
-    total, stack = 0, [(root, False)]
+EVAL = "_PyEval_EvalFrameDefault"
+
+
+def evaluating(root, leaf=lambda n: True):
+    """(samples running Python code: a Python frame or the evaluation loop
+    on the stack, those of them without a Python frame), counting only
+    leaves that pass leaf(node). The rest is the interpreter's start-up
+    (loader, pymain_init, compiling the script) and shutdown
+    (Py_FinalizeEx): no Python stack to be complete."""
+    running = native = 0
+    stack = [(root, False, False)]
     while stack:
-        n, py = stack.pop()
-        py = py or n["module"] == PY
-        if not py and n["base"] and leaf(n):
-            total += n["base"]
-        stack.extend((c, py) for c in n["children"])
-    return total
+        n, py, ev = stack.pop()
+        py, ev = py or n["module"] == PY, ev or n["function"] == EVAL
+        if (py or ev) and n["base"] and leaf(n):
+            running += n["base"]
+            native += 0 if py else n["base"]
+        stack.extend((c, py, ev) for c in n["children"])
+    return running, native
 
 
 def check_python_profile(python, label, loaded=False):
@@ -76,6 +94,7 @@ def check_python_profile(python, label, loaded=False):
 
 def check_python_run(out, rep, label, pid=None):
     """label names the run's metrics: python_share_err_LABEL_PHASE ..."""
+    tol = (TOL_LOADED if label.endswith("_loaded") else TOL) + (SANITIZED_EXTRA if SANITIZED else 0)
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "python3.11") if pid is None else thread(prof, pid)
@@ -85,10 +104,13 @@ def check_python_run(out, rep, label, pid=None):
     # Samples unwound late by the daemon (deferred: the process's unwind
     # tables were not in yet; -a, a process born during the session) have
     # native frames only, so far: up to that many of the thread's samples
-    # without a Python frame are set apart from the checks of complete
-    # Python stacks below (counted over all processes: an upper bound).
+    # in the evaluation loop without a Python frame are set apart from the
+    # checks of complete Python stacks below (counted over all processes:
+    # an upper bound). Measured (2026-11-25, 8+8 runs a mode): 0-9.3% of
+    # the -a main thread's samples, under 1.6% in the other modes.
     deferred = notes.get(DEFERRED, 0)
-    late = min(deferred, native_only(t["root"]))
+    running, native = evaluating(t["root"])
+    late = min(deferred, native)
     metric("python_deferred_share_" + label, 100.0 * late / t["samples"])
     # A code object is read when BPF first reports it, milliseconds later:
     # one freed in between (an import's module body, the interpreter's
@@ -128,14 +150,15 @@ def check_python_run(out, rep, label, pid=None):
     z_all = sum(n["cum"] for n, _, _ in nodes(t["root"])
                 if n["module"] and "libz" in n["module"] and n["kind"] == "leaf")
     z_under = sum(c["cum"] for c in natives if c["kind"] == "leaf")
-    z_late = min(deferred, native_only(t["root"], lambda n: n["module"] and "libz" in n["module"]))
+    z_late = min(deferred, evaluating(t["root"], lambda n: n["module"] and "libz" in n["module"])[1])
     check(z_all > 0 and z_under >= 0.95 * (z_all - z_late),
           "zlib leaves under Codec.pack: %d of %d (%d deferred)" % (z_under, z_all, z_late))
     # complete Python stacks: <module> on the path
     mod = function_cum(t["root"], "<module>")
-    metric("python_module_share_" + label, 100.0 * mod / (t["samples"] - late))
-    check(mod >= MODULE_MIN * (t["samples"] - late), "<module> in %d of %d samples (%d deferred "
-          "set apart)" % (mod, t["samples"], late))
+    metric("python_module_share_" + label, 100.0 * mod / max(running - late, 1))
+    check(mod >= MODULE_MIN * (running - late), "<module> in %d of the %d samples running Python "
+          "code (%d more deferred, %d of start-up and shutdown)"
+          % (mod, running - late, late, t["samples"] - running))
     # each phase's share of the main thread's phases, as measured by itself
     work = {"fib": "fib", "parse": "parse", "pack": "Codec.pack", "total": "total"}
     measured = sum(rep["phases"][k] for k in work)
@@ -147,7 +170,7 @@ def check_python_run(out, rep, label, pid=None):
         got = 100.0 * counted[k] / max(csum, 1)
         metric("python_share_err_%s_%s" % (label, k), got - want)
         worst = max(worst, abs(got - want))
-        check(abs(got - want) <= SHARE_TOL, "%s: %.1f%% of the samples, measured %.1f%% (%s)"
+        check(abs(got - want) <= tol, "%s: %.1f%% of the samples, measured %.1f%% (%s)"
               % (k, got, want, label))
     metric("python_share_maxerr_" + label, worst)
     # the worker thread's function under its own thread
