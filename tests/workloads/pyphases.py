@@ -10,6 +10,7 @@ lines (tests/integration/stcheck.py's read_report), the thread as
 exist before they start (and the clock with them): a profiler attached by
 --pid sees the whole measured run, however long it takes to start."""
 import os
+import random
 import sys
 import threading
 import time
@@ -68,8 +69,15 @@ def handler(seconds, phases):
     codec = Codec()
     work = [('fib', lambda: fib(19)), ('parse', lambda: parse(data)),
             ('pack', codec.pack), ('total', lambda: total(6000))]
+    # A new order of the phases every cycle: a cycle (~1 ms) repeated in a
+    # fixed order is a periodic signal that a periodic sampler (0.5 or 2 ms)
+    # aliases with when their periods are near a ratio of small integers:
+    # samples then land at the same offsets cycle after cycle and favour
+    # some phases by points (kernel-notes/python.md, Accuracy).
+    rnd = random.Random(19)
     end = time.time() + seconds
     while time.time() < end:
+        rnd.shuffle(work)
         for name, fn in work:
             t0 = time.thread_time()
             fn()
