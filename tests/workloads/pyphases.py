@@ -2,7 +2,8 @@
 (issue 19): the main thread loops over phases until SECONDS (argv[1],
 default 3) have passed -- deep recursion (fib), a list comprehension
 (parse), a method of a class (Codec.pack, calling zlib.compress: a C
-extension), a generator pipeline (total) -- and a second thread spins in
+extension), a generator pipeline (total), in a new order every cycle --
+and a second thread spins in
 its own function (worker). Each phase's CPU time is measured with
 time.thread_time and written to $WL_REPORT as 'phase NAME SECONDS'
 lines (tests/integration/stcheck.py's read_report), the thread as
