@@ -30,28 +30,34 @@ DEBIAN = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
 PY = "[python]"
 # Each phase's share of the main thread's samples against its own
-# thread_time, in points. Measured with `make spread RUNS=8 T="test_python_debian
-# test_python_pyenv test_python_pid test_python_all"` (2026-11-25, -F 1999,
-# both CPUs ~99% busy with other jobs all along, /proc/stat), before the
-# workload shuffled its phases: largest error 2.61 points in 32 runs of the
-# plain tests, 2.85 in 24 of the _loaded ones, 2.70 in 56 with LOAD=1, 3.30
-# and 5.0 in two later plain runs of ~7800 samples (binomial SD 0.5). The
-# large ones were aliasing between the workload's fixed ~1 ms cycle and the
-# periodic sampler (kernel-notes/python.md, Accuracy); the phases now come
-# in a new order every cycle, after which 5 -- CMD runs were within 0.7
-# point. Until make spread has rerun on the shuffled workload, the
-# tolerance stays at the largest error before it but the 5.0 (3.3) plus
-# about one SD of the worst phase (1.2).
-TOL = 4.5
-TOL_LOADED = 4.5
+# thread_time, in points. Before the workload shuffled its phases, `make
+# spread RUNS=8 T="test_python_debian test_python_pyenv test_python_pid
+# test_python_all"` (2026-11-25, -F 1999, both CPUs ~99% busy with other
+# jobs all along) saw up to 2.61 points in 32 plain runs, 2.85 in 24
+# _loaded ones, 2.70 in 56 with LOAD=1, then 3.30 and 5.0 in plain runs of
+# ~7800 samples (binomial SD 0.5): aliasing of the workload's fixed ~1 ms
+# cycle with the periodic sampler (kernel-notes/python.md, Accuracy). With
+# the phases in a new order every cycle: largest error 1.0 point in 27
+# runs of make spread RUNS=4 (all modes, idle and _loaded) and 1.16 in 7
+# more; tolerance 2.5 = that plus a margin of ~4 SDs of a run's largest
+# error (0.3).
+TOL = 2.5
+TOL_LOADED = 2.5
 # the sanitized daemon (slower to drain and to read code objects): one of
 # 3 sanitized -- CMD runs, 2 of them before the shuffle, was 6.2 points
-# off (make spread SANITIZE=1, 2026-11-25)
+# off (make spread SANITIZE=1, 2026-11-25); not remeasured since the
+# shuffle: 4 more
 SANITIZED_EXTRA = 4.0
 FREQ = "1999"
 # <module> on the stack in >= 99% of the samples running Python code
-# (measured: 99.06-100%, lowest in -a)
+# (measured: 99.06-100%, lowest in -a). Under -a, a process born during the
+# session is walked once the daemon has found its interpreter, after its
+# first maps read: samples before that have no Python frame, and are
+# counted neither as deferred nor as samples of Python processes (161 of
+# 6252, ~80 ms, in one -a run of 40, 97.86%; the others 99.06% and up):
+# 97.5% there.
 MODULE_MIN = 0.99
+MODULE_MIN_ALL = 0.975
 DEFERRED = "python: deferred samples (native frames only)"
 
 
@@ -158,7 +164,8 @@ def check_python_run(out, rep, label, pid=None):
     # complete Python stacks: <module> on the path
     mod = function_cum(t["root"], "<module>")
     metric("python_module_share_" + label, 100.0 * mod / max(running - late, 1))
-    check(mod >= MODULE_MIN * (running - late), "<module> in %d of the %d samples running Python "
+    need = MODULE_MIN_ALL if label.startswith("all") else MODULE_MIN
+    check(mod >= need * (running - late), "<module> in %d of the %d samples running Python "
           "code (%d more deferred, %d of start-up and shutdown)"
           % (mod, running - late, late, t["samples"] - running))
     # each phase's share of the main thread's phases, as measured by itself
