@@ -174,10 +174,12 @@ bench: all $(WORKLOADS)
 	@bench/run.sh
 
 # The integration suite RUNS times (LOAD=1: the other CPUs kept busy), with
-# pass counts and the spread of what each test measures (not part of test)
+# pass counts and the spread of what each test measures (not part of test);
+# T="word ..." runs only the tests whose names contain one of the words.
 RUNS ?= 20
 spread: all $(WORKLOADS) $(WORKLOAD_EXTRA)
-	@bench/spread.py -n $(RUNS) $(if $(LOAD),--load) test_
+	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		$(RUN_ENV) bench/spread.py -n $(RUNS) $(if $(LOAD),--load) $(or $(T),test_)
 
 # 10 minutes system-wide with processes coming and going (not part of test)
 soak: all $(WORKLOADS)

@@ -524,6 +524,9 @@ def main():
         if not os.access(f, os.X_OK):
             raise BenchError(f"{f} is missing: run `make all {os.path.relpath(WORKLOAD, ROOT)}`")
 
+    if sys.argv[1:] == ["python"]:
+        bench_python(env_int("BENCH_PY_ROUNDS", 3, lo=1), freq, out)
+        return 0
     startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
     if startup_rounds:
         bench_startup(startup_rounds, have_perf, out)

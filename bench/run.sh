@@ -5,7 +5,9 @@
 # run, after the start-up of a whole `stacktreed -- true` next to
 # `perf record -g -- true` (`bench/run.sh startup`: only that); then real compilers (gcc and clang-14 -O2 on a generated C file: the
 # cost per sample on cc1 and on clang-14 with libLLVM, the compile's slowdown
-# and bytes written, next to perf's DWARF mode). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
+# and bytes written, next to perf's DWARF mode), and the BPF run time per
+# sample on a Python workload with and without Python frames
+# (`bench/run.sh python`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
 # (BENCH_STARTUP_ROUNDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
 # BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS).

@@ -5,6 +5,10 @@ quantities the tests measure (stcheck.metric), so that each tolerance in
 the suite comes from measured variance. Not a test: `make spread`.
 
   bench/spread.py [-n RUNS] [--load] TEST_NAME_SUBSTRING...
+  make spread RUNS=10 [LOAD=1] [T="test_python_debian test_python_pid"]
+
+Each run takes the integration lock for itself only, so that other users
+of the machine can interleave their runs.
 """
 import argparse
 import collections
@@ -17,7 +21,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "..", "tests", "integration", "run.py")
-LOCK = "/tmp/stacktreed-integration.lock"
+# the lock `make integration` callers take (COMMON: flock /tmp/st-integration.lock)
+LOCK = "/tmp/st-integration.lock"
 
 
 def main():

@@ -1,5 +1,6 @@
 """stcheck.py - helpers for the integration tests: run stacktreed, load
 profile.json, check the tree invariants, sum CUM by function."""
+import contextlib
 import json
 import os
 import select
@@ -266,6 +267,19 @@ class Daemon:
             self.p.send_signal(sig)
         _, rest = self.p.communicate(timeout=timeout)
         return self.p.returncode, "".join(self.head) + rest
+
+
+@contextlib.contextmanager
+def busy_cpus(n=2):
+    """Both CPUs of the test machine kept busy while the block runs: n
+    spinning python3 processes (Python processes too, for -a)."""
+    burners = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield burners
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
 
 
 def metric(name, value):

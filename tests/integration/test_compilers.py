@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 
-from stcheck import (SANITIZED, STACKTREED, Daemon, check, check_invariants, c_source, load,
+from stcheck import (SANITIZED, STACKTREED, Daemon, busy_cpus, check, check_invariants, c_source, load,
                      metric, perf_stacks, pid_beside_perf, run_profiled)
 
 GCC = shutil.which("gcc")
@@ -113,8 +113,7 @@ def on_a_busy_machine(compiler, comm, what, nfuncs, launched):
     src = c_source(os.path.join(tmp, "big.c"), nfuncs)
     out = os.path.join(tmp, "out")
     cmd = [compiler, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
-    burners = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(2)]
-    try:
+    with busy_cpus():
         if launched:
             p = subprocess.run([STACKTREED, "-F", "499", "--no-unwind-cache", "-o", out, "--"] +
                                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -125,10 +124,6 @@ def on_a_busy_machine(compiler, comm, what, nfuncs, launched):
             cc = subprocess.run(cmd, timeout=300)
             check(cc.returncode == 0, "%s failed" % what)
             rc, err = d.stop()
-    finally:
-        for b in burners:
-            b.kill()
-            b.wait()
     check(rc == 0, "stacktreed exited %d: %s" % (rc, err[-800:]))
     prof = load(out)
     check_invariants(prof)

@@ -12,6 +12,7 @@ the worker's function under its own thread, nearly every sample of the
 main thread reaches <module>, and each phase's share of the main thread
 is within TOL points of what the workload measured. --no-python: no
 Python frame at all."""
+import contextlib
 import os
 import re
 import shutil
@@ -19,8 +20,9 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (SANITIZED, Daemon, check, check_stacks_end_at_roots, read_report, workload, check_invariants, function_cum, function_nodes, load,
-                     main_thread, metric, nodes, run_profiled, thread)
+from stcheck import (SANITIZED, Daemon, busy_cpus, check, check_stacks_end_at_roots, read_report,
+                     workload, check_invariants, function_cum, function_nodes, load, main_thread,
+                     metric, nodes, run_profiled, thread)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -28,14 +30,35 @@ DEBIAN = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
 PY = "[python]"
 # Each phase's share of the main thread's samples against its own
-# thread_time. Seen on this VM (kernel 6.18, 2026-11-25): within 1.7 points
-# in every run for hours, then off by 5.2-5.3 points in two plain runs in a
-# row (pack 38.3% against 33.0%, total 27.4% against 22.2%) and by 5.4 and
-# 6.4 under the sanitizers, with nothing else running: not explained yet.
-# The issue's goal is 2 points; the tolerance is to come from `make spread`
-# (not measured yet).
-TOL = 8.0
-SHARE_TOL = TOL + 4 if SANITIZED else TOL
+# thread_time, in points. Before the workload shuffled its phases, `make
+# spread RUNS=8 T="test_python_debian test_python_pyenv test_python_pid
+# test_python_all"` (2026-11-25, -F 1999, both CPUs ~99% busy with other
+# jobs all along) saw up to 2.61 points in 32 plain runs, 2.85 in 24
+# _loaded ones, 2.70 in 56 with LOAD=1, then 3.30 and 5.0 in plain runs of
+# ~7800 samples (binomial SD 0.5): aliasing of the workload's fixed ~1 ms
+# cycle with the periodic sampler (kernel-notes/python.md, Accuracy). With
+# the phases in a new order every cycle: largest error 1.0 point in 27
+# runs of make spread RUNS=4 (all modes, idle and _loaded) and 1.16 in 7
+# more; tolerance 2.5 = that plus a margin of ~4 SDs of a run's largest
+# error (0.3).
+TOL = 2.5
+TOL_LOADED = 2.5
+# the sanitized daemon (slower to drain and to read code objects): one of
+# 3 sanitized -- CMD runs, 2 of them before the shuffle, was 6.2 points
+# off (make spread SANITIZE=1, 2026-11-25); not remeasured since the
+# shuffle: 4 more
+SANITIZED_EXTRA = 4.0
+FREQ = "1999"
+# <module> on the stack in >= 99% of the samples running Python code
+# (measured: 99.06-100%, lowest in -a). Under -a, a process born during the
+# session is walked once the daemon has found its interpreter, after its
+# first maps read: samples before that have no Python frame, and are
+# counted neither as deferred nor as samples of Python processes (161 of
+# 6252, ~80 ms, in one -a run of 40, 97.86%; the others 99.06% and up):
+# 97.5% there.
+MODULE_MIN = 0.99
+MODULE_MIN_ALL = 0.975
+DEFERRED = "python: deferred samples (merged by the daemon)"
 
 
 def def_line(name):
@@ -50,17 +73,54 @@ def py_nodes(root, name):
     return [(n, p) for n, p in function_nodes(root, name) if n["module"] == PY]
 
 
-def check_python_profile(python):
-    out, err, rep = run_profiled(["-F", "499", "--", python, SCRIPT, "4"], timeout=180)
-    return check_python_run(out, rep)
+EVAL = "_PyEval_EvalFrameDefault"
 
 
-def check_python_run(out, rep, pid=None):
+def evaluating(root, leaf=lambda n: True):
+    """(samples running Python code: a Python frame or the evaluation loop
+    on the stack, those of them without a Python frame), counting only
+    leaves that pass leaf(node). The rest is the interpreter's start-up
+    (loader, pymain_init, compiling the script) and shutdown
+    (Py_FinalizeEx): no Python stack to be complete."""
+    running = native = 0
+    stack = [(root, False, False)]
+    while stack:
+        n, py, ev = stack.pop()
+        py, ev = py or n["module"] == PY, ev or n["function"] == EVAL
+        if (py or ev) and n["base"] and leaf(n):
+            running += n["base"]
+            native += 0 if py else n["base"]
+        stack.extend((c, py, ev) for c in n["children"])
+    return running, native
+
+
+def check_python_profile(python, label, loaded=False):
+    with busy_cpus() if loaded else contextlib.nullcontext():
+        out, err, rep = run_profiled(["-F", FREQ, "--", python, SCRIPT, "4"], timeout=180)
+    return check_python_run(out, rep, label)
+
+
+def check_python_run(out, rep, label, pid=None):
+    """label names the run's metrics: python_share_err_LABEL_PHASE ..."""
+    tol = (TOL_LOADED if label.endswith("_loaded") else TOL) + (SANITIZED_EXTRA if SANITIZED else 0)
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "python3.11") if pid is None else thread(prof, pid)
     notes = prof["notes"]
     check(notes.get("python: processes followed", 0) >= 1, "python processes: %s" % notes)
+    metric("python_main_samples_" + label, t["samples"])
+    # Samples unwound late by the daemon (deferred: the process's unwind
+    # tables were not in yet; -a, a process born during the session) get
+    # their Python frames merged by the daemon, except a process's first
+    # ones before its interpreter was found: up to that many of the thread's samples
+    # in the evaluation loop without a Python frame are set apart from the
+    # checks of complete Python stacks below (counted over all processes:
+    # an upper bound). Measured (2026-11-25, 8+8 runs a mode): 0-9.3% of
+    # the -a main thread's samples, under 1.6% in the other modes.
+    deferred = notes.get(DEFERRED, 0)
+    running, native = evaluating(t["root"])
+    late = min(deferred, native)
+    metric("python_deferred_share_" + label, 100.0 * late / t["samples"])
     # A code object is read when BPF first reports it, milliseconds later:
     # one freed in between (an import's module body, the interpreter's
     # shutdown code as the process exits; other Python processes under
@@ -99,23 +159,30 @@ def check_python_run(out, rep, pid=None):
     z_all = sum(n["cum"] for n, _, _ in nodes(t["root"])
                 if n["module"] and "libz" in n["module"] and n["kind"] == "leaf")
     z_under = sum(c["cum"] for c in natives if c["kind"] == "leaf")
-    check(z_all > 0 and z_under >= 0.95 * z_all, "zlib leaves under Codec.pack: %d of %d"
-          % (z_under, z_all))
+    z_late = min(deferred, evaluating(t["root"], lambda n: n["module"] and "libz" in n["module"])[1])
+    check(z_all > 0 and z_under >= 0.95 * (z_all - z_late),
+          "zlib leaves under Codec.pack: %d of %d (%d deferred)" % (z_under, z_all, z_late))
     # complete Python stacks: <module> on the path
     mod = function_cum(t["root"], "<module>")
-    metric("python_module_share", 100.0 * mod / t["samples"])
-    check(mod >= 0.97 * t["samples"], "<module> in %d of %d samples" % (mod, t["samples"]))
+    metric("python_module_share_" + label, 100.0 * mod / max(running - late, 1))
+    need = MODULE_MIN_ALL if label.startswith("all") else MODULE_MIN
+    check(mod >= need * (running - late), "<module> in %d of the %d samples running Python "
+          "code (%d more deferred, %d of start-up and shutdown)"
+          % (mod, running - late, late, t["samples"] - running))
     # each phase's share of the main thread's phases, as measured by itself
     work = {"fib": "fib", "parse": "parse", "pack": "Codec.pack", "total": "total"}
     measured = sum(rep["phases"][k] for k in work)
     counted = {k: function_cum(t["root"], f) for k, f in work.items()}
     csum = sum(counted.values())
+    worst = 0.0
     for k in work:
         want = 100.0 * rep["phases"][k] / measured
         got = 100.0 * counted[k] / max(csum, 1)
-        metric("python_share_err_" + k, got - want)
-        check(abs(got - want) <= SHARE_TOL, "%s: %.1f%% of the samples, measured %.1f%%"
-              % (k, got, want))
+        metric("python_share_err_%s_%s" % (label, k), got - want)
+        worst = max(worst, abs(got - want))
+        check(abs(got - want) <= tol, "%s: %.1f%% of the samples, measured %.1f%% (%s)"
+              % (k, got, want, label))
+    metric("python_share_maxerr_" + label, worst)
     # the worker thread's function under its own thread
     w = thread(prof, rep["threads"]["worker"])
     check(function_cum(w["root"], "spin") >= 0.8 * w["samples"],
@@ -130,34 +197,44 @@ def check_python_run(out, rep, pid=None):
 
 
 def test_python_debian_static():
-    check_python_profile(DEBIAN)
+    check_python_profile(DEBIAN, "cmd")
+
+
+def test_python_debian_static_loaded():
+    """-- CMD while two busy loops keep both CPUs busy."""
+    check_python_profile(DEBIAN, "cmd_loaded", loaded=True)
 
 
 def test_python_pyenv_libpython():
     if not os.path.exists(PYENV):	# the machine image's source build
         print("skipped test_python_pyenv_libpython: %s is not installed" % PYENV)
         return
-    check_python_profile(PYENV)
+    check_python_profile(PYENV, "pyenv")
 
 
-def attached(mode):
+def attached(mode, loaded=False):
     """The workload profiled by a daemon started beside it: --pid (it runs
     already) or -a (it starts once sampling has)."""
     out = tempfile.mkdtemp(prefix="st-it-py-")
     report = os.path.join(out, "workload.txt")
     env = dict(os.environ, WL_REPORT=report)
     cmd = [DEBIAN, SCRIPT, "4"]
-    if mode == "pid":
-        p = subprocess.Popen(cmd, env=env)
-        time.sleep(0.3)
-        d = Daemon(["--pid", str(p.pid), "-F", "499", "-o", out])
-    else:
-        d = Daemon(["-a", "-F", "499", "-o", out])
-        p = subprocess.Popen(cmd, env=env)
-    check(p.wait(timeout=120) == 0, "the workload failed")
-    rc, err = d.stop()
+    with busy_cpus() if loaded else contextlib.nullcontext():
+        if mode == "pid":
+            # the workload's clock starts once sampling has (the daemon
+            # takes seconds to start on a loaded machine)
+            env["WL_GO"] = os.path.join(out, "go")
+            p = subprocess.Popen(cmd, env=env)
+            time.sleep(0.3)
+            d = Daemon(["--pid", str(p.pid), "-F", FREQ, "-o", out])
+            open(env["WL_GO"], "w").close()
+        else:
+            d = Daemon(["-a", "-F", FREQ, "-o", out])
+            p = subprocess.Popen(cmd, env=env)
+        check(p.wait(timeout=120) == 0, "the workload failed")
+        rc, err = d.stop()
     check(rc == 0, "stacktreed: " + err)
-    return check_python_run(out, read_report(report), p.pid)
+    return check_python_run(out, read_report(report), mode + ("_loaded" if loaded else ""), p.pid)
 
 
 def test_python_pid():
@@ -166,6 +243,16 @@ def test_python_pid():
 
 def test_python_all():
     attached("all")
+
+
+def test_python_pid_loaded():
+    """--pid while two busy loops keep both CPUs busy."""
+    attached("pid", loaded=True)
+
+
+def test_python_all_loaded():
+    """-a while two busy loops (Python processes too) keep both CPUs busy."""
+    attached("all", loaded=True)
 
 
 def test_python_off():
@@ -177,6 +264,87 @@ def test_python_off():
               "Python frames with --no-python")
     check(not any(k.startswith("python:") for k in prof["notes"]),
           "python counters with --no-python")
+
+
+# the program at the top of issue 19, as a user would write it
+ISSUE_PROG = """import time
+def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)
+def parse(s): return [int(x) for x in s.split(',')]
+def handler():
+    data = ','.join(str(i) for i in range(500))
+    end = time.time() + 3
+    while time.time() < end:
+        fib(18)
+        parse(data)
+handler()
+"""
+
+
+def peek_callers(text, name):
+    """Callers of `name` in `go tool pprof -peek` output (the lines above
+    its own line in its block)."""
+    callers, block = set(), []
+    for line in text.splitlines():
+        if line.startswith("-----"):
+            block = []
+        elif re.search(r"\|\s+%s\s*$" % re.escape(name), line) and "%" in line.split("|")[0] \
+                and re.match(r"\s*[0-9.]+[mun]?s\s+[0-9.]+%", line):
+            callers.update(block)
+        else:
+            m = re.search(r"\|\s+(\S+)\s*$", line)
+            if m:
+                block.append(m.group(1))
+    return callers
+
+
+def test_python_issue_example_xtree_and_pprof():
+    """`stacktreed -- python3 prog.py` on the issue's own program: handler
+    -> fib recursion and parse -> <listcomp> with their lines in the xtree,
+    and in the real `go tool pprof` (-top, -top -lines, -peek, -list)."""
+    from test_outputs import pprof
+    d = tempfile.mkdtemp(prefix="st-it-pyissue-")
+    prog = os.path.join(d, "prog.py")
+    with open(prog, "w") as f:
+        f.write(ISSUE_PROG)
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else DEBIAN
+    out, err, rep = run_profiled(["-F", "499", "--format", "xtree,json,pprof", "--", python, prog])
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "python3")
+    fibs = py_nodes(t["root"], "fib")
+    check({p["function"] for _, p in fibs} == {"handler", "fib"},
+          "fib's parents: %s" % {p["function"] for _, p in fibs})
+    # fib(18) recurses 17 deep; its innermost calls are too brief to be
+    # sampled every run (measured: 16 levels below the outermost)
+    depths = [dd for n, dd, _ in nodes(t["root"]) if n["function"] == "fib"]
+    check(max(depths) - min(depths) >= 12, "fib recursion %d deep" % (max(depths) - min(depths)))
+    lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
+    check(lcs and {p["function"] for _, p in lcs} == {"parse"}, "<listcomp> under parse")
+    xt = open(os.path.join(out, "xtree.txt")).read()
+    for want in ("handler [prog.py:8]", "fib [prog.py:2]", "parse [prog.py:3]",
+                 "parse.<locals>.<listcomp> [prog.py:3]"):
+        check(want in xt, "xtree has no '%s'" % want)
+    pb = os.path.join(out, "profile.pb.gz")
+    top = pprof(["-top", "-nodecount=400"], pb)
+    cum = {l.split()[-1]: float(l.split()[4].rstrip("%")) for l in top.splitlines()
+           if re.match(r"\s*[0-9.]+[mun]?s\s+[0-9.]+%", l) or re.match(r"\s*0\s+0%", l)}
+    check(cum.get("fib", 0) >= 50 and cum.get("handler", 0) >= 90 and
+          cum.get("parse.<locals>.<listcomp>", 0) > 0 and cum.get("parse", 0) > 0,
+          "go tool pprof -top: %s" % {k: cum.get(k) for k in
+                                      ("handler", "fib", "parse", "parse.<locals>.<listcomp>")})
+    lines = pprof(["-top", "-lines", "-nodecount=400"], pb)
+    for fn, line in (("fib", 2), ("parse.<locals>.<listcomp>", 3), ("handler", 8),
+                     ("handler", 9)):
+        check(re.search(r"\s%s %s:%d$" % (re.escape(fn), re.escape(prog), line), lines, re.M),
+              "go tool pprof -top -lines has no '%s %s:%d'" % (fn, prog, line))
+    peek = pprof(["-peek", "^(fib|parse.<locals>.<listcomp>)$"], pb)
+    check("handler" in peek_callers(peek, "fib"), "fib's callers in pprof -peek: %s"
+          % peek_callers(peek, "fib"))
+    check(peek_callers(peek, "parse.<locals>.<listcomp>") == {"parse"},
+          "<listcomp>'s callers in pprof -peek: %s" % peek_callers(peek, "parse.<locals>.<listcomp>"))
+    lst = pprof(["-list", "^fib$"], pb)
+    check(re.search(r"^\s+[0-9.]+[mun]?s\s+[0-9.]+[mun]?s\s+2:def fib", lst, re.M),
+          "go tool pprof -list fib: no samples on line 2:\n%s" % lst[-600:])
 
 
 def test_python_hostile_state():

@@ -2,12 +2,16 @@
 (issue 19): the main thread loops over phases until SECONDS (argv[1],
 default 3) have passed -- deep recursion (fib), a list comprehension
 (parse), a method of a class (Codec.pack, calling zlib.compress: a C
-extension), a generator pipeline (total) -- and a second thread spins in
+extension), a generator pipeline (total), in a new order every cycle --
+and a second thread spins in
 its own function (worker). Each phase's CPU time is measured with
 time.thread_time and written to $WL_REPORT as 'phase NAME SECONDS'
 lines (tests/integration/stcheck.py's read_report), the thread as
-'thread worker TID'."""
+'thread worker TID'. With $WL_GO set, both threads wait for that file to
+exist before they start (and the clock with them): a profiler attached by
+--pid sees the whole measured run, however long it takes to start."""
 import os
+import random
 import sys
 import threading
 import time
@@ -46,7 +50,14 @@ def spin():
     return x
 
 
+def wait_go():
+    go = os.environ.get('WL_GO')
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
+
+
 def worker(stop, spent):
+    wait_go()
     t0 = time.thread_time()
     while not stop.is_set():
         spin()
@@ -59,8 +70,15 @@ def handler(seconds, phases):
     codec = Codec()
     work = [('fib', lambda: fib(19)), ('parse', lambda: parse(data)),
             ('pack', codec.pack), ('total', lambda: total(6000))]
+    # A new order of the phases every cycle: a cycle (~1 ms) repeated in a
+    # fixed order is a periodic signal that a periodic sampler (0.5 or 2 ms)
+    # aliases with when their periods are near a ratio of small integers:
+    # samples then land at the same offsets cycle after cycle and favour
+    # some phases by points (kernel-notes/python.md, Accuracy).
+    rnd = random.Random(19)
     end = time.time() + seconds
     while time.time() < end:
+        rnd.shuffle(work)
         for name, fn in work:
             t0 = time.thread_time()
             fn()
@@ -73,6 +91,7 @@ def main():
     stop, spent = threading.Event(), []
     th = threading.Thread(target=worker, args=(stop, spent), name='worker')
     th.start()
+    wait_go()
     handler(seconds, phases)
     stop.set()
     th.join()
