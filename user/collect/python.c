@@ -92,6 +92,8 @@ static int on_code(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	pp = st_u64map__get(py->procs, KEY(e->pid, e->image));
+	if (!pp)	/* found before the kernel knew its image (as st_python__frame()) */
+		pp = st_u64map__get(py->procs, KEY(e->pid, ST_UNWIND_ANY_IMAGE));
 	if (!pp || !pp->found || !e->code || st_u64map__get(pp->codes, e->code))
 		return 0;
 	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES ||
