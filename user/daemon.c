@@ -139,6 +139,9 @@ static void on_event(void *ctx, const struct st_event *e)
 		 * the dynamic loader (sampled from now on) */
 		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
 			st_unwinder__forget(r->unw, e->pid);
+		if (e->type == ST_EV_EXEC)	/* no interpreter state of the old
+						 * program walked in the new one */
+			st_python__exited(r->py, e->pid);
 		st_collector__capture(r->coll, e->pid, e->image,
 				      e->type == ST_EV_NEW_PROC ? e->ppid : 0,
 				      e->type != ST_EV_NEW_PROC);

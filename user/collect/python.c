@@ -195,7 +195,12 @@ void st_python__probe(struct st_python *py, __u32 pid)
 
 	if (!py)
 		return;
-	if (st_session__proc_image(py->sess, pid, &image))
+	r = st_session__proc_image(py->sess, pid, &image);
+	if (r == -EBUSY)	/* inside an exec: the maps may be either image's (the
+				 * old one's layout under ANY would be walked in the
+				 * new program); the exec's own refresh probes again */
+		return;
+	if (r)
 		image = ST_UNWIND_ANY_IMAGE;
 	r = st_py_proc__probe((int)pid, &p, &version);
 	if (r != ST_PY_PROBE_OK && r != ST_PY_PROBE_UNSUPPORTED)
