@@ -119,9 +119,11 @@ integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
 		$(RUN_ENV) tests/integration/run.sh $(T)
 
-# The stages read in order: no include from a later stage into an earlier one.
+# The stages read in order: no include from a later stage into an earlier one;
+# every relative link of README.md, docs/ and kernel-notes/ resolves.
 check:
 	scripts/check-includes.sh
+	scripts/check-doc-links.sh
 
 test: test-deps check
 	$(MAKE) all

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Renders a flame graph in headless Chromium into docs/flamegraph.png, the
-# README's screenshot. Not part of `make test` (Chromium is not a test
-# dependency: apt-get install chromium).
+# screenshot in README.md and docs/reports.md. Not part of `make test`
+# (Chromium is not a test dependency: apt-get install chromium).
 #   scripts/screenshot.sh [SVG [SEARCH]]
 # Without SVG it profiles the bundled demo workload first (as root). SEARCH
 # pre-fills the search box (flamegraph.svg?s=REGEXP highlights the matches).

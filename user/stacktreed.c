@@ -90,7 +90,7 @@ static const struct argp_option options[] = {
 	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
 	{ "event", 'e', "LIST", 0, "What a sample is (perf's -e): cpu-clock (or cpu: the timer, the default), page-faults (or faults: user page faults), or both as a comma list; perf's :u suffix is accepted", 0 },
-	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see README)", 0 },
+	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see stacktreed(8), docs/page-faults.md)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
 	{ "format", OPT_FORMAT, "LIST", 0, "Report files: a comma list of xtree, arcflow, json, folded, pprof, svg (default xtree,arcflow,json)", 1 },

@@ -66,8 +66,8 @@ struct st_summary_run {
  * endpoint's /metrics): every counter of the table the notes use (lost
  * samples by reason, the others by name) since the start, per event;
  * samples, BPF run time, memory (RSS, BPF maps, symbol caches, trees,
- * unwind tables), snapshots and endpoint answers. README, "Live endpoint",
- * lists the names. */
+ * unwind tables), snapshots and endpoint answers. docs/service.md, "Live
+ * endpoint", lists the names. */
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			 const struct st_summary_run *run);
 

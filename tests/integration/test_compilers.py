@@ -132,7 +132,7 @@ def on_a_busy_machine(compiler, comm, what, nfuncs, launched):
     # its time. Measured (gcc, 8 runs, -a): 99.84-99.91% of cc1's samples
     # complete; 75-93% before unwind tables named their image and the
     # modules waited for were compiled at once, and with five other build
-    # jobs on the machine (README, Limits today).
+    # jobs on the machine (docs/limits.md).
     check_complete(prof, comm, "%s %s busy" % (what, "cmd" if launched else "-a"),
                    min_samples=300)
     shutil.rmtree(tmp, ignore_errors=True)

@@ -157,7 +157,7 @@ const char *st_frame__class_name(unsigned data_class);
  * a version (1) have notes and lost_by as {"sentence": N}; both are read. */
 #define ST_PROFILE_JSON_FORMAT "stacktree-profile"
 #define ST_PROFILE_JSON_VERSION 2
-/* Load profile.json (README, "profile.json"). On a malformed file returns -EINVAL and writes one line
+/* Load profile.json (docs/reports.md, "profile.json"). On a malformed file returns -EINVAL and writes one line
  * (what is wrong and where) into err. */
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);
 

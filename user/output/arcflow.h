@@ -1,6 +1,7 @@
 /* arcflow.h - per-function PARENT / SELF / CHILD report computed from the
  * call-stack trees (seed Figure 10), with exact recursion handling.
- * Owner: user/output/arcflow.c. See issue "arcflow report" and README. */
+ * Owner: user/output/arcflow.c. See issue "arcflow report" and
+ * docs/reports.md. */
 #ifndef STACKTREE_ARCFLOW_H
 #define STACKTREE_ARCFLOW_H
 

@@ -1,4 +1,4 @@
-/* json.c - profile.json writer, streamed (README, "profile.json"); the
+/* json.c - profile.json writer, streamed (docs/reports.md, "profile.json"); the
  * reader is user/model/profile_json.c. */
 #include "user/output/json.h"
 

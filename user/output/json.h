@@ -7,7 +7,7 @@
 
 struct st_profile;
 
-/* profile.json, see README ("profile.json") and its JSON Schema
+/* profile.json, see docs/reports.md ("profile.json") and its JSON Schema
  * schema/profile.schema.json (format ST_PROFILE_JSON_FORMAT, version
  * ST_PROFILE_JSON_VERSION, user/model/profile.h), streamed: the trees are
  * written node by node. with_arcflow adds "arcflow". 0, -ENOMEM or -EIO. */
