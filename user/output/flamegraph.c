@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "user/model/profile.h"
+#include "common/hash.h"
 #include "common/tree.h"
 #include "common/u64map.h"
 
@@ -170,15 +171,13 @@ static const char *base_name(const char *path)
 
 /* ---- colours ------------------------------------------------------------- */
 
-/* A name's colour seed: FNV-1a 32. Not st_hash_str() (common/hash.h) on
- * purpose: the SVG's colours are part of its output, kept as they were. */
-static uint32_t fnv(const char *s)
+/* A name's colour seed: the tree's one string hash (common/hash.h), folded
+ * to 32 bits; stable across runs and machines. */
+static uint32_t colour_seed(const char *s)
 {
-	uint32_t h = 2166136261u;
+	__u64 h = st_hash_str(s ? s : "");
 
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static unsigned hsl(double h, double s, double l)
@@ -234,7 +233,7 @@ static unsigned class_colour(const char *cls)
 static unsigned module_colour(const char *module, const char *function)
 {
 	static const short hues[12] = { 28, 210, 95, 340, 180, 50, 265, 130, 10, 195, 300, 70 };
-	uint32_t hm = fnv(base_name(module)), hf = fnv(function);
+	uint32_t hm = colour_seed(base_name(module)), hf = colour_seed(function);
 
 	return hsl(hues[hm % 12], 0.62, 0.68 + ((double)(hf % 7) - 3) * 0.012);
 }
