@@ -320,7 +320,12 @@ ST_UNW_CB long st_unw_frame(__u32 i, void *data)
 	if ((kind | 1) == ST_UNW_RBX && n)	/* known in the leaf only */
 		kind = ST_UNW_UNSUPPORTED;
 	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
-		if (s->fallback)
+		/* auto: frame pointers where there is no CFI; not where it
+		 * is a form not evaluated here (ld.so's lazy-binding resolver
+		 * above the leaf): rbp is a register of code with CFI there,
+		 * a zero one no end a call saved (a sample in _dl_fixup ended
+		 * at the resolver, unmarked): cut short, "unsupported CFI" */
+		if (s->fallback && kind == ST_UNW_NONE)
 			return st_unw_fp_step(s);
 		s->stop = kind == ST_UNW_NONE ? ST_UNW_STOP_NO_TABLE : ST_UNW_STOP_UNSUPPORTED;
 		return 1;

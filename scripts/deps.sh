@@ -26,6 +26,7 @@ test_pkgs=(llvm libcmocka-dev elfutils binutils linux-perf python3 jq
       debuginfod	# a server for the tests
       libc6-dbg	# libc6-dbg: names for libc's internal functions (.symtab)
       sqlite3	# a real database program to profile (test_real_programs.py)
+      ffmpeg	# a real encoder with libx264's assembly to profile (test_real_programs.py)
       bpftrace	# a peer profiler the tests compare with (test_peers.py)
       lld-14	# lld: its layouts (file offset != address; test_loadmap, test_layouts.py)
       prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)

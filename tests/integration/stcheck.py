@@ -201,6 +201,33 @@ def check_stacks_end_at_roots(prof, comms=None):
           "samples): %s" % sorted(short.items(), key=lambda kv: -kv[1])[:8])
 
 
+def check_unresolved_counts(prof):
+    """The header's unresolved counts are the profile's: "unresolved" is
+    the number of samples (BASE) with a call site or leaf (a Python frame
+    included) on their path whose function is null or only a bracketed
+    name ("[module+0xOFF]", "[python code]"), "unresolved_by" the same per
+    module (null: "[unknown]"), each sample once per module."""
+    total, by = 0, {}
+    for t in prof["threads"]:
+        stack = [(t["root"], frozenset())]
+        while stack:
+            n, mods = stack.pop()
+            f = n["function"]
+            if n["kind"] in ("callsite", "leaf", "python") and (f is None or f.startswith("[")):
+                mods = mods | {n.get("module") or "[unknown]"}
+            if n["base"] and mods:
+                total += n["base"]
+                for m in mods:
+                    by[m] = by.get(m, 0) + n["base"]
+            for c in n["children"]:
+                stack.append((c, mods))
+    check(prof["unresolved"] == total, "header: %d samples unresolved, the trees hold %d"
+          % (prof["unresolved"], total))
+    check(prof["unresolved_by"] == by, "header's unresolved_by %s, the trees' %s" % (
+        sorted(prof["unresolved_by"].items(), key=lambda kv: -kv[1])[:5],
+        sorted(by.items(), key=lambda kv: -kv[1])[:5]))
+
+
 def function_cum(root, name):
     """Samples in which `name` is on the stack (outermost occurrences)."""
     total = 0
@@ -332,7 +359,8 @@ int func%d(int k)
 def perf_stacks(data, comm, under="main", skip_leaf_in=None):
     """The set of function names (user frames) on each stack of comm's main
     threads in a perf.data file (perf script), for the samples whose stack
-    reaches `under` (perf's own complete stacks; the loader's are not).
+    reaches `under` (perf's own complete stacks; the loader's are not;
+    None: every sample, an empty set for one without user frames).
     skip_leaf_in: leave out the samples whose innermost user frame is in a
     module whose path contains it."""
     p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym,dso",
@@ -362,7 +390,7 @@ def perf_stacks(data, comm, under="main", skip_leaf_in=None):
                 seen.add(sym)
         if skip_leaf_in and leaf_dso and skip_leaf_in in leaf_dso:
             continue
-        if under in seen:
+        if under is None or under in seen:
             yield seen
 
 

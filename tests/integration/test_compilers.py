@@ -276,11 +276,12 @@ def cum_shares_against_perf(compiler, comm, nfuncs, mode):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def shares_against_perf(cmd, comm, mode, tmp, min_compared=5, entry="main", replaced=()):
+def shares_against_perf(cmd, comm, mode, tmp, min_compared=5, entry="main", replaced=(),
+                        min_complete=0.99):
     """comm's per-function CUM shares against `perf record --call-graph
     dwarf` profiling the same run of cmd (profile_beside_perf: stacktreed
-    --pid, -- CMD or -a, its files in tmp): >= 99% of comm's samples have
-    a complete stack here, and every function on more than 5% of perf's
+    --pid, -- CMD or -a, its files in tmp): >= 99% (min_complete) of comm's
+    samples have a complete stack here, and every function on more than 5% of perf's
     complete stacks (those that reach main) agrees within sampling noise,
     never worse than 2 points (at least min_compared functions). The shares
     are of the samples under entry (the program's main function, or the
@@ -311,7 +312,7 @@ def shares_against_perf(cmd, comm, mode, tmp, min_compared=5, entry="main", repl
         complete += sum(stack_roots(t).get(r, 0) for r in COMPLETE_ROOTS)
         for f, n in plain_cums(t["root"], skip_leaf_in=LIBC, under=entry).items():
             ours[f] = ours.get(f, 0) + n
-    check(complete >= 0.99 * total, "%d of %d %s samples complete; roots %s; %s" % (
+    check(complete >= min_complete * total, "%d of %d %s samples complete; roots %s; %s" % (
         complete, total, comm, sorted(((k, v) for t in ts for k, v in stack_roots(t).items()),
                                       key=lambda kv: -kv[1])[:8],
         "; ".join("%s: %d" % kv for kv in sorted(prof["notes"].items()) if "unwind" in kv[0])))

@@ -35,7 +35,7 @@ REASONS = {
 # The test toolchain the issue saw `make demo` install
 HEAVY = {"nodejs", "golang-go", "bpftrace", "debuginfod", "linux-perf", "prometheus",
          "python3.11-dbg", "sqlite3", "lld-14", "libclang-rt-14-dev", "libcmocka-dev",
-         "libc6-dbg", "python3", "jq", "libxml2-utils", "g++", "llvm", "elfutils"}
+         "libc6-dbg", "python3", "jq", "libxml2-utils", "g++", "llvm", "elfutils", "ffmpeg"}
 
 
 def pkgs(which):

@@ -203,6 +203,12 @@ static void test_rbx_r10_in_the_leaf_only(void **state)
 	n = walk(&in, out, 8, &stop);
 	assert_int_equal(n, 2);
 	assert_int_equal(stop, ST_UNW_STOP_UNSUPPORTED);
+	/* auto mode too: no frame pointers where there is CFI (a zero rbp,
+	 * a register the program's code uses, made it look complete) */
+	in.fallback = true;
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, ST_UNW_STOP_UNSUPPORTED);
 	/* and an unsupported row in dwarf mode */
 	in = input(BASE + 0xc100, 0, sizeof(stack), false);
 	n = walk(&in, out, 8, &stop);
