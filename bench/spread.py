@@ -21,7 +21,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "..", "tests", "integration", "run.py")
-# the lock `make integration` callers take (COMMON: flock /tmp/st-integration.lock)
+# the lock tests/integration/run.sh (`make integration`) takes
 LOCK = "/tmp/st-integration.lock"
 
 
