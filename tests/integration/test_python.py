@@ -94,6 +94,36 @@ def evaluating(root, leaf=lambda n: True):
     return running, native
 
 
+def is_libz(n):
+    return bool(n["module"]) and "libz" in n["module"]
+
+
+def zlib_elsewhere(root, notes, tail=8, top=3):
+    """For a failure message: the most common paths (the last `tail`
+    frames, root side to leaf, function@module) of the libz leaves that are
+    not under the Python frame Codec.pack, and the notes about unwinding
+    and Python."""
+    paths = {}
+    stack = [(root, [], False)]
+    while stack:
+        n, path, pack = stack.pop()
+        if n["function"] is not None or n["module"]:
+            mod = os.path.basename(n["module"] or "?")
+            path = path + ["%s@%s" % (n["function"] or n.get("address", "?"), mod)]
+            pack = pack or (n["module"] == PY and n["function"] == "Codec.pack")
+        if n["kind"] == "leaf" and is_libz(n) and not pack and n["cum"]:
+            key = " > ".join(path[-tail:])
+            paths[key] = paths.get(key, 0) + n["cum"]
+        stack.extend((c, path, pack) for c in n["children"])
+    best = sorted(paths.items(), key=lambda kv: -kv[1])[:top]
+    keep = {k: v for k, v in notes.items()
+            if k.startswith(("unwind", "python:", "process", "stacks cut", "threads folded",
+                             "samples inside execve"))}
+    return "\n  libz leaves not under Codec.pack, commonest paths (%d distinct):\n%s" \
+           "\n  notes: %s" % (len(paths), "\n".join("    %6d  %s" % (v, k) for k, v in best),
+                             keep)
+
+
 def check_python_profile(python, label, loaded=False):
     with busy_cpus() if loaded else contextlib.nullcontext():
         out, err, rep = run_profiled(["-F", FREQ, "--", python, SCRIPT, "4"], timeout=180)
@@ -161,7 +191,8 @@ def check_python_run(out, rep, label, pid=None):
     z_under = sum(c["cum"] for c in natives if c["kind"] == "leaf")
     z_late = min(deferred, evaluating(t["root"], lambda n: n["module"] and "libz" in n["module"])[1])
     check(z_all > 0 and z_under >= 0.95 * (z_all - z_late),
-          "zlib leaves under Codec.pack: %d of %d (%d deferred)" % (z_under, z_all, z_late))
+          "zlib leaves under Codec.pack: %d of %d (%d deferred)%s"
+          % (z_under, z_all, z_late, zlib_elsewhere(t["root"], notes)))
     # complete Python stacks: <module> on the path
     mod = function_cum(t["root"], "<module>")
     metric("python_module_share_" + label, 100.0 * mod / max(running - late, 1))
