@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -274,6 +275,64 @@ def test_python_pid():
 
 def test_python_all():
     attached("all")
+
+
+def proc_state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_python_all_probe_before_exec_event():
+    """The -a exec race of the CI failure 'zlib leaves under Codec.pack: 2 of
+    2150' made deterministic. A child of this Python, sampled before its
+    exec (so the daemon reads its maps and probes it then), has the daemon
+    stop (test hook STACKTREED_TEST_STOP_BEFORE_PY_PROBE) before that probe;
+    the child execs the workload meanwhile, and the probe, let go, finds the
+    new program's interpreter. The daemon then reads the exec event, which
+    deletes the process's py_procs entry: the next probes must push it
+    again. They did not (the same image and layout as pushed: 'nothing
+    new'), and no sample of the workload had a Python frame after that."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    out = tempfile.mkdtemp(prefix="st-it-py-")
+    report = os.path.join(out, "workload.txt")
+    d = Daemon(["-a", "-F", FREQ, "-o", out],
+               env=dict(os.environ, STACKTREED_TEST_STOP_BEFORE_PY_PROBE="stpyexec"))
+
+    def before_exec():
+        # sampled under this name until the daemon stops before probing it
+        libc.prctl(15, b"stpyexec", 0, 0, 0)	# PR_SET_NAME
+        end = time.time() + 30
+        while time.time() < end and proc_state(d.pid) != "T":
+            pass
+
+    try:
+        p = subprocess.Popen([DEBIAN, SCRIPT, "2"], env=dict(os.environ, WL_REPORT=report),
+                             preexec_fn=before_exec)
+        check(proc_state(d.pid) == "T", "the daemon never stopped before probing the child")
+        # the exec done (the loader has mapped libz), then the probe
+        end = time.time() + 30
+        while "libz" not in open("/proc/%d/maps" % p.pid).read():
+            check(time.time() < end, "the workload never mapped libz")
+            time.sleep(0.01)
+    finally:
+        os.kill(d.pid, signal.SIGCONT)
+    check(p.wait(timeout=120) == 0, "the workload failed")
+    rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    prof = load(out)
+    check_invariants(prof)
+    t = thread(prof, p.pid)
+    running, native = evaluating(t["root"])
+    check(running > 0 and native <= 0.1 * running,
+          "%d of the %d samples running Python code have no Python frame: %s"
+          % (native, running, prof["notes"]))
+    packs = py_nodes(t["root"], "Codec.pack")
+    z_all = sum(n["cum"] for n, _, _ in nodes(t["root"]) if is_libz(n) and n["kind"] == "leaf")
+    z_under = sum(c["cum"] for n, _ in packs for c, _, _ in nodes(n)
+                  if is_libz(c) and c["kind"] == "leaf")
+    check(z_all > 0 and z_under >= 0.9 * z_all, "zlib leaves under Codec.pack: %d of %d%s"
+          % (z_under, z_all, zlib_elsewhere(t["root"], prof["notes"])))
 
 
 def test_python_pid_loaded():
