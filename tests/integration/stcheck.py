@@ -269,8 +269,9 @@ class Daemon:
     loading and attaching the BPF programs takes. stop() sends SIGINT and
     returns (exit status, all of stderr)."""
 
-    def __init__(self, args, timeout=60):
-        self.p = subprocess.Popen([STACKTREED] + list(args), stderr=subprocess.PIPE, text=True)
+    def __init__(self, args, timeout=60, env=None):
+        self.p = subprocess.Popen([STACKTREED] + list(args), stderr=subprocess.PIPE, text=True,
+                                  env=env)
         self.pid = self.p.pid
         self.head = []
         end = time.time() + timeout

@@ -13,6 +13,7 @@
 
 #include "common/budget.h"
 #include "common/strtab.h"
+#include "user/collect/procmaps.h"
 #include "user/collect/pycode.h"
 #include "user/collect/pyoffsets.h"
 #include "user/collect/pyproc.h"
@@ -32,7 +33,9 @@ struct pycode {
 
 struct pyproc {
 	__u32 pid, image;
-	bool found;			/* in py_procs */
+	bool found;			/* its interpreter found (p): its code objects are read */
+	bool pushed;			/* p is py_procs' entry for pid now (an exec or exit
+					 * event deletes it: pushed again at the next probe) */
 	struct st_py_proc p;
 	struct st_u64map *codes;	/* code address -> pycode */
 };
@@ -70,6 +73,7 @@ struct st_python {
 	struct st_strtab *strs;
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
+	struct st_u64map *live;		/* pid + 1 -> the pyproc pushed last for pid */
 	__u64 processes, unsupported, codes, code_failed, code_dropped, table_bytes;
 	struct st_budget *budget;	/* the daemon's (ST_BUDGET_PYCODE), or NULL */
 };
@@ -247,8 +251,9 @@ struct st_python *st_python__new(struct st_session *s)
 	py->strs = st_strtab__new();
 	py->procs = st_u64map__new();
 	py->said = st_u64map__new();
+	py->live = st_u64map__new();
 	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->strs || !py->procs ||
-	    !py->said) {
+	    !py->said || !py->live) {
 		err = py->procs_fd < 0 ? py->procs_fd : events_fd < 0 ? events_fd : -ENOMEM;
 		goto fail;
 	}
@@ -302,20 +307,42 @@ void st_python__free(struct st_python *py)
 	}
 	st_u64map__free(py->procs);
 	st_u64map__free(py->said);
+	st_u64map__free(py->live);
 	st_strtab__free(py->strs);
 	free(py);
+}
+
+/* Test hook (tests/integration/test_python.py makes the exec race
+ * deterministic): with STACKTREED_TEST_STOP_BEFORE_PY_PROBE=TEXT in the
+ * environment, the daemon stops itself (SIGSTOP) before probing a process
+ * whose comm contains TEXT (st_procmaps__test_stop()). */
+static void test_stop(__u32 pid)
+{
+	const char *hook = "STACKTREED_TEST_STOP_BEFORE_PY_PROBE";
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (!getenv(hook))
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	if (!(f = fopen(path, "re")))
+		return;
+	if (fgets(comm, sizeof(comm), f))
+		st_procmaps__test_stop(hook, comm);
+	fclose(f);
 }
 
 void st_python__probe(struct st_python *py, __u32 pid)
 {
 	struct st_py_proc p;
-	struct pyproc *pp;
+	struct pyproc *pp, *old;
 	__u32 image = ST_UNWIND_ANY_IMAGE, version;
 	char v[16];
 	int r;
 
 	if (!py)
 		return;
+	test_stop(pid);
 	r = st_session__proc_image(py->sess, pid, &image);
 	if (r == -EBUSY)	/* inside an exec: the maps may be either image's (the
 				 * old one's layout under ANY would be walked in the
@@ -339,7 +366,11 @@ void st_python__probe(struct st_python *py, __u32 pid)
 	if (!pp)
 		return;
 	p.image = image;
-	if (pp->found && !memcmp(&pp->p, &p, sizeof(p)))
+	/* found and still in py_procs: nothing new. Found but deleted since
+	 * (the probe saw the new program before the daemon read its exec
+	 * event, whose st_python__exited() deleted the entry): pushed again,
+	 * or the process is never walked again */
+	if (pp->found && pp->pushed && !memcmp(&pp->p, &p, sizeof(p)))
 		return;
 	if (bpf_map_update_elem(py->procs_fd, &pid, &p, BPF_ANY)) {
 		fprintf(stderr, "stacktreed: cannot follow python in pid %u: %s (py_procs)\n", pid,
@@ -350,12 +381,22 @@ void st_python__probe(struct st_python *py, __u32 pid)
 		py->processes++;
 	pp->p = p;
 	pp->found = true;
+	/* the pid's entry is this image's now, no other's */
+	if ((old = st_u64map__get(py->live, (__u64)pid + 1)) && old != pp)
+		old->pushed = false;
+	/* untracked (no memory): pushed again at every probe, never left out */
+	pp->pushed = !st_u64map__put(py->live, (__u64)pid + 1, pp);
 }
 
 void st_python__exited(struct st_python *py, __u32 pid)
 {
-	if (py)
-		bpf_map_delete_elem(py->procs_fd, &pid);
+	struct pyproc *pp;
+
+	if (!py)
+		return;
+	bpf_map_delete_elem(py->procs_fd, &pid);
+	if ((pp = st_u64map__get(py->live, (__u64)pid + 1)))
+		pp->pushed = false;
 }
 
 int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 addr,

@@ -47,7 +47,9 @@ void st_python__sync(struct st_python *py);
  * entry. Cheap when nothing changed. */
 void st_python__probe(struct st_python *py, __u32 pid);
 
-/* The main thread of pid exited: its py_procs entry goes (names stay). */
+/* The main thread of pid exited, or pid exec'd: its py_procs entry goes
+ * (names stay); the next probe of pid pushes one again, even one it had
+ * pushed before (the exec's probe may come before its event is read). */
 void st_python__exited(struct st_python *py, __u32 pid);
 
 /* The name of Python node addr (ST_NODE_PYTHON) of process (pid, image):
