@@ -67,6 +67,7 @@ struct st_umods {
 	struct st_umod **pending;
 	size_t npending, pending_cap;
 	double window_start, window_used;
+	double window_budget;	/* seconds of compiling a window (BUDGET_S) */
 	size_t no_cfi, no_room, unsupported, unshared;
 	struct st_safe_stats refused;	/* files st_safe_open() refused */
 	double compile_s;
@@ -96,6 +97,7 @@ struct st_umods *st_umods__new(int shards_fd, __u32 slots, size_t budget, bool v
 	if (!ms)
 		return NULL;
 	ms->verbose = verbose;
+	ms->window_budget = BUDGET_S;
 	ms->store = st_ustore__new(shards_fd, slots, budget);
 	ms->mods = st_u64map__new();
 	ms->files = st_u64map__new();
@@ -109,6 +111,12 @@ struct st_umods *st_umods__new(int shards_fd, __u32 slots, size_t budget, bool v
 		return NULL;
 	}
 	return ms;
+}
+
+void st_umods__compile_budget(struct st_umods *ms, double seconds)
+{
+	if (ms && seconds > 0)
+		ms->window_budget = seconds;
 }
 
 void st_umods__free(struct st_umods *ms)
@@ -363,7 +371,7 @@ static bool budget_left(struct st_umods *ms)
 		ms->window_start = t;
 		ms->window_used = 0;
 	}
-	return ms->window_used < BUDGET_S;
+	return ms->window_used < ms->window_budget;
 }
 
 static int defer(struct st_umods *ms, struct st_umod *m, int fd)

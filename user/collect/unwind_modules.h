@@ -24,6 +24,10 @@ struct st_umods;
 /* shards_fd: the `unwind_shards` map of slots slots; budget: bytes of
  * shards at most. */
 struct st_umods *st_umods__new(int shards_fd, __u32 slots, size_t budget, bool verbose);
+/* Seconds of compiling allowed in every 0.2 s before modules are left
+ * pending (default 0.04; a test that must not depend on how fast this
+ * machine compiles sets more). */
+void st_umods__compile_budget(struct st_umods *ms, double seconds);
 void st_umods__free(struct st_umods *ms);
 
 /* The module mapped by a /proc/PID/maps line of pid (a file opened once per

@@ -72,6 +72,7 @@ struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwin
 	u->verbose = o->verbose;
 	fd = st_session__unwind_shards_fd(s, &slots);
 	u->mods = fd >= 0 ? st_umods__new(fd, slots, o->budget_bytes, o->verbose) : NULL;
+	st_umods__compile_budget(u->mods, o->compile_s);
 	if (u->mods && o->cache) {
 		u->cache = st_ucache__new(o->cache_dir, o->cache_bytes, o->verbose);
 		if (!u->cache) {

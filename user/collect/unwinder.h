@@ -46,6 +46,8 @@ struct st_unwinder_opts {
 	const char *cache_dir;	/* NULL: the default one */
 	size_t cache_bytes;	/* its size bound */
 	bool verbose;
+	double compile_s;	/* seconds of compiling in every 0.2 s before modules
+				 * wait for the loop (st_unwinder__work()); 0: 0.04 */
 };
 
 /* NULL with errno set on failure. The session must be in dwarf or auto mode. */
