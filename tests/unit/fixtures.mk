@@ -204,6 +204,7 @@ $(B)/tests/test_cfi_eval: $(UNIT_FIXTURES) | $(FX_DIR)/fx_realign.o
 # inlined; test_srcinfo compares with eu-addr2line -i, test_inline.py
 # profiles it. Frame pointers kept for the profiler's default unwinder.
 CXX ?= g++
+CLANGXX ?= clang++
 FX_INLINE := $(addprefix $(FX_DIR)/,fx_inline fx_inline.nm)
 UNIT_FIXTURES += $(FX_INLINE)
 
@@ -214,6 +215,22 @@ $(FX_DIR)/fx_inline: $(FX_SRC)/fx_inline.cpp $(FX_MK)
 $(FX_DIR)/fx_inline.nm: $(FX_DIR)/fx_inline
 	$(NM) -S --defined-only $< > $@
 
-$(B)/tests/test_srcinfo: $(FX_INLINE) $(FX_DATA)
+# Inline frames' names (issue 21): every kind of C++ name inlined, by g++
+# and by clang++; test_srcinfo compares with binutils' addr2line -C -f -i.
+FX_NAMES := $(addprefix $(FX_DIR)/,fx_names fx_names.nm fx_names_clang fx_names_clang.nm)
+UNIT_FIXTURES += $(FX_NAMES)
+
+$(FX_DIR)/fx_names: $(FX_SRC)/fx_names.cpp $(FX_MK)
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+$(FX_DIR)/fx_names_clang: $(FX_SRC)/fx_names.cpp $(FX_MK)
+	@mkdir -p $(@D)
+	$(CLANGXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+$(FX_DIR)/fx_names.nm $(FX_DIR)/fx_names_clang.nm: $(FX_DIR)/%.nm: $(FX_DIR)/%
+	$(NM) -S --defined-only $< > $@
+
+$(B)/tests/test_srcinfo: $(FX_INLINE) $(FX_NAMES) $(FX_DATA)
 # test_inline.py profiles it
 WORKLOAD_EXTRA += $(FX_DIR)/fx_inline

@@ -4,7 +4,9 @@
  * frame must be what `eu-addr2line -a -i -f` prints for the same address
  * (innermost first there, outermost first here); the fixture must really
  * have inlined chains (3 frames deep and more), and a return address
- * inside inlined code looks up its call instruction. */
+ * inside inlined code looks up its call instruction. On fx_names (g++ and
+ * clang++), the chains' names, demangled as reports show them, are the
+ * ones binutils' `addr2line -C -f -i` prints. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <inttypes.h>
 
 #include "symbolizer/symbolizer.h"
+#include "user/symbolize/demangle.h"
 #include "tests/unit/fixtures/fx_util.h"
 #include "tests/unit/fixtures/fx_map.h"
 
@@ -30,20 +33,27 @@ struct chain {
 	unsigned line[MAX_CHAIN];
 };
 
-/* The fixture fx_inline as a module, mapped at BIAS. */
-static struct st_module *open_fixture(struct st_symbolizer **s, char *path, size_t size,
-				      struct fx_map *map)
+/* The fixture name as a module, mapped at BIAS. */
+static struct st_module *open_named(struct st_symbolizer **s, const char *name, char *path,
+				    size_t size, struct fx_map *map)
 {
 	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent" };
 	struct st_module *m;
 
 	*s = st_symbolizer__new(&opts);
 	assert_non_null(*s);
-	fx_path(path, size, "fx_inline");
+	fx_path(path, size, name);
 	fx_exec_mapping(path, BIAS, map);
 	m = st_symbolizer__module(*s, path, NULL);
 	assert_non_null(m);
 	return m;
+}
+
+/* The fixture fx_inline as a module, mapped at BIAS. */
+static struct st_module *open_fixture(struct st_symbolizer **s, char *path, size_t size,
+				      struct fx_map *map)
+{
+	return open_named(s, "fx_inline", path, size, map);
 }
 
 /* "FILE:LINE[:COL]" -> file, line */
@@ -214,6 +224,140 @@ static void test_return_address(void **state)
 	st_symbolizer__free(s);
 }
 
+/* binutils' `addr2line -C -f -i -a` for addrs (ELF addresses): each
+ * address's function names, innermost first, into out (locations dropped). */
+static size_t binutils_names(const char *path, const __u64 *addrs, size_t n, struct chain *out)
+{
+	size_t cmdlen = strlen(path) + 64 + n * 20, k = 0;
+	char *cmd = malloc(cmdlen), line[PATH_MAX + 512];
+	struct chain *c = NULL;
+	bool want_name = true;
+	int len;
+	FILE *p;
+
+	assert_non_null(cmd);
+	len = snprintf(cmd, cmdlen, "addr2line -C -f -i -a -e '%s'", path);
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(cmd + len, cmdlen - (size_t)len, " 0x%" PRIx64, (uint64_t)addrs[i]);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "0x", 2) == 0) {	/* no C++ name starts so */
+			assert_true(k < n);
+			c = &out[k++];
+			memset(c, 0, sizeof(*c));
+			c->addr = strtoull(line, NULL, 16);
+			want_name = true;
+			continue;
+		}
+		assert_non_null(c);
+		if (want_name) {
+			assert_true(c->n < MAX_CHAIN);
+			snprintf(c->name[c->n++], sizeof(c->name[0]), "%.255s", line);
+		}
+		want_name = !want_name;
+	}
+	assert_int_equal(pclose(p), 0);
+	free(cmd);
+	return k;
+}
+
+/* Every address of ledger::scan() in fixture name (fx_names.cpp): the
+ * chain's names, demangled as every report has them (the namer's
+ * st_demangler: libiberty, DMGL_PARAMS | DMGL_ANSI), must be the names
+ * `addr2line -C -f -i` prints, in the same order. One known difference:
+ * binutils names the innermost frame by the ELF symbol holding the address
+ * when that function has no linkage name (dwarf2.c falls back to the
+ * symbol table for it; as an inlined caller it prints its DW_AT_name), so
+ * there only the symbol's name is checked. Every name in want[] must have
+ * been seen. */
+static void check_names(const char *name, const char *const *want, size_t nwant)
+{
+	static __u64 addrs[MAX_ADDRS];
+	static struct chain theirs[MAX_ADDRS];
+	char path[PATH_MAX];
+	struct st_symbolizer *s;
+	struct st_demangler *dm = st_demangler__new();
+	struct fx_map map;
+	struct st_module *m = open_named(&s, name, path, sizeof(path), &map);
+	bool seen[16] = { false };
+	size_t n, deep = 0;
+	char nm_file[64];
+	struct fx_nm nm;
+
+	assert_non_null(dm);
+	assert_true(nwant <= 16);
+	snprintf(nm_file, sizeof(nm_file), "%s.nm", name);
+	assert_true(fx_nm(nm_file, "_ZN6ledger4scanEdi", &nm));
+	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
+	for (size_t i = 0; i < nm.size; i++)
+		addrs[i] = nm.addr + i;
+	n = binutils_names(path, addrs, nm.size, theirs);
+	assert_int_equal(n, nm.size);
+	for (size_t i = 0; i < n; i++) {
+		const struct chain *w = &theirs[i];
+		const struct st_src_frame *f;
+		size_t got;
+
+		assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff,
+						       BIAS + addrs[i], false, &f, &got), 0);
+		if (got != w->n)
+			fail_msg("%s 0x%" PRIx64 ": %zu frames, addr2line %zu", name,
+				 (uint64_t)addrs[i], got, w->n);
+		for (size_t j = 0; j < got; j++) {
+			const char *raw = f[j].function, *mine;
+			const char *it = w->name[got - 1 - j];	/* theirs innermost first */
+
+			assert_non_null(raw);
+			mine = st_demangler__name(dm, raw) ?: raw;
+			for (size_t k = 0; k < nwant; k++)
+				seen[k] |= strcmp(mine, want[k]) == 0;
+			if (j > 0 && j + 1 == got && strcmp(mine, it) && raw[0] != '_' &&
+			    strcmp(it, w->name[got - 1]) == 0)
+				continue;	/* binutils' symbol for the innermost */
+			if (strcmp(mine, it))
+				fail_msg("%s 0x%" PRIx64 " frame %zu: '%s', addr2line -C '%s'", name,
+					 (uint64_t)addrs[i], j, mine, it);
+		}
+		if (got >= 4)
+			deep++;
+	}
+	for (size_t k = 0; k < nwant; k++)
+		if (!seen[k])
+			fail_msg("%s: no inline frame named '%s'", name, want[k]);
+	assert_true(deep >= 10);	/* scan -> lambda -> accrue -> quiet */
+	st_demangler__free(dm);
+	st_symbolizer__release(s, m);
+	st_symbolizer__free(s);
+}
+
+static void test_names_match_binutils(void **state)
+{
+	static const char *const gcc[] = {
+		"ledger::scan(double, int)",
+		"operator()",	/* g++: no linkage name, and binutils' name is DW_AT_name */
+		"ledger::Book::accrue(double, int)",
+		"int ledger::clamp<int>(int, int, int)",
+		"quiet",	/* g++: none for the anonymous namespace's functions */
+		"c_step",	/* extern "C" */
+	};
+	static const char *const clang[] = {
+		"ledger::scan(double, int)",
+		"ledger::scan(double, int)::$_0::operator()(int) const",
+		"ledger::Book::accrue(double, int)",
+		"int ledger::clamp<int>(int, int, int)",
+		"ledger::(anonymous namespace)::quiet(unsigned int)",
+	};
+
+	(void)state;
+	check_names("fx_names", gcc, sizeof(gcc) / sizeof(gcc[0]));
+	check_names("fx_names_clang", clang, sizeof(clang) / sizeof(clang[0]));
+}
+
 /* No DWARF: no frames, and no error. */
 static void test_no_dwarf(void **state)
 {
@@ -242,6 +386,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chains_match_addr2line),
 		cmocka_unit_test(test_return_address),
+		cmocka_unit_test(test_names_match_binutils),
 		cmocka_unit_test(test_no_dwarf),
 	};
 
