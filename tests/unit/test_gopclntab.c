@@ -342,6 +342,10 @@ static void test_unwind_rows(void **state)
 	i = rule_at(r, goexit->addr + 1);
 	assert_int_equal(r->kind[i], ST_UNW_END);
 	assert_int_equal(r->kind[r->n - 1], ST_UNW_NONE);	/* past the last function */
+	/* code without a stack depth is code without CFI (frame pointers in
+	 * auto mode), never a form auto mode stops at */
+	for (i = 0; i < r->n; i++)
+		assert_int_not_equal(r->kind[i], ST_UNW_UNSUPPORTED);
 	st_gopcln__free(g);
 	st_elf__free(e);
 	free(r);

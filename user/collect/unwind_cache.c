@@ -14,9 +14,10 @@
 
 #include "common/hash.h"
 
-#define MAGIC "STCFI\x04\r\n"	/* 8 bytes: version 4 (an END row at an entry point
-					 * without CFI; 3: pcs from the module's base; 2: rows
-					 * of kind ST_UNW_RBX), and a text-mode trap */
+#define MAGIC "STCFI\x05\r\n"	/* 8 bytes: version 5 (Go code without a stack
+					 * depth: ST_UNW_NONE rows; 4: an END row at an entry
+					 * point without CFI; 3: pcs from the module's base;
+					 * 2: rows of kind ST_UNW_RBX), and a text-mode trap */
 #define SUFFIX ".cfi"
 #define MAX_KEY 512
 

@@ -40,8 +40,11 @@ static int run(void *p, __u64 start, __u64 end, __s32 sp)
 	struct go_ctx *c = p;
 
 	(void)end;
-	if (sp < 0)	/* no table says so: nothing to unwind by */
-		return c->fn(c->ctx, start, ST_UNW_UNSUPPORTED, ST_UNW_RBP_SAME, 0);
+	if (sp < 0)	/* no table says so: as code without CFI (frame pointers
+			 * in auto mode, which Go keeps; a stop in dwarf mode).
+			 * Not ST_UNW_UNSUPPORTED: auto stops at that (a form of
+			 * CFI not evaluated, where rbp is no frame pointer) */
+		return c->fn(c->ctx, start, ST_UNW_NONE, ST_UNW_RBP_SAME, 0);
 	if (c->rbp && sp > 8)
 		return c->fn(c->ctx, start, ST_UNW_RBP, -2, 16);
 	return c->fn(c->ctx, start, ST_UNW_RSP, sp > 0 ? -2 : ST_UNW_RBP_SAME, (__s64)sp + 8);
