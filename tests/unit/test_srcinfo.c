@@ -75,10 +75,13 @@ static void split_loc(const char *s, char *file, size_t size, unsigned *line)
 	snprintf(file, size, "%.4095s", buf);
 }
 
-/* eu-addr2line -a -i -f for addrs (ELF addresses) into out. */
-static size_t addr2line(const char *path, const __u64 *addrs, size_t n, struct chain *out)
+/* tool (eu-addr2line -a -i -f, or binutils' addr2line -C -f -i -a: the
+ * same output) for addrs (ELF addresses): each address's chain, innermost
+ * first, into out. */
+static size_t addr2line(const char *tool, const char *path, const __u64 *addrs, size_t n,
+			struct chain *out)
 {
-	size_t cmdlen = strlen(path) + 64 + n * 20, k = 0;
+	size_t cmdlen = strlen(tool) + strlen(path) + 64 + n * 20, k = 0;
 	char *cmd = malloc(cmdlen), line[PATH_MAX + 512];
 	struct chain *c = NULL;
 	bool want_name = true;
@@ -86,7 +89,7 @@ static size_t addr2line(const char *path, const __u64 *addrs, size_t n, struct c
 	FILE *p;
 
 	assert_non_null(cmd);
-	len = snprintf(cmd, cmdlen, "eu-addr2line -a -i -f -e '%s'", path);
+	len = snprintf(cmd, cmdlen, "%s -e '%s'", tool, path);
 	for (size_t i = 0; i < n; i++)
 		len += snprintf(cmd + len, cmdlen - (size_t)len, " 0x%" PRIx64, (uint64_t)addrs[i]);
 	p = popen(cmd, "r");
@@ -96,7 +99,7 @@ static size_t addr2line(const char *path, const __u64 *addrs, size_t n, struct c
 
 		if (nl)
 			*nl = '\0';
-		if (strncmp(line, "0x", 2) == 0) {
+		if (strncmp(line, "0x", 2) == 0) {	/* no C++ name starts so */
 			assert_true(k < n);
 			c = &out[k++];
 			memset(c, 0, sizeof(*c));
@@ -134,7 +137,7 @@ static void check_function(struct st_symbolizer *s, struct st_module *m, const c
 	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
 	for (size_t i = 0; i < nm.size; i++)
 		addrs[i] = nm.addr + i;
-	n = addr2line(path, addrs, nm.size, want);
+	n = addr2line("eu-addr2line -a -i -f", path, addrs, nm.size, want);
 	assert_int_equal(n, nm.size);
 	for (size_t i = 0; i < n; i++) {
 		const struct st_src_frame *f;
@@ -207,7 +210,7 @@ static void test_return_address(void **state)
 			continue;
 		__u64 call = ret - 1;
 
-		assert_int_equal(addr2line(path, &call, 1, &want), 1);
+		assert_int_equal(addr2line("eu-addr2line -a -i -f", path, &call, 1, &want), 1);
 		assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff, BIAS + ret,
 						       true, &f, &n), 0);
 		assert_int_equal(n, want.n);
@@ -222,48 +225,6 @@ static void test_return_address(void **state)
 	assert_true(checked >= 1);
 	st_symbolizer__release(s, m);
 	st_symbolizer__free(s);
-}
-
-/* binutils' `addr2line -C -f -i -a` for addrs (ELF addresses): each
- * address's function names, innermost first, into out (locations dropped). */
-static size_t binutils_names(const char *path, const __u64 *addrs, size_t n, struct chain *out)
-{
-	size_t cmdlen = strlen(path) + 64 + n * 20, k = 0;
-	char *cmd = malloc(cmdlen), line[PATH_MAX + 512];
-	struct chain *c = NULL;
-	bool want_name = true;
-	int len;
-	FILE *p;
-
-	assert_non_null(cmd);
-	len = snprintf(cmd, cmdlen, "addr2line -C -f -i -a -e '%s'", path);
-	for (size_t i = 0; i < n; i++)
-		len += snprintf(cmd + len, cmdlen - (size_t)len, " 0x%" PRIx64, (uint64_t)addrs[i]);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p)) {
-		char *nl = strchr(line, '\n');
-
-		if (nl)
-			*nl = '\0';
-		if (strncmp(line, "0x", 2) == 0) {	/* no C++ name starts so */
-			assert_true(k < n);
-			c = &out[k++];
-			memset(c, 0, sizeof(*c));
-			c->addr = strtoull(line, NULL, 16);
-			want_name = true;
-			continue;
-		}
-		assert_non_null(c);
-		if (want_name) {
-			assert_true(c->n < MAX_CHAIN);
-			snprintf(c->name[c->n++], sizeof(c->name[0]), "%.255s", line);
-		}
-		want_name = !want_name;
-	}
-	assert_int_equal(pclose(p), 0);
-	free(cmd);
-	return k;
 }
 
 /* Every address of ledger::scan() in fixture name (fx_names.cpp): the
@@ -296,7 +257,7 @@ static void check_names(const char *name, const char *const *want, size_t nwant)
 	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
 	for (size_t i = 0; i < nm.size; i++)
 		addrs[i] = nm.addr + i;
-	n = binutils_names(path, addrs, nm.size, theirs);
+	n = addr2line("addr2line -C -f -i -a", path, addrs, nm.size, theirs);
 	assert_int_equal(n, nm.size);
 	for (size_t i = 0; i < n; i++) {
 		const struct chain *w = &theirs[i];
