@@ -643,7 +643,9 @@ def test_memory_flat_under_process_churn():
         metric("churn_peak_rss_mib", peak / 1024)
         check(last <= 1.2 * first, "own RSS %d KiB after a minute, %d KiB after %d s (> +20%%): "
               "%s" % (first, last, secs, [(own, total) for _, total, own in samples[::10]]))
-        check(peak < 448 * 1024, "RSS up to %d KiB: over --memory-mb 448" % peak)
+        if not SANITIZED:	# ASan keeps what is freed (its 256 MiB quarantine):
+            # a peak of 458,840 KiB in the sanitized run of 2026-11-27
+            check(peak < 448 * 1024, "RSS up to %d KiB: over --memory-mb 448" % peak)
     finally:
         for q in (c, p):
             if q and q.poll() is None:
