@@ -194,15 +194,9 @@ static void *reader_main(void *arg)
 {
 	struct st_python *py = arg;
 
-	struct pollfd pfd = { .fd = ring_buffer__epoll_fd(py->rb), .events = POLLIN };
-
-	/* wait without the lock: st_python__sync() (each drain) takes it for
-	 * no longer than a consume */
 	while (!atomic_load(&py->stop)) {
-		if (poll(&pfd, 1, 20) <= 0)
-			continue;
 		pthread_mutex_lock(&py->ring_lock);
-		ring_buffer__consume(py->rb);
+		ring_buffer__poll(py->rb, 20);
 		pthread_mutex_unlock(&py->ring_lock);
 	}
 	return NULL;
