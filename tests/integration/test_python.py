@@ -870,18 +870,3 @@ def test_python_short_lived_code_objects_named():
     check(unnamed <= (0.02 if SANITIZED else 0.01) * (named + unnamed),
           "%d of %d samples of short-lived functions unnamed: %s"
           % (unnamed, named + unnamed, prof["notes"]))
-
-
-def test_python_code_objects_read_again_after_a_failed_read():
-    """A code object whose read fails is reported again by the next sample
-    in it and read then (user/collect/python.c, READ_TRIES): with the test
-    hook that fails every code object's first read, the workload's
-    functions are all named, as in test_python_debian_static. Before, one
-    failed read left a live code object "[python code]" for the whole
-    session (~400 samples of pyphases.py's generator in one loaded -a
-    run)."""
-    out, err, rep = run_profiled(["-F", FREQ, "--", DEBIAN, SCRIPT, "4"], timeout=180,
-                                 env_extra={"STACKTREED_TEST_FAIL_FIRST_CODE_READ": "1"})
-    prof = check_python_run(out, rep, "read_again")
-    notes = prof["notes"]
-    check(notes["python: code objects read"] >= 10, "code objects read: %s" % notes)

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,6 @@
 #include <bpf/libbpf.h>
 
 #include "common/budget.h"
-#include "common/hash.h"
 #include "common/strtab.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/pycode.h"
@@ -55,15 +53,6 @@ struct readcode {
 /* At most this many reads wait for the main thread; more are dropped and
  * counted (code_dropped): a main thread stalled that long keeps a bound. */
 #define READ_QUEUE_MAX 65536
-/* A code object whose read failed is reported again by the next sample in
- * it (its py_codes key deleted), up to READ_TRIES reads in all: a read
- * made with a layout about to be replaced (an exec) or a transient fault
- * does not leave a live, hot code object unnamed for the whole session;
- * memory that never reads right (freed, faked) costs a bounded number of
- * reads. The counts are forgotten past RETRIES_MAX code objects. */
-#define READ_TRIES 3
-#define RETRIES_MAX 65536
-#define TRIES_KEY(e) (st_hash_mix(st_hash_mix(st_hash_u64((e)->code), (e)->pid), (e)->image) | 1)
 
 struct st_python {
 	struct st_session *sess;
@@ -74,11 +63,6 @@ struct st_python {
 	 * milliseconds. It touches only rb, the queue and the py_procs map;
 	 * everything else is the main thread's. */
 	struct ring_buffer *rb;		/* py_events; consumed under ring_lock */
-	int codes_fd;			/* py_codes: a failed read's key deleted */
-	struct st_u64map *tries;	/* the thread's: hash of (pid, image, code) ->
-					 * failed reads so far */
-	bool fail_first;		/* tests only (STACKTREED_TEST_FAIL_FIRST_CODE_READ):
-					 * every code object's first read fails */
 	pthread_mutex_t ring_lock, queue_lock;
 	pthread_t reader;
 	bool reader_on;
@@ -129,24 +113,6 @@ static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
 	return pp;
 }
 
-/* Reader thread: after a failed read of e's code object, whether it is
- * to be reported and read again (its py_codes key deleted). */
-static bool read_again(struct st_python *py, const struct st_py_event *e)
-{
-	struct st_py_code_key k = { .tgid = e->pid, .image = e->image, .code = e->code };
-	__u64 h = TRIES_KEY(e);
-	uintptr_t n;
-
-	if (!py->tries)
-		return false;
-	if (st_u64map__count(py->tries) >= RETRIES_MAX)
-		st_u64map__clear(py->tries);
-	n = (uintptr_t)st_u64map__get(py->tries, h) + 1;
-	if (n >= READ_TRIES || st_u64map__put(py->tries, h, (void *)n))
-		return false;
-	return !bpf_map_delete_elem(py->codes_fd, &k);
-}
-
 /* Reader thread: a code object BPF met for the first time; read it now,
  * with the layout py_procs holds for its process. */
 static int on_code(void *ctx, void *data, size_t size)
@@ -173,15 +139,6 @@ static int on_code(void *ctx, void *data, size_t size)
 	rc->code = e->code;
 	pid = (pid_t)e->pid;
 	rc->err = st_py_code__read(&p.l, p.code_type, st_py_read_pid, &pid, e->code, &rc->c);
-	if (py->fail_first && !rc->err && py->tries &&
-	    !st_u64map__get(py->tries, TRIES_KEY(e))) {
-		st_py_code__release(&rc->c);
-		rc->err = -EFAULT;
-	}
-	if (rc->err && read_again(py, e)) {
-		free(rc);
-		return 0;
-	}
 	pthread_mutex_lock(&py->queue_lock);
 	*py->queue_tail = rc;
 	py->queue_tail = &rc->next;
@@ -283,7 +240,6 @@ void st_python__sync(struct st_python *py)
 struct st_python *st_python__new(struct st_session *s)
 {
 	struct st_python *py = calloc(1, sizeof(*py));
-	sigset_t all, old;
 	int events_fd, err;
 
 	if (!py)
@@ -291,9 +247,6 @@ struct st_python *st_python__new(struct st_session *s)
 	py->sess = s;
 	py->procs_fd = st_session__map_fd(s, "py_procs");
 	py->stats_fd = st_session__map_fd(s, "py_stats");
-	py->codes_fd = st_session__map_fd(s, "py_codes");
-	py->tries = st_u64map__new();	/* NULL: no second reads */
-	py->fail_first = getenv("STACKTREED_TEST_FAIL_FIRST_CODE_READ") != NULL;
 	events_fd = st_session__map_fd(s, "py_events");
 	py->strs = st_strtab__new();
 	py->procs = st_u64map__new();
@@ -312,11 +265,7 @@ struct st_python *st_python__new(struct st_session *s)
 		err = -errno;
 		goto fail;
 	}
-	/* the daemon's signals go to its main thread: the thread blocks them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&py->reader, NULL, reader_main, py);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		goto fail;
 	py->reader_on = true;
@@ -341,7 +290,6 @@ void st_python__free(struct st_python *py)
 		st_python__pump(py);	/* frees what was still queued */
 	}
 	ring_buffer__free(py->rb);
-	st_u64map__free(py->tries);
 	if (py->queue_tail) {
 		pthread_mutex_destroy(&py->ring_lock);
 		pthread_mutex_destroy(&py->queue_lock);
