@@ -321,10 +321,6 @@ static int drain(struct run *r)
 {
 	int err = st_session__drain(r->sess, on_drain, r);
 
-	/* the code objects of every node drained were reported before it was
-	 * folded: all read and kept before names are given */
-	st_python__sync(r->py);
-
 	st_collector__refresh_missing(r->coll);
 	if (r->unw)
 		st_unwinder__sweep(r->unw);
@@ -499,7 +495,6 @@ static int sample_loop(struct run *r, double t0)
 		double t;
 
 		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
-		st_python__pump(r->py);
 		/* one pass: the follow-ups now due, and when the next one is */
 		wait = st_collector__followups(r->coll);
 		if (r->unw)	/* modules left over by the compile budget */

@@ -1,9 +1,6 @@
 /* python.c - CPython processes and their code objects, for the daemon
  * (see python.h). */
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,36 +37,9 @@ struct pyproc {
 	struct st_u64map *codes;	/* code address -> pycode */
 };
 
-/* A code object read by the reader thread, waiting for the main thread to
- * keep it (st_python__pump()). */
-struct readcode {
-	struct readcode *next;
-	__u32 pid, image;
-	__u64 code;
-	int err;			/* st_py_code__read()'s */
-	struct st_py_code c;
-};
-
-/* At most this many reads wait for the main thread; more are dropped and
- * counted (code_dropped): a main thread stalled that long keeps a bound. */
-#define READ_QUEUE_MAX 65536
-
 struct st_python {
 	struct st_session *sess;
 	int procs_fd, stats_fd;
-	/* The reader thread: it consumes py_events and reads each code object
-	 * at once, however busy the main thread is (compiling unwind tables,
-	 * reading a young process's maps): an import's module body lives a few
-	 * milliseconds. It touches only rb, the queue and the py_procs map;
-	 * everything else is the main thread's. */
-	struct ring_buffer *rb;		/* py_events; consumed under ring_lock */
-	pthread_mutex_t ring_lock, queue_lock;
-	pthread_t reader;
-	bool reader_on;
-	atomic_bool stop;
-	struct readcode *queue, **queue_tail;	/* under queue_lock */
-	size_t queued;				/* under queue_lock */
-	__u64 queue_dropped;			/* under queue_lock */
 	struct st_strtab *strs;
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
@@ -113,128 +83,56 @@ static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
 	return pp;
 }
 
-/* Reader thread: a code object BPF met for the first time; read it now,
- * with the layout py_procs holds for its process. */
+/* A code object BPF met for the first time: read it now. */
 static int on_code(void *ctx, void *data, size_t size)
 {
 	const struct st_py_event *e = data;
 	struct st_python *py = ctx;
-	struct st_py_proc p;
-	struct readcode *rc;
-	pid_t pid;
-
-	if (size < sizeof(*e) || !e->code || bpf_map_lookup_elem(py->procs_fd, &e->pid, &p))
-		return 0;	/* the process is gone from py_procs: nothing to read */
-	rc = calloc(1, sizeof(*rc));
-	pthread_mutex_lock(&py->queue_lock);
-	if (!rc || py->queued >= READ_QUEUE_MAX) {
-		py->queue_dropped++;
-		pthread_mutex_unlock(&py->queue_lock);
-		free(rc);
-		return 0;
-	}
-	pthread_mutex_unlock(&py->queue_lock);
-	rc->pid = e->pid;
-	rc->image = e->image;
-	rc->code = e->code;
-	pid = (pid_t)e->pid;
-	rc->err = st_py_code__read(&p.l, p.code_type, st_py_read_pid, &pid, e->code, &rc->c);
-	pthread_mutex_lock(&py->queue_lock);
-	*py->queue_tail = rc;
-	py->queue_tail = &rc->next;
-	py->queued++;
-	pthread_mutex_unlock(&py->queue_lock);
-	return 0;
-}
-
-static void *reader_main(void *arg)
-{
-	struct st_python *py = arg;
-
-	while (!atomic_load(&py->stop)) {
-		pthread_mutex_lock(&py->ring_lock);
-		ring_buffer__poll(py->rb, 20);
-		pthread_mutex_unlock(&py->ring_lock);
-	}
-	return NULL;
-}
-
-/* Main thread: keep one read code object (or count why not). */
-static void keep_code(struct st_python *py, struct readcode *rc)
-{
+	struct st_py_code c;
 	struct pycode *pc;
 	struct pyproc *pp;
+	pid_t pid;
 
-	pp = st_u64map__get(py->procs, KEY(rc->pid, rc->image));
+	if (size < sizeof(*e))
+		return 0;
+	pp = st_u64map__get(py->procs, KEY(e->pid, e->image));
 	if (!pp)	/* found before the kernel knew its image (as st_python__frame()) */
-		pp = st_u64map__get(py->procs, KEY(rc->pid, ST_UNWIND_ANY_IMAGE));
-	if (!pp || !pp->found || st_u64map__get(pp->codes, rc->code))
-		goto drop;
-	if (rc->err) {
-		py->code_failed++;
-		goto drop;
-	}
+		pp = st_u64map__get(py->procs, KEY(e->pid, ST_UNWIND_ANY_IMAGE));
+	if (!pp || !pp->found || !e->code || st_u64map__get(pp->codes, e->code))
+		return 0;
 	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES ||
 	    st_budget__charge(py->budget, ST_BUDGET_PYCODE, sizeof(*pc))) {
 		py->code_dropped++;
-		goto drop;
+		return 0;
+	}
+	pid = (pid_t)e->pid;
+	if (st_py_code__read(&pp->p.l, pp->p.code_type, st_py_read_pid, &pid, e->code, &c)) {
+		py->code_failed++;
+		budget_sync(py);
+		return 0;
 	}
 	pc = calloc(1, sizeof(*pc));
 	if (pc) {
-		pc->qualname = st_strtab__intern(py->strs, rc->c.qualname);
-		pc->file = st_strtab__intern(py->strs, rc->c.filename);
-		pc->firstlineno = rc->c.firstlineno;
-		pc->table = rc->c.linetable;
-		pc->len = rc->c.linetable_len;
-		rc->c.linetable = NULL;
+		pc->qualname = st_strtab__intern(py->strs, c.qualname);
+		pc->file = st_strtab__intern(py->strs, c.filename);
+		pc->firstlineno = c.firstlineno;
+		pc->table = c.linetable;
+		pc->len = c.linetable_len;
+		c.linetable = NULL;
 	}
-	if (!pc || !pc->qualname || !pc->file || st_u64map__put(pp->codes, rc->code, pc)) {
+	if (!pc || !pc->qualname || !pc->file || st_u64map__put(pp->codes, e->code, pc)) {
 		if (pc)
 			free(pc->table);
 		free(pc);
+		st_py_code__release(&c);
 		py->code_dropped++;
-		goto drop;
+		budget_sync(py);
+		return 0;
 	}
 	py->codes++;
 	py->table_bytes += pc->len;
-drop:
-	st_py_code__release(&rc->c);
-	free(rc);
-}
-
-void st_python__pump(struct st_python *py)
-{
-	struct readcode *rc, *next;
-	__u64 dropped;
-
-	if (!py || !py->reader_on)
-		return;
-	pthread_mutex_lock(&py->queue_lock);
-	rc = py->queue;
-	py->queue = NULL;
-	py->queue_tail = &py->queue;
-	py->queued = 0;
-	dropped = py->queue_dropped;
-	py->queue_dropped = 0;
-	pthread_mutex_unlock(&py->queue_lock);
-	py->code_dropped += dropped;
-	if (!rc && !dropped)
-		return;
-	for (; rc; rc = next) {
-		next = rc->next;
-		keep_code(py, rc);
-	}
 	budget_sync(py);
-}
-
-void st_python__sync(struct st_python *py)
-{
-	if (!py || !py->reader_on)
-		return;
-	pthread_mutex_lock(&py->ring_lock);
-	ring_buffer__consume(py->rb);
-	pthread_mutex_unlock(&py->ring_lock);
-	st_python__pump(py);
+	return 0;
 }
 
 struct st_python *st_python__new(struct st_session *s)
@@ -257,18 +155,9 @@ struct st_python *st_python__new(struct st_session *s)
 		err = py->procs_fd < 0 ? py->procs_fd : events_fd < 0 ? events_fd : -ENOMEM;
 		goto fail;
 	}
-	py->queue_tail = &py->queue;
-	pthread_mutex_init(&py->ring_lock, NULL);
-	pthread_mutex_init(&py->queue_lock, NULL);
-	py->rb = ring_buffer__new(events_fd, on_code, py, NULL);
-	if (!py->rb) {
-		err = -errno;
-		goto fail;
-	}
-	err = -pthread_create(&py->reader, NULL, reader_main, py);
+	err = st_session__add_ring(s, events_fd, on_code, py);
 	if (err)
 		goto fail;
-	py->reader_on = true;
 	return py;
 fail:
 	st_python__free(py);
@@ -284,16 +173,6 @@ void st_python__free(struct st_python *py)
 
 	if (!py)
 		return;
-	if (py->reader_on) {
-		atomic_store(&py->stop, true);
-		pthread_join(py->reader, NULL);
-		st_python__pump(py);	/* frees what was still queued */
-	}
-	ring_buffer__free(py->rb);
-	if (py->queue_tail) {
-		pthread_mutex_destroy(&py->ring_lock);
-		pthread_mutex_destroy(&py->queue_lock);
-	}
 	st_budget__set(py->budget, ST_BUDGET_PYCODE, 0);
 	while (py->procs && (pp = st_u64map__next(py->procs, &pos, NULL))) {
 		size_t cpos = 0;

@@ -3,9 +3,8 @@
  * Owner: user/collect/python.c. It finds CPython in the processes the
  * session meets (st_python__probe(), after each read of a process's maps:
  * user/collect/pyproc.c) and pushes what the BPF walker needs into
- * `py_procs`; a thread of its own reads each code object the BPF side
- * reports on `py_events` at once, while the process lives
- * (user/collect/pycode.c), whatever the main thread is busy with, and
+ * `py_procs`; it reads each code object the BPF side reports on
+ * `py_events` at once, while the process lives (user/collect/pycode.c), and
  * keeps its qualname, file name and location table per (pid, image, code
  * address) until the session ends, so that frames are named even when the
  * object was freed or the process exited before the drain. A version
@@ -35,13 +34,6 @@ void st_python__free(struct st_python *py);
  * (counted with code_dropped). NULL: none. */
 struct st_budget;
 void st_python__budget(struct st_python *py, struct st_budget *b);
-
-/* Code objects are read by a thread of their own the moment BPF reports
- * them; the main thread keeps what it read: st_python__pump() takes what is
- * read so far (call it often), st_python__sync() first reads what BPF has
- * reported until now (call it before frames are named: a drain). */
-void st_python__pump(struct st_python *py);
-void st_python__sync(struct st_python *py);
 
 /* Look for CPython in pid (maps just read): push or update its py_procs
  * entry. Cheap when nothing changed. */
