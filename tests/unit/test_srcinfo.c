@@ -125,20 +125,28 @@ static size_t addr2line(const char *tool, const char *path, const __u64 *addrs, 
 	return k;
 }
 
+/* Every byte of function sym (from the fixture's nm file) into addrs, and
+ * tool's chain for each into out: the count. */
+static size_t function_chains(const char *nm_file, const char *sym, const char *tool,
+			      const char *path, __u64 *addrs, struct chain *out)
+{
+	struct fx_nm nm;
+
+	assert_true(fx_nm(nm_file, sym, &nm));
+	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
+	for (size_t i = 0; i < nm.size; i++)
+		addrs[i] = nm.addr + i;
+	assert_int_equal(addr2line(tool, path, addrs, nm.size, out), nm.size);
+	return nm.size;
+}
+
 static void check_function(struct st_symbolizer *s, struct st_module *m, const char *path,
 			   const struct fx_map *map, const char *sym, size_t *deep)
 {
 	static __u64 addrs[MAX_ADDRS];
 	static struct chain want[MAX_ADDRS];
-	struct fx_nm nm;
-	size_t n;
+	size_t n = function_chains("fx_inline.nm", sym, "eu-addr2line -a -i -f", path, addrs, want);
 
-	assert_true(fx_nm("fx_inline.nm", sym, &nm));
-	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
-	for (size_t i = 0; i < nm.size; i++)
-		addrs[i] = nm.addr + i;
-	n = addr2line("eu-addr2line -a -i -f", path, addrs, nm.size, want);
-	assert_int_equal(n, nm.size);
 	for (size_t i = 0; i < n; i++) {
 		const struct st_src_frame *f;
 		size_t got;
@@ -248,17 +256,12 @@ static void check_names(const char *name, const char *const *want, size_t nwant)
 	bool seen[16] = { false };
 	size_t n, deep = 0;
 	char nm_file[64];
-	struct fx_nm nm;
 
 	assert_non_null(dm);
 	assert_true(nwant <= 16);
 	snprintf(nm_file, sizeof(nm_file), "%s.nm", name);
-	assert_true(fx_nm(nm_file, "_ZN6ledger4scanEdi", &nm));
-	assert_true(nm.size > 0 && nm.size <= MAX_ADDRS);
-	for (size_t i = 0; i < nm.size; i++)
-		addrs[i] = nm.addr + i;
-	n = addr2line("addr2line -C -f -i -a", path, addrs, nm.size, theirs);
-	assert_int_equal(n, nm.size);
+	n = function_chains(nm_file, "_ZN6ledger4scanEdi", "addr2line -C -f -i -a", path, addrs,
+			    theirs);
 	for (size_t i = 0; i < n; i++) {
 		const struct chain *w = &theirs[i];
 		const struct st_src_frame *f;
