@@ -58,9 +58,9 @@ $(B)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(B)/vmlinux.h
+$(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) common/hash.h $(B)/vmlinux.h
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf -I. \
 		-Wall -Werror -c $< -o $@
 
 $(B)/%.skel.h: $(B)/bpf/%.bpf.o

@@ -35,17 +35,24 @@
  * own memory only: a process that fakes its interpreter state fools only
  * its own profile.
  *
- * Python node address (ST_NODE_PYTHON): code object address << 16 |
- * min(instruction index, 0xffff). User addresses are below 2^47, so this
- * stays below 2^63, and bit 63 is free for ST_PY_TAG in the frame array.
+ * Python node address (ST_NODE_PYTHON): code key << 16 | min(instruction
+ * index, 0xffff), the code key being the code object's address with its
+ * generation in the low 4 bits, which are zero in a 16-byte aligned object
+ * (obmalloc and glibc's malloc align them so): a code object freed and its
+ * address reused for another one is another key (st_py_code_tag()). User
+ * addresses are below 2^47, so this stays below 2^63, and bit 63 is free
+ * for ST_PY_TAG in the frame array.
  */
 #ifndef STACKTREE_PYTHON_H
 #define STACKTREE_PYTHON_H
 
 #include "stacktree.h"
+#include "common/hash.h"
 
 #define ST_PY_MAX_THREADS 64	/* thread states searched for a thread */
 #define ST_PY_FRAME_BUF 128	/* bytes of a frame's header read at once */
+#define ST_PY_CODE_BUF 160	/* ... of a code object's (its type and st_py_ident()'s fields) */
+#define ST_PY_GENS 16		/* generations of a code address (its 4 aligned bits) */
 #define ST_PY_TAG (1ULL << 63)	/* frame array entry: a Python frame's node address */
 #define ST_PY_IDX_MAX 0xffffULL
 #define ST_PY_NO_OFF 0xffff	/* st_py_layout: the field does not exist */
@@ -82,7 +89,8 @@ struct st_py_layout {
 	__u16 bytes_size;		/* PyVarObject.ob_size */
 	__u16 bytes_data;		/* PyBytesObject.ob_sval */
 	__u16 version;			/* 0x030b: 3.11 */
-	__u16 pad;
+	__u16 code_consts;		/* PyCodeObject.co_consts, then co_names and
+					 * co_exceptiontable (st_py_ident()) */
 };
 
 /* py_procs value (key: tgid), pushed by the daemon (user/collect/pyproc.c). */
@@ -96,19 +104,29 @@ struct st_py_proc {
 	struct st_py_layout l;
 };
 
-/* py_codes key: a code object the process was sampled in, reported once */
+/* py_codes key: a code address the process was sampled in */
 struct st_py_code_key {
 	__u32 tgid;
 	__u32 image;	/* an exec's new program reports its code objects anew */
 	__u64 code;
 };
 
-/* py_events ring buffer: a code object not seen before; the daemon reads
- * its names and line table at once, while it is alive. */
+/* py_codes value: the object last reported at that address. */
+struct st_py_code_seen {
+	__u64 ident;	/* st_py_ident() of the object */
+	__u32 gen;	/* its generation (0 .. ST_PY_GENS - 1) */
+	__u32 pad;
+};
+
+/* py_events ring buffer: a code object not seen before at its address;
+ * the daemon reads its names and line table at once, while it is alive. */
 struct st_py_event {
 	__u32 pid;
 	__u32 image;
-	__u64 code;
+	__u64 code;	/* the object's address (read there) */
+	__u64 key;	/* ST_PY_CODE() of its frames: the address and generation */
+	__u64 ident;	/* st_py_ident(): a second report of one key with another
+			 * ident is an address reused past ST_PY_GENS generations */
 };
 
 /* Per-CPU counters, index of the `py_stats` per-CPU array. */
@@ -132,7 +150,11 @@ enum st_py_stat {
 /* One walk's output, and the frame array merge's scratch. */
 struct st_py_scratch {
 	__u64 frame[ST_PY_FRAME_BUF / 8];	/* the frame header read */
+	__u64 code[256 / 8];			/* the code object's header read (its first
+						 * ST_PY_CODE_BUF bytes; the array's size
+						 * a power of two, for a masked index) */
 	__u64 addr[ST_PY_MAX_FRAMES];		/* ST_PY_ADDR, leaf first */
+	__u64 ident[ST_PY_MAX_FRAMES];		/* st_py_ident() of addr[]'s code objects */
 	__u8 ends[ST_PY_MAX_FRAMES];		/* last frame of an evaluation call's run */
 	__u64 native[ST_PY_MAX_FRAMES * 2];	/* copy of the native frames */
 	__u32 n;				/* frames in addr[] */
@@ -176,6 +198,8 @@ struct st_py_walk {
 	__u64 tid;		/* thread id sought */
 	__u64 tstate;		/* found */
 	__u64 frame;		/* next frame to read */
+	__u64 last_code;	/* the code object of the frame walked before */
+	__u64 last_ident;	/* ... its st_py_ident() */
 	__u32 stop;		/* enum st_py_stat */
 };
 
@@ -193,6 +217,38 @@ static __always_inline __u64 st_py_f64(const struct st_py_scratch *s, __u16 off)
 static __always_inline __u8 st_py_f8(const struct st_py_scratch *s, __u16 off)
 {
 	return ((const __u8 *)s->frame)[off & (ST_PY_FRAME_BUF - 1)];
+}
+
+/* A field of the code object's header in s->code (the layouts' fields
+ * are within the ST_PY_CODE_BUF bytes read, tests/unit/test_pyoffsets.c;
+ * the index masked into the array: a compare clang may move where the
+ * verifier loses it, as it did). */
+static __always_inline __u64 st_py_c64(const struct st_py_scratch *s, __u16 off)
+{
+	return s->code[(off >> 3) & (256 / 8 - 1)];
+}
+
+static __always_inline __u32 st_py_c32(const struct st_py_scratch *s, __u16 off)
+{
+	return ((const __u32 *)s->code)[(off >> 2) & (256 / 4 - 1)];
+}
+
+/* What tells two code objects at one address apart (after the first was
+ * freed), from the header in s->code: the addresses of the objects it
+ * owns (constants, names, exception table, file name, qualified name,
+ * location table) and its first line. A new object has them all again
+ * only if each was freed and handed out again in the same place, and none
+ * of them changes in an object's life. */
+static __always_inline __u64 st_py_ident(const struct st_py_scratch *s, const struct st_py_layout *l)
+{
+	__u64 h = st_hash_mix(0, st_py_c64(s, l->code_consts));
+
+	h = st_hash_mix(h, st_py_c64(s, l->code_consts + 8));
+	h = st_hash_mix(h, st_py_c64(s, l->code_consts + 16));
+	h = st_hash_mix(h, st_py_c64(s, l->code_filename));
+	h = st_hash_mix(h, st_py_c64(s, l->code_qualname));
+	h = st_hash_mix(h, st_py_c64(s, l->code_linetable));
+	return st_hash_mix(h, st_py_c32(s, l->code_firstlineno));
 }
 
 /* Thread-state search: one thread state per step. */
@@ -263,7 +319,7 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	struct st_py_walk *w = ctx;
 	const struct st_py_layout *l = &w->p->l;
 	struct st_py_scratch *s = w->s;
-	__u64 code, prev, instr, base, idx = 0, typ = 0;
+	__u64 code, prev, instr, base, idx = 0, ident;
 	__u32 n = s->n;
 
 	(void)i;
@@ -296,15 +352,25 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		w->frame = prev;
 		return 0;
 	}
-	if (w->p->code_type) {
-		if (ST_PY_READ(w, &typ, sizeof(typ), code + l->object_type)) {
+	ident = 0;
+	if (code == w->last_code) {
+		/* recursion: the object its caller runs, live (both frames
+		 * hold it), its type checked: not read again */
+		ident = w->last_ident;
+	} else if (w->p->code_type) {
+		/* one read for the type and the identity (cost measured in
+		 * kernel-notes/python.md, "An address reused ...") */
+		if (ST_PY_READ(w, s->code, ST_PY_CODE_BUF, code)) {
 			w->stop = ST_PY_STAT_READ_FAULT;
 			return 1;
 		}
-		if (typ != w->p->code_type) {
+		if (st_py_c64(s, l->object_type) != w->p->code_type) {
 			w->stop = ST_PY_STAT_BAD_VALUE;
 			return 1;
 		}
+		ident = st_py_ident(s, l);
+		w->last_code = code;
+		w->last_ident = ident;
 	}
 	/* 3.11: prev_instr is the instruction running (or the call being
 	 * made); a frame not started yet points one before the first */
@@ -312,11 +378,40 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	if (instr >= base)
 		idx = (instr - base) >> 1;
 	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = ST_PY_ADDR(code, idx);
+	s->ident[n & (ST_PY_MAX_FRAMES - 1)] = ident;
 	s->ends[n & (ST_PY_MAX_FRAMES - 1)] =
 		l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, l->frame_is_entry) != 0;
 	s->n = n + 1;
 	w->frame = prev;
 	return 0;
+}
+
+/* The generation of code object `ident` at an address whose last report
+ * is *seen (NULL: none) into *gen: true when it is to be reported (new at
+ * the address, or another object than the one reported there). */
+static __always_inline bool st_py_code_gen(const struct st_py_code_seen *seen, __u64 ident,
+					   __u32 *gen)
+{
+	if (!seen) {
+		*gen = 0;
+		return true;
+	}
+	if (seen->ident == ident) {
+		*gen = seen->gen & (ST_PY_GENS - 1);
+		return false;
+	}
+	*gen = (seen->gen + 1) & (ST_PY_GENS - 1);
+	return true;
+}
+
+/* A frame's node address (ST_PY_ADDR) keyed by its code object's
+ * generation; an object not 16-byte aligned keeps its address (all its
+ * generations are one key, named by the last report). */
+static __always_inline __u64 st_py_addr_gen(__u64 addr, __u32 gen)
+{
+	if (ST_PY_CODE(addr) & (ST_PY_GENS - 1))
+		return addr;
+	return addr | (__u64)(gen & (ST_PY_GENS - 1)) << 16;
 }
 
 /* Walk the Python stack of the thread whose state is tstate into w->s
@@ -329,6 +424,7 @@ static __always_inline void st_py_walk_frames(struct st_py_walk *w, __u64 tstate
 	w->s->n = 0;
 	w->stop = ST_PY_STAT__MAX;
 	w->frame = 0;
+	w->last_code = 0;
 	if (ST_PY_READ(w, &cf, sizeof(cf), tstate + l->tstate_cframe)) {
 		w->stop = ST_PY_STAT_READ_FAULT;
 		goto out;
@@ -465,7 +561,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ST_PY_CODES);
 	__type(key, struct st_py_code_key);
-	__type(value, __u8);
+	__type(value, struct st_py_code_seen);
 } py_codes SEC(".maps");
 
 struct {
@@ -504,25 +600,38 @@ struct st_py_report {
 static long st_py_report_step(__u32 i, void *ctx)
 {
 	struct st_py_report *r = ctx;
+	struct st_py_scratch *s = r->s;
 	struct st_py_code_key k = { .tgid = r->tgid, .image = r->image };
+	struct st_py_code_seen *seen, now = {};
 	struct st_py_event *e;
-	__u8 one = 1;
+	__u32 j = i & (ST_PY_MAX_FRAMES - 1);
+	__u64 addr;
 
-	if (i >= r->s->n)
+	if (i >= s->n)
 		return 1;
-	k.code = ST_PY_CODE(r->s->addr[i & (ST_PY_MAX_FRAMES - 1)]);
-	if (bpf_map_lookup_elem(&py_codes, &k))
+	addr = s->addr[j];
+	k.code = ST_PY_CODE(addr);
+	now.ident = s->ident[j];
+	seen = bpf_map_lookup_elem(&py_codes, &k);
+	if (!st_py_code_gen(seen, now.ident, &now.gen)) {
+		s->addr[j] = st_py_addr_gen(addr, now.gen);
 		return 0;
+	}
+	/* new at its address: its frames take the new key even when the
+	 * report is lost (then unnamed, never another object's name) */
+	s->addr[j] = st_py_addr_gen(addr, now.gen);
 	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
 	if (!e) {
 		st_py_count(ST_PY_STAT_CODE_LOST, 1);
-		return 1;	/* not marked seen: reported by a later sample */
+		return 0;	/* not marked seen: reported by a later sample */
 	}
 	e->pid = r->tgid;
 	e->image = r->image;
 	e->code = k.code;
+	e->key = ST_PY_CODE(s->addr[j]);
+	e->ident = now.ident;
 	bpf_ringbuf_submit(e, 0);
-	bpf_map_update_elem(&py_codes, &k, &one, BPF_ANY);
+	bpf_map_update_elem(&py_codes, &k, &now, BPF_ANY);
 	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
 	return 0;
 }

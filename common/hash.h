@@ -7,13 +7,17 @@
  *                  of MurmurHash3's fmix64): slots of a table from a key
  *   st_hash_mix    folds one more field into a hash (boost's hash_combine):
  *                  keys of several fields
- * The BPF node table (bpf/sample.bpf.c) hashes in the kernel with its own
- * function, tuned for the verifier; nothing here is shared with it. */
+ * The BPF node table (bpf/nodes.bpf.h) hashes in the kernel with its own
+ * function, tuned for the verifier; BPF uses st_hash_mix for a code
+ * object's identity (bpf/python.h, st_py_ident()), so this header builds
+ * in BPF too (inline functions, no libc). */
 #ifndef STACKTREE_HASH_H
 #define STACKTREE_HASH_H
 
+#ifndef __VMLINUX_H__	/* BPF has the kernel's types */
 #include <stddef.h>
 #include <linux/types.h>
+#endif
 
 #define ST_HASH_INIT 0xcbf29ce484222325ull	/* FNV-1a 64 offset basis */
 

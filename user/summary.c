@@ -168,6 +168,9 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 				ps.code_failed);
 	st_profile__add_note_id(p, "python_code_dropped", "python: code objects over the bound",
 				ps.code_dropped);
+	st_profile__add_note_id(p, "python_code_renamed",
+				"python: code names replaced (an address reused by 16 objects)",
+				ps.code_renamed);
 }
 
 void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,

@@ -171,6 +171,9 @@ static void test_layout_311_matches_dwarf(void **state)
 	assert_int_equal(l->code_filename, off_of(d.dw, "PyCodeObject", "co_filename"));
 	assert_int_equal(l->code_firstlineno, off_of(d.dw, "PyCodeObject", "co_firstlineno"));
 	assert_int_equal(l->code_linetable, off_of(d.dw, "PyCodeObject", "co_linetable"));
+	assert_int_equal(l->code_consts, off_of(d.dw, "PyCodeObject", "co_consts"));
+	assert_int_equal(l->code_consts + 8, off_of(d.dw, "PyCodeObject", "co_names"));
+	assert_int_equal(l->code_consts + 16, off_of(d.dw, "PyCodeObject", "co_exceptiontable"));
 	assert_int_equal(l->object_type, off_of(d.dw, "PyObject", "ob_type"));
 	assert_int_equal(l->unicode_length, off_of(d.dw, "PyASCIIObject", "length"));
 	assert_int_equal(l->unicode_state, off_of(d.dw, "PyASCIIObject", "state"));
@@ -180,6 +183,12 @@ static void test_layout_311_matches_dwarf(void **state)
 	assert_int_equal(l->bytes_data, off_of(d.dw, "PyBytesObject", "ob_sval"));
 	/* the walker reads a frame's header in one ST_PY_FRAME_BUF read */
 	assert_true(l->frame_owner < ST_PY_FRAME_BUF && l->frame_prev_instr + 8 <= ST_PY_FRAME_BUF);
+	/* ... and a code object's type and identity in one ST_PY_CODE_BUF
+	 * read, within the smallest code object (no code units) */
+	assert_true(l->object_type + 8 <= ST_PY_CODE_BUF && l->code_filename + 8 <= ST_PY_CODE_BUF &&
+		    l->code_qualname + 8 <= ST_PY_CODE_BUF && l->code_linetable + 8 <= ST_PY_CODE_BUF &&
+		    l->code_consts + 24 <= ST_PY_CODE_BUF && l->code_firstlineno + 4 <= ST_PY_CODE_BUF);
+	assert_true(ST_PY_CODE_BUF <= l->code_adaptive);
 	dwarf_end(d.dw);
 	close(d.fd);
 }

@@ -96,8 +96,24 @@ static void walk_live(const char *python)
 		struct st_py_code c;
 		char one[600];
 
-		assert_int_equal(st_py_code__read(&p.l, p.code_type, st_py_read_pid, &pid,
-						  ST_PY_CODE(s.addr[i]), &c), 0);
+		__u64 code = ST_PY_CODE(s.addr[i]), own[3] = {}, file = 0, qual = 0, table = 0, h;
+		__u32 first = 0;
+
+		assert_int_equal(st_py_code__read(&p.l, p.code_type, st_py_read_pid, &pid, code,
+						  &c), 0);
+		/* the identity taken from the walk's one read of the header */
+		assert_int_equal(st_py_read_pid(&pid, own, sizeof(own), code + p.l.code_consts), 0);
+		assert_int_equal(st_py_read_pid(&pid, &file, 8, code + p.l.code_filename), 0);
+		assert_int_equal(st_py_read_pid(&pid, &qual, 8, code + p.l.code_qualname), 0);
+		assert_int_equal(st_py_read_pid(&pid, &table, 8, code + p.l.code_linetable), 0);
+		assert_int_equal(st_py_read_pid(&pid, &first, 4, code + p.l.code_firstlineno), 0);
+		assert_int_equal(first, c.firstlineno);
+		h = st_hash_mix(st_hash_mix(st_hash_mix(0, own[0]), own[1]), own[2]);
+		h = st_hash_mix(st_hash_mix(st_hash_mix(h, file), qual), table);
+		assert_int_equal(s.ident[i], st_hash_mix(h, first));
+		/* recursion: one object, one identity; others differ */
+		for (__u32 j = 0; j < i; j++)
+			assert_true((ST_PY_CODE(s.addr[j]) == code) == (s.ident[j] == s.ident[i]));
 		snprintf(one, sizeof(one), "%s%s:%u", i ? "|" : "", c.qualname,
 			 st_py_linetable__line(c.linetable, c.linetable_len, c.firstlineno,
 					       ST_PY_INDEX(s.addr[i])));
@@ -265,6 +281,37 @@ static void test_merge(void **state)
 	assert_int_equal(k[3], 0x5000);
 }
 
+/* A code address's generations (bpf/python.h's report step): a new
+ * object at the address is reported with the next generation and keyed by
+ * it; the same object again is not reported; 16 generations wrap; an
+ * object not 16-byte aligned keeps its address as its key. */
+static void test_code_generations(void **state)
+{
+	struct st_py_code_seen seen = {};
+	__u64 a = ST_PY_ADDR(0x7f0000001230ULL, 7);
+	__u32 gen = 99;
+
+	(void)state;
+	assert_true(st_py_code_gen(NULL, 0xabc, &gen));
+	assert_int_equal(gen, 0);
+	seen.ident = 0xabc;
+	seen.gen = gen;
+	assert_false(st_py_code_gen(&seen, 0xabc, &gen));
+	assert_int_equal(gen, 0);
+	assert_int_equal(st_py_addr_gen(a, gen), a);
+	/* freed, the address reused: generation 1, another key, same index */
+	assert_true(st_py_code_gen(&seen, 0xdef, &gen));
+	assert_int_equal(gen, 1);
+	assert_int_equal(ST_PY_CODE(st_py_addr_gen(a, gen)), 0x7f0000001231ULL);
+	assert_int_equal(ST_PY_INDEX(st_py_addr_gen(a, gen)), 7);
+	seen.gen = ST_PY_GENS - 1;
+	assert_true(st_py_code_gen(&seen, 0x123, &gen));
+	assert_int_equal(gen, 0);
+	/* unaligned: no generation in the key */
+	a = ST_PY_ADDR(0x7f0000001238ULL, 7);
+	assert_int_equal(st_py_addr_gen(a, 5), a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_live_pyenv_libpython),
 		cmocka_unit_test(test_fake_loop_is_bounded),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_code_generations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@ static const struct st_py_layout layouts[] = {
 		.code_qualname = 128,
 		.code_filename = 112,
 		.code_firstlineno = 72,
+		.code_consts = 24,
 		.code_linetable = 136,
 		.object_type = 8,
 		.unicode_length = 16,

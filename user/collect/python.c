@@ -23,6 +23,7 @@
 
 struct pycode {
 	const char *qualname, *file;	/* interned */
+	__u64 ident;			/* st_py_ident() of the object read */
 	__u32 firstlineno;
 	__u32 len;
 	__u8 *table;
@@ -44,7 +45,7 @@ struct st_python {
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
 	struct st_u64map *live;		/* pid + 1 -> the pyproc pushed last for pid */
-	__u64 processes, unsupported, codes, code_failed, code_dropped, table_bytes;
+	__u64 processes, unsupported, codes, code_failed, code_dropped, code_renamed, table_bytes;
 	struct st_budget *budget;	/* the daemon's (ST_BUDGET_PYCODE), or NULL */
 };
 
@@ -83,13 +84,13 @@ static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
 	return pp;
 }
 
-/* A code object BPF met for the first time: read it now. */
+/* A code object BPF met for the first time at its address: read it now. */
 static int on_code(void *ctx, void *data, size_t size)
 {
 	const struct st_py_event *e = data;
 	struct st_python *py = ctx;
 	struct st_py_code c;
-	struct pycode *pc;
+	struct pycode *pc, *old;
 	struct pyproc *pp;
 	pid_t pid;
 
@@ -98,8 +99,11 @@ static int on_code(void *ctx, void *data, size_t size)
 	pp = st_u64map__get(py->procs, KEY(e->pid, e->image));
 	if (!pp)	/* found before the kernel knew its image (as st_python__frame()) */
 		pp = st_u64map__get(py->procs, KEY(e->pid, ST_UNWIND_ANY_IMAGE));
-	if (!pp || !pp->found || !e->code || st_u64map__get(pp->codes, e->code))
+	if (!pp || !pp->found || !e->code || !e->key)
 		return 0;
+	old = st_u64map__get(pp->codes, e->key);
+	if (old && old->ident == e->ident)
+		return 0;	/* reported again (py_codes forgot it): the same object */
 	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES ||
 	    st_budget__charge(py->budget, ST_BUDGET_PYCODE, sizeof(*pc))) {
 		py->code_dropped++;
@@ -113,6 +117,7 @@ static int on_code(void *ctx, void *data, size_t size)
 	}
 	pc = calloc(1, sizeof(*pc));
 	if (pc) {
+		pc->ident = e->ident;
 		pc->qualname = st_strtab__intern(py->strs, c.qualname);
 		pc->file = st_strtab__intern(py->strs, c.filename);
 		pc->firstlineno = c.firstlineno;
@@ -120,7 +125,7 @@ static int on_code(void *ctx, void *data, size_t size)
 		pc->len = c.linetable_len;
 		c.linetable = NULL;
 	}
-	if (!pc || !pc->qualname || !pc->file || st_u64map__put(pp->codes, e->code, pc)) {
+	if (!pc || !pc->qualname || !pc->file || st_u64map__put(pp->codes, e->key, pc)) {
 		if (pc)
 			free(pc->table);
 		free(pc);
@@ -131,6 +136,14 @@ static int on_code(void *ctx, void *data, size_t size)
 	}
 	py->codes++;
 	py->table_bytes += pc->len;
+	if (old) {	/* its address reused past ST_PY_GENS objects: the newest
+			 * names the key, the samples of the older ones with it too */
+		py->codes--;
+		py->table_bytes -= old->len;
+		free(old->table);
+		free(old);
+		py->code_renamed++;
+	}
 	budget_sync(py);
 	return 0;
 }
@@ -339,5 +352,6 @@ int st_python__stats(const struct st_python *py, struct st_python_stats *out)
 	out->codes = py->codes;
 	out->code_failed = py->code_failed;
 	out->code_dropped = py->code_dropped;
+	out->code_renamed = py->code_renamed;
 	return 0;
 }

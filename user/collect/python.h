@@ -67,6 +67,7 @@ struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u3
 struct st_python_stats {
 	__u64 bpf[ST_PY_STAT__MAX];
 	__u64 processes, unsupported, codes, code_failed, code_dropped;
+	__u64 code_renamed;	/* a key named anew: its address reused past ST_PY_GENS */
 };
 int st_python__stats(const struct st_python *py, struct st_python_stats *out);
 
