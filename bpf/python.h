@@ -118,8 +118,25 @@ struct st_py_code_seen {
 	__u32 pad;
 };
 
-/* py_events ring buffer: a code object not seen before at its address;
- * the daemon reads its names and line table at once, while it is alive. */
+/* What a report copies of a code object's memory at the sample, while it
+ * is alive (struct st_py_event): its header, and the first bytes of the
+ * objects holding its qualified name, file name and location table, each
+ * room for the header and the text the daemon keeps (ST_PY_NAME_MAX,
+ * ST_PY_FILE_MAX of user/collect/pycode.h in an ASCII str, 3.11) or a
+ * table of 990 bytes. The daemon reads the object from these copies
+ * (user/collect/python.c), the process's memory only for what they miss:
+ * a code object freed (or its process gone) before the daemon reads it
+ * keeps its name. */
+#define ST_PY_SNAP_HDR 256	/* (ST_PY_CODE_BUF of it read; a power of two
+				 * for the masked index) */
+#define ST_PY_SNAP_NAME 320
+#define ST_PY_SNAP_FILE 576
+#define ST_PY_SNAP_TABLE 1024
+#define ST_PY_SNAP_SMALL 64	/* read when a whole copy fails (the object at
+				 * the end of its mapping) */
+enum { ST_PY_SNAP_CODE, ST_PY_SNAP_QUAL, ST_PY_SNAP_FNAME, ST_PY_SNAP_LT, ST_PY_SNAPS };
+
+/* py_events ring buffer: a code object not seen before at its address. */
 struct st_py_event {
 	__u32 pid;
 	__u32 image;
@@ -127,7 +144,15 @@ struct st_py_event {
 	__u64 key;	/* ST_PY_CODE() of its frames: the address and generation */
 	__u64 ident;	/* st_py_ident(): a second report of one key with another
 			 * ident is an address reused past ST_PY_GENS generations */
+	__u64 at[ST_PY_SNAPS];	/* where each copy was read from */
+	__u32 len[ST_PY_SNAPS];	/* its bytes (0: none) */
+	__u64 hdr[ST_PY_SNAP_HDR / 8];
+	__u8 qual[ST_PY_SNAP_NAME];
+	__u8 file[ST_PY_SNAP_FILE];
+	__u8 table[ST_PY_SNAP_TABLE];
 };
+
+_Static_assert(sizeof(struct st_py_event) == 2256, "py_events' sizing (1 MiB) counts on it");
 
 /* Per-CPU counters, index of the `py_stats` per-CPU array. */
 enum st_py_stat {
@@ -566,7 +591,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 1024 * 1024);	/* 460 reports (2,256 bytes + 8) */
 } py_events SEC(".maps");
 
 struct {
@@ -594,8 +619,37 @@ static __always_inline void st_py_count(__u32 which, __u64 n)
 /* Report the code objects not seen before in this process. */
 struct st_py_report {
 	struct st_py_scratch *s;
+	const struct st_py_layout *l;
 	__u32 tgid, image;
 };
+
+/* Copy n bytes at user address a into dst (or, that failing, the first
+ * ST_PY_SNAP_SMALL): the bytes copied, 0 if none. */
+#define ST_PY_SNAP(dst, n, a)                                                                      \
+	(!(a) ? 0 : !bpf_probe_read_user((dst), (n), (const void *)(long)(a)) ? (n) :              \
+	 !bpf_probe_read_user((dst), ST_PY_SNAP_SMALL, (const void *)(long)(a)) ? ST_PY_SNAP_SMALL : 0)
+
+/* Fill a report's copies of code object e->code's memory. */
+static __always_inline void st_py_snap_code(struct st_py_event *e, const struct st_py_layout *l)
+{
+	__u64 a;
+
+	e->at[ST_PY_SNAP_CODE] = e->code;
+	e->len[ST_PY_SNAP_CODE] =
+		bpf_probe_read_user(e->hdr, ST_PY_CODE_BUF, (const void *)(long)e->code) ? 0 :
+											 ST_PY_CODE_BUF;
+	if (!e->len[ST_PY_SNAP_CODE])
+		return;
+	a = e->hdr[(l->code_qualname >> 3) & (ST_PY_SNAP_HDR / 8 - 1)];
+	e->at[ST_PY_SNAP_QUAL] = a;
+	e->len[ST_PY_SNAP_QUAL] = ST_PY_SNAP(e->qual, ST_PY_SNAP_NAME, a);
+	a = e->hdr[(l->code_filename >> 3) & (ST_PY_SNAP_HDR / 8 - 1)];
+	e->at[ST_PY_SNAP_FNAME] = a;
+	e->len[ST_PY_SNAP_FNAME] = ST_PY_SNAP(e->file, ST_PY_SNAP_FILE, a);
+	a = e->hdr[(l->code_linetable >> 3) & (ST_PY_SNAP_HDR / 8 - 1)];
+	e->at[ST_PY_SNAP_LT] = a;
+	e->len[ST_PY_SNAP_LT] = ST_PY_SNAP(e->table, ST_PY_SNAP_TABLE, a);
+}
 
 static long st_py_report_step(__u32 i, void *ctx)
 {
@@ -630,6 +684,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 	e->code = k.code;
 	e->key = ST_PY_CODE(s->addr[j]);
 	e->ident = now.ident;
+	st_py_snap_code(e, r->l);
 	bpf_ringbuf_submit(e, 0);
 	bpf_map_update_elem(&py_codes, &k, &now, BPF_ANY);
 	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
@@ -709,6 +764,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	if (!s->n)
 		return 0;
 	rep.s = s;
+	rep.l = &p->l;
 	rep.tgid = tgid;
 	rep.image = image;
 	bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);

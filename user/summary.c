@@ -171,6 +171,9 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 	st_profile__add_note_id(p, "python_code_renamed",
 				"python: code names replaced (an address reused by 16 objects)",
 				ps.code_renamed);
+	st_profile__add_note_id(p, "python_lines_lost",
+				"python: code objects without their lines (table unreadable)",
+				ps.lines_lost);
 }
 
 void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,

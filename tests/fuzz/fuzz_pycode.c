@@ -39,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct st_py_proc p = { .runtime = MEM, .eval_start = 0x1000, .eval_end = 0x2000 };
 	struct st_py_walk w = { .p = &p, .s = &s, .read = rd, .tid = 1 };
 	__u64 frames[ST_PY_MAX_FRAMES * 2] = { 0x1100, 0x3000, 0x1200 };
+	static struct st_py_event ev;
+	struct st_py_snaps sn;
 	struct st_py_code c;
 	struct mem m;
 	bool cut, unm;
@@ -55,6 +57,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)line;
 		if (strlen(c.qualname) >= sizeof(c.qualname) || strlen(c.filename) >= sizeof(c.filename))
 			__builtin_trap();
+		st_py_code__release(&c);
+	}
+	/* the same through a report's copies (the input's first bytes copied
+	 * as the code object's header, its whole as the other three copies'
+	 * memory at MEM: reads inside or across their ends) and the input */
+	memset(&ev, 0, sizeof(ev));
+	ev.code = MEM;
+	for (int i = 0; i < ST_PY_SNAPS; i++) {
+		ev.at[i] = MEM + (i ? (__u64)(idx & 0xff) * 8 : 0);
+		ev.len[i] = (__u32)(i ? idx >> 8 : m.n);
+	}
+	memcpy(ev.hdr, m.p, m.n < sizeof(ev.hdr) ? m.n : sizeof(ev.hdr));
+	memcpy(ev.qual, m.p, m.n < sizeof(ev.qual) ? m.n : sizeof(ev.qual));
+	memcpy(ev.file, m.p, m.n < sizeof(ev.file) ? m.n : sizeof(ev.file));
+	memcpy(ev.table, m.p, m.n < sizeof(ev.table) ? m.n : sizeof(ev.table));
+	sn.e = &ev;
+	sn.rd = (idx & 1) ? rd : NULL;
+	sn.arg = &m;
+	if (st_py_code__read(l, 0, st_py_read_snaps, &sn, MEM, &c) == 0) {
+		line = st_py_linetable__line(c.linetable, c.linetable_len, c.firstlineno, idx);
+		(void)line;
 		st_py_code__release(&c);
 	}
 	/* the table alone, as raw bytes */

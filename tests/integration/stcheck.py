@@ -129,7 +129,16 @@ def load(path):
 def stacks_short_of_a_root(prof, comms=None):
     """{"outermost frame (comm)": samples} of the stacks that end short of
     a root outside [truncated] (see check_stacks_end_at_roots)."""
-    short = stacks_short_of_a_root(prof, comms)
+    short = {}
+    for t in prof["threads"]:
+        if comms is not None and t["comm"] not in comms:
+            continue
+        for c in t["root"]["children"]:
+            f = c["function"]
+            if f not in ROOT_FRAMES and f not in ("[truncated]", "[kernel]") and \
+                    not c.get("kernel"):
+                key = "%s (%s)" % (f, t["comm"])
+                short[key] = short.get(key, 0) + c["cum"]
     return short
 
 

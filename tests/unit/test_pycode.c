@@ -147,10 +147,82 @@ static void test_unicode_kinds(void **state)
 	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM + 2048, buf, sizeof(buf)), -EFAULT);
 }
 
+/* The reader of a report's copies (st_py_read_snaps): a read inside a
+ * copy comes from it, one that runs past a copy's end or misses them all
+ * goes to the process's reader, or fails without one; a code object whose
+ * table is beyond the copies and the process keeps its names. */
+static void test_read_from_copies(void **state)
+{
+	const struct st_py_layout *l = st_py_layout__find(0x030b);
+	static struct st_py_event e;
+	struct st_py_snaps sn = { .e = &e, .rd = rd };
+	struct st_py_code c;
+	__u64 q = 0x7000, f = 0x7400, lt = 0x7800, v = 0;
+	__u32 st = (1u << 2) | (1u << 5) | (1u << 6), first = 12;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	memset(mem, 0, sizeof(mem));
+	e.code = 0x6000;
+	e.at[ST_PY_SNAP_CODE] = e.code;
+	e.len[ST_PY_SNAP_CODE] = ST_PY_CODE_BUF;
+	memcpy((__u8 *)e.hdr + l->code_qualname, &q, 8);
+	memcpy((__u8 *)e.hdr + l->code_filename, &f, 8);
+	memcpy((__u8 *)e.hdr + l->code_linetable, &lt, 8);
+	memcpy((__u8 *)e.hdr + l->code_firstlineno, &first, 4);
+	e.at[ST_PY_SNAP_QUAL] = q;
+	e.len[ST_PY_SNAP_QUAL] = ST_PY_SNAP_NAME;
+	memcpy(e.qual + l->unicode_length, &(__u64){ 3 }, 8);
+	memcpy(e.qual + l->unicode_state, &st, 4);
+	memcpy(e.qual + l->unicode_ascii_data, "fib", 3);
+	e.at[ST_PY_SNAP_FNAME] = f;
+	e.len[ST_PY_SNAP_FNAME] = ST_PY_SNAP_SMALL;	/* the short copy */
+	memcpy(e.file + l->unicode_length, &(__u64){ 4 }, 8);
+	memcpy(e.file + l->unicode_state, &st, 4);
+	memcpy(e.file + l->unicode_ascii_data, "a.py", 4);
+	/* inside a copy; past its end with no process; missed */
+	sn.rd = NULL;
+	assert_int_equal(st_py_read_snaps(&sn, &v, 8, q + l->unicode_length), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(st_py_read_snaps(&sn, &v, 8, f + ST_PY_SNAP_SMALL - 4), -EFAULT);
+	assert_int_equal(st_py_read_snaps(&sn, &v, 8, 0x5000), -EFAULT);
+	assert_int_equal(st_py_read_snaps(&sn, &v, 8, ~0ULL - 3), -EFAULT);
+	/* the table is in no copy and the process is gone: names, no lines */
+	assert_int_equal(st_py_code__read(l, 0, st_py_read_snaps, &sn, e.code, &c), 0);
+	assert_string_equal(c.qualname, "fib");
+	assert_string_equal(c.filename, "a.py");
+	assert_int_equal(c.firstlineno, 12);
+	assert_true(c.lines_lost);
+	assert_null(c.linetable);
+	/* its size in a copy, its bytes nowhere: no table, no length */
+	e.at[ST_PY_SNAP_LT] = 0x7800;
+	e.len[ST_PY_SNAP_LT] = ST_PY_SNAP_SMALL;
+	memcpy(e.table + l->bytes_size, &(__u64){ 1000 }, 8);
+	assert_int_equal(st_py_code__read(l, 0, st_py_read_snaps, &sn, e.code, &c), 0);
+	assert_true(c.lines_lost);
+	assert_null(c.linetable);
+	assert_int_equal(c.linetable_len, 0);
+	/* ... the process has it: read there */
+	memcpy(mem + l->bytes_size, &(__u64){ 2 }, 8);
+	memcpy(mem + l->bytes_data, "\x80\x01", 2);
+	lt = MEM;
+	memcpy((__u8 *)e.hdr + l->code_linetable, &lt, 8);
+	sn.rd = rd;
+	assert_int_equal(st_py_code__read(l, 0, st_py_read_snaps, &sn, e.code, &c), 0);
+	assert_false(c.lines_lost);
+	assert_int_equal(c.linetable_len, 2);
+	st_py_code__release(&c);
+	/* no copy of the object itself and no process: unreadable */
+	e.len[ST_PY_SNAP_CODE] = 0;
+	sn.rd = NULL;
+	assert_int_equal(st_py_code__read(l, 0, st_py_read_snaps, &sn, e.code, &c), -EFAULT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linetable_matches_cpython),
+		cmocka_unit_test(test_read_from_copies),
 		cmocka_unit_test(test_unicode_kinds),
 	};
 

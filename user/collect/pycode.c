@@ -125,8 +125,10 @@ int st_py_code__read(const struct st_py_layout *l, __u64 code_type, st_py_read_f
 	out->firstlineno = (__u32)first;
 	if (!lt || lt >= ST_PY_USER_MAX || (lt & 7))
 		return 0;	/* no table: lines are the first line */
-	if (rd(arg, &size, sizeof(size), lt + l->bytes_size))
-		return -EFAULT;
+	if (rd(arg, &size, sizeof(size), lt + l->bytes_size)) {
+		out->lines_lost = true;
+		return 0;
+	}
 	if (size > ST_PY_LINETABLE_MAX)
 		return -EINVAL;
 	if (!size)
@@ -136,7 +138,8 @@ int st_py_code__read(const struct st_py_layout *l, __u64 code_type, st_py_read_f
 		return -ENOMEM;
 	if (rd(arg, out->linetable, (__u32)size, lt + l->bytes_data)) {
 		st_py_code__release(out);
-		return -EFAULT;
+		out->lines_lost = true;
+		return 0;
 	}
 	out->linetable_len = (__u32)size;
 	return 0;
@@ -213,4 +216,23 @@ long st_py_read_pid(void *arg, void *dst, __u32 n, __u64 addr)
 	struct iovec l = { dst, n }, r = { (void *)(uintptr_t)addr, n };
 
 	return process_vm_readv(*(pid_t *)arg, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+long st_py_read_snaps(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	const struct st_py_snaps *sn = arg;
+	const struct st_py_event *e = sn->e;
+	const __u8 *buf[ST_PY_SNAPS] = { (const __u8 *)e->hdr, e->qual, e->file, e->table };
+	const __u32 room[ST_PY_SNAPS] = { sizeof(e->hdr), sizeof(e->qual), sizeof(e->file),
+					  sizeof(e->table) };
+
+	for (int i = 0; i < ST_PY_SNAPS; i++) {
+		__u32 len = e->len[i] < room[i] ? e->len[i] : room[i];
+
+		if (len && addr >= e->at[i] && addr - e->at[i] <= len && n <= len - (addr - e->at[i])) {
+			memcpy(dst, buf[i] + (addr - e->at[i]), n);
+			return 0;
+		}
+	}
+	return sn->rd ? sn->rd(sn->arg, dst, n, addr) : -EFAULT;
 }

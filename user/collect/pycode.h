@@ -9,6 +9,7 @@
 #ifndef STACKTREE_PYCODE_H
 #define STACKTREE_PYCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -25,11 +26,13 @@ struct st_py_code {
 	__u32 firstlineno;
 	__u8 *linetable;	/* malloc'ed copy of co_linetable's bytes */
 	__u32 linetable_len;
+	bool lines_lost;	/* the table could not be read: lines are the first */
 };
 
-/* Read the code object at addr: 0, or -EFAULT (a read failed), -EINVAL (not
- * a code object: type is not code_type when that is non-zero, or a field
- * is absurd), -ENOMEM. out->linetable is NULL on error. */
+/* Read the code object at addr: 0, or -EFAULT (a read of the object or its
+ * names failed), -EINVAL (not a code object: type is not code_type when
+ * that is non-zero, or a field is absurd), -ENOMEM. A table that cannot be
+ * read leaves the names (lines_lost). out->linetable is NULL on error. */
 int st_py_code__read(const struct st_py_layout *l, __u64 code_type, st_py_read_fn rd, void *arg,
 		     __u64 addr, struct st_py_code *out);
 void st_py_code__release(struct st_py_code *c);
@@ -37,6 +40,15 @@ void st_py_code__release(struct st_py_code *c);
 /* A reader of process *(pid_t *)arg's memory (process_vm_readv): 0 or
  * -EFAULT. */
 long st_py_read_pid(void *arg, void *dst, __u32 n, __u64 addr);
+
+/* A reader of a report's copies of memory (struct st_py_event, taken by BPF
+ * at the sample), and through rd(arg) of what they do not hold. */
+struct st_py_snaps {
+	const struct st_py_event *e;
+	st_py_read_fn rd;	/* NULL: the copies only */
+	void *arg;
+};
+long st_py_read_snaps(void *arg, void *dst, __u32 n, __u64 addr);
 
 /* A str object's text as UTF-8 into buf (cut to len - 1 bytes at a
  * character boundary): 0 or negative errno. */

@@ -45,8 +45,10 @@ struct st_python {
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
 	struct st_u64map *live;		/* pid + 1 -> the pyproc pushed last for pid */
-	__u64 processes, unsupported, codes, code_failed, code_dropped, code_renamed, table_bytes;
+	__u64 processes, unsupported, codes, code_failed, code_dropped, code_renamed, lines_lost;
+	__u64 table_bytes;
 	struct st_budget *budget;	/* the daemon's (ST_BUDGET_PYCODE), or NULL */
+	bool copies_only;		/* test hook: code objects from BPF's copies alone */
 };
 
 /* The code cache's bytes, told to the daemon's budget. */
@@ -89,6 +91,7 @@ static int on_code(void *ctx, void *data, size_t size)
 {
 	const struct st_py_event *e = data;
 	struct st_python *py = ctx;
+	struct st_py_snaps sn;
 	struct st_py_code c;
 	struct pycode *pc, *old;
 	struct pyproc *pp;
@@ -110,11 +113,18 @@ static int on_code(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	pid = (pid_t)e->pid;
-	if (st_py_code__read(&pp->p.l, pp->p.code_type, st_py_read_pid, &pid, e->code, &c)) {
+	/* from BPF's copies, taken at the sample; the process's memory for
+	 * what they miss (a long name, a table over ST_PY_SNAP_TABLE) */
+	sn.e = e;
+	sn.rd = py->copies_only ? NULL : st_py_read_pid;
+	sn.arg = &pid;
+	if (st_py_code__read(&pp->p.l, pp->p.code_type, st_py_read_snaps, &sn, e->code, &c)) {
 		py->code_failed++;
 		budget_sync(py);
 		return 0;
 	}
+	if (c.lines_lost)
+		py->lines_lost++;
 	pc = calloc(1, sizeof(*pc));
 	if (pc) {
 		pc->ident = e->ident;
@@ -156,6 +166,9 @@ struct st_python *st_python__new(struct st_session *s)
 	if (!py)
 		return NULL;
 	py->sess = s;
+	/* test hook (tests/integration/test_python.py): never read the
+	 * process's memory for a code object, BPF's copies only */
+	py->copies_only = getenv("STACKTREED_TEST_PY_COPIES_ONLY") != NULL;
 	py->procs_fd = st_session__map_fd(s, "py_procs");
 	py->stats_fd = st_session__map_fd(s, "py_stats");
 	events_fd = st_session__map_fd(s, "py_events");
@@ -353,5 +366,6 @@ int st_python__stats(const struct st_python *py, struct st_python_stats *out)
 	out->code_failed = py->code_failed;
 	out->code_dropped = py->code_dropped;
 	out->code_renamed = py->code_renamed;
+	out->lines_lost = py->lines_lost;
 	return 0;
 }

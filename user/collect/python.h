@@ -68,6 +68,7 @@ struct st_python_stats {
 	__u64 bpf[ST_PY_STAT__MAX];
 	__u64 processes, unsupported, codes, code_failed, code_dropped;
 	__u64 code_renamed;	/* a key named anew: its address reused past ST_PY_GENS */
+	__u64 lines_lost;	/* read without their location table */
 };
 int st_python__stats(const struct st_python *py, struct st_python_stats *out);
 
