@@ -184,6 +184,10 @@ struct st_py_scratch {
 	__u64 native[ST_PY_MAX_FRAMES * 2];	/* copy of the native frames */
 	__u32 n;				/* frames in addr[] */
 	__u32 stop;				/* enum st_py_stat (ST_PY_STAT__MAX: complete) */
+	struct st_py_merge_at {			/* the merge's position (st_py_merge_step) */
+		__u32 i, j, o;
+		__u8 in_run, cut, unmatched;
+	} at;
 };
 
 _Static_assert(ST_PY_MAX_FRAMES * 2 >= ST_MAX_USER, "native copy holds a user walk");
@@ -479,55 +483,61 @@ out:
 }
 
 /* The merge: native frames (leaf first, s->native[0..un)) and Python
- * frames (s->addr[0..n)) into out[0..max), leaf first. */
+ * frames (s->addr[0..n)) into out[0..max), leaf first. Its position (where
+ * it is in each array) is kept in the scratch map's value, not in this
+ * context on the stack: the verifier knows a counter on the stack exactly,
+ * so each of the callback's 193 possible runs was another state to verify
+ * (on_timer_fp: ~100,000 of its 142,000 instructions); read from map
+ * memory it is any value, the first run's state covers all the others
+ * (kernel-notes/README.md, "Start-up and verifier budgets"). */
 struct st_py_merge {
 	struct st_py_scratch *s;
 	__u64 *out;
 	__u64 eval_start, eval_end, cold_start, cold_end;
-	__u32 un, i, j, o, max;
-	bool in_run, cut, unmatched;
+	__u32 un, max;
 };
 
 static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
 {
 	struct st_py_merge *m = ctx;
 	struct st_py_scratch *s = m->s;
+	struct st_py_merge_at *at = &s->at;
 	__u64 a;
 
 	(void)k;
-	if (m->in_run) {
-		__u32 j = m->j & (ST_PY_MAX_FRAMES - 1);
+	if (at->in_run) {
+		__u32 j = at->j & (ST_PY_MAX_FRAMES - 1);
 
-		if (m->o >= m->max) {
-			m->cut = true;
+		if (at->o >= m->max) {
+			at->cut = 1;
 			return 1;
 		}
-		m->out[m->o & (ST_PY_MAX_FRAMES * 2 - 1)] = s->addr[j] | ST_PY_TAG;
-		m->o++;
-		m->j++;
-		if (s->ends[j] || m->j >= s->n)
-			m->in_run = false;
+		m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = s->addr[j] | ST_PY_TAG;
+		at->o++;
+		at->j++;
+		if (s->ends[j] || at->j >= s->n)
+			at->in_run = 0;
 		return 0;
 	}
-	if (m->i >= m->un)
+	if (at->i >= m->un)
 		return 1;
-	a = s->native[m->i & (ST_PY_MAX_FRAMES * 2 - 1)];
-	m->i++;
+	a = s->native[at->i & (ST_PY_MAX_FRAMES * 2 - 1)];
+	at->i++;
 	/* a return address may be the function's end (a call as its last
 	 * instruction): end inclusive */
 	if ((a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end)) {
-		if (m->j < s->n) {
-			m->in_run = true;
+		if (at->j < s->n) {
+			at->in_run = 1;
 			return 0;
 		}
-		m->unmatched = true;	/* kept as the native frame */
+		at->unmatched = 1;	/* kept as the native frame */
 	}
-	if (m->o >= m->max) {
-		m->cut = true;
+	if (at->o >= m->max) {
+		at->cut = 1;
 		return 1;
 	}
-	m->out[m->o & (ST_PY_MAX_FRAMES * 2 - 1)] = a;
-	m->o++;
+	m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = a;
+	at->o++;
 	return 0;
 }
 
@@ -545,7 +555,7 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 		.cold_start = p->cold_start ? p->cold_start : 1, .cold_end = p->cold_end,
 		.max = max > ST_PY_MAX_FRAMES * 2 ? ST_PY_MAX_FRAMES * 2 : max,
 	};
-	__u32 k;
+	__u32 k, o;
 
 	if (un > ST_PY_MAX_FRAMES * 2)
 		un = ST_PY_MAX_FRAMES * 2;
@@ -555,10 +565,13 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 		s->native[k] = frames[k];
 	}
 	m.un = un;
+	s->at.i = s->at.j = s->at.o = 0;
+	s->at.in_run = s->at.cut = s->at.unmatched = 0;
 	ST_PY_LOOP(ST_PY_MAX_FRAMES * 3 + 1, st_py_merge_step, &m);
-	*cut = m.cut;
-	*unmatched = m.unmatched || (m.j < s->n && !m.cut);
-	return m.o;
+	*cut = s->at.cut;
+	*unmatched = s->at.unmatched || (s->at.j < s->n && !s->at.cut);
+	o = s->at.o;
+	return o <= m.max ? o : m.max;
 }
 
 #ifdef __bpf__
