@@ -1,11 +1,13 @@
-"""Python frames (issue 19): CPython 3.11's own stack, walked in BPF at
-sampling time and merged with the native one.
+"""Python frames (issue 19): CPython's own stack (3.11, 3.12), walked in
+BPF at sampling time and merged with the native one.
 
 tests/workloads/pyphases.py runs known phases (deep recursion, a list
 comprehension, a method calling zlib, a generator pipeline) in its main
 thread and a spinning function in a second thread, measuring each phase's
-CPU time itself. Under `-- python3.11` (Debian's static interpreter) and
-pyenv's python3 (on libpython3.11.so): the Python functions are nodes
+CPU time itself. Under `-- python3.11` (Debian's static interpreter),
+pyenv's python3.11 (on libpython3.11.so) and pyenv's python3.12 (on
+libpython3.12.so; its comprehensions run in their function's frame, PEP
+709, so parse has no <listcomp>): the Python functions are nodes
 with their file and lines, in the order the program calls them (handler
 -> fib -> fib ..., parse -> <listcomp>), zlib's C frames under Codec.pack,
 the worker's function under its own thread, nearly every sample of the
@@ -29,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
 DEBIAN = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+PYENV312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PY = "[python]"
 # Each phase's share of the main thread's samples against its own
 # thread_time, in points. Before the workload shuffled its phases, `make
@@ -125,18 +128,20 @@ def zlib_elsewhere(root, notes, tail=8, top=3):
                              keep)
 
 
-def check_python_profile(python, label, loaded=False):
+def check_python_profile(python, label, loaded=False, listcomp=True):
     with busy_cpus() if loaded else contextlib.nullcontext():
         out, err, rep = run_profiled(["-F", FREQ, "--", python, SCRIPT, "4"], timeout=180)
-    return check_python_run(out, rep, label)
+    return check_python_run(out, rep, label, comm=os.path.basename(python), listcomp=listcomp)
 
 
-def check_python_run(out, rep, label, pid=None):
-    """label names the run's metrics: python_share_err_LABEL_PHASE ..."""
+def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True):
+    """label names the run's metrics: python_share_err_LABEL_PHASE ...;
+    comm: the main thread's; listcomp: whether comprehensions have frames
+    of their own (3.11; 3.12 runs them in their function's, PEP 709)."""
     tol = (TOL_LOADED if label.endswith("_loaded") else TOL) + (SANITIZED_EXTRA if SANITIZED else 0)
     prof = load(out)
     check_invariants(prof)
-    t = main_thread(prof, "python3.11") if pid is None else thread(prof, pid)
+    t = main_thread(prof, comm) if pid is None else thread(prof, pid)
     notes = prof["notes"]
     check(notes.get("python: processes followed", 0) >= 1, "python processes: %s" % notes)
     metric("python_main_samples_" + label, t["samples"])
@@ -176,12 +181,22 @@ def check_python_run(out, rep, label, pid=None):
           0.9 * sum(n["cum"] for n, _ in fibs), "fib mostly on its body's line")
     depth = max(d for n, d, _ in nodes(t["root"]) if n["function"] == "fib")
     check(depth >= 20, "fib recursion only %d deep" % depth)
-    # parse -> <listcomp> on parse's line
+    # parse -> <listcomp> on parse's line (3.12: parse itself, called by
+    # its lambda, and no <listcomp> anywhere)
+    pl = def_line("parse")
     lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
-    check(lcs and all(p["function"] == "parse" for _, p in lcs),
-          "<listcomp> parents: %s" % {p["function"] for _, p in lcs})
-    check(all(n["line"] in (def_line("parse"), def_line("parse") + 1) for n, _ in lcs),
-          "listcomp lines: %s" % {n["line"] for n, _ in lcs})
+    if listcomp:
+        check(lcs and all(p["function"] == "parse" for _, p in lcs),
+              "<listcomp> parents: %s" % {p["function"] for _, p in lcs})
+        check(all(n["line"] in (pl, pl + 1) for n, _ in lcs),
+              "listcomp lines: %s" % {n["line"] for n, _ in lcs})
+    else:
+        check(not lcs, "a <listcomp> frame: %d nodes" % len(lcs))
+        parses = py_nodes(t["root"], "parse")
+        check(parses and all(p["function"] == "handler.<locals>.<lambda>" for _, p in parses),
+              "parse's parents: %s" % {p["function"] for _, p in parses})
+        check(all(n["file"].endswith("pyphases.py") and n["line"] in (pl, pl + 1)
+                  for n, _ in parses), "parse lines: %s" % {n["line"] for n, _ in parses})
     # zlib's C code under the Python method that called it
     packs = py_nodes(t["root"], "Codec.pack")
     check(packs, "no Codec.pack")
@@ -224,7 +239,10 @@ def check_python_run(out, rep, label, pid=None):
     # the xtree names them with file and line
     xt = open(os.path.join(out, "xtree.txt")).read()
     check("fib [pyphases.py:%d]" % (fl + 1) in xt, "xtree has no 'fib [pyphases.py:N]'")
-    check("parse.<locals>.<listcomp> [pyphases.py:" in xt, "xtree has no <listcomp>")
+    if listcomp:
+        check("parse.<locals>.<listcomp> [pyphases.py:" in xt, "xtree has no <listcomp>")
+    else:
+        check("parse [pyphases.py:%d]" % (pl + 1) in xt, "xtree has no 'parse [pyphases.py:N]'")
     return prof
 
 
@@ -242,6 +260,15 @@ def test_python_pyenv_libpython():
         print("skipped test_python_pyenv_libpython: %s is not installed" % PYENV)
         return
     check_python_profile(PYENV, "pyenv")
+
+
+def test_python_pyenv_312():
+    """CPython 3.12 (pyenv's, on libpython3.12.so): the same checks as 3.11's,
+    its runs of frames ended by C-stack shim frames instead of is_entry."""
+    if not os.path.exists(PYENV312):	# the machine image's source build
+        print("skipped test_python_pyenv_312: %s is not installed" % PYENV312)
+        return
+    check_python_profile(PYENV312, "pyenv312", listcomp=False)
 
 
 def attached(mode, loaded=False):

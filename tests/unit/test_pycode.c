@@ -1,8 +1,10 @@
 /* test_pycode.c - user/collect/pycode.c's location-table reader against
- * CPython 3.11's own answer: for every code object of a few standard
- * library modules, python3.11 prints its co_linetable and, per code unit,
- * the line co_positions() gives; st_py_linetable__line must agree on every
- * one. Also str objects of each kind. Skipped without python3.11. */
+ * CPython's own answer, 3.11 (Debian's python3.11) and 3.12 (pyenv's
+ * python3.12; the format is unchanged): for every code object of a few
+ * standard library modules, the interpreter prints its co_linetable and,
+ * per code unit, the line co_positions() gives; st_py_linetable__line must
+ * agree on every one. Also str objects of each kind, in each version's
+ * layout. Each version is skipped without its interpreter. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,8 +19,12 @@
 #include "user/collect/pycode.h"
 #include "user/collect/pyoffsets.h"
 
+#define PY311 "/usr/bin/python3.11"
+#define PY312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
+
+/* the interpreter's path goes before it */
 static const char dump[] =
-	"python3.11 -c '\n"
+	" -c '\n"
 	"import json.decoder, argparse, traceback, types\n"
 	"def walk(c):\n"
 	"    yield c\n"
@@ -47,19 +53,19 @@ static int unhex(const char *h, __u8 *out, size_t max)
 	return (int)n;
 }
 
-static void test_linetable_matches_cpython(void **state)
+static void linetable_matches(const char *python)
 {
-	static char line[1 << 20];
+	static char line[1 << 20], cmd[sizeof(dump) + 256];
 	static __u8 table[1 << 18];
 	size_t codes = 0, units = 0;
 	FILE *f;
 
-	(void)state;
-	if (access("/usr/bin/python3.11", X_OK)) {
+	if (access(python, X_OK)) {
 		skip();
 		return;
 	}
-	f = popen(dump, "r");
+	snprintf(cmd, sizeof(cmd), "%s%s", python, dump);
+	f = popen(cmd, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		char *hex = strtok(line, " "), *first = strtok(NULL, " "), *ls = strtok(NULL, " \n");
@@ -87,6 +93,18 @@ static void test_linetable_matches_cpython(void **state)
 	assert_int_equal(st_py_linetable__line(table, 1, 5, 0), 0);
 }
 
+static void test_linetable_matches_cpython_311(void **state)
+{
+	(void)state;
+	linetable_matches(PY311);
+}
+
+static void test_linetable_matches_cpython_312(void **state)
+{
+	(void)state;
+	linetable_matches(PY312);
+}
+
 #define MEM 0x10000000ULL
 static __u8 mem[1024];
 
@@ -102,7 +120,8 @@ static long rd(void *arg, void *dst, __u32 n, __u64 addr)
 static void put_str(const struct st_py_layout *l, __u32 kind, bool ascii, const void *data,
 		    __u64 len)
 {
-	__u32 st = (kind << 2) | (1u << 5) | ((ascii ? 1u : 0u) << 6) | (1u << 7);
+	__u32 st = (kind << ST_PY_STATE_KIND) | (1u << ST_PY_STATE_COMPACT) |
+		   ((ascii ? 1u : 0u) << ST_PY_STATE_ASCII) | (1u << 7);
 
 	memset(mem, 0, sizeof(mem));
 	memcpy(mem + l->unicode_length, &len, 8);
@@ -111,14 +130,13 @@ static void put_str(const struct st_py_layout *l, __u32 kind, bool ascii, const 
 	       len * kind);
 }
 
-static void test_unicode_kinds(void **state)
+static void unicode_kinds(const struct st_py_layout *l)
 {
-	const struct st_py_layout *l = st_py_layout__find(0x030b);
 	const __u16 ucs2[] = { 'p', 0xf6, 0x20ac };
 	const __u32 ucs4[] = { 'a', 0x1f600 };
 	char buf[64];
 
-	(void)state;
+	assert_non_null(l);
 	put_str(l, 1, true, "fib", 3);
 	assert_int_equal(st_py_unicode__read(l, rd, NULL, MEM, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "fib");
@@ -218,10 +236,19 @@ static void test_read_from_copies(void **state)
 	assert_int_equal(st_py_code__read(l, 0, st_py_read_snaps, &sn, e.code, &c), -EFAULT);
 }
 
+static void test_unicode_kinds(void **state)
+{
+	(void)state;
+	unicode_kinds(st_py_layout__find(0x030b));
+	/* 3.12: the text 8 bytes nearer (no wstr) */
+	unicode_kinds(st_py_layout__find(0x030c));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_linetable_matches_cpython),
+		cmocka_unit_test(test_linetable_matches_cpython_311),
+		cmocka_unit_test(test_linetable_matches_cpython_312),
 		cmocka_unit_test(test_read_from_copies),
 		cmocka_unit_test(test_unicode_kinds),
 	};

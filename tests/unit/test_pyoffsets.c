@@ -1,8 +1,9 @@
-/* test_pyoffsets.c - the CPython 3.11 layout of user/collect/pyoffsets.c
- * against the interpreter's own DWARF (python3.11-dbg, found by the build
- * id of /usr/bin/python3.11), and the symbols and version that
- * user/collect/pyproc.c finds in that binary. Skipped when the debug
- * file is not installed. */
+/* test_pyoffsets.c - the CPython layouts of user/collect/pyoffsets.c
+ * against each interpreter's own DWARF: 3.11 against python3.11-dbg (found
+ * by the build id of /usr/bin/python3.11), 3.12 against pyenv's
+ * libpython3.12.so.1.0 (built with -g); the str state bits pycode.c reads;
+ * and the symbols and version that user/collect/pyproc.c finds in those
+ * binaries. Each version is skipped when its file is not installed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,10 +18,12 @@
 #include <dwarf.h>
 
 #include "symbolizer/elf.h"
+#include "user/collect/pycode.h"
 #include "user/collect/pyoffsets.h"
 #include "user/collect/pyproc.h"
 
 #define PY311 "/usr/bin/python3.11"
+#define PY312 "/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0"
 
 struct dbg {
 	int fd;
@@ -62,11 +65,13 @@ static int find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
 	return -1;
 }
 
-/* Offset of dotted member path in struct type s, or -1. */
-static long member_off(Dwarf_Die s, const char *path)
+/* Offset of dotted member path in struct type s, or -1; *bit (if not
+ * NULL): the last member's DW_AT_data_bit_offset within its struct, -1
+ * when it is not a bit field. */
+static long member_off(Dwarf_Die s, const char *path, long *bit)
 {
 	char buf[128], *save = NULL, *part;
-	long total = 0;
+	long total = 0, sub = 0;
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
@@ -83,13 +88,20 @@ static long member_off(Dwarf_Die s, const char *path)
 			return -1;
 		do {
 			Dwarf_Attribute a;
-			Dwarf_Word loc;
+			Dwarf_Word loc = 0, bits;
 
 			if (dwarf_tag(&m) != DW_TAG_member || !dwarf_diename(&m) ||
 			    strcmp(dwarf_diename(&m), part))
 				continue;
-			if (dwarf_formudata(dwarf_attr(&m, DW_AT_data_member_location, &a), &loc))
+			sub = -1;
+			if (dwarf_hasattr(&m, DW_AT_data_bit_offset)) {
+				if (dwarf_formudata(dwarf_attr(&m, DW_AT_data_bit_offset, &a), &bits))
+					return -1;
+				sub = (long)bits;
+			} else if (dwarf_formudata(dwarf_attr(&m, DW_AT_data_member_location, &a),
+						   &loc)) {
 				return -1;
+			}
 			total += (long)loc;
 			if (!dwarf_formref_die(dwarf_attr(&m, DW_AT_type, &a), &s))
 				return -1;
@@ -99,6 +111,8 @@ static long member_off(Dwarf_Die s, const char *path)
 		if (!found)
 			return -1;
 	}
+	if (bit)
+		*bit = sub;
 	return total;
 }
 
@@ -108,7 +122,51 @@ static long off_of(Dwarf *dw, const char *type, const char *path)
 
 	if (find_type(dw, type, &t))
 		fail_msg("type %s not in the DWARF", type);
-	return member_off(t, path);
+	return member_off(t, path, NULL);
+}
+
+/* The bit position of bit field `path` in the word its struct starts. */
+static long bit_of(Dwarf *dw, const char *type, const char *path)
+{
+	Dwarf_Die t;
+	long bit = -1;
+
+	if (find_type(dw, type, &t))
+		fail_msg("type %s not in the DWARF", type);
+	if (member_off(t, path, &bit) < 0)
+		return -1;
+	return bit;
+}
+
+/* The value of enumerator name (an enumeration at a unit's top level), or
+ * -1 when there is none. */
+static long enum_value(Dwarf *dw, const char *name)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, child, e;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
+			do {
+				if (dwarf_tag(&child) != DW_TAG_enumeration_type ||
+				    dwarf_child(&child, &e) != 0)
+					continue;
+				do {
+					Dwarf_Attribute a;
+					Dwarf_Sword v;
+
+					if (dwarf_tag(&e) == DW_TAG_enumerator && dwarf_diename(&e) &&
+					    !strcmp(dwarf_diename(&e), name) &&
+					    !dwarf_formsdata(dwarf_attr(&e, DW_AT_const_value, &a), &v))
+						return (long)v;
+				} while (dwarf_siblingof(&e, &e) == 0);
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		off = next;
+	}
+	return -1;
 }
 
 static long size_of(Dwarf *dw, const char *type)
@@ -120,6 +178,26 @@ static long size_of(Dwarf *dw, const char *type)
 	return (long)dwarf_bytesize(&t);
 }
 
+static int open_dwarf(const char *path, struct dbg *d)
+{
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0)
+		return -1;
+	d->dw = dwarf_begin(d->fd, DWARF_C_READ);
+	if (!d->dw) {
+		close(d->fd);
+		return -1;
+	}
+	return 0;
+}
+
+static void close_dwarf(struct dbg *d)
+{
+	dwarf_end(d->dw);
+	close(d->fd);
+}
+
+/* python3.11-dbg's file for /usr/bin/python3.11, by build id. */
 static int open_dbg(struct dbg *d)
 {
 	char hex[ST_BUILD_ID_HEX_MAX], path[256];
@@ -133,15 +211,63 @@ static int open_dbg(struct dbg *d)
 	}
 	st_elf__free(e);
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (d->fd < 0)
-		return -1;
-	d->dw = dwarf_begin(d->fd, DWARF_C_READ);
-	if (!d->dw) {
-		close(d->fd);
-		return -1;
-	}
-	return 0;
+	return open_dwarf(path, d);
+}
+
+/* Every field of layout l against the DWARF of its interpreter. */
+static void check_layout(Dwarf *dw, const struct st_py_layout *l)
+{
+	assert_int_equal(l->runtime_interp_head, off_of(dw, "_PyRuntimeState", "interpreters.head"));
+	assert_int_equal(l->interp_threads_head, off_of(dw, "PyInterpreterState", "threads.head"));
+	assert_int_equal(l->tstate_next, off_of(dw, "PyThreadState", "next"));
+	assert_int_equal(l->tstate_native_tid, off_of(dw, "PyThreadState", "native_thread_id"));
+	assert_int_equal(l->tstate_cframe, off_of(dw, "PyThreadState", "cframe"));
+	assert_int_equal(l->cframe_current_frame, off_of(dw, "_PyCFrame", "current_frame"));
+	assert_int_equal(l->frame_code, off_of(dw, "_PyInterpreterFrame", "f_code"));
+	assert_int_equal(l->frame_previous, off_of(dw, "_PyInterpreterFrame", "previous"));
+	assert_int_equal(l->frame_prev_instr, off_of(dw, "_PyInterpreterFrame", "prev_instr"));
+	/* the end of an evaluation loop's run: is_entry (3.11), or the shim
+	 * frames' owner value (3.12: the enumerator, and no is_entry) */
+	if (l->frame_is_entry != ST_PY_NO_OFF)
+		assert_int_equal(l->frame_is_entry, off_of(dw, "_PyInterpreterFrame", "is_entry"));
+	else
+		assert_int_equal(off_of(dw, "_PyInterpreterFrame", "is_entry"), -1);
+	assert_int_equal(l->frame_owner, off_of(dw, "_PyInterpreterFrame", "owner"));
+	if (l->owner_cstack != ST_PY_NO_OFF)
+		assert_int_equal(l->owner_cstack, enum_value(dw, "FRAME_OWNED_BY_CSTACK"));
+	else
+		assert_int_equal(enum_value(dw, "FRAME_OWNED_BY_CSTACK"), -1);
+	assert_true(l->frame_is_entry != ST_PY_NO_OFF || l->owner_cstack != ST_PY_NO_OFF);
+	assert_int_equal(l->code_adaptive, off_of(dw, "PyCodeObject", "co_code_adaptive"));
+	assert_int_equal(l->code_qualname, off_of(dw, "PyCodeObject", "co_qualname"));
+	assert_int_equal(l->code_filename, off_of(dw, "PyCodeObject", "co_filename"));
+	assert_int_equal(l->code_firstlineno, off_of(dw, "PyCodeObject", "co_firstlineno"));
+	assert_int_equal(l->code_linetable, off_of(dw, "PyCodeObject", "co_linetable"));
+	assert_int_equal(l->code_consts, off_of(dw, "PyCodeObject", "co_consts"));
+	assert_int_equal(l->code_consts + 8, off_of(dw, "PyCodeObject", "co_names"));
+	assert_int_equal(l->code_consts + 16, off_of(dw, "PyCodeObject", "co_exceptiontable"));
+	assert_int_equal(l->object_type, off_of(dw, "PyObject", "ob_type"));
+	assert_int_equal(l->unicode_length, off_of(dw, "PyASCIIObject", "length"));
+	assert_int_equal(l->unicode_state, off_of(dw, "PyASCIIObject", "state"));
+	/* pycode.c's bit positions in the state word (one set for all
+	 * versions: a version that moves them needs layout fields) */
+	assert_int_equal(ST_PY_STATE_KIND, bit_of(dw, "PyASCIIObject", "state.kind"));
+	assert_int_equal(ST_PY_STATE_COMPACT, bit_of(dw, "PyASCIIObject", "state.compact"));
+	assert_int_equal(ST_PY_STATE_ASCII, bit_of(dw, "PyASCIIObject", "state.ascii"));
+	assert_int_equal(l->unicode_ascii_data, size_of(dw, "PyASCIIObject"));
+	assert_int_equal(l->unicode_compact_data, size_of(dw, "PyCompactUnicodeObject"));
+	assert_int_equal(l->bytes_size, off_of(dw, "PyVarObject", "ob_size"));
+	assert_int_equal(l->bytes_data, off_of(dw, "PyBytesObject", "ob_sval"));
+	/* the walker reads a frame's header in one ST_PY_FRAME_BUF read */
+	assert_true(l->frame_owner < ST_PY_FRAME_BUF && l->frame_prev_instr + 8 <= ST_PY_FRAME_BUF &&
+		    l->frame_code + 8 <= ST_PY_FRAME_BUF && l->frame_previous + 8 <= ST_PY_FRAME_BUF);
+	assert_true(l->frame_is_entry == ST_PY_NO_OFF || l->frame_is_entry < ST_PY_FRAME_BUF);
+	/* ... and a code object's type and identity in one ST_PY_CODE_BUF
+	 * read, within the smallest code object (no code units) */
+	assert_true(l->object_type + 8 <= ST_PY_CODE_BUF && l->code_filename + 8 <= ST_PY_CODE_BUF &&
+		    l->code_qualname + 8 <= ST_PY_CODE_BUF && l->code_linetable + 8 <= ST_PY_CODE_BUF &&
+		    l->code_consts + 24 <= ST_PY_CODE_BUF && l->code_firstlineno + 4 <= ST_PY_CODE_BUF);
+	assert_true(ST_PY_CODE_BUF <= l->code_adaptive);
 }
 
 static void test_layout_311_matches_dwarf(void **state)
@@ -155,42 +281,23 @@ static void test_layout_311_matches_dwarf(void **state)
 		skip();
 		return;
 	}
-	assert_int_equal(l->runtime_interp_head, off_of(d.dw, "_PyRuntimeState", "interpreters.head"));
-	assert_int_equal(l->interp_threads_head, off_of(d.dw, "PyInterpreterState", "threads.head"));
-	assert_int_equal(l->tstate_next, off_of(d.dw, "PyThreadState", "next"));
-	assert_int_equal(l->tstate_native_tid, off_of(d.dw, "PyThreadState", "native_thread_id"));
-	assert_int_equal(l->tstate_cframe, off_of(d.dw, "PyThreadState", "cframe"));
-	assert_int_equal(l->cframe_current_frame, off_of(d.dw, "_PyCFrame", "current_frame"));
-	assert_int_equal(l->frame_code, off_of(d.dw, "_PyInterpreterFrame", "f_code"));
-	assert_int_equal(l->frame_previous, off_of(d.dw, "_PyInterpreterFrame", "previous"));
-	assert_int_equal(l->frame_prev_instr, off_of(d.dw, "_PyInterpreterFrame", "prev_instr"));
-	assert_int_equal(l->frame_is_entry, off_of(d.dw, "_PyInterpreterFrame", "is_entry"));
-	assert_int_equal(l->frame_owner, off_of(d.dw, "_PyInterpreterFrame", "owner"));
-	assert_int_equal(l->code_adaptive, off_of(d.dw, "PyCodeObject", "co_code_adaptive"));
-	assert_int_equal(l->code_qualname, off_of(d.dw, "PyCodeObject", "co_qualname"));
-	assert_int_equal(l->code_filename, off_of(d.dw, "PyCodeObject", "co_filename"));
-	assert_int_equal(l->code_firstlineno, off_of(d.dw, "PyCodeObject", "co_firstlineno"));
-	assert_int_equal(l->code_linetable, off_of(d.dw, "PyCodeObject", "co_linetable"));
-	assert_int_equal(l->code_consts, off_of(d.dw, "PyCodeObject", "co_consts"));
-	assert_int_equal(l->code_consts + 8, off_of(d.dw, "PyCodeObject", "co_names"));
-	assert_int_equal(l->code_consts + 16, off_of(d.dw, "PyCodeObject", "co_exceptiontable"));
-	assert_int_equal(l->object_type, off_of(d.dw, "PyObject", "ob_type"));
-	assert_int_equal(l->unicode_length, off_of(d.dw, "PyASCIIObject", "length"));
-	assert_int_equal(l->unicode_state, off_of(d.dw, "PyASCIIObject", "state"));
-	assert_int_equal(l->unicode_ascii_data, size_of(d.dw, "PyASCIIObject"));
-	assert_int_equal(l->unicode_compact_data, size_of(d.dw, "PyCompactUnicodeObject"));
-	assert_int_equal(l->bytes_size, off_of(d.dw, "PyVarObject", "ob_size"));
-	assert_int_equal(l->bytes_data, off_of(d.dw, "PyBytesObject", "ob_sval"));
-	/* the walker reads a frame's header in one ST_PY_FRAME_BUF read */
-	assert_true(l->frame_owner < ST_PY_FRAME_BUF && l->frame_prev_instr + 8 <= ST_PY_FRAME_BUF);
-	/* ... and a code object's type and identity in one ST_PY_CODE_BUF
-	 * read, within the smallest code object (no code units) */
-	assert_true(l->object_type + 8 <= ST_PY_CODE_BUF && l->code_filename + 8 <= ST_PY_CODE_BUF &&
-		    l->code_qualname + 8 <= ST_PY_CODE_BUF && l->code_linetable + 8 <= ST_PY_CODE_BUF &&
-		    l->code_consts + 24 <= ST_PY_CODE_BUF && l->code_firstlineno + 4 <= ST_PY_CODE_BUF);
-	assert_true(ST_PY_CODE_BUF <= l->code_adaptive);
-	dwarf_end(d.dw);
-	close(d.fd);
+	check_layout(d.dw, l);
+	close_dwarf(&d);
+}
+
+static void test_layout_312_matches_dwarf(void **state)
+{
+	const struct st_py_layout *l = st_py_layout__find(0x030c);
+	struct dbg d;
+
+	(void)state;
+	assert_non_null(l);
+	if (open_dwarf(PY312, &d)) {
+		skip();
+		return;
+	}
+	check_layout(d.dw, l);
+	close_dwarf(&d);
 }
 
 static void test_elf_symbols_and_version(void **state)
@@ -216,6 +323,26 @@ static void test_elf_symbols_and_version(void **state)
 	assert_int_equal(st_py_elf__find("/bin/true", "/bin/true", &pe), -ENOENT);
 }
 
+/* pyenv's 3.12: the symbols are libpython's (the executable exports none),
+ * Py_Version says 3.12 and it has a layout. */
+static void test_elf_symbols_and_version_312(void **state)
+{
+	struct st_py_elf pe;
+	char v[16];
+
+	(void)state;
+	if (access(PY312, R_OK)) {
+		skip();
+		return;
+	}
+	assert_int_equal(st_py_elf__find(PY312, PY312, &pe), 0);
+	assert_true(pe.runtime != 0 && pe.code_type != 0);
+	assert_true(pe.eval != 0 && pe.eval_size > 1000);
+	assert_int_equal(pe.version >> 16, 0x030c);
+	assert_string_equal(st_py_version__str(pe.version, v, sizeof(v)), "3.12");
+	assert_non_null(st_py_layout__find((__u16)(pe.version >> 16)));
+}
+
 static void test_candidates_and_unknown_versions(void **state)
 {
 	char v[16];
@@ -224,6 +351,9 @@ static void test_candidates_and_unknown_versions(void **state)
 	assert_true(st_py_elf__candidate("/usr/bin/python3.11"));
 	assert_true(st_py_elf__candidate("/x/lib/libpython3.11.so.1.0"));
 	assert_false(st_py_elf__candidate("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	assert_non_null(st_py_layout__find(0x030b));
+	assert_non_null(st_py_layout__find(0x030c));
+	assert_null(st_py_layout__find(0x030a));
 	assert_null(st_py_layout__find(0x030d));
 	assert_null(st_py_layout__find(0x0200));
 	assert_string_equal(st_py_version__str(0x030d00f0, v, sizeof(v)), "3.13");
@@ -233,7 +363,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_311_matches_dwarf),
+		cmocka_unit_test(test_layout_312_matches_dwarf),
 		cmocka_unit_test(test_elf_symbols_and_version),
+		cmocka_unit_test(test_elf_symbols_and_version_312),
 		cmocka_unit_test(test_candidates_and_unknown_versions),
 	};
 

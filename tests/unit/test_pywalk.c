@@ -1,8 +1,10 @@
 /* test_pywalk.c - bpf/python.h's walker, natively: on LIVE python3.11
  * processes (Debian's static /usr/bin/python3.11 and pyenv's build on
- * libpython3.11.so, each skipped when absent) read through
- * process_vm_readv, compared with the stack the script prints of itself;
- * on fake memory (loops, bad pointers); and the merge with a native stack. */
+ * libpython3.11.so) and a live python3.12 (pyenv's, on libpython3.12.so:
+ * runs ended by C-stack shim frames instead of is_entry), each skipped when
+ * absent, read through process_vm_readv, compared with the stack the
+ * script prints of itself; on fake memory (loops, bad pointers, 3.12 shim
+ * frames); and the merge with a native stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,10 +25,12 @@
 
 #define PY_DEBIAN "/usr/bin/python3.11"
 #define PY_PYENV "/root/.pyenv/versions/3.11.7/bin/python3.11"
+#define PY_PYENV312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
 
 /* A known stack: <module> -> K.meth -> <listcomp> -> (map, C) -> rec x6 ->
  * leaf, which prints its own stack (leaf first, "qualname:line|...") and
- * sleeps on the same line. */
+ * sleeps on the same line. 3.12 runs the comprehension inside K.meth's
+ * frame (PEP 709): no <listcomp> there. */
 static const char script[] =
 	"import sys, time\n"
 	"def stack():\n"
@@ -45,7 +49,7 @@ static const char script[] =
 	"        return [x for x in map(rec, [5])]\n"
 	"K().meth()\n";
 
-static void walk_live(const char *python)
+static void walk_live(const char *python, __u16 want_version)
 {
 	char path[] = "/tmp/st_pywalk_XXXXXX", expect[4096], got[4096] = "";
 	struct st_py_scratch s = {};
@@ -81,7 +85,7 @@ static void walk_live(const char *python)
 	usleep(200 * 1000);	/* into time.sleep, on the same line */
 
 	assert_int_equal(st_py_proc__probe(pid, &p, &version), ST_PY_PROBE_OK);
-	assert_int_equal(version >> 16, 0x030b);
+	assert_int_equal(version >> 16, want_version);
 	w.p = &p;
 	w.s = &s;
 	w.read = st_py_read_pid;
@@ -125,6 +129,7 @@ static void walk_live(const char *python)
 		}
 		st_py_code__release(&c);
 	}
+	print_message("%s\n", got);
 	assert_int_equal(nends, 2);
 	assert_string_equal(got, expect);
 	kill(pid, SIGKILL);
@@ -136,13 +141,19 @@ static void walk_live(const char *python)
 static void test_live_debian_static(void **state)
 {
 	(void)state;
-	walk_live(PY_DEBIAN);
+	walk_live(PY_DEBIAN, 0x030b);
 }
 
 static void test_live_pyenv_libpython(void **state)
 {
 	(void)state;
-	walk_live(PY_PYENV);
+	walk_live(PY_PYENV, 0x030b);
+}
+
+static void test_live_pyenv_312(void **state)
+{
+	(void)state;
+	walk_live(PY_PYENV312, 0x030c);
 }
 
 /* fake memory: a buffer mapped at FAKE */
@@ -163,10 +174,11 @@ static void put64(__u64 at, __u64 v)
 	memcpy(mem + (at - FAKE), &v, 8);
 }
 
-static void fake_walk(struct st_py_walk *w, struct st_py_proc *p, struct st_py_scratch *s)
+static void fake_walk(struct st_py_walk *w, struct st_py_proc *p, struct st_py_scratch *s,
+		      __u16 version)
 {
 	memset(p, 0, sizeof(*p));
-	p->l = *st_py_layout__find(0x030b);
+	p->l = *st_py_layout__find(version);
 	p->runtime = FAKE;
 	w->p = p;
 	w->s = s;
@@ -189,7 +201,7 @@ static void test_fake_loop_is_bounded(void **state)
 
 	(void)state;
 	memset(mem, 0, sizeof(mem));
-	fake_walk(&w, &p, &s);
+	fake_walk(&w, &p, &s, 0x030b);
 	/* two frames pointing at each other, code objects at +0x800 */
 	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
 	put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x600);
@@ -224,6 +236,50 @@ static void test_fake_loop_is_bounded(void **state)
 	put64(FAKE + 0x300 + p.l.tstate_next, FAKE + 0x200);
 	assert_int_equal(st_py_find_tstate(&w), 0);
 	assert_int_equal(w.stop, ST_PY_STAT_NO_THREAD);
+}
+
+/* 3.12: the C-stack shim frames (owner 3) under each evaluation call's
+ * run are not Python frames; each ends the run walked before it. */
+static void test_fake_312_shim_frames(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	__u64 ts;
+
+	(void)state;
+	memset(mem, 0, sizeof(mem));
+	fake_walk(&w, &p, &s, 0x030c);
+	/* leaf +0x500 -> f +0x580 -> shim +0x600 -> g +0x680 -> shim +0x700 -> 0;
+	 * a shim's f_code is the interpreter's trampoline code object */
+	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
+	put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x580);
+	put64(FAKE + 0x580 + p.l.frame_code, FAKE + 0x900);
+	put64(FAKE + 0x580 + p.l.frame_previous, FAKE + 0x600);
+	put64(FAKE + 0x600 + p.l.frame_code, FAKE + 0xa00);
+	put64(FAKE + 0x600 + p.l.frame_previous, FAKE + 0x680);
+	mem[0x600 + p.l.frame_owner] = 3;
+	put64(FAKE + 0x680 + p.l.frame_code, FAKE + 0x900);
+	put64(FAKE + 0x680 + p.l.frame_previous, FAKE + 0x700);
+	put64(FAKE + 0x700 + p.l.frame_code, FAKE + 0xa00);
+	mem[0x700 + p.l.frame_owner] = 3;
+	ts = st_py_find_tstate(&w);
+	assert_int_equal(ts, FAKE + 0x200);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.stop, ST_PY_STAT__MAX);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(ST_PY_CODE(s.addr[0]), FAKE + 0x800);
+	assert_int_equal(ST_PY_CODE(s.addr[1]), FAKE + 0x900);
+	assert_int_equal(ST_PY_CODE(s.addr[2]), FAKE + 0x900);
+	assert_int_equal(s.ends[0], 0);
+	assert_int_equal(s.ends[1], 1);
+	assert_int_equal(s.ends[2], 1);
+	/* an owner of another kind (a generator's frame, 1) is a Python frame */
+	mem[0x600 + p.l.frame_owner] = 1;
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.ends[1], 0);
+	assert_int_equal(s.ends[3], 1);
 }
 
 static void test_merge(void **state)
@@ -317,7 +373,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live_debian_static),
 		cmocka_unit_test(test_live_pyenv_libpython),
+		cmocka_unit_test(test_live_pyenv_312),
 		cmocka_unit_test(test_fake_loop_is_bounded),
+		cmocka_unit_test(test_fake_312_shim_frames),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_code_generations),
 	};

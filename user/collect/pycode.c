@@ -9,10 +9,9 @@
 
 #include "user/collect/pycode.h"
 
-/* PyASCIIObject.state (3.11, 3.12): interned:2, kind:3, compact:1, ascii:1 */
-#define STATE_KIND(s) (((s) >> 2) & 7)
-#define STATE_COMPACT(s) (((s) >> 5) & 1)
-#define STATE_ASCII(s) (((s) >> 6) & 1)
+#define STATE_KIND(s) (((s) >> ST_PY_STATE_KIND) & 7)
+#define STATE_COMPACT(s) (((s) >> ST_PY_STATE_COMPACT) & 1)
+#define STATE_ASCII(s) (((s) >> ST_PY_STATE_ASCII) & 1)
 
 /* One code point as UTF-8 into buf (room checked): its length, 0 if no room. */
 static size_t put_utf8(char *buf, size_t room, __u32 c)

@@ -1,10 +1,10 @@
 /* pyoffsets.c - the table of CPython structure layouts (see pyoffsets.h).
  *
- * 3.11: checked against Debian's python3.11-dbg DWARF (x86-64) by
- * tests/unit/test_pyoffsets.c. Other versions differ (3.12: no is_entry,
- * C-stack shim frames with owner 3, smaller unicode headers; 3.13: no
- * _PyCFrame, tstate->current_frame, f_executable, instr_ptr); they get an
- * entry once it can be checked the same way against their DWARF.
+ * Each entry is checked field by field against its interpreter's DWARF
+ * (x86-64) by tests/unit/test_pyoffsets.c: 3.11 against Debian's
+ * python3.11-dbg, 3.12 against pyenv's libpython3.12.so.1.0 (3.12.1).
+ * 3.13 differs more (no _PyCFrame: tstate->current_frame; f_executable,
+ * instr_ptr); it gets an entry once it is checked the same way.
  */
 #include <stdio.h>
 
@@ -36,6 +36,41 @@ static const struct st_py_layout layouts[] = {
 		.unicode_state = 32,
 		.unicode_ascii_data = 48,
 		.unicode_compact_data = 72,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
+	{
+		/* 3.12: no is_entry: each C-level entry into the evaluation
+		 * loop pushes a shim frame owned by the C stack (owner
+		 * FRAME_OWNED_BY_CSTACK, 3) under the frames it runs; f_code
+		 * first in the frame; the interpreter's thread list, the
+		 * thread id and co_firstlineno elsewhere; co_code_adaptive
+		 * further out (the monitoring fields); str headers 8 bytes
+		 * smaller (no wstr; the state bits where 3.11 has them) */
+		.version = 0x030c,
+		.runtime_interp_head = 40,
+		.interp_threads_head = 72,
+		.tstate_next = 8,
+		.tstate_native_tid = 144,
+		.tstate_cframe = 56,
+		.cframe_current_frame = 0,
+		.frame_code = 0,
+		.frame_previous = 8,
+		.frame_prev_instr = 56,
+		.frame_is_entry = ST_PY_NO_OFF,
+		.frame_owner = 70,
+		.owner_cstack = 3,
+		.code_adaptive = 192,
+		.code_qualname = 128,
+		.code_filename = 112,
+		.code_firstlineno = 68,
+		.code_consts = 24,
+		.code_linetable = 136,
+		.object_type = 8,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_data = 40,
+		.unicode_compact_data = 56,
 		.bytes_size = 16,
 		.bytes_data = 32,
 	},
