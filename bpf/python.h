@@ -88,7 +88,7 @@ struct st_py_layout {
 	__u16 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
 	__u16 bytes_size;		/* PyVarObject.ob_size */
 	__u16 bytes_data;		/* PyBytesObject.ob_sval */
-	__u16 version;			/* 0x030b: 3.11, 0x030c: 3.12 */
+	__u16 version;			/* 0x030b: 3.11 ... 0x030d: 3.13 */
 	__u16 code_consts;		/* PyCodeObject.co_consts, then co_names and
 					 * co_exceptiontable (st_py_ident()) */
 };
@@ -404,7 +404,9 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	/* 3.11, 3.12: prev_instr is the instruction running (or the call
 	 * being made; 3.12: its last inline cache unit, which the location
 	 * table gives the call's line); a frame not started yet points one
-	 * before the first */
+	 * before the first. 3.13's instr_ptr: the same unit while it runs
+	 * (CPython's own lasti is instr_ptr - code in 3.13, prev_instr -
+	 * code before), the first one in a frame not started. */
 	base = code + l->code_adaptive;
 	if (instr >= base)
 		idx = (instr - base) >> 1;

@@ -1,13 +1,13 @@
-"""Python frames (issue 19): CPython's own stack (3.11, 3.12), walked in
-BPF at sampling time and merged with the native one.
+"""Python frames (issue 19): CPython's own stack (3.11, 3.12, 3.13), walked
+in BPF at sampling time and merged with the native one.
 
 tests/workloads/pyphases.py runs known phases (deep recursion, a list
 comprehension, a method calling zlib, a generator pipeline) in its main
 thread and a spinning function in a second thread, measuring each phase's
 CPU time itself. Under `-- python3.11` (Debian's static interpreter),
-pyenv's python3.11 (on libpython3.11.so) and pyenv's python3.12 (on
-libpython3.12.so; its comprehensions run in their function's frame, PEP
-709, so parse has no <listcomp>): the Python functions are nodes
+pyenv's python3.11 (on libpython3.11.so) and pyenv's python3.12 and 3.13
+(on libpython3.1x.so; their comprehensions run in their function's frame,
+PEP 709, so parse has no <listcomp>): the Python functions are nodes
 with their file and lines, in the order the program calls them (handler
 -> fib -> fib ..., parse -> <listcomp>), zlib's C frames under Codec.pack,
 the worker's function under its own thread, nearly every sample of the
@@ -32,6 +32,7 @@ SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
 DEBIAN = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
 PYENV312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYENV313 = "/root/.pyenv/versions/3.13.0/bin/python3.13"
 PY = "[python]"
 # Each phase's share of the main thread's samples against its own
 # thread_time, in points. Before the workload shuffled its phases, `make
@@ -137,7 +138,7 @@ def check_python_profile(python, label, loaded=False, listcomp=True):
 def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True):
     """label names the run's metrics: python_share_err_LABEL_PHASE ...;
     comm: the main thread's; listcomp: whether comprehensions have frames
-    of their own (3.11; 3.12 runs them in their function's, PEP 709)."""
+    of their own (3.11; 3.12+ run them in their function's, PEP 709)."""
     tol = (TOL_LOADED if label.endswith("_loaded") else TOL) + (SANITIZED_EXTRA if SANITIZED else 0)
     prof = load(out)
     check_invariants(prof)
@@ -181,7 +182,7 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
           0.9 * sum(n["cum"] for n, _ in fibs), "fib mostly on its body's line")
     depth = max(d for n, d, _ in nodes(t["root"]) if n["function"] == "fib")
     check(depth >= 20, "fib recursion only %d deep" % depth)
-    # parse -> <listcomp> on parse's line (3.12: parse itself, called by
+    # parse -> <listcomp> on parse's line (3.12+: parse itself, called by
     # its lambda, and no <listcomp> anywhere)
     pl = def_line("parse")
     lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
@@ -269,6 +270,15 @@ def test_python_pyenv_312():
         print("skipped test_python_pyenv_312: %s is not installed" % PYENV312)
         return
     check_python_profile(PYENV312, "pyenv312", listcomp=False)
+
+
+def test_python_pyenv_313():
+    """CPython 3.13 (pyenv's, on libpython3.13.so): the same checks, its
+    frames found from the thread state itself (no _PyCFrame)."""
+    if not os.path.exists(PYENV313):	# the machine image's source build
+        print("skipped test_python_pyenv_313: %s is not installed" % PYENV313)
+        return
+    check_python_profile(PYENV313, "pyenv313", listcomp=False)
 
 
 def attached(mode, loaded=False):
@@ -495,14 +505,15 @@ def test_python_hostile_state():
 
 
 def test_python_unsupported_version():
-    """An interpreter whose Py_Version has no layout (3.13, faked): said
-    once by name on stderr, counted, profiled natively."""
+    """An interpreter whose Py_Version has no layout (3.10.13, faked; real
+    3.10 has no Py_Version, its file name says it): said once by name on
+    stderr, counted, profiled natively."""
     d = tempfile.mkdtemp(prefix="st-it-fakepy-")
-    fake = os.path.join(d, "python3.13")
-    shutil.copy(workload("fakepy313"), fake)
+    fake = os.path.join(d, "python3.10")
+    shutil.copy(workload("fakepy310"), fake)
     out, err, rep = run_profiled(["-F", "199", "--", fake, "1"])
     lines = [l for l in err.splitlines() if "not supported" in l]
-    check(len(lines) == 1 and re.search(r"python 3\.13 in pid \d+: not supported, native "
+    check(len(lines) == 1 and re.search(r"python 3\.10 in pid \d+: not supported, native "
                                         r"frames only", lines[0]), "stderr: %s" % lines)
     prof = load(out)
     check(prof["notes"].get("python: processes of unsupported versions") == 1,

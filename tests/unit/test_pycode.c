@@ -1,6 +1,6 @@
 /* test_pycode.c - user/collect/pycode.c's location-table reader against
- * CPython's own answer, 3.11 (Debian's python3.11) and 3.12 (pyenv's
- * python3.12; the format is unchanged): for every code object of a few
+ * CPython's own answer, 3.11 (Debian's python3.11), 3.12 and 3.13 (pyenv's;
+ * the format is unchanged): for every code object of a few
  * standard library modules, the interpreter prints its co_linetable and,
  * per code unit, the line co_positions() gives; st_py_linetable__line must
  * agree on every one. Also str objects of each kind, in each version's
@@ -21,6 +21,7 @@
 
 #define PY311 "/usr/bin/python3.11"
 #define PY312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
+#define PY313 "/root/.pyenv/versions/3.13.0/bin/python3.13"
 
 /* the interpreter's path goes before it */
 static const char dump[] =
@@ -103,6 +104,12 @@ static void test_linetable_matches_cpython_312(void **state)
 {
 	(void)state;
 	linetable_matches(PY312);
+}
+
+static void test_linetable_matches_cpython_313(void **state)
+{
+	(void)state;
+	linetable_matches(PY313);
 }
 
 #define MEM 0x10000000ULL
@@ -240,8 +247,9 @@ static void test_unicode_kinds(void **state)
 {
 	(void)state;
 	unicode_kinds(st_py_layout__find(0x030b));
-	/* 3.12: the text 8 bytes nearer (no wstr) */
+	/* 3.12, 3.13: the text 8 bytes nearer (no wstr) */
 	unicode_kinds(st_py_layout__find(0x030c));
+	unicode_kinds(st_py_layout__find(0x030d));
 }
 
 int main(void)
@@ -249,6 +257,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linetable_matches_cpython_311),
 		cmocka_unit_test(test_linetable_matches_cpython_312),
+		cmocka_unit_test(test_linetable_matches_cpython_313),
 		cmocka_unit_test(test_read_from_copies),
 		cmocka_unit_test(test_unicode_kinds),
 	};

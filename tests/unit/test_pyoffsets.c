@@ -1,7 +1,7 @@
 /* test_pyoffsets.c - the CPython layouts of user/collect/pyoffsets.c
  * against each interpreter's own DWARF: 3.11 against python3.11-dbg (found
- * by the build id of /usr/bin/python3.11), 3.12 against pyenv's
- * libpython3.12.so.1.0 (built with -g); the str state bits pycode.c reads;
+ * by the build id of /usr/bin/python3.11), 3.12 and 3.13 against pyenv's
+ * libpython3.1x.so.1.0 (built with -g); the str state bits pycode.c reads;
  * and the symbols and version that user/collect/pyproc.c finds in those
  * binaries. Each version is skipped when its file is not installed. */
 #include <setjmp.h>
@@ -24,6 +24,7 @@
 
 #define PY311 "/usr/bin/python3.11"
 #define PY312 "/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0"
+#define PY313 "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0"
 
 struct dbg {
 	int fd;
@@ -217,15 +218,30 @@ static int open_dbg(struct dbg *d)
 /* Every field of layout l against the DWARF of its interpreter. */
 static void check_layout(Dwarf *dw, const struct st_py_layout *l)
 {
+	/* 3.13 renamed two frame fields (f_executable: a code object in
+	 * every frame the walker names; instr_ptr: the instruction running
+	 * where prev_instr was the last one started, the same unit) */
+	bool v313 = l->version >= 0x030d;
+	Dwarf_Die t;
+
 	assert_int_equal(l->runtime_interp_head, off_of(dw, "_PyRuntimeState", "interpreters.head"));
 	assert_int_equal(l->interp_threads_head, off_of(dw, "PyInterpreterState", "threads.head"));
 	assert_int_equal(l->tstate_next, off_of(dw, "PyThreadState", "next"));
 	assert_int_equal(l->tstate_native_tid, off_of(dw, "PyThreadState", "native_thread_id"));
-	assert_int_equal(l->tstate_cframe, off_of(dw, "PyThreadState", "cframe"));
-	assert_int_equal(l->cframe_current_frame, off_of(dw, "_PyCFrame", "current_frame"));
-	assert_int_equal(l->frame_code, off_of(dw, "_PyInterpreterFrame", "f_code"));
+	if (l->cframe_current_frame != ST_PY_NO_OFF) {
+		assert_int_equal(l->tstate_cframe, off_of(dw, "PyThreadState", "cframe"));
+		assert_int_equal(l->cframe_current_frame, off_of(dw, "_PyCFrame", "current_frame"));
+	} else {
+		/* 3.13: the thread state's own current_frame, no _PyCFrame */
+		assert_int_equal(l->tstate_cframe, off_of(dw, "PyThreadState", "current_frame"));
+		assert_int_equal(off_of(dw, "PyThreadState", "cframe"), -1);
+		assert_int_not_equal(find_type(dw, "_PyCFrame", &t), 0);
+	}
+	assert_int_equal(l->frame_code,
+			 off_of(dw, "_PyInterpreterFrame", v313 ? "f_executable" : "f_code"));
 	assert_int_equal(l->frame_previous, off_of(dw, "_PyInterpreterFrame", "previous"));
-	assert_int_equal(l->frame_prev_instr, off_of(dw, "_PyInterpreterFrame", "prev_instr"));
+	assert_int_equal(l->frame_prev_instr,
+			 off_of(dw, "_PyInterpreterFrame", v313 ? "instr_ptr" : "prev_instr"));
 	/* the end of an evaluation loop's run: is_entry (3.11), or the shim
 	 * frames' owner value (3.12: the enumerator, and no is_entry) */
 	if (l->frame_is_entry != ST_PY_NO_OFF)
@@ -285,19 +301,30 @@ static void test_layout_311_matches_dwarf(void **state)
 	close_dwarf(&d);
 }
 
-static void test_layout_312_matches_dwarf(void **state)
+static void layout_matches_lib(__u16 version, const char *lib)
 {
-	const struct st_py_layout *l = st_py_layout__find(0x030c);
+	const struct st_py_layout *l = st_py_layout__find(version);
 	struct dbg d;
 
-	(void)state;
 	assert_non_null(l);
-	if (open_dwarf(PY312, &d)) {
+	if (open_dwarf(lib, &d)) {
 		skip();
 		return;
 	}
 	check_layout(d.dw, l);
 	close_dwarf(&d);
+}
+
+static void test_layout_312_matches_dwarf(void **state)
+{
+	(void)state;
+	layout_matches_lib(0x030c, PY312);
+}
+
+static void test_layout_313_matches_dwarf(void **state)
+{
+	(void)state;
+	layout_matches_lib(0x030d, PY313);
 }
 
 static void test_elf_symbols_and_version(void **state)
@@ -323,24 +350,35 @@ static void test_elf_symbols_and_version(void **state)
 	assert_int_equal(st_py_elf__find("/bin/true", "/bin/true", &pe), -ENOENT);
 }
 
-/* pyenv's 3.12: the symbols are libpython's (the executable exports none),
- * Py_Version says 3.12 and it has a layout. */
-static void test_elf_symbols_and_version_312(void **state)
+/* pyenv's 3.12 and 3.13: the symbols are libpython's (the executable
+ * exports none), Py_Version says the version and it has a layout. */
+static void lib_symbols_and_version(const char *lib, __u16 version, const char *name)
 {
 	struct st_py_elf pe;
 	char v[16];
 
-	(void)state;
-	if (access(PY312, R_OK)) {
+	if (access(lib, R_OK)) {
 		skip();
 		return;
 	}
-	assert_int_equal(st_py_elf__find(PY312, PY312, &pe), 0);
+	assert_int_equal(st_py_elf__find(lib, lib, &pe), 0);
 	assert_true(pe.runtime != 0 && pe.code_type != 0);
 	assert_true(pe.eval != 0 && pe.eval_size > 1000);
-	assert_int_equal(pe.version >> 16, 0x030c);
-	assert_string_equal(st_py_version__str(pe.version, v, sizeof(v)), "3.12");
+	assert_int_equal(pe.version >> 16, version);
+	assert_string_equal(st_py_version__str(pe.version, v, sizeof(v)), name);
 	assert_non_null(st_py_layout__find((__u16)(pe.version >> 16)));
+}
+
+static void test_elf_symbols_and_version_312(void **state)
+{
+	(void)state;
+	lib_symbols_and_version(PY312, 0x030c, "3.12");
+}
+
+static void test_elf_symbols_and_version_313(void **state)
+{
+	(void)state;
+	lib_symbols_and_version(PY313, 0x030d, "3.13");
 }
 
 static void test_candidates_and_unknown_versions(void **state)
@@ -353,10 +391,12 @@ static void test_candidates_and_unknown_versions(void **state)
 	assert_false(st_py_elf__candidate("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 	assert_non_null(st_py_layout__find(0x030b));
 	assert_non_null(st_py_layout__find(0x030c));
+	assert_non_null(st_py_layout__find(0x030d));
 	assert_null(st_py_layout__find(0x030a));
-	assert_null(st_py_layout__find(0x030d));
+	assert_null(st_py_layout__find(0x030e));
 	assert_null(st_py_layout__find(0x0200));
 	assert_string_equal(st_py_version__str(0x030d00f0, v, sizeof(v)), "3.13");
+	assert_string_equal(st_py_version__str(0x030a0df0, v, sizeof(v)), "3.10");
 }
 
 int main(void)
@@ -364,8 +404,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_311_matches_dwarf),
 		cmocka_unit_test(test_layout_312_matches_dwarf),
+		cmocka_unit_test(test_layout_313_matches_dwarf),
 		cmocka_unit_test(test_elf_symbols_and_version),
 		cmocka_unit_test(test_elf_symbols_and_version_312),
+		cmocka_unit_test(test_elf_symbols_and_version_313),
 		cmocka_unit_test(test_candidates_and_unknown_versions),
 	};
 

@@ -1,10 +1,11 @@
 /* test_pywalk.c - bpf/python.h's walker, natively: on LIVE python3.11
  * processes (Debian's static /usr/bin/python3.11 and pyenv's build on
- * libpython3.11.so) and a live python3.12 (pyenv's, on libpython3.12.so:
- * runs ended by C-stack shim frames instead of is_entry), each skipped when
+ * libpython3.11.so) and live python3.12 and 3.13 (pyenv's, on
+ * libpython3.1x.so: runs ended by C-stack shim frames instead of is_entry;
+ * 3.13: no _PyCFrame, f_executable, instr_ptr), each skipped when
  * absent, read through process_vm_readv, compared with the stack the
- * script prints of itself; on fake memory (loops, bad pointers, 3.12 shim
- * frames); and the merge with a native stack. */
+ * script prints of itself; on fake memory (loops, bad pointers, 3.12 and
+ * 3.13 shim frames); and the merge with a native stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,10 +27,11 @@
 #define PY_DEBIAN "/usr/bin/python3.11"
 #define PY_PYENV "/root/.pyenv/versions/3.11.7/bin/python3.11"
 #define PY_PYENV312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
+#define PY_PYENV313 "/root/.pyenv/versions/3.13.0/bin/python3.13"
 
 /* A known stack: <module> -> K.meth -> <listcomp> -> (map, C) -> rec x6 ->
  * leaf, which prints its own stack (leaf first, "qualname:line|...") and
- * sleeps on the same line. 3.12 runs the comprehension inside K.meth's
+ * sleeps on the same line. 3.12+ run the comprehension inside K.meth's
  * frame (PEP 709): no <listcomp> there. */
 static const char script[] =
 	"import sys, time\n"
@@ -156,6 +158,12 @@ static void test_live_pyenv_312(void **state)
 	walk_live(PY_PYENV312, 0x030c);
 }
 
+static void test_live_pyenv_313(void **state)
+{
+	(void)state;
+	walk_live(PY_PYENV313, 0x030d);
+}
+
 /* fake memory: a buffer mapped at FAKE */
 #define FAKE 0x10000000ULL
 static __u8 mem[4096];
@@ -184,12 +192,21 @@ static void fake_walk(struct st_py_walk *w, struct st_py_proc *p, struct st_py_s
 	w->s = s;
 	w->read = read_fake;
 	w->tid = 42;
-	/* runtime -> interp at +0x100 -> tstate at +0x200 (tid 42) -> cframe +0x400 */
-	put64(FAKE + p->l.runtime_interp_head, FAKE + 0x100);
-	put64(FAKE + 0x100 + p->l.interp_threads_head, FAKE + 0x200);
+	/* runtime (interpreters.head within the first 0x100 bytes) -> interp
+	 * at +0x100 -> tstate at +0x200 (tid 42) -> cframe +0x400 -> frame
+	 * +0x500 (3.13: tstate -> frame); 3.13's threads.head is at 7344,
+	 * outside mem: the thread state is given, not searched */
+	if (p->l.runtime_interp_head < 0x100 && p->l.interp_threads_head < 0x100) {
+		put64(FAKE + p->l.runtime_interp_head, FAKE + 0x100);
+		put64(FAKE + 0x100 + p->l.interp_threads_head, FAKE + 0x200);
+	}
 	put64(FAKE + 0x200 + p->l.tstate_native_tid, 42);
-	put64(FAKE + 0x200 + p->l.tstate_cframe, FAKE + 0x400);
-	put64(FAKE + 0x400 + p->l.cframe_current_frame, FAKE + 0x500);
+	if (p->l.cframe_current_frame != ST_PY_NO_OFF) {
+		put64(FAKE + 0x200 + p->l.tstate_cframe, FAKE + 0x400);
+		put64(FAKE + 0x400 + p->l.cframe_current_frame, FAKE + 0x500);
+	} else {
+		put64(FAKE + 0x200 + p->l.tstate_cframe, FAKE + 0x500);
+	}
 }
 
 static void test_fake_loop_is_bounded(void **state)
@@ -238,18 +255,17 @@ static void test_fake_loop_is_bounded(void **state)
 	assert_int_equal(w.stop, ST_PY_STAT_NO_THREAD);
 }
 
-/* 3.12: the C-stack shim frames (owner 3) under each evaluation call's
+/* 3.12+: the C-stack shim frames (owner 3) under each evaluation call's
  * run are not Python frames; each ends the run walked before it. */
-static void test_fake_312_shim_frames(void **state)
+static void shim_frames(__u16 version)
 {
 	struct st_py_scratch s = {};
 	struct st_py_proc p;
 	struct st_py_walk w = {};
 	__u64 ts;
 
-	(void)state;
 	memset(mem, 0, sizeof(mem));
-	fake_walk(&w, &p, &s, 0x030c);
+	fake_walk(&w, &p, &s, version);
 	/* leaf +0x500 -> f +0x580 -> shim +0x600 -> g +0x680 -> shim +0x700 -> 0;
 	 * a shim's f_code is the interpreter's trampoline code object */
 	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
@@ -263,8 +279,10 @@ static void test_fake_312_shim_frames(void **state)
 	put64(FAKE + 0x680 + p.l.frame_previous, FAKE + 0x700);
 	put64(FAKE + 0x700 + p.l.frame_code, FAKE + 0xa00);
 	mem[0x700 + p.l.frame_owner] = 3;
-	ts = st_py_find_tstate(&w);
-	assert_int_equal(ts, FAKE + 0x200);
+	ts = FAKE + 0x200;
+	if (p.l.interp_threads_head < 0x100)
+		assert_int_equal(st_py_find_tstate(&w), ts);
+	assert_true(st_py_tstate_is(&w, ts));
 	st_py_walk_frames(&w, ts);
 	assert_int_equal(s.stop, ST_PY_STAT__MAX);
 	assert_int_equal(s.n, 3);
@@ -280,6 +298,19 @@ static void test_fake_312_shim_frames(void **state)
 	assert_int_equal(s.n, 4);
 	assert_int_equal(s.ends[1], 0);
 	assert_int_equal(s.ends[3], 1);
+}
+
+static void test_fake_312_shim_frames(void **state)
+{
+	(void)state;
+	shim_frames(0x030c);
+}
+
+/* 3.13: the same chain from the thread state's own current_frame */
+static void test_fake_313_shim_frames(void **state)
+{
+	(void)state;
+	shim_frames(0x030d);
 }
 
 static void test_merge(void **state)
@@ -374,8 +405,10 @@ int main(void)
 		cmocka_unit_test(test_live_debian_static),
 		cmocka_unit_test(test_live_pyenv_libpython),
 		cmocka_unit_test(test_live_pyenv_312),
+		cmocka_unit_test(test_live_pyenv_313),
 		cmocka_unit_test(test_fake_loop_is_bounded),
 		cmocka_unit_test(test_fake_312_shim_frames),
+		cmocka_unit_test(test_fake_313_shim_frames),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_code_generations),
 	};

@@ -20,7 +20,7 @@
 #define ST_PY_STR_MAX (1u << 16)	/* longer strings are refused */
 #define ST_PY_LINETABLE_MAX (1u << 20)	/* longer location tables are refused */
 
-/* Bit positions in PyASCIIObject.state, the same in 3.11 and 3.12
+/* Bit positions in PyASCIIObject.state, the same in 3.11, 3.12 and 3.13
  * (interned:2, kind:3, compact:1, ascii:1; tests/unit/test_pyoffsets.c
  * checks them against each supported version's DWARF): a version that
  * moves them needs them in struct st_py_layout. */

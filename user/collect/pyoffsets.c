@@ -2,9 +2,9 @@
  *
  * Each entry is checked field by field against its interpreter's DWARF
  * (x86-64) by tests/unit/test_pyoffsets.c: 3.11 against Debian's
- * python3.11-dbg, 3.12 against pyenv's libpython3.12.so.1.0 (3.12.1).
- * 3.13 differs more (no _PyCFrame: tstate->current_frame; f_executable,
- * instr_ptr); it gets an entry once it is checked the same way.
+ * python3.11-dbg, 3.12 and 3.13 against pyenv's libpython3.12.so.1.0
+ * (3.12.1) and libpython3.13.so.1.0 (3.13.0). Another version gets an
+ * entry once it is checked the same way.
  */
 #include <stdio.h>
 
@@ -61,6 +61,42 @@ static const struct st_py_layout layouts[] = {
 		.frame_owner = 70,
 		.owner_cstack = 3,
 		.code_adaptive = 192,
+		.code_qualname = 128,
+		.code_filename = 112,
+		.code_firstlineno = 68,
+		.code_consts = 24,
+		.code_linetable = 136,
+		.object_type = 8,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_data = 40,
+		.unicode_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
+	{
+		/* 3.13: no _PyCFrame: the thread state holds current_frame
+		 * itself (cframe_current_frame ST_PY_NO_OFF); f_code is now
+		 * f_executable (a code object, Py_None in the shims) and
+		 * prev_instr instr_ptr (the instruction running, or the call
+		 * being made; a frame not started points at its first); the
+		 * runtime starts with _Py_DebugOffsets (interpreters.head
+		 * 632); co_executors before co_code_adaptive. Shims and str
+		 * headers as in 3.12. */
+		.version = 0x030d,
+		.runtime_interp_head = 632,
+		.interp_threads_head = 7344,
+		.tstate_next = 8,
+		.tstate_native_tid = 160,
+		.tstate_cframe = 72,
+		.cframe_current_frame = ST_PY_NO_OFF,
+		.frame_code = 0,
+		.frame_previous = 8,
+		.frame_prev_instr = 56,
+		.frame_is_entry = ST_PY_NO_OFF,
+		.frame_owner = 70,
+		.owner_cstack = 3,
+		.code_adaptive = 200,
 		.code_qualname = 128,
 		.code_filename = 112,
 		.code_firstlineno = 68,

@@ -5,7 +5,7 @@
  * read, one table entry per major.minor version. An entry is added only
  * when it has been checked against that interpreter's DWARF
  * (tests/unit/test_pyoffsets.c checks 3.11 against python3.11-dbg, 3.12
- * against pyenv's libpython3.12.so.1.0).
+ * and 3.13 against pyenv's libpython3.12.so.1.0 and libpython3.13.so.1.0).
  */
 #ifndef STACKTREE_PYOFFSETS_H
 #define STACKTREE_PYOFFSETS_H
