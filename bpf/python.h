@@ -39,7 +39,7 @@
  * index, 0xffff), the code key being the code object's address with its
  * generation in the low 4 bits, which are zero in a 16-byte aligned object
  * (obmalloc and glibc's malloc align them so): a code object freed and its
- * address reused for another one is another key (st_py_code_tag()). User
+ * address reused for another one is another key (st_py_code_gen()). User
  * addresses are below 2^47, so this stays below 2^63, and bit 63 is free
  * for ST_PY_TAG in the frame array.
  */
@@ -52,6 +52,7 @@
 #define ST_PY_MAX_THREADS 64	/* thread states searched for a thread */
 #define ST_PY_FRAME_BUF 128	/* bytes of a frame's header read at once */
 #define ST_PY_CODE_BUF 160	/* ... of a code object's (its type and st_py_ident()'s fields) */
+#define ST_PY_CODE_ROOM 256	/* room for them (a power of two: masked index) */
 #define ST_PY_GENS 16		/* generations of a code address (its 4 aligned bits) */
 #define ST_PY_TAG (1ULL << 63)	/* frame array entry: a Python frame's node address */
 #define ST_PY_IDX_MAX 0xffffULL
@@ -127,8 +128,6 @@ struct st_py_code_seen {
  * (user/collect/python.c), the process's memory only for what they miss:
  * a code object freed (or its process gone) before the daemon reads it
  * keeps its name. */
-#define ST_PY_SNAP_HDR 256	/* (ST_PY_CODE_BUF of it read; a power of two
-				 * for the masked index) */
 #define ST_PY_SNAP_NAME 320
 #define ST_PY_SNAP_FILE 576
 #define ST_PY_SNAP_TABLE 1024
@@ -146,7 +145,7 @@ struct st_py_event {
 			 * ident is an address reused past ST_PY_GENS generations */
 	__u64 at[ST_PY_SNAPS];	/* where each copy was read from */
 	__u32 len[ST_PY_SNAPS];	/* its bytes (0: none) */
-	__u64 hdr[ST_PY_SNAP_HDR / 8];
+	__u64 hdr[ST_PY_CODE_ROOM / 8];	/* ST_PY_CODE_BUF of it read */
 	__u8 qual[ST_PY_SNAP_NAME];
 	__u8 file[ST_PY_SNAP_FILE];
 	__u8 table[ST_PY_SNAP_TABLE];
@@ -175,9 +174,8 @@ enum st_py_stat {
 /* One walk's output, and the frame array merge's scratch. */
 struct st_py_scratch {
 	__u64 frame[ST_PY_FRAME_BUF / 8];	/* the frame header read */
-	__u64 code[256 / 8];			/* the code object's header read (its first
-						 * ST_PY_CODE_BUF bytes; the array's size
-						 * a power of two, for a masked index) */
+	__u64 code[ST_PY_CODE_ROOM / 8];	/* the code object's header (its first
+						 * ST_PY_CODE_BUF bytes read) */
 	__u64 addr[ST_PY_MAX_FRAMES];		/* ST_PY_ADDR, leaf first */
 	__u64 ident[ST_PY_MAX_FRAMES];		/* st_py_ident() of addr[]'s code objects */
 	__u8 ends[ST_PY_MAX_FRAMES];		/* last frame of an evaluation call's run */
@@ -252,14 +250,19 @@ static __always_inline __u8 st_py_f8(const struct st_py_scratch *s, __u16 off)
  * are within the ST_PY_CODE_BUF bytes read, tests/unit/test_pyoffsets.c;
  * the index masked into the array: a compare clang may move where the
  * verifier loses it, as it did). */
+static __always_inline __u64 st_py_hdr64(const __u64 *hdr, __u16 off)
+{
+	return hdr[(off >> 3) & (ST_PY_CODE_ROOM / 8 - 1)];
+}
+
 static __always_inline __u64 st_py_c64(const struct st_py_scratch *s, __u16 off)
 {
-	return s->code[(off >> 3) & (256 / 8 - 1)];
+	return st_py_hdr64(s->code, off);
 }
 
 static __always_inline __u32 st_py_c32(const struct st_py_scratch *s, __u16 off)
 {
-	return ((const __u32 *)s->code)[(off >> 2) & (256 / 4 - 1)];
+	return ((const __u32 *)s->code)[(off >> 2) & (ST_PY_CODE_ROOM / 4 - 1)];
 }
 
 /* What tells two code objects at one address apart (after the first was
@@ -657,13 +660,13 @@ static __always_inline void st_py_snap_code(struct st_py_event *e, const struct 
 											 ST_PY_CODE_BUF;
 	if (!e->len[ST_PY_SNAP_CODE])
 		return;
-	a = e->hdr[(l->code_qualname >> 3) & (ST_PY_SNAP_HDR / 8 - 1)];
+	a = st_py_hdr64(e->hdr, l->code_qualname);
 	e->at[ST_PY_SNAP_QUAL] = a;
 	e->len[ST_PY_SNAP_QUAL] = ST_PY_SNAP(e->qual, ST_PY_SNAP_NAME, a);
-	a = e->hdr[(l->code_filename >> 3) & (ST_PY_SNAP_HDR / 8 - 1)];
+	a = st_py_hdr64(e->hdr, l->code_filename);
 	e->at[ST_PY_SNAP_FNAME] = a;
 	e->len[ST_PY_SNAP_FNAME] = ST_PY_SNAP(e->file, ST_PY_SNAP_FILE, a);
-	a = e->hdr[(l->code_linetable >> 3) & (ST_PY_SNAP_HDR / 8 - 1)];
+	a = st_py_hdr64(e->hdr, l->code_linetable);
 	e->at[ST_PY_SNAP_LT] = a;
 	e->len[ST_PY_SNAP_LT] = ST_PY_SNAP(e->table, ST_PY_SNAP_TABLE, a);
 }
@@ -676,6 +679,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 	struct st_py_code_seen *seen, now = {};
 	struct st_py_event *e;
 	__u32 j = i & (ST_PY_MAX_FRAMES - 1);
+	bool report;
 	__u64 addr;
 
 	if (i >= s->n)
@@ -684,13 +688,12 @@ static long st_py_report_step(__u32 i, void *ctx)
 	k.code = ST_PY_CODE(addr);
 	now.ident = s->ident[j];
 	seen = bpf_map_lookup_elem(&py_codes, &k);
-	if (!st_py_code_gen(seen, now.ident, &now.gen)) {
-		s->addr[j] = st_py_addr_gen(addr, now.gen);
-		return 0;
-	}
-	/* new at its address: its frames take the new key even when the
-	 * report is lost (then unnamed, never another object's name) */
+	report = st_py_code_gen(seen, now.ident, &now.gen);
+	/* a new object takes the new key even when its report is lost
+	 * (then unnamed, never another object's name) */
 	s->addr[j] = st_py_addr_gen(addr, now.gen);
+	if (!report)
+		return 0;
 	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
 	if (!e) {
 		st_py_count(ST_PY_STAT_CODE_LOST, 1);
