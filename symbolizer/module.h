@@ -119,6 +119,9 @@ struct st_symbolizer {
 	struct st_module *vdso;
 	struct st_symtab *kernel;	/* NULL until loaded */
 	const char *kernel_module;	/* "[kernel.kallsyms]", interned */
+	size_t kernel_symbols;		/* read from kallsyms */
+	int kernel_read_error;		/* errno of a read that failed 3 times, or 0 */
+	size_t kernel_unnamed;		/* kernel addresses with no symbol */
 	char *scratch;			/* module name when resolving without a module */
 	size_t scratch_cap;
 };

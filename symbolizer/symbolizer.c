@@ -451,6 +451,9 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	memcpy(out->over_budget_path, s->over_budget_path, sizeof(out->over_budget_path));
 	out->src_cut = s->src_cut;
 	out->src_deferred = s->src_deferred;
+	out->kernel_symbols = s->kernel_symbols;
+	out->kernel_read_error = s->kernel_read_error;
+	out->kernel_unnamed = s->kernel_unnamed;
 	if (s->dbgd) {
 		struct st_dbgd_stats d;
 
@@ -954,6 +957,34 @@ int st_symbolizer__resolve(struct st_symbolizer *s, struct st_module *m, const c
 	return 0;
 }
 
+/* The kernel's symbols, once. A read of /proc/kallsyms that fails part
+ * way would leave every address past the failure unnamed, so a failed
+ * read is tried again, twice, into a fresh table; one that still fails
+ * keeps what it read and is counted (kernel_read_error). 0 or -ENOMEM. */
+static int load_kernel(struct st_symbolizer *s)
+{
+	int n = 0;
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		st_symtab__free(s->kernel);
+		s->kernel = st_symtab__new();
+		if (!s->kernel)
+			return -ENOMEM;
+		n = st_kallsyms__load(s->kallsyms, s->kernel, s->strs);
+		if (n >= 0 || n == -ENOMEM || n == -ENOENT || n == -EACCES)
+			break;
+	}
+	st_symtab__finish(s->kernel);
+	s->kernel_symbols = st_symtab__count(s->kernel);
+	s->kernel_read_error = n < 0 ? -n : 0;
+	if (s->verbose && n < 0)
+		fprintf(stderr, "stacktreed: cannot read %s: %s\n", s->kallsyms, strerror(-n));
+	else if (s->verbose && n == 0)
+		fprintf(stderr, "stacktreed: %s shows no addresses (kptr_restrict?)\n",
+			s->kallsyms);
+	return 0;
+}
+
 int st_symbolizer__resolve_kernel(struct st_symbolizer *s, __u64 addr, bool is_return,
 				  struct st_sym *out)
 {
@@ -964,25 +995,16 @@ int st_symbolizer__resolve_kernel(struct st_symbolizer *s, __u64 addr, bool is_r
 	if (!s || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	if (!s->kernel) {
-		s->kernel = st_symtab__new();
-		if (!s->kernel)
-			return -ENOMEM;
-		n = st_kallsyms__load(s->kallsyms, s->kernel, s->strs);
-		st_symtab__finish(s->kernel);
-		if (s->verbose && n < 0)
-			fprintf(stderr, "stacktreed: cannot read %s: %s\n", s->kallsyms,
-				strerror(-n));
-		else if (s->verbose && n == 0)
-			fprintf(stderr, "stacktreed: %s shows no addresses (kptr_restrict?)\n",
-				s->kallsyms);
-	}
+	if (!s->kernel && (n = load_kernel(s)) < 0)
+		return n;
 	look = is_return && addr ? addr - 1 : addr;
 	out->module = s->kernel_module;
 	out->module_offset = addr;
 	sym = st_symtab__find(s->kernel, look);
-	if (!sym)
+	if (!sym) {
+		s->kernel_unnamed++;
 		return 0;
+	}
 	out->function = sym->name;
 	out->module = sym->module ? sym->module : s->kernel_module;
 	out->func_addr = sym->start;

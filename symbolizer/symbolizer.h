@@ -102,6 +102,10 @@ struct st_symbolizer_stats {
 				 * stopped at their time or address limit */
 	size_t src_deferred;	/* source lookups left for a later profile
 				 * (st_symbolizer__source_budget()) */
+	size_t kernel_symbols;	/* text addresses named by /proc/kallsyms (0: kptr_restrict) */
+	int kernel_read_error;	/* errno of a kallsyms read that failed 3 times
+				 * (the symbols read before it are kept), or 0 */
+	size_t kernel_unnamed;	/* kernel addresses resolved without a symbol */
 	bool debuginfod;	/* fetching is on */
 	size_t dbgd_found, dbgd_not_found, dbgd_failed, dbgd_rejected, dbgd_skipped;
 	double dbgd_seconds;	/* time spent fetching */

@@ -447,6 +447,7 @@ static void test_kallsyms(void **state)
 		"ffffffffc0002040 b other_bss\t[other]";	/* no final newline */
 	char tmp[] = "/tmp/st-test-ksymsXXXXXX";
 	struct st_symbolizer_opts opts = { .kallsyms = tmp };
+	struct st_symbolizer_stats ss;
 	struct st_symbolizer *s;
 	struct st_sym r;
 	int fd;
@@ -494,7 +495,35 @@ static void test_kallsyms(void **state)
 	assert_string_equal(r.module, "[other]");
 	st_symbolizer__resolve_kernel(s, 0xffffffffc0002040ull, false, &r);
 	assert_null(r.function);
+	/* the unnamed ones are counted: 0x...250, below everything, the bss */
+	st_symbolizer__stats(s, &ss);
+	assert_int_equal(ss.kernel_unnamed, 3);
+	assert_int_equal(ss.kernel_symbols, 7);	/* text symbols, one per address */
+	assert_int_equal(ss.kernel_read_error, 0);
 	st_symbolizer__free(s);
+}
+
+/* A kallsyms whose read fails (here a directory: EISDIR) is tried three
+ * times, then counted as incomplete; its addresses stay unnamed. */
+static void test_kallsyms_read_fails(void **state)
+{
+	char tmp[] = "/tmp/st-test-ksymdirXXXXXX";
+	struct st_symbolizer_opts opts = { .kallsyms = tmp };
+	struct st_symbolizer_stats ss;
+	struct st_symbolizer *s;
+	struct st_sym r;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	s = st_symbolizer__new(&opts);
+	assert_non_null(s);
+	assert_int_equal(st_symbolizer__resolve_kernel(s, 0xffffffff81000000ull, false, &r), 0);
+	assert_null(r.function);
+	st_symbolizer__stats(s, &ss);
+	assert_int_equal(ss.kernel_read_error, EIO);
+	assert_int_equal(ss.kernel_unnamed, 1);
+	st_symbolizer__free(s);
+	rmdir(tmp);
 }
 
 static void test_kallsyms_missing(void **state)
@@ -1211,6 +1240,7 @@ int main(void)
 		cmocka_unit_test(test_debug_build_id),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_kallsyms_read_fails),
 		cmocka_unit_test(test_kallsyms_missing),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_refcount),
