@@ -138,6 +138,18 @@ static struct st_node *node_alloc(struct st_tree *t)
 	return &t->chunks->nodes[t->chunks->used++];
 }
 
+/* Append n to parent's children, so that unsorted children keep
+ * first-seen order. */
+static void append_child(struct st_node *parent, struct st_node *n)
+{
+	if (!parent->first_child)
+		parent->first_child = n;
+	else
+		parent->last_child->next_sibling = n;
+	parent->last_child = n;
+	parent->nchildren++;
+}
+
 struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
 			       const struct st_frame *f, bool create)
 {
@@ -160,13 +172,7 @@ struct st_node *st_tree__child(struct st_tree *t, struct st_node *parent,
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* append, so that unsorted children keep first-seen order */
-	if (!parent->first_child)
-		parent->first_child = n;
-	else
-		parent->last_child->next_sibling = n;
-	parent->last_child = n;
-	parent->nchildren++;
+	append_child(parent, n);
 	t->count++;
 	return n;
 }
@@ -248,6 +254,83 @@ int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct s
 		err = st_tree__merge(t, d, c);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/* Unlink n from its parent's children (n stays in the index). */
+static void unlink_child(struct st_node *n)
+{
+	struct st_node *old = n->parent, *prev = NULL;
+
+	for (struct st_node *c = old->first_child; c != n; c = c->next_sibling)
+		prev = c;
+	if (prev)
+		prev->next_sibling = n->next_sibling;
+	else
+		old->first_child = n->next_sibling;
+	if (old->last_child == n)
+		old->last_child = prev;
+	old->nchildren--;
+	n->next_sibling = NULL;
+}
+
+int st_tree__adopt(struct st_tree *t, struct st_node *new_parent, struct st_node *n)
+{
+	struct child_key old_key = { n->parent, &n->f };
+	struct st_node *have, *x;
+	unsigned int delta;
+	bool found = false;
+
+	if (!n->parent || n == new_parent)
+		return -EINVAL;
+	for (x = n->parent->first_child; x && !found; x = x->next_sibling)
+		found = x == n;
+	for (x = new_parent; x && found; x = x->parent)
+		if (x == n)
+			return -EINVAL;	/* under itself */
+	if (!found)
+		return -EINVAL;
+	t->prevlen = 0;
+	have = st_tree__child(t, new_parent, &n->f, false);
+	if (have) {
+		int err = st_tree__merge(t, have, n);
+
+		if (err)
+			return err;	/* (have holds part of n's counts: ENOMEM only) */
+		st_u64map__remove(t->index, key_hash(n->parent, &n->f), is_child, &old_key);
+		unlink_child(n);
+		n->parent = NULL;
+		return 0;
+	}
+	/* the new key first: on ENOMEM nothing has changed */
+	{
+		struct st_node *old = n->parent;
+
+		n->parent = new_parent;
+		if (st_u64map__add(t->index, key_hash(new_parent, &n->f), n)) {
+			n->parent = old;
+			return -ENOMEM;
+		}
+		n->parent = old;
+	}
+	st_u64map__remove(t->index, key_hash(n->parent, &n->f), is_child, &old_key);
+	unlink_child(n);
+	n->parent = new_parent;
+	append_child(new_parent, n);
+	/* depths: pre-order over n's subtree by its links (no recursion) */
+	delta = new_parent->depth + 1 - n->depth;
+	for (x = n;;) {
+		x->depth += delta;
+		if (x->first_child) {
+			x = x->first_child;
+			continue;
+		}
+		while (x != n && !x->next_sibling)
+			x = x->parent;
+		if (x == n)
+			break;
+		x = x->next_sibling;
 	}
 	return 0;
 }

@@ -129,6 +129,15 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
  * src's own base and calls are added to dst_parent. Returns 0 or -ENOMEM. */
 int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src);
 
+/* Move node n of t (not the root), with its subtree, under new_parent (a
+ * node of t outside n's subtree): its depths follow. When new_parent has
+ * a child with n's frame already, n's counts and subtree are merged into
+ * that child (st_tree__merge()) and n is left detached (its nodes stay
+ * allocated, unreachable, until t is freed). The previous sample's path is
+ * forgotten (st_tree__reset_calls()). Returns 0, or -ENOMEM with t as it
+ * was, or -EINVAL. */
+int st_tree__adopt(struct st_tree *t, struct st_node *new_parent, struct st_node *n);
+
 /* A finalized copy of t without its inline frames: the callees and base of
  * an ST_FRAME_INLINE node go to the nearest ancestor that is not one (its
  * calls are the ancestor's already); equal frames met that way are summed.

@@ -102,7 +102,7 @@ def test_report_reads_a_profile_past_2gib():
         check(real > 2200 << 20, "generated %d bytes" % real)
         rc, err, _ = report(path, os.path.join(d, "out"), "json")
         check(rc == 0, "stacktree report on %d bytes: exit %d: %s" % (real, rc, err))
-        prof = load(os.path.join(d, "out"))
+        prof = load(os.path.join(d, "out"), generated=True)
         names = [c.get("function") for c in prof["threads"][0]["root"]["children"]]
         check(names == ["after_2gib"], "children past 2 GiB: %s" % names)
     finally:

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,52 @@ static struct st_frame leaf(const char *fn, struct fx *f)
 {
 	return (struct st_frame){ .kind = ST_FRAME_LEAF,
 				  .function = st_strtab__intern(f->strs, fn) };
+}
+
+/* st_tree__adopt(): a subtree moved under another node keeps its counts,
+ * is found under its new parent only, its depths follow; moved onto a
+ * frame the new parent has, it is merged; a node under itself is refused. */
+static void test_adopt(void **state)
+{
+	struct fx *f = *state;
+	struct st_frame tr = { .kind = ST_FRAME_SPECIAL,
+			       .function = st_strtab__intern(f->strs, "[truncated]") };
+	struct st_frame a[] = { site("helper", 1, f), site("g", 2, f), leaf("w", f) };
+	struct st_frame b[] = { tr, site("other", 3, f), leaf("w", f) };
+	struct st_frame c[] = { site("other", 3, f), leaf("x", f) };
+	struct st_node *root = st_tree__root(f->t), *h, *t, *o, *o2, *g;
+
+	st_tree__add_sample(f->t, a, 3, 5, ST_CALLS_FRAME);
+	st_tree__add_sample(f->t, b, 3, 2, ST_CALLS_FRAME);
+	st_tree__add_sample(f->t, c, 2, 4, ST_CALLS_FRAME);
+	h = st_tree__child(f->t, root, &a[0], false);
+	t = st_tree__child(f->t, root, &tr, false);
+	o = st_tree__child(f->t, root, &c[0], false);
+	g = st_tree__child(f->t, h, &a[1], false);
+	assert_int_equal(st_tree__adopt(f->t, g, h), -EINVAL);	/* under itself */
+	assert_int_equal(st_tree__adopt(f->t, h, h), -EINVAL);
+
+	assert_int_equal(st_tree__adopt(f->t, t, h), 0);
+	assert_null(st_tree__child(f->t, root, &a[0], false));
+	assert_ptr_equal(st_tree__child(f->t, t, &a[0], false), h);
+	assert_ptr_equal(h->parent, t);
+	assert_int_equal(h->depth, 2);
+	assert_int_equal(g->depth, 3);
+	assert_int_equal(st_tree__child(f->t, g, &a[2], false)->depth, 4);
+	assert_int_equal(root->nchildren, 2);
+
+	/* onto [truncated]'s own "other": one node */
+	o2 = st_tree__child(f->t, t, &b[1], false);
+	assert_int_equal(st_tree__adopt(f->t, t, o), 0);
+	assert_null(st_tree__child(f->t, root, &c[0], false));
+	assert_int_equal(root->nchildren, 1);
+	assert_int_equal(t->nchildren, 2);
+	st_tree__finalize(f->t);
+	assert_int_equal(root->cum, 11);
+	assert_int_equal(t->cum, 11);
+	assert_int_equal(o2->cum, 6);
+	assert_int_equal(st_tree__child(f->t, o2, &c[1], false)->base, 4);
+	assert_int_equal(st_tree__child(f->t, o2, &b[2], false)->base, 2);
 }
 
 /* ST_CALLS_FRAME: a frame that moves to another position is the same call. */
@@ -366,6 +413,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_random_invariants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frame_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_function, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include "common/tree.h"
 #include "user/collect/collector.h"
 #include "user/model/profile.h"
+#include "user/model/roots.h"
 #include "user/symbolize/namer.h"
 
 int st_build__add_module(void *p, const char *name, const char *path, const char *build_id)
@@ -25,6 +26,7 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 				     const char *event, bool faults)
 {
 	struct st_profile *p = st_profile__new(event);
+	struct st_short_counts cut = { 0, 0 };
 	struct st_raw_thread t;
 	size_t pos = 0;
 
@@ -41,7 +43,12 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 		    st_namer__tree(n, &t, pt->tree, p->strs, st_build__add_module, p))
 			goto cleanup;
 	}
-	if (st_build__finish(p))
+	if (st_roots__mark_short(p, &cut) ||
+	    (cut.named && st_profile__add_note_id(p, "short_of_entry",
+			"stacks ending short of a thread entry (at a named frame)", cut.named)) ||
+	    (cut.unnamed && st_profile__add_note_id(p, "short_unnamed",
+			"stacks ending short of a thread entry (at an unnamed frame)", cut.unnamed)) ||
+	    st_build__finish(p))
 		goto cleanup;
 	return p;
 cleanup:
