@@ -447,7 +447,10 @@ def test_outdir_full_disk_pending_is_bounded():
     bounded by the budget (--memory-mb 96: 24 MiB for the caches, pending
     trees dropped over 6 MiB), so the daemon's own memory (RssAnon, median
     of 5 s: a snapshot's build is transient) grows by less than 12 MiB
-    between 10 s and the end and stays under the budget; the first
+    between 20 s and the end and stays under the budget (it ramps up to
+    12-16 s, later under load, then is flat: measured from 10 s, the end
+    of the ramp counted as growth, 1.1-13.3 MiB over 9 runs; from 20 s,
+    0-10 MiB); the first
     snapshot after space returns covers the whole time since the start,
     and its samples plus those it tells dropped are at least half of what
     the busy CPU gave (99 Hz)."""
@@ -473,9 +476,9 @@ def test_outdir_full_disk_pending_is_bounded():
             churn = None
             check("snapshot not written" in open(log).read(), "no snapshot failed")
             check(snapshot_count(out) == 0, "a snapshot fitted in 200 KiB")
-            early = sorted(v for t, v in rss if 10 <= t <= 15)[2]
+            early = sorted(v for t, v in rss if 20 <= t <= 25)[2]
             late = sorted(v for t, v in rss[-5:])[2]
-            print("  RssAnon %d KiB at 10-14 s, %d KiB at the end (%s)"
+            print("  RssAnon %d KiB at 20-25 s, %d KiB at the end (%s)"
                   % (early, late, ", ".join("%d" % (v >> 10) for _, v in rss)))
             if not SANITIZED:	# ASan keeps what is freed (its 256 MiB quarantine)
                 check(late - early < 12 * 1024,
