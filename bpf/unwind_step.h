@@ -276,7 +276,7 @@ ST_UNW_CB long st_unw_frame(__u32 i, void *data)
 	const struct st_unwind_row *r;
 	struct st_unw_cache_ent *ce;
 	const struct st_unwind_map *m;
-	__u64 cfa, fr[2], ra, pc;
+	__u64 cfa, fr[2], ra, pc, slot;
 	__u32 kind, n = i;	/* == s->n: one frame per iteration (i keeps the verifier's
 				 * view of the state the same every iteration) */
 	__s64 off;
@@ -362,7 +362,7 @@ ST_UNW_CB long st_unw_frame(__u32 i, void *data)
 	    (r->rbp == ST_UNW_RBP_SAME && !(r->kind & ST_UNW_F_RBP_AT_RBP))) {
 		if (st_unw_read8(&s->env, cfa - 8, &ra))
 			goto fault;
-	} else if (r->rbp == -2 && !(r->kind & ST_UNW_F_RBP_AT_RBP)) {
+	} else if (r->rbp == -2 && !(r->kind & ST_UNW_F_RBP_AT_RBP) && cfa - 16 >= s->sp) {
 		/* the usual push rbp right after the call */
 		if (st_unw_read8(&s->env, cfa - 16, &fr[0]) ||
 		    st_unw_read8(&s->env, cfa - 8, &fr[1]))
@@ -372,10 +372,14 @@ ST_UNW_CB long st_unw_frame(__u32 i, void *data)
 	} else {
 		if (st_unw_read8(&s->env, cfa - 8, &ra))
 			goto fault;
+		slot = ((r->kind & ST_UNW_F_RBP_AT_RBP) ? s->bp : cfa) + (__s64)r->rbp * 8;
+		/* a slot below sp was popped (the interrupted frame is past its
+		 * pop rbp: GCC's rows keep rbp at CFA - 16 up to the ret): the
+		 * register holds the caller's rbp again. Reading the dead slot
+		 * worked in BPF but not in the daemon, whose copy starts at sp. */
 		if (r->rbp == ST_UNW_RBP_UNKNOWN)
 			s->bp = 0;
-		else if (st_unw_read8(&s->env, ((r->kind & ST_UNW_F_RBP_AT_RBP) ? s->bp : cfa) +
-						       (__s64)r->rbp * 8, &s->bp))
+		else if (slot >= s->sp && st_unw_read8(&s->env, slot, &s->bp))
 			goto fault;
 	}
 	s->sp = cfa;

@@ -21,6 +21,8 @@ static struct st_unwind_row rows[] = {
 	{ .pc = 0x1000, .kind = ST_UNW_RSP, .rbp = ST_UNW_RBP_SAME, .off = 8 },	/* A: entry */
 	{ .pc = 0x1001, .kind = ST_UNW_RSP, .rbp = -2, .off = 16 },	/* A: after push rbp */
 	{ .pc = 0x1004, .kind = ST_UNW_RBP, .rbp = -2, .off = 16 },	/* A: rbp set */
+	{ .pc = 0x1050, .kind = ST_UNW_RSP, .rbp = -2, .off = 8 },	/* A: ret, after pop rbp */
+	{ .pc = 0x1051, .kind = ST_UNW_RSP, .rbp = -3, .off = 8 },	/* (a slot lower still) */
 	{ .pc = 0x1100, .kind = ST_UNW_NONE },
 	{ .pc = 0x2000, .kind = ST_UNW_RSP, .rbp = ST_UNW_RBP_SAME, .off = 32 }, /* B */
 	{ .pc = 0x2100, .kind = ST_UNW_NONE },
@@ -129,6 +131,29 @@ static void test_complete(void **state)
 	assert_int_equal(out[0], BASE + 0x1002);
 	assert_int_equal(out[1], BASE + 0x2010);
 	assert_int_equal(out[2], BASE + 0x3005);
+}
+
+/* At the ret of an epilogue, after its pop rbp, GCC's rows still put the
+ * saved rbp at CFA - 16, below sp: the register holds the caller's rbp
+ * again, and the stack below sp is not read (the daemon's copy starts at
+ * sp: reading there ended late walks with a read fault). */
+static void test_epilogue_after_pop_rbp(void **state)
+{
+	__u64 out[8];
+	__u32 stop;
+	size_t n;
+
+	(void)state;
+	for (__u64 ip = BASE + 0x1050; ip <= BASE + 0x1051; ip++) {
+		put(SP + 0, BASE + 0x2010);	/* A returns into B */
+		put(SP + 8 + 24, BASE + 0x3005); /* B's CFA = SP + 8 + 32 */
+		struct st_unw_native_in in = input(ip, 0x7777, sizeof(stack), false);
+		n = walk(&in, out, 8, &stop);
+		assert_int_equal(n, 3);
+		assert_int_equal(stop, ST_UNW_STOP_END);
+		assert_int_equal(out[1], BASE + 0x2010);
+		assert_int_equal(out[2], BASE + 0x3005);
+	}
 }
 
 /* The CFA from rbp, and the caller's rbp restored from the frame. */
@@ -572,6 +597,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_complete, setup),
 		cmocka_unit_test_setup(test_rbp_rule, setup),
+		cmocka_unit_test_setup(test_epilogue_after_pop_rbp, setup),
 		cmocka_unit_test_setup(test_return_address_minus_one, setup),
 		cmocka_unit_test_setup(test_rbx_r10_in_the_leaf_only, setup),
 		cmocka_unit_test_setup(test_plt, setup),
