@@ -280,17 +280,14 @@ int st_tree__adopt(struct st_tree *t, struct st_node *new_parent, struct st_node
 	struct child_key old_key = { n->parent, &n->f };
 	struct st_node *have, *x;
 	unsigned int delta;
-	bool found = false;
 
-	if (!n->parent || n == new_parent)
+	/* n is a node of t: its key finds it (one lookup; unlink_child()
+	 * walks the siblings once) */
+	if (!n->parent || n == new_parent || st_tree__child(t, n->parent, &n->f, false) != n)
 		return -EINVAL;
-	for (x = n->parent->first_child; x && !found; x = x->next_sibling)
-		found = x == n;
-	for (x = new_parent; x && found; x = x->parent)
+	for (x = new_parent; x; x = x->parent)
 		if (x == n)
 			return -EINVAL;	/* under itself */
-	if (!found)
-		return -EINVAL;
 	t->prevlen = 0;
 	have = st_tree__child(t, new_parent, &n->f, false);
 	if (have) {

@@ -109,6 +109,7 @@ static void add_perfmap_notes(struct st_profile *p, const struct st_collector *c
 		{ "perfmap_entries_dropped", "perf map entries dropped (over 1048576 per file)", js.dropped },
 		{ "files_refused_implausible_layout", "files refused: implausible layout", ss.implausible },
 		{ "files_refused_not_mapped", "files refused: not the mapped file (mapping gone, path reused)", ss.not_mapped },
+		{ "kernel_symbols", "kernel symbols read (/proc/kallsyms)", ss.kernel_symbols },
 		{ "kernel_unnamed", "kernel addresses without a symbol (/proc/kallsyms)", ss.kernel_unnamed },
 		{ "kernel_symbols_incomplete", "kernel symbols incomplete: /proc/kallsyms read failed 3 times", ss.kernel_read_error != 0 },
 	};

@@ -159,6 +159,12 @@ def test_small_node_table_keeps_every_node_in_place():
             stack = [(c, (c["function"],)) for c in m["children"]]
             while stack:
                 n, seq = stack.pop()
+                if seq[0] == "wl_wait_start":
+                    # the wait for the start file (access(), usleep()):
+                    # sampled now and then when both CPUs are busy with
+                    # other work too (make test beside a CPU-bound process)
+                    under += n["cum"]
+                    continue
                 check(any(p[:len(seq)] == seq for p in paths),
                       "bench_cpu %d: main -> %s is none of its call paths"
                       % (pid, " -> ".join(map(str, seq))))
@@ -224,6 +230,8 @@ def test_kernel_frames():
                   % (c["function"], n["function"]))
     notes = prof["notes_by_id"]
     check("kernel_symbols_incomplete" not in notes, "kallsyms read failed: %s" % notes)
+    # as root, kallsyms names the kernel's text (tens of thousands of symbols)
+    check(notes.get("kernel_symbols", 0) > 10000, "kernel symbols read: %s" % notes)
     # a kernel address without a symbol is counted
     unnamed = sum(n["cum"] for n, _ in kernel if n["function"] is None)
     check(not unnamed or notes.get("kernel_unnamed", 0) > 0,

@@ -171,6 +171,10 @@ static void test_adopt(void **state)
 	assert_null(st_tree__child(f->t, root, &c[0], false));
 	assert_int_equal(root->nchildren, 1);
 	assert_int_equal(t->nchildren, 2);
+	assert_int_equal(st_tree__adopt(f->t, root, o), -EINVAL);	/* merged away */
+	g->f.offset += 99;	/* a node its key does not find */
+	assert_int_equal(st_tree__adopt(f->t, root, g), -EINVAL);
+	g->f.offset -= 99;
 	st_tree__finalize(f->t);
 	assert_int_equal(root->cum, 11);
 	assert_int_equal(t->cum, 11);

@@ -43,12 +43,11 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 		    st_namer__tree(n, &t, pt->tree, p->strs, st_build__add_module, p))
 			goto cleanup;
 	}
-	if (st_roots__mark_short(p, &cut) ||
+	if (st_build__finish(p) || st_roots__mark_short(p, &cut) ||
 	    (cut.named && st_profile__add_note_id(p, "short_of_entry",
 			"stacks ending short of a thread entry (at a named frame)", cut.named)) ||
 	    (cut.unnamed && st_profile__add_note_id(p, "short_unnamed",
-			"stacks ending short of a thread entry (at an unnamed frame)", cut.unnamed)) ||
-	    st_build__finish(p))
+			"stacks ending short of a thread entry (at an unnamed frame)", cut.unnamed)))
 		goto cleanup;
 	return p;
 cleanup:

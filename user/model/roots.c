@@ -89,7 +89,6 @@ int st_roots__mark_short(struct st_profile *p, struct st_short_counts *out)
 		struct st_short_counts n = { 0, 0 };
 		int err;
 
-		st_tree__finalize(th->tree);	/* cum of the root's children */
 		if (!count_short(th->tree, &n))
 			continue;
 		if (!trunc && !(trunc = st_strtab__intern(p->strs, ST_TRUNCATED_NAME)))
@@ -97,6 +96,7 @@ int st_roots__mark_short(struct st_profile *p, struct st_short_counts *out)
 		err = move_short(th->tree, trunc);
 		if (err)
 			return err;
+		st_tree__finalize(th->tree);	/* [truncated]'s cum, with what it got */
 		out->named += n.named;
 		out->unnamed += n.unnamed;
 	}

@@ -31,8 +31,9 @@ struct st_short_counts {
 };
 
 /* Move every stack of p's threads whose outermost frame is not an entry
- * under the thread's [truncated] node (created when needed), before
- * st_build__finish(); add the counts to *out. 0 or -ENOMEM. */
+ * under the thread's [truncated] node (created when needed), after
+ * st_build__finish() (its cum are read) and finalizing again only the
+ * trees it changed; add the counts to *out. 0 or -ENOMEM. */
 int st_roots__mark_short(struct st_profile *p, struct st_short_counts *out);
 
 #endif
