@@ -15,15 +15,20 @@
  *   1. finds its thread's PyThreadState: cached per thread (st_py tstate
  *      cache, revalidated by re-reading native_thread_id), else by walking
  *      _PyRuntime.interpreters.head->threads.head->next... for the one whose
- *      native_thread_id is the thread's id (at most ST_PY_MAX_THREADS);
+ *      native_thread_id is the thread's id (at most ST_PY_MAX_THREADS; 3.10:
+ *      tstate_head, and thread_id, pthread_self(), the thread's fs base);
  *   2. walks tstate->cframe->current_frame and its `previous` chain (at most
  *      ST_PY_MAX_FRAMES; deeper stacks are cut and counted), recording per
  *      frame the code object and the instruction index, and where an
  *      evaluation loop's run of frames ends (3.11: `is_entry`; 3.12+: the
- *      frame below a C-stack-owned shim frame);
+ *      frame below a C-stack-owned shim frame); 3.10: tstate->frame and
+ *      its f_back chain of PyFrameObjects, f_lasti the index, one
+ *      evaluation call per frame;
  *   3. merges: the native walk is leaf first; each native frame inside
  *      _PyEval_EvalFrameDefault is replaced by the Python frames that call
- *      runs (from the next unused Python frame up to the end of its run).
+ *      runs (from the next unused Python frame up to the end of its run);
+ *      3.10: the interpreter's own frames between two runs (one Python
+ *      frame calling the next through C) are dropped.
  *      A Python frame goes into the native frame array tagged with
  *      ST_PY_TAG; path_at() turns the tag into flag ST_NODE_PYTHON.
  *      A sample deferred to the daemon (bpf/defer.bpf.h) carries what
@@ -92,6 +97,11 @@ struct st_py_layout {
 	__u16 version;			/* 0x030b: 3.11 ... 0x030d: 3.13 */
 	__u16 code_consts;		/* PyCodeObject.co_consts, then co_names and
 					 * co_exceptiontable (st_py_ident()) */
+	__u16 frame_lasti;		/* 3.10: PyFrameObject.f_lasti, the index of the
+					 * code unit running (an int; -1: not started), or
+					 * ST_PY_NO_OFF: the index from frame_prev_instr */
+	__u16 tstate_pthread;		/* 1: tstate_native_tid is 3.10's thread_id,
+					 * pthread_self(): the thread's fs base */
 };
 
 /* py_procs value (key: tgid), pushed by the daemon (user/collect/pyproc.c). */
@@ -100,6 +110,9 @@ struct st_py_proc {
 	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault's text */
 	__u64 cold_start, cold_end;	/* ... its .cold part (GCC's hot/cold split), or 0 */
 	__u64 code_type;		/* address of PyCode_Type (0: unknown) */
+	__u64 text_start, text_end;	/* the interpreter's executable mapping when its
+					 * frames between two runs are its call plumbing
+					 * (3.10: every Python call is a C call), else 0 */
 	__u32 image;			/* the image (self_exec_id) it was found in */
 	__u32 pad;
 	struct st_py_layout l;
@@ -184,7 +197,9 @@ struct st_py_scratch {
 	__u32 stop;				/* enum st_py_stat (ST_PY_STAT__MAX: complete) */
 	struct st_py_merge_at {			/* the merge's position (st_py_merge_step) */
 		__u32 i, j, o;
+		__u32 mark;			/* out[] after the last run (text_end set) */
 		__u8 in_run, cut, unmatched;
+		__u8 keep;			/* a frame since then outside the interpreter */
 	} at;
 };
 
@@ -244,6 +259,11 @@ static __always_inline __u64 st_py_f64(const struct st_py_scratch *s, __u16 off)
 static __always_inline __u8 st_py_f8(const struct st_py_scratch *s, __u16 off)
 {
 	return ((const __u8 *)s->frame)[off & (ST_PY_FRAME_BUF - 1)];
+}
+
+static __always_inline __u32 st_py_f32(const struct st_py_scratch *s, __u16 off)
+{
+	return ((const __u32 *)s->frame)[(off >> 2) & (ST_PY_FRAME_BUF / 4 - 1)];
 }
 
 /* A field of the code object's header in s->code (the layouts' fields
@@ -353,6 +373,7 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	struct st_py_scratch *s = w->s;
 	__u64 code, prev, instr, base, idx = 0, ident;
 	__u32 n = s->n;
+	__u8 ends;
 
 	(void)i;
 	if (!w->frame)
@@ -371,7 +392,6 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	}
 	code = st_py_f64(s, l->frame_code);
 	prev = st_py_f64(s, l->frame_previous);
-	instr = st_py_f64(s, l->frame_prev_instr);
 	if (prev == w->frame || !st_py_ptr_ok(code)) {
 		w->stop = ST_PY_STAT_BAD_VALUE;
 		return 1;
@@ -404,19 +424,31 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		w->last_code = code;
 		w->last_ident = ident;
 	}
-	/* 3.11, 3.12: prev_instr is the instruction running (or the call
-	 * being made; 3.12: its last inline cache unit, which the location
-	 * table gives the call's line); a frame not started yet points one
-	 * before the first. 3.13's instr_ptr: the same unit while it runs
-	 * (CPython's own lasti is instr_ptr - code in 3.13, prev_instr -
-	 * code before), the first one in a frame not started. */
-	base = code + l->code_adaptive;
-	if (instr >= base)
-		idx = (instr - base) >> 1;
+	if (l->frame_lasti != ST_PY_NO_OFF) {
+		/* 3.10: f_lasti, the index of the instruction running (or
+		 * the call being made), -1 before the first; and one
+		 * evaluation call per frame: each frame ends its run */
+		__s32 lasti = (__s32)st_py_f32(s, l->frame_lasti);
+
+		idx = lasti > 0 ? (__u64)lasti : 0;
+		ends = 1;
+	} else {
+		/* 3.11, 3.12: prev_instr is the instruction running (or the
+		 * call being made; 3.12: its last inline cache unit, which
+		 * the location table gives the call's line); a frame not
+		 * started yet points one before the first. 3.13's
+		 * instr_ptr: the same unit while it runs (CPython's own
+		 * lasti is instr_ptr - code in 3.13, prev_instr - code
+		 * before), the first one in a frame not started. */
+		instr = st_py_f64(s, l->frame_prev_instr);
+		base = code + l->code_adaptive;
+		if (instr >= base)
+			idx = (instr - base) >> 1;
+		ends = l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, l->frame_is_entry) != 0;
+	}
 	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = ST_PY_ADDR(code, idx);
 	s->ident[n & (ST_PY_MAX_FRAMES - 1)] = ident;
-	s->ends[n & (ST_PY_MAX_FRAMES - 1)] =
-		l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, l->frame_is_entry) != 0;
+	s->ends[n & (ST_PY_MAX_FRAMES - 1)] = ends;
 	s->n = n + 1;
 	w->frame = prev;
 	return 0;
@@ -501,6 +533,7 @@ struct st_py_merge {
 	struct st_py_scratch *s;
 	__u64 *out;
 	__u64 eval_start, eval_end, cold_start, cold_end;
+	__u64 text_start, text_end;	/* (st_py_proc) 0: keep every native frame */
 	__u32 un, max;
 };
 
@@ -522,8 +555,11 @@ static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
 		m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = s->addr[j] | ST_PY_TAG;
 		at->o++;
 		at->j++;
-		if (s->ends[j] || at->j >= s->n)
+		if (s->ends[j] || at->j >= s->n) {
 			at->in_run = 0;
+			at->mark = at->o;
+			at->keep = 0;
+		}
 		return 0;
 	}
 	if (at->i >= m->un)
@@ -534,11 +570,17 @@ static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
 	 * instruction): end inclusive */
 	if ((a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end)) {
 		if (at->j < s->n) {
+			/* 3.10: the interpreter's frames since the last run were
+			 * the call from one Python frame into the next */
+			if (!at->keep && at->mark <= at->o)
+				at->o = at->mark;
 			at->in_run = 1;
 			return 0;
 		}
 		at->unmatched = 1;	/* kept as the native frame */
 	}
+	if (a < m->text_start || a >= m->text_end)
+		at->keep = 1;		/* C code of its own (an extension, ctypes) */
 	if (at->o >= m->max) {
 		at->cut = 1;
 		return 1;
@@ -560,6 +602,7 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 	struct st_py_merge m = {
 		.s = s, .out = frames, .eval_start = p->eval_start, .eval_end = p->eval_end,
 		.cold_start = p->cold_start ? p->cold_start : 1, .cold_end = p->cold_end,
+		.text_start = p->text_start, .text_end = p->text_end,
 		.max = max > ST_PY_MAX_FRAMES * 2 ? ST_PY_MAX_FRAMES * 2 : max,
 	};
 	__u32 k, o;
@@ -572,8 +615,9 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 		s->native[k] = frames[k];
 	}
 	m.un = un;
-	s->at.i = s->at.j = s->at.o = 0;
+	s->at.i = s->at.j = s->at.o = s->at.mark = 0;
 	s->at.in_run = s->at.cut = s->at.unmatched = 0;
+	s->at.keep = 1;		/* the native frames before the first run stay */
 	ST_PY_LOOP(ST_PY_MAX_FRAMES * 3 + 1, st_py_merge_step, &m);
 	*cut = s->at.cut;
 	*unmatched = s->at.unmatched || (s->at.j < s->n && !s->at.cut);
@@ -767,6 +811,14 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	st_py_count(ST_PY_STAT_SAMPLES, 1);
 	w.p = p;
 	w.s = s;
+	if (p->l.tstate_pthread) {
+		/* 3.10 knows a thread by pthread_self(), glibc's thread
+		 * pointer: the fs base the kernel set for it (arch_prctl at
+		 * start-up, CLONE_SETTLS for a thread) */
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		w.tid = BPF_CORE_READ(task, thread.fsbase);
+	}
 	cached = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
 	if (cached && st_py_tstate_is(&w, *cached)) {
 		ts = *cached;
@@ -839,6 +891,8 @@ static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __
 	out->eval_end = p->eval_end;
 	out->cold_start = p->cold_start;
 	out->cold_end = p->cold_end;
+	out->text_start = p->text_start;
+	out->text_end = p->text_end;
 	__builtin_memcpy(out->addr, s->addr, sizeof(out->addr));
 	__builtin_memcpy(out->ends, s->ends, sizeof(out->ends));
 	out->n = s->n;

@@ -313,6 +313,8 @@ struct st_handoff {
 struct st_py_frames {
 	__u64 eval_start, eval_end;	/* the process's _PyEval_EvalFrameDefault, */
 	__u64 cold_start, cold_end;	/* ... and its .cold part (or 0) */
+	__u64 text_start, text_end;	/* the interpreter's text, whose frames between
+					 * two runs are dropped (3.10), or 0 */
 	__u64 addr[ST_PY_MAX_FRAMES];	/* ST_PY_ADDR, leaf first */
 	__u8 ends[ST_PY_MAX_FRAMES];	/* last frame of an evaluation call's run */
 	__u32 n;			/* frames in addr[] (0: none, or not Python) */

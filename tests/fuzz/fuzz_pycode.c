@@ -1,8 +1,9 @@
 /* fuzz_pycode.c - libFuzzer target: the daemon's readers of a CPython
  * process's memory (user/collect/pycode.c): a code object, its str
- * objects (qualname, file name) and its 3.11 location table, read from an
- * input that stands for the target's memory, mapped at MEM; plus the
- * walker of bpf/python.h over the same memory (thread list and frames).
+ * objects (qualname, file name) and its 3.11 location table (and 3.10's
+ * line table), read from an input that stands for the target's memory,
+ * mapped at MEM; plus the walker of bpf/python.h over the same memory
+ * (thread list and frames; 3.10's PyFrameObjects when the index is odd).
  * Input: 4 bytes of instruction index, then the memory (the code object at
  * its start, the runtime state at its start too). Seeds:
  * tests/fuzz/corpus/pycode/ (code objects as python3.11 lays them out,
@@ -34,7 +35,7 @@ static long rd(void *arg, void *dst, __u32 n, __u64 addr)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct st_py_layout *l = st_py_layout__find(0x030b);
+	const struct st_py_layout *l = st_py_layout__find(0x030b), *l310 = st_py_layout__find(0x030a);
 	struct st_py_scratch s;
 	struct st_py_proc p = { .runtime = MEM, .eval_start = 0x1000, .eval_end = 0x2000 };
 	struct st_py_walk w = { .p = &p, .s = &s, .read = rd, .tid = 1 };
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	__u32 idx, line;
 	__u64 ts;
 
-	if (size < 4 || !l)
+	if (size < 4 || !l || !l310)
 		return 0;
 	memcpy(&idx, data, 4);
 	m.p = data + 4;
@@ -80,10 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)line;
 		st_py_code__release(&c);
 	}
-	/* the table alone, as raw bytes */
+	/* the table alone, as raw bytes, in both forms */
 	line = st_py_linetable__line(m.p, m.n, 1, idx);
+	line = st_py_linetable310__line(m.p, m.n, 1, idx);
 	(void)line;
-	p.l = *l;
+	p.l = (idx & 1) ? *l310 : *l;
 	w.read_arg = &m;
 	memset(&s, 0, sizeof(s));
 	ts = st_py_find_tstate(&w);

@@ -1,13 +1,14 @@
-"""Python frames (issue 19): CPython's own stack (3.11, 3.12, 3.13), walked
+"""Python frames (issue 19): CPython's own stack (3.10 to 3.13), walked
 in BPF at sampling time and merged with the native one.
 
 tests/workloads/pyphases.py runs known phases (deep recursion, a list
 comprehension, a method calling zlib, a generator pipeline) in its main
 thread and a spinning function in a second thread, measuring each phase's
 CPU time itself. Under `-- python3.11` (Debian's static interpreter),
-pyenv's python3.11 (on libpython3.11.so) and pyenv's python3.12 and 3.13
-(on libpython3.1x.so; their comprehensions run in their function's frame,
-PEP 709, so parse has no <listcomp>): the Python functions are nodes
+pyenv's python3.11 (on libpython3.11.so) and pyenv's python3.10, 3.12 and
+3.13 (on libpython3.1x.so; 3.12+'s comprehensions run in their function's
+frame, PEP 709, so parse has no <listcomp>; 3.10 has no qualified names,
+Codec.pack is pack): the Python functions are nodes
 with their file and lines, in the order the program calls them (handler
 -> fib -> fib ..., parse -> <listcomp>), zlib's C frames under Codec.pack,
 the worker's function under its own thread, nearly every sample of the
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
 DEBIAN = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+PYENV310 = "/root/.pyenv/versions/3.10.13/bin/python3.10"
 PYENV312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYENV313 = "/root/.pyenv/versions/3.13.0/bin/python3.13"
 PY = "[python]"
@@ -115,7 +117,7 @@ def zlib_elsewhere(root, notes, tail=8, top=3):
         if n["function"] is not None or n["module"]:
             mod = os.path.basename(n["module"] or "?")
             path = path + ["%s@%s" % (n["function"] or n.get("address", "?"), mod)]
-            pack = pack or (n["module"] == PY and n["function"] == "Codec.pack")
+            pack = pack or (n["module"] == PY and n["function"] in ("Codec.pack", "pack"))
         if n["kind"] == "leaf" and is_libz(n) and not pack and n["cum"]:
             key = " > ".join(path[-tail:])
             paths[key] = paths.get(key, 0) + n["cum"]
@@ -129,16 +131,22 @@ def zlib_elsewhere(root, notes, tail=8, top=3):
                              keep)
 
 
-def check_python_profile(python, label, loaded=False, listcomp=True):
+def check_python_profile(python, label, loaded=False, listcomp=True, qualnames=True):
     with busy_cpus() if loaded else contextlib.nullcontext():
         out, err, rep = run_profiled(["-F", FREQ, "--", python, SCRIPT, "4"], timeout=180)
-    return check_python_run(out, rep, label, comm=os.path.basename(python), listcomp=listcomp)
+    return check_python_run(out, rep, label, comm=os.path.basename(python), listcomp=listcomp,
+                            qualnames=qualnames)
 
 
-def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True):
+def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True,
+                     qualnames=True):
     """label names the run's metrics: python_share_err_LABEL_PHASE ...;
     comm: the main thread's; listcomp: whether comprehensions have frames
-    of their own (3.11; 3.12+ run them in their function's, PEP 709)."""
+    of their own (3.10, 3.11; 3.12+ run them in their function's, PEP 709);
+    qualnames: whether code objects have them (3.11+; 3.10's nodes are
+    named by co_name: Codec.pack is pack)."""
+    def q(name):
+        return name if qualnames else name.rsplit(".", 1)[-1]
     tol = (TOL_LOADED if label.endswith("_loaded") else TOL) + (SANITIZED_EXTRA if SANITIZED else 0)
     prof = load(out)
     check_invariants(prof)
@@ -172,7 +180,7 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
     fibs = py_nodes(t["root"], "fib")
     check(fibs, "no fib node")
     parents = {p["function"] for _, p in fibs}
-    check(parents == {"handler.<locals>.<lambda>", "fib"}, "fib's parents: %s" % parents)
+    check(parents == {q("handler.<locals>.<lambda>"), "fib"}, "fib's parents: %s" % parents)
     fl = def_line("fib")
     # its body's line; the def line while the frame starts (RESUME, where
     # the GIL may be dropped), as CPython itself reports it
@@ -185,7 +193,9 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
     # parse -> <listcomp> on parse's line (3.12+: parse itself, called by
     # its lambda, and no <listcomp> anywhere)
     pl = def_line("parse")
-    lcs = py_nodes(t["root"], "parse.<locals>.<listcomp>")
+    # (3.10's "<listcomp>" names the standard library's too: the workload's)
+    lcs = [(n, p) for n, p in py_nodes(t["root"], q("parse.<locals>.<listcomp>"))
+           if n["file"].endswith("pyphases.py")]
     # a walk stopped by a failed read or an absurd value (counted) keeps
     # the frames it read, under the evaluation frames it could not pair:
     # only those samples may have another parent
@@ -200,13 +210,13 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
     else:
         check(not lcs, "a <listcomp> frame: %d nodes" % len(lcs))
         parses = py_nodes(t["root"], "parse")
-        check(parses and all(p["function"] == "handler.<locals>.<lambda>" for _, p in parses),
+        check(parses and all(p["function"] == q("handler.<locals>.<lambda>") for _, p in parses),
               "parse's parents: %s" % {p["function"] for _, p in parses})
         check(all(n["file"].endswith("pyphases.py") and n["line"] in (pl, pl + 1)
                   for n, _ in parses), "parse lines: %s" % {n["line"] for n, _ in parses})
     # zlib's C code under the Python method that called it
-    packs = py_nodes(t["root"], "Codec.pack")
-    check(packs, "no Codec.pack")
+    packs = py_nodes(t["root"], q("Codec.pack"))
+    check(packs, "no %s" % q("Codec.pack"))
     natives = [c for n, _ in packs for c, _, _ in nodes(n)
                if c["module"] and "libz" in c["module"]]
     z_all = sum(n["cum"] for n, _, _ in nodes(t["root"])
@@ -224,7 +234,7 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
           "code (%d more deferred, %d of start-up and shutdown)"
           % (mod, running - late, late, t["samples"] - running))
     # each phase's share of the main thread's phases, as measured by itself
-    work = {"fib": "fib", "parse": "parse", "pack": "Codec.pack", "total": "total"}
+    work = {"fib": "fib", "parse": "parse", "pack": q("Codec.pack"), "total": "total"}
     measured = sum(rep["phases"][k] for k in work)
     counted = {k: function_cum(t["root"], f) for k, f in work.items()}
     csum = sum(counted.values())
@@ -247,7 +257,7 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
     xt = open(os.path.join(out, "xtree.txt")).read()
     check("fib [pyphases.py:%d]" % (fl + 1) in xt, "xtree has no 'fib [pyphases.py:N]'")
     if listcomp:
-        check("parse.<locals>.<listcomp> [pyphases.py:" in xt, "xtree has no <listcomp>")
+        check(q("parse.<locals>.<listcomp>") + " [pyphases.py:" in xt, "xtree has no <listcomp>")
     else:
         check("parse [pyphases.py:%d]" % (pl + 1) in xt, "xtree has no 'parse [pyphases.py:N]'")
     return prof
@@ -267,6 +277,16 @@ def test_python_pyenv_libpython():
         print("skipped test_python_pyenv_libpython: %s is not installed" % PYENV)
         return
     check_python_profile(PYENV, "pyenv")
+
+
+def test_python_pyenv_310():
+    """CPython 3.10 (pyenv's, on libpython3.10.so): the same checks, its
+    PyFrameObjects one evaluation call each, its threads found by
+    pthread_self(), its nodes named by co_name and lined by 3.10's table."""
+    if not os.path.exists(PYENV310):	# the machine image's source build
+        print("skipped test_python_pyenv_310: %s is not installed" % PYENV310)
+        return
+    check_python_profile(PYENV310, "pyenv310", qualnames=False)
 
 
 def test_python_pyenv_312():
@@ -511,15 +531,14 @@ def test_python_hostile_state():
 
 
 def test_python_unsupported_version():
-    """An interpreter whose Py_Version has no layout (3.10.13, faked; real
-    3.10 has no Py_Version, its file name says it): said once by name on
-    stderr, counted, profiled natively."""
+    """An interpreter whose Py_Version has no layout (3.14.0, faked): said
+    once by name on stderr, counted, profiled natively."""
     d = tempfile.mkdtemp(prefix="st-it-fakepy-")
-    fake = os.path.join(d, "python3.10")
-    shutil.copy(workload("fakepy310"), fake)
+    fake = os.path.join(d, "python3.14")
+    shutil.copy(workload("fakepy314"), fake)
     out, err, rep = run_profiled(["-F", "199", "--", fake, "1"])
     lines = [l for l in err.splitlines() if "not supported" in l]
-    check(len(lines) == 1 and re.search(r"python 3\.10 in pid \d+: not supported, native "
+    check(len(lines) == 1 and re.search(r"python 3\.14 in pid \d+: not supported, native "
                                         r"frames only", lines[0]), "stderr: %s" % lines)
     prof = load(out)
     check(prof["notes"].get("python: processes of unsupported versions") == 1,

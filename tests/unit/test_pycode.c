@@ -1,10 +1,11 @@
-/* test_pycode.c - user/collect/pycode.c's location-table reader against
+/* test_pycode.c - user/collect/pycode.c's location-table readers against
  * CPython's own answer, 3.11 (Debian's python3.11), 3.12 and 3.13 (pyenv's;
- * the format is unchanged): for every code object of a few
- * standard library modules, the interpreter prints its co_linetable and,
- * per code unit, the line co_positions() gives; st_py_linetable__line must
- * agree on every one. Also str objects of each kind, in each version's
- * layout. Each version is skipped without its interpreter. */
+ * the format is unchanged), and 3.10's line table (pyenv's): for every
+ * code object of a few standard library modules, the interpreter prints
+ * its co_linetable and, per code unit, the line co_positions() gives
+ * (3.10: co_lines(), by byte ranges); st_py_code__line must agree on
+ * every one. Also str objects of each kind, in each version's layout.
+ * Each version is skipped without its interpreter. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "user/collect/pycode.h"
 #include "user/collect/pyoffsets.h"
 
+#define PY310 "/root/.pyenv/versions/3.10.13/bin/python3.10"
 #define PY311 "/usr/bin/python3.11"
 #define PY312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
 #define PY313 "/root/.pyenv/versions/3.13.0/bin/python3.13"
@@ -38,6 +40,23 @@ static const char dump[] =
 	"        print(c.co_linetable.hex(), c.co_firstlineno, \",\".join(map(str, ls)))\n"
 	"'";
 
+/* 3.10: no co_positions(); co_lines() gives byte ranges and their line */
+static const char dump310[] =
+	" -c '\n"
+	"import json.decoder, argparse, traceback, types\n"
+	"def walk(c):\n"
+	"    yield c\n"
+	"    for k in c.co_consts:\n"
+	"        if isinstance(k, types.CodeType): yield from walk(k)\n"
+	"for m in (json.decoder, argparse, traceback):\n"
+	"    src = open(m.__file__).read()\n"
+	"    for c in walk(compile(src, m.__file__, \"exec\")):\n"
+	"        ls = [0] * (len(c.co_code) // 2)\n"
+	"        for s, e, l in c.co_lines():\n"
+	"            for b in range(s, e, 2): ls[b // 2] = l or 0\n"
+	"        print(c.co_linetable.hex(), c.co_firstlineno, \",\".join(map(str, ls)))\n"
+	"'";
+
 static int unhex(const char *h, __u8 *out, size_t max)
 {
 	size_t n = strlen(h) / 2;
@@ -54,18 +73,20 @@ static int unhex(const char *h, __u8 *out, size_t max)
 	return (int)n;
 }
 
-static void linetable_matches(const char *python)
+static void linetable_matches(const char *python, __u16 version)
 {
-	static char line[1 << 20], cmd[sizeof(dump) + 256];
+	static char line[1 << 20], cmd[sizeof(dump310) + 256];
 	static __u8 table[1 << 18];
+	const struct st_py_layout *l = st_py_layout__find(version);
 	size_t codes = 0, units = 0;
 	FILE *f;
 
+	assert_non_null(l);
 	if (access(python, X_OK)) {
 		skip();
 		return;
 	}
-	snprintf(cmd, sizeof(cmd), "%s%s", python, dump);
+	snprintf(cmd, sizeof(cmd), "%s%s", python, version < 0x030b ? dump310 : dump);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -77,10 +98,10 @@ static void linetable_matches(const char *python)
 		for (char *t = ls ? strtok(ls, ",") : NULL; t; t = strtok(NULL, ","), idx++) {
 			__u32 want = (__u32)atoi(t);
 
-			if (st_py_linetable__line(table, (size_t)n, (__u32)atoi(first), idx) != want)
-				fail_msg("code %zu unit %u: %u, want %u", codes, idx,
-					 st_py_linetable__line(table, (size_t)n, (__u32)atoi(first), idx),
-					 want);
+			__u32 got = st_py_code__line(l, table, (size_t)n, (__u32)atoi(first), idx);
+
+			if (got != want)
+				fail_msg("code %zu unit %u: %u, want %u", codes, idx, got, want);
 			units++;
 		}
 		codes++;
@@ -89,27 +110,50 @@ static void linetable_matches(const char *python)
 	print_message("%zu code objects, %zu code units\n", codes, units);
 	assert_true(codes > 200 && units > 10000);
 	/* past the table's end, and garbage */
-	assert_int_equal(st_py_linetable__line(table, 0, 5, 0), 0);
-	table[0] = 0x01;	/* not an entry's first byte */
-	assert_int_equal(st_py_linetable__line(table, 1, 5, 0), 0);
+	assert_int_equal(st_py_code__line(l, table, 0, 5, 0), 0);
+	table[0] = 0x01;	/* 3.11+: not an entry's first byte; 3.10: half a pair */
+	assert_int_equal(st_py_code__line(l, table, 1, 5, 0), 0);
+}
+
+/* 3.10's pairs by hand: a range without a line (-128), one of 0 bytes
+ * that only moves the line, a negative delta, the end of the table. */
+static void test_linetable_310_by_hand(void **state)
+{
+	const __u8 t[] = { 2, 0x80, 0, 3, 4, 2, 2, (__u8)-4 };
+
+	(void)state;
+	assert_int_equal(st_py_linetable310__line(t, sizeof(t), 10, 0), 0);	/* bytes 0-1 */
+	assert_int_equal(st_py_linetable310__line(t, sizeof(t), 10, 1), 15);	/* 2-5: 10 + 3 + 2 */
+	assert_int_equal(st_py_linetable310__line(t, sizeof(t), 10, 2), 15);
+	assert_int_equal(st_py_linetable310__line(t, sizeof(t), 10, 3), 11);	/* 6-7 */
+	assert_int_equal(st_py_linetable310__line(t, sizeof(t), 10, 4), 0);	/* past the end */
+	assert_int_equal(st_py_linetable310__line(t, 3, 10, 1), 0);		/* cut mid-pair */
+	/* a line below 1 */
+	assert_int_equal(st_py_linetable310__line((const __u8[]){ 2, (__u8)-5 }, 2, 3, 0), 0);
+}
+
+static void test_linetable_matches_cpython_310(void **state)
+{
+	(void)state;
+	linetable_matches(PY310, 0x030a);
 }
 
 static void test_linetable_matches_cpython_311(void **state)
 {
 	(void)state;
-	linetable_matches(PY311);
+	linetable_matches(PY311, 0x030b);
 }
 
 static void test_linetable_matches_cpython_312(void **state)
 {
 	(void)state;
-	linetable_matches(PY312);
+	linetable_matches(PY312, 0x030c);
 }
 
 static void test_linetable_matches_cpython_313(void **state)
 {
 	(void)state;
-	linetable_matches(PY313);
+	linetable_matches(PY313, 0x030d);
 }
 
 #define MEM 0x10000000ULL
@@ -246,6 +290,7 @@ static void test_read_from_copies(void **state)
 static void test_unicode_kinds(void **state)
 {
 	(void)state;
+	unicode_kinds(st_py_layout__find(0x030a));	/* as 3.11 */
 	unicode_kinds(st_py_layout__find(0x030b));
 	/* 3.12, 3.13: the text 8 bytes nearer (no wstr) */
 	unicode_kinds(st_py_layout__find(0x030c));
@@ -255,6 +300,8 @@ static void test_unicode_kinds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_linetable_310_by_hand),
+		cmocka_unit_test(test_linetable_matches_cpython_310),
 		cmocka_unit_test(test_linetable_matches_cpython_311),
 		cmocka_unit_test(test_linetable_matches_cpython_312),
 		cmocka_unit_test(test_linetable_matches_cpython_313),

@@ -1,7 +1,7 @@
 /* test_pyoffsets.c - the CPython layouts of user/collect/pyoffsets.c
  * against each interpreter's own DWARF: 3.11 against python3.11-dbg (found
- * by the build id of /usr/bin/python3.11), 3.12 and 3.13 against pyenv's
- * libpython3.1x.so.1.0 (built with -g); the str state bits pycode.c reads;
+ * by the build id of /usr/bin/python3.11), 3.10, 3.12 and 3.13 against
+ * pyenv's libpython3.1x.so.1.0 (built with -g); the str state bits pycode.c reads;
  * and the symbols and version that user/collect/pyproc.c finds in those
  * binaries. Each version is skipped when its file is not installed. */
 #include <setjmp.h>
@@ -23,6 +23,7 @@
 #include "user/collect/pyproc.h"
 
 #define PY311 "/usr/bin/python3.11"
+#define PY310 "/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0"
 #define PY312 "/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0"
 #define PY313 "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0"
 
@@ -215,8 +216,9 @@ static int open_dbg(struct dbg *d)
 	return open_dwarf(path, d);
 }
 
-/* Every field of layout l against the DWARF of its interpreter. */
-static void check_layout(Dwarf *dw, const struct st_py_layout *l)
+/* 3.11+'s thread state and _PyInterpreterFrame, and the code object
+ * fields 3.10 does not have. */
+static void check_311_on(Dwarf *dw, const struct st_py_layout *l)
 {
 	/* 3.13 renamed two frame fields (f_executable: a code object in
 	 * every frame the walker names; instr_ptr: the instruction running
@@ -224,9 +226,9 @@ static void check_layout(Dwarf *dw, const struct st_py_layout *l)
 	bool v313 = l->version >= 0x030d;
 	Dwarf_Die t;
 
-	assert_int_equal(l->runtime_interp_head, off_of(dw, "_PyRuntimeState", "interpreters.head"));
+	assert_int_equal(l->frame_lasti, ST_PY_NO_OFF);
+	assert_false(l->tstate_pthread);
 	assert_int_equal(l->interp_threads_head, off_of(dw, "PyInterpreterState", "threads.head"));
-	assert_int_equal(l->tstate_next, off_of(dw, "PyThreadState", "next"));
 	assert_int_equal(l->tstate_native_tid, off_of(dw, "PyThreadState", "native_thread_id"));
 	if (l->cframe_current_frame != ST_PY_NO_OFF) {
 		assert_int_equal(l->tstate_cframe, off_of(dw, "PyThreadState", "cframe"));
@@ -256,12 +258,57 @@ static void check_layout(Dwarf *dw, const struct st_py_layout *l)
 	assert_true(l->frame_is_entry != ST_PY_NO_OFF || l->owner_cstack != ST_PY_NO_OFF);
 	assert_int_equal(l->code_adaptive, off_of(dw, "PyCodeObject", "co_code_adaptive"));
 	assert_int_equal(l->code_qualname, off_of(dw, "PyCodeObject", "co_qualname"));
+	assert_int_equal(l->code_consts + 16, off_of(dw, "PyCodeObject", "co_exceptiontable"));
+	/* the walker reads a frame's header in one ST_PY_FRAME_BUF read */
+	assert_true(l->frame_owner < ST_PY_FRAME_BUF && l->frame_prev_instr + 8 <= ST_PY_FRAME_BUF &&
+		    l->frame_code + 8 <= ST_PY_FRAME_BUF && l->frame_previous + 8 <= ST_PY_FRAME_BUF);
+	assert_true(l->frame_is_entry == ST_PY_NO_OFF || l->frame_is_entry < ST_PY_FRAME_BUF);
+	assert_true(ST_PY_CODE_BUF <= l->code_adaptive);
+}
+
+/* 3.10's thread state and frames (PyFrameObject, one evaluation call
+ * each; no _PyInterpreterFrame) and the code object fields it lacks. */
+static void check_310(Dwarf *dw, const struct st_py_layout *l)
+{
+	Dwarf_Die t;
+
+	assert_int_equal(l->interp_threads_head, off_of(dw, "PyInterpreterState", "tstate_head"));
+	assert_int_equal(l->tstate_native_tid, off_of(dw, "PyThreadState", "thread_id"));
+	assert_int_equal(off_of(dw, "PyThreadState", "native_thread_id"), -1);
+	assert_true(l->tstate_pthread);
+	assert_int_equal(l->cframe_current_frame, ST_PY_NO_OFF);
+	assert_int_equal(l->tstate_cframe, off_of(dw, "PyThreadState", "frame"));
+	assert_int_equal(l->frame_code, off_of(dw, "PyFrameObject", "f_code"));
+	assert_int_equal(l->frame_previous, off_of(dw, "PyFrameObject", "f_back"));
+	assert_int_equal(l->frame_lasti, off_of(dw, "PyFrameObject", "f_lasti"));
+	/* an int: the next field 4 bytes on */
+	assert_int_equal(l->frame_lasti + 4, off_of(dw, "PyFrameObject", "f_lineno"));
+	assert_int_not_equal(find_type(dw, "_PyInterpreterFrame", &t), 0);
+	assert_true(l->frame_prev_instr == ST_PY_NO_OFF && l->frame_is_entry == ST_PY_NO_OFF &&
+		    l->frame_owner == ST_PY_NO_OFF && l->owner_cstack == ST_PY_NO_OFF &&
+		    l->code_adaptive == ST_PY_NO_OFF);
+	assert_int_equal(off_of(dw, "PyCodeObject", "co_code_adaptive"), -1);
+	assert_int_equal(off_of(dw, "PyCodeObject", "co_qualname"), -1);
+	assert_int_equal(l->code_qualname, off_of(dw, "PyCodeObject", "co_name"));
+	assert_int_equal(l->code_consts + 16, off_of(dw, "PyCodeObject", "co_varnames"));
+	assert_true(l->frame_lasti + 4 <= ST_PY_FRAME_BUF && l->frame_code + 8 <= ST_PY_FRAME_BUF &&
+		    l->frame_previous + 8 <= ST_PY_FRAME_BUF);
+}
+
+/* Every field of layout l against the DWARF of its interpreter. */
+static void check_layout(Dwarf *dw, const struct st_py_layout *l)
+{
+	assert_int_equal(l->runtime_interp_head, off_of(dw, "_PyRuntimeState", "interpreters.head"));
+	assert_int_equal(l->tstate_next, off_of(dw, "PyThreadState", "next"));
+	if (l->version == 0x030a)
+		check_310(dw, l);
+	else
+		check_311_on(dw, l);
 	assert_int_equal(l->code_filename, off_of(dw, "PyCodeObject", "co_filename"));
 	assert_int_equal(l->code_firstlineno, off_of(dw, "PyCodeObject", "co_firstlineno"));
 	assert_int_equal(l->code_linetable, off_of(dw, "PyCodeObject", "co_linetable"));
 	assert_int_equal(l->code_consts, off_of(dw, "PyCodeObject", "co_consts"));
 	assert_int_equal(l->code_consts + 8, off_of(dw, "PyCodeObject", "co_names"));
-	assert_int_equal(l->code_consts + 16, off_of(dw, "PyCodeObject", "co_exceptiontable"));
 	assert_int_equal(l->object_type, off_of(dw, "PyObject", "ob_type"));
 	assert_int_equal(l->unicode_length, off_of(dw, "PyASCIIObject", "length"));
 	assert_int_equal(l->unicode_state, off_of(dw, "PyASCIIObject", "state"));
@@ -274,16 +321,11 @@ static void check_layout(Dwarf *dw, const struct st_py_layout *l)
 	assert_int_equal(l->unicode_compact_data, size_of(dw, "PyCompactUnicodeObject"));
 	assert_int_equal(l->bytes_size, off_of(dw, "PyVarObject", "ob_size"));
 	assert_int_equal(l->bytes_data, off_of(dw, "PyBytesObject", "ob_sval"));
-	/* the walker reads a frame's header in one ST_PY_FRAME_BUF read */
-	assert_true(l->frame_owner < ST_PY_FRAME_BUF && l->frame_prev_instr + 8 <= ST_PY_FRAME_BUF &&
-		    l->frame_code + 8 <= ST_PY_FRAME_BUF && l->frame_previous + 8 <= ST_PY_FRAME_BUF);
-	assert_true(l->frame_is_entry == ST_PY_NO_OFF || l->frame_is_entry < ST_PY_FRAME_BUF);
-	/* ... and a code object's type and identity in one ST_PY_CODE_BUF
-	 * read, within the smallest code object (no code units) */
+	/* a code object's type and identity in one ST_PY_CODE_BUF read,
+	 * within the smallest code object (no code units) */
 	assert_true(l->object_type + 8 <= ST_PY_CODE_BUF && l->code_filename + 8 <= ST_PY_CODE_BUF &&
 		    l->code_qualname + 8 <= ST_PY_CODE_BUF && l->code_linetable + 8 <= ST_PY_CODE_BUF &&
 		    l->code_consts + 24 <= ST_PY_CODE_BUF && l->code_firstlineno + 4 <= ST_PY_CODE_BUF);
-	assert_true(ST_PY_CODE_BUF <= l->code_adaptive);
 }
 
 static void test_layout_311_matches_dwarf(void **state)
@@ -313,6 +355,12 @@ static void layout_matches_lib(__u16 version, const char *lib)
 	}
 	check_layout(d.dw, l);
 	close_dwarf(&d);
+}
+
+static void test_layout_310_matches_dwarf(void **state)
+{
+	(void)state;
+	layout_matches_lib(0x030a, PY310);
 }
 
 static void test_layout_312_matches_dwarf(void **state)
@@ -369,6 +417,12 @@ static void lib_symbols_and_version(const char *lib, __u16 version, const char *
 	assert_non_null(st_py_layout__find((__u16)(pe.version >> 16)));
 }
 
+static void test_elf_symbols_and_version_310(void **state)
+{
+	(void)state;
+	lib_symbols_and_version(PY310, 0x030a, "3.10");
+}
+
 static void test_elf_symbols_and_version_312(void **state)
 {
 	(void)state;
@@ -392,7 +446,8 @@ static void test_candidates_and_unknown_versions(void **state)
 	assert_non_null(st_py_layout__find(0x030b));
 	assert_non_null(st_py_layout__find(0x030c));
 	assert_non_null(st_py_layout__find(0x030d));
-	assert_null(st_py_layout__find(0x030a));
+	assert_non_null(st_py_layout__find(0x030a));
+	assert_null(st_py_layout__find(0x0309));
 	assert_null(st_py_layout__find(0x030e));
 	assert_null(st_py_layout__find(0x0200));
 	assert_string_equal(st_py_version__str(0x030d00f0, v, sizeof(v)), "3.13");
@@ -402,10 +457,12 @@ static void test_candidates_and_unknown_versions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout_310_matches_dwarf),
 		cmocka_unit_test(test_layout_311_matches_dwarf),
 		cmocka_unit_test(test_layout_312_matches_dwarf),
 		cmocka_unit_test(test_layout_313_matches_dwarf),
 		cmocka_unit_test(test_elf_symbols_and_version),
+		cmocka_unit_test(test_elf_symbols_and_version_310),
 		cmocka_unit_test(test_elf_symbols_and_version_312),
 		cmocka_unit_test(test_elf_symbols_and_version_313),
 		cmocka_unit_test(test_candidates_and_unknown_versions),

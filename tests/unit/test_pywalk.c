@@ -1,9 +1,10 @@
 /* test_pywalk.c - bpf/python.h's walker, natively: on LIVE python3.11
  * processes (Debian's static /usr/bin/python3.11 and pyenv's build on
- * libpython3.11.so) and live python3.12 and 3.13 (pyenv's, on
- * libpython3.1x.so: runs ended by C-stack shim frames instead of is_entry;
- * 3.13: no _PyCFrame, f_executable, instr_ptr), each skipped when
- * absent, read through process_vm_readv, compared with the stack the
+ * libpython3.11.so) and live python3.10, 3.12 and 3.13 (pyenv's, on
+ * libpython3.1x.so; 3.10: PyFrameObjects, one evaluation call each, the
+ * thread found by pthread_self(); 3.12+: runs ended by C-stack shim
+ * frames instead of is_entry; 3.13: no _PyCFrame, f_executable,
+ * instr_ptr), each skipped when absent, read through process_vm_readv, compared with the stack the
  * script prints of itself; on fake memory (loops, bad pointers, 3.12 and
  * 3.13 shim frames); and the merge with a native stack. */
 #include <setjmp.h>
@@ -26,22 +27,26 @@
 
 #define PY_DEBIAN "/usr/bin/python3.11"
 #define PY_PYENV "/root/.pyenv/versions/3.11.7/bin/python3.11"
+#define PY_PYENV310 "/root/.pyenv/versions/3.10.13/bin/python3.10"
 #define PY_PYENV312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
 #define PY_PYENV313 "/root/.pyenv/versions/3.13.0/bin/python3.13"
 
 /* A known stack: <module> -> K.meth -> <listcomp> -> (map, C) -> rec x6 ->
- * leaf, which prints its own stack (leaf first, "qualname:line|...") and
- * sleeps on the same line. 3.12+ run the comprehension inside K.meth's
- * frame (PEP 709): no <listcomp> there. */
+ * leaf, which prints its own stack (leaf first, "qualname:line|...";
+ * 3.10: the name, it has no qualname), then its thread's id
+ * (pthread_self(), which 3.10 finds a thread by), and sleeps on the same
+ * line. 3.12+ run the comprehension inside K.meth's frame (PEP 709): no
+ * <listcomp> there. */
 static const char script[] =
-	"import sys, time\n"
+	"import sys, time, threading\n"
 	"def stack():\n"
 	"    f = sys._getframe(1); out = []\n"
 	"    while f:\n"
-	"        out.append('%s:%d' % (f.f_code.co_qualname, f.f_lineno)); f = f.f_back\n"
+	"        c = f.f_code; q = getattr(c, 'co_qualname', c.co_name)\n"
+	"        out.append('%s:%d' % (q, f.f_lineno)); f = f.f_back\n"
 	"    return '|'.join(out)\n"
 	"def leaf():\n"
-	"    print(stack(), flush=True); time.sleep(30)\n"
+	"    print(stack(), threading.get_ident(), sep='\\n', flush=True); time.sleep(30)\n"
 	"def rec(n):\n"
 	"    if n == 0:\n"
 	"        return leaf()\n"
@@ -53,7 +58,7 @@ static const char script[] =
 
 static void walk_live(const char *python, __u16 want_version)
 {
-	char path[] = "/tmp/st_pywalk_XXXXXX", expect[4096], got[4096] = "";
+	char path[] = "/tmp/st_pywalk_XXXXXX", expect[4096], got[4096] = "", ident[64];
 	struct st_py_scratch s = {};
 	struct st_py_proc p;
 	struct st_py_walk w = {};
@@ -84,6 +89,7 @@ static void walk_live(const char *python, __u16 want_version)
 	out = fdopen(fds[0], "r");
 	assert_non_null(fgets(expect, sizeof(expect), out));
 	expect[strcspn(expect, "\n")] = '\0';
+	assert_non_null(fgets(ident, sizeof(ident), out));
 	usleep(200 * 1000);	/* into time.sleep, on the same line */
 
 	assert_int_equal(st_py_proc__probe(pid, &p, &version), ST_PY_PROBE_OK);
@@ -92,7 +98,7 @@ static void walk_live(const char *python, __u16 want_version)
 	w.s = &s;
 	w.read = st_py_read_pid;
 	w.read_arg = &pid;
-	w.tid = (__u64)pid;
+	w.tid = p.l.tstate_pthread ? strtoull(ident, NULL, 10) : (__u64)pid;
 	ts = st_py_find_tstate(&w);
 	assert_true(ts != 0);
 	assert_true(st_py_tstate_is(&w, ts));
@@ -121,10 +127,12 @@ static void walk_live(const char *python, __u16 want_version)
 		for (__u32 j = 0; j < i; j++)
 			assert_true((ST_PY_CODE(s.addr[j]) == code) == (s.ident[j] == s.ident[i]));
 		snprintf(one, sizeof(one), "%s%s:%u", i ? "|" : "", c.qualname,
-			 st_py_linetable__line(c.linetable, c.linetable_len, c.firstlineno,
-					       ST_PY_INDEX(s.addr[i])));
+			 st_py_code__line(&p.l, c.linetable, c.linetable_len, c.firstlineno,
+					  ST_PY_INDEX(s.addr[i])));
 		strncat(got, one, sizeof(got) - strlen(got) - 1);
-		if (s.ends[i]) {
+		if (s.ends[i] && p.l.frame_lasti != ST_PY_NO_OFF) {
+			nends++;	/* 3.10: every frame */
+		} else if (s.ends[i]) {
 			nends++;
 			/* runs end where C called in: map() -> rec, and <module> */
 			assert_true(!strcmp(c.qualname, "rec") || !strcmp(c.qualname, "<module>"));
@@ -132,7 +140,7 @@ static void walk_live(const char *python, __u16 want_version)
 		st_py_code__release(&c);
 	}
 	print_message("%s\n", got);
-	assert_int_equal(nends, 2);
+	assert_int_equal(nends, p.l.frame_lasti != ST_PY_NO_OFF ? s.n : 2);
 	assert_string_equal(got, expect);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -150,6 +158,12 @@ static void test_live_pyenv_libpython(void **state)
 {
 	(void)state;
 	walk_live(PY_PYENV, 0x030b);
+}
+
+static void test_live_pyenv_310(void **state)
+{
+	(void)state;
+	walk_live(PY_PYENV310, 0x030a);
 }
 
 static void test_live_pyenv_312(void **state)
@@ -313,6 +327,42 @@ static void test_fake_313_shim_frames(void **state)
 	shim_frames(0x030d);
 }
 
+/* 3.10: PyFrameObjects by f_back, the index from f_lasti (-1: not
+ * started, index 0), every frame the end of its evaluation call's run;
+ * the thread found by its pthread_self() value (the fs base BPF reads). */
+static void test_fake_310_frames(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	__s32 lasti[2] = { 7, -1 };
+	__u64 ts;
+
+	(void)state;
+	memset(mem, 0, sizeof(mem));
+	fake_walk(&w, &p, &s, 0x030a);
+	assert_true(p.l.tstate_pthread);
+	w.tid = 0x7f0000001000ULL;	/* a thread pointer, not a tid */
+	put64(FAKE + 0x200 + p.l.tstate_native_tid, w.tid);
+	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
+	put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x600);
+	memcpy(mem + 0x500 + p.l.frame_lasti, &lasti[0], 4);
+	put64(FAKE + 0x600 + p.l.frame_code, FAKE + 0x900);
+	memcpy(mem + 0x600 + p.l.frame_lasti, &lasti[1], 4);
+	ts = st_py_find_tstate(&w);
+	assert_int_equal(ts, FAKE + 0x200);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.stop, ST_PY_STAT__MAX);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.addr[0], ST_PY_ADDR(FAKE + 0x800, 7));
+	assert_int_equal(s.addr[1], ST_PY_ADDR(FAKE + 0x900, 0));
+	assert_int_equal(s.ends[0], 1);
+	assert_int_equal(s.ends[1], 1);
+	/* a native tid is not its thread id */
+	w.tid = 42;
+	assert_int_equal(st_py_find_tstate(&w), 0);
+}
+
 static void test_merge(void **state)
 {
 	struct st_py_scratch s = {};
@@ -368,6 +418,48 @@ static void test_merge(void **state)
 	assert_int_equal(k[3], 0x5000);
 }
 
+/* 3.10 (text range set): each Python frame is its own run, and the
+ * interpreter's frames between two runs (the call from one into the next)
+ * are dropped; C code of its own between them (an extension calling back)
+ * keeps them all; those before the first run (zlib, time.sleep's C) and
+ * after the last (Py_RunMain, main) stay. */
+static void test_merge_310_drops_the_call_plumbing(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p = { .eval_start = 0x1000, .eval_end = 0x2000,
+				.text_start = 0x1000, .text_end = 0x4800 };
+	/* leaf first: sleep's C (0x3500, interpreter), eval (fib), plumbing
+	 * 0x3000 0x3100, eval (fib), plumbing 0x3200, ext 0x9000, 0x3300, eval
+	 * (<module>), Py_RunMain 0x4000, main 0x5000 */
+	__u64 f[ST_PY_MAX_FRAMES * 2] = { 0x3500, 0x1100, 0x3000, 0x3100, 0x1200, 0x3200,
+					  0x9000, 0x3300, 0x1300, 0x4000, 0x5000 };
+	__u64 want[] = { 0x3500, 1 | ST_PY_TAG, 2 | ST_PY_TAG, 0x3200, 0x9000, 0x3300,
+			 3 | ST_PY_TAG, 0x4000, 0x5000 };
+	bool cut, unmatched;
+	__u32 n;
+
+	(void)state;
+	s.n = 3;
+	for (int i = 0; i < 3; i++) {
+		s.addr[i] = (__u64)i + 1;
+		s.ends[i] = 1;
+	}
+	n = st_py_merge(&s, &p, f, 11, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_false(cut);
+	assert_false(unmatched);
+	for (__u32 i = 0; i < n; i++)
+		assert_int_equal(f[i], want[i]);
+	/* without the range (3.11+) every native frame stays */
+	__u64 g[ST_PY_MAX_FRAMES * 2] = { 0x1100, 0x3000, 0x1200, 0x4000 };
+
+	p.text_start = p.text_end = 0;
+	s.n = 2;
+	n = st_py_merge(&s, &p, g, 4, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 4);
+	assert_int_equal(g[1], 0x3000);
+}
+
 /* A code address's generations (bpf/python.h's report step): a new
  * object at the address is reported with the next generation and keyed by
  * it; the same object again is not reported; 16 generations wrap; an
@@ -404,12 +496,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live_debian_static),
 		cmocka_unit_test(test_live_pyenv_libpython),
+		cmocka_unit_test(test_live_pyenv_310),
+		cmocka_unit_test(test_fake_310_frames),
 		cmocka_unit_test(test_live_pyenv_312),
 		cmocka_unit_test(test_live_pyenv_313),
 		cmocka_unit_test(test_fake_loop_is_bounded),
 		cmocka_unit_test(test_fake_312_shim_frames),
 		cmocka_unit_test(test_fake_313_shim_frames),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_310_drops_the_call_plumbing),
 		cmocka_unit_test(test_code_generations),
 	};
 

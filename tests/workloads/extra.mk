@@ -85,8 +85,8 @@ WORKLOAD_EXTRA += $(B)/workloads/layout_lld
 
 # A fake interpreter of a version without a layout (issue 19): reported once
 # by name, profiled natively.
-$(B)/workloads/fakepy310: tests/workloads/fakepy.c tests/workloads/workload.h
+$(B)/workloads/fakepy314: tests/workloads/fakepy.c tests/workloads/workload.h
 	@mkdir -p $(@D)
-	$(CC) $(WL_CFLAGS) -DFAKE_VERSION=0x030a0df0 $< -o $@
+	$(CC) $(WL_CFLAGS) -DFAKE_VERSION=0x030e00f0 $< -o $@
 
-WORKLOAD_EXTRA += $(B)/workloads/fakepy310
+WORKLOAD_EXTRA += $(B)/workloads/fakepy314

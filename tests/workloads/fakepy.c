@@ -14,7 +14,7 @@
 #include "workload.h"
 
 #ifndef FAKE_VERSION
-#define FAKE_VERSION 0x030b07f0	/* 3.11.7; fakepy310 (extra.mk): 3.10.13 */
+#define FAKE_VERSION 0x030b07f0	/* 3.11.7; fakepy314 (extra.mk): 3.14.0 */
 #endif
 const unsigned long Py_Version = FAKE_VERSION;
 uint64_t PyCode_Type[32];

@@ -210,6 +210,32 @@ __u32 st_py_linetable__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 in
 	return 0;
 }
 
+__u32 st_py_linetable310__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 index)
+{
+	__s64 line = firstlineno, cur;
+	__u64 end = 0, at = (__u64)index * 2;	/* the table counts bytes */
+
+	for (size_t p = 0; p + 1 < n; p += 2) {
+		__u64 start = end;
+		__s8 d = (__s8)t[p + 1];
+
+		end += t[p];
+		cur = 0;
+		if (d != -128)
+			cur = line += d;
+		if (at >= start && at < end)	/* a range of 0 bytes only moves the line */
+			return cur <= 0 || cur > 0x7fffffff ? 0 : (__u32)cur;
+	}
+	return 0;
+}
+
+__u32 st_py_code__line(const struct st_py_layout *l, const __u8 *t, size_t n, __u32 firstlineno,
+		       __u32 index)
+{
+	return l->version < 0x030b ? st_py_linetable310__line(t, n, firstlineno, index) :
+				     st_py_linetable__line(t, n, firstlineno, index);
+}
+
 long st_py_read_pid(void *arg, void *dst, __u32 n, __u64 addr)
 {
 	struct iovec l = { dst, n }, r = { (void *)(uintptr_t)addr, n };

@@ -69,4 +69,12 @@ int st_py_unicode__read(const struct st_py_layout *l, st_py_read_fn rd, void *ar
  * says none or does not cover index. Work is bounded by n. */
 __u32 st_py_linetable__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 index);
 
+/* The same from a 3.10 line table (PEP 626's first form: pairs of bytes
+ * of code, unsigned, and line delta, signed, -128 for none). */
+__u32 st_py_linetable310__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 index);
+
+/* The line of code unit `index` by the table's form in version l. */
+__u32 st_py_code__line(const struct st_py_layout *l, const __u8 *t, size_t n, __u32 firstlineno,
+		       __u32 index);
+
 #endif

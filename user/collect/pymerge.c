@@ -25,6 +25,8 @@ __u32 st_py_merge_deferred(const struct st_py_frames *py, __u64 *frames, __u32 u
 	p.eval_end = py->eval_end;
 	p.cold_start = py->cold_start;
 	p.cold_end = py->cold_end;
+	p.text_start = py->text_start;
+	p.text_end = py->text_end;
 	if (max > ST_MAX_USER)
 		max = ST_MAX_USER;
 	return st_py_merge(&s, &p, frames, un, max, cut, unmatched);

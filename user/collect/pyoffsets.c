@@ -2,15 +2,55 @@
  *
  * Each entry is checked field by field against its interpreter's DWARF
  * (x86-64) by tests/unit/test_pyoffsets.c: 3.11 against Debian's
- * python3.11-dbg, 3.12 and 3.13 against pyenv's libpython3.12.so.1.0
- * (3.12.1) and libpython3.13.so.1.0 (3.13.0). Another version gets an
- * entry once it is checked the same way.
+ * python3.11-dbg, 3.10, 3.12 and 3.13 against pyenv's libpython3.10.so.1.0
+ * (3.10.13), libpython3.12.so.1.0 (3.12.1) and libpython3.13.so.1.0
+ * (3.13.0). Another version gets an entry once it is checked the same way.
+ * Fields a version does not have are ST_PY_NO_OFF; frame_lasti and
+ * tstate_pthread are 3.10's alone (the others': ST_PY_NO_OFF and 0).
  */
 #include <stdio.h>
 
 #include "user/collect/pyoffsets.h"
 
 static const struct st_py_layout layouts[] = {
+	{
+		/* 3.10: PyFrameObjects, one evaluation call each (f_back,
+		 * f_lasti an index of code units), the thread state's frame
+		 * and thread_id (pthread_self()) where 3.11 has cframe and
+		 * native_thread_id; the interpreter's tstate_head; co_name
+		 * for co_qualname (which 3.10 does not have: a method is its
+		 * name alone); co_varnames after co_names where 3.11 has
+		 * co_exceptiontable (st_py_ident() reads the three pointers
+		 * after co_consts, whichever they are); str headers as 3.11's. */
+		.version = 0x030a,
+		.runtime_interp_head = 32,
+		.interp_threads_head = 8,
+		.tstate_next = 8,
+		.tstate_native_tid = 176,
+		.tstate_pthread = 1,
+		.tstate_cframe = 24,
+		.cframe_current_frame = ST_PY_NO_OFF,
+		.frame_code = 32,
+		.frame_previous = 24,
+		.frame_prev_instr = ST_PY_NO_OFF,
+		.frame_lasti = 96,
+		.frame_is_entry = ST_PY_NO_OFF,
+		.frame_owner = ST_PY_NO_OFF,
+		.owner_cstack = ST_PY_NO_OFF,
+		.code_adaptive = ST_PY_NO_OFF,
+		.code_qualname = 112,
+		.code_filename = 104,
+		.code_firstlineno = 40,
+		.code_consts = 56,
+		.code_linetable = 120,
+		.object_type = 8,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_data = 48,
+		.unicode_compact_data = 72,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
 	{
 		.version = 0x030b,
 		.runtime_interp_head = 40,
@@ -24,6 +64,7 @@ static const struct st_py_layout layouts[] = {
 		.frame_prev_instr = 56,
 		.frame_is_entry = 68,
 		.frame_owner = 69,
+		.frame_lasti = ST_PY_NO_OFF,
 		.owner_cstack = ST_PY_NO_OFF,
 		.code_adaptive = 184,
 		.code_qualname = 128,
@@ -59,6 +100,7 @@ static const struct st_py_layout layouts[] = {
 		.frame_prev_instr = 56,
 		.frame_is_entry = ST_PY_NO_OFF,
 		.frame_owner = 70,
+		.frame_lasti = ST_PY_NO_OFF,
 		.owner_cstack = 3,
 		.code_adaptive = 192,
 		.code_qualname = 128,
@@ -95,6 +137,7 @@ static const struct st_py_layout layouts[] = {
 		.frame_prev_instr = 56,
 		.frame_is_entry = ST_PY_NO_OFF,
 		.frame_owner = 70,
+		.frame_lasti = ST_PY_NO_OFF,
 		.owner_cstack = 3,
 		.code_adaptive = 200,
 		.code_qualname = 128,

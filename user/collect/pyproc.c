@@ -206,6 +206,22 @@ int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 		out->l = *l;
 		r = ST_PY_PROBE_OK;
 	}
+	/* 3.10: each Python call is a C call through the interpreter
+	 * (call_function, _PyFunction_Vectorcall, ...): the merge drops its
+	 * frames between two runs, told by the executable mapping of the
+	 * evaluation loop */
+	if (r == ST_PY_PROBE_OK && out->l.frame_lasti != ST_PY_NO_OFF) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (!st_procmaps__parse_line(line, &m) && m.executable &&
+			    out->eval_start >= m.start && out->eval_start < m.end) {
+				out->text_start = m.start;
+				out->text_end = m.end;
+				break;
+			}
+		}
+	}
 	fclose(f);
 	return r;
 }

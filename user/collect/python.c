@@ -317,7 +317,7 @@ int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 a
 		return -ENOENT;
 	*qualname = pc->qualname;
 	*file = pc->file;
-	*line = st_py_linetable__line(pc->table, pc->len, pc->firstlineno, ST_PY_INDEX(addr));
+	*line = st_py_code__line(&pp->p.l, pc->table, pc->len, pc->firstlineno, ST_PY_INDEX(addr));
 	if (!*line)
 		*line = pc->firstlineno;
 	return 0;
