@@ -833,13 +833,15 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	st_py_walk_frames(&w, ts);
 	if (w.stop < ST_PY_STAT__MAX)
 		st_py_count(w.stop, 1);
-	if (!s->n)
+	if (!s->n || bench_py_stop == 1)
 		return 0;
 	rep.s = s;
 	rep.l = &p->l;
 	rep.tgid = tgid;
 	rep.image = image;
 	bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);
+	if (bench_py_stop == 2)
+		return 0;
 	st_py_count(ST_PY_STAT_WALKED, 1);
 	st_py_count(ST_PY_STAT_FRAMES, s->n);
 	return s->n;

@@ -295,6 +295,10 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (getenv("STACKTREED_TEST_SPARE_EVERY"))	/* tests only: base.bpf.h */
 		s->skel->rodata->test_spare_every =
 			(__u32)strtoul(getenv("STACKTREED_TEST_SPARE_EVERY"), NULL, 10);
+	if (getenv("STACKTREED_BENCH_PY_STOP"))		/* benchmarks only: base.bpf.h */
+		s->skel->rodata->bench_py_stop =
+			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "walk") ? 1 :
+			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "report") ? 2 : 0;
 	err = 0;
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
