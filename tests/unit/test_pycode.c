@@ -25,37 +25,27 @@
 #define PY312 "/root/.pyenv/versions/3.12.1/bin/python3.12"
 #define PY313 "/root/.pyenv/versions/3.13.0/bin/python3.13"
 
-/* the interpreter's path goes before it */
-static const char dump[] =
-	" -c '\n"
-	"import json.decoder, argparse, traceback, types\n"
-	"def walk(c):\n"
-	"    yield c\n"
-	"    for k in c.co_consts:\n"
-	"        if isinstance(k, types.CodeType): yield from walk(k)\n"
-	"for m in (json.decoder, argparse, traceback):\n"
-	"    src = open(m.__file__).read()\n"
-	"    for c in walk(compile(src, m.__file__, \"exec\")):\n"
-	"        ls = [p[0] or 0 for p in c.co_positions()]\n"
-	"        print(c.co_linetable.hex(), c.co_firstlineno, \",\".join(map(str, ls)))\n"
-	"'";
-
-/* 3.10: no co_positions(); co_lines() gives byte ranges and their line */
-static const char dump310[] =
-	" -c '\n"
-	"import json.decoder, argparse, traceback, types\n"
-	"def walk(c):\n"
-	"    yield c\n"
-	"    for k in c.co_consts:\n"
-	"        if isinstance(k, types.CodeType): yield from walk(k)\n"
-	"for m in (json.decoder, argparse, traceback):\n"
-	"    src = open(m.__file__).read()\n"
-	"    for c in walk(compile(src, m.__file__, \"exec\")):\n"
-	"        ls = [0] * (len(c.co_code) // 2)\n"
-	"        for s, e, l in c.co_lines():\n"
-	"            for b in range(s, e, 2): ls[b // 2] = l or 0\n"
-	"        print(c.co_linetable.hex(), c.co_firstlineno, \",\".join(map(str, ls)))\n"
-	"'";
+/* The interpreter's path goes before it: for every code object of three
+ * modules, its table, first line and the line of each code unit (LINES
+ * sets ls, 3.11+ by co_positions(); 3.10 has only co_lines(), byte ranges
+ * and their line). */
+#define DUMP(LINES)                                                                   \
+	" -c '\n"                                                                     \
+	"import json.decoder, argparse, traceback, types\n"                           \
+	"def walk(c):\n"                                                              \
+	"    yield c\n"                                                               \
+	"    for k in c.co_consts:\n"                                                 \
+	"        if isinstance(k, types.CodeType): yield from walk(k)\n"              \
+	"for m in (json.decoder, argparse, traceback):\n"                             \
+	"    src = open(m.__file__).read()\n"                                         \
+	"    for c in walk(compile(src, m.__file__, \"exec\")):\n"                    \
+	LINES                                                                         \
+	"        print(c.co_linetable.hex(), c.co_firstlineno, \",\".join(map(str, ls)))\n" \
+	"'"
+static const char dump[] = DUMP("        ls = [p[0] or 0 for p in c.co_positions()]\n");
+static const char dump310[] = DUMP("        ls = [0] * (len(c.co_code) // 2)\n"
+				   "        for s, e, l in c.co_lines():\n"
+				   "            for b in range(s, e, 2): ls[b // 2] = l or 0\n");
 
 static int unhex(const char *h, __u8 *out, size_t max)
 {
