@@ -775,10 +775,11 @@ def bench_python(rounds, freq, out):
     if not os.access(PYTHON, os.X_OK):
         print(f"python: {PYTHON} missing, skipped")
         return
-    # "walk", "report": the Python part stopped after its walk or after its
-    # code reports (STACKTREED_BENCH_PY_STOP, bpf/base.bpf.h), its frames
-    # then not merged nor folded: each part's time is the difference
-    modes = ("on", "walk", "report", "off")
+    # "walk", "report", "merge": the Python part stopped after its walk,
+    # its code reports or its merge (STACKTREED_BENCH_PY_STOP,
+    # bpf/base.bpf.h), the native frames then folded: each part's time is
+    # the difference
+    modes = ("on", "walk", "report", "merge", "off")
     ns = {m: [] for m in modes}
     for i in range(rounds):
         for mode in modes:
@@ -786,7 +787,7 @@ def bench_python(rounds, freq, out):
             args = [STACKTREED, "-F", str(freq), "-o", d] + \
                 (["--no-python"] if mode == "off" else []) + ["--", PYTHON, PY_SCRIPT, "4"]
             env = dict(os.environ)
-            if mode in ("walk", "report"):
+            if mode in ("walk", "report", "merge"):
                 env["STACKTREED_BENCH_PY_STOP"] = mode
             p = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
             r = parse_stacktreed(p.stderr, d)
@@ -795,12 +796,12 @@ def bench_python(rounds, freq, out):
     if not all(ns.values()):
         print("python: no BPF run time (kernel BPF stats off?)")
         return
-    on, walk, report, off = (med(ns[m]) for m in modes)
+    on, walk, report, merge, off = (med(ns[m]) for m in modes)
     print(f"python: BPF run time per sample on {os.path.basename(PY_SCRIPT)} at {freq} Hz: "
           f"{on:.0f} ns with Python frames, {off:.0f} ns with --no-python (ratio {on / off:.2f}; "
           f"goal <= 1.5; medians of {rounds})")
     print(f"  by part: native {off:.0f} ns, Python walk {walk - off:+.0f}, code reports "
-          f"{report - walk:+.0f}, merge and the longer fold {on - report:+.0f}")
+          f"{report - walk:+.0f}, merge {merge - report:+.0f}, the longer fold {on - merge:+.0f}")
 
 
 # ---- a real compiler -------------------------------------------------------

@@ -38,9 +38,10 @@ const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go
  * dead and the verifier removes it. */
 const volatile __u32 test_spare_every = 0;
 const volatile __u32 interpreters = 0;	/* --interpreters: ST_INTERP_* walked (0: none) */
-/* Benchmarks only (STACKTREED_BENCH_PY_STOP=walk|report, bench/bench.py):
- * the Python part stops after its walk (1) or after its reports (2), its
- * frames then neither merged nor folded, to time each part apart. 0
+/* Benchmarks only (STACKTREED_BENCH_PY_STOP=walk|report|merge,
+ * bench/bench.py): the Python part stops after its walk (1), its reports
+ * (2) or its merge (3), the sample's native frames then folded, to time
+ * each part apart. 0
  * (always outside benchmarks): dead branches the verifier removes. */
 const volatile __u32 bench_py_stop = 0;
 

@@ -24,6 +24,9 @@
  *      frame below a C-stack-owned shim frame); 3.10: tstate->frame and
  *      its f_back chain of PyFrameObjects, f_lasti the index, one
  *      evaluation call per frame;
+ *      a code object not in the CPU's memo of those reported
+ *      (struct st_py_memo) is looked up in py_codes, and reported to the
+ *      daemon when new at its address;
  *   3. merges: the native walk is leaf first; each native frame inside
  *      _PyEval_EvalFrameDefault is replaced by the Python frames that call
  *      runs (from the next unused Python frame up to the end of its run);
@@ -55,7 +58,12 @@
 #include "common/hash.h"
 
 #define ST_PY_MAX_THREADS 64	/* thread states searched for a thread */
-#define ST_PY_FRAME_BUF 128	/* bytes of a frame's header read at once */
+#define ST_PY_FRAME_BUF 128	/* bytes of a frame's header */
+#define ST_PY_WIN 1024		/* bytes read at once: a frame's header and what
+				 * is below it in its page (st_py_frame_at()) */
+#define ST_PY_PAGE 4096
+#define ST_PY_TSTATE_BUF 192	/* bytes of a thread state read at once (its
+				 * native_thread_id and cframe are in them) */
 #define ST_PY_CODE_BUF 160	/* ... of a code object's (its type and st_py_ident()'s fields) */
 #define ST_PY_CODE_ROOM 256	/* room for them (a power of two: masked index) */
 #define ST_PY_GENS 16		/* generations of a code address (its 4 aligned bits) */
@@ -184,9 +192,32 @@ enum st_py_stat {
 	ST_PY_STAT__MAX,
 };
 
+/* A CPU's memo of py_codes (struct st_py_scratch): a code object whose
+ * report was made, by address and identity, with the generation it got.
+ * Direct-mapped; a slot is overwritten by the next object hashing to it.
+ * An entry stays right for as long as its object lives (its identity is
+ * the object's), so it is never invalidated: a hit is what a py_codes
+ * lookup would say, without one (kernel-notes/python.md, "Costs"). */
+#define ST_PY_MEMO_SLOTS 256
+struct st_py_memo {
+	__u64 code;	/* the object's address */
+	__u64 ident;	/* st_py_ident() */
+	__u32 tgid, image;
+	__u32 gen1;	/* its generation + 1 (0: an empty slot) */
+	__u32 pad;
+};
+
 /* One walk's output, and the frame array merge's scratch. */
 struct st_py_scratch {
-	__u64 frame[ST_PY_FRAME_BUF / 8];	/* the frame header read */
+	__u64 win[ST_PY_WIN / 8];		/* memory read around frames: */
+	__u64 win_lo;				/* [win_lo, win_lo + win_len) (in map
+						 * memory, not the walk's context on the
+						 * stack: the verifier tracks a value
+						 * there exactly, and each of a loop's
+						 * values was one more state to check) */
+	__u32 win_len;
+	__u32 win_below;			/* 1: read below a frame too (its callers
+						 * are there) */
 	__u64 code[ST_PY_CODE_ROOM / 8];	/* the code object's header (its first
 						 * ST_PY_CODE_BUF bytes read) */
 	__u64 addr[ST_PY_MAX_FRAMES];		/* ST_PY_ADDR, leaf first */
@@ -195,13 +226,18 @@ struct st_py_scratch {
 	__u64 native[ST_PY_MAX_FRAMES * 2];	/* copy of the native frames */
 	__u32 n;				/* frames in addr[] */
 	__u32 stop;				/* enum st_py_stat (ST_PY_STAT__MAX: complete) */
+	__u64 unknown;				/* bit i: addr[i]'s generation is not in
+						 * memo[] (a py_codes lookup, perhaps a
+						 * report, gives it) */
 	struct st_py_merge_at {			/* the merge's position (st_py_merge_step) */
 		__u32 i, j, o;
 		__u32 mark;			/* out[] after the last run (text_end set) */
 		__u8 in_run, cut, unmatched;
 		__u8 keep;			/* a frame since then outside the interpreter */
 	} at;
+	struct st_py_memo memo[ST_PY_MEMO_SLOTS];
 };
+_Static_assert(ST_PY_MAX_FRAMES <= 64, "st_py_scratch.unknown has a bit per frame");
 
 _Static_assert(ST_PY_MAX_FRAMES * 2 >= ST_MAX_USER, "native copy holds a user walk");
 
@@ -238,8 +274,11 @@ struct st_py_walk {
 	void *read_arg;
 #endif
 	__u64 tid;		/* thread id sought */
+	__u32 tgid, image;	/* the process (the code memo's key) */
 	__u64 tstate;		/* found */
 	__u64 frame;		/* next frame to read */
+	__u64 hdr_tstate;	/* st_py_tstate_is() read this thread state, */
+	__u64 hdr_cframe;	/* ... whose cframe this is */
 	__u64 last_code;	/* the code object of the frame walked before */
 	__u64 last_ident;	/* ... its st_py_ident() */
 	__u32 stop;		/* enum st_py_stat */
@@ -250,20 +289,51 @@ static __always_inline bool st_py_ptr_ok(__u64 a)
 	return a && a < ST_PY_USER_MAX && !(a & 7);
 }
 
-/* A field of the frame header in s->frame (offsets masked into the buffer). */
-static __always_inline __u64 st_py_f64(const struct st_py_scratch *s, __u16 off)
+/* A field of the frame whose header is at byte `at` of s->win (offsets
+ * masked into the buffer; at + off is within it, st_py_frame_at()). */
+static __always_inline __u64 st_py_f64(const struct st_py_scratch *s, __u32 at, __u16 off)
 {
-	return s->frame[(off >> 3) & (ST_PY_FRAME_BUF / 8 - 1)];
+	return s->win[((at + off) >> 3) & (ST_PY_WIN / 8 - 1)];
 }
 
-static __always_inline __u8 st_py_f8(const struct st_py_scratch *s, __u16 off)
+static __always_inline __u8 st_py_f8(const struct st_py_scratch *s, __u32 at, __u16 off)
 {
-	return ((const __u8 *)s->frame)[off & (ST_PY_FRAME_BUF - 1)];
+	return ((const __u8 *)s->win)[(at + off) & (ST_PY_WIN - 1)];
 }
 
-static __always_inline __u32 st_py_f32(const struct st_py_scratch *s, __u16 off)
+static __always_inline __u32 st_py_f32(const struct st_py_scratch *s, __u32 at, __u16 off)
 {
-	return ((const __u32 *)s->frame)[(off >> 2) & (ST_PY_FRAME_BUF / 4 - 1)];
+	return ((const __u32 *)s->win)[((at + off) >> 2) & (ST_PY_WIN / 4 - 1)];
+}
+
+/* Where frame w->frame's header is in s->win, read when it is not there:
+ * its offset, or -1 (a read fault). 3.11+ frames are pushed on a data
+ * stack that grows up, a caller's below its callee: one read of the frame
+ * and up to ST_PY_WIN bytes below it, never past the start of its page
+ * (a page below need not be mapped), holds the headers of the next few
+ * frames walked (kernel-notes/python.md, "Costs"). */
+static __always_inline int st_py_frame_at(struct st_py_walk *w)
+{
+	struct st_py_scratch *s = w->s;
+	__u64 f = w->frame, lo = f, len;
+
+	if (f >= s->win_lo && f - s->win_lo + ST_PY_FRAME_BUF <= s->win_len)
+		return (int)(f - s->win_lo);
+	if (s->win_below) {
+		lo = f + ST_PY_FRAME_BUF - ST_PY_WIN;
+		if (f < ST_PY_WIN || lo < (f & ~(__u64)(ST_PY_PAGE - 1)))
+			lo = f & ~(__u64)(ST_PY_PAGE - 1);
+	}
+	len = f + ST_PY_FRAME_BUF - lo;
+	if (len < ST_PY_FRAME_BUF || len > ST_PY_WIN)
+		return -1;
+	if (ST_PY_READ(w, s->win, len, lo)) {
+		s->win_len = 0;
+		return -1;
+	}
+	s->win_lo = lo;
+	s->win_len = len;
+	return (int)(f - lo);
 }
 
 /* A field of the code object's header in s->code (the layouts' fields
@@ -303,6 +373,67 @@ static __always_inline __u64 st_py_ident(const struct st_py_scratch *s, const st
 	return st_hash_mix(h, st_py_c32(s, l->code_firstlineno));
 }
 
+/* The generation of code object `ident` at an address whose last report
+ * is *seen (NULL: none) into *gen: true when it is to be reported (new at
+ * the address, or another object than the one reported there). */
+static __always_inline bool st_py_code_gen(const struct st_py_code_seen *seen, __u64 ident,
+					   __u32 *gen)
+{
+	if (!seen) {
+		*gen = 0;
+		return true;
+	}
+	if (seen->ident == ident) {
+		*gen = seen->gen & (ST_PY_GENS - 1);
+		return false;
+	}
+	*gen = (seen->gen + 1) & (ST_PY_GENS - 1);
+	return true;
+}
+
+/* A frame's node address (ST_PY_ADDR) keyed by its code object's
+ * generation; an object not 16-byte aligned keeps its address (all its
+ * generations are one key, named by the last report). */
+static __always_inline __u64 st_py_addr_gen(__u64 addr, __u32 gen)
+{
+	if (ST_PY_CODE(addr) & (ST_PY_GENS - 1))
+		return addr;
+	return addr | (__u64)(gen & (ST_PY_GENS - 1)) << 16;
+}
+
+/* The memo slot of code object `code` of process tgid. */
+static __always_inline struct st_py_memo *st_py_memo_slot(struct st_py_scratch *s, __u32 tgid,
+							   __u64 code)
+{
+	return &s->memo[st_hash_u64(code ^ ((__u64)tgid << 48)) & (ST_PY_MEMO_SLOTS - 1)];
+}
+
+/* The generation of object (code, ident) of process (tgid, image) into
+ * *gen when the memo has it. */
+static __always_inline bool st_py_memo_get(struct st_py_scratch *s, __u32 tgid, __u32 image,
+					   __u64 code, __u64 ident, __u32 *gen)
+{
+	const struct st_py_memo *m = st_py_memo_slot(s, tgid, code);
+
+	if (!m->gen1 || m->code != code || m->ident != ident || m->tgid != tgid ||
+	    m->image != image)
+		return false;
+	*gen = (m->gen1 - 1) & (ST_PY_GENS - 1);
+	return true;
+}
+
+static __always_inline void st_py_memo_put(struct st_py_scratch *s, __u32 tgid, __u32 image,
+					   __u64 code, __u64 ident, __u32 gen)
+{
+	struct st_py_memo *m = st_py_memo_slot(s, tgid, code);
+
+	m->code = code;
+	m->ident = ident;
+	m->tgid = tgid;
+	m->image = image;
+	m->gen1 = (gen & (ST_PY_GENS - 1)) + 1;
+}
+
 /* Thread-state search: one thread state per step. */
 static inline long st_py_thread_step(__u32 i, ST_PY_CB_CTX *ctx)
 {
@@ -332,14 +463,20 @@ static inline long st_py_thread_step(__u32 i, ST_PY_CB_CTX *ctx)
 	return 0;
 }
 
-/* Whether tstate (a cached guess) is the thread's: its native_thread_id. */
+/* Whether tstate (a cached guess) is the thread's: its native_thread_id,
+ * read with its cframe in one read (kept for st_py_walk_frames()). */
 static __always_inline bool st_py_tstate_is(struct st_py_walk *w, __u64 tstate)
 {
-	__u64 tid = 0;
+	const struct st_py_layout *l = &w->p->l;
+	const __u64 *hdr = w->s->win;
 
-	return st_py_ptr_ok(tstate) &&
-	       !ST_PY_READ(w, &tid, sizeof(tid), tstate + w->p->l.tstate_native_tid) &&
-	       tid == w->tid;
+	w->hdr_tstate = 0;
+	if (!st_py_ptr_ok(tstate) || ST_PY_READ(w, w->s->win, ST_PY_TSTATE_BUF, tstate) ||
+	    hdr[(l->tstate_native_tid >> 3) & (ST_PY_WIN / 8 - 1)] != w->tid)
+		return false;
+	w->hdr_tstate = tstate;
+	w->hdr_cframe = hdr[(l->tstate_cframe >> 3) & (ST_PY_WIN / 8 - 1)];
+	return true;
 }
 
 /* Find the thread's PyThreadState by walking the main interpreter's list:
@@ -371,8 +508,9 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	struct st_py_walk *w = ctx;
 	const struct st_py_layout *l = &w->p->l;
 	struct st_py_scratch *s = w->s;
-	__u64 code, prev, instr, base, idx = 0, ident;
-	__u32 n = s->n;
+	__u64 code, prev, instr, base, idx = 0, ident, addr;
+	__u32 n = s->n, gen;
+	int at;
 	__u8 ends;
 
 	(void)i;
@@ -386,17 +524,18 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		w->stop = ST_PY_STAT_TRUNCATED;
 		return 1;
 	}
-	if (ST_PY_READ(w, s->frame, ST_PY_FRAME_BUF, w->frame)) {
+	at = st_py_frame_at(w);
+	if (at < 0) {
 		w->stop = ST_PY_STAT_READ_FAULT;
 		return 1;
 	}
-	code = st_py_f64(s, l->frame_code);
-	prev = st_py_f64(s, l->frame_previous);
+	code = st_py_f64(s, at, l->frame_code);
+	prev = st_py_f64(s, at, l->frame_previous);
 	if (prev == w->frame || !st_py_ptr_ok(code)) {
 		w->stop = ST_PY_STAT_BAD_VALUE;
 		return 1;
 	}
-	if (l->owner_cstack != ST_PY_NO_OFF && st_py_f8(s, l->frame_owner) == l->owner_cstack) {
+	if (l->owner_cstack != ST_PY_NO_OFF && st_py_f8(s, at, l->frame_owner) == l->owner_cstack) {
 		/* a C-stack shim (3.12+): not a Python frame; the run below it
 		 * ends with the frame walked before */
 		if (n > 0)
@@ -428,7 +567,7 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		/* 3.10: f_lasti, the index of the instruction running (or
 		 * the call being made), -1 before the first; and one
 		 * evaluation call per frame: each frame ends its run */
-		__s32 lasti = (__s32)st_py_f32(s, l->frame_lasti);
+		__s32 lasti = (__s32)st_py_f32(s, at, l->frame_lasti);
 
 		idx = lasti > 0 ? (__u64)lasti : 0;
 		ends = 1;
@@ -440,46 +579,23 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		 * instr_ptr: the same unit while it runs (CPython's own
 		 * lasti is instr_ptr - code in 3.13, prev_instr - code
 		 * before), the first one in a frame not started. */
-		instr = st_py_f64(s, l->frame_prev_instr);
+		instr = st_py_f64(s, at, l->frame_prev_instr);
 		base = code + l->code_adaptive;
 		if (instr >= base)
 			idx = (instr - base) >> 1;
-		ends = l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, l->frame_is_entry) != 0;
+		ends = l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, at, l->frame_is_entry) != 0;
 	}
-	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = ST_PY_ADDR(code, idx);
+	addr = ST_PY_ADDR(code, idx);
+	if (st_py_memo_get(s, w->tgid, w->image, code, ident, &gen))
+		addr = st_py_addr_gen(addr, gen);
+	else
+		s->unknown |= 1ULL << (n & (ST_PY_MAX_FRAMES - 1));
+	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = addr;
 	s->ident[n & (ST_PY_MAX_FRAMES - 1)] = ident;
 	s->ends[n & (ST_PY_MAX_FRAMES - 1)] = ends;
 	s->n = n + 1;
 	w->frame = prev;
 	return 0;
-}
-
-/* The generation of code object `ident` at an address whose last report
- * is *seen (NULL: none) into *gen: true when it is to be reported (new at
- * the address, or another object than the one reported there). */
-static __always_inline bool st_py_code_gen(const struct st_py_code_seen *seen, __u64 ident,
-					   __u32 *gen)
-{
-	if (!seen) {
-		*gen = 0;
-		return true;
-	}
-	if (seen->ident == ident) {
-		*gen = seen->gen & (ST_PY_GENS - 1);
-		return false;
-	}
-	*gen = (seen->gen + 1) & (ST_PY_GENS - 1);
-	return true;
-}
-
-/* A frame's node address (ST_PY_ADDR) keyed by its code object's
- * generation; an object not 16-byte aligned keeps its address (all its
- * generations are one key, named by the last report). */
-static __always_inline __u64 st_py_addr_gen(__u64 addr, __u32 gen)
-{
-	if (ST_PY_CODE(addr) & (ST_PY_GENS - 1))
-		return addr;
-	return addr | (__u64)(gen & (ST_PY_GENS - 1)) << 16;
 }
 
 /* Walk the Python stack of the thread whose state is tstate into w->s
@@ -490,10 +606,16 @@ static __always_inline void st_py_walk_frames(struct st_py_walk *w, __u64 tstate
 	__u64 cf = 0;
 
 	w->s->n = 0;
+	w->s->unknown = 0;
 	w->stop = ST_PY_STAT__MAX;
 	w->frame = 0;
+	w->s->win_len = 0;
+	/* 3.10's PyFrameObjects are objects of their own, anywhere */
+	w->s->win_below = l->frame_lasti == ST_PY_NO_OFF;
 	w->last_code = 0;
-	if (ST_PY_READ(w, &cf, sizeof(cf), tstate + l->tstate_cframe)) {
+	if (w->hdr_tstate == tstate && tstate)
+		cf = w->hdr_cframe;
+	else if (ST_PY_READ(w, &cf, sizeof(cf), tstate + l->tstate_cframe)) {
 		w->stop = ST_PY_STAT_READ_FAULT;
 		goto out;
 	}
@@ -728,6 +850,8 @@ static long st_py_report_step(__u32 i, void *ctx)
 
 	if (i >= s->n)
 		return 1;
+	if (!(s->unknown & (1ULL << j)))
+		return 0;	/* the walk found its generation in the memo */
 	addr = s->addr[j];
 	k.code = ST_PY_CODE(addr);
 	now.ident = s->ident[j];
@@ -736,8 +860,10 @@ static long st_py_report_step(__u32 i, void *ctx)
 	/* a new object takes the new key even when its report is lost
 	 * (then unnamed, never another object's name) */
 	s->addr[j] = st_py_addr_gen(addr, now.gen);
-	if (!report)
+	if (!report) {
+		st_py_memo_put(s, r->tgid, r->image, k.code, now.ident, now.gen);
 		return 0;
+	}
 	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
 	if (!e) {
 		st_py_count(ST_PY_STAT_CODE_LOST, 1);
@@ -751,6 +877,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 	st_py_snap_code(e, r->l);
 	bpf_ringbuf_submit(e, 0);
 	bpf_map_update_elem(&py_codes, &k, &now, BPF_ANY);
+	st_py_memo_put(s, r->tgid, r->image, k.code, now.ident, now.gen);
 	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
 	return 0;
 }
@@ -790,7 +917,7 @@ struct st_py_ustack {
 __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 {
 	__u32 tgid = pid_tgid >> 32, zero = 0;
-	struct st_py_walk w = { .tid = (__u32)pid_tgid };
+	struct st_py_walk w = { .tid = (__u32)pid_tgid, .tgid = tgid, .image = image };
 	struct st_py_report rep = {};
 	struct st_py_scratch *s;
 	struct st_py_proc *p;
@@ -835,11 +962,14 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 		st_py_count(w.stop, 1);
 	if (!s->n || bench_py_stop == 1)
 		return 0;
-	rep.s = s;
-	rep.l = &p->l;
-	rep.tgid = tgid;
-	rep.image = image;
-	bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);
+	if (s->unknown) {
+		/* code objects the memo has not got: py_codes, or a report */
+		rep.s = s;
+		rep.l = &p->l;
+		rep.tgid = tgid;
+		rep.image = image;
+		bpf_loop(ST_PY_MAX_FRAMES, st_py_report_step, &rep, 0);
+	}
 	if (bench_py_stop == 2)
 		return 0;
 	st_py_count(ST_PY_STAT_WALKED, 1);
@@ -867,6 +997,12 @@ __noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, _
 	if (!p || !s || !s->n)
 		return un;
 	n = st_py_merge(s, p, u->f, un, max, &cut, &unmatched);
+	if (bench_py_stop == 3) {
+		/* bench: the merge made, the native frames folded */
+		for (n = 0; n < ST_PY_MAX_FRAMES * 2 && n < un; n++)
+			u->f[n] = s->native[n];
+		return un;
+	}
 	if (cut)
 		st_py_count(ST_PY_STAT_MERGE_CUT, 1);
 	if (unmatched)

@@ -450,6 +450,14 @@ static void test_candidates_and_unknown_versions(void **state)
 	assert_null(st_py_layout__find(0x0309));
 	assert_null(st_py_layout__find(0x030e));
 	assert_null(st_py_layout__find(0x0200));
+	/* every layout's thread-state fields are in the walker's one read
+	 * of a cached thread state (bpf/python.h, st_py_tstate_is()) */
+	for (__u16 v = 0x030a; v <= 0x030d; v++) {
+		const struct st_py_layout *l = st_py_layout__find(v);
+
+		assert_true(l->tstate_native_tid + 8 <= ST_PY_TSTATE_BUF &&
+			    l->tstate_cframe + 8 <= ST_PY_TSTATE_BUF);
+	}
 	assert_string_equal(st_py_version__str(0x030d00f0, v, sizeof(v)), "3.13");
 	assert_string_equal(st_py_version__str(0x030a0df0, v, sizeof(v)), "3.10");
 }

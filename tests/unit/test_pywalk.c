@@ -363,6 +363,102 @@ static void test_fake_310_frames(void **state)
 	assert_int_equal(st_py_find_tstate(&w), 0);
 }
 
+/* Reads counted (read_counted(): read_fake() and one more). */
+static long read_counted(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	++*(int *)arg;
+	return read_fake(NULL, dst, n, addr);
+}
+
+/* 3.11+: frames are stacked on one data stack, a caller below its callee:
+ * one read holds a frame and the few below it (never past the start of
+ * its page, which may be the first mapped); 3.10's PyFrameObjects are
+ * read one by one. A cached thread state's native_thread_id and cframe
+ * are one read. */
+static void test_fake_frames_read_by_window(void **state)
+{
+	static const __u64 at[] = { 0x900, 0x880, 0x800, 0x780, 0x700, 0x680 };
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	int reads = 0;
+	__u64 ts;
+
+	(void)state;
+	memset(mem, 0, sizeof(mem));
+	fake_walk(&w, &p, &s, 0x030b);
+	w.read = read_counted;
+	w.read_arg = &reads;
+	put64(FAKE + 0x400 + p.l.cframe_current_frame, FAKE + at[0]);
+	for (unsigned i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		put64(FAKE + at[i] + p.l.frame_code, FAKE + 0xc00 + 0x10 * i);
+		put64(FAKE + at[i] + p.l.frame_previous,
+		      i + 1 < sizeof(at) / sizeof(at[0]) ? FAKE + at[i + 1] : 0);
+	}
+	ts = st_py_find_tstate(&w);
+	assert_int_equal(ts, FAKE + 0x200);
+	reads = 0;
+	assert_true(st_py_tstate_is(&w, ts));
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.stop, ST_PY_STAT__MAX);
+	assert_int_equal(s.n, 6);
+	for (unsigned i = 0; i < 6; i++)
+		assert_int_equal(ST_PY_CODE(s.addr[i]), FAKE + 0xc00 + 0x10 * i);
+	/* the thread state, the cframe's current_frame, one window */
+	assert_int_equal(reads, 3);
+	/* a leaf 0x100 bytes into its page: the window starts at the page
+	 * (a read from below it fails here, as an unmapped page would) */
+	put64(FAKE + 0x400 + p.l.cframe_current_frame, FAKE + 0x100);
+	put64(FAKE + 0x100 + p.l.frame_code, FAKE + 0xc00);
+	put64(FAKE + 0x100 + p.l.frame_previous, FAKE + 0x80);
+	put64(FAKE + 0x80 + p.l.frame_code, FAKE + 0xc10);
+	put64(FAKE + 0x80 + p.l.frame_previous, 0);
+	reads = 0;
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.stop, ST_PY_STAT__MAX);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(reads, 2);	/* current_frame (cframe kept), one window */
+}
+
+/* The CPU's memo of reported code objects: a hit gives the generation
+ * py_codes gave (no lookup), for that process, image and identity only. */
+static void test_code_memo(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	__u32 gen = 99;
+	__u64 ts;
+
+	(void)state;
+	assert_false(st_py_memo_get(&s, 7, 1, 0x5000, 0xabc, &gen));
+	st_py_memo_put(&s, 7, 1, 0x5000, 0xabc, 3);
+	assert_true(st_py_memo_get(&s, 7, 1, 0x5000, 0xabc, &gen));
+	assert_int_equal(gen, 3);
+	assert_false(st_py_memo_get(&s, 7, 1, 0x5000, 0xabd, &gen));	/* another object */
+	assert_false(st_py_memo_get(&s, 8, 1, 0x5000, 0xabc, &gen));	/* another process */
+	assert_false(st_py_memo_get(&s, 7, 2, 0x5000, 0xabc, &gen));	/* another image */
+	st_py_memo_put(&s, 7, 1, 0x5000, 0xabd, 4);	/* the address's next object */
+	assert_false(st_py_memo_get(&s, 7, 1, 0x5000, 0xabc, &gen));
+
+	/* the walk: a frame whose object the memo has gets its generation,
+	 * the others are left to py_codes (s.unknown) */
+	memset(mem, 0, sizeof(mem));
+	fake_walk(&w, &p, &s, 0x030b);
+	w.tgid = 7;
+	w.image = 1;
+	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
+	put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x600);
+	put64(FAKE + 0x600 + p.l.frame_code, FAKE + 0x900);
+	st_py_memo_put(&s, 7, 1, FAKE + 0x900, 0, 5);	/* ident 0: code_type unknown */
+	ts = st_py_find_tstate(&w);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.addr[0], ST_PY_ADDR(FAKE + 0x800, 0));
+	assert_int_equal(s.addr[1], ST_PY_ADDR(FAKE + 0x900, 0) | 5ULL << 16);
+	assert_int_equal(s.unknown, 1);
+}
+
 static void test_merge(void **state)
 {
 	struct st_py_scratch s = {};
@@ -503,6 +599,8 @@ int main(void)
 		cmocka_unit_test(test_fake_loop_is_bounded),
 		cmocka_unit_test(test_fake_312_shim_frames),
 		cmocka_unit_test(test_fake_313_shim_frames),
+		cmocka_unit_test(test_fake_frames_read_by_window),
+		cmocka_unit_test(test_code_memo),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_310_drops_the_call_plumbing),
 		cmocka_unit_test(test_code_generations),
