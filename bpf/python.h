@@ -236,6 +236,10 @@ struct st_py_scratch {
 		__u8 keep;			/* a frame since then outside the interpreter */
 	} at;
 	struct st_py_memo memo[ST_PY_MEMO_SLOTS];
+	struct st_py_proc proc;			/* py_procs' value for the frames walked
+						 * (the merge's, without a second lookup), */
+	__u32 tgid;				/* ... of this process */
+	__u32 pad;
 };
 _Static_assert(ST_PY_MAX_FRAMES <= 64, "st_py_scratch.unknown has a bit per frame");
 
@@ -936,6 +940,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
 		return 0;
 	st_py_count(ST_PY_STAT_SAMPLES, 1);
+	s->proc = *p;
+	s->tgid = tgid;
 	w.p = p;
 	w.s = s;
 	if (p->l.tstate_pthread) {
@@ -986,17 +992,15 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 __noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, __u32 tgid)
 {
 	struct st_py_scratch *s;
-	struct st_py_proc *p;
 	bool cut = false, unmatched = false;
 	__u32 zero = 0, n;
 
 	if (!u || !un || !(interpreters & ST_INTERP_PYTHON))
 		return un;
-	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!p || !s || !s->n)
+	if (!s || !s->n || s->tgid != tgid)
 		return un;
-	n = st_py_merge(s, p, u->f, un, max, &cut, &unmatched);
+	n = st_py_merge(s, &s->proc, u->f, un, max, &cut, &unmatched);
 	if (bench_py_stop == 3) {
 		/* bench: the merge made, the native frames folded */
 		for (n = 0; n < ST_PY_MAX_FRAMES * 2 && n < un; n++)
@@ -1014,17 +1018,17 @@ __noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, _
  * sample's record, with the evaluation loop's text they replace. */
 static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __u32 n)
 {
+	const struct st_py_proc *p;
 	struct st_py_scratch *s;
-	struct st_py_proc *p;
 	__u32 zero = 0;
 
 	out->n = 0;
 	if (!n || !(interpreters & ST_INTERP_PYTHON))
 		return;
-	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!p || !s || !s->n || s->n > ST_PY_MAX_FRAMES)
+	if (!s || !s->n || s->n > ST_PY_MAX_FRAMES || s->tgid != tgid)
 		return;
+	p = &s->proc;
 	out->eval_start = p->eval_start;
 	out->eval_end = p->eval_end;
 	out->cold_start = p->cold_start;
