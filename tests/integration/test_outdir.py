@@ -445,12 +445,17 @@ def test_outdir_full_disk_pending_is_bounded():
     for 40 s, not the issue's 120 (the pending trees reach their bound in
     a few seconds here): the unwritten intervals stay one pending tree
     bounded by the budget (--memory-mb 96: 24 MiB for the caches, pending
-    trees dropped over 6 MiB), so the daemon's own memory (RssAnon, median
-    of 5 s: a snapshot's build is transient) grows by less than 12 MiB
-    between 20 s and the end and stays under the budget (it ramps up to
-    12-16 s, later under load, then is flat: measured from 10 s, the end
-    of the ramp counted as growth, 1.1-13.3 MiB over 9 runs; from 20 s,
-    0-10 MiB); the first
+    trees dropped over 6 MiB), so the daemon's own memory (RssAnon) at the
+    end (median of the last 5 s: a snapshot's build is transient) is less
+    than 12 MiB over its high-water mark between 10 and 25 s, and stays
+    under the budget. It ramps up to 12-16 s (later under load), then steps
+    up and down as malloc keeps or returns what a snapshot's build freed:
+    a median at 20-25 s could fall in such a trough (34 -> 52 MiB in a run
+    with one more CPU-bound process, after a peak of 45 at 16-20 s), so
+    the reference is the high-water mark. Growth over it: -8 MiB idle (1
+    run), -4 to 9 MiB with one more CPU-bound process (5 runs). Unbounded
+    pending trees grew ~27 MiB in 15 s (the issue's 112 -> 314 MiB in 110
+    s); the first
     snapshot after space returns covers the whole time since the start,
     and its samples plus those it tells dropped are at least half of what
     the busy CPU gave (99 Hz)."""
@@ -476,13 +481,14 @@ def test_outdir_full_disk_pending_is_bounded():
             churn = None
             check("snapshot not written" in open(log).read(), "no snapshot failed")
             check(snapshot_count(out) == 0, "a snapshot fitted in 200 KiB")
-            early = sorted(v for t, v in rss if 20 <= t <= 25)[2]
+            early = max(v for t, v in rss if 10 <= t <= 25)
             late = sorted(v for t, v in rss[-5:])[2]
-            print("  RssAnon %d KiB at 20-25 s, %d KiB at the end (%s)"
+            print("  RssAnon %d KiB at most at 10-25 s, %d KiB at the end (%s)"
                   % (early, late, ", ".join("%d" % (v >> 10) for _, v in rss)))
             if not SANITIZED:	# ASan keeps what is freed (its 256 MiB quarantine)
                 check(late - early < 12 * 1024,
-                      "RssAnon grew %d KiB on a full disk (bound 12 MiB)" % (late - early))
+                      "RssAnon grew %d KiB over its 10-25 s high on a full disk (bound 12 MiB)"
+                      % (late - early))
                 check(max(v for _, v in rss) < 96 * 1024, "RssAnon over --memory-mb 96")
             os.unlink(filler)
             subprocess.run(["mount", "-o", "remount,size=64m", fs], check=True)
