@@ -493,17 +493,20 @@ def proc_state(pid):
 
 def test_replaced_mapped_file_lends_no_names():
     """The symbolizer's open (see replaced_mapped_file)."""
-    replaced_mapped_file("STACKTREED_TEST_STOP_BEFORE_OPEN", r"(\d+) not the mapped file")
+    replaced_mapped_file("STACKTREED_TEST_STOP_BEFORE_OPEN", r"(\d+) not the mapped file", True)
 
 
 def test_replaced_mapped_file_lends_no_cfi():
     """The unwinder's open of the same file for its CFI: refused and counted
     among the unwind tables' refused files (issue 23 item 2, the same rule
-    for every reader)."""
-    replaced_mapped_file("STACKTREED_TEST_STOP_BEFORE_CFI_OPEN", r"(\d+) files refused, ")
+    for every reader). The symbolizer is not stopped here: it may have
+    read the library while it was mapped (its own function's name, from
+    its own file: one loaded run of 5 did), so only the secret's absence
+    and the refusal are checked."""
+    replaced_mapped_file("STACKTREED_TEST_STOP_BEFORE_CFI_OPEN", r"(\d+) files refused, ", False)
 
 
-def replaced_mapped_file(hook, refusal):
+def replaced_mapped_file(hook, refusal, own_unnamed):
     """Issue 23's race made deterministic: nobody's process runs in its
     library st-race-lib.so under -a; the daemon (test hook
     STACKTREED_TEST_STOP_BEFORE_OPEN) stops between reading the maps line and
@@ -511,7 +514,8 @@ def replaced_mapped_file(hook, refusal):
     is gone) and a root-only library with another function at the same
     address (TOP_SECRET_payroll_of_ceo) is put at the path; the daemon goes
     on: that name appears in no report, the refusal is counted (`not the
-    mapped file`), the process's samples stay module+offset."""
+    mapped file`), and (own_unnamed: the hook stops the symbolizer's own
+    open) the process's samples stay module+offset."""
     d = tempfile.mkdtemp(prefix="st-race-")
     out = tempfile.mkdtemp(prefix="st-race-out-")
     secret, own = "TOP_SECRET_payroll_of_ceo", "race_own_spin_function_a"
@@ -561,7 +565,8 @@ def replaced_mapped_file(hook, refusal):
         prof = load(out)
         tm = main_thread(prof, "race_main")
         check(tm["samples"] > 0, "the target was not sampled")
-        check(function_cum(tm["root"], own) == 0, "%s named without its file" % own)
+        if own_unnamed:
+            check(function_cum(tm["root"], own) == 0, "%s named without its file" % own)
     finally:
         if t:
             t.kill()
