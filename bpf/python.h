@@ -12,8 +12,9 @@
  * keyed by the version the binary exports, user/collect/pyoffsets.c), and
  * pushes them into `py_procs` (struct st_py_proc, key tgid). A sample of
  * such a process:
- *   1. finds its thread's PyThreadState: cached per thread (st_py tstate
- *      cache, revalidated by re-reading native_thread_id), else by walking
+ *   1. finds its thread's PyThreadState: guessed per CPU (st_py_tguess)
+ *      or cached per thread (py_tstates), a guess revalidated by
+ *      re-reading native_thread_id, else by walking
  *      _PyRuntime.interpreters.head->threads.head->next... for the one whose
  *      native_thread_id is the thread's id (at most ST_PY_MAX_THREADS; 3.10:
  *      tstate_head, and thread_id, pthread_self(), the thread's fs base);
@@ -26,7 +27,8 @@
  *      evaluation call per frame;
  *      a code object not in the CPU's memo of those reported
  *      (struct st_py_memo) is looked up in py_codes, and reported to the
- *      daemon when new at its address;
+ *      daemon when new at its address (its location table then decoded
+ *      into runs of one line, pylines.h);
  *   3. merges: the native walk is leaf first; each native frame inside
  *      _PyEval_EvalFrameDefault is replaced by the Python frames that call
  *      runs (from the next unused Python frame up to the end of its run);
@@ -43,8 +45,10 @@
  * own memory only: a process that fakes its interpreter state fools only
  * its own profile.
  *
- * Python node address (ST_NODE_PYTHON): code key << 16 | min(instruction
- * index, 0xffff), the code key being the code object's address with its
+ * Python node address (ST_NODE_PYTHON): code key << 16 | min(index,
+ * 0xffff), the index being the first code unit of the instruction's run
+ * of one line when the runs have it (st_py_addr_key(); else the
+ * instruction's own), the code key being the code object's address with its
  * generation in the low 4 bits, which are zero in a 16-byte aligned object
  * (obmalloc and glibc's malloc align them so): a code object freed and its
  * address reused for another one is another key (st_py_code_gen()). User
@@ -55,6 +59,7 @@
 #define STACKTREE_PYTHON_H
 
 #include "stacktree.h"
+#include "pylines.h"
 #include "common/hash.h"
 
 #define ST_PY_MAX_THREADS 64	/* thread states searched for a thread */
@@ -136,8 +141,10 @@ struct st_py_code_key {
 /* py_codes value: the object last reported at that address. */
 struct st_py_code_seen {
 	__u64 ident;	/* st_py_ident() of the object */
+	struct st_py_runs runs;	/* its runs of one line (pylines.h), */
 	__u32 gen;	/* its generation (0 .. ST_PY_GENS - 1) */
-	__u32 pad;
+	__u16 cover;	/* ... of its first `cover` code units (0: none known) */
+	__u16 pad;
 };
 
 /* What a report copies of a code object's memory at the sample, while it
@@ -192,19 +199,39 @@ enum st_py_stat {
 	ST_PY_STAT__MAX,
 };
 
-/* A CPU's memo of py_codes (struct st_py_scratch): a code object whose
- * report was made, by address and identity, with the generation it got.
- * Direct-mapped; a slot is overwritten by the next object hashing to it.
- * An entry stays right for as long as its object lives (its identity is
- * the object's), so it is never invalidated: a hit is what a py_codes
- * lookup would say, without one (kernel-notes/python.md, "Costs"). */
-#define ST_PY_MEMO_SLOTS 256
+/* A CPU's memo of py_codes (py_memo): a code object whose report was
+ * made, by address and identity, with the generation it got and its runs
+ * of one line. Two ways per set: a new object takes its address's entry,
+ * else an empty one, else the set's older one. Direct-mapped, two objects
+ * of one stack that hashed to one slot missed on every sample (a py_codes
+ * lookup and the report loop each time: +0.3 to +1.1 us a sample, as
+ * addresses fell from run to run). An entry stays right for as long as its
+ * object lives (its identity is the object's), so it is never invalidated:
+ * a hit is what a py_codes lookup would say, without one
+ * (kernel-notes/python.md, "Costs"). */
+#define ST_PY_MEMO_SLOTS 512	/* 256 sets of 2: 32 KiB, a per-CPU value's most */
 struct st_py_memo {
 	__u64 code;	/* the object's address */
 	__u64 ident;	/* st_py_ident() */
+	struct st_py_runs runs;	/* st_py_code_seen's */
 	__u32 tgid, image;
-	__u32 gen1;	/* its generation + 1 (0: an empty slot) */
+	__u16 gen1;	/* its generation + 1 (0: an empty slot) */
+	__u16 cover;	/* st_py_code_seen's */
 	__u32 pad;
+};
+
+struct st_py_memos {
+	struct st_py_memo e[ST_PY_MEMO_SLOTS];
+};
+
+/* A CPU's guesses of threads' PyThreadState (struct st_py_scratch), before
+ * py_tstates: direct-mapped by thread, each checked by the read that
+ * checks any guess (st_py_tstate_is()), so a wrong or torn one only costs
+ * the lookup it was to save. */
+#define ST_PY_TGUESS 64
+struct st_py_tguess {
+	__u64 pid_tgid;
+	__u64 tstate;
 };
 
 /* One walk's output, and the frame array merge's scratch. */
@@ -227,15 +254,21 @@ struct st_py_scratch {
 	__u32 n;				/* frames in addr[] */
 	__u32 stop;				/* enum st_py_stat (ST_PY_STAT__MAX: complete) */
 	__u64 unknown;				/* bit i: addr[i]'s generation is not in
-						 * memo[] (a py_codes lookup, perhaps a
-						 * report, gives it) */
+						 * the memo (a py_codes lookup, perhaps a
+						 * report, gives it; addr[i]'s index is
+						 * then the instruction's) */
+	struct st_py_runs runs;			/* the runs of the code object of the
+						 * frame walked last (memo hit), */
+	__u32 cover;				/* ... of its first `cover` units */
+	__u32 pad2;
+	struct st_py_runs_at rd;		/* a report's table decoded into runs */
 	struct st_py_merge_at {			/* the merge's position (st_py_merge_step) */
 		__u32 i, j, o;
 		__u32 mark;			/* out[] after the last run (text_end set) */
 		__u8 in_run, cut, unmatched;
 		__u8 keep;			/* a frame since then outside the interpreter */
 	} at;
-	struct st_py_memo memo[ST_PY_MEMO_SLOTS];
+	struct st_py_tguess tguess[ST_PY_TGUESS];
 	struct st_py_proc proc;			/* py_procs' value for the frames walked
 						 * (the merge's, without a second lookup), */
 	__u32 tgid;				/* ... of this process */
@@ -273,6 +306,7 @@ typedef long (*st_py_read_fn)(void *arg, void *dst, __u32 n, __u64 addr);
 struct st_py_walk {
 	const struct st_py_proc *p;
 	struct st_py_scratch *s;
+	struct st_py_memos *memos;	/* this CPU's memo */
 #ifndef __bpf__
 	st_py_read_fn read;
 	void *read_arg;
@@ -285,6 +319,7 @@ struct st_py_walk {
 	__u64 hdr_cframe;	/* ... whose cframe this is */
 	__u64 last_code;	/* the code object of the frame walked before */
 	__u64 last_ident;	/* ... its st_py_ident() */
+	__u32 last_gen1;	/* ... its generation + 1 from the memo (0: not there) */
 	__u32 stop;		/* enum st_py_stat */
 };
 
@@ -405,37 +440,74 @@ static __always_inline __u64 st_py_addr_gen(__u64 addr, __u32 gen)
 	return addr | (__u64)(gen & (ST_PY_GENS - 1)) << 16;
 }
 
-/* The memo slot of code object `code` of process tgid. */
-static __always_inline struct st_py_memo *st_py_memo_slot(struct st_py_scratch *s, __u32 tgid,
-							   __u64 code)
+/* The first of the two memo slots of code object `code` of process tgid. */
+static __always_inline __u32 st_py_memo_set(__u32 tgid, __u64 code)
 {
-	return &s->memo[st_hash_u64(code ^ ((__u64)tgid << 48)) & (ST_PY_MEMO_SLOTS - 1)];
+	return (__u32)st_hash_u64(code ^ ((__u64)tgid << 48)) & (ST_PY_MEMO_SLOTS - 2);
 }
 
-/* The generation of object (code, ident) of process (tgid, image) into
- * *gen when the memo has it. */
-static __always_inline bool st_py_memo_get(struct st_py_scratch *s, __u32 tgid, __u32 image,
-					   __u64 code, __u64 ident, __u32 *gen)
+/* Whether memo entry m is object (code, ident) of process (tgid, image). */
+static __always_inline bool st_py_memo_is(const struct st_py_memo *m, __u32 tgid, __u32 image,
+					  __u64 code, __u64 ident)
 {
-	const struct st_py_memo *m = st_py_memo_slot(s, tgid, code);
-
-	if (!m->gen1 || m->code != code || m->ident != ident || m->tgid != tgid ||
-	    m->image != image)
-		return false;
-	*gen = (m->gen1 - 1) & (ST_PY_GENS - 1);
-	return true;
+	return m->gen1 && m->code == code && m->ident == ident && m->tgid == tgid &&
+	       m->image == image;
 }
 
-static __always_inline void st_py_memo_put(struct st_py_scratch *s, __u32 tgid, __u32 image,
-					   __u64 code, __u64 ident, __u32 gen)
+/* The memo's entry of object (code, ident) of process (tgid, image), or
+ * NULL: its generation is gen1 - 1. */
+static __always_inline const struct st_py_memo *
+st_py_memo_get(const struct st_py_memos *ms, __u32 tgid, __u32 image, __u64 code, __u64 ident)
 {
-	struct st_py_memo *m = st_py_memo_slot(s, tgid, code);
+	__u32 k = st_py_memo_set(tgid, code);
+	const struct st_py_memo *m = &ms->e[k & (ST_PY_MEMO_SLOTS - 1)];
 
+	if (st_py_memo_is(m, tgid, image, code, ident))
+		return m;
+	m = &ms->e[(k + 1) & (ST_PY_MEMO_SLOTS - 1)];
+	return st_py_memo_is(m, tgid, image, code, ident) ? m : NULL;
+}
+
+/* Whether memo entry m holds (whatever object) address code of (tgid, image). */
+static __always_inline bool st_py_memo_at(const struct st_py_memo *m, __u32 tgid, __u32 image,
+					  __u64 code)
+{
+	return m->gen1 && m->code == code && m->tgid == tgid && m->image == image;
+}
+
+/* Remember object (code, ident) of process (tgid, image): its py_codes
+ * value *seen. */
+static __always_inline void st_py_memo_put(struct st_py_memos *ms, __u32 tgid, __u32 image,
+					   __u64 code, const struct st_py_code_seen *seen)
+{
+	__u32 k = st_py_memo_set(tgid, code);
+	struct st_py_memo *m = &ms->e[k & (ST_PY_MEMO_SLOTS - 1)];
+	struct st_py_memo *o = &ms->e[(k + 1) & (ST_PY_MEMO_SLOTS - 1)];
+
+	if (!st_py_memo_at(m, tgid, image, code)) {
+		if (st_py_memo_at(o, tgid, image, code) || !o->gen1) {
+			m = o;		/* its address's entry, or an empty one */
+		} else if (m->gen1) {
+			*o = *m;	/* the older one goes */
+		}
+	}
 	m->code = code;
-	m->ident = ident;
+	m->ident = seen->ident;
+	m->runs = seen->runs;
 	m->tgid = tgid;
 	m->image = image;
-	m->gen1 = (gen & (ST_PY_GENS - 1)) + 1;
+	m->gen1 = (__u16)((seen->gen & (ST_PY_GENS - 1)) + 1);
+	m->cover = seen->cover;
+}
+
+/* A frame's node address: its code object's key (generation gen) and, for
+ * the index, the first code unit of the index's run of one line when the
+ * runs have it (pylines.h): two instructions of one line are one node. */
+static __always_inline __u64 st_py_addr_key(__u64 addr, __u32 gen, const struct st_py_runs *runs,
+					    __u32 cover)
+{
+	addr = st_py_addr_gen(addr, gen);
+	return ST_PY_ADDR(ST_PY_CODE(addr), st_py_canon(runs, cover, ST_PY_INDEX(addr)));
 }
 
 /* Thread-state search: one thread state per step. */
@@ -506,18 +578,17 @@ static __always_inline __u64 st_py_find_tstate(struct st_py_walk *w)
 	return w->stop == ST_PY_STAT__MAX ? w->tstate : 0;
 }
 
-/* Frame walk: one _PyInterpreterFrame per step. */
-static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
+/* Frame walk: one _PyInterpreterFrame. */
+static __always_inline long st_py_frame_one(struct st_py_walk *w)
 {
-	struct st_py_walk *w = ctx;
 	const struct st_py_layout *l = &w->p->l;
 	struct st_py_scratch *s = w->s;
 	__u64 code, prev, instr, base, idx = 0, ident, addr;
-	__u32 n = s->n, gen;
+	const struct st_py_memo *m;
+	__u32 n = s->n;
 	int at;
 	__u8 ends;
 
-	(void)i;
 	if (!w->frame)
 		return 1;	/* the outermost frame was read: complete */
 	if (!st_py_ptr_ok(w->frame)) {
@@ -547,26 +618,33 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		w->frame = prev;
 		return 0;
 	}
-	ident = 0;
-	if (code == w->last_code) {
-		/* recursion: the object its caller runs, live (both frames
-		 * hold it), its type checked: not read again */
-		ident = w->last_ident;
-	} else if (w->p->code_type) {
-		/* one read for the type and the identity (cost measured in
-		 * kernel-notes/python.md, "An address reused ...") */
-		if (ST_PY_READ(w, s->code, ST_PY_CODE_BUF, code)) {
-			w->stop = ST_PY_STAT_READ_FAULT;
-			return 1;
+	if (code != w->last_code) {
+		/* (else recursion: the object its caller runs, live, both
+		 * frames holding it: its type, identity and memo entry
+		 * are the caller's) */
+		ident = 0;
+		if (w->p->code_type) {
+			/* one read for the type and the identity (cost measured
+			 * in kernel-notes/python.md, "An address reused ...") */
+			if (ST_PY_READ(w, s->code, ST_PY_CODE_BUF, code)) {
+				w->stop = ST_PY_STAT_READ_FAULT;
+				return 1;
+			}
+			if (st_py_c64(s, l->object_type) != w->p->code_type) {
+				w->stop = ST_PY_STAT_BAD_VALUE;
+				return 1;
+			}
+			ident = st_py_ident(s, l);
 		}
-		if (st_py_c64(s, l->object_type) != w->p->code_type) {
-			w->stop = ST_PY_STAT_BAD_VALUE;
-			return 1;
-		}
-		ident = st_py_ident(s, l);
 		w->last_code = code;
 		w->last_ident = ident;
+		m = w->memos ? st_py_memo_get(w->memos, w->tgid, w->image, code, ident) : NULL;
+		w->last_gen1 = m ? m->gen1 : 0;
+		s->cover = m ? m->cover : 0;
+		if (m)
+			s->runs = m->runs;
 	}
+	ident = w->last_ident;
 	if (l->frame_lasti != ST_PY_NO_OFF) {
 		/* 3.10: f_lasti, the index of the instruction running (or
 		 * the call being made), -1 before the first; and one
@@ -590,8 +668,8 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 		ends = l->frame_is_entry != ST_PY_NO_OFF && st_py_f8(s, at, l->frame_is_entry) != 0;
 	}
 	addr = ST_PY_ADDR(code, idx);
-	if (st_py_memo_get(s, w->tgid, w->image, code, ident, &gen))
-		addr = st_py_addr_gen(addr, gen);
+	if (w->last_gen1)
+		addr = st_py_addr_key(addr, w->last_gen1 - 1, &s->runs, s->cover);
 	else
 		s->unknown |= 1ULL << (n & (ST_PY_MAX_FRAMES - 1));
 	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = addr;
@@ -600,6 +678,14 @@ static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
 	s->n = n + 1;
 	w->frame = prev;
 	return 0;
+}
+
+/* Two frames a loop step: a step's call and return cost about as much as
+ * a frame's work here (kernel-notes/python.md, "Costs"). */
+static inline long st_py_frame_step(__u32 i, ST_PY_CB_CTX *ctx)
+{
+	(void)i;
+	return st_py_frame_one(ctx) || st_py_frame_one(ctx);
 }
 
 /* Walk the Python stack of the thread whose state is tstate into w->s
@@ -617,6 +703,8 @@ static __always_inline void st_py_walk_frames(struct st_py_walk *w, __u64 tstate
 	/* 3.10's PyFrameObjects are objects of their own, anywhere */
 	w->s->win_below = l->frame_lasti == ST_PY_NO_OFF;
 	w->last_code = 0;
+	w->last_ident = 0;
+	w->last_gen1 = 0;
 	if (w->hdr_tstate == tstate && tstate)
 		cf = w->hdr_cframe;
 	else if (ST_PY_READ(w, &cf, sizeof(cf), tstate + l->tstate_cframe)) {
@@ -639,9 +727,11 @@ static __always_inline void st_py_walk_frames(struct st_py_walk *w, __u64 tstate
 		w->stop = ST_PY_STAT_NO_FRAME;
 		goto out;
 	}
-	/* one more step than frames: the step after the last sees frame 0 */
-	if ((__u32)ST_PY_LOOP(ST_PY_MAX_FRAMES + 1, st_py_frame_step, w) > ST_PY_MAX_FRAMES &&
-	    w->stop == ST_PY_STAT__MAX)
+	/* one more step than frames: the step after the last sees frame 0;
+	 * a frame left when the steps ran out: more than the walk takes (the
+	 * step itself stops at ST_PY_MAX_FRAMES, a 3.12+ shim takes a step) */
+	ST_PY_LOOP(ST_PY_MAX_FRAMES / 2 + 1, st_py_frame_step, w);
+	if (w->frame && w->stop == ST_PY_STAT__MAX)
 		w->stop = ST_PY_STAT_TRUNCATED;
 out:
 	w->s->stop = w->stop;
@@ -663,14 +753,12 @@ struct st_py_merge {
 	__u32 un, max;
 };
 
-static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
+static __always_inline long st_py_merge_one(struct st_py_merge *m)
 {
-	struct st_py_merge *m = ctx;
 	struct st_py_scratch *s = m->s;
 	struct st_py_merge_at *at = &s->at;
 	__u64 a;
 
-	(void)k;
 	if (at->in_run) {
 		__u32 j = at->j & (ST_PY_MAX_FRAMES - 1);
 
@@ -716,6 +804,13 @@ static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
 	return 0;
 }
 
+/* Two frames a loop step (as st_py_frame_step()). */
+static inline long st_py_merge_step(__u32 k, ST_PY_CB_CTX *ctx)
+{
+	(void)k;
+	return st_py_merge_one(ctx) || st_py_merge_one(ctx);
+}
+
 /* Merge w->s's Python frames into frames[0..un) (leaf first, at most max
  * entries, max <= ST_PY_MAX_FRAMES * 2): the new count. *cut: frames at the
  * root did not fit; *unmatched: evaluation frames and Python runs did not
@@ -744,11 +839,52 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 	s->at.i = s->at.j = s->at.o = s->at.mark = 0;
 	s->at.in_run = s->at.cut = s->at.unmatched = 0;
 	s->at.keep = 1;		/* the native frames before the first run stay */
-	ST_PY_LOOP(ST_PY_MAX_FRAMES * 3 + 1, st_py_merge_step, &m);
+	ST_PY_LOOP((ST_PY_MAX_FRAMES * 3 + 2) / 2, st_py_merge_step, &m);
 	*cut = s->at.cut;
 	*unmatched = s->at.unmatched || (s->at.j < s->n && !s->at.cut);
 	o = s->at.o;
 	return o <= m.max ? o : m.max;
+}
+
+/* A location table into runs of one line, one entry a step (s->rd, over
+ * the table's bytes object in s->win). */
+struct st_py_runs_ctx {
+	struct st_py_scratch *s;	/* (a loop's context is on the stack) */
+};
+
+static inline long st_py_runs_cb(__u32 i, ST_PY_CB_CTX *ctx)
+{
+	struct st_py_scratch *s = ((struct st_py_runs_ctx *)ctx)->s;
+
+	(void)i;
+	return st_py_runs_step(&s->rd, (const __u8 *)s->win);
+}
+
+_Static_assert(ST_PY_WIN >= ST_PY_LT_BUF, "a location table is decoded in s->win");
+
+/* The runs of one line (pylines.h) of a code object whose first line is
+ * firstlineno and whose location table's bytes object (its first len
+ * bytes, a copy) is in s->win, into *seen (cover 0: none; 3.10's table is
+ * not a location table). */
+static __always_inline void st_py_runs_decode(struct st_py_scratch *s,
+					      const struct st_py_layout *l, __u32 len,
+					      __u32 firstlineno, struct st_py_code_seen *seen)
+{
+	struct st_py_runs_ctx c = { .s = s };
+	__u64 size;
+	__u32 n;
+
+	seen->cover = 0;
+	if (l->version < 0x030b || l->bytes_data >= len || len > ST_PY_LT_BUF)
+		return;
+	size = s->win[(l->bytes_size >> 3) & (ST_PY_WIN / 8 - 1)];
+	n = len - l->bytes_data;
+	if (size < n)
+		n = (__u32)size;
+	st_py_runs_begin(&s->rd, l->bytes_data, n, size > n, firstlineno);
+	ST_PY_LOOP(ST_PY_RUN_UNITS, st_py_runs_cb, &c);
+	seen->runs = s->rd.runs;
+	seen->cover = (__u16)st_py_runs_cover(&s->rd);
 }
 
 #ifdef __bpf__
@@ -794,6 +930,13 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
+	__type(value, struct st_py_memos);
+	__uint(max_entries, 1);
+} py_memo SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
 	__type(value, __u64);
 	__uint(max_entries, ST_PY_STAT__MAX);
 } py_stats SEC(".maps");
@@ -809,6 +952,7 @@ static __always_inline void st_py_count(__u32 which, __u64 n)
 /* Report the code objects not seen before in this process. */
 struct st_py_report {
 	struct st_py_scratch *s;
+	struct st_py_memos *memos;
 	const struct st_py_layout *l;
 	__u32 tgid, image;
 };
@@ -848,7 +992,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 	struct st_py_code_key k = { .tgid = r->tgid, .image = r->image };
 	struct st_py_code_seen *seen, now = {};
 	struct st_py_event *e;
-	__u32 j = i & (ST_PY_MAX_FRAMES - 1);
+	__u32 j = i & (ST_PY_MAX_FRAMES - 1), first, lt;
 	bool report;
 	__u64 addr;
 
@@ -861,13 +1005,18 @@ static long st_py_report_step(__u32 i, void *ctx)
 	now.ident = s->ident[j];
 	seen = bpf_map_lookup_elem(&py_codes, &k);
 	report = st_py_code_gen(seen, now.ident, &now.gen);
-	/* a new object takes the new key even when its report is lost
-	 * (then unnamed, never another object's name) */
-	s->addr[j] = st_py_addr_gen(addr, now.gen);
-	if (!report) {
-		st_py_memo_put(s, r->tgid, r->image, k.code, now.ident, now.gen);
+	if (!report && seen) {
+		/* the object py_codes has: its runs of one line too */
+		now.runs = seen->runs;
+		now.cover = seen->cover;
+		s->addr[j] = st_py_addr_key(addr, now.gen, &now.runs, now.cover);
+		st_py_memo_put(r->memos, r->tgid, r->image, k.code, &now);
 		return 0;
 	}
+	/* a new object takes the new key even when its report is lost
+	 * (then unnamed, never another object's name; keyed by its
+	 * instruction until it is reported) */
+	s->addr[j] = st_py_addr_gen(addr, now.gen);
 	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
 	if (!e) {
 		st_py_count(ST_PY_STAT_CODE_LOST, 1);
@@ -879,9 +1028,18 @@ static long st_py_report_step(__u32 i, void *ctx)
 	e->key = ST_PY_CODE(s->addr[j]);
 	e->ident = now.ident;
 	st_py_snap_code(e, r->l);
+	/* its location table, copied, is decoded after the submit */
+	first = e->len[ST_PY_SNAP_CODE] ?
+		((const __u32 *)e->hdr)[(r->l->code_firstlineno >> 2) & (ST_PY_CODE_ROOM / 4 - 1)] : 0;
+	lt = e->len[ST_PY_SNAP_CODE] ? e->len[ST_PY_SNAP_LT] : 0;
+	if (lt > ST_PY_LT_BUF || bpf_probe_read_kernel(s->win, ST_PY_LT_BUF, e->table))
+		lt = 0;
 	bpf_ringbuf_submit(e, 0);
+	if (lt)
+		st_py_runs_decode(s, r->l, lt, first, &now);
+	s->addr[j] = st_py_addr_key(addr, now.gen, &now.runs, now.cover);
 	bpf_map_update_elem(&py_codes, &k, &now, BPF_ANY);
-	st_py_memo_put(s, r->tgid, r->image, k.code, now.ident, now.gen);
+	st_py_memo_put(r->memos, r->tgid, r->image, k.code, &now);
 	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
 	return 0;
 }
@@ -924,6 +1082,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	struct st_py_walk w = { .tid = (__u32)pid_tgid, .tgid = tgid, .image = image };
 	struct st_py_report rep = {};
 	struct st_py_scratch *s;
+	struct st_py_memos *memos;
+	struct st_py_tguess *g;
 	struct st_py_proc *p;
 	__u64 *cached, ts = 0;
 
@@ -933,7 +1093,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	if (!(interpreters & ST_INTERP_PYTHON))
 		return 0;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!s)
+	memos = bpf_map_lookup_elem(&py_memo, &zero);
+	if (!s || !memos)
 		return 0;
 	s->n = 0;	/* read by st_py_merge_sample() and st_py_defer() */
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
@@ -944,6 +1105,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	s->tgid = tgid;
 	w.p = p;
 	w.s = s;
+	w.memos = memos;
 	if (p->l.tstate_pthread) {
 		/* 3.10 knows a thread by pthread_self(), glibc's thread
 		 * pointer: the fs base the kernel set for it (arch_prctl at
@@ -952,16 +1114,23 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 
 		w.tid = BPF_CORE_READ(task, thread.fsbase);
 	}
-	cached = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
-	if (cached && st_py_tstate_is(&w, *cached)) {
-		ts = *cached;
-	} else {
-		ts = st_py_find_tstate(&w);
-		if (!ts) {
-			st_py_count(w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD, 1);
-			return 0;
+	/* the thread's state: this CPU's guess, else py_tstates', else found */
+	g = &s->tguess[st_hash_u64(pid_tgid) & (ST_PY_TGUESS - 1)];
+	ts = g->tstate;
+	if (g->pid_tgid != pid_tgid || !st_py_tstate_is(&w, ts)) {
+		cached = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
+		ts = cached ? *cached : 0;
+		if (!cached || !st_py_tstate_is(&w, ts)) {
+			ts = st_py_find_tstate(&w);
+			if (!ts) {
+				st_py_count(w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD,
+					    1);
+				return 0;
+			}
+			bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
 		}
-		bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
+		g->pid_tgid = pid_tgid;
+		g->tstate = ts;
 	}
 	st_py_walk_frames(&w, ts);
 	if (w.stop < ST_PY_STAT__MAX)
@@ -971,6 +1140,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	if (s->unknown) {
 		/* code objects the memo has not got: py_codes, or a report */
 		rep.s = s;
+		rep.memos = memos;
 		rep.l = &p->l;
 		rep.tgid = tgid;
 		rep.image = image;

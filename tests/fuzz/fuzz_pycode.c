@@ -7,7 +7,8 @@
  * Input: 4 bytes of instruction index, then the memory (the code object at
  * its start, the runtime state at its start too). Seeds:
  * tests/fuzz/corpus/pycode/ (code objects as python3.11 lays them out,
- * with real location tables). */
+ * with real location tables). The table's runs of one line
+ * (bpf/pylines.h) are checked against the daemon's lines. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -44,8 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct st_py_snaps sn;
 	struct st_py_code c;
 	struct mem m;
+	__u32 idx, line, n, units, lines[ST_PY_RUN_UNITS];
+	__s64 ln = 1;
 	bool cut, unm;
-	__u32 idx, line;
 	__u64 ts;
 
 	if (size < 4 || !l || !l310)
@@ -85,6 +87,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	line = st_py_linetable__line(m.p, m.n, 1, idx);
 	line = st_py_linetable310__line(m.p, m.n, 1, idx);
 	(void)line;
+	/* its runs of one line (bpf/pylines.h), of the whole table and of a
+	 * copy of its start: a unit is keyed by one of its own line, at or
+	 * before it */
+	n = m.n > ST_PY_LT_BUF ? ST_PY_LT_BUF : (__u32)m.n;
+	units = 0;	/* each unit's line, as st_py_linetable__line() gives it */
+	for (__u32 p = 0, next; p < n && units < ST_PY_RUN_UNITS; p = next) {
+		struct st_py_loc e;
+
+		next = st_py_loc_next(m.p, 0, n, p, &e);
+		if (!next)
+			break;
+		ln += e.delta;
+		for (__u32 u = 0; u < e.units && units < ST_PY_RUN_UNITS; u++)
+			lines[units++] = (__u32)st_py_loc_line(e.kind, ln);
+	}
+	if (units && lines[units - 1] != st_py_linetable__line(m.p, n, 1, units - 1))
+		__builtin_trap();
+	for (int cut = 0; cut < 2; cut++) {
+		struct st_py_runs_at r;
+		__u32 cover;
+
+		st_py_runs_begin(&r, 0, cut ? n / 2 : n, cut && n / 2 < n, 1);
+		for (__u32 k = 0; k < ST_PY_RUN_UNITS; k++)
+			if (st_py_runs_step(&r, m.p))
+				break;
+		cover = st_py_runs_cover(&r);
+		if (cover > units)
+			__builtin_trap();
+		for (__u32 i = 0; i < cover; i++) {
+			__u32 c = st_py_canon(&r.runs, cover, i);
+
+			if (c > i || lines[c] != lines[i])
+				__builtin_trap();
+		}
+	}
 	p.l = (idx & 1) ? *l310 : *l;
 	w.read_arg = &m;
 	memset(&s, 0, sizeof(s));

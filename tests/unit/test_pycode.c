@@ -63,12 +63,56 @@ static int unhex(const char *h, __u8 *out, size_t max)
 	return (int)n;
 }
 
+/* The runs of one line of a table (bpf/pylines.h), as the BPF program
+ * makes them: from the table itself, and through st_py_runs_decode() from
+ * a copy of its bytes object when it fits one: each unit they cover is
+ * keyed by a unit of its own line, at or before it. The keys they make
+ * are counted in *keys, the units they cover in *covered. */
+static void runs_match(const struct st_py_layout *l, const __u8 *table, __u32 n, __u32 first,
+		       const __u32 *lines, __u32 units, size_t *keys, size_t *covered)
+{
+	static struct st_py_scratch s;
+	struct st_py_code_seen seen = {};
+	struct st_py_runs_at r;
+	__u32 cover, k;
+
+	st_py_runs_begin(&r, 0, n, false, first);
+	for (k = 0; k < ST_PY_RUN_UNITS; k++)
+		if (st_py_runs_step(&r, table))
+			break;
+	cover = st_py_runs_cover(&r);
+	assert_true(cover <= units || !units);
+	for (__u32 i = 0; i < cover && i < units; i++) {
+		__u32 c = st_py_canon(&r.runs, cover, i);
+
+		if (c > i || lines[c] != lines[i])
+			fail_msg("unit %u keyed by unit %u: line %u, not %u", i, c, lines[c], lines[i]);
+		*keys += c == i;
+	}
+	*covered += cover;
+	assert_int_equal(st_py_canon(&r.runs, cover, cover), cover);	/* past it: itself */
+	if (l->bytes_data + n > ST_PY_LT_BUF)
+		return;
+	/* the BPF program's way: the bytes object's copy, its size in it */
+	memset(&s, 0, sizeof(s));
+	s.win[l->bytes_size / 8] = n;
+	memcpy((__u8 *)s.win + l->bytes_data, table, n);
+	st_py_runs_decode(&s, l, l->bytes_data + n + 7, first, &seen);	/* the size bounds it */
+	assert_int_equal(seen.cover, cover);
+	assert_memory_equal(&seen.runs, &r.runs, sizeof(r.runs));
+	st_py_runs_decode(&s, l, l->bytes_data + n / 2, first, &seen);	/* a cut copy: less */
+	assert_true(seen.cover <= cover);
+	for (__u32 i = 0; i < seen.cover; i++)
+		assert_int_equal(lines[st_py_canon(&seen.runs, seen.cover, i)], lines[i]);
+}
+
 static void linetable_matches(const char *python, __u16 version)
 {
 	static char line[1 << 20], cmd[sizeof(dump310) + 256];
 	static __u8 table[1 << 18];
+	static __u32 lines[1 << 18];
 	const struct st_py_layout *l = st_py_layout__find(version);
-	size_t codes = 0, units = 0;
+	size_t codes = 0, units = 0, keys = 0, covered = 0;
 	FILE *f;
 
 	assert_non_null(l);
@@ -92,13 +136,20 @@ static void linetable_matches(const char *python, __u16 version)
 
 			if (got != want)
 				fail_msg("code %zu unit %u: %u, want %u", codes, idx, got, want);
+			if (idx < sizeof(lines) / sizeof(lines[0]))
+				lines[idx] = want;
 			units++;
 		}
+		if (version >= 0x030b)
+			runs_match(l, table, (__u32)n, (__u32)atoi(first), lines, idx, &keys, &covered);
 		codes++;
 	}
 	assert_int_equal(pclose(f), 0);
-	print_message("%zu code objects, %zu code units\n", codes, units);
+	print_message("%zu code objects, %zu code units; runs: %zu units covered, %zu keys\n",
+		      codes, units, covered, keys);
 	assert_true(codes > 200 && units > 10000);
+	/* 3.11+: two units in three share a key with an earlier one */
+	assert_true(version < 0x030b || (covered > units / 4 && keys * 3 < covered));
 	/* past the table's end, and garbage */
 	assert_int_equal(st_py_code__line(l, table, 0, 5, 0), 0);
 	table[0] = 0x01;	/* 3.11+: not an entry's first byte; 3.10: half a pair */

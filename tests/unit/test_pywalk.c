@@ -180,7 +180,7 @@ static void test_live_pyenv_313(void **state)
 
 /* fake memory: a buffer mapped at FAKE */
 #define FAKE 0x10000000ULL
-static __u8 mem[4096];
+static __u8 mem[16384];
 
 static long read_fake(void *arg, void *dst, __u32 n, __u64 addr)
 {
@@ -267,6 +267,36 @@ static void test_fake_loop_is_bounded(void **state)
 	put64(FAKE + 0x300 + p.l.tstate_next, FAKE + 0x200);
 	assert_int_equal(st_py_find_tstate(&w), 0);
 	assert_int_equal(w.stop, ST_PY_STAT_NO_THREAD);
+}
+
+/* A stack of exactly ST_PY_MAX_FRAMES frames is whole; one more is cut
+ * (and counted so), whatever the loop's steps per frame. */
+static void test_fake_depth_limit(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p;
+	struct st_py_walk w = {};
+	__u64 ts;
+
+	(void)state;
+	for (int extra = 0; extra < 2; extra++) {
+		int frames = ST_PY_MAX_FRAMES + extra;
+
+		memset(mem, 0, sizeof(mem));
+		fake_walk(&w, &p, &s, 0x030b);
+		put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
+		put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x1000);
+		for (int k = 1; k < frames; k++) {
+			__u64 f = FAKE + 0x1000 + (__u64)(k - 1) * 0x80;
+
+			put64(f + p.l.frame_code, FAKE + 0x800);
+			put64(f + p.l.frame_previous, k + 1 < frames ? f + 0x80 : 0);
+		}
+		ts = st_py_find_tstate(&w);
+		st_py_walk_frames(&w, ts);
+		assert_int_equal(s.n, ST_PY_MAX_FRAMES);
+		assert_int_equal(s.stop, extra ? ST_PY_STAT_TRUNCATED : ST_PY_STAT__MAX);
+	}
 }
 
 /* 3.12+: the C-stack shim frames (owner 3) under each evaluation call's
@@ -424,38 +454,67 @@ static void test_fake_frames_read_by_window(void **state)
  * py_codes gave (no lookup), for that process, image and identity only. */
 static void test_code_memo(void **state)
 {
+	static struct st_py_memos ms;
 	struct st_py_scratch s = {};
+	struct st_py_code_seen seen = { .ident = 0xabc, .gen = 3 };
+	const struct st_py_memo *m;
 	struct st_py_proc p;
 	struct st_py_walk w = {};
-	__u32 gen = 99;
-	__u64 ts;
+	__u64 ts, same[3], c;
+	int k = 0;
 
 	(void)state;
-	assert_false(st_py_memo_get(&s, 7, 1, 0x5000, 0xabc, &gen));
-	st_py_memo_put(&s, 7, 1, 0x5000, 0xabc, 3);
-	assert_true(st_py_memo_get(&s, 7, 1, 0x5000, 0xabc, &gen));
-	assert_int_equal(gen, 3);
-	assert_false(st_py_memo_get(&s, 7, 1, 0x5000, 0xabd, &gen));	/* another object */
-	assert_false(st_py_memo_get(&s, 8, 1, 0x5000, 0xabc, &gen));	/* another process */
-	assert_false(st_py_memo_get(&s, 7, 2, 0x5000, 0xabc, &gen));	/* another image */
-	st_py_memo_put(&s, 7, 1, 0x5000, 0xabd, 4);	/* the address's next object */
-	assert_false(st_py_memo_get(&s, 7, 1, 0x5000, 0xabc, &gen));
+	memset(&ms, 0, sizeof(ms));
+	assert_null(st_py_memo_get(&ms, 7, 1, 0x5000, 0xabc));
+	st_py_memo_put(&ms, 7, 1, 0x5000, &seen);
+	m = st_py_memo_get(&ms, 7, 1, 0x5000, 0xabc);
+	assert_non_null(m);
+	assert_int_equal(m->gen1, 4);	/* generation 3 */
+	assert_null(st_py_memo_get(&ms, 7, 1, 0x5000, 0xabd));	/* another object */
+	assert_null(st_py_memo_get(&ms, 8, 1, 0x5000, 0xabc));	/* another process */
+	assert_null(st_py_memo_get(&ms, 7, 2, 0x5000, 0xabc));	/* another image */
+	seen.ident = 0xabd;	/* the address's next object takes its entry */
+	seen.gen = 4;
+	st_py_memo_put(&ms, 7, 1, 0x5000, &seen);
+	assert_null(st_py_memo_get(&ms, 7, 1, 0x5000, 0xabc));
+	assert_non_null(st_py_memo_get(&ms, 7, 1, 0x5000, 0xabd));
+
+	/* two ways: three objects of one set, the third pushes the oldest out */
+	for (c = 0x10000; k < 3; c += 16)
+		if (st_py_memo_set(9, c) == st_py_memo_set(9, 0x10000))
+			same[k++] = c;
+	for (k = 0; k < 3; k++) {
+		seen.ident = same[k];
+		st_py_memo_put(&ms, 9, 1, same[k], &seen);
+		if (k == 1) {
+			assert_non_null(st_py_memo_get(&ms, 9, 1, same[0], same[0]));
+			assert_non_null(st_py_memo_get(&ms, 9, 1, same[1], same[1]));
+		}
+	}
+	assert_null(st_py_memo_get(&ms, 9, 1, same[0], same[0]));
+	assert_non_null(st_py_memo_get(&ms, 9, 1, same[1], same[1]));
+	assert_non_null(st_py_memo_get(&ms, 9, 1, same[2], same[2]));
 
 	/* the walk: a frame whose object the memo has gets its generation,
-	 * the others are left to py_codes (s.unknown) */
+	 * and its index the first unit of its line's run; the others are
+	 * left to py_codes (s.unknown) */
 	memset(mem, 0, sizeof(mem));
 	fake_walk(&w, &p, &s, 0x030b);
 	w.tgid = 7;
 	w.image = 1;
+	w.memos = &ms;
 	put64(FAKE + 0x500 + p.l.frame_code, FAKE + 0x800);
 	put64(FAKE + 0x500 + p.l.frame_previous, FAKE + 0x600);
 	put64(FAKE + 0x600 + p.l.frame_code, FAKE + 0x900);
-	st_py_memo_put(&s, 7, 1, FAKE + 0x900, 0, 5);	/* ident 0: code_type unknown */
+	put64(FAKE + 0x600 + p.l.frame_prev_instr, FAKE + 0x900 + p.l.code_adaptive + 2 * 6);
+	seen = (struct st_py_code_seen){ .ident = 0, .gen = 5, .cover = 8 };	/* ident 0: code_type unknown */
+	seen.runs.starts[0] = 1 | 1 << 4;	/* runs: units 0-3, 4-7 */
+	st_py_memo_put(&ms, 7, 1, FAKE + 0x900, &seen);
 	ts = st_py_find_tstate(&w);
 	st_py_walk_frames(&w, ts);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.addr[0], ST_PY_ADDR(FAKE + 0x800, 0));
-	assert_int_equal(s.addr[1], ST_PY_ADDR(FAKE + 0x900, 0) | 5ULL << 16);
+	assert_int_equal(s.addr[1], ST_PY_ADDR(FAKE + 0x900, 4) | 5ULL << 16);
 	assert_int_equal(s.unknown, 1);
 }
 
@@ -601,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_fake_313_shim_frames),
 		cmocka_unit_test(test_fake_frames_read_by_window),
 		cmocka_unit_test(test_code_memo),
+		cmocka_unit_test(test_fake_depth_limit),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_310_drops_the_call_plumbing),
 		cmocka_unit_test(test_code_generations),

@@ -151,61 +151,23 @@ void st_py_code__release(struct st_py_code *c)
 	c->linetable_len = 0;
 }
 
-/* kinds of location entries (Objects/locations.md) */
-#define LOC_LONG 14
-#define LOC_NO_COLUMNS 13
-#define LOC_NONE 15
-#define LOC_ONE_LINE0 10
-#define LOC_ONE_LINE2 12
-
-/* A varint of 6-bit chunks (bit 6: more) at t[*p]; at most 5 chunks. */
-static __u32 varint(const __u8 *t, size_t n, size_t *p)
-{
-	__u32 v = 0, shift = 0;
-
-	while (*p < n && shift < 30) {
-		__u8 b = t[(*p)++];
-
-		v |= (__u32)(b & 63) << shift;
-		shift += 6;
-		if (!(b & 64))
-			break;
-	}
-	return v;
-}
-
 __u32 st_py_linetable__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 index)
 {
 	__s64 line = firstlineno;
 	__u64 at = 0;	/* first code unit of the entry */
-	size_t p = 0;
+	__u32 p = 0, len = n > UINT32_MAX ? UINT32_MAX : (__u32)n;
+	struct st_py_loc e;
 
-	while (p < n) {
-		__u8 first = t[p];
-		__u32 kind = (first >> 3) & 15, units = (first & 7) + 1;
-		__s64 delta = 0;
-		size_t q = p + 1;
+	while (p < len) {
+		__u32 next = st_py_loc_next(t, 0, len, p, &e);
 
-		if (!(first & 128))
+		if (!next)
 			return 0;	/* not an entry's first byte: corrupt */
-		if (kind == LOC_LONG || kind == LOC_NO_COLUMNS) {
-			__u32 u = varint(t, n, &q);
-
-			delta = (u & 1) ? -(__s64)(u >> 1) : (__s64)(u >> 1);
-		} else if (kind >= LOC_ONE_LINE0 && kind <= LOC_ONE_LINE2) {
-			delta = kind - LOC_ONE_LINE0;
-		}
-		line += delta;
-		if (index < at + units) {
-			if (kind == LOC_NONE || line <= 0 || line > 0x7fffffff)
-				return 0;
-			return (__u32)line;
-		}
-		at += units;
-		/* the next entry starts at the next byte with bit 7 set */
-		p = q > p + 1 ? q : p + 1;
-		while (p < n && !(t[p] & 128))
-			p++;
+		line += e.delta;
+		if (index < at + e.units)
+			return (__u32)st_py_loc_line(e.kind, line);
+		at += e.units;
+		p = next;
 	}
 	return 0;
 }

@@ -66,7 +66,9 @@ int st_py_unicode__read(const struct st_py_layout *l, st_py_read_fn rd, void *ar
 /* The line of code unit `index` from a 3.11 location table (PEP 626/657:
  * entries of (byte & 7) + 1 code units, kind in bits 3-6, line deltas as
  * signed varints), starting at firstlineno: the line, or 0 when the table
- * says none or does not cover index. Work is bounded by n. */
+ * says none or does not cover index. Work is bounded by n. Entries are
+ * decoded by bpf/pylines.h's st_py_loc_next(), as the BPF program's runs
+ * of one line are: a node keyed by a run's first unit has its line. */
 __u32 st_py_linetable__line(const __u8 *t, size_t n, __u32 firstlineno, __u32 index);
 
 /* The same from a 3.10 line table (PEP 626's first form: pairs of bytes
