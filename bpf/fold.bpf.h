@@ -281,6 +281,11 @@ out:
 
 /* Fold one sample into its thread's tree (ts: the thread's state for ev),
  * or, without one, through the CPU's spare (threads.bpf.h: spare_threads).
+ * A sample cut short ([truncated] root) of a thread that has a path goes
+ * through the spare too: its path is not the thread's, so it must not
+ * become the one the next sample is compared with (that counted every
+ * frame of the next complete sample as a new call: main CALLS 2); its
+ * frames count no CALLS, their callers being unknown (bpf/calls.h).
  * Two global functions: fold_path() is verified once with ts as plain
  * memory, and tells the spare by a field of it (thread_state.spare), whose
  * value the verifier does not track. Resolving the spare inside it, or
@@ -290,21 +295,28 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thre
 			   __u64 pid_tgid, __u32 ev)
 {
 	__u32 k = ev == ST_EVENT_FAULTS ? ST_EVENT_FAULTS : ST_EVENT_CPU;
+	struct thread_state *spare;
 
-	if (ts)
+	if (!pv)
+		return 0;
+	if (ts && (!pv->trunc || !ts->depth))
 		return fold_path(sc, pv, ts, pid_tgid, ev);
-	ts = bpf_map_lookup_elem(&spare_threads, &k);
-	if (!ts) {
+	spare = bpf_map_lookup_elem(&spare_threads, &k);
+	if (!spare) {
+		if (ts)
+			return fold_path(sc, pv, ts, pid_tgid, ev);
 		stat_ev(ev, ST_STAT_LOST_THREAD);
 		return 0;
 	}
-	ts->spare = 1;
-	ts->root = 0;
-	ts->depth = 0;
-	ts->epoch = 0;
-	stat_ev(ev, ST_STAT_SPARE_THREAD);
-	notify_new_proc(pid_tgid >> 32, (__u32)pid_tgid);
-	return fold_path(sc, pv, ts, pid_tgid, ev);
+	spare->spare = 1;
+	spare->root = 0;
+	spare->depth = 0;
+	spare->epoch = 0;
+	if (!ts) {
+		stat_ev(ev, ST_STAT_SPARE_THREAD);
+		notify_new_proc(pid_tgid >> 32, (__u32)pid_tgid);
+	}
+	return fold_path(sc, pv, spare, pid_tgid, ev);
 }
 
 #endif

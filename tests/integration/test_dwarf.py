@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 
 from stcheck import (check, check_cut_short_reasons, check_invariants, check_stacks_end_at_roots,
-                     function_cum, function_nodes, load, main_thread, metric, nodes, perf_stacks,
-                     pid_beside_perf, run_profiled, workload, STACKTREED)
+                     function_calls, function_cum, function_nodes, load, main_thread, metric,
+                     nodes, perf_stacks, pid_beside_perf, run_profiled, workload, STACKTREED)
 
 # Percentage points. Measured spread of phase shares against CPU time
 # (bench/spread.py, 10 runs idle, 10 with the other CPU busy): at most 0.92
@@ -356,6 +356,13 @@ def test_depth_limit_truncates():
     check(deep > 50 and trunc >= deep, "%d samples in recurse_leaf, %d truncated" % (deep, trunc))
     check(summary_count(err, "stacks truncated at 127 frames") >= deep, err)
     check_cut_short_reasons(prof)
+    # the cut samples between complete ones are no new calls of main or of
+    # the phases around them (bpf/fold.bpf.h, fold_sample(): before, main
+    # had a second call here, after the recursion's cut samples;
+    # phase_recurse is in cut samples only, whose frames count no call)
+    for fn in ("main", "phase_exe", "phase_lib", "phase_callback"):
+        check(function_calls(t["root"], fn) == 1, "%s CALLS %d != 1"
+              % (fn, function_calls(t["root"], fn)))
     for c in t["root"]["children"]:
         if c["function"] == "[truncated]":	# frames, not the inline nodes in them
             depth = max(frames for _, frames in frame_depths(c))

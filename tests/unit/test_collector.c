@@ -296,6 +296,43 @@ static void test_late_fold_calls(void **state)
 	st_collector__free(c);
 }
 
+/* A cut sample ([truncated] root) between two complete ones: its frames
+ * count no CALLS, and the next sample is compared with the complete path
+ * before it (BPF: bpf/fold.bpf.h, fold_sample()): main is still one call. */
+static void test_late_fold_cut_between_complete(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	const __u64 a[] = { 0x2000, 0x1000 };
+	const __u64 cut[] = { 0x5000, 0x4000 };	/* a deep walk's innermost frames */
+	const __u64 b[] = { 0x2010, 0x1000 };
+	struct st_handoff h = { 0 };
+	const struct st_raw_thread *t;
+	const struct st_node *root, *n;
+
+	(void)state;
+	assert_int_equal(add(c, a, 2, false, NULL, 0), 0);
+	assert_int_equal(add(c, cut, 2, true, NULL, 0), 0);
+	assert_int_equal(add(c, b, 2, false, NULL, 0), 0);
+	t = raw(c, PID, TID, false);
+	root = st_tree__root(t->tree);
+	n = child(root, ST_FRAME_CALLSITE, 0x1000);
+	assert_int_equal(n->calls, 1);			/* not 2 */
+	assert_int_equal(child(n, ST_FRAME_LEAF, 0x2010)->calls, 0);	/* a's call moved on */
+	n = child(root, ST_FRAME_SPECIAL, 0);
+	assert_non_null(n);
+	assert_string_equal(n->f.function, ST_TRUNCATED_NAME);
+	assert_int_equal(n->calls, 0);
+	n = child(child(n, ST_FRAME_CALLSITE, 0x4000), ST_FRAME_LEAF, 0x5000);
+	assert_int_equal(n->base, 1);
+	assert_int_equal(n->calls, 0);
+	/* the path handed back to BPF is the last complete one */
+	assert_int_equal(st_collector__late_path(c, PID, TID, 7, &h), 0);
+	assert_int_equal(h.n, 2);
+	assert_int_equal(h.addrs[0], 0x1000);
+	assert_int_equal(h.addrs[1], 0x2010);
+	st_collector__free(c);
+}
+
 /* [truncated] roots, kernel frames under the user ones, and the path as
  * BPF keeps it (root first: flags per frame) for the hand-back. */
 static void test_late_fold_path(void **state)
@@ -352,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_merge_flags),
 		cmocka_unit_test(test_late_fold_calls),
 		cmocka_unit_test(test_late_fold_path),
+		cmocka_unit_test(test_late_fold_cut_between_complete),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

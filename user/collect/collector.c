@@ -651,6 +651,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 	struct rthread *t = thread_get(c, pid, tid, image, false, comm);
 	struct st_frame *path;
 	struct st_node *node;
+	bool cut;
 
 	if (!t || !(path = calloc(n ? n : 1, sizeof(*path))))
 		return -ENOMEM;
@@ -675,7 +676,10 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 		path[n].kernel = true;
 		path[n++].addr = kstack[i];
 	}
-	while (prefix < n && prefix < t->nlate && same_raw(&path[prefix], &t->late[prefix]))
+	/* a cut sample of a thread that has a path: not the path the next
+	 * sample is compared with, and no CALLS (bpf/fold.bpf.h, fold_sample()) */
+	cut = truncated && t->nlate;
+	while (!cut && prefix < n && prefix < t->nlate && same_raw(&path[prefix], &t->late[prefix]))
 		prefix++;
 	node = st_tree__root(t->tree);
 	for (size_t i = 0; i < n; i++) {
@@ -685,10 +689,14 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			return -ENOMEM;
 		}
 		/* BPF's rule (bpf/calls.h) */
-		if (st_calls_is_new((__u32)i, (__u32)prefix, (__u32)t->nlate))
+		if (!cut && st_calls_is_new((__u32)i, (__u32)prefix, (__u32)t->nlate))
 			node->calls++;
 	}
 	node->base++;
+	if (cut) {
+		free(path);
+		return 0;
+	}
 	free(t->late);
 	t->late = path;
 	t->nlate = n;
