@@ -1032,7 +1032,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 	first = e->len[ST_PY_SNAP_CODE] ?
 		((const __u32 *)e->hdr)[(r->l->code_firstlineno >> 2) & (ST_PY_CODE_ROOM / 4 - 1)] : 0;
 	lt = e->len[ST_PY_SNAP_CODE] ? e->len[ST_PY_SNAP_LT] : 0;
-	if (lt > ST_PY_LT_BUF || bpf_probe_read_kernel(s->win, ST_PY_LT_BUF, e->table))
+	if (lt && (lt > ST_PY_LT_BUF || bpf_probe_read_kernel(s->win, ST_PY_LT_BUF, e->table)))
 		lt = 0;
 	bpf_ringbuf_submit(e, 0);
 	if (lt)
