@@ -267,6 +267,8 @@ struct st_py_scratch {
 		__u32 mark;			/* out[] after the last run (text_end set) */
 		__u8 in_run, cut, unmatched;
 		__u8 keep;			/* a frame since then outside the interpreter */
+		__u32 evals, runs;		/* evaluation frames, Python runs */
+		__u32 skip;			/* leaf evaluation frames left native */
 	} at;
 	struct st_py_tguess tguess[ST_PY_TGUESS];
 	struct st_py_proc proc;			/* py_procs' value for the frames walked
@@ -753,6 +755,13 @@ struct st_py_merge {
 	__u32 un, max;
 };
 
+/* Whether native frame a is in the evaluation loop (a return address may
+ * be the function's end, a call as its last instruction: end inclusive). */
+static __always_inline bool st_py_is_eval(const struct st_py_merge *m, __u64 a)
+{
+	return (a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end);
+}
+
 static __always_inline long st_py_merge_one(struct st_py_merge *m)
 {
 	struct st_py_scratch *s = m->s;
@@ -780,10 +789,10 @@ static __always_inline long st_py_merge_one(struct st_py_merge *m)
 		return 1;
 	a = s->native[at->i & (ST_PY_MAX_FRAMES * 2 - 1)];
 	at->i++;
-	/* a return address may be the function's end (a call as its last
-	 * instruction): end inclusive */
-	if ((a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end)) {
-		if (at->j < s->n) {
+	if (st_py_is_eval(m, a)) {
+		if (at->skip) {
+			at->skip--;	/* an evaluation call not running its frame yet */
+		} else if (at->j < s->n) {
 			/* 3.10: the interpreter's frames since the last run were
 			 * the call from one Python frame into the next */
 			if (!at->keep && at->mark <= at->o)
@@ -802,6 +811,21 @@ static __always_inline long st_py_merge_one(struct st_py_merge *m)
 	m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = a;
 	at->o++;
 	return 0;
+}
+
+/* Frame k of each array: the evaluation frames and the Python runs counted
+ * (in the scratch: a count the verifier knows exactly would make each
+ * iteration another state, see struct st_py_merge). */
+static inline long st_py_count_step(__u32 k, ST_PY_CB_CTX *ctx)
+{
+	struct st_py_merge *m = ctx;
+	struct st_py_scratch *s = m->s;
+
+	if (k < m->un && st_py_is_eval(m, s->native[k & (ST_PY_MAX_FRAMES * 2 - 1)]))
+		s->at.evals++;
+	if (k < s->n && (s->ends[k & (ST_PY_MAX_FRAMES - 1)] || k + 1 == s->n))
+		s->at.runs++;
+	return k + 1 >= m->un && k + 1 >= s->n;
 }
 
 /* Two frames a loop step (as st_py_frame_step()). */
@@ -836,6 +860,18 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 		s->native[k] = frames[k];
 	}
 	m.un = un;
+	s->at.evals = s->at.runs = 0;
+	ST_PY_LOOP(ST_PY_MAX_FRAMES * 2, st_py_count_step, &m);
+	/* Runs pair with evaluation frames from the leaf, so that a Python
+	 * stack cut at its root (a stopped walk) keeps its leaf's frames in
+	 * place. A whole Python stack with fewer runs than evaluation frames
+	 * is a sample inside an evaluation call that has not made its frame
+	 * current yet (or no longer has: its prologue and epilogue), at the
+	 * leaf: those leaf evaluation frames stay native, and the runs pair
+	 * from the next one (before, every run went one evaluation frame too
+	 * deep: pyphases.py's <module> under a generator's gen_send_ex2). */
+	s->at.skip = s->stop == ST_PY_STAT__MAX && s->at.evals > s->at.runs ?
+			     s->at.evals - s->at.runs : 0;
 	s->at.i = s->at.j = s->at.o = s->at.mark = 0;
 	s->at.in_run = s->at.cut = s->at.unmatched = 0;
 	s->at.keep = 1;		/* the native frames before the first run stay */

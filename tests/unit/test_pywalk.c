@@ -578,6 +578,56 @@ static void test_merge(void **state)
  * are dropped; C code of its own between them (an extension calling back)
  * keeps them all; those before the first run (zlib, time.sleep's C) and
  * after the last (Py_RunMain, main) stay. */
+/* A sample inside an evaluation call that has not made its frame current
+ * yet (a generator resumed from C: sum() -> gen_send_ex2 -> eval): one
+ * evaluation frame more than runs, at the leaf. A whole Python stack pairs
+ * from the root, that leaf evaluation frame left native; a stack cut at its
+ * root (the walk stopped) still pairs from the leaf. */
+static void test_merge_eval_not_started(void **state)
+{
+	struct st_py_scratch s = {};
+	struct st_py_proc p = { .eval_start = 0x1000, .eval_end = 0x2000 };
+	/* leaf first: eval (the generator's, starting), gen_send_ex2 (0x3000),
+	 * eval (<module> ... total), Py_RunMain (0x4000) */
+	__u64 f[ST_PY_MAX_FRAMES * 2] = { 0x1300, 0x3000, 0x1100, 0x4000 };
+	__u64 whole[] = { 0x1300, 0x3000, 1 | ST_PY_TAG, 2 | ST_PY_TAG, 3 | ST_PY_TAG, 0x4000 };
+	__u64 stopped[] = { 1 | ST_PY_TAG, 2 | ST_PY_TAG, 3 | ST_PY_TAG, 0x3000, 0x1100, 0x4000 };
+	bool cut, unmatched;
+	__u32 n;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		__u64 g[ST_PY_MAX_FRAMES * 2];
+		const __u64 *want = round ? stopped : whole;
+
+		memcpy(g, f, sizeof(g));
+		s.n = 3;
+		for (int i = 0; i < 3; i++)
+			s.addr[i] = (__u64)i + 1;
+		memset(s.ends, 0, sizeof(s.ends));
+		s.ends[2] = 1;
+		s.stop = round ? ST_PY_STAT_READ_FAULT : ST_PY_STAT__MAX;
+		n = st_py_merge(&s, &p, g, 4, ST_MAX_USER, &cut, &unmatched);
+		assert_int_equal(n, 6);
+		assert_false(cut);
+		assert_true(unmatched);
+		for (__u32 i = 0; i < n; i++)
+			assert_int_equal(g[i], want[i]);
+	}
+	/* as many runs as evaluation frames: paired from the leaf as ever */
+	__u64 h[ST_PY_MAX_FRAMES * 2] = { 0x1300, 0x3000, 0x1100, 0x4000 };
+
+	s.n = 2;
+	memset(s.ends, 0, sizeof(s.ends));
+	s.ends[0] = s.ends[1] = 1;
+	s.stop = ST_PY_STAT__MAX;
+	n = st_py_merge(&s, &p, h, 4, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 4);
+	assert_false(unmatched);
+	assert_int_equal(h[0], 1 | ST_PY_TAG);
+	assert_int_equal(h[2], 2 | ST_PY_TAG);
+}
+
 static void test_merge_310_drops_the_call_plumbing(void **state)
 {
 	struct st_py_scratch s = {};
@@ -662,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_code_memo),
 		cmocka_unit_test(test_fake_depth_limit),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_eval_not_started),
 		cmocka_unit_test(test_merge_310_drops_the_call_plumbing),
 		cmocka_unit_test(test_code_generations),
 	};
