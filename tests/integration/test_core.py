@@ -327,7 +327,11 @@ def test_shared_library_attribution():
 
 
 def test_attach_to_running_pid():
-    env = dict(os.environ, WL_SCALE="4")
+    # every thread spins for longer than the daemon can take to attach: at
+    # WL_SCALE 4 main's and red's spins ended 2.4 and 3.0 s after the start
+    # (4 threads on 2 CPUs), and one run attached after both (CI-like run of
+    # 2026-11-28: green and blue only); it is killed after the profile
+    env = dict(os.environ, WL_SCALE="12")
     proc = subprocess.Popen([workload("threads")], env=env, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
