@@ -357,12 +357,22 @@ def test_depth_limit_truncates():
     check(summary_count(err, "stacks truncated at 127 frames") >= deep, err)
     check_cut_short_reasons(prof)
     # the cut samples between complete ones are no new calls of main or of
-    # the phases around them (bpf/fold.bpf.h, fold_sample(): before, main
-    # had a second call here, after the recursion's cut samples;
-    # phase_recurse is in cut samples only, whose frames count no call)
-    for fn in ("main", "phase_exe", "phase_lib", "phase_callback"):
+    # the phases around them (bpf/fold.bpf.h, fold_sample()): before, the
+    # first complete sample after the recursion's cut ones (phase_lib's)
+    # counted main again; phase_recurse is in cut samples only, whose
+    # frames count no call. main may still have a second call from another
+    # source: 1 run in 12 had one at a later phase's call site (a short
+    # stack, not cut, still becomes the path compared with: docs/reports.md)
+    for fn in ("phase_exe", "phase_lib", "phase_callback"):
         check(function_calls(t["root"], fn) == 1, "%s CALLS %d != 1"
               % (fn, function_calls(t["root"], fn)))
+    check(function_calls(t["root"], "main") <= 2, "main CALLS %d"
+          % function_calls(t["root"], "main"))
+    metric("depth_limit.main_calls", function_calls(t["root"], "main"))
+    for n, _, _ in nodes(t["root"]):
+        if n["function"] == "main" and any(c["function"] == "phase_lib" for c in n["children"]):
+            check(n["calls"] == 0, "main counted again where phase_lib follows the cut "
+                  "samples: %d" % n["calls"])
     for c in t["root"]["children"]:
         if c["function"] == "[truncated]":	# frames, not the inline nodes in them
             depth = max(frames for _, frames in frame_depths(c))
