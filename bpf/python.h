@@ -448,12 +448,18 @@ static __always_inline __u32 st_py_memo_set(__u32 tgid, __u64 code)
 	return (__u32)st_hash_u64(code ^ ((__u64)tgid << 48)) & (ST_PY_MEMO_SLOTS - 2);
 }
 
+/* Whether memo entry m holds (whatever object) address code of (tgid, image). */
+static __always_inline bool st_py_memo_at(const struct st_py_memo *m, __u32 tgid, __u32 image,
+					  __u64 code)
+{
+	return m->gen1 && m->code == code && m->tgid == tgid && m->image == image;
+}
+
 /* Whether memo entry m is object (code, ident) of process (tgid, image). */
 static __always_inline bool st_py_memo_is(const struct st_py_memo *m, __u32 tgid, __u32 image,
 					  __u64 code, __u64 ident)
 {
-	return m->gen1 && m->code == code && m->ident == ident && m->tgid == tgid &&
-	       m->image == image;
+	return st_py_memo_at(m, tgid, image, code) && m->ident == ident;
 }
 
 /* The memo's entry of object (code, ident) of process (tgid, image), or
@@ -468,13 +474,6 @@ st_py_memo_get(const struct st_py_memos *ms, __u32 tgid, __u32 image, __u64 code
 		return m;
 	m = &ms->e[(k + 1) & (ST_PY_MEMO_SLOTS - 1)];
 	return st_py_memo_is(m, tgid, image, code, ident) ? m : NULL;
-}
-
-/* Whether memo entry m holds (whatever object) address code of (tgid, image). */
-static __always_inline bool st_py_memo_at(const struct st_py_memo *m, __u32 tgid, __u32 image,
-					  __u64 code)
-{
-	return m->gen1 && m->code == code && m->tgid == tgid && m->image == image;
 }
 
 /* Remember object (code, ident) of process (tgid, image): its py_codes
