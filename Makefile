@@ -51,7 +51,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(wildcard tests/workloads/*.c))
 
 .SECONDARY:
-.PHONY: all clean test check unit integration demo bench soak deps test-deps install uninstall fuzz fuzz-regress spread
+.PHONY: all clean test check unit integration demo bench soak deps test-deps install uninstall fuzz fuzz-regress spread build-tests
 all: $(B)/stacktreed $(B)/stacktree
 
 $(B)/vmlinux.h:
@@ -134,7 +134,8 @@ test: test-deps check
 # ---- fuzzing (libFuzzer, clang) ---------------------------------------------
 # tests/fuzz/fuzz_NAME.c defines LLVMFuzzerTestOneInput; its seed corpus
 # (and every crasher found so far) is tests/fuzz/corpus/NAME/.
-# `make fuzz FUZZ_SECONDS=N` fuzzes each target for N seconds;
+# `make fuzz FUZZ_SECONDS=N` fuzzes each target for N seconds, as many at
+# once as there are CPUs (FUZZ_JOBS=N: N at once);
 # `make fuzz-regress` (part of `make test`) runs each target once over its
 # committed corpus.
 FUZZ_SECONDS ?= 60
@@ -159,6 +160,12 @@ fuzz: $(FUZZ_BINS)
 
 fuzz-regress: $(FUZZ_BINS)
 	@tests/fuzz/run.sh regress 0 $(FUZZ_BINS)
+
+# everything `make test` builds, without running anything: `make -j N
+# build-tests` first builds it N jobs at once (.ci/run), where the suite's
+# own recipes then find it made (the tests themselves run one at a time;
+# the rule is here, below the variables it lists)
+build-tests: all $(UNIT_BINS) $(UNIT_FIXTURES) $(WORKLOADS) $(WORKLOAD_EXTRA) $(FUZZ_BINS)
 
 # deps: what building and running need (`make demo`); test-deps: that and
 # everything the tests, fuzzing and benchmarks use (`make test`, .ci/run)

@@ -1,6 +1,7 @@
 """stcheck.py - helpers for the integration tests: run stacktreed, load
 profile.json, check the tree invariants, sum CUM by function."""
 import contextlib
+import functools
 import json
 import os
 import select
@@ -26,6 +27,22 @@ class Failure(Exception):
 class Skip(Exception):
     """A test that cannot run here, for a reason outside the code (e.g. a
     package registry out of reach): the runner prints the reason."""
+
+
+def plain_build_only(why):
+    """A test that measures (shares against perf under load, memory over
+    minutes) what only the plain build can, and whose code paths its
+    siblings run under the sanitizers: make test SANITIZE=1 skips it and
+    prints why. Keeps CI (.ci/run: the suite twice, then the fuzzers)
+    well under its hour (docs/testing.md)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run():
+            if SANITIZED:
+                raise Skip("plain build only: " + why)
+            return fn()
+        return run
+    return wrap
 
 
 def check(cond, msg):

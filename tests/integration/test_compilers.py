@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 
 from stcheck import (SANITIZED, STACKTREED, Daemon, busy_cpus, check, check_invariants, c_source, load,
-                     metric, perf_stacks, pid_beside_perf, run_profiled)
+                     metric, perf_stacks, pid_beside_perf, plain_build_only, run_profiled)
 
 GCC = shutil.which("gcc")
 CLANG = shutil.which("clang-14")
@@ -138,18 +138,22 @@ def on_a_busy_machine(compiler, comm, what, nfuncs, launched):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs gcc under -a idle")
 def test_gcc_under_system_wide_on_a_busy_machine():
     on_a_busy_machine(GCC, "cc1", "gcc", NFUNCS // 2, False)
 
 
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs gcc under -a idle")
 def test_clang_under_system_wide_on_a_busy_machine():
     on_a_busy_machine(CLANG, "clang-14", "clang", NFUNCS // 2, False)
 
 
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs gcc launched idle")
 def test_gcc_launched_on_a_busy_machine():
     on_a_busy_machine(GCC, "cc1", "gcc", NFUNCS // 2, True)
 
 
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs clang launched idle")
 def test_clang_launched_on_a_busy_machine():
     on_a_busy_machine(CLANG, "clang-14", "clang", NFUNCS // 2, True)
 
@@ -342,6 +346,7 @@ def test_gcc_cum_shares_agree_with_perf_dwarf():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "pid")
 
 
+@plain_build_only("the sanitized suite runs clang against perf under command, gcc under --pid")
 def test_clang_cum_shares_agree_with_perf_dwarf():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "pid")
 
@@ -358,6 +363,7 @@ def test_gcc_cum_shares_agree_with_perf_dwarf_system_wide():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "all")
 
 
+@plain_build_only("the sanitized suite runs clang against perf under command, gcc under -a")
 def test_clang_cum_shares_agree_with_perf_dwarf_system_wide():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "all")
 

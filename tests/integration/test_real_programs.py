@@ -21,7 +21,7 @@ import tempfile
 
 from stcheck import (Skip, check, check_cut_short_reasons, check_stacks_end_at_roots,
                      check_unresolved_counts, function_cum, load, main_thread, metric, nodes,
-                     perf_stacks, run_profiled)
+                     perf_stacks, plain_build_only, run_profiled)
 from test_compilers import shares_against_perf, stack_roots
 from test_dwarf import agreement_tolerance
 
@@ -116,6 +116,8 @@ def test_sqlite3_beside_perf_under_command():
                                                      t["samples"]))
 
 
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
+                  "gcc and clang beside perf")
 def test_cxx_compiler_beside_perf_system_wide_on_a_busy_machine():
     check(GXX, "g++ is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-cxx-")
