@@ -199,6 +199,11 @@ enum st_py_stat {
 	ST_PY_STAT__MAX,
 };
 
+/* py_stats' one per-CPU value: one lookup a sample for all its counts. */
+struct st_py_counts {
+	__u64 n[ST_PY_STAT__MAX];
+};
+
 /* A CPU's memo of py_codes (py_memo): a code object whose report was
  * made, by address and identity, with the generation it got and its runs
  * of one line. Two ways per set: a new object takes its address's entry,
@@ -267,7 +272,8 @@ struct st_py_scratch {
 		__u32 mark;			/* out[] after the last run (text_end set) */
 		__u8 in_run, cut, unmatched;
 		__u8 keep;			/* a frame since then outside the interpreter */
-		__u32 evals, runs;		/* evaluation frames, Python runs */
+		__u8 again;			/* 1: this is the second pass */
+		__u32 extra;			/* evaluation frames past the last run */
 		__u32 skip;			/* leaf evaluation frames left native */
 	} at;
 	struct st_py_tguess tguess[ST_PY_TGUESS];
@@ -761,6 +767,23 @@ static __always_inline bool st_py_is_eval(const struct st_py_merge *m, __u64 a)
 	return (a >= m->eval_start && a <= m->eval_end) || (a >= m->cold_start && a <= m->cold_end);
 }
 
+/* Put v at the merged stack's next place: 1 when the merge is to stop
+ * (the stack is full). A full first pass of a whole Python stack goes on
+ * without writing, to count the evaluation frames left over at the root
+ * (at->extra). */
+static __always_inline long st_py_merge_put(struct st_py_merge *m, __u64 v)
+{
+	struct st_py_merge_at *at = &m->s->at;
+
+	if (at->o < m->max) {
+		m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = v;
+		at->o++;
+		return 0;
+	}
+	at->cut = 1;
+	return at->again || m->s->stop != ST_PY_STAT__MAX;
+}
+
 static __always_inline long st_py_merge_one(struct st_py_merge *m)
 {
 	struct st_py_scratch *s = m->s;
@@ -770,12 +793,8 @@ static __always_inline long st_py_merge_one(struct st_py_merge *m)
 	if (at->in_run) {
 		__u32 j = at->j & (ST_PY_MAX_FRAMES - 1);
 
-		if (at->o >= m->max) {
-			at->cut = 1;
+		if (st_py_merge_put(m, s->addr[j] | ST_PY_TAG))
 			return 1;
-		}
-		m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = s->addr[j] | ST_PY_TAG;
-		at->o++;
 		at->j++;
 		if (s->ends[j] || at->j >= s->n) {
 			at->in_run = 0;
@@ -784,8 +803,28 @@ static __always_inline long st_py_merge_one(struct st_py_merge *m)
 		}
 		return 0;
 	}
-	if (at->i >= m->un)
+	if (at->i >= m->un) {
+		/* A whole Python stack with evaluation frames left over at
+		 * the root: the sample was inside an evaluation call that
+		 * had not made its frame current yet (or no longer had: its
+		 * prologue and epilogue), at the leaf. Merged again with
+		 * that many leaf evaluation frames left native, so that the
+		 * runs pair from the root (before, every run went one
+		 * evaluation frame too deep: pyphases.py's <module> under a
+		 * generator's gen_send_ex2). A Python stack cut at its root
+		 * (a stopped walk) keeps pairing from the leaf, its leaf's
+		 * frames in place. */
+		if (at->extra && !at->again && s->stop == ST_PY_STAT__MAX) {
+			at->skip = at->extra;
+			at->extra = 0;
+			at->again = 1;
+			at->i = at->j = at->o = at->mark = 0;
+			at->unmatched = at->cut = 0;
+			at->keep = 1;
+			return 0;
+		}
 		return 1;
+	}
 	a = s->native[at->i & (ST_PY_MAX_FRAMES * 2 - 1)];
 	at->i++;
 	if (st_py_is_eval(m, a)) {
@@ -793,38 +832,20 @@ static __always_inline long st_py_merge_one(struct st_py_merge *m)
 			at->skip--;	/* an evaluation call not running its frame yet */
 		} else if (at->j < s->n) {
 			/* 3.10: the interpreter's frames since the last run were
-			 * the call from one Python frame into the next */
-			if (!at->keep && at->mark <= at->o)
+			 * the call from one Python frame into the next (not
+			 * once full: the first pass only counts from there) */
+			if (!at->keep && at->mark <= at->o && !at->cut)
 				at->o = at->mark;
 			at->in_run = 1;
 			return 0;
+		} else {
+			at->extra++;	/* no run left for it */
 		}
 		at->unmatched = 1;	/* kept as the native frame */
 	}
 	if (a < m->text_start || a >= m->text_end)
 		at->keep = 1;		/* C code of its own (an extension, ctypes) */
-	if (at->o >= m->max) {
-		at->cut = 1;
-		return 1;
-	}
-	m->out[at->o & (ST_PY_MAX_FRAMES * 2 - 1)] = a;
-	at->o++;
-	return 0;
-}
-
-/* Frame k of each array: the evaluation frames and the Python runs counted
- * (in the scratch: a count the verifier knows exactly would make each
- * iteration another state, see struct st_py_merge). */
-static inline long st_py_count_step(__u32 k, ST_PY_CB_CTX *ctx)
-{
-	struct st_py_merge *m = ctx;
-	struct st_py_scratch *s = m->s;
-
-	if (k < m->un && st_py_is_eval(m, s->native[k & (ST_PY_MAX_FRAMES * 2 - 1)]))
-		s->at.evals++;
-	if (k < s->n && (s->ends[k & (ST_PY_MAX_FRAMES - 1)] || k + 1 == s->n))
-		s->at.runs++;
-	return k + 1 >= m->un && k + 1 >= s->n;
+	return st_py_merge_put(m, a);
 }
 
 /* Two frames a loop step (as st_py_frame_step()). */
@@ -859,22 +880,15 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 		s->native[k] = frames[k];
 	}
 	m.un = un;
-	s->at.evals = s->at.runs = 0;
-	ST_PY_LOOP(ST_PY_MAX_FRAMES * 2, st_py_count_step, &m);
-	/* Runs pair with evaluation frames from the leaf, so that a Python
-	 * stack cut at its root (a stopped walk) keeps its leaf's frames in
-	 * place. A whole Python stack with fewer runs than evaluation frames
-	 * is a sample inside an evaluation call that has not made its frame
-	 * current yet (or no longer has: its prologue and epilogue), at the
-	 * leaf: those leaf evaluation frames stay native, and the runs pair
-	 * from the next one (before, every run went one evaluation frame too
-	 * deep: pyphases.py's <module> under a generator's gen_send_ex2). */
-	s->at.skip = s->stop == ST_PY_STAT__MAX && s->at.evals > s->at.runs ?
-			     s->at.evals - s->at.runs : 0;
+	/* runs pair with evaluation frames from the leaf; a second pass
+	 * when the first left evaluation frames over (st_py_merge_one()):
+	 * cheaper than counting both first (a count loop cost ~400 ns a
+	 * sample, where the second pass runs in ~1% of them) */
 	s->at.i = s->at.j = s->at.o = s->at.mark = 0;
-	s->at.in_run = s->at.cut = s->at.unmatched = 0;
+	s->at.in_run = s->at.cut = s->at.unmatched = s->at.again = 0;
+	s->at.extra = s->at.skip = 0;
 	s->at.keep = 1;		/* the native frames before the first run stay */
-	ST_PY_LOOP((ST_PY_MAX_FRAMES * 3 + 2) / 2, st_py_merge_step, &m);
+	ST_PY_LOOP(ST_PY_MAX_FRAMES * 3 + 2, st_py_merge_step, &m);
 	*cut = s->at.cut;
 	*unmatched = s->at.unmatched || (s->at.j < s->n && !s->at.cut);
 	o = s->at.o;
@@ -972,16 +986,27 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, ST_PY_STAT__MAX);
+	__type(value, struct st_py_counts);
+	__uint(max_entries, 1);
 } py_stats SEC(".maps");
+
+/* This CPU's counts (NULL: none; st_py_add() takes it). */
+static __always_inline struct st_py_counts *st_py_counts(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&py_stats, &zero);
+}
+
+static __always_inline void st_py_add(struct st_py_counts *c, __u32 which, __u64 n)
+{
+	if (c && which < ST_PY_STAT__MAX)
+		c->n[which] += n;
+}
 
 static __always_inline void st_py_count(__u32 which, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&py_stats, &which);
-
-	if (v)
-		*v += n;
+	st_py_add(st_py_counts(), which, n);
 }
 
 /* Report the code objects not seen before in this process. */
@@ -1118,6 +1143,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	struct st_py_report rep = {};
 	struct st_py_scratch *s;
 	struct st_py_memos *memos;
+	struct st_py_counts *c;
 	struct st_py_tguess *g;
 	struct st_py_proc *p;
 	__u64 *cached, ts = 0;
@@ -1135,7 +1161,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
 		return 0;
-	st_py_count(ST_PY_STAT_SAMPLES, 1);
+	c = st_py_counts();
+	st_py_add(c, ST_PY_STAT_SAMPLES, 1);
 	s->proc = *p;
 	s->tgid = tgid;
 	w.p = p;
@@ -1158,8 +1185,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 		if (!cached || !st_py_tstate_is(&w, ts)) {
 			ts = st_py_find_tstate(&w);
 			if (!ts) {
-				st_py_count(w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD,
-					    1);
+				st_py_add(c, w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD,
+					  1);
 				return 0;
 			}
 			bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
@@ -1169,7 +1196,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	}
 	st_py_walk_frames(&w, ts);
 	if (w.stop < ST_PY_STAT__MAX)
-		st_py_count(w.stop, 1);
+		st_py_add(c, w.stop, 1);
 	if (!s->n || bench_py_stop == 1)
 		return 0;
 	if (s->unknown) {
@@ -1183,8 +1210,8 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	}
 	if (bench_py_stop == 2)
 		return 0;
-	st_py_count(ST_PY_STAT_WALKED, 1);
-	st_py_count(ST_PY_STAT_FRAMES, s->n);
+	st_py_add(c, ST_PY_STAT_WALKED, 1);
+	st_py_add(c, ST_PY_STAT_FRAMES, s->n);
 	return s->n;
 }
 
@@ -1243,6 +1270,7 @@ static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __
 	__builtin_memcpy(out->addr, s->addr, sizeof(out->addr));
 	__builtin_memcpy(out->ends, s->ends, sizeof(out->ends));
 	out->n = s->n;
+	out->whole = s->stop == ST_PY_STAT__MAX;
 }
 
 /* A sample's user frames (leaf first, u->f[0..un), room for max <=

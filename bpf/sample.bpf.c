@@ -149,7 +149,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
  * whose counts differ.
  */
 
-/* --unwind fp (14.9% here, 12 points of it the Python walker) */
+/* --unwind fp (11.4% here, 8 points of it the Python walker) */
 #define ST_BUDGET_ON_TIMER_FP 20
 SEC("perf_event")
 int on_timer_fp(struct bpf_perf_event_data *ctx)
@@ -157,7 +157,7 @@ int on_timer_fp(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false);
 }
 
-/* --unwind dwarf and auto (unwind_mode tells them apart; 39.5% here, 14
+/* --unwind dwarf and auto (unwind_mode tells them apart; 35.4% here, 14
  * points of it the DWARF walker, most of the rest the Python walker and
  * merge: kernel-notes/README.md) */
 #define ST_BUDGET_ON_TIMER_DWARF 60

@@ -318,7 +318,8 @@ struct st_py_frames {
 	__u64 addr[ST_PY_MAX_FRAMES];	/* ST_PY_ADDR, leaf first */
 	__u8 ends[ST_PY_MAX_FRAMES];	/* last frame of an evaluation call's run */
 	__u32 n;			/* frames in addr[] (0: none, or not Python) */
-	__u32 pad;
+	__u32 whole;			/* 1: the walk reached the outermost frame (the
+					 * merge pairs the runs from the root) */
 };
 
 struct st_deferred {

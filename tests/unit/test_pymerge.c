@@ -83,6 +83,41 @@ static void test_same_merge_as_bpf(void **state)
 	assert_true(cut);
 }
 
+/* A whole Python stack (the walk reached its outermost frame) sampled in
+ * an evaluation call's prologue: one evaluation frame more than runs, at
+ * the leaf. The runs pair from the root, as in BPF; a record of a walk
+ * cut short keeps pairing from the leaf. */
+static void test_whole_stack_pairs_from_the_root(void **state)
+{
+	/* leaf first: eval not started (0x1300), PyObject_Call, eval (run A),
+	 * PyObject_Call, eval (run B), Py_RunMain, main */
+	static const __u64 prologue[] = { 0x1300, 0x3000, 0x1100, 0x3000, 0x7050, 0x4000, 0x5000 };
+	struct st_py_frames py;
+	__u64 a[ST_MAX_USER] = {};
+	bool cut, unmatched;
+	__u32 n;
+
+	(void)state;
+	frames_of(&py);
+	py.whole = 1;
+	memcpy(a, prologue, sizeof(prologue));
+	n = st_py_merge_deferred(&py, a, 7, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 10);
+	assert_false(cut);
+	assert_true(unmatched);		/* the leaf evaluation frame: counted */
+	assert_int_equal(a[0], 0x1300);
+	assert_int_equal(a[2], py.addr[0] | ST_PY_TAG);
+	assert_int_equal(a[7], py.addr[4] | ST_PY_TAG);
+	assert_int_equal(a[8], 0x4000);
+	/* the same record from a walk cut short: from the leaf */
+	py.whole = 0;
+	memcpy(a, prologue, sizeof(prologue));
+	n = st_py_merge_deferred(&py, a, 7, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 10);
+	assert_int_equal(a[0], py.addr[0] | ST_PY_TAG);
+	assert_int_equal(a[7], 0x7050);	/* left over at the root, native */
+}
+
 static void test_no_python_frames(void **state)
 {
 	struct st_py_frames py;
@@ -190,6 +225,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_merge_as_bpf),
+		cmocka_unit_test(test_whole_stack_pairs_from_the_root),
 		cmocka_unit_test(test_no_python_frames),
 		cmocka_unit_test(test_late_fold_of_merged_stack),
 	};

@@ -626,6 +626,24 @@ static void test_merge_eval_not_started(void **state)
 	assert_false(unmatched);
 	assert_int_equal(h[0], 1 | ST_PY_TAG);
 	assert_int_equal(h[2], 2 | ST_PY_TAG);
+	/* two leaf evaluation calls not running their frames yet, two runs:
+	 * the runs pair with the two at the root (the merge's second pass) */
+	__u64 k[ST_PY_MAX_FRAMES * 2] = { 0x1300, 0x1400, 0x3000, 0x1100, 0x1200, 0x4000 };
+	__u64 paired[] = { 0x1300, 0x1400, 0x3000, 1 | ST_PY_TAG, 2 | ST_PY_TAG, 0x4000 };
+
+	n = st_py_merge(&s, &p, k, 6, ST_MAX_USER, &cut, &unmatched);
+	assert_int_equal(n, 6);
+	assert_true(unmatched);
+	for (__u32 i = 0; i < n; i++)
+		assert_int_equal(k[i], paired[i]);
+	/* ... and with room for five frames: cut at the root, leaf kept */
+	__u64 c5[ST_PY_MAX_FRAMES * 2] = { 0x1300, 0x1400, 0x3000, 0x1100, 0x1200, 0x4000 };
+
+	n = st_py_merge(&s, &p, c5, 6, 5, &cut, &unmatched);
+	assert_int_equal(n, 5);
+	assert_true(cut);
+	assert_int_equal(c5[0], 0x1300);
+	assert_int_equal(c5[4], 2 | ST_PY_TAG);
 }
 
 static void test_merge_310_drops_the_call_plumbing(void **state)

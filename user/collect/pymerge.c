@@ -21,6 +21,8 @@ __u32 st_py_merge_deferred(const struct st_py_frames *py, __u64 *frames, __u32 u
 	memcpy(s.addr, py->addr, sizeof(s.addr));
 	memcpy(s.ends, py->ends, sizeof(s.ends));
 	s.n = n;
+	/* a whole Python stack pairs its runs from the root, as in BPF */
+	s.stop = py->whole && n == py->n ? ST_PY_STAT__MAX : ST_PY_STAT_TRUNCATED;
 	p.eval_start = py->eval_start;
 	p.eval_end = py->eval_end;
 	p.cold_start = py->cold_start;

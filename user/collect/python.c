@@ -347,18 +347,19 @@ struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u3
 int st_python__stats(const struct st_python *py, struct st_python_stats *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	__u64 *v;
+	struct st_py_counts *v;
+	__u32 zero = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!py || ncpus <= 0)
 		return 0;
-	v = calloc((size_t)ncpus, sizeof(*v));
+	v = calloc((size_t)ncpus, sizeof(*v));	/* (8-byte multiple: a per-CPU value each) */
 	if (!v)
 		return -ENOMEM;
-	for (__u32 k = 0; k < ST_PY_STAT__MAX; k++)
-		if (!bpf_map_lookup_elem(py->stats_fd, &k, v))
-			for (int c = 0; c < ncpus; c++)
-				out->bpf[k] += v[c];
+	if (!bpf_map_lookup_elem(py->stats_fd, &zero, v))
+		for (int c = 0; c < ncpus; c++)
+			for (__u32 k = 0; k < ST_PY_STAT__MAX; k++)
+				out->bpf[k] += v[c].n[k];
 	free(v);
 	out->processes = py->processes;
 	out->unsupported = py->unsupported;
