@@ -277,9 +277,13 @@ struct st_py_scratch {
 		__u32 skip;			/* leaf evaluation frames left native */
 	} at;
 	struct st_py_tguess tguess[ST_PY_TGUESS];
-	struct st_py_proc proc;			/* py_procs' value for the frames walked
-						 * (the merge's, without a second lookup), */
-	__u32 tgid;				/* ... of this process */
+	struct st_py_proc proc;			/* py_procs' value for process proc_tgid
+						 * (the walk's and the merge's), */
+	__u64 proc_epoch;			/* ... as of py_procs_epoch's value then */
+	__u32 proc_tgid;
+	__u32 proc_state;			/* 0: none copied, 1: proc_tgid has no
+						 * entry, 2: proc is its entry */
+	__u32 tgid;				/* the process of the frames walked */
 	__u32 pad;
 };
 _Static_assert(ST_PY_MAX_FRAMES <= 64, "st_py_scratch.unknown has a bit per frame");
@@ -950,6 +954,11 @@ struct {
 	__type(value, struct st_py_proc);
 } py_procs SEC(".maps");
 
+/* Moved on by the daemon after each change to py_procs (an update or a
+ * delete, user/collect/python.c): a CPU's copy of an entry read at another
+ * value is read again (st_py_walk_sample()). */
+__u64 py_procs_epoch = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ST_PY_TSTATES);
@@ -1146,7 +1155,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	struct st_py_counts *c;
 	struct st_py_tguess *g;
 	struct st_py_proc *p;
-	__u64 *cached, ts = 0;
+	__u64 *cached, ts = 0, epoch;
 
 	/* read-only: without Python the rest is dead code, as in every
 	 * function here that uses the py_* maps, which are then not created
@@ -1158,12 +1167,27 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	if (!s || !memos)
 		return 0;
 	s->n = 0;	/* read by st_py_merge_sample() and st_py_defer() */
-	p = bpf_map_lookup_elem(&py_procs, &tgid);
-	if (!p || (p->image != image && p->image != ST_UNWIND_ANY_IMAGE))
+	/* the process's py_procs entry: the CPU's copy while the daemon has
+	 * changed no entry since (its epoch read first: an entry changed
+	 * after the read makes the next sample look again), else looked up
+	 * and copied, or its absence noted (a hash lookup and a copy of
+	 * 120 bytes saved on a CPU's run of samples of one process) */
+	epoch = py_procs_epoch;
+	if (s->proc_state == 0 || s->proc_tgid != tgid || s->proc_epoch != epoch) {
+		p = bpf_map_lookup_elem(&py_procs, &tgid);
+		if (p)
+			s->proc = *p;
+		s->proc_tgid = tgid;
+		s->proc_epoch = epoch;
+		s->proc_state = p ? 2 : 1;
+	}
+	if (s->proc_state != 2)
+		return 0;
+	p = &s->proc;
+	if (p->image != image && p->image != ST_UNWIND_ANY_IMAGE)
 		return 0;
 	c = st_py_counts();
 	st_py_add(c, ST_PY_STAT_SAMPLES, 1);
-	s->proc = *p;
 	s->tgid = tgid;
 	w.p = p;
 	w.s = s;

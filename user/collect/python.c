@@ -282,6 +282,7 @@ void st_python__probe(struct st_python *py, __u32 pid)
 			strerror(errno));
 		return;
 	}
+	st_session__py_procs_changed(py->sess);
 	if (!pp->found)
 		py->processes++;
 	pp->p = p;
@@ -299,7 +300,8 @@ void st_python__exited(struct st_python *py, __u32 pid)
 
 	if (!py)
 		return;
-	bpf_map_delete_elem(py->procs_fd, &pid);
+	if (!bpf_map_delete_elem(py->procs_fd, &pid))
+		st_session__py_procs_changed(py->sess);
 	if ((pp = st_u64map__get(py->live, (__u64)pid + 1)))
 		pp->pushed = false;
 }

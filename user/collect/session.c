@@ -744,6 +744,11 @@ int st_session__map_fd(struct st_session *s, const char *name)
 	return bpf_object__find_map_fd_by_name(s->skel->obj, name);
 }
 
+void st_session__py_procs_changed(struct st_session *s)
+{
+	__atomic_fetch_add(&s->skel->bss->py_procs_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
 int st_session__add_ring(struct st_session *s, int fd, st_ring_fn fn, void *ctx)
 {
 	if (s->rb || s->nrings >= sizeof(s->rings) / sizeof(s->rings[0]))
