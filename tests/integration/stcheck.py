@@ -221,10 +221,12 @@ ROOT_FRAMES = frozenset(("_start", "__libc_start_call_main", "__libc_start_main"
                          "start_thread", "clone3", "__clone3", "clone", "__clone",
                          "runtime.goexit", "runtime.goexit.abi0", "runtime.mstart",
                          "runtime.mstart.abi0", "runtime.rt0_go", "runtime.rt0_go.abi0",
-                         # Go's stack switches: the unwinder stops there
+                         # Go's stack switches: the unwinder stops there (the
+                         # daemon's list: user/model/roots.c)
                          "runtime.systemstack", "runtime.systemstack.abi0",
                          "runtime.mcall", "runtime.mcall.abi0",
-                         "runtime.morestack", "runtime.morestack.abi0"))
+                         "runtime.morestack", "runtime.morestack.abi0",
+                         "runtime.asmcgocall", "runtime.asmcgocall.abi0"))
 
 
 def check_stacks_end_at_roots(prof, comms=None):
