@@ -278,13 +278,18 @@ struct st_py_scratch {
 	} at;
 	struct st_py_tguess tguess[ST_PY_TGUESS];
 	struct st_py_proc proc;			/* py_procs' value for process proc_tgid
-						 * (the walk's and the merge's), */
+						 * (the walk's and the merge's: n > 0
+						 * says this sample walked that process), */
 	__u64 proc_epoch;			/* ... as of py_procs_epoch's value then */
 	__u32 proc_tgid;
-	__u32 proc_state;			/* 0: none copied, 1: proc_tgid has no
-						 * entry, 2: proc is its entry */
-	__u32 tgid;				/* the process of the frames walked */
-	__u32 pad;
+	__u32 proc_state;			/* enum st_py_proc_state */
+};
+
+/* What st_py_scratch.proc holds. */
+enum st_py_proc_state {
+	ST_PY_PROC_UNREAD,	/* nothing yet */
+	ST_PY_PROC_NONE,	/* proc_tgid has no py_procs entry */
+	ST_PY_PROC_COPIED,	/* proc is proc_tgid's entry */
 };
 _Static_assert(ST_PY_MAX_FRAMES <= 64, "st_py_scratch.unknown has a bit per frame");
 
@@ -788,6 +793,19 @@ static __always_inline long st_py_merge_put(struct st_py_merge *m, __u64 v)
 	return at->again || m->s->stop != ST_PY_STAT__MAX;
 }
 
+/* A merge pass from the leaf, its first leaf evaluation frames (skip)
+ * left native: 0 in the first pass, the evaluation frames the first
+ * left over in the second (the only one that starts with some). */
+static __always_inline void st_py_merge_begin(struct st_py_merge_at *at, __u32 skip)
+{
+	at->i = at->j = at->o = at->mark = 0;
+	at->in_run = at->cut = at->unmatched = 0;
+	at->keep = 1;		/* the native frames before the first run stay */
+	at->again = skip != 0;
+	at->extra = 0;
+	at->skip = skip;
+}
+
 static __always_inline long st_py_merge_one(struct st_py_merge *m)
 {
 	struct st_py_scratch *s = m->s;
@@ -819,12 +837,7 @@ static __always_inline long st_py_merge_one(struct st_py_merge *m)
 		 * (a stopped walk) keeps pairing from the leaf, its leaf's
 		 * frames in place. */
 		if (at->extra && !at->again && s->stop == ST_PY_STAT__MAX) {
-			at->skip = at->extra;
-			at->extra = 0;
-			at->again = 1;
-			at->i = at->j = at->o = at->mark = 0;
-			at->unmatched = at->cut = 0;
-			at->keep = 1;
+			st_py_merge_begin(at, at->extra);
 			return 0;
 		}
 		return 1;
@@ -888,10 +901,7 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 	 * when the first left evaluation frames over (st_py_merge_one()):
 	 * cheaper than counting both first (a count loop cost ~400 ns a
 	 * sample, where the second pass runs in ~1% of them) */
-	s->at.i = s->at.j = s->at.o = s->at.mark = 0;
-	s->at.in_run = s->at.cut = s->at.unmatched = s->at.again = 0;
-	s->at.extra = s->at.skip = 0;
-	s->at.keep = 1;		/* the native frames before the first run stay */
+	st_py_merge_begin(&s->at, 0);
 	ST_PY_LOOP(ST_PY_MAX_FRAMES * 3 + 2, st_py_merge_step, &m);
 	*cut = s->at.cut;
 	*unmatched = s->at.unmatched || (s->at.j < s->n && !s->at.cut);
@@ -1173,22 +1183,21 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	 * and copied, or its absence noted (a hash lookup and a copy of
 	 * 120 bytes saved on a CPU's run of samples of one process) */
 	epoch = py_procs_epoch;
-	if (s->proc_state == 0 || s->proc_tgid != tgid || s->proc_epoch != epoch) {
+	if (s->proc_state == ST_PY_PROC_UNREAD || s->proc_tgid != tgid || s->proc_epoch != epoch) {
 		p = bpf_map_lookup_elem(&py_procs, &tgid);
 		if (p)
 			s->proc = *p;
 		s->proc_tgid = tgid;
 		s->proc_epoch = epoch;
-		s->proc_state = p ? 2 : 1;
+		s->proc_state = p ? ST_PY_PROC_COPIED : ST_PY_PROC_NONE;
 	}
-	if (s->proc_state != 2)
+	if (s->proc_state != ST_PY_PROC_COPIED)
 		return 0;
 	p = &s->proc;
 	if (p->image != image && p->image != ST_UNWIND_ANY_IMAGE)
 		return 0;
 	c = st_py_counts();
 	st_py_add(c, ST_PY_STAT_SAMPLES, 1);
-	s->tgid = tgid;
 	w.p = p;
 	w.s = s;
 	w.memos = memos;
@@ -1254,7 +1263,7 @@ __noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, _
 	if (!u || !un || !(interpreters & ST_INTERP_PYTHON))
 		return un;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!s || !s->n || s->tgid != tgid)
+	if (!s || !s->n || s->proc_tgid != tgid)
 		return un;
 	n = st_py_merge(s, &s->proc, u->f, un, max, &cut, &unmatched);
 	if (bench_py_stop == 3) {
@@ -1282,7 +1291,7 @@ static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __
 	if (!n || !(interpreters & ST_INTERP_PYTHON))
 		return;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!s || !s->n || s->n > ST_PY_MAX_FRAMES || s->tgid != tgid)
+	if (!s || !s->n || s->n > ST_PY_MAX_FRAMES || s->proc_tgid != tgid)
 		return;
 	p = &s->proc;
 	out->eval_start = p->eval_start;
