@@ -256,8 +256,9 @@ def test_auto_mixes_frame_pointers_and_cfi():
     yet or no longer its frame's) breaks the frame-pointer step, and how many
     samples land on those few instructions varies from run to run (0.7% to
     4% measured): so every stack that does not reach main must be one of
-    those, and they count as phase_sort's (the only caller of compare) when
-    the phases' shares are checked against their CPU time."""
+    those (or cut at ld.so's lazy-binding resolver, a counted stop), and
+    they count as phase_sort's (the only caller of compare) when the
+    phases' shares are checked against their CPU time."""
     binary = workload("qsort_nocfi")
     out, err, rep = run_profiled(["--unwind", "auto", "-F", "999", "--", binary])
     prof = load(out)
@@ -269,7 +270,7 @@ def test_auto_mixes_frame_pointers_and_cfi():
     ok, why = chain_ok(t, "mix", ("phase_sort", "main"))
     check(ok, "qsort_nocfi --unwind auto: " + why)
     spots, syms = fp_blind_spots(binary), nm_symbols(binary)
-    blind = 0
+    blind = resolver = 0
     for top in t["root"]["children"]:
         # main's, and the dynamic loader's own complete stacks (the
         # command is sampled from its exec on), and a sample in the
@@ -277,7 +278,19 @@ def test_auto_mixes_frame_pointers_and_cfi():
         if function_cum(top, "main") or "/ld-linux" in (top.get("module") or "") or \
                 (top["function"] == "_start" and not top["children"]):
             continue
-        for n, _, _ in nodes(top):
+        skip = set()
+        for n, _, parent in nodes(top):
+            # the known stop at ld.so's lazy-binding resolver (main's first
+            # fopen: a sample in _dl_fixup, 2 runs of 7 on 2026-11-28),
+            # counted as unsupported CFI (as in test_dwarf_nofp_reaches_main)
+            if parent is not None and id(parent) in skip:
+                skip.add(id(n))
+                continue
+            if parent is top and top["function"] == "[truncated]" and not n["base"] and \
+                    (n["function"] or "").startswith("_dl_runtime_resolve"):
+                skip.add(id(n))
+                resolver += n["cum"]
+                continue
             if n["children"] or not n["base"]:
                 continue
             fn = n["function"]
@@ -286,6 +299,7 @@ def test_auto_mixes_frame_pointers_and_cfi():
                   "a stack not reaching main has the leaf %s+%#x [%s], not in a frame-pointer"
                   " blind spot (%s)" % (fn, off, n["module"], sorted(spots.get(fn, ()))))
             blind += n["base"]
+    check(summary_count(err, "unwind stopped: unsupported CFI") <= resolver, err)
     metric("auto_mix.blind_share", blind / t["samples"])
     # measured: 0.5% to 3.7% of the samples, idle and loaded
     check(blind <= 0.1 * t["samples"], "%d of %d samples in frame-pointer blind spots"
