@@ -10,7 +10,7 @@
 # (`bench/run.sh python`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
 # (BENCH_STARTUP_ROUNDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
-# BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS).
+# BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ "$(id -u)" -ne 0 ]; then
