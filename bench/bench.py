@@ -525,7 +525,7 @@ def main():
             raise BenchError(f"{f} is missing: run `make all {os.path.relpath(WORKLOAD, ROOT)}`")
 
     if sys.argv[1:] == ["python"]:
-        bench_python(env_int("BENCH_PY_ROUNDS", 5, lo=1), freq, out)
+        bench_python(env_int("BENCH_PY_ROUNDS", PY_ROUNDS, lo=1), freq, out)
         return 0
     startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
     if startup_rounds:
@@ -757,13 +757,14 @@ def main():
         for compiler in os.environ.get("BENCH_COMPILERS", "gcc clang-14").split():
             bench_compiler(compiler, cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf,
                            out)
-    py_rounds = env_int("BENCH_PY_ROUNDS", 5, lo=0)
+    py_rounds = env_int("BENCH_PY_ROUNDS", PY_ROUNDS, lo=0)
     if py_rounds:
         bench_python(py_rounds, freq, out)
     return 0
 
 
 PYTHON = "/usr/bin/python3.11"
+PY_ROUNDS = 5  # BENCH_PY_ROUNDS by default: one outlier moves a median of 3
 PY_SCRIPT = os.path.join(ROOT, "tests", "workloads", "pyphases.py")
 
 
