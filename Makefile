@@ -28,7 +28,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERS
 	    -I. -Ibpf -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS) \
 	    $(shell pkg-config --cflags libdebuginfod 2>/dev/null)
 # libdebuginfod (libdebuginfod-dev): its header here; the library itself is
-# dlopen()ed only when debug files are fetched (symbolizer/debuginfod.c), so
+# dlopen()ed only when debug files are fetched (binsym/debuginfod.c), so
 # libcurl and its ~30 libraries stay out of every other run.
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) \
 	    -lprotobuf-c -lz -lm -liberty -pthread
@@ -39,7 +39,10 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS    := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRCS))
 
 MAINS    := user/stacktreed.c user/stacktree.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard user/*.c user/*/*.c common/*.c symbolizer/*.c))
+# sources and headers at any depth of the stage folders (user/collect/unwind/, ...)
+SRC_DIRS := user common binsym
+LIB_SRCS := $(filter-out $(MAINS),$(shell find $(SRC_DIRS) -name '*.c' | sort))
+HDRS     := $(shell find $(SRC_DIRS) bpf tests -name '*.h')
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 # pprof's profile.proto -> protobuf-c sources, generated into build/proto/
 PROTO_GEN := $(B)/proto/profile.pb-c.c $(B)/proto/profile.pb-c.h
@@ -66,7 +69,7 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) common/hash.h $(B)/vmlinux.h
 $(B)/%.skel.h: $(B)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(B)/obj/%.o: %.c $(SKELS) $(wildcard */*.h */*/*.h)
+$(B)/obj/%.o: %.c $(SKELS) $(HDRS)
 	@mkdir -p $(@D)
 	$(UCC) $(CFLAGS) -c $< -o $@
 
@@ -147,7 +150,7 @@ FUZZ_FLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -DST_VERSION=\"$(VERSION)\" -I. -I
 	      -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS  := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS)) $(FB)/obj/$(B)/proto/profile.pb-c.o
 
-$(FB)/obj/%.o: %.c $(SKELS) $(PROTO_GEN) $(wildcard */*.h */*/*.h)
+$(FB)/obj/%.o: %.c $(SKELS) $(PROTO_GEN) $(HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

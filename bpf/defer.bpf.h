@@ -2,10 +2,10 @@
 /*
  * defer.bpf.h - deferral and handoff: a sample whose walk needs tables not
  * in yet goes to the daemon whole (registers, stack copy, kernel frames:
- * the `deferred` ring buffer, user/collect/defer_ring.c, with its Python
+ * the `deferred` ring buffer, user/collect/unwind/defer_ring.c, with its Python
  * frames walked at the sample: bpf/python.h); a thread whose
  * samples went there comes back to the BPF fold with the daemon's last path
- * for it (`handoffs`, user/collect/deferred.c), so that its calls count
+ * for it (`handoffs`, user/collect/unwind/deferred.c), so that its calls count
  * once across the switch. See kernel-notes/unwinding.md.
  */
 #ifndef STACKTREE_DEFER_BPF_H

@@ -3,7 +3,7 @@
  * pylines.h - CPython 3.11+'s location table (co_linetable, CPython's
  * Objects/locations.md): one entry decoded (st_py_loc_next), and the runs
  * of one line it makes (st_py_runs_step, st_py_canon). One source for the
- * daemon, which names a code unit's line with it (user/collect/pycode.c),
+ * daemon, which names a code unit's line with it (user/collect/runtimes/python/pycode.c),
  * and for the BPF program, which keys a Python frame by the first code unit
  * of its line's run (bpf/python.h): two instructions of one line are one
  * node in the kernel's tree, as they are one node in the report

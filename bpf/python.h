@@ -9,7 +9,7 @@
  * What is walked (kernel-notes/python.md): the daemon finds, for each
  * process running CPython, the address of `_PyRuntime`, the text range of
  * `_PyEval_EvalFrameDefault` and the version's structure layout (a table
- * keyed by the version the binary exports, user/collect/pyoffsets.c), and
+ * keyed by the version the binary exports, user/collect/runtimes/python/pyoffsets.c), and
  * pushes them into `py_procs` (struct st_py_proc, key tgid). A sample of
  * such a process:
  *   1. finds its thread's PyThreadState: guessed per CPU (st_py_tguess)
@@ -39,7 +39,7 @@
  *      A sample deferred to the daemon (bpf/defer.bpf.h) carries what
  *      steps 1-2 found (struct st_py_frames, bpf/stacktree.h); the daemon
  *      runs step 3 after its unwind, with st_py_merge() built natively
- *      (user/collect/pymerge.c).
+ *      (user/collect/runtimes/python/pymerge.c).
  * Every read is checked; a failed read or an absurd value ends the walk,
  * counted by reason (enum st_py_stat). Reads go through the current task's
  * own memory only: a process that fakes its interpreter state fools only
@@ -82,7 +82,7 @@
 #define ST_PY_INDEX(addr) ((__u32)((addr) & 0xffff))
 
 /* Byte offsets of the fields walked, per CPython version
- * (user/collect/pyoffsets.c). */
+ * (user/collect/runtimes/python/pyoffsets.c). */
 struct st_py_layout {
 	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
 	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
@@ -117,7 +117,7 @@ struct st_py_layout {
 					 * pthread_self(): the thread's fs base */
 };
 
-/* py_procs value (key: tgid), pushed by the daemon (user/collect/pyproc.c). */
+/* py_procs value (key: tgid), pushed by the daemon (user/collect/runtimes/python/pyproc.c). */
 struct st_py_proc {
 	__u64 runtime;			/* address of _PyRuntime */
 	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault's text */
@@ -151,9 +151,9 @@ struct st_py_code_seen {
  * is alive (struct st_py_event): its header, and the first bytes of the
  * objects holding its qualified name, file name and location table, each
  * room for the header and the text the daemon keeps (ST_PY_NAME_MAX,
- * ST_PY_FILE_MAX of user/collect/pycode.h in an ASCII str, 3.11) or a
+ * ST_PY_FILE_MAX of user/collect/runtimes/python/pycode.h in an ASCII str, 3.11) or a
  * table of 990 bytes. The daemon reads the object from these copies
- * (user/collect/python.c), the process's memory only for what they miss:
+ * (user/collect/runtimes/python/python.c), the process's memory only for what they miss:
  * a code object freed (or its process gone) before the daemon reads it
  * keeps its name. */
 #define ST_PY_SNAP_NAME 320
@@ -965,7 +965,7 @@ struct {
 } py_procs SEC(".maps");
 
 /* Moved on by the daemon after each change to py_procs (an update or a
- * delete, user/collect/python.c): a CPU's copy of an entry read at another
+ * delete, user/collect/runtimes/python/python.c): a CPU's copy of an entry read at another
  * value is read again (st_py_walk_sample()). */
 __u64 py_procs_epoch = 0;
 
@@ -1125,7 +1125,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 
 /* A sample the daemon unwinds later (deferred): its Python frames, walked
  * by st_py_walk_sample() now, go with it (st_py_defer()) and the daemon
- * merges them after its unwind (user/collect/pymerge.c). */
+ * merges them after its unwind (user/collect/runtimes/python/pymerge.c). */
 static __always_inline void st_py_deferred(__u32 tgid)
 {
 	if ((interpreters & ST_INTERP_PYTHON) && bpf_map_lookup_elem(&py_procs, &tgid))

@@ -108,7 +108,7 @@ enum st_stat {
 	ST_STAT_HANDOFF,	 /* threads folded here again, from the daemon's last late path */
 	ST_STAT_HANDOFF_MISSED,	 /* ... without it: the daemon fell ST_HANDOFF_WAIT samples behind */
 	ST_STAT_UNW_TOO_MANY_MAPS, /* walks stopped in a mapping left out of its table */
-	/* counted by the daemon (user/collect/deferred.c), never by BPF */
+	/* counted by the daemon (user/collect/unwind/deferred.c), never by BPF */
 	ST_STAT_LATE_UNWOUND,	 /* deferred samples unwound and folded by the daemon */
 	ST_STAT_LATE_DROPPED,	 /* deferred samples dropped: the daemon's queue was full */
 	ST_STAT_LATE_AGED,	 /* deferred samples walked without waiting longer (ST_DEFER_WAIT_S) */
@@ -142,7 +142,7 @@ struct st_event {
 	char comm[ST_COMM_LEN];
 };
 
-/* forced_pages key (--force-faults, user/collect/forcefault.c): a page the
+/* forced_pages key (--force-faults, user/collect/faults/forcefault.c): a page the
  * daemon is about to page out; the fault program deletes it at the page's next
  * fault and marks that fault's data leaf ST_NODE_FORCED. */
 struct st_forced_key {
@@ -173,11 +173,11 @@ struct st_comm_key {
 };
 
 /*
- * DWARF unwinding (bpf/unwind.h, user/collect/unwind_tables.c, user/collect/unwinder.c;
+ * DWARF unwinding (bpf/unwind.h, user/collect/unwind/unwind_tables.c, user/collect/unwind/unwinder.c;
  * kernel-notes/unwinding.md). User space compiles each module's CFI into
  * rows sorted by pc, stored once per module (shared by build id) in an
  * extent of a shard (an array map in a slot of `unwind_shards`, see
- * user/collect/unwind_store.h); each process has a sorted table of its executable
+ * user/collect/unwind/unwind_store.h); each process has a sorted table of its executable
  * mappings in `unwind_procs` (key: tgid): up to ST_UNWIND_MAX_MAPS in the
  * table itself, more in chunks that the table indexes (see
  * ST_UNWIND_CHUNK_KEY). x86-64: the return address is at CFA - 8
@@ -211,7 +211,7 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 
 struct st_unwind_row {
 	__u32 pc;	/* first module-relative address of the row (ELF vaddr - the
-			 * module's base: user/collect/unwind_tables.h) */
+			 * module's base: user/collect/unwind/unwind_tables.h) */
 	__u8 kind;	/* enum st_unw_kind | ST_UNW_F_* */
 	__s8 rbp;	/* saved rbp at CFA + 8 * rbp; ST_UNW_RBP_SAME / _UNKNOWN */
 	__s16 off;	/* CFA offset (see kind) */
@@ -253,7 +253,7 @@ struct st_unwind_map {
 /* Rows [first + lo, first + hi) of a module hold every row whose pc falls
  * in the bucket, and lo = the count of rows below the bucket's first pc:
  * the row covering a pc of the bucket is found by searching that range
- * alone (user/collect/unwind_index.c). Stored in a row's 8 bytes. */
+ * alone (user/collect/unwind/unwind_index.c). Stored in a row's 8 bytes. */
 struct st_unwind_bucket {
 	__u32 lo, hi;
 };
@@ -286,7 +286,7 @@ struct st_unwind_proc {
  * deleted after, so a walk never mixes two versions. */
 
 /*
- * Deferred unwinding (dwarf/auto, user/collect/deferred.c): a timer sample whose walk
+ * Deferred unwinding (dwarf/auto, user/collect/unwind/deferred.c): a timer sample whose walk
  * stopped because the process or a module it went through had no rows yet
  * (a young process, a new library) is not folded in BPF: its registers, the
  * top of its user stack and its kernel frames go to the `deferred` ring
@@ -309,7 +309,7 @@ struct st_handoff {
 
 /* A deferred sample's Python frames (bpf/python.h): walked by BPF at the
  * sample, while the interpreter's frames are live, and merged by the daemon
- * after its native unwind with the same merge (user/collect/pymerge.h). */
+ * after its native unwind with the same merge (user/collect/runtimes/python/pymerge.h). */
 struct st_py_frames {
 	__u64 eval_start, eval_end;	/* the process's _PyEval_EvalFrameDefault, */
 	__u64 cold_start, cold_end;	/* ... and its .cold part (or 0) */

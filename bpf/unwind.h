@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * unwind.h - DWARF (CFI) unwinding of a user stack in BPF, from the rows
- * user space compiled (user/collect/unwind_tables.c, user/collect/unwinder.c). Included by
+ * user space compiled (user/collect/unwind/unwind_tables.c, user/collect/unwind/unwinder.c). Included by
  * sample.bpf.c; st_unwind_user() can be called from any program that has
  * the task's user registers (perf_event, tp_btf). x86-64 only.
  *
@@ -28,7 +28,7 @@ struct st_unwind_result {
 	bool miss;		/* an address no mapping of the table covers */
 };
 
-/* Shards of rows, created by the daemon as needed (user/collect/unwind_store.c):
+/* Shards of rows, created by the daemon as needed (user/collect/unwind/unwind_store.c):
  * a module's rows, sorted by pc, are an extent of one shard. The template:
  * BPF_F_INNER_MAP lets the shards' sizes differ. */
 struct st_unwind_rows_map {

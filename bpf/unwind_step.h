@@ -2,7 +2,7 @@
 /*
  * unwind_step.h - the DWARF (CFI) stack walk, one frame a step: the one
  * source of the walk's rules, compiled into the BPF object (bpf/unwind.h,
- * every sample) and natively (user/collect/unwinder.c walks the samples
+ * every sample) and natively (user/collect/unwind/unwinder.c walks the samples
  * deferred until their tables were in; tests/unit/test_unwind_step.c).
  * x86-64 only. See kernel-notes/unwinding.md.
  *
@@ -31,7 +31,7 @@
  *   st_unw_loop(n, fn, ctx)	calls fn(i, ctx) for i < n until it returns
  *				non-zero (BPF: bpf_loop, verified once)
  *   ST_UNW_CB			storage of the step callbacks
- * The native build includes it through user/collect/unwind_native.h, which
+ * The native build includes it through user/collect/unwind/unwind_native.h, which
  * supplies all of these over a copy of the stack and the daemon's copy of
  * the tables.
  *
@@ -204,7 +204,7 @@ st_unw_find_row(struct st_unw_env *e, const struct st_unwind_map *m, __u32 pc)
 	q.rows = st_unw_rows(e, &m->shard);
 	if (!q.rows)
 		return NULL;
-	if (nb) {		/* user/collect/unwind_index.c's rule */
+	if (nb) {		/* user/collect/unwind/unwind_index.c's rule */
 		k = (pc >> shift) - m->ibase;
 		if ((pc >> shift) < m->ibase) {
 			return NULL;	/* below every row */

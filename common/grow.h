@@ -1,5 +1,5 @@
 /* grow.h - room for one more element in an array that doubles as it fills.
- * Used by user/ and symbolizer/. */
+ * Used by user/ and binsym/. */
 #ifndef STACKTREE_GROW_H
 #define STACKTREE_GROW_H
 

@@ -54,7 +54,7 @@ enum st_data_class {
  * bounded by this constant and not by its input. */
 #define ST_TREE_MAX_DEPTH 2048
 
-/* The module of a CPython frame (user/collect/python.c): function is the
+/* The module of a CPython frame (user/collect/runtimes/python/python.c): function is the
  * code object's qualname, file:line the line it ran; a call site's offset
  * is that line (a call site per line, as native ones are per address). */
 #define ST_PYTHON_MODULE "[python]"

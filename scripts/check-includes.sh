@@ -10,16 +10,16 @@
 #   user/model/       3  the profile: built from named trees, loaded, summed;
 #   user/output/      4  writes reports.
 # A file of a stage includes headers of its own or an earlier stage only.
-# The libraries common/ (containers), symbolizer/ (ELF, DWARF, symbols) and
+# The libraries common/ (containers), binsym/ (ELF, DWARF, symbols) and
 # bpf/ (types shared with the kernel) are used by every stage and include no
-# stage (symbolizer/ may use common/).
+# stage (binsym/ may use common/).
 # Usage: scripts/check-includes.sh [ROOT]; exit status 1 on any violation.
 set -u
 cd "${1:-$(dirname "$0")/..}" || exit 2
 
 rank() {	# rank of a path's stage; 0: a library; "root": the root
 	case $1 in
-	user/collect/*) echo 1 ;;
+	user/collect/*) echo 1 ;;	# and its wings, at any depth
 	user/symbolize/*) echo 2 ;;
 	user/model/*) echo 3 ;;
 	user/output/*) echo 4 ;;
@@ -30,8 +30,7 @@ rank() {	# rank of a path's stage; 0: a library; "root": the root
 }
 
 bad=0
-for f in user/*.[ch] user/*/*.[ch] common/*.[ch] symbolizer/*.[ch] bpf/*.[ch]; do
-	[ -e "$f" ] || continue
+while IFS= read -r f; do
 	from=$(rank "$f")
 	if [ "$from" = unknown ]; then
 		echo "check-includes: $f: a folder of user/ that is no stage: add it to $0" >&2
@@ -50,6 +49,6 @@ for f in user/*.[ch] user/*/*.[ch] common/*.[ch] symbolizer/*.[ch] bpf/*.[ch]; d
 			bad=1
 		fi
 	done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f")
-done
+done < <(find user common binsym bpf -name '*.[ch]' | sort)
 [ "$bad" -eq 0 ] && echo "check-includes: every include runs forwards"
 exit "$bad"

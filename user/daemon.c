@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "user/collect/collector.h"
-#include "user/collect/deferred.h"
-#include "user/collect/forcefault.h"
+#include "user/collect/unwind/deferred.h"
+#include "user/collect/faults/forcefault.h"
 #include "user/symbolize/demangle.h"
 #include "user/symbolize/namer.h"
 #include "user/model/build.h"
 #include "user/collect/launch.h"
-#include "user/collect/python.h"
+#include "user/collect/runtimes/python/python.h"
 #include "user/output/http.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
@@ -27,9 +27,9 @@
 #include "user/collect/session.h"
 #include "user/output/snapshot.h"
 #include "common/budget.h"
-#include "symbolizer/elflayout.h"
-#include "symbolizer/symbolizer.h"
-#include "user/collect/unwinder.h"
+#include "binsym/elflayout.h"
+#include "binsym/symbolizer.h"
+#include "user/collect/unwind/unwinder.h"
 #include "user/summary.h"
 
 /* The one global: what the signals asked for. */

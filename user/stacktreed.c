@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolizer/elflayout.h"
+#include "binsym/elflayout.h"
 #include "user/daemon.h"
 #include "user/perfflags.h"
-#include "user/collect/forcefault.h"
+#include "user/collect/faults/forcefault.h"
 #include "user/output/flamegraph.h"
 #include "user/collect/interp.h"
 #include "user/output/report.h"

@@ -10,14 +10,14 @@
 
 #include "common/budget.h"
 #include "common/tree.h"
-#include "symbolizer/perfmap.h"
-#include "symbolizer/symbolizer.h"
+#include "binsym/perfmap.h"
+#include "binsym/symbolizer.h"
 #include "user/collect/collector.h"
-#include "user/collect/deferred.h"
-#include "user/collect/forcefault.h"
-#include "user/collect/python.h"
+#include "user/collect/unwind/deferred.h"
+#include "user/collect/faults/forcefault.h"
+#include "user/collect/runtimes/python/python.h"
 #include "user/collect/session.h"
-#include "user/collect/unwinder.h"
+#include "user/collect/unwind/unwinder.h"
 #include "user/model/profile.h"
 
 /* The kernel's and the daemon's counters (bpf/stacktree.h, enum st_stat) as
@@ -85,7 +85,7 @@ static __u64 truncated_samples(const struct st_profile *p)
 }
 
 /* JIT perf maps (since the start): read, refused, lines skipped; ELF files
- * refused for their layout (symbolizer/elflayout.h) or for not being the
+ * refused for their layout (binsym/elflayout.h) or for not being the
  * file mapped. */
 static void add_perfmap_notes(struct st_profile *p, const struct st_collector *coll,
 			      struct st_symbolizer *sym)
@@ -119,7 +119,7 @@ static void add_perfmap_notes(struct st_profile *p, const struct st_collector *c
 			st_profile__add_note_id(p, notes[i].id, notes[i].name, notes[i].n);
 }
 
-/* CPython frames' counters (user/collect/python.h): since the start,
+/* CPython frames' counters (user/collect/runtimes/python/python.h): since the start,
  * the cpu and page-fault programs' together. */
 static void add_python_notes(struct st_profile *p, const struct st_python *py,
 			     const struct st_defer *defer)

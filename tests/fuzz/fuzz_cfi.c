@@ -1,4 +1,4 @@
-/* fuzz_cfi.c - the CFI compiler (user/collect/unwind_tables.c) on arbitrary bytes
+/* fuzz_cfi.c - the CFI compiler (user/collect/unwind/unwind_tables.c) on arbitrary bytes
  * as the .eh_frame of an ELF file at 0x1000: it may refuse them, never
  * crash, hang or leak; the rows it returns are sorted, and agree with
  * those of the libdw reference path where it has any. */
@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "tests/common/mkelf.h"
-#include "user/collect/unwind_tables.h"
+#include "user/collect/unwind/unwind_tables.h"
 
 /* Where libdw's own rows (st_unwind_table__from_elf_libdw) say how to
- * unwind, user/collect/cfi_eval.c's say the same. (Crafted sections may make
+ * unwind, user/collect/unwind/cfi_eval.c's say the same. (Crafted sections may make
  * libdw fail where cfi_eval.c reads an FDE: one malformed FDE breaks
  * libdw's lookups of all the others; real files give identical rows,
  * tests/unit/test_cfi_eval.c.) */

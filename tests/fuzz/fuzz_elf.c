@@ -9,12 +9,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "symbolizer/debuginfo.h"
-#include "symbolizer/elf.h"
-#include "symbolizer/entry.h"
+#include "binsym/debuginfo.h"
+#include "binsym/elf.h"
+#include "binsym/entry.h"
 #include "common/strtab.h"
-#include "symbolizer/symtab.h"
-#include "symbolizer/worklimit.h"
+#include "binsym/symtab.h"
+#include "binsym/worklimit.h"
 
 static const char *guess_name(void *ctx, __u64 start)
 {

@@ -1,5 +1,5 @@
 /* fuzz_ffstate.c - the --force-faults state file parser
- * (user/collect/forcefault.c) on arbitrary bytes: it may refuse, never crash
+ * (user/collect/faults/forcefault.c) on arbitrary bytes: it may refuse, never crash
  * or read past the buffer; what it accepts formats back to a file it
  * accepts again, with the same content (identities included). */
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/collect/forcefault.h"
+#include "user/collect/faults/forcefault.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,5 @@
-/* fuzz_gopclntab.c - Go's function table reader (symbolizer/gopclntab.c)
- * and the unwinding rules made from it (user/collect/unwind_go.c) on
+/* fuzz_gopclntab.c - Go's function table reader (binsym/gopclntab.c)
+ * and the unwinding rules made from it (user/collect/unwind/unwind_go.c) on
  * arbitrary bytes: refused or read, never a crash, a read past the input
  * or a leak. What is read holds: functions ascend and do not overlap,
  * find() gives back each function's own start, line and pcsp lookups stay
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/gopclntab.h"
-#include "user/collect/unwind_go.h"
+#include "binsym/gopclntab.h"
+#include "user/collect/unwind/unwind_go.h"
 
 #define MAX_FUNCS 2048
 

@@ -1,4 +1,4 @@
-/* fuzz_perfmap.c - the /tmp/perf-PID.map parser (symbolizer/perfmap.c) on
+/* fuzz_perfmap.c - the /tmp/perf-PID.map parser (binsym/perfmap.c) on
  * arbitrary bytes: it may skip lines, never crash, read past the input or
  * leak; what it keeps is sorted, disjoint ranges whose lookups agree.
  * Differential: the input cut after one of its newlines and given in two
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/perfmap.h"
+#include "binsym/perfmap.h"
 
 #define MAX_ENTRIES 64
 

@@ -1,5 +1,5 @@
 /* fuzz_pycode.c - libFuzzer target: the daemon's readers of a CPython
- * process's memory (user/collect/pycode.c): a code object, its str
+ * process's memory (user/collect/runtimes/python/pycode.c): a code object, its str
  * objects (qualname, file name) and its 3.11 location table (and 3.10's
  * line table), read from an input that stands for the target's memory,
  * mapped at MEM; plus the walker of bpf/python.h over the same memory
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "bpf/python.h"
-#include "user/collect/pycode.h"
-#include "user/collect/pyoffsets.h"
+#include "user/collect/runtimes/python/pycode.h"
+#include "user/collect/runtimes/python/pyoffsets.h"
 
 #define MEM 0x10000000ULL
 

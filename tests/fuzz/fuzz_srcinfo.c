@@ -1,5 +1,5 @@
 /* fuzz_srcinfo.c - libFuzzer target: inlined frames and source lines from
- * the DWARF of an ELF memory image (symbolizer/srcinfo.c: the CU range
+ * the DWARF of an ELF memory image (binsym/srcinfo.c: the CU range
  * table, the pruned walk down a CU to the inline chain at an address, the
  * call lines and the line table), as the daemon does for any file a user
  * maps. Looked up: the start, middle and last byte of the first CU ranges,
@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolizer/elf.h"
-#include "symbolizer/srcinfo.h"
+#include "binsym/elf.h"
+#include "binsym/srcinfo.h"
 
 #define MAX_CUS 64
 

@@ -1,4 +1,4 @@
-/* fuzz_ucache.c - the unwind table cache's reader (user/collect/unwind_cache.c) on
+/* fuzz_ucache.c - the unwind table cache's reader (user/collect/unwind/unwind_cache.c) on
  * arbitrary file contents: a file is taken only whole and well-formed
  * (rows sorted, known kinds), never read past, never crashes. */
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/collect/unwind_cache.h"
+#include "user/collect/unwind/unwind_cache.h"
 
 #define KEY "b:00112233445566778899aabbccddeeff00112233"
 

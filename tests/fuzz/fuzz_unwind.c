@@ -1,5 +1,5 @@
 /* fuzz_unwind.c - the stack walk of bpf/unwind_step.h as the daemon runs it
- * (user/collect/unwind_native.h) on a deferred sample: registers and a stack
+ * (user/collect/unwind/unwind_native.h) on a deferred sample: registers and a stack
  * copy that a profiled process controls, and rows, pc index and table
  * shapes from the input too. It may stop anywhere, never read outside the
  * copy, the rows or the table, never loop past its bound; it returns at
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/collect/unwind_native.h"
+#include "user/collect/unwind/unwind_native.h"
 
 static struct st_unwind_row shard[512];
 static size_t nshard;

@@ -28,9 +28,9 @@ REASONS = {
     "protobuf-c-compiler": ("Makefile", r"protoc-c"),
     "libprotobuf-c-dev": ("Makefile", r"-lprotobuf-c"),
     "libiberty-dev": ("Makefile", r"-liberty"),
-    "libdebuginfod-dev": ("symbolizer/debuginfod.c", r"<elfutils/debuginfod\.h>"),
-    "util-linux": ("user/collect/forcefault.c", r"mkswap"),
-    "kmod": ("user/collect/forcefault.c", r"modprobe"),
+    "libdebuginfod-dev": ("binsym/debuginfod.c", r"<elfutils/debuginfod\.h>"),
+    "util-linux": ("user/collect/faults/forcefault.c", r"mkswap"),
+    "kmod": ("user/collect/faults/forcefault.c", r"modprobe"),
 }
 # The test toolchain the issue saw `make demo` install
 HEAVY = {"nodejs", "golang-go", "bpftrace", "debuginfod", "linux-perf", "prometheus",

@@ -1,6 +1,6 @@
 /* fake_ustore.h - a link seam for the unit tests of the module
  * bookkeeping and the unwinder (test_unwind_modules.c, test_unwinder.c):
- * the functions of user/collect/unwind_store.h defined in memory, so that
+ * the functions of user/collect/unwind/unwind_store.h defined in memory, so that
  * the linker takes these and not the real ones (which create BPF maps and
  * need root; test_unwind_store.c tests those). Every put gets a slot of
  * its own, rows from 0; the budget counts rows' bytes exactly. Include it
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/collect/unwind_store.h"
+#include "user/collect/unwind/unwind_store.h"
 
 #define FAKE_SLOTS 256
 

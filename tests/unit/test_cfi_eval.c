@@ -1,4 +1,4 @@
-/* test_cfi_eval.c - user/collect/cfi_eval.c's rows are libdw's: libc, the dynamic
+/* test_cfi_eval.c - user/collect/unwind/cfi_eval.c's rows are libdw's: libc, the dynamic
  * loader, libstdc++, libLLVM-14, cc1, this test binary, the unit fixtures
  * and test_unwind_tables (a DRAP frame: expressions, left to libdw) compiled both ways (st_unwind_table__from_elf, and the libdw
  * reference st_unwind_table__from_elf_libdw) give identical rows, and the
@@ -26,8 +26,8 @@
 
 #include "tests/common/mkelf.h"
 #include "tests/unit/fixtures/fx_util.h"
-#include "user/collect/cfi_eval.h"
-#include "user/collect/unwind_tables.h"
+#include "user/collect/unwind/cfi_eval.h"
+#include "user/collect/unwind/unwind_tables.h"
 
 /* Both ways on one ELF file: same error, same rows (strict), or (not
  * strict, crafted CFI: one malformed FDE can make libdw fail on all) the

@@ -13,7 +13,7 @@
 #include <dlfcn.h>
 #include <gelf.h>
 
-#include "symbolizer/symbolizer.h"
+#include "binsym/symbolizer.h"
 #include "tests/unit/fixtures/fx_util.h"
 #include "tests/unit/fixtures/fx_map.h"
 

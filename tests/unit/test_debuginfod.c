@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbolizer/debuginfod.h"
+#include "binsym/debuginfod.h"
 #define TMPDIR_PREFIX "st-dbgd-"
 #include "tmpdir_fx.h"
 

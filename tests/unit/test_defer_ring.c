@@ -1,5 +1,5 @@
 /* test_defer_ring.c - the inbox of the deferred ring's consumer
- * (user/collect/defer_ring.c), without a ring: records pushed as the
+ * (user/collect/unwind/defer_ring.c), without a ring: records pushed as the
  * ring's callback would, taken whole in order, the byte bound shared with
  * the taken records until they are released, drops counted, malformed
  * records ignored; and pushes from threads while the main thread takes. */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/collect/defer_ring.h"
+#include "user/collect/unwind/defer_ring.h"
 
 #define HEAD offsetof(struct st_deferred, stack)
 #define REC_BYTES(len) (offsetof(struct st_defer_rec, d) + HEAD + (len))

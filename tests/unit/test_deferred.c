@@ -1,12 +1,12 @@
 /* test_deferred.c - the bookkeeping of the deferred-sample queue
- * (user/collect/deferred.c), without a kernel: which samples wait and
+ * (user/collect/unwind/deferred.c), without a kernel: which samples wait and
  * which are walked, forced walks (aged, flushed at exit, gone before their
  * maps were read), the counters of each stop reason, and which threads are
  * handed back to BPF with which seq and path.
  *
  * Link seams: this file defines the functions deferred.c calls in the ring
- * consumer (user/collect/defer_ring.h) and the unwinder
- * (user/collect/unwinder.h), so the linker takes these and not the real
+ * consumer (user/collect/unwind/defer_ring.h) and the unwinder
+ * (user/collect/unwind/unwinder.h), so the linker takes these and not the real
  * ones: the test puts records in the inbox and decides what each walk
  * returns. The collector is the real one (user/collect/collector.h), with
  * pids that cannot exist (above PID_MAX_LIMIT). */
@@ -22,10 +22,10 @@
 
 #include "common/tree.h"
 #include "user/collect/collector.h"
-#include "user/collect/defer_ring.h"
-#include "user/collect/deferred.h"
-#include "user/collect/unwind_native.h"
-#include "user/collect/unwinder.h"
+#include "user/collect/unwind/defer_ring.h"
+#include "user/collect/unwind/deferred.h"
+#include "user/collect/unwind/unwind_native.h"
+#include "user/collect/unwind/unwinder.h"
 
 #define PID_A 5000001u	/* > PID_MAX_LIMIT (4194304): never a process */
 #define PID_B 5000002u

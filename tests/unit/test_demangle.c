@@ -24,7 +24,7 @@ static void test_cpp(void **state)
 	assert_string_equal(st_demangler__name(d, "_ZZ4mainENKUlvE_clEv"),
 			    "main::{lambda()#1}::operator()() const");
 	assert_string_equal(st_demangler__name(d, "_Znwm"), "operator new(unsigned long)");
-	/* a PLT stub (symbolizer/elf.c) by its target */
+	/* a PLT stub (binsym/elf.c) by its target */
 	assert_string_equal(st_demangler__name(d, "_Znwm@plt"), "operator new(unsigned long)@plt");
 	assert_string_equal(st_demangler__name(d, "_ZdlPvm@plt"),
 			    "operator delete(void*, unsigned long)@plt");

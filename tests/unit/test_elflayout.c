@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbolizer/elf.h"
-#include "symbolizer/elflayout.h"
-#include "symbolizer/safeopen.h"
+#include "binsym/elf.h"
+#include "binsym/elflayout.h"
+#include "binsym/safeopen.h"
 #include "../common/mkelf.h"
 #define TMPDIR_PREFIX "st-test-layout"
 #include "tmpdir_fx.h"

@@ -1,5 +1,5 @@
 /* test_extents.c - the range allocator behind the CFI rows shards
- * (user/collect/extents.c): first fit, merging, the reuse quarantine, bounds. */
+ * (user/collect/unwind/extents.c): first fit, merging, the reuse quarantine, bounds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-#include "user/collect/extents.h"
+#include "user/collect/unwind/extents.h"
 
 static void test_bump_and_full(void **state)
 {

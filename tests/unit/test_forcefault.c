@@ -1,4 +1,4 @@
-/* test_forcefault.c - the pure parts of user/collect/forcefault.c: the
+/* test_forcefault.c - the pure parts of user/collect/faults/forcefault.c: the
  * state file parser (what a crashed --force-faults session left) and the
  * page-sample selection. */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "user/collect/forcefault.h"
+#include "user/collect/faults/forcefault.h"
 
 static int parse(const char *s, struct st_ffstate *st)
 {

@@ -1,6 +1,6 @@
 /* test_gopclntab.c - Go's function table read from a stripped Go program
- * (symbolizer/gopclntab.c) against Go's own tools on the unstripped build,
- * and the unwinding rows made from it (user/collect/unwind_go.c).
+ * (binsym/gopclntab.c) against Go's own tools on the unstripped build,
+ * and the unwinding rows made from it (user/collect/unwind/unwind_go.c).
  *
  * tests/workloads/gospin is built here with Debian's Go (golang-go;
  * standard library only, no network, its cache in the test's directory),
@@ -20,11 +20,11 @@
 
 #include "common/strtab.h"
 #include "stacktree.h"
-#include "symbolizer/elf.h"
-#include "symbolizer/gopclntab.h"
-#include "symbolizer/symbolizer.h"
-#include "symbolizer/symtab.h"
-#include "user/collect/unwind_go.h"
+#include "binsym/elf.h"
+#include "binsym/gopclntab.h"
+#include "binsym/symbolizer.h"
+#include "binsym/symtab.h"
+#include "user/collect/unwind/unwind_go.h"
 
 #define TMPDIR_PREFIX "st-gopcl-"
 #include "tmpdir_fx.h"

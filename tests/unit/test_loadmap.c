@@ -1,4 +1,4 @@
-/* test_loadmap.c - which segment a file mapping shows (symbolizer/loadmap.c)
+/* test_loadmap.c - which segment a file mapping shows (binsym/loadmap.c)
  * on the layouts of GNU ld, lld, BOLT and prelink, then end to end on the
  * lld fixtures and a library laid out above 4 GiB (fixtures.mk): the address the unwinder computes for an ip
  * of each function (pc = ip - start + vaddr, as BPF does) is the function's
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/elf.h"
-#include "symbolizer/loadmap.h"
-#include "symbolizer/symbolizer.h"
+#include "binsym/elf.h"
+#include "binsym/loadmap.h"
+#include "binsym/symbolizer.h"
 #include "tests/unit/fixtures/fx_util.h"
-#include "user/collect/unwind_tables.h"
+#include "user/collect/unwind/unwind_tables.h"
 
 #define PAGE 0x1000ull
 #define NO_HINT ST_LOADMAP_NO_HINT

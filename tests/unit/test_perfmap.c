@@ -1,4 +1,4 @@
-/* test_perfmap.c - /tmp/perf-PID.map parsing (symbolizer/perfmap.c):
+/* test_perfmap.c - /tmp/perf-PID.map parsing (binsym/perfmap.c):
  * the format, malformed lines, overlaps (the later line wins), bounds, and
  * reading this very process's map file with the ownership rules. */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolizer/perfmap.h"
+#include "binsym/perfmap.h"
 
 static struct st_perfmap *parse(const char *text, size_t len, size_t max,
 				struct st_perfmap_stats *st)

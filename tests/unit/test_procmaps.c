@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
-#include "symbolizer/symbolizer.h"
+#include "binsym/symbolizer.h"
 #include "user/collect/procmaps.h"
 #include "tests/unit/fixtures/fx_util.h"
 

@@ -1,4 +1,4 @@
-/* test_pycode.c - user/collect/pycode.c's location-table readers against
+/* test_pycode.c - user/collect/runtimes/python/pycode.c's location-table readers against
  * CPython's own answer, 3.11 (Debian's python3.11), 3.12 and 3.13 (pyenv's;
  * the format is unchanged), and 3.10's line table (pyenv's): for every
  * code object of a few standard library modules, the interpreter prints
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/collect/pycode.h"
-#include "user/collect/pyoffsets.h"
+#include "user/collect/runtimes/python/pycode.h"
+#include "user/collect/runtimes/python/pyoffsets.h"
 
 #define PY310 "/root/.pyenv/versions/3.10.13/bin/python3.10"
 #define PY311 "/usr/bin/python3.11"

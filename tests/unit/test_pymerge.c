@@ -1,6 +1,6 @@
 /* test_pymerge.c - a deferred sample's Python frames (struct st_py_frames,
  * walked by BPF at the sample) merged after the daemon's native unwind
- * (user/collect/pymerge.h): the same result as bpf/python.h's st_py_merge()
+ * (user/collect/runtimes/python/pymerge.h): the same result as bpf/python.h's st_py_merge()
  * on the same frames, nothing changed without Python frames, and the late
  * fold of a merged stack (user/collect/collector.h): Python nodes under
  * their native callers, with the flags BPF gives them in the path handed
@@ -17,7 +17,7 @@
 #include "bpf/python.h"
 #include "common/tree.h"
 #include "user/collect/collector.h"
-#include "user/collect/pymerge.h"
+#include "user/collect/runtimes/python/pymerge.h"
 
 #define PID 5000001u	/* > PID_MAX_LIMIT (4194304): never a process */
 #define TID 5000002u

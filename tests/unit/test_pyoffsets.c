@@ -1,8 +1,8 @@
-/* test_pyoffsets.c - the CPython layouts of user/collect/pyoffsets.c
+/* test_pyoffsets.c - the CPython layouts of user/collect/runtimes/python/pyoffsets.c
  * against each interpreter's own DWARF: 3.11 against python3.11-dbg (found
  * by the build id of /usr/bin/python3.11), 3.10, 3.12 and 3.13 against
  * pyenv's libpython3.1x.so.1.0 (built with -g); the str state bits pycode.c reads;
- * and the symbols and version that user/collect/pyproc.c finds in those
+ * and the symbols and version that user/collect/runtimes/python/pyproc.c finds in those
  * binaries. Each version is skipped when its file is not installed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,10 +17,10 @@
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
-#include "symbolizer/elf.h"
-#include "user/collect/pycode.h"
-#include "user/collect/pyoffsets.h"
-#include "user/collect/pyproc.h"
+#include "binsym/elf.h"
+#include "user/collect/runtimes/python/pycode.h"
+#include "user/collect/runtimes/python/pyoffsets.h"
+#include "user/collect/runtimes/python/pyproc.h"
 
 #define PY311 "/usr/bin/python3.11"
 #define PY310 "/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0"

@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "bpf/python.h"
-#include "user/collect/pycode.h"
-#include "user/collect/pyoffsets.h"
-#include "user/collect/pyproc.h"
+#include "user/collect/runtimes/python/pycode.h"
+#include "user/collect/runtimes/python/pyoffsets.h"
+#include "user/collect/runtimes/python/pyproc.h"
 
 #define PY_DEBIAN "/usr/bin/python3.11"
 #define PY_PYENV "/root/.pyenv/versions/3.11.7/bin/python3.11"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbolizer/safeopen.h"
+#include "binsym/safeopen.h"
 #define TMPDIR_PREFIX "st-test-safe"
 #include "tmpdir_fx.h"
 

@@ -16,7 +16,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 
-#include "symbolizer/symbolizer.h"
+#include "binsym/symbolizer.h"
 #include "user/symbolize/demangle.h"
 #include "tests/unit/fixtures/fx_util.h"
 #include "tests/unit/fixtures/fx_map.h"

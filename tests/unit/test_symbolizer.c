@@ -10,11 +10,11 @@
 #include <sys/auxv.h>
 
 #include "common/budget.h"
-#include "symbolizer/elf.h"
-#include "symbolizer/entry.h"
+#include "binsym/elf.h"
+#include "binsym/entry.h"
 #include "common/strtab.h"
-#include "symbolizer/symbolizer.h"
-#include "symbolizer/symtab.h"
+#include "binsym/symbolizer.h"
+#include "binsym/symtab.h"
 #include "tests/unit/fixtures/fx_util.h"
 #include "tests/unit/fixtures/fx_map.h"
 

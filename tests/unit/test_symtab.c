@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "symbolizer/symbolizer.h"
-#include "symbolizer/symtab.h"
+#include "binsym/symbolizer.h"
+#include "binsym/symtab.h"
 #include "tests/unit/fixtures/fx_map.h"
 #include "tests/unit/fixtures/fx_util.h"
 

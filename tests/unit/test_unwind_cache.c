@@ -1,4 +1,4 @@
-/* test_unwind_cache.c - compiled unwind tables on disk (user/collect/unwind_cache.c):
+/* test_unwind_cache.c - compiled unwind tables on disk (user/collect/unwind/unwind_cache.c):
  * round trip, and every file that must not be taken (corrupt, truncated,
  * another owner's, a symlink, rows out of order), the size bound, and
  * directories that must not be used. Runs as root (the suite does). */
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "user/collect/unwind_cache.h"
+#include "user/collect/unwind/unwind_cache.h"
 
 static char dir[64];
 

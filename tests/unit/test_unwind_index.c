@@ -1,4 +1,4 @@
-/* test_unwind_index.c - a module's pc index (user/collect/unwind_index.c),
+/* test_unwind_index.c - a module's pc index (user/collect/unwind/unwind_index.c),
  * as the walk's st_unw_find_row() (bpf/unwind_step.h, built natively) uses
  * it: for every pc, the row found through the index is the one a search of
  * all rows finds (the last row with pc <= the pc, or none below the first
@@ -12,8 +12,8 @@
 
 #include <stdlib.h>
 
-#include "user/collect/unwind_index.h"
-#include "user/collect/unwind_native.h"
+#include "user/collect/unwind/unwind_index.h"
+#include "user/collect/unwind/unwind_native.h"
 
 /* the count of rows with pc <= want in [lo, hi): a plain search */
 static __u32 count_le(const struct st_unwind_row *rows, __u32 lo, __u32 hi, __u32 want)

@@ -1,5 +1,5 @@
 /* test_unwind_modules.c - the module bookkeeping of DWARF unwinding
- * (user/collect/unwind_modules.c) on the ELF fixtures (fixtures.mk) and the
+ * (user/collect/unwind/unwind_modules.c) on the ELF fixtures (fixtures.mk) and the
  * system's libc and vDSO: one module per file, found by path or by a
  * mapping of this process; its rows are the file's compiled CFI; shared by
  * build id only between root's files (a copy others may write is a module
@@ -26,14 +26,14 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "symbolizer/safeopen.h"
+#include "binsym/safeopen.h"
 #include "tests/unit/fake_ustore.h"
 #include "tests/unit/fixtures/fx_util.h"
 #include "user/collect/procmaps.h"
-#include "user/collect/unwind_index.h"
-#include "user/collect/unwind_modules.h"
-#include "user/collect/unwind_tables.h"
-#include "user/collect/unwinder.h"
+#include "user/collect/unwind/unwind_index.h"
+#include "user/collect/unwind/unwind_modules.h"
+#include "user/collect/unwind/unwind_tables.h"
+#include "user/collect/unwind/unwinder.h"
 
 #define PAGE 4096ull
 #define BIAS 0x7f0000000000ull	/* where the tests say a file is loaded */

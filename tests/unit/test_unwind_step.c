@@ -1,5 +1,5 @@
 /* test_unwind_step.c - the stack walk of bpf/unwind_step.h (the one BPF
- * runs), built natively (user/collect/unwind_native.h) on the inputs BPF
+ * runs), built natively (user/collect/unwind/unwind_native.h) on the inputs BPF
  * gets: a process's mapping table, rows in a shard with their pc index, and
  * a stack image. Each row kind, the saved-rbp forms, the frame-pointer
  * fallback, signal frames, the pc index, and every way a walk ends. */
@@ -11,8 +11,8 @@
 
 #include <string.h>
 
-#include "user/collect/unwind_index.h"
-#include "user/collect/unwind_native.h"
+#include "user/collect/unwind/unwind_index.h"
+#include "user/collect/unwind/unwind_native.h"
 
 #define BASE 0x400000ull	/* the module's mapping; module vaddr 0 */
 #define SP 0x7ffd0000ull	/* the sampled stack pointer */
@@ -469,7 +469,7 @@ static void test_rows_out_of_range(void **state)
 	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
 }
 
-/* The pc index (user/collect/unwind_index.c builds it, the walk reads it):
+/* The pc index (user/collect/unwind/unwind_index.c builds it, the walk reads it):
  * every pc of a module finds the row a plain search finds. */
 static void test_pc_index(void **state)
 {

@@ -1,4 +1,4 @@
-/* test_unwind_store.c - the CFI rows' shards (user/collect/unwind_store.c)
+/* test_unwind_store.c - the CFI rows' shards (user/collect/unwind/unwind_store.c)
  * on real BPF maps: an outer array of maps like `unwind_shards`, shards
  * created in it as rows come, extents given out first-fit and reused only
  * after the quarantine, a shard deleted from the kernel once empty (not
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/collect/unwind_store.h"
+#include "user/collect/unwind/unwind_store.h"
 
 #define SHARD_ROWS (1u << 20)	/* unwind_store.c's shard size, in rows */
 #define ROW sizeof(struct st_unwind_row)

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "tests/common/mkelf.h"
-#include "user/collect/unwind_tables.h"
+#include "user/collect/unwind/unwind_tables.h"
 
 /* Stack realignment through a DRAP register: CFA = r10, then *(rbp - 8).
  * In fixtures/fx_realign.c, built by gcc without sanitizers whatever

@@ -1,5 +1,5 @@
 /* test_unwinder.c - the per-process bookkeeping of DWARF unwinding
- * (user/collect/unwinder.c) without a BPF program: the start-up preloads
+ * (user/collect/unwind/unwinder.c) without a BPF program: the start-up preloads
  * and the empty table, a live child's table read from its /proc maps
  * (mappings, rows of a fixture library, the loader's text, the image; not
  * pushed again unchanged; not pushed across an exec), the chunked table of
@@ -28,9 +28,9 @@
 #include "tests/unit/fixtures/fx_util.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/session.h"
-#include "user/collect/unwind_native.h"
-#include "user/collect/unwind_tables.h"
-#include "user/collect/unwinder.h"
+#include "user/collect/unwind/unwind_native.h"
+#include "user/collect/unwind/unwind_tables.h"
+#include "user/collect/unwind/unwinder.h"
 
 #define PAGE 4096ul
 #define NCHUNK_SLOTS 128

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "common/tree.h"
-#include "symbolizer/symbolizer.h"
+#include "binsym/symbolizer.h"
 #include "user/collect/collector.h"
 #include "user/model/profile.h"
 #include "user/model/window.h"

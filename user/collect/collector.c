@@ -12,8 +12,8 @@
 #include "bpf/calls.h"
 #include "bpf/python.h"
 #include "user/collect/procmaps.h"
-#include "symbolizer/perfmap.h"
-#include "symbolizer/symbolizer.h"
+#include "binsym/perfmap.h"
+#include "binsym/symbolizer.h"
 #include "common/budget.h"
 #include "common/hash.h"
 #include "common/tree.h"
@@ -662,7 +662,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 	}
 	for (size_t i = un; i-- > 0;) {
 		path[n].kind = (i == 0 && kn == 0) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
-		if (user[i] & ST_PY_TAG) {	/* merged in (user/collect/pymerge.h) */
+		if (user[i] & ST_PY_TAG) {	/* merged in (user/collect/runtimes/python/pymerge.h) */
 			path[n].module = NAME_PYTHON;
 			path[n++].addr = user[i] & ~ST_PY_TAG;
 			continue;

@@ -62,7 +62,7 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
 __u64 st_collector__inherited(const struct st_collector *c);
 
 /* Called whenever a process's maps are (re-)read (just before), e.g. to
- * push its DWARF unwinding tables (user/collect/unwinder.h). */
+ * push its DWARF unwinding tables (user/collect/unwind/unwinder.h). */
 typedef void (*st_refresh_fn)(void *ctx, __u32 pid);
 void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx);
 
@@ -102,11 +102,11 @@ void st_collector__read_perfmaps(struct st_collector *c);
 bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
 			       struct st_raw_thread *out);
 
-/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/python.h). */
+/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/runtimes/python/python.h). */
 struct st_python;
 void st_collector__python(struct st_collector *c, const struct st_python *py);
 
-/* Fold a sample the daemon unwound itself (user/collect/deferred.c) into thread
+/* Fold a sample the daemon unwound itself (user/collect/unwind/deferred.c) into thread
  * (pid, tid)'s tree: user frames leaf first (un of them; truncated: the
  * walk stopped early, under a [truncated] root), then kernel frames leaf
  * first (kn). A new call is counted for each frame past the common prefix
@@ -145,7 +145,7 @@ __u64 st_collector__refused(const struct st_collector *c);
 __u64 st_collector__bad_records(const struct st_collector *c);
 
 /* JIT code: addresses in no file-backed mapping are named through the
- * process's /tmp/perf-PID.map (symbolizer/perfmap.h), read whenever its
+ * process's /tmp/perf-PID.map (binsym/perfmap.h), read whenever its
  * maps are (first sight, follow-ups, an address nothing names yet), at
  * every profile built (drain) and when it exits, so that the names survive
  * it. Files read and refused, lines skipped, since st_collector__new(). */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "symbolizer/symbolizer.h"
+#include "binsym/symbolizer.h"
 
 struct range {
 	__u64 start, end;

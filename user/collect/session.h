@@ -76,7 +76,7 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 int st_session__wake_on(struct st_session *s, int fd);
 /* The `deferred` ring buffer of samples BPF could not walk (struct
  * st_deferred, its stack cut at stack_len): not read by st_session__poll(),
- * but by a thread of its own (user/collect/defer_ring.c). -ENOENT when the
+ * but by a thread of its own (user/collect/unwind/defer_ring.c). -ENOENT when the
  * session defers nothing (fp mode, or no ring asked). */
 int st_session__deferred_fd(struct st_session *s);
 
@@ -96,7 +96,7 @@ double st_session__fill(const struct st_session *s);
  * does not know the process, -EBUSY while it is inside an exec (then *image
  * is the image it leaves). */
 int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image);
-/* Hand thread tid's path back to the BPF fold (user/collect/deferred.c): its
+/* Hand thread tid's path back to the BPF fold (user/collect/unwind/deferred.c): its
  * next sample folded in the kernel counts calls from there. Best effort. */
 void st_session__handoff(struct st_session *s, __u32 tid, const struct st_handoff *h);
 
@@ -107,7 +107,7 @@ void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 i
 void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX]);
 /* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
 int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs);
-/* DWARF unwinding tables (user/collect/unwinder.c): the fd of `unwind_shards`,
+/* DWARF unwinding tables (user/collect/unwind/unwinder.c): the fd of `unwind_shards`,
  * the map of rows shards (-EINVAL in fp mode; *slots: its size), the pids
  * that have a mapping table in the kernel (at most cap; the kernel copies a
  * parent's table at fork), and each process's mapping table; the chunks
@@ -120,7 +120,7 @@ int st_session__unwind_set_proc(struct st_session *s, __u32 pid, const struct st
 int st_session__unwind_del_proc(struct st_session *s, __u32 pid);
 
 /* A map of the programs by name (the Python walker's py_* maps,
- * user/collect/python.c): its fd or a negative errno. */
+ * user/collect/runtimes/python/python.c): its fd or a negative errno. */
 int st_session__map_fd(struct st_session *s, const char *name);
 
 /* Note a change to the py_procs map (an update or a delete): the BPF

@@ -383,7 +383,7 @@ static int node_create(struct reader *r, struct st_tree *t, size_t d)
 		f.kind = n->has_offset ? ST_FRAME_CALLSITE : ST_FRAME_LEAF;
 	}
 	if (f.kind == ST_FRAME_LEAF && is_python(&f))
-		f.offset = f.line;	/* as user/collect/python.c names it (older files too) */
+		f.offset = f.line;	/* as user/collect/runtimes/python/python.c names it (older files too) */
 	child = st_tree__child(t, r->ns[d - 1].node, &f, true);
 	if (!child)
 		return -ENOMEM;

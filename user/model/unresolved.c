@@ -38,7 +38,7 @@ struct ctx {
 };
 
 /* No function name, or only the one its FDE gives ("[module+0xOFF]",
- * symbolizer/entry.c): a symbol table or debug file would name it. */
+ * binsym/entry.c): a symbol table or debug file would name it. */
 static bool unresolved(const struct st_frame *f)
 {
 	return (f->kind == ST_FRAME_CALLSITE || f->kind == ST_FRAME_LEAF) &&

@@ -70,7 +70,7 @@ static bool mangled(const char *name)
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
-/* libiberty's name for name; a PLT stub ("_Znwm@plt", symbolizer/elf.c)
+/* libiberty's name for name; a PLT stub ("_Znwm@plt", binsym/elf.c)
  * by its target's ("operator new(unsigned long)@plt"). */
 static char *readable(const char *name)
 {

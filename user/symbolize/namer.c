@@ -11,11 +11,11 @@
 #include "common/strtab.h"
 #include "common/tree.h"
 #include "common/u64map.h"
-#include "symbolizer/perfmap.h"
-#include "symbolizer/symbolizer.h"
+#include "binsym/perfmap.h"
+#include "binsym/symbolizer.h"
 #include "user/collect/collector.h"
 #include "user/collect/procmaps.h"
-#include "user/collect/python.h"
+#include "user/collect/runtimes/python/python.h"
 #include "user/symbolize/demangle.h"
 
 struct st_namer {

@@ -37,7 +37,7 @@ void st_namer__demangle(struct st_namer *n, struct st_demangler *d);
  * lines (file, line) are given either way when DWARF has them. */
 void st_namer__inline(struct st_namer *n, bool on);
 
-/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/python.h). */
+/* Name CPython frames (ST_NODE_PYTHON) with py (user/collect/runtimes/python/python.h). */
 struct st_python;
 void st_namer__python(struct st_namer *n, const struct st_python *py);
 

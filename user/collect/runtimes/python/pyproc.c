@@ -1,0 +1,227 @@
+/* pyproc.c - finding CPython's runtime state and version in a process
+ * (see pyproc.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binsym/debuginfo.h"
+#include "binsym/elf.h"
+#include "user/collect/procmaps.h"
+#include "user/collect/runtimes/python/pyoffsets.h"
+#include "user/collect/runtimes/python/pyproc.h"
+
+#define MAPS_LINE_MAX 4096
+
+/* "python3.11" or "libpython3.11..." in a base name: 0x030b0000, else 0 */
+static __u32 version_from_name(const char *base)
+{
+	const char *p = strstr(base, "python");
+	unsigned maj, min;
+
+	if (!p || sscanf(p, "python%u.%u", &maj, &min) != 2 || maj > 9 || min > 99)
+		return 0;
+	return (maj << 24) | (min << 16);
+}
+
+bool st_py_elf__candidate(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
+}
+
+/* The file bytes at ELF vaddr (through the PT_LOADs). */
+static int read_vaddr(struct st_elf *e, __u64 vaddr, void *buf, size_t n)
+{
+	struct st_load *loads = NULL;
+	int nl = st_elf__loads(e, &loads), r = -ENOENT;
+
+	for (int i = 0; i < nl; i++) {
+		if (vaddr < loads[i].vaddr || vaddr + n > loads[i].vaddr + loads[i].filesz)
+			continue;
+		r = pread(st_elf__fd(e), buf, n, (off_t)(loads[i].offset + vaddr - loads[i].vaddr)) ==
+				    (ssize_t)n ? 0 : -EIO;
+		break;
+	}
+	free(loads);
+	return nl < 0 ? nl : r;
+}
+
+static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 *version_at)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name || (name[0] != '_' && name[0] != 'P'))
+				continue;
+			if (!strcmp(name, "_PyRuntime")) {
+				out->runtime = s.st_value;
+			} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+				out->eval = s.st_value;
+				out->eval_size = s.st_size;
+			} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
+				out->cold = s.st_value;
+				out->cold_size = s.st_size;
+			} else if (!strcmp(name, "PyCode_Type")) {
+				out->code_type = s.st_value;
+			} else if (!strcmp(name, "Py_Version") && (s.st_size == 4 || s.st_size == 8)) {
+				*version_at = s.st_value;
+			}
+		}
+		return;
+	}
+}
+
+/* The cold part's symbol from the debug file of e's build id, if it is
+ * installed (the symbolizer's lookup: its build id must match). */
+static void find_cold(struct st_elf *e, struct st_py_elf *out)
+{
+	char hex[ST_BUILD_ID_HEX_MAX];
+	struct st_debug_query q = { .debug_dir = "/usr/lib/debug", .build_id = hex,
+				    .root_fd = -2 };
+	struct st_py_elf dbg = {};
+	struct st_elf *d = NULL;
+	const char *how;
+	__u64 unused = 0;
+
+	if (st_elf__build_id(e, hex) || st_debuginfo__find(&q, &d, &how))
+		return;
+	scan_symbols(st_elf__elf(d), SHT_SYMTAB, &dbg, &unused);
+	if (dbg.eval == out->eval && dbg.cold) {
+		out->cold = dbg.cold;
+		out->cold_size = dbg.cold_size;
+	}
+	st_elf__free(d);
+}
+
+int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
+{
+	const char *base = strrchr(name, '/');
+	struct st_elf *e = NULL;
+	__u64 version_at = 0;
+	__u32 v = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = st_elf__open(path, &e);
+	if (r)
+		return r;
+	scan_symbols(st_elf__elf(e), SHT_DYNSYM, out, &version_at);
+	if (!out->runtime || !out->eval || !out->code_type || !out->cold)
+		scan_symbols(st_elf__elf(e), SHT_SYMTAB, out, &version_at);
+	if (!out->cold)
+		find_cold(e, out);
+	if (version_at && read_vaddr(e, version_at, &v, sizeof(v)) == 0 && (v >> 24) == 3)
+		out->version = v;
+	else
+		out->version = version_from_name(base ? base + 1 : name);
+	st_elf__free(e);
+	return out->runtime && out->eval && out->eval_size ? 0 : -ENOENT;
+}
+
+/* The runtime address of ELF vaddr in the file mapped at m (offset pgoff). */
+static int load_bias(const char *file, const struct st_maps_line *m, __u64 *bias)
+{
+	struct st_load *loads = NULL;
+	struct st_elf *e = NULL;
+	int n, r = -ENOENT;
+
+	if (st_elf__open(file, &e))
+		return -ENOENT;
+	n = st_elf__loads(e, &loads);
+	for (int i = 0; i < n; i++) {
+		__u64 pg = loads[i].offset & ~4095ULL;
+
+		if (m->pgoff >= pg && m->pgoff < loads[i].offset + loads[i].filesz) {
+			*bias = m->start - ((loads[i].vaddr & ~4095ULL) + (m->pgoff - pg));
+			r = 0;
+			break;
+		}
+	}
+	free(loads);
+	st_elf__free(e);
+	return r;
+}
+
+int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
+{
+	char path[64], line[MAPS_LINE_MAX], file[128];
+	struct st_py_elf pe = {};
+	struct st_maps_line m;
+	int r = ST_PY_PROBE_NONE;
+	__u64 bias = 0;
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	*version = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (r == ST_PY_PROBE_NONE && fgets(line, sizeof(line), f)) {
+		const struct st_py_layout *l;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (st_procmaps__parse_line(line, &m) || !m.path || m.path[0] != '/' ||
+		    !st_py_elf__candidate(m.path))
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)m.start, (unsigned long long)m.end);
+		if (st_py_elf__find(file, m.path, &pe) || load_bias(file, &m, &bias))
+			continue;
+		*version = pe.version;
+		l = st_py_layout__find((__u16)(pe.version >> 16));
+		if (!l) {
+			r = ST_PY_PROBE_UNSUPPORTED;
+			break;
+		}
+		out->runtime = pe.runtime + bias;
+		out->eval_start = pe.eval + bias;
+		out->eval_end = pe.eval + pe.eval_size + bias;
+		out->code_type = pe.code_type ? pe.code_type + bias : 0;
+		if (pe.cold && pe.cold_size) {
+			out->cold_start = pe.cold + bias;
+			out->cold_end = pe.cold + pe.cold_size + bias;
+		}
+		out->l = *l;
+		r = ST_PY_PROBE_OK;
+	}
+	/* 3.10: each Python call is a C call through the interpreter
+	 * (call_function, _PyFunction_Vectorcall, ...): the merge drops its
+	 * frames between two runs, told by the executable mapping of the
+	 * evaluation loop */
+	if (r == ST_PY_PROBE_OK && out->l.frame_lasti != ST_PY_NO_OFF) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (!st_procmaps__parse_line(line, &m) && m.executable &&
+			    out->eval_start >= m.start && out->eval_start < m.end) {
+				out->text_start = m.start;
+				out->text_end = m.end;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return r;
+}

@@ -1,0 +1,69 @@
+/* defer_ring.h - the consumer of the `deferred` ring buffer (dwarf/auto):
+ * a thread of its own reads the samples BPF could not walk (struct
+ * st_deferred, up to 128 KiB each) into an inbox as they come, so that the
+ * ring does not fill while the daemon's main thread compiles unwind tables,
+ * reads maps, drains or symbolizes (seconds, for libLLVM). The main thread
+ * takes the inbox whole (st_defer_ring__take) into its own queue
+ * (user/collect/unwind/deferred.c). The inbox and that queue share one byte bound:
+ * a record that would pass it is dropped and counted.
+ *
+ * Threads: the consumer only runs the ring's callback; every function below
+ * is for the main thread (one thread), and takes the inbox's lock where it
+ * shares something with the consumer. Owner: user/collect/unwind/defer_ring.c. */
+#ifndef STACKTREE_DEFER_RING_H
+#define STACKTREE_DEFER_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+/* One sample, as the main thread gets it: a list, oldest first. */
+struct st_defer_rec {
+	struct st_defer_rec *next;
+	double t;		/* when it was read from the ring, CLOCK_MONOTONIC s */
+	size_t bytes;		/* allocated (what the bound counts) */
+	struct st_deferred d;	/* cut after stack_len bytes of stack */
+};
+
+struct st_defer_ring;
+
+/* map_fd: the `deferred` ring buffer map, read by a new thread; -1: no
+ * thread (records come only through st_defer_ring__push: the unit tests).
+ * max_bytes: the bound on the records alive (inbox, and taken but not
+ * released). NULL and errno on failure. */
+struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes);
+/* Stops and joins the thread (after a last read of the ring), frees what
+ * the inbox holds. NULL is fine. */
+void st_defer_ring__free(struct st_defer_ring *r);
+
+/* The ring's callback (a ring_buffer_sample_fn): copies one record into the
+ * inbox; a malformed one is ignored, one over the bound (or without
+ * memory) dropped and counted. Thread-safe. Returns 0. */
+int st_defer_ring__push(void *ctx, void *data, size_t size);
+
+/* An eventfd readable once a record came into an empty inbox, until the
+ * next take (for the main loop's poll); -1 without a thread. */
+int st_defer_ring__notify_fd(const struct st_defer_ring *r);
+/* Everything in the inbox, oldest first (NULL: nothing); the records are
+ * the caller's, to free() and then to st_defer_ring__release(). */
+struct st_defer_rec *st_defer_ring__take(struct st_defer_ring *r);
+/* bytes of taken records were freed: room under the bound again. */
+void st_defer_ring__release(struct st_defer_ring *r, size_t bytes);
+
+/* Make the consumer read the ring now, and wait until it has (or
+ * timeout_ms): every record committed before this call is then in the
+ * inbox. 0 at once when the ring holds nothing unread (or without a
+ * thread), else 0 or -ETIMEDOUT. */
+int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms);
+/* The end of the session: the consumer reads the ring a last time and
+ * ends (joined). Later calls do nothing; take still works. */
+void st_defer_ring__stop(struct st_defer_ring *r);
+
+/* Records dropped since the start (over the bound, or no memory). */
+__u64 st_defer_ring__dropped(struct st_defer_ring *r);
+/* Bytes alive (in the inbox, and taken but not released). */
+size_t st_defer_ring__bytes(struct st_defer_ring *r);
+
+#endif

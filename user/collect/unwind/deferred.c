@@ -1,0 +1,367 @@
+/* deferred.c - the daemon's queue of samples whose stacks wait for their
+ * tables (see deferred.h). */
+#include "user/collect/unwind/deferred.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "user/collect/collector.h"
+#include "user/collect/unwind/defer_ring.h"
+#include "user/collect/runtimes/python/pymerge.h"
+#include "common/u64map.h"
+#include "user/collect/unwind/unwind_native.h"
+#include "user/collect/unwind/unwinder.h"
+
+/* How long st_defer__flush() waits for the consumer's read of the ring. */
+#define FLUSH_SYNC_MS 200
+
+struct st_defer {
+	struct st_unwinder *u;
+	struct st_collector *c;
+	struct st_defer_ring *ring;	/* the consumer thread and its inbox */
+	struct st_defer_rec *head, **tail;	/* taken from the inbox, oldest first */
+	size_t freed;			/* bytes freed, not yet released to the ring */
+	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
+	struct st_u64map *gone;		/* of those, the ones that exited: 1 */
+	double last_pass;		/* of st_defer__process(), CLOCK_MONOTONIC s */
+	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
+	st_handoff_fn handoff;
+	void *handoff_ctx;
+	__u64 stats[ST_STAT__MAX];
+	__u64 py[ST_PY_STAT__MAX];	/* the merges of Python frames done here */
+};
+
+/* A thread's last deferred sample walked (its seq: all before it are). */
+struct walked {
+	__u32 pid, image, seq;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd)
+{
+	struct st_defer *d = calloc(1, sizeof(*d));
+	int err = -ENOMEM;
+
+	if (!d)
+		return NULL;
+	d->u = u;
+	d->c = c;
+	d->tail = &d->head;
+	d->refresh = st_u64map__new();
+	d->gone = st_u64map__new();
+	d->walked = st_u64map__new();
+	if (!d->refresh || !d->gone || !d->walked)
+		goto cleanup;
+	d->ring = st_defer_ring__new(ring_fd, ST_DEFER_MEMORY);
+	if (!d->ring) {
+		err = -errno;
+		goto cleanup;
+	}
+	return d;
+cleanup:
+	st_defer__free(d);
+	errno = -err;
+	return NULL;
+}
+
+static void clear_walked(struct st_defer *d)
+{
+	size_t pos = 0;
+	__u64 tid;
+	void *w;
+
+	if (!d->walked)
+		return;
+	while ((w = st_u64map__next(d->walked, &pos, &tid)))
+		free(w);
+	st_u64map__clear(d->walked);
+}
+
+/* The end of a pass: hand back the threads none of whose samples wait. */
+static void hand_back(struct st_defer *d)
+{
+	struct st_u64map *queued, *keep;
+	struct st_handoff h;
+	size_t pos = 0;
+	__u64 tid;
+	struct walked *w;
+
+	if (!d->handoff || !st_u64map__count(d->walked))
+		return;
+	queued = st_u64map__new();
+	keep = st_u64map__new();
+	if (!queued || !keep)
+		goto cleanup;	/* next pass */
+	for (struct st_defer_rec *s = d->head; s; s = s->next)
+		if (s->d.tid && st_u64map__put(queued, s->d.tid, (void *)1))
+			goto cleanup;
+	while ((w = st_u64map__next(d->walked, &pos, &tid))) {
+		if (st_u64map__get(queued, tid)) {
+			if (st_u64map__put(keep, tid, w))
+				free(w);	/* not handed back: BPF takes it back later */
+			continue;
+		}
+		if (!st_collector__late_path(d->c, w->pid, (__u32)tid, w->image, &h)) {
+			h.seq = w->seq;
+			d->handoff(d->handoff_ctx, (__u32)tid, &h);
+		}
+		free(w);
+	}
+	st_u64map__free(d->walked);
+	d->walked = keep;
+	keep = NULL;
+cleanup:
+	st_u64map__free(queued);
+	st_u64map__free(keep);
+}
+
+void st_defer__free(struct st_defer *d)
+{
+	if (!d)
+		return;
+	st_defer_ring__free(d->ring);	/* joins the consumer */
+	while (d->head) {
+		struct st_defer_rec *s = d->head;
+
+		d->head = s->next;
+		free(s);
+	}
+	st_u64map__free(d->refresh);
+	st_u64map__free(d->gone);
+	clear_walked(d);
+	st_u64map__free(d->walked);
+	free(d);
+}
+
+void st_defer__on_handoff(struct st_defer *d, st_handoff_fn fn, void *ctx)
+{
+	d->handoff = fn;
+	d->handoff_ctx = ctx;
+}
+
+/* The inbox onto the end of the queue (main thread). */
+static void take_inbox(struct st_defer *d)
+{
+	struct st_defer_rec *s = st_defer_ring__take(d->ring);
+
+	if (!s)
+		return;
+	*d->tail = s;
+	for (; s; s = s->next) {
+		/* its table may lack a mapping (a library just mapped): read again */
+		st_u64map__put(d->refresh, s->d.pid ? s->d.pid : 1, (void *)1);
+		d->tail = &s->next;
+	}
+}
+
+static void note_walked(struct st_defer *d, const struct st_deferred *s)
+{
+	struct walked *w = st_u64map__get(d->walked, s->tid);
+
+	if (!w) {
+		if (!(w = calloc(1, sizeof(*w))))
+			return;	/* not handed back: BPF takes the thread back later */
+		if (st_u64map__put(d->walked, s->tid, w)) {
+			free(w);
+			return;
+		}
+	}
+	w->pid = s->pid;
+	w->image = s->image;
+	w->seq = s->seq;
+}
+
+/* Walk s and fold it: 0, -EAGAIN (its tables are not in yet), -ENOMEM. */
+static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
+{
+	__u64 frames[ST_MAX_USER];
+	size_t fp = 0;
+	unsigned stop = 0;
+	__u32 stat;
+	int n = st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp);
+	bool complete, cut = false, unmatched = false;
+
+	if (n == -EAGAIN)
+		return n;
+	if (n < 0)
+		n = 0;
+	if (n > 0 && s->d.py.n) {	/* as BPF merges the samples it folds */
+		n = (int)st_py_merge_deferred(&s->d.py, frames, (__u32)n, ST_MAX_USER, &cut,
+					      &unmatched);
+		d->py[ST_PY_STAT_MERGE_CUT] += cut;
+		d->py[ST_PY_STAT_UNMATCHED] += unmatched;
+	}
+	complete = stop == ST_UNW_STOP_END;
+	stat = complete ? ST_STAT__MAX : st_unwind_stop_stat(stop);
+	if (stat < ST_STAT__MAX)
+		d->stats[stat]++;
+	d->stats[ST_STAT_UNW_FP_FRAMES] += fp;
+	d->stats[ST_STAT_LATE_UNWOUND]++;
+	if (s->d.seq && s->d.tid)
+		note_walked(d, &s->d);
+	return st_collector__add_sample(d->c, s->d.pid, s->d.tid, s->d.image, s->d.comm, frames,
+					(size_t)n,
+					!complete || cut, s->d.kstack,
+					s->d.kn <= ST_MAX_KERNEL ? s->d.kn : 0);
+}
+
+int st_defer__notify_fd(const struct st_defer *d)
+{
+	return st_defer_ring__notify_fd(d->ring);
+}
+
+/* Take the sample at *pp off the queue (its bytes are given back to the
+ * bound by release()). */
+static void unlink_sample(struct st_defer *d, struct st_defer_rec **pp)
+{
+	struct st_defer_rec *s = *pp;
+
+	*pp = s->next;
+	d->freed += s->bytes;
+	free(s);
+}
+
+/* Room under the bound again for what a pass freed: one lock a pass. */
+static void release(struct st_defer *d)
+{
+	st_defer_ring__release(d->ring, d->freed);
+	d->freed = 0;
+}
+
+/* Walk pid's samples in the queue (the inbox taken first). */
+static int flush_pid(struct st_defer *d, __u32 pid)
+{
+	struct st_defer_rec **pp = &d->head;
+	bool finished = false;
+	int err = 0;
+
+	while (*pp) {
+		struct st_defer_rec *s = *pp;
+		int r;
+
+		if (s->d.pid != pid) {
+			pp = &s->next;
+			continue;
+		}
+		if (!finished) {	/* once, and only when there is something to walk */
+			st_unwinder__update(d->u, pid);	/* if it still can be read */
+			st_unwinder__finish_proc(d->u, pid);	/* its modules, not all */
+			finished = true;
+		}
+		r = fold(d, s, true);
+		if (r && !err)
+			err = r;
+		unlink_sample(d, pp);
+	}
+	d->tail = pp;
+	return err;
+}
+
+int st_defer__flush(struct st_defer *d, __u32 pid)
+{
+	int err;
+
+	/* pid's samples still in the kernel ring come first: they were
+	 * committed before its exit event was, so one read of the ring that
+	 * starts now has them all. The ring is the consumer thread's alone
+	 * (libbpf's ring_buffer is not for two threads at once): it is asked
+	 * to read it now and this waits, FLUSH_SYNC_MS at most (the consumer
+	 * only copies: it is late only when it gets no CPU). One still
+	 * unread then is walked in a later pass without pid's table (its
+	 * frames stop where BPF's did: counted as "no tables for the process
+	 * yet"), as would one that came after the exit. */
+	st_defer_ring__sync(d->ring, FLUSH_SYNC_MS);
+	take_inbox(d);
+	err = flush_pid(d, pid);
+	release(d);
+	return err;
+}
+
+int st_defer__process(struct st_defer *d, bool force)
+{
+	struct st_defer_rec **pp = &d->head;
+	double t = now_s();
+	size_t pos = 0;
+	__u64 pid;
+	int err = 0;
+
+	/* the end: the consumer reads the ring a last time and stops, so
+	 * that no sample is left in it */
+	if (force)
+		st_defer_ring__stop(d->ring);
+	/* at every turn of the loop: it resets the notification that woke it */
+	take_inbox(d);
+	/* the daemon's loop turns at every event: a pass over the queue (and
+	 * the maps of the processes that sent samples) every ST_DEFER_PASS_S */
+	if (!force && t - d->last_pass < ST_DEFER_PASS_S)
+		return 0;
+	d->last_pass = t;
+	/* samples wait for these processes' modules: compiled now, whatever
+	 * the budget (which is for modules no sample waits for) */
+	while (st_u64map__next(d->refresh, &pos, &pid)) {
+		if (st_unwinder__update(d->u, (__u32)pid) == -ENOENT) {
+			/* gone before we read it: walked with what there is */
+			st_u64map__put(d->gone, pid, (void *)1);
+			continue;
+		}
+		if (st_unwinder__finish_proc(d->u, (__u32)pid))	/* its table again */
+			st_unwinder__update(d->u, (__u32)pid);
+	}
+	st_u64map__clear(d->refresh);
+	pos = 0;
+	while (st_u64map__next(d->gone, &pos, &pid))
+		if ((err = flush_pid(d, (__u32)pid)))
+			break;
+	st_u64map__clear(d->gone);
+	if (err) {
+		release(d);
+		return err;
+	}
+	while (*pp) {
+		struct st_defer_rec *s = *pp;
+		bool aged = t - s->t >= ST_DEFER_WAIT_S;
+		int r = fold(d, s, force || aged);
+
+		if (!force && aged && r != -EAGAIN)
+			d->stats[ST_STAT_LATE_AGED]++;
+		if (r == -EAGAIN) {
+			pp = &s->next;
+			continue;
+		}
+		if (r && !err)
+			err = r;
+		unlink_sample(d, pp);
+	}
+	d->tail = pp;
+	release(d);
+	hand_back(d);
+	return err;
+}
+
+void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX])
+{
+	for (int i = 0; i < ST_STAT__MAX; i++)
+		stats[i] += d->stats[i];
+	/* the consumer's drops (read under the inbox's lock) */
+	stats[ST_STAT_LATE_DROPPED] += st_defer_ring__dropped(d->ring);
+}
+
+void st_defer__py_stats(const struct st_defer *d, __u64 py[ST_PY_STAT__MAX])
+{
+	for (int i = 0; i < ST_PY_STAT__MAX; i++)
+		py[i] += d->py[i];
+}
+
+size_t st_defer__queued_bytes(const struct st_defer *d)
+{
+	return st_defer_ring__bytes(d->ring);
+}

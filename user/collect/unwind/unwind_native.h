@@ -1,0 +1,165 @@
+/* unwind_native.h - the stack walk of bpf/unwind_step.h built natively:
+ * the daemon walks a deferred sample (bpf/stacktree.h struct st_deferred)
+ * with the same rows and the same rules as BPF, reading the stack from the
+ * copy BPF took at the sample and the rows from the daemon's copy of the
+ * shards (user/collect/unwind/unwinder.c). The step is bpf/unwind_step.h's; only
+ * the reads are here. Pure: no syscall, no recursion, no allocation. */
+#ifndef STACKTREE_UNWIND_NATIVE_H
+#define STACKTREE_UNWIND_NATIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#include "stacktree.h"
+
+/* The rows of shard slot (rows and pc index buckets), and how many it
+ * has; NULL: no such shard. */
+typedef const struct st_unwind_row *(*st_unw_rows_fn)(void *ctx, __u32 shard, size_t *n);
+
+/* One shard's rows, as st_unw_row() reads them. */
+struct st_unw_rowset {
+	const struct st_unwind_row *rows;
+	size_t n;
+};
+
+struct st_unw_env {
+	const __u8 *stack;	/* the stack copied from stack_base up, */
+	size_t stack_len;	/* ... this many bytes of it */
+	__u64 stack_base;
+	st_unw_rows_fn rows;
+	void *ctx;
+	struct st_unw_rowset set;	/* the shard st_unw_rows() found last */
+	const struct st_unwind_proc *chunks;	/* the table's chunks, in order */
+	size_t nchunks;
+};
+
+struct st_unw_cache_ent;	/* no row cache natively */
+
+#define ST_UNW_CB static inline
+
+static inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
+{
+	__u64 off = addr - e->stack_base;
+
+	if (addr < e->stack_base || off > e->stack_len || size > e->stack_len - off)
+		return -1;
+	memcpy(dst, e->stack + off, size);
+	return 0;
+}
+
+static inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
+{
+	return st_unw_read(e, out, sizeof(*out), addr);
+}
+
+static inline const void *st_unw_rows(struct st_unw_env *e, const __u32 *shard)
+{
+	e->set.n = 0;
+	e->set.rows = e->rows(e->ctx, *shard, &e->set.n);
+	return e->set.rows ? &e->set : NULL;
+}
+
+static inline const struct st_unwind_proc *st_unw_chunk(struct st_unw_env *e, __u32 gen, __u32 k)
+{
+	(void)gen;	/* the caller gives the chunks of the table it gives */
+	return k < e->nchunks ? &e->chunks[k] : NULL;
+}
+
+static inline const struct st_unwind_row *st_unw_row(const void *h, __u32 idx)
+{
+	const struct st_unw_rowset *set = h;
+
+	return idx < set->n ? &set->rows[idx] : NULL;
+}
+
+static inline struct st_unw_cache_ent *st_unw_cache_slot(struct st_unw_env *e, __u64 pc)
+{
+	(void)e;
+	(void)pc;
+	return NULL;
+}
+
+static inline bool st_unw_cache_get(struct st_unw_env *e, struct st_unw_cache_ent *ce, __u64 pc,
+				    struct st_unwind_row *row)
+{
+	(void)e;
+	(void)ce;
+	(void)pc;
+	(void)row;
+	return false;
+}
+
+static inline void st_unw_cache_put(struct st_unw_env *e, struct st_unw_cache_ent *ce, __u64 pc,
+				    const struct st_unwind_row *row)
+{
+	(void)e;
+	(void)ce;
+	(void)pc;
+	(void)row;
+}
+
+static inline void st_unw_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
+{
+	for (__u32 i = 0; i < n; i++)
+		if (fn(i, ctx))
+			break;
+}
+
+#include "bpf/unwind_step.h"
+
+/* A walk's inputs: the interrupted registers, the copied stack, the
+ * process's table (NULL: none, every frame is "no CFI") and its chunks,
+ * its rows. */
+struct st_unw_native_in {
+	__u64 ip, sp, bp, r10, rbx;
+	const __u8 *stack;	/* the stack from sp up, */
+	size_t stack_len;	/* ... this many bytes of it */
+	const struct st_unwind_proc *proc;
+	const struct st_unwind_proc *chunks;	/* chunk k at chunks[k] */
+	size_t nchunks;
+	st_unw_rows_fn rows;
+	void *ctx;
+	bool fallback;		/* auto: frame pointers where there is no CFI */
+};
+
+/* What a walk found besides its frames. */
+struct st_unw_native_out {
+	__u32 stop;		/* enum st_unw_stop */
+	__u32 fp_frames;	/* frames walked by frame pointers */
+	bool miss;		/* an address no mapping covers */
+	bool over_budget;	/* a frame in a module left out by --unwind-memory */
+	bool pending;		/* a frame in a module whose rows are not compiled */
+};
+
+/* Walk: up to max (<= ST_MAX_USER) addresses, leaf first, into out; the
+ * count. */
+static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64 *out, __u32 max,
+					struct st_unw_native_out *res)
+{
+	static const struct st_unwind_proc empty;
+	struct st_unw_state s = {
+		.out = out, .max = max, .proc = in->proc ? in->proc : &empty,
+		.env = { .stack = in->stack, .stack_len = in->stack_len, .stack_base = in->sp,
+			 .rows = in->rows, .ctx = in->ctx, .chunks = in->chunks,
+			 .nchunks = in->nchunks },
+	};
+
+	st_unw_start(&s, in->ip, in->sp, in->bp, in->r10, in->rbx, in->fallback);
+	st_unw_run(&s);
+	res->stop = s.stop;
+	res->fp_frames = s.fp_frames;
+	res->miss = s.miss;
+	res->over_budget = s.over_budget;
+	res->pending = s.pending;
+	if (s.proc->flags & ST_UNWIND_PROC_TRUNCATED)
+		st_unw_left_out(&res->stop, &res->miss);
+	return s.n;
+}
+
+#endif

@@ -1,0 +1,95 @@
+/* unwinder.h - the daemon's side of DWARF unwinding: compiles the CFI of
+ * every module a profiled process maps (user/collect/unwind/unwind_tables.c), once per
+ * build id, into the BPF rows array (user/collect/unwind/unwind_modules.c, within a time
+ * budget), and pushes each process's table of executable mappings into the
+ * BPF hash, so that bpf/unwind.h can walk its stacks. Owner:
+ * user/collect/unwind/unwinder.c. See kernel-notes/unwinding.md. */
+#ifndef STACKTREE_UNWINDER_H
+#define STACKTREE_UNWINDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "user/collect/unwind/unwind_cache.h"
+
+struct st_session;
+struct st_unwinder;
+
+struct st_unwinder_stats {
+	size_t loaded, rows_loaded; /* modules given rows, and their rows, over the session */
+	size_t modules;		/* modules with rows in the kernel now */
+	size_t no_cfi;		/* modules without usable CFI (frame pointers in auto) */
+	size_t no_room;		/* modules left without rows by the memory budget (or
+				 * for want of a module slot), over the session */
+	size_t rows;		/* rows in the kernel now */
+	size_t bytes, budget;	/* their kernel memory (pages) / --unwind-memory */
+	size_t peak_bytes;	/* the most bytes held at once */
+	size_t shards;		/* rows maps in the kernel now */
+	size_t released;	/* modules released: no live process mapped them */
+	char no_room_names[160]; /* the first modules over the budget (basenames) */
+	size_t unsupported;	/* rows with a CFI form BPF does not evaluate */
+	size_t procs;		/* processes given a table */
+	size_t pushes;		/* process tables written */
+	size_t too_many_maps;	/* processes with mappings left out of their table (more
+				 * than ST_UNWIND_MAX_PROC_MAPS, or no room for chunks) */
+	size_t other_image;	/* tables not pushed: read in or across an exec (read again) */
+	double compile_s;	/* time spent compiling CFI */
+	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
+	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
+	size_t unshared;	/* non-root files with a build id, not shared by it */
+};
+
+struct st_unwinder_opts {
+	size_t budget_bytes;	/* --unwind-memory */
+	bool cache;		/* the on-disk cache of compiled tables (user/collect/unwind/unwind_cache.h) */
+	const char *cache_dir;	/* NULL: the default one */
+	size_t cache_bytes;	/* its size bound */
+	bool verbose;
+	double compile_s;	/* seconds of compiling in every 0.2 s before modules
+				 * wait for the loop (st_unwinder__work()); 0: 0.04 */
+};
+
+/* NULL with errno set on failure. The session must be in dwarf or auto mode. */
+struct st_unwinder *st_unwinder__new(struct st_session *s, const struct st_unwinder_opts *o);
+void st_unwinder__free(struct st_unwinder *u);
+
+/* Compile the tables of a command's executable (found in PATH like
+ * execvp) before it runs. libc, the dynamic loader and the vDSO are
+ * compiled by st_unwinder__new(). */
+int st_unwinder__preload(struct st_unwinder *u, const char *cmd);
+
+/* (Re-)read /proc/PID/maps, compile the tables of modules not seen before
+ * and push the process's mapping table (only when it changed). 0, or
+ * negative errno (-ENOENT: the process is gone). */
+int st_unwinder__update(struct st_unwinder *u, __u32 pid);
+/* Compile modules left pending by the time budget and push the tables of
+ * the processes that wait for them. Call it from the daemon's loop. */
+void st_unwinder__work(struct st_unwinder *u);
+/* Compile every pending module now, whatever the time budget (before
+ * walking the deferred samples of a process that is gone). */
+void st_unwinder__finish(struct st_unwinder *u);
+/* Compile the modules pid's table waits for now (its deferred samples are
+ * walked before it is gone), and only those; how many were compiled. */
+size_t st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid);
+/* Some process still waits for a module to be compiled. */
+bool st_unwinder__pending(const struct st_unwinder *u);
+/* The process ended: drop its table. */
+void st_unwinder__forget(struct st_unwinder *u, __u32 pid);
+/* Drop the tables of processes that no longer exist, give their own table
+ * to the children the kernel gave a copy of their parent's at fork, and
+ * release the rows of modules no live process maps any more. */
+void st_unwinder__sweep(struct st_unwinder *u);
+
+/* Walk a deferred sample's stack (bpf/stacktree.h struct st_deferred) in
+ * the daemon, with the process's table as last pushed and the same rows:
+ * the count of addresses (leaf first) in out, *stop why it ended (enum
+ * st_unw_stop, bpf/unwind_step.h; ST_UNW_STOP_NO_PROC: no table at all). -EAGAIN while the process's tables
+ * are not all in yet (force: walk with what there is). */
+struct st_deferred;
+int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,
+		      size_t max, unsigned *stop, size_t *fp_frames);
+
+void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out);
+
+#endif
