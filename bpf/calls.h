@@ -3,20 +3,14 @@
  * calls.h - the CALLS rule of frame trees (ST_CALLS_FRAME, kernel-notes/
  * README.md): which frames of a thread's sample start a new call, given the
  * previous sample of the same thread. One source, compiled into the BPF
- * fold (bpf/sample.bpf.c fold_frame), the daemon's late fold
- * (user/collect/collector.c) and the tree (user/model/tree.c); unit-tested
+ * fold (bpf/fold.bpf.h, fold_frame()), the daemon's late fold
+ * (user/collect/collector.c) and the tree (common/tree.c); unit-tested
  * natively (tests/unit/test_calls.c).
  */
 #ifndef STACKTREE_CALLS_H
 #define STACKTREE_CALLS_H
 
-#ifndef __VMLINUX_H__
-#include <stdbool.h>
-#include <linux/types.h>
-#endif
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
+#include "dual.h"
 
 /*
  * Frame i (0: the outermost) of a path that shares its first `prefix`

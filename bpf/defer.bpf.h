@@ -3,7 +3,7 @@
  * defer.bpf.h - deferral and handoff: a sample whose walk needs tables not
  * in yet goes to the daemon whole (registers, stack copy, kernel frames:
  * the `deferred` ring buffer, user/collect/unwind/defer_ring.c, with its Python
- * frames walked at the sample: bpf/python.h); a thread whose
+ * frames walked at the sample: bpf/pywalk.h); a thread whose
  * samples went there comes back to the BPF fold with the daemon's last path
  * for it (`handoffs`, user/collect/unwind/deferred.c), so that its calls count
  * once across the switch. See kernel-notes/unwinding.md.
@@ -15,7 +15,7 @@
 #include "procs.bpf.h"
 #include "threads.bpf.h"
 #include "walk.bpf.h"
-#include "python.h"
+#include "python.bpf.h"
 
 /* samples whose walk waits for tables (struct st_deferred, variable size) */
 struct {

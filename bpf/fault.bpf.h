@@ -15,7 +15,7 @@
 #include "threads.bpf.h"
 #include "walk.bpf.h"
 #include "fold.bpf.h"
-#include "python.h"
+#include "python.bpf.h"
 
 /* --force-faults: pages the daemon paged out, until their next fault */
 struct {

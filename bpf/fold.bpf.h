@@ -18,7 +18,7 @@
 #include "procs.bpf.h"
 #include "walk.bpf.h"
 #include "calls.h"
-#include "python.h"
+#include "python.bpf.h"
 
 /* comm of each thread, written when its root node is created */
 struct {

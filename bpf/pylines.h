@@ -5,7 +5,7 @@
  * of one line it makes (st_py_runs_step, st_py_canon). One source for the
  * daemon, which names a code unit's line with it (user/collect/runtimes/python/pycode.c),
  * and for the BPF program, which keys a Python frame by the first code unit
- * of its line's run (bpf/python.h): two instructions of one line are one
+ * of its line's run (bpf/pymemo.h): two instructions of one line are one
  * node in the kernel's tree, as they are one node in the report
  * (kernel-notes/python.md, "Keys by line"). Compiled into BPF (a table
  * byte is read from a buffer of ST_PY_LT_BUF bytes, its index masked) and
@@ -15,18 +15,11 @@
 #ifndef STACKTREE_PYLINES_H
 #define STACKTREE_PYLINES_H
 
-#ifndef __VMLINUX_H__
-#include <stdbool.h>
-#include <linux/types.h>
-#endif
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
+#include "dual.h"
+#include "stacktree.h"
 
 #define ST_PY_LT_BUF 1024	/* BPF: bytes of the buffer a table is decoded from */
 #define ST_PY_LOC_SCAN 32	/* bytes an entry may span (a long form: 1 + 4 varints of 5) */
-#define ST_PY_RUN_UNITS 256	/* code units a run bitmap covers */
-#define ST_PY_RUN_WORDS (ST_PY_RUN_UNITS / 64)
 
 /* kinds of location entries */
 #define ST_PY_LOC_LONG 14
@@ -35,11 +28,9 @@
 #define ST_PY_LOC_ONE_LINE0 10
 #define ST_PY_LOC_ONE_LINE2 12
 
-#ifdef __bpf__
-#define ST_PY_LT_AT(buf, i) ((buf)[(i) & (ST_PY_LT_BUF - 1)])
-#else
-#define ST_PY_LT_AT(buf, i) ((buf)[i])
-#endif
+/* A byte of a table: in BPF from a buffer of ST_PY_LT_BUF bytes, natively
+ * from the table itself (bpf/dual.h) */
+#define ST_PY_LT_AT(buf, i) ST_AT(buf, i, ST_PY_LT_BUF)
 
 /* One entry: `units` code units whose line is the previous entry's plus
  * `delta` (the first entry's: co_firstlineno's plus delta). */
@@ -95,12 +86,7 @@ static __always_inline __s64 st_py_loc_line(__u32 kind, __s64 line)
 	return kind == ST_PY_LOC_NONE || line <= 0 || line > 0x7fffffff ? 0 : line;
 }
 
-/* Runs of one line, for the first ST_PY_RUN_UNITS code units: bit i of
- * starts set when unit i starts a run (its line is not its predecessor's).
- * Units from `cover` on are not in it. */
-struct st_py_runs {
-	__u64 starts[ST_PY_RUN_WORDS];
-};
+/* Runs of one line: struct st_py_runs (bpf/stacktree.h). */
 
 /* The decoding of a table into runs, one entry a step: its state. */
 struct st_py_runs_at {

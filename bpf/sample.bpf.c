@@ -41,7 +41,7 @@
 #include "walk.bpf.h"
 #include "defer.bpf.h"
 #include "fold.bpf.h"
-#include "python.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

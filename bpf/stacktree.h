@@ -29,11 +29,11 @@
 #define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
 #define ST_COMM_LEN 16
 #define ST_MAX_CPUS 1024	/* -C: CPUs a filter can name (cpu_filter bits) */
-#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample (bpf/python.h) */
+#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample (bpf/pywalk.h) */
 
 /* Interpreted runtimes whose own stacks BPF walks (the `interpreters`
  * bitmask in .rodata, from --interpreters: user/collect/interp.h), one bit
- * each: bpf/python.h for CPython. */
+ * each: bpf/python.bpf.h for CPython. */
 #define ST_INTERP_PYTHON (1u << 0)
 #define ST_INTERP_ALL ST_INTERP_PYTHON
 
@@ -54,7 +54,7 @@
 #define ST_NODE_FORCED 0x400	/* with a DATA flag: a fault on a page --force-faults paged
 				 * out (its key was in forced_pages) */
 #define ST_NODE_PYTHON 0x800	/* a CPython frame: addr = code object << 16 | instruction
-				 * index (bpf/python.h) */
+				 * index (ST_PY_ADDR below) */
 #define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
 
 /* What a sample is; the stats map holds ST_STAT__MAX counters per event. */
@@ -307,7 +307,164 @@ struct st_handoff {
 
 #define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
 
-/* A deferred sample's Python frames (bpf/python.h): walked by BPF at the
+/* ---- CPython (bpf/python.bpf.h walks it, user/collect/runtimes/python/
+ * feeds it): what the BPF program and the daemon share ---- */
+
+#define ST_PY_CODE_BUF 160	/* bytes of a code object read (its type and st_py_ident()'s fields) */
+#define ST_PY_CODE_ROOM 256	/* room for them (a power of two: masked index) */
+#define ST_PY_GENS 16		/* generations of a code address (its 4 aligned bits) */
+#define ST_PY_TAG (1ULL << 63)	/* frame array entry: a Python frame's node address */
+#define ST_PY_IDX_MAX 0xffffULL
+#define ST_PY_NO_OFF 0xffff	/* st_py_layout: the field does not exist */
+#define ST_PY_USER_MAX (1ULL << 47)	/* x86-64 user addresses are below this */
+
+/* A Python node's address (ST_NODE_PYTHON): code key << 16 | min(index,
+ * 0xffff), the index being the first code unit of the instruction's run
+ * of one line when the runs have it (else the instruction's own), the code
+ * key being the code object's address with its generation in the low 4
+ * bits, which are zero in a 16-byte aligned object (obmalloc and glibc's
+ * malloc align them so): a code object freed and its address reused for
+ * another one is another key (bpf/pymemo.h). User addresses are below
+ * 2^47, so this stays below 2^63, and bit 63 is free for ST_PY_TAG in the
+ * frame array. */
+#define ST_PY_ADDR(code, idx) (((__u64)(code) << 16) | ((idx) > ST_PY_IDX_MAX ? ST_PY_IDX_MAX : (idx)))
+#define ST_PY_CODE(addr) ((addr) >> 16)
+#define ST_PY_INDEX(addr) ((__u32)((addr) & 0xffff))
+
+/* Runs of one line of a code object (bpf/pylines.h), for its first
+ * ST_PY_RUN_UNITS code units: bit i of starts set when unit i starts a run
+ * (its line is not its predecessor's). Units from `cover` on are not in
+ * it. */
+#define ST_PY_RUN_UNITS 256
+#define ST_PY_RUN_WORDS (ST_PY_RUN_UNITS / 64)
+struct st_py_runs {
+	__u64 starts[ST_PY_RUN_WORDS];
+};
+
+/* Byte offsets of the fields walked, per CPython version
+ * (user/collect/runtimes/python/pyoffsets.c). */
+struct st_py_layout {
+	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id */
+	__u16 tstate_cframe;		/* PyThreadState.cframe (3.11, 3.12) */
+	__u16 cframe_current_frame;	/* _PyCFrame.current_frame (ST_PY_NO_OFF: the
+					 * thread state's own field at tstate_cframe, 3.13) */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code (3.13: f_executable) */
+	__u16 frame_previous;
+	__u16 frame_prev_instr;		/* prev_instr (3.13: instr_ptr) */
+	__u16 frame_is_entry;		/* bool is_entry (3.11), or ST_PY_NO_OFF */
+	__u16 frame_owner;		/* char owner */
+	__u16 owner_cstack;		/* owner value of C-stack shim frames (3.12+) or
+					 * ST_PY_NO_OFF */
+	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive */
+	__u16 code_qualname, code_filename, code_firstlineno, code_linetable;
+	__u16 object_type;		/* PyObject.ob_type */
+	__u16 unicode_length;		/* PyASCIIObject.length */
+	__u16 unicode_state;		/* PyASCIIObject.state (32-bit bit field) */
+	__u16 unicode_ascii_data;	/* sizeof(PyASCIIObject): a compact ASCII string's data */
+	__u16 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
+	__u16 bytes_size;		/* PyVarObject.ob_size */
+	__u16 bytes_data;		/* PyBytesObject.ob_sval */
+	__u16 version;			/* 0x030b: 3.11 ... 0x030d: 3.13 */
+	__u16 code_consts;		/* PyCodeObject.co_consts, then co_names and
+					 * co_exceptiontable (st_py_ident()) */
+	__u16 frame_lasti;		/* 3.10: PyFrameObject.f_lasti, the index of the
+					 * code unit running (an int; -1: not started), or
+					 * ST_PY_NO_OFF: the index from frame_prev_instr */
+	__u16 tstate_pthread;		/* 1: tstate_native_tid is 3.10's thread_id,
+					 * pthread_self(): the thread's fs base */
+};
+
+/* py_procs value (key: tgid), pushed by the daemon (user/collect/runtimes/python/pyproc.c). */
+struct st_py_proc {
+	__u64 runtime;			/* address of _PyRuntime */
+	__u64 eval_start, eval_end;	/* _PyEval_EvalFrameDefault's text */
+	__u64 cold_start, cold_end;	/* ... its .cold part (GCC's hot/cold split), or 0 */
+	__u64 code_type;		/* address of PyCode_Type (0: unknown) */
+	__u64 text_start, text_end;	/* the interpreter's executable mapping when its
+					 * frames between two runs are its call plumbing
+					 * (3.10: every Python call is a C call), else 0 */
+	__u32 image;			/* the image (self_exec_id) it was found in */
+	__u32 pad;
+	struct st_py_layout l;
+};
+
+/* py_codes key: a code address the process was sampled in */
+struct st_py_code_key {
+	__u32 tgid;
+	__u32 image;	/* an exec's new program reports its code objects anew */
+	__u64 code;
+};
+
+/* py_codes value: the object last reported at that address. */
+struct st_py_code_seen {
+	__u64 ident;	/* st_py_ident() of the object */
+	struct st_py_runs runs;	/* its runs of one line (pylines.h), */
+	__u32 gen;	/* its generation (0 .. ST_PY_GENS - 1) */
+	__u16 cover;	/* ... of its first `cover` code units (0: none known) */
+	__u16 pad;
+};
+
+/* What a report copies of a code object's memory at the sample, while it
+ * is alive (struct st_py_event): its header, and the first bytes of the
+ * objects holding its qualified name, file name and location table, each
+ * room for the header and the text the daemon keeps (ST_PY_NAME_MAX,
+ * ST_PY_FILE_MAX of user/collect/runtimes/python/pycode.h in an ASCII str, 3.11) or a
+ * table of 990 bytes. The daemon reads the object from these copies
+ * (user/collect/runtimes/python/python.c), the process's memory only for what they miss:
+ * a code object freed (or its process gone) before the daemon reads it
+ * keeps its name. */
+#define ST_PY_SNAP_NAME 320
+#define ST_PY_SNAP_FILE 576
+#define ST_PY_SNAP_TABLE 1024
+#define ST_PY_SNAP_SMALL 64	/* read when a whole copy fails (the object at
+				 * the end of its mapping) */
+enum { ST_PY_SNAP_CODE, ST_PY_SNAP_QUAL, ST_PY_SNAP_FNAME, ST_PY_SNAP_LT, ST_PY_SNAPS };
+
+/* py_events ring buffer: a code object not seen before at its address. */
+struct st_py_event {
+	__u32 pid;
+	__u32 image;
+	__u64 code;	/* the object's address (read there) */
+	__u64 key;	/* ST_PY_CODE() of its frames: the address and generation */
+	__u64 ident;	/* st_py_ident(): a second report of one key with another
+			 * ident is an address reused past ST_PY_GENS generations */
+	__u64 at[ST_PY_SNAPS];	/* where each copy was read from */
+	__u32 len[ST_PY_SNAPS];	/* its bytes (0: none) */
+	__u64 hdr[ST_PY_CODE_ROOM / 8];	/* ST_PY_CODE_BUF of it read */
+	__u8 qual[ST_PY_SNAP_NAME];
+	__u8 file[ST_PY_SNAP_FILE];
+	__u8 table[ST_PY_SNAP_TABLE];
+};
+
+_Static_assert(sizeof(struct st_py_event) == 2256, "py_events' sizing (1 MiB) counts on it");
+
+/* Per-CPU counters, index of the `py_stats` per-CPU array. */
+enum st_py_stat {
+	ST_PY_STAT_SAMPLES,	/* samples of processes running a known CPython */
+	ST_PY_STAT_WALKED,	/* ... with at least one Python frame */
+	ST_PY_STAT_FRAMES,	/* Python frames folded */
+	ST_PY_STAT_NO_THREAD,	/* the thread has no thread state (not running Python) */
+	ST_PY_STAT_NO_FRAME,	/* a thread state without a current frame */
+	ST_PY_STAT_READ_FAULT,	/* a read of interpreter state failed: walk stopped */
+	ST_PY_STAT_BAD_VALUE,	/* an absurd pointer (kernel, unaligned, self loop): stopped */
+	ST_PY_STAT_TRUNCATED,	/* more than ST_PY_MAX_FRAMES frames: cut */
+	ST_PY_STAT_UNMATCHED,	/* evaluation frames without Python frames, or the reverse */
+	ST_PY_STAT_MERGE_CUT,	/* merged stack over the frame array: cut at the root */
+	ST_PY_STAT_CODE_EVENTS,	/* new code objects reported to the daemon */
+	ST_PY_STAT_CODE_LOST,	/* ... lost: the ring buffer was full */
+	ST_PY_STAT_DEFERRED,	/* samples unwound late by the daemon (Python frames merged there) */
+	ST_PY_STAT__MAX,
+};
+
+/* py_stats' one per-CPU value: one lookup a sample for all its counts. */
+struct st_py_counts {
+	__u64 n[ST_PY_STAT__MAX];
+};
+
+/* A deferred sample's Python frames (bpf/pywalk.h): walked by BPF at the
  * sample, while the interpreter's frames are live, and merged by the daemon
  * after its native unwind with the same merge (user/collect/runtimes/python/pymerge.h). */
 struct st_py_frames {

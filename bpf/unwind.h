@@ -114,8 +114,6 @@ struct st_unw_env {
 	__u32 tgid, gen;	/* cache key: the process and its table version */
 };
 
-#define ST_UNW_CB static
-
 static __always_inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user(dst, size, (const void *)addr);
@@ -194,8 +192,6 @@ static __always_inline void st_unw_cache_put(struct st_unw_env *e, struct st_unw
 	asm volatile("" ::: "memory");
 	ce->pc = pc;
 }
-
-#define st_unw_loop(n, fn, ctx) bpf_loop(n, fn, ctx, 0)
 
 #include "unwind_step.h"
 

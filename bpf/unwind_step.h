@@ -16,9 +16,9 @@
  * where the row says, continue with sp = CFA. A frame without CFI is walked
  * with frame pointers in auto mode and ends the walk in dwarf mode.
  *
- * Contract with the includer. Only memory reads, map lookups and loops
- * differ between the two builds; before including this header the
- * includer defines:
+ * Contract with the includer. Memory reads and map lookups differ between
+ * the two builds (loops and the rest come from the prelude, bpf/dual.h);
+ * before including this header the includer defines:
  *   struct st_unw_env		what its reads need (BPF: the window, the row
  *				cache; native: the copied stack, the rows)
  *   struct st_unw_cache_ent	a row cache entry (native: left incomplete)
@@ -28,20 +28,19 @@
  *   st_unw_chunk(e, gen, k)	chunk k of the table of version gen, or NULL
  *   st_unw_row(handle, idx)	row idx of a shard, or NULL past its end
  *   st_unw_cache_slot/_get/_put the row cache by pc (native: none)
- *   st_unw_loop(n, fn, ctx)	calls fn(i, ctx) for i < n until it returns
- *				non-zero (BPF: bpf_loop, verified once)
- *   ST_UNW_CB			storage of the step callbacks
  * The native build includes it through user/collect/unwind/unwind_native.h, which
  * supplies all of these over a copy of the stack and the daemon's copy of
  * the tables.
  *
  * Loops: the frames and both binary searches are loops of fixed bounds
  * (ST_MAX_USER + 1, ST_UNWIND_MAP_STEPS, ST_UNWIND_ROW_STEPS) run through
- * st_unw_loop, so that the verifier checks each step once.
+ * st_loop (bpf/dual.h: bpf_loop in BPF), so that the verifier checks each
+ * step once.
  */
 #ifndef STACKTREE_UNWIND_STEP_H
 #define STACKTREE_UNWIND_STEP_H
 
+#include "dual.h"
 #include "stacktree.h"
 
 /* st_unw_frame() tells the two leaf-only kinds apart by their low bit */
@@ -112,7 +111,7 @@ struct st_unw_search {
 
 /* A table's search, then, when the entry found is an index entry, its
  * chunk's: in one loop, so that the frame that asks sees one search. */
-ST_UNW_CB long st_unw_map_step(__u32 i, void *data)
+ST_CB long st_unw_map_step(__u32 i, void *data)
 {
 	struct st_unw_search *q = data;
 	const struct st_unwind_proc *c;
@@ -143,7 +142,7 @@ ST_UNW_CB long st_unw_map_step(__u32 i, void *data)
 	return 0;
 }
 
-ST_UNW_CB long st_unw_row_step(__u32 i, void *data)
+ST_CB long st_unw_row_step(__u32 i, void *data)
 {
 	struct st_unw_search *q = data;
 	const struct st_unwind_row *r;
@@ -181,7 +180,7 @@ static __always_inline const struct st_unwind_map *st_unw_find_map(struct st_unw
 	q.hi = s->proc->nmaps;
 	if (q.hi > ST_UNWIND_MAX_MAPS)
 		q.hi = ST_UNWIND_MAX_MAPS;
-	st_unw_loop(2 * ST_UNWIND_MAP_STEPS + 1, st_unw_map_step, &q);
+	st_loop(2 * ST_UNWIND_MAP_STEPS + 1, st_unw_map_step, &q);
 	if (!q.lo)
 		return NULL;
 	m = &q.maps[(q.lo - 1) & (ST_UNWIND_MAX_MAPS - 1)];
@@ -219,7 +218,7 @@ st_unw_find_row(struct st_unw_env *e, const struct st_unwind_map *m, __u32 pc)
 			}
 		}
 	}
-	st_unw_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q);
+	st_loop(ST_UNWIND_ROW_STEPS, st_unw_row_step, &q);
 	if (q.failed || q.lo == first)
 		return NULL;
 	return st_unw_row(q.rows, q.lo - 1);
@@ -269,7 +268,7 @@ static __always_inline long st_unw_signal_step(struct st_unw_state *s)
 }
 
 /* One frame: 0 to go on, 1 when the walk ended (s->stop says why). */
-ST_UNW_CB long st_unw_frame(__u32 i, void *data)
+ST_CB long st_unw_frame(__u32 i, void *data)
 {
 	struct st_unw_state *s = data;
 	struct st_unwind_row row = {};	/* kind ST_UNW_NONE */
@@ -414,7 +413,7 @@ static __always_inline void st_unw_start(struct st_unw_state *s, __u64 ip, __u64
  * frames: it tells a complete stack of max frames from a deeper one. */
 static __always_inline void st_unw_run(struct st_unw_state *s)
 {
-	st_unw_loop(ST_MAX_USER + 1, st_unw_frame, s);
+	st_loop(ST_MAX_USER + 1, st_unw_frame, s);
 }
 
 /* After a walk with a table that left mappings out

@@ -9,7 +9,7 @@
  *                  keys of several fields
  * The BPF node table (bpf/nodes.bpf.h) hashes in the kernel with its own
  * function, tuned for the verifier; BPF uses st_hash_mix for a code
- * object's identity (bpf/python.h, st_py_ident()), so this header builds
+ * object's identity (bpf/pywalk.h, st_py_ident()), so this header builds
  * in BPF too (inline functions, no libc). */
 #ifndef STACKTREE_HASH_H
 #define STACKTREE_HASH_H

@@ -2,7 +2,7 @@
  * process's memory (user/collect/runtimes/python/pycode.c): a code object, its str
  * objects (qualname, file name) and its 3.11 location table (and 3.10's
  * line table), read from an input that stands for the target's memory,
- * mapped at MEM; plus the walker of bpf/python.h over the same memory
+ * mapped at MEM; plus the walker of bpf/pywalk.h over the same memory
  * (thread list and frames; 3.10's PyFrameObjects when the index is odd).
  * Input: 4 bytes of instruction index, then the memory (the code object at
  * its start, the runtime state at its start too). Seeds:
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 #include "user/collect/runtimes/python/pycode.h"
 #include "user/collect/runtimes/python/pyoffsets.h"
 

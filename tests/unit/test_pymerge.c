@@ -1,6 +1,6 @@
 /* test_pymerge.c - a deferred sample's Python frames (struct st_py_frames,
  * walked by BPF at the sample) merged after the daemon's native unwind
- * (user/collect/runtimes/python/pymerge.h): the same result as bpf/python.h's st_py_merge()
+ * (user/collect/runtimes/python/pymerge.h): the same result as bpf/pymerge.h's st_py_merge()
  * on the same frames, nothing changed without Python frames, and the late
  * fold of a merged stack (user/collect/collector.h): Python nodes under
  * their native callers, with the flags BPF gives them in the path handed
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 #include "common/tree.h"
 #include "user/collect/collector.h"
 #include "user/collect/runtimes/python/pymerge.h"
@@ -65,7 +65,7 @@ static void test_same_merge_as_bpf(void **state)
 	assert_int_equal(a[6], py.addr[4] | ST_PY_TAG);
 	assert_int_equal(a[7], 0x4000);
 	assert_int_equal(a[8], 0x5000);
-	/* bpf/python.h's own merge on the same frames: the same stack */
+	/* bpf/pymerge.h's own merge on the same frames: the same stack */
 	memcpy(s.addr, py.addr, sizeof(s.addr));
 	memcpy(s.ends, py.ends, sizeof(s.ends));
 	s.n = py.n;

@@ -451,7 +451,7 @@ static void test_candidates_and_unknown_versions(void **state)
 	assert_null(st_py_layout__find(0x030e));
 	assert_null(st_py_layout__find(0x0200));
 	/* every layout's thread-state fields are in the walker's one read
-	 * of a cached thread state (bpf/python.h, st_py_tstate_is()) */
+	 * of a cached thread state (bpf/pywalk.h, st_py_tstate_is()) */
 	for (__u16 v = 0x030a; v <= 0x030d; v++) {
 		const struct st_py_layout *l = st_py_layout__find(v);
 

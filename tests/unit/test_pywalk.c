@@ -1,4 +1,4 @@
-/* test_pywalk.c - bpf/python.h's walker, natively: on LIVE python3.11
+/* test_pywalk.c - bpf/pywalk.h's walker, natively: on LIVE python3.11
  * processes (Debian's static /usr/bin/python3.11 and pyenv's build on
  * libpython3.11.so) and live python3.10, 3.12 and 3.13 (pyenv's, on
  * libpython3.1x.so; 3.10: PyFrameObjects, one evaluation call each, the
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 #include "user/collect/runtimes/python/pycode.h"
 #include "user/collect/runtimes/python/pyoffsets.h"
 #include "user/collect/runtimes/python/pyproc.h"
@@ -683,7 +683,7 @@ static void test_merge_310_drops_the_call_plumbing(void **state)
 	assert_int_equal(g[1], 0x3000);
 }
 
-/* A code address's generations (bpf/python.h's report step): a new
+/* A code address's generations (bpf/python.bpf.h's report step): a new
  * object at the address is reported with the next generation and keyed by
  * it; the same object again is not reported; 16 generations wrap; an
  * object not 16-byte aligned keeps its address as its key. */

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "bpf/calls.h"
-#include "bpf/python.h"
+#include "stacktree.h"
 #include "user/collect/procmaps.h"
 #include "binsym/perfmap.h"
 #include "binsym/symbolizer.h"

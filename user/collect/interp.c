@@ -9,7 +9,7 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } runtimes[] = {
-	{ "python", ST_INTERP_PYTHON },	/* CPython 3.11-3.13: bpf/python.h */
+	{ "python", ST_INTERP_PYTHON },	/* CPython 3.10-3.13: bpf/python.bpf.h */
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -2,7 +2,7 @@
  * (--interpreters), by name: one table, one bit each (ST_INTERP_*,
  * bpf/stacktree.h), which BPF gets as one read-only bitmask. A new runtime
  * is one more entry here, one more bit and its walker beside
- * bpf/python.h. Owner: user/collect/interp.c. */
+ * bpf/python.bpf.h (docs/design.md, "Adding a runtime"). Owner: user/collect/interp.c. */
 #ifndef STACKTREE_INTERP_H
 #define STACKTREE_INTERP_H
 

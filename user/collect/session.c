@@ -198,7 +198,7 @@ static int choose_programs(struct st_session *s)
 	for (size_t i = 0; i < sizeof(dwarf_maps) / sizeof(dwarf_maps[0]); i++)
 		if (!err && !dwarf)
 			err = bpf_map__set_autocreate(dwarf_maps[i], false);
-	/* CPython's maps: without it, their uses are dead code (bpf/python.h) */
+	/* CPython's maps: without it, their uses are dead code (bpf/python.bpf.h) */
 	for (size_t i = 0; i < sizeof(py_maps) / sizeof(py_maps[0]); i++)
 		if (!err && !(s->opts.interpreters & ST_INTERP_PYTHON))
 			err = bpf_map__set_autocreate(py_maps[i], false);

@@ -125,7 +125,7 @@ int st_session__map_fd(struct st_session *s, const char *name);
 
 /* Note a change to the py_procs map (an update or a delete): the BPF
  * programs read their per-CPU copies of its entries again
- * (bpf/python.h, py_procs_epoch). */
+ * (bpf/python.bpf.h, py_procs_epoch). */
 void st_session__py_procs_changed(struct st_session *s);
 /* Read ring buffer map fd in st_session__poll() too, handing each record to
  * fn: 0 or a negative errno. Before st_session__attach(); two at most. */

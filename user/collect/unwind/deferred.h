@@ -20,7 +20,7 @@
 #include <linux/types.h>
 
 #include "stacktree.h"
-#include "bpf/python.h"
+#include "stacktree.h"
 
 #define ST_DEFER_WAIT_S 10.0
 #define ST_DEFER_PASS_S 0.01	/* the queue is walked at most this often */

@@ -12,10 +12,7 @@
 #include <string.h>
 #include <linux/types.h>
 
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
-
+#include "bpf/dual.h"
 #include "stacktree.h"
 
 /* The rows of shard slot (rows and pc index buckets), and how many it
@@ -40,8 +37,6 @@ struct st_unw_env {
 };
 
 struct st_unw_cache_ent;	/* no row cache natively */
-
-#define ST_UNW_CB static inline
 
 static inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
 {
@@ -102,13 +97,6 @@ static inline void st_unw_cache_put(struct st_unw_env *e, struct st_unw_cache_en
 	(void)ce;
 	(void)pc;
 	(void)row;
-}
-
-static inline void st_unw_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
-{
-	for (__u32 i = 0; i < n; i++)
-		if (fn(i, ctx))
-			break;
 }
 
 #include "bpf/unwind_step.h"

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 
 #define ST_PY_NAME_MAX 256		/* bytes of a qualname kept (UTF-8, NUL included) */
 #define ST_PY_FILE_MAX 512		/* ... of a file name */

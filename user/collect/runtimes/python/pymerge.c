@@ -1,9 +1,9 @@
-/* pymerge.c - bpf/python.h's merge for deferred samples (see pymerge.h). */
+/* pymerge.c - bpf/pymerge.h's merge for deferred samples (see pymerge.h). */
 #include "user/collect/runtimes/python/pymerge.h"
 
 #include <string.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 
 __u32 st_py_merge_deferred(const struct st_py_frames *py, __u64 *frames, __u32 un, __u32 max,
 			   bool *cut, bool *unmatched)

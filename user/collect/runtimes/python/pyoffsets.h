@@ -1,7 +1,7 @@
 /* pyoffsets.h - CPython structure layouts, by version.
  *
  * Owner: user/collect/runtimes/python/pyoffsets.c. The offsets of the fields the Python
- * walker (bpf/python.h) and the code-object reader (user/collect/runtimes/python/pycode.c)
+ * walker (bpf/pywalk.h) and the code-object reader (user/collect/runtimes/python/pycode.c)
  * read, one table entry per major.minor version. An entry is added only
  * when it has been checked against that interpreter's DWARF
  * (tests/unit/test_pyoffsets.c checks 3.11 against python3.11-dbg, 3.12
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 
 /* The layout of version major.minor (Py_Version >> 16: 0x030b for 3.11),
  * or NULL when it is not supported. */

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 
 /* Symbols of one ELF file (ELF virtual addresses; 0: absent). */
 struct st_py_elf {

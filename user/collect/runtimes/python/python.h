@@ -1,4 +1,4 @@
-/* python.h - the daemon's side of CPython frames (bpf/python.h walks them).
+/* python.h - the daemon's side of CPython frames (bpf/python.bpf.h walks them).
  *
  * Owner: user/collect/runtimes/python/python.c. It finds CPython in the processes the
  * session meets (st_python__probe(), after each read of a process's maps:
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "bpf/python.h"
+#include "user/collect/runtimes/python/pywalk_native.h"
 
 struct st_session;
 struct st_python;
@@ -62,7 +62,7 @@ struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u3
 				     const struct st_frame *raw, struct st_strtab *strs);
 
 /* Counters for report headers and the summary (told by user/summary.c):
- * the BPF side's (enum st_py_stat, bpf/python.h), summed over the CPUs and
+ * the BPF side's (enum st_py_stat, bpf/stacktree.h), summed over the CPUs and
  * since the start, and the daemon's own. */
 struct st_python_stats {
 	__u64 bpf[ST_PY_STAT__MAX];
