@@ -72,16 +72,18 @@ static __always_inline __u64 path_at(const struct scratch *sc, const struct path
 }
 
 /* The user part of a path: un frames, under a [truncated] root when the
- * walk was cut (frame pointers: it filled the buffer; DWARF: the unwinder
- * says so and has counted why). dwarf: as for user_stack(). */
+ * walk was cut (frame pointers: it filled the buffer, or stopped at what
+ * was no user address; DWARF: the unwinder says so; either has counted
+ * why). dwarf: as for user_stack(). */
 static __always_inline void path_user(struct path_view *pv, const struct scratch *sc, long un,
 				      __u32 ev, bool dwarf)
 {
-	if (!dwarf ? un >= ST_MAX_USER : sc->utrunc) {
-		if (!dwarf)
-			stat_ev(ev, ST_STAT_TRUNCATED);
+	if (!dwarf && un >= ST_MAX_USER) {
+		stat_ev(ev, ST_STAT_TRUNCATED);
 		pv->trunc = 1;
 	}
+	if (sc->utrunc)
+		pv->trunc = 1;
 	pv->un = un;
 }
 

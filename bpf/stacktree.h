@@ -25,6 +25,12 @@
 #endif
 
 #define ST_MAX_USER 127		/* user frames walked per sample */
+/* x86-64 user addresses are below this (4-level paging; a process can map
+ * above it only by asking for 5-level addresses, which stacktreed does not
+ * support). A "return address" at or above it is stack garbage: no walker
+ * makes a frame of it (bpf/unwind_step.h, bpf/walk.bpf.h), so no native
+ * frame can carry bit 63, ST_PY_TAG. */
+#define ST_USER_END (1ULL << 47)
 #define ST_MAX_KERNEL 64	/* kernel frames per sample (--kernel) */
 #define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
 #define ST_COMM_LEN 16
@@ -316,7 +322,7 @@ struct st_handoff {
 #define ST_PY_TAG (1ULL << 63)	/* frame array entry: a Python frame's node address */
 #define ST_PY_IDX_MAX 0xffffULL
 #define ST_PY_NO_OFF 0xffff	/* st_py_layout: the field does not exist */
-#define ST_PY_USER_MAX (1ULL << 47)	/* x86-64 user addresses are below this */
+#define ST_PY_USER_MAX ST_USER_END
 
 /* A Python node's address (ST_NODE_PYTHON): code key << 16 | min(index,
  * 0xffff), the index being the first code unit of the instruction's run

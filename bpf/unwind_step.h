@@ -55,7 +55,8 @@ enum st_unw_stop {
 				 * a zero rbp in interrupted code or an unmapped frame too) */
 	ST_UNW_STOP_READ_FAULT,	/* the stack could not be read there */
 	ST_UNW_STOP_UNSUPPORTED, /* unsupported CFI (dwarf) */
-	ST_UNW_STOP_BAD_FRAME,	/* the stack pointer did not move up */
+	ST_UNW_STOP_BAD_FRAME,	/* the stack pointer did not move up, or a return address
+				 * outside user space (ST_USER_END: stack garbage) */
 	ST_UNW_STOP_NO_PROC,	/* (set by callers) no table for the process at all */
 	ST_UNW_STOP_TOO_MANY_MAPS, /* no CFI where the table left mappings out (a
 				    * process over ST_UNWIND_MAX_PROC_MAPS) */
@@ -282,6 +283,13 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 
 	if (n >= ST_MAX_USER || n >= s->max) {
 		s->stop = ST_UNW_STOP_DEPTH;
+		return 1;
+	}
+	/* what a step read as a return address is no frame when it is no
+	 * user address (0xebebebebebebebeb: pixel data where a frame-pointer
+	 * step looked); every kind of step comes through here */
+	if (s->ip >= ST_USER_END) {
+		s->stop = ST_UNW_STOP_BAD_FRAME;
 		return 1;
 	}
 	s->out[n] = s->ip;

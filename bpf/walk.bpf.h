@@ -80,14 +80,38 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
  * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
- * CFI (dwarf, auto); sc->utrunc: a DWARF walk stopped early.
+ * CFI (dwarf, auto); sc->utrunc: a walk stopped early (DWARF: for its
+ * reason; frame pointers: at what was no user address).
  * dwarf: a constant of the calling program (its fp or dwarf variant), not
  * the unwind_mode setting: an fp program then has no call to the DWARF
  * walker at all, so the kernel neither loads nor verifies it, whatever
  * its version (kernels before lazy verification of global functions check
  * every one the program contains). */
+/* The frame-pointer walk's frames up to the first that is no user
+ * address (the kernel's walk checks the frame pointers, not what they
+ * point at: 0xebebebebebebebeb read where pixel data lay became a "return
+ * address"): one frame a step. */
+struct fp_user_end {
+	struct scratch *sc;
+	__u32 n;	/* frames walked; then the user ones */
+};
+
+static long fp_user_end_step(__u32 i, void *data)
+{
+	struct fp_user_end *c = data;
+
+	if (i >= c->n)
+		return 1;
+	if (c->sc->ustack[i & (ST_USTACK_SLOTS - 1)] >= ST_USER_END) {
+		c->n = i;
+		return 1;
+	}
+	return 0;
+}
+
 static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
 {
+	struct fp_user_end c = { .sc = sc };
 	long r;
 
 	sc->utrunc = false;
@@ -95,7 +119,17 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf
 	if (dwarf)
 		return dwarf_stack(sc, may_defer);
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
-	return r < 0 ? r : r >> 3; /* bytes to frames (no signed division in BPF) */
+	if (r < 0)
+		return r;
+	c.n = (__u32)(r >> 3);	/* bytes to frames (no signed division in BPF) */
+	bpf_loop(ST_MAX_USER, fp_user_end_step, &c, 0);
+	if (c.n < (__u32)(r >> 3)) {
+		/* cut there, under [truncated] (path_user()) */
+		sc->utrunc = true;
+		stat_inc(ST_STAT_UNW_BAD_FRAME);
+		return c.n;
+	}
+	return r >> 3;
 }
 
 #endif

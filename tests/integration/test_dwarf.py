@@ -365,6 +365,44 @@ def test_auto_asm_leaf_without_cfi_is_truncated():
           "c_spin: %d samples, must all reach main" % c_spin)
 
 
+def test_stack_garbage_with_bit_63_is_no_frame():
+    """An assembly leaf without CFI whose rbp points at words of 0xeb bytes
+    (bit 63 set, as x264's pixel data left under ffmpeg): in every unwind
+    mode the frame-pointer step reads 0xebebebebebebebeb as a return
+    address. No frame may come of it: none above user space, no Python
+    frame (bit 63 is the merge's tag for one; issue 35, item 1, where
+    ffmpeg showed `[python code]` above x264's trellis); the samples are
+    under [truncated], counted as bad frames where a walk reads it; the C
+    phase reaches main."""
+    for mode in ("fp", "auto", "dwarf"):
+        out, err, rep = run_profiled(["--unwind", mode, "-F", "999", "--",
+                                      workload("garbage")])
+        prof = load(out)
+        check_invariants(prof)
+        check_cut_short_reasons(prof)
+        t = main_thread(prof, "garbage")
+        bad = [(n["function"], n["address"]) for n, _, _ in nodes(t["root"])
+               if n["kind"] == "python" or
+               (n["address"] and int(n["address"], 16) >= 1 << 47)]
+        check(not bad, "%s: frames of stack garbage: %s" % (mode, bad[:5]))
+        in_spin = function_cum(t["root"], "garbage_spin")
+        cpu = rep["phases"]
+        check(in_spin >= 0.5 * cpu["phase_garbage"] * 999, "%s: %d samples in garbage_spin "
+              "for %.2f s" % (mode, in_spin, cpu["phase_garbage"]))
+        cut = sum(n["cum"] for n, p in function_nodes(t["root"], "garbage_spin")
+                  if p is not None and p["function"] == "[truncated]")
+        check(cut >= 0.99 * in_spin, "%s: %d of %d samples in garbage_spin under [truncated]"
+              % (mode, cut, in_spin))
+        if mode != "dwarf":	# dwarf stops at the leaf without CFI, before the garbage
+            check(summary_count(err, "unwind stopped: bad frame") >= 0.95 * cut,
+                  "%s: %d bad frames counted, %d samples cut: %s"
+                  % (mode, summary_count(err, "unwind stopped: bad frame"), cut,
+                     unwind_notes(err)))
+        c_spin = function_cum(t["root"], "c_spin")
+        check(c_spin >= 0.5 * cpu["phase_c"] * 999 and function_cum(t["root"], "main") >= c_spin,
+              "%s: c_spin: %d samples, must all reach main" % (mode, c_spin))
+
+
 def test_depth_limit_truncates():
     prof, err, _ = run_nofp("dwarf", {"WL_DEPTH": "300", "WL_SCALE": "0.3"})
     t = main_thread(prof, "nofp")

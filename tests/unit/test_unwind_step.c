@@ -449,6 +449,42 @@ static void test_bad_frame_and_depth(void **state)
 	assert_int_equal(st_unwind_stop_stat(ST_UNW_STOP_END), ST_STAT__MAX);
 }
 
+/* Stack garbage read as a return address (0xeb bytes, bit 63 set: pixel
+ * data where a frame-pointer step looked) is no frame, whatever step read
+ * it: the walk stops before it, a bad frame. */
+static void test_garbage_return_address(void **state)
+{
+	const __u64 garbage = 0xebebebebebebebebULL;
+	__u64 out[8], bp = SP + 32;
+	struct st_unw_native_out res;
+	__u32 stop;
+	size_t n;
+
+	(void)state;
+	/* the frame-pointer fallback from a leaf without CFI */
+	put(bp, garbage);
+	put(bp + 8, garbage);
+	struct st_unw_native_in in = input(0x500010, bp, sizeof(stack), true);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], 0x500010);
+	assert_int_equal(res.stop, ST_UNW_STOP_BAD_FRAME);
+	assert_int_equal(st_unwind_stop_stat(res.stop), ST_STAT_UNW_BAD_FRAME);
+	/* a CFI step (B: CFA = sp + 32) that returns into it, and into the
+	 * first address past user space */
+	put(SP + 24, garbage);
+	in = input(BASE + 0x2010, 0, sizeof(stack), false);
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 1);
+	assert_int_equal(stop, ST_UNW_STOP_BAD_FRAME);
+	put(SP + 24, ST_USER_END);
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 1);
+	assert_int_equal(stop, ST_UNW_STOP_BAD_FRAME);
+	for (size_t i = 0; i < n; i++)
+		assert_true(out[i] < ST_USER_END);
+}
+
 /* Rows a table points at but the shard does not have are "no CFI". */
 static void test_rows_out_of_range(void **state)
 {
@@ -607,6 +643,7 @@ int main(void)
 		cmocka_unit_test_setup(test_short_copy, setup),
 		cmocka_unit_test_setup(test_signal_frame, setup),
 		cmocka_unit_test_setup(test_bad_frame_and_depth, setup),
+		cmocka_unit_test_setup(test_garbage_return_address, setup),
 		cmocka_unit_test_setup(test_rows_out_of_range, setup),
 		cmocka_unit_test_setup(test_pc_index, setup),
 		cmocka_unit_test_setup(test_chunked_table, setup),
