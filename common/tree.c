@@ -332,14 +332,28 @@ int st_tree__adopt(struct st_tree *t, struct st_node *new_parent, struct st_node
 	return 0;
 }
 
-static __u64 compute_cum(struct st_node *n)
+/* The first node in post-order of the subtree at n, every node on the way
+ * down starting its CUM at its BASE. */
+static struct st_node *cum_descend(struct st_node *n)
 {
-	__u64 cum = n->base;
+	n->cum = n->base;
+	while (n->first_child) {
+		n = n->first_child;
+		n->cum = n->base;
+	}
+	return n;
+}
 
-	for (struct st_node *c = n->first_child; c; c = c->next_sibling)
-		cum += compute_cum(c);
-	n->cum = cum;
-	return cum;
+/* CUM of every node, in post-order through the parent links: no
+ * recursion, whatever the tree's depth. */
+static void compute_cum(struct st_node *root)
+{
+	struct st_node *n = cum_descend(root);
+
+	while (n != root) {
+		n->parent->cum += n->cum;	/* n's subtree is done */
+		n = n->next_sibling ? cum_descend(n->next_sibling) : n->parent;
+	}
 }
 
 static int default_cmp(const struct st_node *a, const struct st_node *b)
@@ -377,7 +391,8 @@ static int qsort_tramp(const void *a, const void *b, void *arg)
 	return ctx->cmp(*(struct st_node *const *)a, *(struct st_node *const *)b);
 }
 
-static int sort_children(struct st_node *n, struct sort_ctx *ctx)
+/* Sort n's children (the list only, not below them). */
+static int sort_list(struct st_node *n, struct sort_ctx *ctx)
 {
 	size_t i = 0;
 
@@ -399,9 +414,27 @@ static int sort_children(struct st_node *n, struct sort_ctx *ctx)
 		ctx->buf[i - 1]->next_sibling = NULL;
 		n->last_child = ctx->buf[i - 1];
 	}
-	for (struct st_node *c = n->first_child; c; c = c->next_sibling)
-		if (sort_children(c, ctx))
+	return 0;
+}
+
+/* Every list of children, in pre-order: a node's list is sorted before
+ * the walk goes down into it, so the walk follows the sorted order. No
+ * recursion, whatever the tree's depth. */
+static int sort_children(struct st_node *root, struct sort_ctx *ctx)
+{
+	struct st_node *n = root;
+
+	while (n) {
+		if (sort_list(n, ctx))
 			return -ENOMEM;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n != root && !n->next_sibling)
+			n = n->parent;
+		n = n == root ? NULL : n->next_sibling;
+	}
 	return 0;
 }
 

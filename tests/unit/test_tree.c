@@ -136,6 +136,43 @@ static struct st_frame leaf(const char *fn, struct fx *f)
 /* st_tree__adopt(): a subtree moved under another node keeps its counts,
  * is found under its new parent only, its depths follow; moved onto a
  * frame the new parent has, it is merged; a node under itself is refused. */
+/* A tree far deeper than any stack folds (and than C's stack could
+ * recurse: 8 MiB at 48 bytes a frame is ~175,000 levels): CUM and the
+ * order are computed without recursion. */
+static void test_deep_tree_no_recursion(void **state)
+{
+	struct fx *f = *state;
+	const unsigned int depth = 400000;
+	struct st_node *n = st_tree__root(f->t), *leaf;
+	struct st_frame fr = { .kind = ST_FRAME_CALLSITE };
+
+	for (unsigned int i = 0; i < depth; i++) {
+		fr.addr = 0x1000 + (i & 1);	/* two frames alternating, as deep recursion */
+		n = st_tree__child(f->t, n, &fr, true);
+		assert_non_null(n);
+		if (i == depth / 2) {	/* a second, lighter branch half way down */
+			struct st_frame side = { .kind = ST_FRAME_CALLSITE, .addr = 0x9000 };
+			struct st_node *s = st_tree__child(f->t, n->parent, &side, true);
+
+			assert_non_null(s);
+			s->base = 1;
+		}
+	}
+	leaf = n;
+	leaf->base = 7;
+	st_tree__finalize(f->t);
+	assert_int_equal(st_tree__root(f->t)->cum, 8);
+	assert_int_equal(leaf->cum, 7);
+	assert_int_equal(leaf->depth, depth);
+	/* half way: the heavier deep branch first, then the side one */
+	for (n = leaf; n->depth > depth / 2 + 1; n = n->parent)
+		assert_int_equal(n->cum, 7);
+	assert_int_equal(n->parent->cum, 8);
+	assert_ptr_equal(n->parent->first_child, n);
+	assert_int_equal(n->parent->last_child->f.addr, 0x9000);
+	assert_int_equal(n->parent->last_child->cum, 1);
+}
+
 static void test_adopt(void **state)
 {
 	struct fx *f = *state;
@@ -418,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_frame_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deep_tree_no_recursion, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
