@@ -160,6 +160,11 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 		return;
 	if (defer)	/* the merges of deferred samples */
 		st_defer__py_stats(defer, ps.bpf);
+	/* a run that met no CPython says nothing of it (the summary of a C
+	 * program had 20 python lines, all 0) */
+	if (!ps.processes && !ps.unsupported && !ps.codes && !ps.bpf[ST_PY_STAT_SAMPLES] &&
+	    !ps.bpf[ST_PY_STAT_DEFERRED])
+		return;
 	for (size_t k = 0; k < ST_PY_STAT__MAX; k++)
 		if (names[k])
 			st_profile__add_note_id(p, ids[k], names[k], ps.bpf[k]);

@@ -50,6 +50,11 @@ def test_phases_shares_match_cpu_time():
     for f in ("xtree.txt", "arcflow.txt", "profile.json"):
         check(os.path.getsize(os.path.join(out, f)) > 0, f + " empty")
     x = open(os.path.join(out, "xtree.txt")).read()
+    # a C program's summary and headers say nothing of Python (issue 36)
+    check("python:" not in err and "# python:" not in x and
+          not any(k.startswith("python:") for k in prof["notes"]),
+          "python lines in a C program's summary: %s"
+          % [l for l in err.splitlines() if "python:" in l][:3])
     check("phase_a+0x" in x and "work_a [phases]" in x, "xtree lacks symbolized frames")
 
 
