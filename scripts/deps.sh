@@ -62,5 +62,25 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "stacktreed: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# apt-get, waiting up to 10 minutes for another apt-get or dpkg at work
+# (unattended upgrades, a second terminal) rather than failing at once:
+# DPkg::Lock::Timeout covers dpkg's lock, the loop the lists' lock that
+# `apt-get update` takes (apt 2.6 fails on it at once)
+apt_wait() {
+	local err end=$((SECONDS + 600))
+
+	err=$(mktemp)
+	until apt-get -o DPkg::Lock::Timeout=600 "$@" 2>"$err"; do
+		if ! grep -q 'Could not get lock' "$err" || [ "$SECONDS" -ge "$end" ]; then
+			cat "$err" >&2
+			rm -f "$err"
+			return 1
+		fi
+		[ -n "${said:-}" ] || echo "stacktreed: waiting for another apt-get or dpkg to finish" >&2
+		said=1
+		sleep 3
+	done
+	rm -f "$err"
+}
+apt_wait update -qq
+apt_wait install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
