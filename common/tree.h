@@ -67,9 +67,11 @@ enum st_runtime {
  * bounded by this constant and not by its input. */
 #define ST_TREE_MAX_DEPTH 2048
 
-/* The module of a CPython frame (user/collect/runtimes/python/python.c): function is the
- * code object's qualname, file:line the line it ran; a call site's offset
- * is that line (a call site per line, as native ones are per address). */
+/* The module of a CPython frame (runtime ST_RUNTIME_PYTHON,
+ * user/collect/runtimes/python/python.c), and pprof's mapping of them all
+ * (st_runtime__module()): function is the code object's qualname, file:line
+ * the line it ran; a call site's offset is that line (a call site per line,
+ * as native ones are per address). */
 #define ST_PYTHON_MODULE "[python]"
 
 /* The pseudo frame at the root of a stack whose walk stopped short. */

@@ -496,7 +496,7 @@ def test_outputs_build_ids():
     prof = load(out)
     mods = {m["name"]: m for m in prof["modules"]}
     named = {n["module"] for t in prof["threads"] for n, _, _ in nodes(t["root"])
-             if n["module"] and not n.get("kernel")}
+             if n["module"] and n["runtime"] != "kernel"}
     check(named <= set(mods), "modules named by nodes but not listed: %s" % (named - set(mods)))
     libc = [m for m in mods if "/libc.so" in m]
     check(exe in mods and libc, "modules: %s" % sorted(mods))

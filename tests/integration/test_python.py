@@ -467,7 +467,7 @@ def test_python_issue_example_xtree_and_pprof():
     """`stacktreed -- python3 prog.py` on the issue's own program: handler
     -> fib recursion and parse -> <listcomp> with their lines in the xtree,
     and in the real `go tool pprof` (-top, -top -lines, -peek, -list)."""
-    from test_outputs import pprof
+    from test_outputs import pprof, raw_samples
     d = tempfile.mkdtemp(prefix="st-it-pyissue-")
     prog = os.path.join(d, "prog.py")
     with open(prog, "w") as f:
@@ -518,6 +518,19 @@ def test_python_issue_example_xtree_and_pprof():
     lst = pprof(["-list", "^fib$"], pb)
     check(re.search(r"^\s+[0-9.]+[mun]?s\s+[0-9.]+[mun]?s\s+2:def fib", lst, re.M),
           "go tool pprof -list fib: no samples on line 2:\n%s" % lst[-600:])
+    # the Python frames in one [python] mapping, a sample with a Python
+    # leaf labelled profile.frame.type=cpython (go tool pprof -raw)
+    samples, locs, maps = raw_samples(pprof(["-raw"], pb))
+    check(list(maps.values()).count("[python]") == 1, "pprof mappings: %s" % maps)
+    for n, leaf, labels in samples:
+        py = maps.get(locs.get(leaf)) == "[python]"
+        check(labels.get("profile.frame.type") == ("cpython" if py else "native"),
+              "pprof sample of %d, leaf in %s: labels %s" % (n, maps.get(locs.get(leaf)), labels))
+    py_leaf = sum(n["base"] for t in prof["threads"] for n, _, _ in nodes(t["root"])
+                  if is_py(n))
+    check(py_leaf > 0 and sum(n for n, _, l in samples if l.get("profile.frame.type") ==
+                              "cpython") == py_leaf,
+          "pprof samples labelled cpython differ from profile.json's Python BASE %d" % py_leaf)
 
 
 def test_python_hostile_state():
