@@ -35,7 +35,7 @@ static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u
 
 	fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s%s", (uint64_t)base,
 		(uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "", name);
-	if (module && f && f->file && f->runtime == ST_RUNTIME_PYTHON)
+	if (module && f && f->file && !strcmp(module, ST_PYTHON_MODULE))
 		fprintf(x->out, " [%s:%u]", short_module(f->file), (unsigned)f->line);
 	else if (module && module[0] == '[')
 		fprintf(x->out, " %s", module); /* [kernel.kallsyms], [vdso] */
