@@ -42,7 +42,7 @@ static uint64_t key_hash(const struct st_node *parent, const struct st_frame *f)
 	h = st_hash_mix(h, (uintptr_t)f->function);
 	h = st_hash_mix(h, (uintptr_t)f->module);
 	h = st_hash_mix(h, f->offset);
-	h = st_hash_mix(h, f->kernel);
+	h = st_hash_mix(h, f->runtime);
 	h = st_hash_mix(h, f->data_class);
 	return h;
 }
@@ -50,7 +50,7 @@ static uint64_t key_hash(const struct st_node *parent, const struct st_frame *f)
 static bool frame_eq(const struct st_frame *a, const struct st_frame *b)
 {
 	return a->kind == b->kind && a->addr == b->addr && a->function == b->function &&
-	       a->module == b->module && a->offset == b->offset && a->kernel == b->kernel &&
+	       a->module == b->module && a->offset == b->offset && a->runtime == b->runtime &&
 	       a->data_class == b->data_class;
 }
 
@@ -510,14 +510,51 @@ static const char *data_name(const struct st_frame *f, char *buf, size_t len)
 	return buf;
 }
 
+/* The one table of runtime names: ours (profile.json, reports),
+ * OpenTelemetry's profile.frame.type, and an interpreted runtime's pseudo
+ * module. */
+static const struct {
+	const char *name, *otel, *module;
+} runtimes[ST_RUNTIME_COUNT] = {
+	[ST_RUNTIME_NATIVE] = { "native", "native", NULL },
+	[ST_RUNTIME_KERNEL] = { "kernel", "kernel", NULL },
+	[ST_RUNTIME_PYTHON] = { "python", "cpython", ST_PYTHON_MODULE },
+	[ST_RUNTIME_JAVA] = { "java", "jvm", "[java]" },
+};
+
+const char *st_runtime__name(unsigned r)
+{
+	return r < ST_RUNTIME_COUNT ? runtimes[r].name : NULL;
+}
+
+const char *st_runtime__otel(unsigned r)
+{
+	return r < ST_RUNTIME_COUNT ? runtimes[r].otel : NULL;
+}
+
+const char *st_runtime__module(unsigned r)
+{
+	return r < ST_RUNTIME_COUNT ? runtimes[r].module : NULL;
+}
+
+int st_runtime__parse(const char *s, enum st_runtime *out)
+{
+	for (unsigned r = 0; r < ST_RUNTIME_COUNT; r++) {
+		if (!strcmp(s, runtimes[r].name)) {
+			*out = (enum st_runtime)r;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 const char *st_frame__name(const struct st_frame *f, char *buf, size_t len)
 {
 	if (f->kind == ST_FRAME_DATA)
 		return data_name(f, buf, len);
 	if (f->function) {
 		/* a Python call site's offset is its line, shown by the module */
-		if (f->kind == ST_FRAME_CALLSITE &&
-		    !(f->module && !strcmp(f->module, ST_PYTHON_MODULE)))
+		if (f->kind == ST_FRAME_CALLSITE && f->runtime != ST_RUNTIME_PYTHON)
 			snprintf(buf, len, "%s+0x%" PRIx64, f->function, (uint64_t)f->offset);
 		else
 			snprintf(buf, len, "%s", f->function);

@@ -46,6 +46,19 @@ enum st_data_class {
 #define ST_DATA_FORCED 0x4
 #define ST_DATA_CLASS_MASK 0x3
 
+/* The runtime a frame's code belongs to: machine code (native, the
+ * default), the kernel's, or an interpreter's or VM's (a CPython code object,
+ * a HotSpot method), named by that runtime. Part of a frame's key. Names
+ * (profile.json, reports) and OpenTelemetry's profile.frame.type values in
+ * one table: st_runtime__name(), st_runtime__otel(). */
+enum st_runtime {
+	ST_RUNTIME_NATIVE = 0,
+	ST_RUNTIME_KERNEL,
+	ST_RUNTIME_PYTHON,
+	ST_RUNTIME_JAVA,
+	ST_RUNTIME_COUNT
+};
+
 /* A frame as a key: what identifies a child under its parent. */
 /* Frames below a thread's root that a tree may hold. The kernel's stacks
  * are at most 127 user + 64 kernel frames and a few pseudo frames; offline
@@ -54,9 +67,11 @@ enum st_data_class {
  * bounded by this constant and not by its input. */
 #define ST_TREE_MAX_DEPTH 2048
 
-/* The module of a CPython frame (user/collect/runtimes/python/python.c): function is the
- * code object's qualname, file:line the line it ran; a call site's offset
- * is that line (a call site per line, as native ones are per address). */
+/* The module of a CPython frame (runtime ST_RUNTIME_PYTHON,
+ * user/collect/runtimes/python/python.c), and pprof's mapping of them all
+ * (st_runtime__module()): function is the code object's qualname, file:line
+ * the line it ran; a call site's offset is that line (a call site per line,
+ * as native ones are per address). */
 #define ST_PYTHON_MODULE "[python]"
 
 /* The pseudo frame at the root of a stack whose walk stopped short. */
@@ -72,7 +87,7 @@ struct st_frame {
 	__u64 offset;		/* function offset (call sites), module offset (unknown function);
 				 * data leaves: offset in the symbol, the mapping, or (stack,
 				 * signed) from the faulting frame's CFA */
-	bool kernel;		/* a kernel frame */
+	__u8 runtime;		/* enum st_runtime */
 	__u8 data_class;	/* enum st_data_class, for ST_FRAME_DATA */
 	/* Source position (not part of the key): a call site's (or inline
 	 * frame's) line of the call; a leaf's line running most often. */
@@ -173,6 +188,18 @@ int st_tree__walk(const struct st_tree *t,
 
 /* Forget the previous path (e.g. the thread's samples restart elsewhere). */
 void st_tree__reset_calls(struct st_tree *t);
+
+/* "native", "kernel", "python", "java"; NULL when out of range. */
+const char *st_runtime__name(unsigned r);
+/* OpenTelemetry's profile.frame.type of runtime r ("native", "kernel",
+ * "cpython", "jvm"); NULL when out of range. */
+const char *st_runtime__otel(unsigned r);
+/* The pseudo module ("[python]", "[java]") that stands for the code of an
+ * interpreted runtime in formats that name a frame's mapping (pprof); NULL
+ * for native and kernel frames (their module is a file, [kernel.kallsyms]). */
+const char *st_runtime__module(unsigned r);
+/* The runtime named s (st_runtime__name()): 0, or -EINVAL. */
+int st_runtime__parse(const char *s, enum st_runtime *out);
 
 /* Human name of a frame for text reports: "function+0xoff", "function",
  * "module+0xoff", "[unknown]", or the pseudo frame's name. Writes into buf. */

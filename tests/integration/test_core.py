@@ -219,19 +219,19 @@ def test_kernel_frames():
     check_invariants(prof)
     t = main_thread(prof, "syscalls")
     parents = {id(n): p for n, _, p in nodes(t["root"])}
-    kernel = [(n, p) for n, _, p in nodes(t["root"]) if n.get("kernel")]
+    kernel = [(n, p) for n, _, p in nodes(t["root"]) if n["runtime"] == "kernel"]
     check(kernel, "no kernel frames with --kernel")
     for n, p in kernel:
         check(n["module"] == "[kernel.kallsyms]" or n["module"].startswith("["),
               "kernel frame module %s" % n["module"])
         while p["kind"] == "inline":	# functions inlined at the user call site (DWARF)
             p = parents[id(p)]
-        check(p["function"] is None or p.get("kernel") or p["kind"] == "callsite",
+        check(p["function"] is None or p["runtime"] == "kernel" or p["kind"] == "callsite",
               "kernel frame %s under a user leaf" % n["function"])
     # user frames never hang below kernel frames
     for n, _ in kernel:
         for c in n["children"]:
-            check(c.get("kernel"), "user frame %s below kernel frame %s"
+            check(c["runtime"] == "kernel", "user frame %s below kernel frame %s"
                   % (c["function"], n["function"]))
     notes = prof["notes_by_id"]
     check("kernel_symbols_incomplete" not in notes, "kallsyms read failed: %s" % notes)
@@ -250,7 +250,7 @@ def test_kernel_frames():
     # the kernel clears 1 MiB per read(): nearly all the time is system time,
     # in the kernel's own accounting (getrusage) and in the samples; the
     # samples with kernel frames must be under sys_spin
-    in_kernel = sum(n["cum"] for n, p in kernel if not p.get("kernel"))
+    in_kernel = sum(n["cum"] for n, p in kernel if p["runtime"] != "kernel")
     share = in_kernel / t["samples"]
     cpu = rep["phases"]
     sys_share = cpu["system"] / (cpu["user"] + cpu["system"])
@@ -259,7 +259,7 @@ def test_kernel_frames():
     # measured: 98.5% to 99.8% in the kernel, idle and loaded
     check(share >= 0.8, "only %d of %d samples (%.0f%%) in the kernel; getrusage: %.0f%% system"
           % (in_kernel, t["samples"], 100 * share, 100 * sys_share))
-    under = sum(n["cum"] for n, p in kernel if not p.get("kernel") and
+    under = sum(n["cum"] for n, p in kernel if p["runtime"] != "kernel" and
                 p["function"] in ("read", "__libc_read"))
     check(function_cum(t["root"], "sys_spin") >= 0.95 * t["samples"] and under >= 0.95 * in_kernel,
           "kernel samples not under sys_spin -> read: %d of %d" % (under, in_kernel))
@@ -267,7 +267,7 @@ def test_kernel_frames():
     out2, _, _ = run_profiled(["-F", "499", "--", workload("syscalls")],
                               env_extra={"WL_SCALE": "0.3"})
     t2 = main_thread(load(out2), "syscalls")
-    check(not [n for n, _, _ in nodes(t2["root"]) if n.get("kernel")],
+    check(not [n for n, _, _ in nodes(t2["root"]) if n["runtime"] == "kernel"],
           "kernel frames without --kernel")
 
 

@@ -2,6 +2,7 @@
 profile read back by `go tool pprof`, the flame graph parsed by xmllint and
 xml.etree, folded stacks read back by `stacktree report --folded`, and the
 conversion of a saved profile.json. Numbers are compared with profile.json."""
+import colorsys
 import os
 import re
 import shutil
@@ -10,7 +11,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from stcheck import (BUILD, SANITIZED, STACKTREE, STACKTREED, Failure, Skip, check,
+from stcheck import (BUILD, ROOT, SANITIZED, STACKTREE, STACKTREED, Failure, Skip, check,
                      check_invariants, load, nodes, run_profiled, workload)
 
 ALL = "xtree,arcflow,json,folded,pprof,svg"
@@ -495,7 +496,7 @@ def test_outputs_build_ids():
     prof = load(out)
     mods = {m["name"]: m for m in prof["modules"]}
     named = {n["module"] for t in prof["threads"] for n, _, _ in nodes(t["root"])
-             if n["module"] and not n.get("kernel")}
+             if n["module"] and n["runtime"] != "kernel"}
     check(named <= set(mods), "modules named by nodes but not listed: %s" % (named - set(mods)))
     libc = [m for m in mods if "/libc.so" in m]
     check(exe in mods and libc, "modules: %s" % sorted(mods))
@@ -514,6 +515,79 @@ def test_outputs_build_ids():
     check(load(conv)["modules"] == prof["modules"], "modules differ after report --input")
     check(pprof_mappings(os.path.join(conv, "profile.pb.gz")) == maps,
           "pprof mappings differ after report --input")
+
+
+def raw_samples(text):
+    """go tool pprof -raw: [(count, leaf location id, {label: value})],
+    {location id: mapping id} and {mapping id: file}."""
+    samples, locs, maps, section = [], {}, {}, None
+    for line in text.splitlines():
+        if line.startswith(("Samples:", "Locations", "Mappings")):
+            section = line.split()[0].rstrip(":")
+        elif section == "Samples":
+            m = re.match(r"^\s+(\d+)\s+\d+: (\d+)", line)
+            if m:
+                samples.append((int(m.group(1)), m.group(2), {}))
+            elif samples and line.strip():
+                samples[-1][2].update(re.findall(r"(\S+):\[([^\]]*)\]", line))
+        elif section == "Locations":
+            m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=(\d+)", line)
+            if m:
+                locs[m.group(1)] = m.group(2)
+        elif section == "Mappings":
+            m = re.match(r"^(\d+): \S+ (\S+)", line)
+            if m:
+                maps[m.group(1)] = m.group(2)
+    return samples, locs, maps
+
+
+def test_outputs_runtime():
+    """Issue 31, item 3: a frame's runtime. `stacktree report --input` reads
+    a profile.json written before "runtime" (the fuzz corpus's python.json:
+    no version, CPython frames as "kind": "python"), and writes version 3
+    (valid against the schema) with "runtime" on every node: python for
+    those frames, native for the rest; pprof puts the Python frames in one
+    [python] mapping and labels each sample with its leaf's
+    profile.frame.type (go tool pprof -raw); the flame graph colours Python
+    frames yellow, native ones red to orange, and says so in its legend."""
+    old = os.path.join(ROOT, "tests", "fuzz", "corpus", "json", "python.json")
+    out = tempfile.mkdtemp(prefix="st-it-runtime-")
+    run([STACKTREE, "report", "--input", old, "--format", "json,pprof,svg", "-o", out])
+    prof = load(out)
+    check(prof["version"] == 3, "version %s" % prof["version"])
+    count = {}
+    for t in prof["threads"]:
+        for n, d, _ in nodes(t["root"]):
+            py = n["kind"] == "python"
+            check(n["runtime"] == ("python" if py else "native"),
+                  "%s (kind %s): runtime %s" % (n["function"], n["kind"], n["runtime"]))
+            count[n["runtime"]] = count.get(n["runtime"], 0) + 1
+    check(count.get("python") == 34, "runtimes: %s (34 Python nodes in the file)" % count)
+    samples, locs, maps = raw_samples(pprof(["-raw"], os.path.join(out, "profile.pb.gz")))
+    check(sorted(maps.values()).count("[python]") == 1, "pprof mappings: %s" % maps)
+    types = {}
+    for n, leaf, labels in samples:
+        want = "cpython" if maps.get(locs.get(leaf)) == "[python]" else "native"
+        check(labels.get("profile.frame.type") == want, "pprof sample of %d, leaf in %s: "
+              "labels %s" % (n, maps.get(locs.get(leaf)), labels))
+        types[want] = types.get(want, 0) + n
+    check(types.get("cpython", 0) > 1000 and types.get("native", 0) > 0,
+          "samples by leaf frame type: %s" % types)
+    root = ET.parse(os.path.join(out, "flamegraph.svg")).getroot()
+    hues = {}
+    for g in root.iter(SVG_NS + "g"):
+        if g.get("class") != "f" or not g.get("data-m"):
+            continue
+        rgb = g.find(SVG_NS + "rect").get("fill")
+        h = colorsys.rgb_to_hls(*(int(rgb[i:i + 2], 16) / 255 for i in (1, 3, 5)))[0] * 360
+        hues.setdefault(g.get("data-m") == "[python]", []).append(h)
+    check(hues.get(True) and all(45 <= h <= 65 for h in hues[True]),
+          "svg: Python boxes' hues %s" % sorted(set(round(h) for h in hues.get(True, []))))
+    check(hues.get(False) and all(h <= 40 or h >= 350 for h in hues[False]),
+          "svg: native boxes' hues %s" % sorted(set(round(h) for h in hues.get(False, []))))
+    legend = [r.get("data-runtime") for r in root.iter(SVG_NS + "rect")
+              if r.get("class") == "legend"]
+    check(legend == ["native", "python"], "svg legend: %s" % legend)
 
 
 def run_on_pty(cmd, cols, env_extra=None):

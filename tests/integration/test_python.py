@@ -36,6 +36,13 @@ PYENV310 = "/root/.pyenv/versions/3.10.13/bin/python3.10"
 PYENV312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYENV313 = "/root/.pyenv/versions/3.13.0/bin/python3.13"
 PY = "[python]"
+
+
+def is_py(n):
+    """A CPython frame: profile.json's runtime field says so."""
+    return n["runtime"] == "python"
+
+
 # Each phase's share of the main thread's samples against its own
 # thread_time, in points. Before the workload shuffled its phases, `make
 # spread RUNS=8 T="test_python_debian test_python_pyenv test_python_pid
@@ -77,7 +84,7 @@ def def_line(name):
 
 
 def py_nodes(root, name):
-    return [(n, p) for n, p in function_nodes(root, name) if n["module"] == PY]
+    return [(n, p) for n, p in function_nodes(root, name) if is_py(n)]
 
 
 EVAL = "_PyEval_EvalFrameDefault"
@@ -93,7 +100,7 @@ def evaluating(root, leaf=lambda n: True):
     stack = [(root, False, False)]
     while stack:
         n, py, ev = stack.pop()
-        py, ev = py or n["module"] == PY, ev or n["function"] == EVAL
+        py, ev = py or is_py(n), ev or n["function"] == EVAL
         if (py or ev) and n["base"] and leaf(n):
             running += n["base"]
             native += 0 if py else n["base"]
@@ -117,7 +124,7 @@ def zlib_elsewhere(root, notes, tail=8, top=3):
         if n["function"] is not None or n["module"]:
             mod = os.path.basename(n["module"] or "?")
             path = path + ["%s@%s" % (n["function"] or n.get("address", "?"), mod)]
-            pack = pack or (n["module"] == PY and n["function"] in ("Codec.pack", "pack"))
+            pack = pack or (is_py(n) and n["function"] in ("Codec.pack", "pack"))
         if n["kind"] == "leaf" and is_libz(n) and not pack and n["cum"]:
             key = " > ".join(path[-tail:])
             paths[key] = paths.get(key, 0) + n["cum"]
@@ -419,7 +426,7 @@ def test_python_off():
     prof = load(out)
     check_invariants(prof)
     for t in prof["threads"]:
-        check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])),
+        check(not any(is_py(n) for n, _, _ in nodes(t["root"])),
               "Python frames with --no-python")
     check(not any(k.startswith("python:") for k in prof["notes"]),
           "python counters with --no-python")
@@ -460,7 +467,7 @@ def test_python_issue_example_xtree_and_pprof():
     """`stacktreed -- python3 prog.py` on the issue's own program: handler
     -> fib recursion and parse -> <listcomp> with their lines in the xtree,
     and in the real `go tool pprof` (-top, -top -lines, -peek, -list)."""
-    from test_outputs import pprof
+    from test_outputs import pprof, raw_samples
     d = tempfile.mkdtemp(prefix="st-it-pyissue-")
     prog = os.path.join(d, "prog.py")
     with open(prog, "w") as f:
@@ -511,6 +518,19 @@ def test_python_issue_example_xtree_and_pprof():
     lst = pprof(["-list", "^fib$"], pb)
     check(re.search(r"^\s+[0-9.]+[mun]?s\s+[0-9.]+[mun]?s\s+2:def fib", lst, re.M),
           "go tool pprof -list fib: no samples on line 2:\n%s" % lst[-600:])
+    # the Python frames in one [python] mapping, a sample with a Python
+    # leaf labelled profile.frame.type=cpython (go tool pprof -raw)
+    samples, locs, maps = raw_samples(pprof(["-raw"], pb))
+    check(list(maps.values()).count("[python]") == 1, "pprof mappings: %s" % maps)
+    for n, leaf, labels in samples:
+        py = maps.get(locs.get(leaf)) == "[python]"
+        check(labels.get("profile.frame.type") == ("cpython" if py else "native"),
+              "pprof sample of %d, leaf in %s: labels %s" % (n, maps.get(locs.get(leaf)), labels))
+    py_leaf = sum(n["base"] for t in prof["threads"] for n, _, _ in nodes(t["root"])
+                  if is_py(n))
+    check(py_leaf > 0 and sum(n for n, _, l in samples if l.get("profile.frame.type") ==
+                              "cpython") == py_leaf,
+          "pprof samples labelled cpython differ from profile.json's Python BASE %d" % py_leaf)
 
 
 def test_python_hostile_state():
@@ -531,13 +551,13 @@ def test_python_hostile_state():
     check(notes.get("python: code objects unreadable", 0) >= 1, "code object read: %s" % notes)
     deepest = 0
     for n, _, _ in nodes(t["root"]):
-        if n["module"] == PY:
+        if is_py(n):
             check(n["function"] == "[python code]", "a fake frame named %s" % n["function"])
     # at most 64 Python frames on any path
     stack = [(t["root"], 0)]
     while stack:
         n, k = stack.pop()
-        k += n["module"] == PY
+        k += is_py(n)
         deepest = max(deepest, k)
         stack.extend((c, k) for c in n["children"])
     check(0 < deepest <= 64, "%d Python frames on a path" % deepest)
@@ -559,7 +579,7 @@ def test_python_unsupported_version():
     t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
     check(function_cum(t["root"], "_PyEval_EvalFrameDefault") >= 0.8 * t["samples"],
           "native frames: %s" % t["samples"])
-    check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])), "Python frames")
+    check(not any(is_py(n) for n, _, _ in nodes(t["root"])), "Python frames")
 
 
 # difflib and pydoc of the standard library, with a thread that dumps the
@@ -616,7 +636,7 @@ def test_python_real_program_matches_its_own_dumps():
     while stack:
         n, py_parent = stack.pop()
         here = py_parent
-        if n["module"] == PY:
+        if is_py(n):
             if py_parent is not None:
                 if (py_parent, n["function"]) in seen:
                     good += n["cum"]
@@ -745,9 +765,9 @@ def test_python_deferred_samples_keep_python_frames():
         fn = [n for n, p in py_nodes(t["root"], name)]
         check(sum(n["cum"] for n in fn) >= 0.5 * 0.4 * 999 * (0.5 if SANITIZED else 1),
               "%s: %d samples" % (name, sum(n["cum"] for n in fn)))
-        lam = [c for n in fn for c, _, _ in nodes(n) if c["module"] == PY and
+        lam = [c for n in fn for c, _, _ in nodes(n) if is_py(c) and
                c["function"] == "%s.<locals>.<lambda>" % name]
-        check(any(c["module"] != PY for l in lam for c, _, _ in nodes(l) if c is not l),
+        check(any(not is_py(c) for l in lam for c, _, _ in nodes(l) if c is not l),
               "%s: no native frame under its lambda" % name)
 
 
@@ -794,7 +814,7 @@ def test_python_code_address_reused_names_each_object():
         metric("pyreuse.f%d" % i, got)
         check(got >= want, "f%d: %d samples, at least %d wanted: %s" % (
             i, got, want, sorted({(n["function"], n.get("file")) for n, _, _ in
-                                  nodes(t["root"]) if n["module"] == PY})))
+                                  nodes(t["root"]) if is_py(n)})))
         check(all(n.get("file") == "gen%d.py" % i for n in fn), "f%d in %s" % (
             i, sorted({n.get("file") for n in fn})))
     check(not prof["notes"].get("python: code names replaced (an address reused by 16 "
@@ -830,7 +850,7 @@ def test_python_names_from_bpf_copies():
     seen = set()
     for t in prof["threads"]:
         for n, _, _ in nodes(t["root"]):
-            if n["module"] != PY:
+            if not is_py(n):
                 continue
             check(not n["function"].startswith("["), "unnamed Python frame: %s" % n)
             if n.get("file") == SCRIPT and n["function"] in spans:
@@ -852,7 +872,7 @@ def test_python_interpreters_switch():
         prof = load(out)
         check_invariants(prof)
         t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
-        pyn = sum(n["cum"] for n, _, _ in nodes(t["root"]) if n["module"] == PY and
+        pyn = sum(n["cum"] for n, _, _ in nodes(t["root"]) if is_py(n) and
                   n["function"] == "<module>")
         if on:
             check(pyn >= 0.9 * t["samples"], "%s: <module> in %d of %d samples"
@@ -860,7 +880,7 @@ def test_python_interpreters_switch():
             check(prof["notes"].get("python: samples with python frames", 0) > 0,
                   "%s: %s" % (args, prof["notes"]))
         else:
-            check(not any(n["module"] == PY for n, _, _ in nodes(t["root"])),
+            check(not any(is_py(n) for n, _, _ in nodes(t["root"])),
                   "Python frames with %s" % args)
             check(not any(k.startswith("python:") for k in prof["notes"]),
                   "python counters with %s" % args)
@@ -873,12 +893,12 @@ def test_python_interpreters_switch():
 
 
 def test_python_json_kind_round_trip():
-    """profile.json gives a Python node "kind": "python" (module
-    "[python]", file and line kept; a call site's offset is its line, the
-    leaf's null), and `stacktree report --input` reads it back and renders
-    every format as stacktreed did (before, two Python leaves of one
-    function on two lines were one frame when read back: "duplicate
-    node")."""
+    """profile.json gives a Python node "runtime": "python" and "kind":
+    "python" (module "[python]", file and line kept; a call site's offset
+    is its line, the leaf's null), and `stacktree report --input` reads it
+    back and renders every format as stacktreed did (before, two Python
+    leaves of one function on two lines were one frame when read back:
+    "duplicate node")."""
     from stcheck import STACKTREE
     fmts = "xtree,arcflow,json,folded,svg,pprof"
     out, err, rep = run_profiled(["-F", "499", "--format", fmts, "--", DEBIAN, SCRIPT, "1"])
@@ -887,9 +907,10 @@ def test_python_json_kind_round_trip():
     kinds = {}
     for t in prof["threads"]:
         for n, _, _ in nodes(t["root"]):
-            if n["module"] == PY or n["kind"] == "python":
-                check(n["module"] == PY and n["kind"] == "python",
-                      "Python node %s: kind %s, module %s" % (n["function"], n["kind"], n["module"]))
+            if is_py(n) or n["kind"] == "python" or n["module"] == PY:
+                check(is_py(n) and n["kind"] == "python" and n["module"] == PY,
+                      "Python node %s: runtime %s, kind %s, module %s"
+                      % (n["function"], n["runtime"], n["kind"], n["module"]))
                 leaf = n["offset"] is None
                 check(leaf or n["offset"] == n.get("line", 0), "call site %s: offset %s, line %s"
                       % (n["function"], n["offset"], n.get("line")))

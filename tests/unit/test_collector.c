@@ -96,7 +96,7 @@ static void test_merge_builds_and_sums(void **state)
 	assert_int_equal(leaf->calls, 2);
 	k = child(cs, ST_FRAME_LEAF, 0xffffffff81000000ull);
 	assert_non_null(k);
-	assert_true(k->f.kernel);
+	assert_int_equal(k->f.runtime, ST_RUNTIME_KERNEL);
 	assert_int_equal(k->base, 4);
 	assert_int_equal(st_tree__node_count(t->tree), 4);	/* root included */
 	st_collector__free(c);
@@ -217,7 +217,7 @@ static void test_merge_flags(void **state)
 	n = n->next_sibling;
 	assert_non_null(n);
 	assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
-	assert_true(n->f.kernel);
+	assert_int_equal(n->f.runtime, ST_RUNTIME_KERNEL);
 	assert_string_equal(n->f.function, "[kernel]");
 
 	f = raw(c, PID, TID, true);
@@ -357,7 +357,7 @@ static void test_late_fold_path(void **state)
 	assert_non_null(n);
 	n = child(n, ST_FRAME_CALLSITE, 0xffffffff81000020ull);
 	assert_non_null(n);
-	assert_true(n->f.kernel);
+	assert_int_equal(n->f.runtime, ST_RUNTIME_KERNEL);
 	n = child(n, ST_FRAME_LEAF, 0xffffffff81000010ull);
 	assert_non_null(n);
 	assert_int_equal(n->base, 1);

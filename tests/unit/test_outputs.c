@@ -66,7 +66,7 @@ static struct st_profile *sample_profile(void)
 		struct st_frame k = { .kind = ST_FRAME_LEAF, .addr = 0xffffffff81000000ULL,
 				      .function = st_strtab__intern(p->strs, "schedule"),
 				      .module = st_strtab__intern(p->strs, "[kernel.kallsyms]"),
-				      .kernel = true };
+				      .runtime = ST_RUNTIME_KERNEL };
 		struct st_frame u[] = {
 			{ .kind = ST_FRAME_SPECIAL,
 			  .function = st_strtab__intern(p->strs, "[truncated]") },
@@ -302,7 +302,7 @@ static void test_pprof_fields(void **state)
 		assert_int_equal(s->value[1], s->value[0] * period);
 		total += s->value[0];
 		ns += s->value[1];
-		assert_int_equal(s->n_label, 3);
+		assert_int_equal(s->n_label, 4);	/* pid, tid, comm, frame type */
 		l = label(pb, s, "comm");
 		assert_int_equal(l->num, 0);
 		if (s->value[0] == 90) {
@@ -316,6 +316,8 @@ static void test_pprof_fields(void **state)
 			assert_int_equal(label(pb, s, "pid")->str, 0);
 			assert_int_equal(label(pb, s, "tid")->num, 10);
 			assert_string_equal(s_(pb, l->str), "prog");
+			assert_string_equal(s_(pb, label(pb, s, "profile.frame.type")->str),
+					    "native");
 		} else if (s->value[0] == 3) {
 			seen3 = true;
 			assert_int_equal(s->n_location_id, 2);
@@ -331,6 +333,8 @@ static void test_pprof_fields(void **state)
 			assert_int_equal(s->n_location_id, 1);
 			assert_string_equal(loc_function(pb, s->location_id[0]), "schedule");
 			assert_string_equal(loc_module(pb, s->location_id[0]), "[kernel.kallsyms]");
+			assert_string_equal(s_(pb, label(pb, s, "profile.frame.type")->str),
+					    "kernel");
 		} else if (s->value[0] == 100) {
 			assert_string_equal(loc_function(pb, s->location_id[1]), "start");
 			assert_string_equal(loc_module(pb, s->location_id[1]), "/lib/libc.so.6");
@@ -826,6 +830,150 @@ static void test_svg_all(void **state)
 
 /* ---- fault profiles: data leaves ------------------------------------------- */
 
+/* ---- runtimes ---------------------------------------------------------------- */
+
+/* pid 40 "mixed": main+0x10 -> <module> (python, line 3) -> fib (python) 6;
+ * main+0x10 -> run (java, module "libjvm.so" as a reader may name it) 2;
+ * main+0x20 -> schedule (kernel) 3; main+0x20 -> work 1. */
+static struct st_profile *runtime_profile(void)
+{
+	struct st_profile *p = st_profile__new("cpu-clock");
+	struct st_thread *t = st_profile__add_thread(p, 40, 40, "mixed");
+	struct st_frame m10 = cs(p, "main", 0x10, "/bin/mixed");
+	struct st_frame m20 = cs(p, "main", 0x20, "/bin/mixed");
+	struct st_frame mod = { .kind = ST_FRAME_CALLSITE, .addr = 0x7f0000, .offset = 3,
+				.line = 3, .runtime = ST_RUNTIME_PYTHON,
+				.function = st_strtab__intern(p->strs, "<module>"),
+				.module = st_strtab__intern(p->strs, ST_PYTHON_MODULE),
+				.file = st_strtab__intern(p->strs, "/tmp/m.py") };
+	struct st_frame fib = { .kind = ST_FRAME_LEAF, .addr = 0x7f1000, .offset = 1, .line = 1,
+				.runtime = ST_RUNTIME_PYTHON,
+				.function = st_strtab__intern(p->strs, "fib"),
+				.module = st_strtab__intern(p->strs, ST_PYTHON_MODULE),
+				.file = st_strtab__intern(p->strs, "/tmp/m.py") };
+	struct st_frame run = lf(p, "run", "libjvm.so");
+	struct st_frame sched = lf(p, "schedule", "[kernel.kallsyms]");
+
+	run.runtime = ST_RUNTIME_JAVA;
+	sched.runtime = ST_RUNTIME_KERNEL;
+	st_tree__add_sample(t->tree, (struct st_frame[]){ m10, mod, fib }, 3, 6, ST_CALLS_FRAME);
+	st_tree__add_sample(t->tree, (struct st_frame[]){ m10, run }, 2, 2, ST_CALLS_FRAME);
+	st_tree__add_sample(t->tree, (struct st_frame[]){ m20, sched }, 2, 3, ST_CALLS_FRAME);
+	st_tree__add_sample(t->tree, (struct st_frame[]){ m20, lf(p, "work", "/bin/mixed") }, 2, 1,
+			    ST_CALLS_FRAME);
+	st_profile__finalize(p);
+	p->samples = 12;
+	return p;
+}
+
+/* pprof: Python and Java frames in one mapping per runtime ("[python]",
+ * "[java]"), every sample labelled with its leaf's OpenTelemetry frame type. */
+static void test_runtime_pprof(void **state)
+{
+	struct st_profile *p = runtime_profile();
+	PProfile *pb = decode_written(p);
+	size_t seen = 0;
+
+	(void)state;
+	assert_int_equal(pb->n_sample, 4);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		const char *type = s_(pb, label(pb, s, "profile.frame.type")->str);
+
+		assert_string_equal(loc_module(pb, s->location_id[s->n_location_id - 1]),
+				    "/bin/mixed");
+		switch (s->value[0]) {
+		case 6:
+			assert_string_equal(type, "cpython");
+			assert_int_equal(s->n_location_id, 3);
+			assert_string_equal(loc_function(pb, s->location_id[0]), "fib");
+			assert_string_equal(loc_module(pb, s->location_id[0]), "[python]");
+			assert_string_equal(loc_module(pb, s->location_id[1]), "[python]");
+			assert_int_equal(loc(pb, s->location_id[0])->mapping_id,
+					 loc(pb, s->location_id[1])->mapping_id);
+			break;
+		case 2:
+			assert_string_equal(type, "jvm");
+			assert_string_equal(loc_module(pb, s->location_id[0]), "[java]");
+			break;
+		case 3:
+			assert_string_equal(type, "kernel");
+			assert_string_equal(loc_module(pb, s->location_id[0]), "[kernel.kallsyms]");
+			break;
+		default:
+			assert_int_equal(s->value[0], 1);
+			assert_string_equal(type, "native");
+		}
+		seen |= 1u << s->value[0];
+	}
+	assert_int_equal(seen, (1u << 6) | (1u << 2) | (1u << 3) | (1u << 1));
+	/* one mapping per runtime for interpreted frames; main is first */
+	assert_int_equal(pb->n_mapping, 4);
+	assert_string_equal(s_(pb, pb->mapping[0]->filename), "/bin/mixed");
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	st_profile__free(p);
+}
+
+/* The hue (degrees) of the fill of the box named name. */
+static double box_hue(const char *svg, const char *name)
+{
+	char key[128];
+	const char *g, *fill;
+	unsigned rgb;
+	double r, gr, b, mx, mn, h;
+
+	snprintf(key, sizeof(key), "data-n=\"%s\"", name);
+	g = strstr(svg, key);
+	assert_non_null(g);
+	fill = strstr(g, "fill=\"#");
+	assert_non_null(fill);
+	assert_int_equal(sscanf(fill + 7, "%6x", &rgb), 1);
+	r = (rgb >> 16) / 255.0;
+	gr = ((rgb >> 8) & 0xff) / 255.0;
+	b = (rgb & 0xff) / 255.0;
+	mx = fmax(r, fmax(gr, b));
+	mn = fmin(r, fmin(gr, b));
+	assert_true(mx - mn > 0.1);	/* a colour, not a grey */
+	h = mx == r ? fmod((gr - b) / (mx - mn), 6) : mx == gr ? (b - r) / (mx - mn) + 2 :
+							       (r - gr) / (mx - mn) + 4;
+	h *= 60;
+	return h < 0 ? h + 360 : h;
+}
+
+/* svg: each runtime its hue family (native red to orange, kernel cyan-blue,
+ * python yellow, java green), the legend names the runtimes drawn. */
+static void test_runtime_svg(void **state)
+{
+	struct st_profile *p = runtime_profile();
+	char *svg = svg_text(p, -1);
+	double h;
+
+	(void)state;
+	h = box_hue(svg, "main");
+	assert_true(h <= 40 || h >= 350);
+	h = box_hue(svg, "work");
+	assert_true(h <= 40 || h >= 350);
+	h = box_hue(svg, "fib");
+	assert_true(h >= 45 && h <= 65);
+	assert_true(fabs(box_hue(svg, "&lt;module&gt;") - h) < 1);
+	h = box_hue(svg, "schedule");
+	assert_true(h >= 180 && h <= 220);
+	h = box_hue(svg, "run");
+	assert_true(h >= 95 && h <= 135);
+	assert_non_null(strstr(svg, ">Colour by runtime:</text>"));
+	assert_int_equal(count(svg, "class=\"legend\""), 4);
+	assert_non_null(strstr(svg, "data-runtime=\"python\""));
+	free(svg);
+	st_profile__free(p);
+	/* a profile of native code alone: one legend entry */
+	p = sample_profile();
+	svg = svg_text(p, 10);
+	assert_int_equal(count(svg, "class=\"legend\""), 1);
+	assert_non_null(strstr(svg, "data-runtime=\"native\""));
+	free(svg);
+	st_profile__free(p);
+}
+
 /* page-faults (not timer based): main+0x10 -> touch -> a heap data leaf, 4
  * faults; main+0x10 -> touch 1 fault without a data leaf. */
 static struct st_profile *fault_profile(struct st_frame *data)
@@ -864,12 +1012,14 @@ static void test_data_leaves(void **state)
 		const Perftools__Profiles__Sample *s = pb->sample[i];
 
 		if (s->value[0] != 4) {
-			assert_int_equal(s->n_label, 3);	/* pid, tid, comm */
+			assert_int_equal(s->n_label, 4);	/* pid, tid, comm, frame type */
 			continue;
 		}
 		seen = true;
-		assert_int_equal(s->n_label, 4);
+		assert_int_equal(s->n_label, 5);
 		assert_string_equal(s_(pb, label(pb, s, "class")->str), "heap");
+		/* the code frame that touched the data: native */
+		assert_string_equal(s_(pb, label(pb, s, "profile.frame.type")->str), "native");
 		assert_int_equal(s->n_location_id, 3);
 		assert_string_equal(loc_function(pb, s->location_id[0]), name);
 		assert_int_equal(loc(pb, s->location_id[0])->address, 0x5555000040);
@@ -1029,6 +1179,8 @@ int main(void)
 		cmocka_unit_test(test_svg_process),
 		cmocka_unit_test(test_svg_by_function),
 		cmocka_unit_test(test_svg_all),
+		cmocka_unit_test(test_runtime_pprof),
+		cmocka_unit_test(test_runtime_svg),
 		cmocka_unit_test(test_data_leaves),
 		cmocka_unit_test(test_forced_data_leaves),
 		cmocka_unit_test(test_parse_formats),

@@ -159,9 +159,9 @@ static const struct st_node *only_child(const struct st_node *n)
 	return n->first_child;
 }
 
-/* The merged stack folded by the daemon: Python nodes (module
- * "[python]", the node address without the tag) between their native
- * callers and callees; the path handed back flags them as BPF does. */
+/* The merged stack folded by the daemon: Python nodes (runtime python,
+ * the node address without the tag) between their native callers and
+ * callees; the path handed back flags them as BPF does. */
 static void test_late_fold_of_merged_stack(void **state)
 {
 	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
@@ -184,24 +184,25 @@ static void test_late_fold_of_merged_stack(void **state)
 	assert_true(found);
 	n = only_child(st_tree__root(t.tree));	/* main */
 	assert_int_equal(n->f.addr, 0x5000);
-	assert_null(n->f.module);
+	assert_int_equal(n->f.runtime, ST_RUNTIME_NATIVE);
 	n = only_child(n);	/* Py_RunMain */
 	assert_int_equal(n->f.addr, 0x4000);
 	for (int i = 4; i >= 2; i--) {	/* run B, root first */
 		n = only_child(n);
-		assert_string_equal(n->f.module, ST_PYTHON_MODULE);
+		assert_int_equal(n->f.runtime, ST_RUNTIME_PYTHON);
 		assert_int_equal(n->f.addr, py.addr[i]);
 		assert_int_equal(n->f.kind, ST_FRAME_CALLSITE);
 	}
 	n = only_child(n);	/* PyObject_Call */
 	assert_int_equal(n->f.addr, 0x3000);
-	assert_null(n->f.module);
+	assert_int_equal(n->f.runtime, ST_RUNTIME_NATIVE);
 	n = only_child(only_child(n));	/* run A */
-	assert_string_equal(n->f.module, ST_PYTHON_MODULE);
+	assert_int_equal(n->f.runtime, ST_RUNTIME_PYTHON);
 	assert_int_equal(n->f.addr, py.addr[0]);
 	n = only_child(n);	/* the C leaf under its Python caller */
 	assert_int_equal(n->f.kind, ST_FRAME_LEAF);
 	assert_int_equal(n->f.addr, 0x9000);
+	assert_int_equal(n->f.runtime, ST_RUNTIME_NATIVE);
 	assert_int_equal(n->base, 1);
 
 	assert_int_equal(st_collector__late_path(c, PID, TID, 7, &h), 0);

@@ -52,7 +52,7 @@ static struct st_profile *sample_profile(void)
 		struct st_frame k = { .kind = ST_FRAME_LEAF, .addr = 0xffffffff81000000ULL,
 				      .function = st_strtab__intern(p->strs, "schedule"),
 				      .module = st_strtab__intern(p->strs, "[kernel.kallsyms]"),
-				      .kernel = true };
+				      .runtime = ST_RUNTIME_KERNEL };
 
 		st_tree__add_sample(t->tree, &k, 1, 7, ST_CALLS_FRAME);
 	}
@@ -71,7 +71,7 @@ static void assert_same_node(const struct st_node *a, const struct st_node *b)
 	assert_int_equal(a->base, b->base);
 	assert_int_equal(a->cum, b->cum);
 	assert_int_equal(a->calls, b->calls);
-	assert_int_equal(a->f.kernel, b->f.kernel);
+	assert_int_equal(a->f.runtime, b->f.runtime);
 	if (a->f.kind != ST_FRAME_ROOT) {
 		assert_string_equal(a->f.function ? a->f.function : "-",
 				    b->f.function ? b->f.function : "-");

@@ -51,7 +51,7 @@ static void test_mark_short(void **state)
 	struct st_frame kern = { .kind = ST_FRAME_SPECIAL,
 				 .function = st_strtab__intern(p->strs, "[kernel]") };
 	struct st_frame kf = { .kind = ST_FRAME_LEAF, .addr = 0xffffffff81000010ull,
-			       .kernel = true,
+			       .runtime = ST_RUNTIME_KERNEL,
 			       .function = st_strtab__intern(p->strs, "do_exit") };
 	struct st_frame unnamed = { .kind = ST_FRAME_CALLSITE, .addr = 0x7000,
 				    .module = st_strtab__intern(p->strs, prog) };

@@ -361,6 +361,40 @@ static void test_frame_names(void **state)
 	assert_string_equal(st_frame__name(&raw, buf, sizeof(buf)), "[unknown] 0xabc");
 }
 
+/* The runtime table (names, OpenTelemetry's, pseudo modules) and the
+ * runtime as part of a frame's key: two frames alike but for it are two
+ * children, a Python call site is named without its offset (its line). */
+static void test_runtimes(void **state)
+{
+	static const char *const names[] = { "native", "kernel", "python", "java" };
+	static const char *const otel[] = { "native", "kernel", "cpython", "jvm" };
+	struct fx *f = *state;
+	struct st_frame a = site("run", 0x10, f), b = a;
+	enum st_runtime r;
+	char buf[64];
+
+	for (unsigned i = 0; i < ST_RUNTIME_COUNT; i++) {
+		assert_string_equal(st_runtime__name(i), names[i]);
+		assert_string_equal(st_runtime__otel(i), otel[i]);
+		assert_int_equal(st_runtime__parse(names[i], &r), 0);
+		assert_int_equal(r, i);
+	}
+	assert_null(st_runtime__name(ST_RUNTIME_COUNT));
+	assert_null(st_runtime__otel(ST_RUNTIME_COUNT));
+	assert_int_equal(st_runtime__parse("cpython", &r), -EINVAL);
+	assert_null(st_runtime__module(ST_RUNTIME_NATIVE));
+	assert_null(st_runtime__module(ST_RUNTIME_KERNEL));
+	assert_string_equal(st_runtime__module(ST_RUNTIME_PYTHON), ST_PYTHON_MODULE);
+	assert_string_equal(st_runtime__module(ST_RUNTIME_JAVA), "[java]");
+	b.runtime = ST_RUNTIME_JAVA;
+	assert_ptr_not_equal(st_tree__child(f->t, st_tree__root(f->t), &a, true),
+			     st_tree__child(f->t, st_tree__root(f->t), &b, true));
+	assert_int_equal(st_tree__node_count(f->t), 3);
+	assert_string_equal(st_frame__name(&b, buf, sizeof(buf)), "run+0x10");
+	b.runtime = ST_RUNTIME_PYTHON;
+	assert_string_equal(st_frame__name(&b, buf, sizeof(buf)), "run");
+}
+
 /* ---- by function ------------------------------------------------------ */
 
 struct seen_h {
@@ -453,6 +487,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_sums, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_invariants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frame_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runtimes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_tree_no_recursion, setup, teardown),

@@ -552,7 +552,8 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 	struct st_frame f = {
 		.kind = (r->flags & ST_NODE_LEAF) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE,
 		.addr = r->addr,
-		.kernel = (r->flags & ST_NODE_KERNEL) != 0,
+		.runtime = (r->flags & ST_NODE_KERNEL) ? ST_RUNTIME_KERNEL :
+			   (r->flags & ST_NODE_PYTHON) ? ST_RUNTIME_PYTHON : ST_RUNTIME_NATIVE,
 	};
 
 	if (r->flags & ST_NODE_DATA) {
@@ -573,7 +574,7 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = ST_TRUNCATED_NAME;
-	} else if (f.kernel && r->addr == 0) {
+	} else if (f.runtime == ST_RUNTIME_KERNEL && r->addr == 0) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = NAME_KERNEL;
 	}
@@ -630,8 +631,9 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			return -ENOMEM;
 		ref->n->base += r->base;
 		ref->n->calls += r->calls;
-		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA && !f.kernel &&
-		    !ref->t->proc->gone && !covered(ref->t->proc, f.addr))
+		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA &&
+		    f.runtime != ST_RUNTIME_KERNEL && !ref->t->proc->gone &&
+		    !covered(ref->t->proc, f.addr))
 			ref->t->proc->missing = true;
 	}
 	return 0;
@@ -639,7 +641,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 
 static bool same_raw(const struct st_frame *a, const struct st_frame *b)
 {
-	return a->kind == b->kind && a->addr == b->addr && a->kernel == b->kernel &&
+	return a->kind == b->kind && a->addr == b->addr && a->runtime == b->runtime &&
 	       a->function == b->function && a->module == b->module;
 }
 
@@ -664,6 +666,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 		path[n].kind = (i == 0 && kn == 0) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
 		if (user[i] & ST_PY_TAG) {	/* merged in (user/collect/runtimes/python/pymerge.h) */
 			path[n].module = NAME_PYTHON;
+			path[n].runtime = ST_RUNTIME_PYTHON;
 			path[n++].addr = user[i] & ~ST_PY_TAG;
 			continue;
 		}
@@ -673,7 +676,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 	}
 	for (size_t i = kn; i-- > 0;) {
 		path[n].kind = i == 0 ? ST_FRAME_LEAF : ST_FRAME_CALLSITE;
-		path[n].kernel = true;
+		path[n].runtime = ST_RUNTIME_KERNEL;
 		path[n++].addr = kstack[i];
 	}
 	/* a cut sample of a thread that has a path: not the path the next
@@ -717,8 +720,8 @@ int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 
 		/* bpf/sample.bpf.c's path_at(): [truncated], user frames, kernel frames */
 		out->addrs[i] = f->kind == ST_FRAME_SPECIAL ? 0 : f->addr;
 		out->flags[i] = (__u16)(f->kind == ST_FRAME_SPECIAL ? ST_NODE_TRUNCATED :
-					(f->kernel ? ST_NODE_KERNEL : 0) |
-					(f->module == NAME_PYTHON ? ST_NODE_PYTHON : 0) |
+					(f->runtime == ST_RUNTIME_KERNEL ? ST_NODE_KERNEL : 0) |
+					(f->runtime == ST_RUNTIME_PYTHON ? ST_NODE_PYTHON : 0) |
 					(f->kind == ST_FRAME_LEAF ? ST_NODE_LEAF : 0));
 	}
 	out->n = (__u32)t->nlate;

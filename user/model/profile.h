@@ -146,17 +146,20 @@ __u64 st_thread__samples(const struct st_thread *t);
  * NULL when out of range. */
 const char *st_frame__kind_name(enum st_frame_kind k);
 /* The "kind" profile.json gives frame f: st_frame__kind_name(f->kind), but
- * "python" for a CPython frame (module ST_PYTHON_MODULE, a call site or the
+ * "python" for a CPython frame (runtime ST_RUNTIME_PYTHON, a call site or the
  * leaf: offset = its line for a call site, null for the leaf, which the
  * reader tells apart by it). */
 const char *st_frame__json_kind(const struct st_frame *f);
 const char *st_frame__class_name(unsigned data_class);
 /* profile.json's "format" and "version" (schema/profile.schema.json).
+ * Version 3: every node has "runtime" (st_runtime__name(), common/tree.h).
  * Version 2: "format", "version", "start"/"end", notes and lost_by keyed
  * by stable ids ({"id": {"value": N, "text": "sentence"}}). Files without
- * a version (1) have notes and lost_by as {"sentence": N}; both are read. */
+ * a version (1) have notes and lost_by as {"sentence": N}. All are read: a
+ * node without "runtime" is python when its "kind" is "python" (or its
+ * module [python]), kernel when it has "kernel": true, else native. */
 #define ST_PROFILE_JSON_FORMAT "stacktree-profile"
-#define ST_PROFILE_JSON_VERSION 2
+#define ST_PROFILE_JSON_VERSION 3
 /* Load profile.json (docs/reports.md, "profile.json"). On a malformed file returns -EINVAL and writes one line
  * (what is wrong and where) into err. */
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);

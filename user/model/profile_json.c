@@ -47,8 +47,8 @@ const char *st_frame__kind_name(enum st_frame_kind k)
 
 static bool is_python(const struct st_frame *f)
 {
-	return (f->kind == ST_FRAME_CALLSITE || f->kind == ST_FRAME_LEAF) && f->module &&
-	       strcmp(f->module, ST_PYTHON_MODULE) == 0;
+	return (f->kind == ST_FRAME_CALLSITE || f->kind == ST_FRAME_LEAF) &&
+	       f->runtime == ST_RUNTIME_PYTHON;
 }
 
 const char *st_frame__json_kind(const struct st_frame *f)
@@ -74,6 +74,8 @@ struct nstate {
 	bool fn_r, sys_r, mod_r, file_r, sym_r;	/* the _raw key was there */
 	bool has_kind, has_base, has_cum, offset_key, has_offset, forced, kernel;
 	bool python;	/* "kind": "python" (a call site or the leaf, by "offset") */
+	bool has_runtime;	/* "runtime" (version 3); else derived from the above */
+	enum st_runtime runtime;
 	bool in_children, children_done;
 	enum st_frame_kind kind;
 	__u8 cls;
@@ -323,6 +325,15 @@ static int node_key(struct reader *r, struct nstate *n, size_t d)
 		n->offset = r->v;
 		return 0;
 	}
+	if (key_is(r, "runtime")) {
+		if ((err = val_str(r, where_at(r, d), &s)) || !s)
+			return err;
+		if (st_runtime__parse(s, &n->runtime))
+			return fail(r, where_at(r, d), "unknown \"runtime\": \"%.40s\" (known: "
+				    "native, kernel, python, java)", s);
+		n->has_runtime = true;
+		return 0;
+	}
 	if (key_is(r, "kernel")) {
 		n->kernel = r->v.tok == ST_J_TRUE || (r->v.tok == ST_J_INT && r->v.u);
 		return skip(r);
@@ -366,7 +377,19 @@ static int node_create(struct reader *r, struct st_tree *t, size_t d)
 			return fail(r, where_at(r, d), "\"offset\" must not be negative");
 		f.offset = n->offset.u;
 	}
-	f.kernel = n->kernel;
+	/* version 2 and older: "kind": "python" or module [python] is a
+	 * CPython frame, "kernel": true a kernel one, the rest native */
+	if (!n->has_runtime)
+		n->runtime = n->python || (f.module && !strcmp(f.module, ST_PYTHON_MODULE) &&
+					   (f.kind == ST_FRAME_CALLSITE || f.kind == ST_FRAME_LEAF)) ?
+				     ST_RUNTIME_PYTHON : n->kernel ? ST_RUNTIME_KERNEL : ST_RUNTIME_NATIVE;
+	else if (n->python && n->runtime != ST_RUNTIME_PYTHON)
+		return fail(r, where_at(r, d), "\"kind\": \"python\" with \"runtime\": \"%s\"",
+			    st_runtime__name(n->runtime));
+	else if (n->kernel && n->runtime != ST_RUNTIME_KERNEL)
+		return fail(r, where_at(r, d), "\"kernel\": true with \"runtime\": \"%s\"",
+			    st_runtime__name(n->runtime));
+	f.runtime = (__u8)n->runtime;
 	f.file = n->file_r ? n->file_raw : n->file;
 	if (n->line > UINT32_MAX)
 		return fail(r, where_at(r, d), "\"line\" %" PRIu64 " is past 2^32 - 1",

@@ -35,7 +35,8 @@ bool st_roots__is_entry(const char *function)
 /* Whether a child of a thread's root ends its stack short. */
 static bool short_stack(const struct st_node *c)
 {
-	if (c->f.kind == ST_FRAME_SPECIAL || c->f.kind == ST_FRAME_DATA || c->f.kernel)
+	if (c->f.kind == ST_FRAME_SPECIAL || c->f.kind == ST_FRAME_DATA ||
+	    c->f.runtime == ST_RUNTIME_KERNEL)
 		return false;	/* [truncated], [kernel]; a data leaf; kernel frames alone */
 	return !st_roots__is_entry(c->f.function);
 }

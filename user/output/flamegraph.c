@@ -1,10 +1,12 @@
 /* flamegraph.c - flamegraph.svg writer, see flamegraph.h.
  *
  * Two passes over the same layout: the first measures (deepest level,
- * samples per module for the legend), the second writes the boxes. A box is
- * a <g class="f"> with data-l (level), data-n (frame name), data-m (module),
- * data-b/-c/-k (BASE, CUM, CALLS), a <title> tooltip, a <rect> and a <text>
- * label; the inline script zooms and searches by rewriting rect x/width.
+ * the runtimes present for the legend), the second writes the boxes. Code
+ * frames are coloured by runtime (common/tree.h), one hue family each. A
+ * box is a <g class="f"> with data-l (level), data-n (frame name), data-m
+ * (module), data-b/-c/-k (BASE, CUM, CALLS), a <title> tooltip, a <rect>
+ * and a <text> label; the inline script zooms and searches by rewriting
+ * rect x/width.
  */
 #include "user/output/flamegraph.h"
 
@@ -19,7 +21,6 @@
 #include "user/model/profile.h"
 #include "common/hash.h"
 #include "common/tree.h"
-#include "common/u64map.h"
 
 #define FG_PAD 10
 #define FG_SITES 10		/* call sites listed in a box's tooltip */
@@ -28,14 +29,8 @@
 #define FG_BOX_H 16
 #define FG_MIN_W 0.1		/* narrower boxes are left out */
 #define FG_CHAR_W 7.08		/* 12 px Verdana, as the script assumes */
-#define FG_LEGEND 8		/* modules in the legend */
 #define GREY_SYNTH 0xd2d2d2u	/* all, process, thread boxes */
 #define GREY_SPECIAL 0xb4b4b4u	/* [truncated], [other], [unknown] */
-
-struct fg_module {
-	const char *path;
-	__u64 base;		/* samples with the leaf in it (legend order) */
-};
 
 struct fg_box {
 	const char *name;
@@ -74,9 +69,7 @@ struct fg {
 	const char *root_name;
 	double *start, *next;	/* per depth: x of the last box, x of the next sibling */
 	size_t cap;
-	struct st_u64map *modmap;	/* module pointer -> index + 1 */
-	struct fg_module *mods;
-	size_t nmods;
+	bool runtimes[ST_RUNTIME_COUNT];	/* code frames of each runtime drawn */
 	int err;
 };
 
@@ -227,15 +220,32 @@ static unsigned class_colour(const char *cls)
 	return 0xc0a0e0u;
 }
 
-/* Hue from the module's file name (stable across runs and machines), out of
- * 12 hues ordered so that near indexes look far apart; a little lightness
- * from the function so neighbouring boxes stay apart. */
-static unsigned module_colour(const char *module, const char *function)
+/* A hue family per runtime (enum st_runtime): native red to orange, kernel
+ * cyan-blue, python yellow, java green. Native code takes one of 6 hues of
+ * its family and one of 2 lightnesses from its module's file name (stable
+ * across runs and machines), ordered so that near indexes look far apart;
+ * the function shades every box a little so neighbours stay apart. */
+static unsigned runtime_colour(unsigned runtime, const char *module, const char *function)
 {
-	static const short hues[12] = { 28, 210, 95, 340, 180, 50, 265, 130, 10, 195, 300, 70 };
+	static const short native_hues[6] = { 4, 30, 14, 36, 22, 0 };
+	static const struct {
+		short hue;
+		double sat, light;
+	} family[ST_RUNTIME_COUNT] = {
+		[ST_RUNTIME_NATIVE] = { 0, 0.70, 0.66 },
+		[ST_RUNTIME_KERNEL] = { 195, 0.55, 0.66 },
+		[ST_RUNTIME_PYTHON] = { 52, 0.80, 0.62 },
+		[ST_RUNTIME_JAVA] = { 110, 0.50, 0.62 },
+	};
 	uint32_t hm = colour_seed(base_name(module)), hf = colour_seed(function);
+	double light, shade = function ? ((double)(hf % 7) - 3) * 0.012 : 0;
 
-	return hsl(hues[hm % 12], 0.62, 0.68 + ((double)(hf % 7) - 3) * 0.012);
+	if (runtime >= ST_RUNTIME_COUNT)
+		runtime = ST_RUNTIME_NATIVE;
+	light = family[runtime].light + shade;
+	if (runtime != ST_RUNTIME_NATIVE)
+		return hsl(family[runtime].hue, family[runtime].sat, light);
+	return hsl(native_hues[hm % 6], family[runtime].sat, light + (hm / 6 % 2 ? 0.06 : 0));
 }
 
 static unsigned node_colour(const struct st_node *n)
@@ -244,37 +254,12 @@ static unsigned node_colour(const struct st_node *n)
 
 	if (cls && n->f.kind == ST_FRAME_DATA)
 		return class_colour(cls);
-	if (n->f.kind == ST_FRAME_SPECIAL || !n->f.module)
-		return GREY_SPECIAL;
-	if (!strcmp(n->f.module, ST_PYTHON_MODULE))	/* Python functions: one yellow */
-		return hsl(48, 0.80, 0.62 + ((double)(strlen(n->f.function ? n->f.function : "") % 7) -
-					     3) * 0.012);
-	return module_colour(n->f.module, n->f.function);
+	if (n->f.kind == ST_FRAME_SPECIAL || (!n->f.module && !n->f.function))
+		return GREY_SPECIAL;	/* pseudo frames, [unknown] addresses */
+	return runtime_colour(n->f.runtime, n->f.module, n->f.function);
 }
 
 /* ---- boxes --------------------------------------------------------------- */
-
-static int note_module(struct fg *g, const char *module, __u64 base)
-{
-	uintptr_t idx;
-
-	if (!module)
-		return 0;
-	idx = (uintptr_t)st_u64map__get(g->modmap, (__u64)(uintptr_t)module);
-	if (!idx) {
-		struct fg_module *nm = realloc(g->mods, (g->nmods + 1) * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		g->mods = nm;
-		g->mods[g->nmods] = (struct fg_module){ .path = module };
-		idx = ++g->nmods;
-		if (st_u64map__put(g->modmap, (__u64)(uintptr_t)module, (void *)idx))
-			return -ENOMEM;
-	}
-	g->mods[idx - 1].base += base;
-	return 0;
-}
 
 static int cmp_site(const void *a, const void *b)
 {
@@ -358,7 +343,9 @@ static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 	if (!g->emit) {
 		if (level > g->max_level)
 			g->max_level = level;
-		g->err = note_module(g, b->module, b->base);
+		if (b->node && b->node->f.kind != ST_FRAME_SPECIAL &&
+		    b->node->f.kind != ST_FRAME_DATA && b->node->f.runtime < ST_RUNTIME_COUNT)
+			g->runtimes[b->node->f.runtime] = true;	/* for the legend */
 		return;
 	}
 	fprintf(out, "<g class=\"f\" data-l=\"%u\" data-n=\"", level);
@@ -706,30 +693,22 @@ static void footer(struct fg *g, double y)
 			 : "No samples");
 	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
 		g->width - FG_PAD, y + 18);
-	fprintf(out, "<text id=\"hint\" x=\"%d\" y=\"%.0f\">Modules:</text>\n", FG_PAD, y + 40);
-	for (size_t i = 0; i < g->nmods && i < FG_LEGEND; i++) {
-		const char *b = base_name(g->mods[i].path);
-		double w = 22 + FG_CHAR_W * (double)(strlen(b) < 40 ? strlen(b) : 40);
+	fprintf(out, "<text id=\"hint\" x=\"%d\" y=\"%.0f\">Colour by runtime:</text>\n",
+		FG_PAD, y + 40);
+	x += 70;
+	for (unsigned r = 0; r < ST_RUNTIME_COUNT; r++) {
+		const char *name = st_runtime__name(r);
+		double w = 22 + FG_CHAR_W * (double)strlen(name);
 
-		if (x + w > g->width - FG_PAD)
-			break;
-		fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
-			     "<text x=\"%.0f\" y=\"%.0f\">",
-			x, y + 30, module_colour(g->mods[i].path, NULL), x + 16, y + 40);
-		xml_putn(out, b, 40);
-		fputs("</text>\n", out);
+		if (!g->runtimes[r] || x + w > g->width - FG_PAD)
+			continue;
+		fprintf(out, "<rect class=\"legend\" data-runtime=\"%s\" x=\"%.0f\" y=\"%.0f\" "
+			     "width=\"12\" height=\"12\" fill=\"#%06x\"/>"
+			     "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+			name, x, y + 30, runtime_colour(r, NULL, NULL), x + 16, y + 40, name);
 		x += w + 14;
 	}
 	fputs("</svg>\n", out);
-}
-
-static int cmp_mod(const void *a, const void *b)
-{
-	const struct fg_module *x = a, *y = b;
-
-	if (x->base != y->base)
-		return x->base > y->base ? -1 : 1;
-	return strcmp(x->path, y->path);
 }
 
 int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid,
@@ -746,15 +725,12 @@ int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid,
 			  : o->width > ST_FLAMEGRAPH_MAX_WIDTH ? ST_FLAMEGRAPH_MAX_WIDTH
 							       : (int)o->width;
 	g.offsets = o && o->offsets;
-	g.modmap = st_u64map__new();
-	if (!g.modmap || !(ps = processes(&g, &nps)))
+	if (!(ps = processes(&g, &nps)))
 		goto cleanup;
 	g.scale = g.total ? (double)(g.width - 2 * FG_PAD) / (double)g.total : 0;
 	layout(&g, ps, nps);	/* measure */
 	if ((err = g.err))
 		goto cleanup;
-	if (g.nmods)	/* qsort(NULL, 0) is undefined: an empty profile */
-		qsort(g.mods, g.nmods, sizeof(*g.mods), cmp_mod);
 	bottom = FG_TOP + (double)(g.max_level + 1) * FG_ROW;
 	g.emit = true;
 	header(&g, ps, nps, bottom + 50);
@@ -764,8 +740,6 @@ int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid,
 	footer(&g, bottom);
 	err = ferror(out) ? -EIO : 0;
 cleanup:
-	st_u64map__free(g.modmap);
-	free(g.mods);
 	free(g.sites);
 	free(g.start);
 	free(g.next);

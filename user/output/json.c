@@ -55,12 +55,13 @@ static void put_node_head(FILE *out, const struct st_node *n)
 		fprintf(out, "\"address\":\"0x%" PRIx64 "\",", (uint64_t)n->f.addr);
 	else
 		fputs("\"address\":null,", out);
-	fprintf(out, "\"kind\":\"%s\",", st_frame__json_kind(&n->f));
+	fprintf(out, "\"kind\":\"%s\",\"runtime\":\"%s\",", st_frame__json_kind(&n->f),
+		st_runtime__name(n->f.runtime));
 	if (n->f.file) {	/* source position (DWARF) */
 		put_bytes(out, "file", n->f.file);
 		fprintf(out, "\"line\":%u,", (unsigned)n->f.line);
 	}
-	if (n->f.kernel)
+	if (n->f.runtime == ST_RUNTIME_KERNEL)	/* as version 2 wrote it */
 		fputs("\"kernel\":true,", out);
 	fprintf(out, "\"base\":%" PRId64 ",\"cum\":%" PRId64 ",\"calls\":%" PRId64
 		",\"children\":[", (int64_t)n->base, (int64_t)n->cum, (int64_t)n->calls);

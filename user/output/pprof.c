@@ -257,6 +257,7 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 {
 	struct loc_key k = { .b = b };
 	const struct st_node *c = n;
+	const char *module;
 	size_t idx1;
 	uint64_t h;
 
@@ -270,10 +271,14 @@ static int location_id(struct pp *b, const struct st_node *n, uint64_t *id)
 		c = c->parent;
 	}
 	k.address = c->f.addr;
-	if (c->f.module) {
-		int64_t mod = str(b, c->f.module);
+	/* an interpreted runtime's frames: one mapping for all ("[python]") */
+	module = st_runtime__module(c->f.runtime);
+	if (!module)
+		module = c->f.module;
+	if (module) {
+		int64_t mod = str(b, module);
 
-		if (mod < 0 || mapping_id(b, c->f.module, mod, &k.mapping))
+		if (mod < 0 || mapping_id(b, module, mod, &k.mapping))
 			return -ENOMEM;
 	}
 	h = st_hash_mix(st_hash_mix(3, k.mapping), k.address);
@@ -368,16 +373,43 @@ struct walk {
 				 * location holds its parent's */
 	size_t cap;
 	size_t lab_off, nlab;	/* the thread's labels */
+	/* per runtime: the run of the thread's labels and the frame type,
+	 * made when a sample first needs it (nlab + 1 long) */
+	size_t rt_off[ST_RUNTIME_COUNT];
+	bool rt_made[ST_RUNTIME_COUNT];
 	int err;
 };
+
+#define FRAME_TYPE "profile.frame.type"	/* OpenTelemetry's name */
+
+/* The runtime of a sample whose leaf is n: its frame's, or for a fault
+ * profile's data leaf the code frame that touched the data. */
+static unsigned leaf_runtime(const struct st_node *n)
+{
+	while (n->f.kind == ST_FRAME_DATA && n->parent)
+		n = n->parent;
+	return n->f.runtime < ST_RUNTIME_COUNT ? n->f.runtime : ST_RUNTIME_NATIVE;
+}
+
+/* Start a run of label indexes with a copy of the thread's. */
+static int copy_thread_labels(struct pp *b, const struct walk *w)
+{
+	for (size_t i = 0; i < w->nlab; i++) {
+		if (grow(&b->labidx, &b->caplabidx, b->nlabidx + 1, sizeof(*b->labidx)))
+			return -ENOMEM;
+		b->labidx[b->nlabidx++] = b->labidx[w->lab_off + i];
+	}
+	return 0;
+}
 
 static int add_sample(struct walk *w, const struct st_node *n)
 {
 	struct pp *b = w->b;
 	const char *kv[MAX_LABELS][2] = { { NULL, NULL } };
 	size_t nkv = frame_labels(n, kv, MAX_LABELS);
+	unsigned rt = leaf_runtime(n);
 	struct sample s = { .loc_off = b->nlocids, .nloc = 0, .val_off = b->nvalsused,
-			    .lab_off = w->lab_off, .nlab = w->nlab };
+			    .lab_off = w->lab_off, .nlab = w->nlab + 1 };
 
 	if (grow(&b->samples, &b->capsamples, b->nsamples + 1, sizeof(*b->samples)) ||
 	    grow(&b->locids, &b->caplocids, b->nlocids + n->depth, sizeof(*b->locids)) ||
@@ -398,17 +430,25 @@ static int add_sample(struct walk *w, const struct st_node *n)
 		b->vals[b->nvalsused++] = ns;
 	}
 	if (nkv) {
-		/* a run of its own: the thread's labels, then the frame's */
+		/* a run of its own: the thread's labels, the frame type, then
+		 * the frame's */
 		s.lab_off = b->nlabidx;
-		s.nlab = w->nlab + nkv;
-		for (size_t i = 0; i < w->nlab; i++) {
-			if (grow(&b->labidx, &b->caplabidx, b->nlabidx + 1, sizeof(*b->labidx)))
-				return -ENOMEM;
-			b->labidx[b->nlabidx++] = b->labidx[w->lab_off + i];
-		}
+		s.nlab = w->nlab + 1 + nkv;
+		if (copy_thread_labels(b, w) || add_label(b, FRAME_TYPE, st_runtime__otel(rt), 0))
+			return -ENOMEM;
 		for (size_t i = 0; i < nkv; i++)
 			if (add_label(b, kv[i][0], kv[i][1], 0))
 				return -ENOMEM;
+	} else {
+		/* the thread's run for the leaf's runtime, shared */
+		if (!w->rt_made[rt]) {
+			w->rt_off[rt] = b->nlabidx;
+			if (copy_thread_labels(b, w) ||
+			    add_label(b, FRAME_TYPE, st_runtime__otel(rt), 0))
+				return -ENOMEM;
+			w->rt_made[rt] = true;
+		}
+		s.lab_off = w->rt_off[rt];
 	}
 	b->samples[b->nsamples++] = s;
 	return 0;
@@ -455,6 +495,7 @@ static int thread_labels(struct pp *b, const struct st_thread *t, struct walk *w
 	    (ctr && add_label(b, "container", ctr, 0)))
 		return -ENOMEM;
 	w->nlab = b->nlabidx - w->lab_off;
+	memset(w->rt_made, 0, sizeof(w->rt_made));
 	return 0;
 }
 

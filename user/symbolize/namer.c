@@ -249,9 +249,9 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		f.function = st_strtab__intern(x->strs, raw->function);
 		return f;
 	}
-	if (raw->module && !strcmp(raw->module, ST_PYTHON_MODULE))	/* ST_NODE_PYTHON */
+	if (raw->runtime == ST_RUNTIME_PYTHON)	/* ST_NODE_PYTHON */
 		return st_python__symbolize(x->n->py, x->t->pid, x->t->image, raw, x->strs);
-	if (raw->kernel) {
+	if (raw->runtime == ST_RUNTIME_KERNEL) {
 		r = st_symbolizer__resolve_kernel(x->n->sym, raw->addr, is_return, &s);
 	} else {
 		m = st_procmaps__find(x->t->maps, raw->addr);
@@ -269,7 +269,7 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		return f; /* shown as [unknown] with its address */
 	set_name(x, &f, s.function);
 	f.module = st_strtab__intern(x->strs, s.module);
-	if (!raw->kernel)
+	if (raw->runtime != ST_RUNTIME_KERNEL)
 		note_module(x, f.module, m, &s);
 	if (!s.function)
 		f.offset = s.module_offset;
@@ -301,7 +301,8 @@ static struct st_node *inline_chain(struct symctx *x, struct st_node *d, const s
 				    const struct srcchain *sc)
 {
 	for (size_t i = 1; i < sc->n && !x->err; i++) {
-		struct st_frame in = { .kind = ST_FRAME_INLINE, .module = d->f.module };
+		struct st_frame in = { .kind = ST_FRAME_INLINE, .module = d->f.module,
+					.runtime = d->f.runtime };
 
 		set_name(x, &in, sc->f[i].function ? sc->f[i].function : "[inlined]");
 		d->calls += s->calls;	/* the outer ones: each call of s is one of theirs */
