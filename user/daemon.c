@@ -98,6 +98,8 @@ struct run {
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling */
 	struct st_http *http;		/* --listen, or NULL */
+	char *token;			/* --listen-token-file's, or NULL */
+	size_t token_len;
 	struct st_budget *budget;	/* --memory-mb: every cache answers to it */
 	bool pending;			/* the trees hold intervals not written (disk full) */
 	__u64 dropped[ST_EVENTS];	/* their samples dropped over the budget, not told yet */
@@ -546,8 +548,21 @@ static int prepare(struct run *r)
 	sigaction(SIGUSR1, &sa, NULL);
 	if ((err = st_session__check_privileges()))
 		return err;
-	if (st_session__check_freq(o->freq) || (o->listen && st_http__check_listen(o->listen)))
+	if (st_session__check_freq(o->freq))
 		return -EINVAL;
+	for (size_t i = 0; i < o->nlisten; i++)
+		if (st_http__check_listen(o->listen[i]))
+			return -EINVAL;
+	if (o->listen_token_file) {
+		char why[256];
+
+		if ((err = st_http_policy__read_token(o->listen_token_file, &r->token,
+						      &r->token_len, why, sizeof(why)))) {
+			fprintf(stderr, "stacktreed: --listen-token-file %s: %s\n",
+				o->listen_token_file, why);
+			return err;
+		}
+	}
 	if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
 		return err;
 	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
@@ -670,6 +685,8 @@ static int open_unwinding(struct run *r)
 	return 0;
 }
 
+_Static_assert(ST_MAX_LISTEN == ST_HTTP_MAX_LISTEN, "--listen's bound is the endpoint's");
+
 /* The live endpoint's hooks (user/output/http.h). */
 static int http_drain(void *ctx)
 {
@@ -695,6 +712,7 @@ static int http_metrics(void *ctx, FILE *out)
 
 	st_http__stats(r->http, &run.http);
 	st_summary__metrics(out, &src, &run);
+	st_http__metrics(r->http, out);
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -706,14 +724,17 @@ static int open_endpoint(struct run *r)
 	const struct st_options *o = r->o;
 	bool faults = !(o->events & (1u << ST_EVENT_CPU));
 	struct st_http_opts ho = {
-		.listen = o->listen, .coll = r->coll, .names = r->names,
+		.listen = o->listen, .nlisten = o->nlisten,
+		.allow = o->listen_allow, .nallow = o->nlisten_allow,
+		.token = r->token, .token_len = r->token_len, .max_seconds = o->listen_max_seconds,
+		.coll = r->coll, .names = r->names,
 		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
 		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
 		.verbose = o->verbose,
 	};
 	int err;
 
-	if (!o->listen)
+	if (!o->nlisten)
 		return 0;
 	if ((err = st_http__new(&ho, &r->http)))
 		return err;
@@ -837,6 +858,9 @@ static int exit_status(const struct run *r)
 static void close_parts(struct run *r)
 {
 	st_http__free(r->http);
+	if (r->token)
+		explicit_bzero(r->token, r->token_len);
+	free(r->token);
 	st_forcefault__free(r->ff);	/* restores, if not done yet */
 	st_outdir__free(r->out);
 	st_launch__free(r->child);

@@ -19,6 +19,9 @@
  * out of the limit the parts answer to (st_daemon__budget_bytes()). */
 #define ST_MEMORY_RESERVE_MB 64
 
+/* --listen given at most this many times (ST_HTTP_MAX_LISTEN) */
+#define ST_MAX_LISTEN 4
+
 struct st_options {
 	__u32 freq;		/* -F */
 	double duration;	/* -d, seconds; 0 = until the target ends or Ctrl-C */
@@ -62,7 +65,13 @@ struct st_options {
 				 * DEBUGINFOD_URLS is set */
 	double debuginfod_timeout; /* --debuginfod-timeout: seconds per fetch, 0: default */
 	__u32 force_faults;	/* --force-faults: pages per second, 0: off */
-	const char *listen;	/* --listen [ADDR:]PORT: the live endpoint, or NULL */
+	/* --listen [ADDR:]PORT or unix:/PATH, repeatable: the live endpoint */
+	const char *listen[ST_MAX_LISTEN];
+	size_t nlisten;
+	__u32 *listen_allow;	/* --listen-allow: uids that see everything */
+	size_t nlisten_allow;
+	const char *listen_token_file;	/* --listen-token-file, or NULL */
+	unsigned listen_max_seconds;	/* --listen-max-seconds; 0: the default */
 	int *tids;		/* -t: only these threads (their processes are in pids) */
 	size_t ntids;
 	bool filter_uid;	/* -u: only tasks whose real uid is uid */

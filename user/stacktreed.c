@@ -12,6 +12,7 @@
 #include "user/perfflags.h"
 #include "user/collect/faults/forcefault.h"
 #include "user/output/flamegraph.h"
+#include "user/output/http.h"
 #include "user/collect/interp.h"
 #include "user/output/report.h"
 #include "stacktree.h"
@@ -53,6 +54,9 @@ enum {
 	OPT_OUTPUT_MODE,
 	OPT_MEMORY_MB,
 	OPT_LISTEN,
+	OPT_LISTEN_ALLOW,
+	OPT_LISTEN_TOKEN_FILE,
+	OPT_LISTEN_MAX_SECONDS,
 	OPT_FOLDED_OFFSETS,
 	OPT_SVG_WIDTH,
 	OPT_CALL_GRAPH,
@@ -99,7 +103,10 @@ static const struct argp_option options[] = {
 	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 65536)", 2 },
 	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
 	{ "interval", OPT_INTERVAL, "SEC", 0, "Service: write a snapshot directory every SEC seconds into DIR (SIGUSR1: now)", 1 },
-	{ "listen", OPT_LISTEN, "[ADDR:]PORT", 0, "Serve GET /debug/pprof/profile?seconds=N (gzipped pprof of the next N seconds) and /metrics (Prometheus) on ADDR:PORT; PORT alone: loopback (127.0.0.1) only", 1 },
+	{ "listen", OPT_LISTEN, "[ADDR:]PORT|unix:/PATH", 0, "Serve GET /debug/pprof/profile?seconds=N (gzipped pprof of the next N seconds) and /metrics (Prometheus) on ADDR:PORT; PORT alone: loopback (127.0.0.1) only; unix:/PATH: a Unix socket the daemon creates (mode 0666: its directory decides who connects); repeatable (4 at most). Root and --listen-allow users get every process, any other local user its own processes only (kernel frames hidden), a client not on loopback 403 without --listen-token-file's token", 1 },
+	{ "listen-allow", OPT_LISTEN_ALLOW, "LIST", 0, "Users that get every process from --listen as root does: a comma list of USER, UID and @GROUP (its members when stacktreed starts); repeatable", 1 },
+	{ "listen-token-file", OPT_LISTEN_TOKEN_FILE, "FILE", 0, "A client that sends 'Authorization: Bearer TOKEN' with the token in FILE (ours, mode 0600 or 0400) gets every process, from any address; a wrong token gets 403", 1 },
+	{ "listen-max-seconds", OPT_LISTEN_MAX_SECONDS, "N", 0, "Longest profile --listen takes (seconds=N over it: 400; default 60, 1..3600)", 1 },
 	{ "keep", OPT_KEEP, "N", 0, "Service: keep the newest N snapshots (default 24)", 1 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (their main thread's comm)", 1 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory (and below)", 1 },
@@ -421,7 +428,29 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_LISTEN:
-		o->listen = arg;
+		if (o->nlisten >= ST_MAX_LISTEN)
+			argp_error(state, "--listen: at most %d addresses", ST_MAX_LISTEN);
+		o->listen[o->nlisten++] = arg;
+		break;
+	case OPT_LISTEN_ALLOW: {
+		char err[256];
+		int r = st_http_policy__allow(arg, &o->listen_allow, &o->nlisten_allow, err,
+					      sizeof(err));
+
+		if (r == -ENOMEM)
+			argp_failure(state, 64, ENOMEM, "--listen-allow");
+		if (r)
+			argp_error(state, "invalid --listen-allow '%s': %s", arg, err);
+		break;
+	}
+	case OPT_LISTEN_TOKEN_FILE:
+		o->listen_token_file = arg;
+		break;
+	case OPT_LISTEN_MAX_SECONDS:
+		if (parse_double(arg, 1, ST_HTTP_MAX_SECONDS, &v) || v != (unsigned)v)
+			argp_error(state, "invalid --listen-max-seconds '%s': give 1..%d (s)", arg,
+				   ST_HTTP_MAX_SECONDS);
+		o->listen_max_seconds = (unsigned)v;
 		break;
 	case OPT_INTERVAL:
 		if (parse_double(arg, 0.5, 86400, &o->interval))
@@ -469,6 +498,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "--pid PID or -- CMD (never with -a)");
 		if (o->force_faults && !(o->events & (1u << ST_EVENT_FAULTS)))
 			argp_error(state, "--force-faults needs --event faults (or cpu,faults)");
+		if (!o->nlisten && (o->nlisten_allow || o->listen_token_file ||
+				    o->listen_max_seconds))
+			argp_error(state, "--listen-allow, --listen-token-file and "
+				   "--listen-max-seconds go with --listen");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -527,5 +560,6 @@ int main(int argc, char **argv)
 	ret = st_daemon__run(&o);
 	free(ps.pids);
 	free(ps.tids);
+	free(o.listen_allow);
 	return ret;
 }

@@ -3,19 +3,25 @@ real clients: `go tool pprof` pulls a profile while the service writes its
 snapshots (the same samples in both), a Prometheus server scrapes /metrics,
 and hostile clients (one that never reads, one that never finishes its
 request, more than the bounds allow) leave sampling and snapshots on
-schedule."""
+schedule. Who gets what (issue 34): uid nobody gets its own process's
+stacks and none of root's, over TCP loopback and a Unix socket; 40 clients
+of nobody leave root's scraper its answers; a remote client needs the
+bearer token (and Prometheus's credentials_file sends it)."""
+import gzip
 import json
 import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import threading
 import time
 import urllib.request
 
-from stcheck import Daemon, check, function_cum, load, metric, wait_for, workload
+from stcheck import (STACKTREED, Daemon, Skip, check, function_cum, load, metric, wait_for,
+                     workload)
 
 DEMO_FUNCS = ("handle_request", "build_response", "checksum", "render_html", "walk_index",
               "parse_request", "flush_log")
@@ -32,15 +38,17 @@ def free_port():
 class Service:
     """-a --interval 2 with --listen on a free loopback port."""
 
-    def __init__(self, interval="2"):
+    def __init__(self, interval="2", args=(), host=None):
         self.dir = tempfile.mkdtemp(prefix="st-ep-")
         self.port = free_port()
+        listen = "%s:%d" % (host, self.port) if host else str(self.port)
         self.d = Daemon(["-a", "-F", "199", "--interval", interval, "-o", self.dir,
-                         "--listen", str(self.port)])
+                         "--listen", listen] + list(args))
         self.url = "http://127.0.0.1:%d" % self.port
 
-    def get(self, path, timeout=10):
-        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+    def get(self, path, timeout=10, headers=None):
+        req = urllib.request.Request(self.url + path, headers=headers or {})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, r.read()
 
     def metrics(self):
@@ -263,9 +271,16 @@ def test_endpoint_hostile_clients():
         ans = read_answer(half, 1)
         check(ans.startswith(b"HTTP/1.1 408"), "unfinished request answered %r" % ans[:40])
 
-        # a client that asks for an hour and hangs up gives its place back
+        # a client that asks for the longest profile (--listen-max-seconds'
+        # default, 60 s) and hangs up gives its place back; longer is refused
+        over = socket.create_connection(("127.0.0.1", s.port))
+        over.sendall(b"GET /debug/pprof/profile?seconds=61 HTTP/1.1\r\nHost: x\r\n\r\n")
+        ans = read_answer(over, 5)
+        over.close()
+        check(ans.startswith(b"HTTP/1.1 400") and b"--listen-max-seconds" in ans,
+              "seconds=61 answered %r" % ans[:120])
         gone = socket.create_connection(("127.0.0.1", s.port))
-        gone.sendall(b"GET /debug/pprof/profile?seconds=3600 HTTP/1.1\r\nHost: x\r\n\r\n")
+        gone.sendall(b"GET /debug/pprof/profile?seconds=60 HTTP/1.1\r\nHost: x\r\n\r\n")
         wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] >= 1, 5,
                  "the hour-long profile did not start")
         gone.close()
@@ -307,8 +322,324 @@ def test_endpoint_hostile_clients():
         m = s.metrics()
         check(m['stacktreed_http_answers_total{answer="busy"}'] >= 7, "busy count %s" % m)
         check(m['stacktreed_http_answers_total{answer="timed_out"}'] >= 1, "timeouts %s" % m)
+        check(m['stacktreed_http_refused_total{reason="seconds_over_max"}'] == 1,
+              "seconds over the max %s" % m)
+        check(m['stacktreed_http_refused_total{reason="profiles_full"}'] == 4,
+              "profile refusals %s" % m)
+        check(m['stacktreed_http_refused_total{reason="connections_full"}'] >= 3,
+              "connection refusals %s" % m)
     finally:
         for c in socks:
             c.close()
         err = s.stop()
     check("snapshot not written" not in err, "a snapshot failed: %s" % err)
+
+
+# ---- who gets what (issue 34) ----------------------------------------------
+
+# clients of uid nobody run the system's python: the suite's may be a pyenv
+# build under /root, which nobody cannot read
+SYS_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+# root's demo workload names these; nobody runs `recursive` (rec_spin, ...)
+ROOT_ONLY = (b"checksum", b"render_html", b"handle_request", b"build_response",
+             b"workloads/demo")
+
+# One HTTP request, raw, over TCP ("HOST:PORT") or a Unix socket
+# ("unix:PATH"); extra header lines as further arguments; the whole answer
+# on stdout.
+RAW_CLIENT = r"""
+import socket, sys
+where, path = sys.argv[1], sys.argv[2]
+extra = "".join(h + "\r\n" for h in sys.argv[3:])
+if where.startswith("unix:"):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(where[5:])
+else:
+    host, port = where.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)))
+s.settimeout(120)
+s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" % (path, extra)).encode())
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+sys.stdout.buffer.write(data)
+"""
+
+
+def raw_get(where, path, headers=(), nobody=False, timeout=120):
+    """(status, body) of GET path at where, as root or as uid nobody."""
+    cmd = (AS_NOBODY if nobody else []) + [SYS_PYTHON, "-c", RAW_CLIENT, where, path] + \
+        list(headers)
+    p = subprocess.run(cmd, capture_output=True, timeout=timeout, cwd="/")
+    check(p.returncode == 0, "client %s: %s" % (cmd[-3:], p.stderr.decode(errors="replace")))
+    head, _, body = p.stdout.partition(b"\r\n\r\n")
+    m = re.match(rb"HTTP/1\.1 (\d+)", head)
+    check(m, "no HTTP answer from %s%s: %r" % (where, path, p.stdout[:200]))
+    return int(m.group(1)), body
+
+
+def pprof_raw(body, tmp):
+    """`go tool pprof -raw` of a gzipped profile: its locations' function
+    names and addresses, and the whole text."""
+    path = os.path.join(tmp, "p%d.pb.gz" % time.monotonic_ns())
+    with open(path, "wb") as f:
+        f.write(body)
+    env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"), PPROF_TMPDIR=tmp)
+    p = subprocess.run(["go", "tool", "pprof", "-raw", path], env=env, capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, "go tool pprof -raw: %s" % p.stderr)
+    funcs, addrs, locs = set(), [], False
+    for line in p.stdout.splitlines():
+        if line.startswith("Locations"):
+            locs = True
+        elif line.startswith("Mappings"):
+            locs = False
+        m = re.match(r"\s*\d+: (0x[0-9a-f]+)(?: M=\d+)? (\S+)", line)
+        if locs and m:
+            addrs.append(int(m.group(1), 16))
+            funcs.add(m.group(2))
+    return funcs, addrs, p.stdout
+
+
+def nobody_workload(tmp):
+    """`recursive` where nobody may run it (a 0755 copy in a 0755 directory)."""
+    os.chmod(tmp, 0o755)
+    wl = os.path.join(tmp, "recursive")
+    shutil.copy(workload("recursive"), wl)
+    os.chmod(wl, 0o755)
+    return wl
+
+
+def test_endpoint_nobody_sees_only_its_own():
+    """uid nobody asks for a profile while root's demo and nobody's own
+    `recursive` run, over TCP loopback and over the Unix socket: it gets
+    its own process's functions and none of root's (no name, no path, in
+    any string of the profile), no kernel address (--kernel: its kernel
+    frames are one [kernel] frame); root, at the same time, gets both. The
+    socket file is 0666, root's, and gone after the daemon."""
+    tmp = tempfile.mkdtemp(prefix="st-ep-who-")
+    wl = nobody_workload(tmp)
+    sock = os.path.join(tmp, "st.sock")
+    s = Service(args=["--kernel", "--listen", "unix:" + sock])
+    procs = []
+    try:
+        st = os.stat(sock)
+        check(stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666 and
+              st.st_uid == 0, "socket file mode %o uid %d" % (st.st_mode, st.st_uid))
+        procs.append(subprocess.Popen([workload("demo")], env=dict(os.environ, WL_SCALE="8"),
+                                      stdout=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(AS_NOBODY + [wl], env=dict(os.environ, WL_SCALE="8"),
+                                      stdout=subprocess.DEVNULL, cwd=tmp))
+        time.sleep(1)
+        got = {}
+
+        def fetch(name, where, nobody):
+            got[name] = raw_get(where, "/debug/pprof/profile?seconds=3", nobody=nobody)
+        tcp = "127.0.0.1:%d" % s.port
+        ts = [threading.Thread(target=fetch, args=("root", tcp, False)),
+              threading.Thread(target=fetch, args=("nobody tcp", tcp, True))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        # one profile at a time for nobody: the Unix socket's after the TCP one
+        fetch("nobody unix", "unix:" + sock, True)
+        status, body = raw_get("unix:" + sock, "/metrics", nobody=True)
+        check(status == 200 and b"stacktreed_samples_total" in body,
+              "nobody's /metrics over the socket: %d %r" % (status, body[:100]))
+        for p in procs:
+            check(p.poll() is None, "a workload ended before the profiles were taken")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        err = s.stop()
+    check(not os.path.exists(sock), "the socket file outlived the daemon")
+    for name, (status, body) in got.items():
+        check(status == 200, "%s: status %d %r" % (name, status, body[:200]))
+    root = gzip.decompress(got["root"][1])
+    check(b"checksum" in root and b"rec_spin" in root,
+          "root's profile lacks a workload's functions")
+    for name in ("nobody tcp", "nobody unix"):
+        data = gzip.decompress(got[name][1])
+        leaked = [w.decode() for w in ROOT_ONLY if w in data]
+        check(not leaked, "%s: root's %s in nobody's profile" % (name, leaked))
+        funcs, addrs, raw = pprof_raw(got[name][1], tmp)
+        check("rec_spin" in funcs and "rec_self" in funcs,
+              "%s: nobody's own functions missing: %s" % (name, sorted(funcs)))
+        kernel = [hex(a) for a in addrs if a >= 1 << 47]
+        check(not kernel, "%s: kernel addresses %s" % (name, kernel))
+        check("processes of uid 65534" in raw, "%s: header %s" % (name, raw[:300]))
+    shutil.rmtree(tmp, ignore_errors=True)
+    check("snapshot not written" not in err, err)
+
+
+# 40 clients of one uid, each reconnecting as soon as it has its answer
+# (every fourth asks for a 1 s profile, the others /metrics); prints the
+# answers by kind
+FLOOD = r"""
+import socket, sys, threading, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+end = time.time() + seconds
+counts = {"ok": 0, "busy": 0, "other": 0}
+lock = threading.Lock()
+def client(i):
+    path = "/debug/pprof/profile?seconds=1" if i % 4 == 0 else "/metrics"
+    while time.time() < end:
+        head = b""
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.settimeout(5)
+            s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+            head = s.recv(12)
+            while s.recv(65536):
+                pass
+            s.close()
+        except OSError:
+            pass
+        k = ("ok" if head.startswith(b"HTTP/1.1 200") else
+             "busy" if head.startswith(b"HTTP/1.1 503") else "other")
+        with lock:
+            counts[k] += 1
+ts = [threading.Thread(target=client, args=(i,)) for i in range(40)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(counts["ok"], counts["busy"], counts["other"])
+"""
+
+
+def test_endpoint_fair_to_root():
+    """40 reconnecting clients of uid nobody on loopback hold at most their
+    own places (4 connections, 1 profile): a root scraper of /metrics,
+    every 0.1 s for 5 s meanwhile, gets at least 90% of its answers, each
+    within 5 s. The refusals are counted by reason."""
+    s = Service(interval="60")	# no snapshot meanwhile: the endpoint's fairness alone
+    try:
+        flood = subprocess.Popen(AS_NOBODY + [SYS_PYTHON, "-c", FLOOD, str(s.port), "7"],
+                                 stdout=subprocess.PIPE, text=True, cwd="/")
+        time.sleep(1)
+        asked = answered = 0
+        slowest = 0.0
+        end = time.time() + 5
+        while time.time() < end:
+            a = time.time()
+            asked += 1
+            try:
+                answered += s.get("/metrics", timeout=5)[0] == 200
+            except OSError:
+                pass
+            slowest = max(slowest, time.time() - a)
+            time.sleep(0.1)
+        out, _ = flood.communicate(timeout=60)
+        ok, busy, other = (int(x) for x in out.split())
+        m = s.metrics()
+    finally:
+        s.stop()
+    metric("endpoint.root_answered_under_flood", answered / asked)
+    metric("endpoint.root_slowest_under_flood_s", slowest)
+    check(answered >= 0.9 * asked, "root's scraper: %d of %d answered beside 40 clients of "
+          "nobody (slowest %.2f s)" % (answered, asked, slowest))
+    check(ok > 0, "nobody's clients got no answer at all (%d busy, %d other)" % (busy, other))
+    refused = m['stacktreed_http_refused_total{reason="connections_per_client"}']
+    check(refused > 0 and busy > 0, "nobody's clients were never held to their places: "
+          "%d refused, %d busy answers" % (refused, busy))
+    check(m['stacktreed_http_refused_total{reason="connections_full"}'] == 0,
+          "all places were taken: %s" % m)
+
+
+def host_address():
+    """A non-loopback IPv4 address of this host (a client connecting to it
+    from here is not on loopback), or None."""
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show", "scope", "global"],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        m = re.search(r"\binet (\d+\.\d+\.\d+\.\d+)/", line)
+        if m and not m.group(1).startswith("127."):
+            return m.group(1)
+    return None
+
+
+def test_endpoint_bearer_token():
+    """--listen 0.0.0.0:PORT with --listen-token-file: a client on a
+    non-loopback address gets 403 without the token and with a wrong one,
+    everything with it (root's demo in its profile); a Prometheus server
+    scraping that address with `authorization: credentials_file` scrapes.
+    A token file others may read stops the daemon at the start."""
+    addr = host_address()
+    if not addr:
+        raise Skip("no non-loopback IPv4 address to be a remote client from")
+    tmp = tempfile.mkdtemp(prefix="st-ep-tok-")
+    token = "t0ken-" + os.urandom(12).hex()
+    tok = os.path.join(tmp, "token")
+    with open(os.open(tok, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        f.write(token + "\n")
+    bad = os.path.join(tmp, "bad")
+    shutil.copy(tok, bad)
+    os.chmod(bad, 0o644)
+    p = subprocess.run([STACKTREED, "-a", "-d", "1", "-o", os.path.join(tmp, "out"),
+                        "--listen", "0.0.0.0:%d" % free_port(), "--listen-token-file", bad],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "--listen-token-file" in p.stderr and "600" in p.stderr,
+          "a 0644 token file: exit %d, %s" % (p.returncode, p.stderr))
+    s = Service(host="0.0.0.0", args=["--listen-token-file", tok])
+    port = s.port
+    where = "%s:%d" % (addr, port)
+    auth = "Authorization: Bearer " + token
+    demo = subprocess.Popen([workload("demo")], env=dict(os.environ, WL_SCALE="4"),
+                            stdout=subprocess.DEVNULL)
+    pport = free_port()
+    cfg = os.path.join(tmp, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: stacktreed\n"
+                "    authorization:\n      credentials_file: %s\n"
+                "    static_configs:\n      - targets: ['%s']\n" % (tok, where))
+    prom = subprocess.Popen(["prometheus", "--config.file=" + cfg,
+                             "--storage.tsdb.path=" + os.path.join(tmp, "data"),
+                             "--web.listen-address=127.0.0.1:%d" % pport],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        check(raw_get(where, "/metrics")[0] == 403, "no token: not 403")
+        check(raw_get(where, "/metrics", ["Authorization: Bearer x" + token])[0] == 403,
+              "a wrong token: not 403")
+        check(raw_get(where, "/debug/pprof/profile?seconds=1", ["Authorization: Basic eDp5"])[0]
+              == 403, "another scheme: not 403")
+        status, body = raw_get(where, "/debug/pprof/profile?seconds=2", [auth])
+        check(status == 200, "the token: %d %r" % (status, body[:200]))
+        check(b"checksum" in gzip.decompress(body), "the token holder does not see root's demo")
+        # on loopback the token counts too: a wrong one refuses even root
+        check(raw_get("127.0.0.1:%d" % port, "/metrics", ["Authorization: Bearer no"])[0] == 403,
+              "root with a wrong token: not 403")
+        status, body = raw_get("127.0.0.1:%d" % port, "/debug/pprof/profile?seconds=1",
+                               [auth], nobody=True)
+        check(status == 200 and b"checksum" in gzip.decompress(body),
+              "nobody with the token does not see everything")
+        up = []
+
+        def scraped():
+            q = "http://127.0.0.1:%d/api/v1/query?query=%s" % (
+                pport, urllib.request.quote('up{job="stacktreed"}'))
+            try:
+                with urllib.request.urlopen(q, timeout=2) as r:
+                    up[:] = json.load(r)["data"]["result"]
+            except OSError:
+                return False
+            return bool(up) and up[0]["value"][1] == "1"
+        wait_for(scraped, 30, "Prometheus with credentials_file did not scrape: %s" % up)
+        m = s.metrics()
+        check(m['stacktreed_http_refused_total{reason="remote_without_token"}'] >= 1 and
+              m['stacktreed_http_refused_total{reason="wrong_token"}'] >= 3,
+              "refusals by reason: %s" % m)
+    finally:
+        prom.terminate()
+        prom.wait(timeout=20)
+        demo.kill()
+        demo.wait()
+        s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,7 @@
 /* test_http_parse.c - the live endpoint's request parser
  * (user/output/http_parse.h): complete and partial heads, query decoding,
- * and every refusal (malformed lines, bare CR, NUL, bounds). */
+ * the Authorization header kept, and every refusal (malformed lines, bare
+ * CR, NUL, bounds, a second Authorization). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,6 +146,42 @@ static void test_bounds(void **state)
 	assert_int_equal(st_http__parse(buf, n, &r), -ST_HTTP_URI_TOO_LONG);
 }
 
+static void test_authorization(void **state)
+{
+	static char buf[ST_HTTP_MAX_HEAD];
+	struct st_http_request r;
+	size_t n;
+
+	(void)state;
+	assert_true(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r) > 0);
+	assert_false(r.has_auth);
+	assert_string_equal(r.authorization, "");
+	/* any case of the name; white space around the value dropped */
+	assert_true(parse("GET /metrics HTTP/1.1\r\nauthorization: \t Bearer abc \t\r\n\r\n",
+			  &r) > 0);
+	assert_true(r.has_auth);
+	assert_string_equal(r.authorization, "Bearer abc");
+	assert_true(parse("GET /metrics HTTP/1.1\r\nAUTHORIZATION:Bearer  a b\r\n\r\n", &r) > 0);
+	assert_string_equal(r.authorization, "Bearer  a b");
+	assert_true(parse("GET /metrics HTTP/1.1\r\nAuthorization:\r\n\r\n", &r) > 0);
+	assert_true(r.has_auth);
+	assert_string_equal(r.authorization, "");
+	/* a name that only starts like it is another header */
+	assert_true(parse("GET /metrics HTTP/1.1\r\nAuthorizationX: y\r\n\r\n", &r) > 0);
+	assert_false(r.has_auth);
+	/* two: refused */
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\nAuthorization: Bearer a\r\n"
+			       "Authorization: Bearer b\r\n\r\n", &r), -ST_HTTP_BAD);
+	/* the longest value kept, and one byte more */
+	n = (size_t)snprintf(buf, sizeof(buf), "GET /metrics HTTP/1.1\r\nAuthorization: %0*d\r\n\r\n",
+			     ST_HTTP_MAX_AUTH - 1, 0);
+	assert_int_equal(st_http__parse(buf, n, &r), (int)n);
+	assert_int_equal(strlen(r.authorization), ST_HTTP_MAX_AUTH - 1);
+	n = (size_t)snprintf(buf, sizeof(buf), "GET /metrics HTTP/1.1\r\nAuthorization: %0*d\r\n\r\n",
+			     ST_HTTP_MAX_AUTH, 0);
+	assert_int_equal(st_http__parse(buf, n, &r), -ST_HTTP_HEAD_TOO_LARGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_authorization),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bpf/calls.h"
@@ -36,6 +37,7 @@ struct proc {
 	struct st_procmaps *maps;
 	struct st_perfmap *jit;	/* its /tmp/perf-PID.map, once one was found (or NULL) */
 	char *cgroup;	/* cgroup v2 path, read at first sight */
+	__u32 owner;	/* uid, read at first sight (ST_UID_UNKNOWN: not known) */
 	bool missing;	/* an address no mapping covers: refresh */
 	bool gone;	/* /proc/PID is gone: no refresh possible */
 	bool exited;	/* the kernel said its main thread exited */
@@ -134,6 +136,34 @@ static char *read_cgroup(__u32 pid)
 	return cg;
 }
 
+/* The owner of pid as /proc shows it (st_raw_thread.uid), or
+ * ST_UID_UNKNOWN. */
+static __u32 read_owner(__u32 pid)
+{
+	char path[64], line[256];
+	unsigned long r, e, s, f;
+	__u32 owner = ST_UID_UNKNOWN;
+	struct stat st;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (stat(path, &st))
+		return ST_UID_UNKNOWN;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (!(fp = fopen(path, "re")))
+		return ST_UID_UNKNOWN;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &s, &f) == 4) {
+			if (r == e && r == s && r == f && r == st.st_uid && r < ST_UID_UNKNOWN)
+				owner = (__u32)r;
+			break;
+		}
+	fclose(fp);
+	return owner;
+}
+
+static bool proc_current(struct st_collector *c, struct proc *p);
+
 struct st_collector *st_collector__new(struct st_symbolizer *sym, st_comm_fn comm_fn,
 				       void *comm_ctx)
 {
@@ -217,6 +247,7 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, boo
 	}
 	p->pid = pid;
 	p->image = image;
+	p->owner = ST_UID_UNKNOWN;
 	p->maps = st_procmaps__new((int)pid);
 	p->cgroup = read_cgroup(pid);
 	if (!p->maps || st_u64map__put(c->procs, PROC_KEY(pid, image), p)) {
@@ -230,6 +261,12 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, boo
 	cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
 	if (cur && (__u32)(cur - 1) != image)
 		p->superseded = true;
+	/* the owner of this image only: /proc shows the newest one */
+	if (!p->superseded && proc_current(c, p)) {
+		p->owner = read_owner(pid);
+		if (!proc_current(c, p))	/* an exec while we read */
+			p->owner = ST_UID_UNKNOWN;
+	}
 	*created = true;
 	return p;
 }
@@ -350,6 +387,11 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
 	p = proc_get(c, pid, image, true, &created);
 	if (!p)
 		return errno == ENOSPC ? -ENOSPC : -ENOMEM;
+	/* a new process under the pid of one that exited, not evicted yet,
+	 * with the same image number: their samples share p, so its owner is
+	 * no longer known */
+	if (!created && p->exited)
+		p->owner = ST_UID_UNKNOWN;
 	/* a child runs its parent's mappings until it execs: lent first, kept
 	 * when its own read comes too late (counted then); a parent never
 	 * sampled lends them all the same (a shell's subshell before its exec) */
@@ -745,7 +787,8 @@ bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
 	if (!t)
 		return false;
 	*out = (struct st_raw_thread){
-		.pid = t->pid, .tid = t->tid, .image = t->image, .faults = t->faults, .comm = t->comm,
+		.pid = t->pid, .tid = t->tid, .uid = t->proc->owner, .image = t->image,
+		.faults = t->faults, .comm = t->comm,
 		.cgroup = t->proc->cgroup, .tree = t->tree, .maps = t->proc->maps,
 		.jit = t->proc->jit,
 	};

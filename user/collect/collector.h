@@ -23,10 +23,21 @@ struct st_perfmap;
 #define ST_RAW_NAME_BRK "[heap]"	/* the brk heap */
 #define ST_RAW_NAME_ANON "[anon]"	/* anonymous private memory */
 
+/* A process whose owner is not known (st_raw_thread.uid). */
+#define ST_UID_UNKNOWN ((__u32)-1)
+
 /* One thread's raw tree (per event) and what names its frames: valid until
  * the collector's next merge, sample, reset or free. */
 struct st_raw_thread {
 	__u32 pid, tid;
+	/* the process's owner when first met, as /proc/PID shows it: its uid
+	 * when its real, effective, saved and file-system uids are that one
+	 * and /proc/PID is owned by it (a process that changed credentials is
+	 * not dumpable: /proc gives it to root); else ST_UID_UNKNOWN. Read
+	 * for the image /proc shows, never for an older one; unknown again
+	 * when a new process is announced under the pid of one that exited
+	 * and was not evicted yet (the two share the process's entry). */
+	__u32 uid;
 	__u32 image;			/* the program the process ran (self_exec_id) */
 	bool faults;			/* the page-fault tree, else the timer's */
 	const char *comm;

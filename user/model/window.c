@@ -26,6 +26,8 @@ struct st_window {
 	bool faults;
 	char *comm, *container, *cgroup;
 	__u32 pid;
+	bool own_only, hide_kernel;
+	__u32 uid;
 	struct st_profile *p;		/* what the folds named so far */
 	struct st_u64map *marked;	/* raw node address -> index into marks + 1 */
 	struct mark *marks;
@@ -41,6 +43,8 @@ static bool keeps(const struct st_window *w, const struct st_raw_thread *t)
 	char id[80];
 
 	if (t->faults != w->faults || (w->pid && t->pid != w->pid))
+		return false;
+	if (w->own_only && (t->uid == ST_UID_UNKNOWN || t->uid != w->uid))
 		return false;
 	if (w->comm && (!t->comm || strcmp(t->comm, w->comm)))
 		return false;
@@ -78,20 +82,36 @@ static int mark(struct st_window *w)
 	return 0;
 }
 
+/* The frame hide_kernel puts for a run of kernel frames. */
+static const struct st_frame kernel_frame = {
+	.kind = ST_FRAME_SPECIAL, .function = ST_WINDOW_KERNEL, .kernel = true,
+};
+
 /* n's copy in w->delta, under its parent's copy (the walks are pre-order:
- * w->path holds the copies of n's ancestors); NULL with w->err set. */
-static struct st_node *place(struct st_window *w, const struct st_node *n)
+ * w->path holds the copies of n's ancestors); NULL with w->err set. With
+ * hide_kernel, a kernel frame under a kernel frame is its parent's copy
+ * (one [kernel] frame for the run: *merged set), the first of a run the
+ * [kernel] frame. */
+static struct st_node *place(struct st_window *w, const struct st_node *n, bool *merged)
 {
 	struct st_node *d;
 
+	*merged = false;
 	if (n->depth > ST_TREE_MAX_DEPTH) {
 		w->err = -E2BIG;
 		return NULL;
 	}
-	if (n->depth == 0)
+	if (n->depth == 0) {
 		d = st_tree__root(w->delta);
-	else if (!(d = st_tree__child(w->delta, w->path[n->depth - 1], &n->f, true)))
+	} else if (w->hide_kernel && n->f.kernel && n->parent && n->parent->depth &&
+		   n->parent->f.kernel) {
+		d = w->path[n->depth - 1];
+		*merged = true;
+	} else if (!(d = st_tree__child(w->delta, w->path[n->depth - 1],
+					w->hide_kernel && n->f.kernel ? &kernel_frame : &n->f,
+					true))) {
 		w->err = -ENOMEM;
+	}
 	w->path[n->depth] = d;
 	return d;
 }
@@ -102,13 +122,15 @@ static int diff_node(const struct st_node *n, void *ctx)
 	struct st_window *w = ctx;
 	uintptr_t i = (uintptr_t)st_u64map__get(w->marked, (__u64)(uintptr_t)n);
 	struct mark m = i ? w->marks[i - 1] : (struct mark){ 0, 0 };
-	struct st_node *d = place(w, n);
+	bool merged;
+	struct st_node *d = place(w, n, &merged);
 
 	if (!d)
 		return w->err;
 	/* counts only grow between resets; a smaller one is taken as new */
-	d->base = n->base >= m.base ? n->base - m.base : n->base;
-	d->calls = n->calls >= m.calls ? n->calls - m.calls : n->calls;
+	d->base += n->base >= m.base ? n->base - m.base : n->base;
+	if (!merged)	/* a hidden run's calls are its first frame's */
+		d->calls += n->calls >= m.calls ? n->calls - m.calls : n->calls;
 	return 0;
 }
 
@@ -118,10 +140,11 @@ static int copy_grown(const struct st_node *n, void *ctx)
 {
 	struct st_window *w = ctx;
 	struct st_node *d;
+	bool merged;
 
 	if (!n->cum)
 		return 0;
-	if (!(d = place(w, n)))
+	if (!(d = place(w, n, &merged)))
 		return w->err;
 	d->base = n->base;
 	d->calls = n->calls;
@@ -198,6 +221,9 @@ struct st_window *st_window__new(struct st_collector *c, const struct st_namer *
 	w->names = n;
 	w->faults = faults;
 	w->pid = f ? f->pid : 0;
+	w->own_only = f && f->own_only;
+	w->uid = f ? f->uid : 0;
+	w->hide_kernel = f && f->hide_kernel;
 	if ((f && f->comm && !(w->comm = strdup(f->comm))) ||
 	    (f && f->container && !(w->container = strdup(f->container))) ||
 	    (f && f->cgroup && !(w->cgroup = strdup(f->cgroup))) ||

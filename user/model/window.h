@@ -25,13 +25,22 @@ struct st_window;
 
 /* Which threads a window keeps: 0 / NULL fields match any. container is
  * the id st_cgroup__container() finds in the cgroup path; cgroup matches
- * the path exactly. */
+ * the path exactly. own_only: only the threads of processes whose owner is
+ * uid (st_raw_thread.uid; an unknown owner is no one's), for a client that
+ * may see its own processes only. hide_kernel: each run of kernel frames
+ * is one frame "[kernel]" (ST_WINDOW_KERNEL) without address, its samples
+ * kept: a user sees that its thread was in the kernel, not where (as
+ * /proc/PID/stack and perf_event_paranoid hide it). */
 struct st_window_filter {
 	__u32 pid;
 	const char *comm;
 	const char *container;
 	const char *cgroup;
+	bool own_only;
+	__u32 uid;
+	bool hide_kernel;
 };
+#define ST_WINDOW_KERNEL "[kernel]"
 
 /* Open a window on c's timer trees (page-fault trees when faults), named
  * by n, its profile's event named event; the filter's strings are copied.

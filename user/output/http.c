@@ -1,6 +1,10 @@
 /* http.c - the live endpoint's server: non-blocking sockets in one epoll
  * set, served from the daemon's loop (see http.h).
  *
+ * A connection's client is known when it is accepted (http_peer.h): its
+ * places are counted then (http_policy.h), and its view decided when its
+ * request is read (the bearer token is in the request).
+ *
  * A connection reads one request head, is answered once and closed
  * (Connection: close): a metrics answer at once; a profile after its N
  * seconds. A profile is a window (user/model/window.h) opened when the
@@ -17,16 +21,20 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "user/model/profile.h"
 #include "user/model/window.h"
 #include "user/output/http_parse.h"
+#include "user/output/http_peer.h"
 #include "user/output/pprof.h"
 
 enum conn_state { C_FREE, C_READING, C_WAITING, C_WRITING };
@@ -34,6 +42,9 @@ enum conn_state { C_FREE, C_READING, C_WAITING, C_WRITING };
 struct conn {
 	enum conn_state state;
 	int fd;
+	struct st_http_peer peer;
+	bool privileged;	/* a local uid that sees everything: the reserve is its */
+	enum st_http_view view;	/* of its request */
 	double deadline;	/* reading: the head's; waiting: the window's end; writing */
 	unsigned seconds;	/* waiting: the profile's length */
 	struct st_window *win;
@@ -43,9 +54,24 @@ struct conn {
 	size_t outlen, outpos;
 };
 
+/* A listening socket; a unix: one's file, to remove it at the end if it
+ * is still ours. */
+struct listener {
+	int fd;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* epoll's data of a listener: LISTENER + its index; of a connection, its index */
+#define LISTENER (1ull << 32)
+
 struct st_http {
 	struct st_http_opts o;
-	int lfd, epfd;
+	struct st_http_policy pol;
+	struct listener ls[ST_HTTP_MAX_LISTEN];
+	size_t nls;
+	int epfd;
 	unsigned windows;	/* connections waiting for a profile */
 	double now;		/* of the last st_http__work() */
 	struct conn conns[ST_HTTP_MAX_CONNS];
@@ -71,7 +97,7 @@ static void conn_close(struct st_http *h, struct conn *c)
 /* Watch c's socket for ev (0: only errors). */
 static void conn_watch(struct st_http *h, struct conn *c, __u32 ev)
 {
-	struct epoll_event e = { .events = ev, .data.ptr = c };
+	struct epoll_event e = { .events = ev, .data.u64 = (__u64)(c - h->conns) };
 
 	epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &e);
 }
@@ -102,6 +128,7 @@ static const char *reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -146,8 +173,10 @@ static void conn_answer(struct st_http *h, struct conn *c, double now, int statu
 	conn_flush(h, c);
 }
 
+/* Refuse c's request: counted as busy (503) or refused, and by why
+ * (ST_REFUSE__N: no reason counted, e.g. a 408 or a 500). */
 static void conn_error(struct st_http *h, struct conn *c, double now, int status,
-		       const char *why)
+		       enum st_http_refusal_reason by, const char *why)
 {
 	char body[256];
 	int n = snprintf(body, sizeof(body), "%d %s: %s\n", status, reason(status), why);
@@ -156,6 +185,8 @@ static void conn_error(struct st_http *h, struct conn *c, double now, int status
 		h->stats.refused_busy++;
 	else
 		h->stats.refused_bad++;
+	if (by < ST_REFUSE__N)
+		h->stats.refused[by]++;
 	conn_answer(h, c, now, status, "text/plain; charset=utf-8", body, (size_t)n,
 		    status == 503 ? "Retry-After: 1\r\n" : NULL);
 }
@@ -180,21 +211,43 @@ static void serve_metrics(struct st_http *h, struct conn *c, double now)
 	int err;
 
 	if (!f) {
-		conn_error(h, c, now, 500, "out of memory");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "out of memory");
 		return;
 	}
 	h->stats.metrics++;
 	err = h->o.metrics ? h->o.metrics(h->o.ctx, f) : 0;
 	if (fclose(f) || err)
-		conn_error(h, c, now, 500, "cannot write the metrics");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "cannot write the metrics");
 	else
 		conn_answer(h, c, now, 200, "text/plain; version=0.0.4; charset=utf-8", body, len,
 			    NULL);
 	free(body);
 }
 
+/* The places held now by the connections in state st (C_FREE: in any
+ * state), each with whether it is privileged there (by_view: by its
+ * request's view, else by its uid); n of them. */
+static size_t holders(const struct st_http *h, enum conn_state st, bool by_view,
+		      struct st_http_holder *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
+		const struct conn *c = &h->conns[i];
+
+		if (c->state == C_FREE || (st != C_FREE && c->state != st))
+			continue;
+		out[n++] = (struct st_http_holder){
+			.key = c->peer.key,
+			.privileged = by_view ? c->view == ST_VIEW_ALL : c->privileged,
+		};
+	}
+	return n;
+}
+
 /* Open the request's window: its profile is answered in st_http__work()
- * when its seconds are over. */
+ * when its seconds are over. A client that sees its own processes only
+ * gets their threads, kernel frames hidden. */
 static void start_profile(struct st_http *h, struct conn *c, const struct st_http_request *req,
 			  double now)
 {
@@ -202,26 +255,55 @@ static void start_profile(struct st_http *h, struct conn *c, const struct st_htt
 		.comm = st_http__param(req, "comm"),
 		.container = st_http__param(req, "container"),
 		.cgroup = st_http__param(req, "cgroup"),
+		.own_only = c->view != ST_VIEW_ALL,
+		.uid = c->peer.uid,
+		.hide_kernel = c->view != ST_VIEW_ALL,
 	};
 	const char *s = st_http__param(req, "seconds"), *pid = st_http__param(req, "pid");
-	unsigned long secs = 30, p = 0;
+	unsigned long max = h->o.max_seconds, p = 0;
+	unsigned long secs = ST_HTTP_DEFAULT_SECONDS < max ? ST_HTTP_DEFAULT_SECONDS : max;
+	struct st_http_holder held[ST_HTTP_MAX_CONNS];
+	struct st_http_holder who = { .key = c->peer.key, .privileged = c->view == ST_VIEW_ALL };
+	static const struct st_http_places places = {
+		.total = ST_HTTP_MAX_PROFILES, .reserved = ST_HTTP_RESERVED_PROFILES,
+		.per_peer = ST_HTTP_PEER_PROFILES,
+	};
+	char why[128];
 
-	if (s && parse_uint(s, 1, ST_HTTP_MAX_SECONDS, &secs)) {
-		conn_error(h, c, now, 400, "seconds: give a whole number of seconds, 1..3600");
+	if (s && parse_uint(s, 1, 1000000000, &secs)) {
+		snprintf(why, sizeof(why), "seconds: give a whole number of seconds, 1..%lu", max);
+		conn_error(h, c, now, 400, ST_REFUSE_BAD_REQUEST, why);
+		return;
+	}
+	if (secs > max) {
+		snprintf(why, sizeof(why), "seconds: at most %lu here (--listen-max-seconds)", max);
+		conn_error(h, c, now, 400, ST_REFUSE_SECONDS, why);
 		return;
 	}
 	if (pid && parse_uint(pid, 1, 4194304, &p)) {
-		conn_error(h, c, now, 400, "pid: give a process id");
+		conn_error(h, c, now, 400, ST_REFUSE_BAD_REQUEST, "pid: give a process id");
 		return;
 	}
-	if (h->windows >= ST_HTTP_MAX_PROFILES) {
-		conn_error(h, c, now, 503, "too many profiles being taken; retry later");
+	switch (st_http_places__admit(&places, held, holders(h, C_WAITING, true, held), &who)) {
+	case 0:
+		break;
+	case 1:
+		conn_error(h, c, now, 503, ST_REFUSE_PROFILES,
+			   "too many profiles being taken; retry later");
+		return;
+	case 2:
+		conn_error(h, c, now, 503, ST_REFUSE_PROFILES_SHARED,
+			   "the profiles open to every user are being taken; retry later");
+		return;
+	default:
+		conn_error(h, c, now, 503, ST_REFUSE_PROFILES_PEER,
+			   "you are taking a profile already; retry when it is done");
 		return;
 	}
 	f.pid = (__u32)p;
 	c->win = st_window__new(h->o.coll, h->o.names, h->o.event, h->o.faults, &f);
 	if (!c->win) {
-		conn_error(h, c, now, 500, "out of memory");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "out of memory");
 		return;
 	}
 	h->windows++;
@@ -243,24 +325,31 @@ static void finish_profile(struct st_http *h, struct conn *c, double now)
 	int err;
 
 	if (h->o.drain && h->o.drain(h->o.ctx)) {
-		conn_error(h, c, now, 500, "cannot drain the kernel's trees");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "cannot drain the kernel's trees");
 		return;
 	}
 	p = st_window__take(c->win);
 	if (!p) {
-		conn_error(h, c, now, 500, "out of memory");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "out of memory");
 		return;
 	}
 	p->duration_s = c->seconds;
 	if (h->o.header)
 		h->o.header(h->o.ctx, p);
+	if (c->view != ST_VIEW_ALL) {	/* the command line is root's: say whose view */
+		char *cmd = NULL;
+
+		free(p->command);
+		p->command = asprintf(&cmd, "processes of uid %u", (unsigned)c->peer.uid) < 0 ?
+			     NULL : cmd;
+	}
 	f = open_memstream((char **)&body, &len);
 	err = f ? st_pprof__write(p, f) : -ENOMEM;
 	if (f && fclose(f) && !err)
 		err = -EIO;
 	st_profile__free(p);
 	if (err) {
-		conn_error(h, c, now, 500, "cannot encode the profile");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "cannot encode the profile");
 	} else {
 		h->stats.profiles++;
 		conn_answer(h, c, now, 200, "application/octet-stream", body, len,
@@ -274,11 +363,21 @@ static void route(struct st_http *h, struct conn *c, const struct st_http_reques
 {
 	bool metrics = !strcmp(req->path, "/metrics");
 	bool profile = !strcmp(req->path, "/debug/pprof/profile");
+	enum st_http_refusal_reason why = ST_REFUSE__N;
 
-	if (!metrics && !profile)
-		conn_error(h, c, now, 404, "the endpoints are /debug/pprof/profile and /metrics");
+	c->view = st_http_policy__view(&h->pol, &c->peer, req->has_auth ? req->authorization : NULL,
+				       &why);
+	if (c->view == ST_VIEW_NONE)
+		conn_error(h, c, now, 403, why,
+			   why == ST_REFUSE_TOKEN ? "wrong bearer token" :
+			   why == ST_REFUSE_REMOTE ? "clients not on loopback need the bearer token "
+						     "of --listen-token-file" :
+			   "cannot tell which user you are");
+	else if (!metrics && !profile)
+		conn_error(h, c, now, 404, ST_REFUSE_BAD_REQUEST,
+			   "the endpoints are /debug/pprof/profile and /metrics");
 	else if (strcmp(req->method, "GET"))
-		conn_error(h, c, now, 405, "only GET");
+		conn_error(h, c, now, 405, ST_REFUSE_BAD_REQUEST, "only GET");
 	else if (metrics)
 		serve_metrics(h, c, now);
 	else
@@ -303,35 +402,61 @@ static void conn_read(struct st_http *h, struct conn *c, double now)
 	if (r > 0)
 		route(h, c, &req, now);
 	else if (r < 0)
-		conn_error(h, c, now, -r, "the request was refused");
+		conn_error(h, c, now, -r, ST_REFUSE_BAD_REQUEST, "the request was refused");
 }
 
-static void accept_all(struct st_http *h, double now)
+/* A connection refused as soon as it is accepted: a short answer if the
+ * socket takes it now, closed. */
+static void refuse_now(struct st_http *h, int fd, enum st_http_refusal_reason by)
 {
+	static const char busy[] =
+		"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+		"Retry-After: 1\r\nConnection: close\r\n\r\n";
+
+	h->stats.refused_busy++;
+	h->stats.refused[by]++;
+	if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+		shutdown(fd, SHUT_WR);
+	close(fd);
+}
+
+/* Accept what listener l has: each client's places checked first. */
+static void accept_all(struct st_http *h, size_t l, double now)
+{
+	static const struct st_http_places places = {
+		.total = ST_HTTP_MAX_CONNS, .reserved = ST_HTTP_RESERVED_CONNS,
+		.per_peer = ST_HTTP_PEER_CONNS,
+	};
+
 	for (int tries = 0; tries < ST_HTTP_MAX_CONNS * 2; tries++) {
-		int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(h->ls[l].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct st_http_holder held[ST_HTTP_MAX_CONNS], who;
+		struct st_http_peer peer;
 		struct conn *c = NULL;
 		struct epoll_event e;
+		int r;
 
 		if (fd < 0)
 			return;
+		st_http_peer__identify(fd, &peer);
+		who = (struct st_http_holder){
+			.key = peer.key,
+			.privileged = peer.kind == ST_PEER_LOCAL &&
+				      st_http_policy__privileged_uid(&h->pol, peer.uid),
+		};
+		r = st_http_places__admit(&places, held, holders(h, C_FREE, false, held), &who);
+		if (r) {
+			refuse_now(h, fd, r == 1 ? ST_REFUSE_CONNS :
+					  r == 2 ? ST_REFUSE_CONNS_SHARED : ST_REFUSE_CONNS_PEER);
+			continue;
+		}
 		for (size_t i = 0; i < ST_HTTP_MAX_CONNS && !c; i++)
 			if (h->conns[i].state == C_FREE)
 				c = &h->conns[i];
-		if (!c) {	/* full: a short answer if the socket takes it now */
-			static const char busy[] =
-				"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-				"Retry-After: 1\r\nConnection: close\r\n\r\n";
-
-			h->stats.refused_busy++;
-			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
-				shutdown(fd, SHUT_WR);
-			close(fd);
-			continue;
-		}
-		*c = (struct conn){ .state = C_READING, .fd = fd,
+		*c = (struct conn){ .state = C_READING, .fd = fd, .peer = peer,
+				    .privileged = who.privileged,
 				    .deadline = now + ST_HTTP_HEAD_TIMEOUT_S };
-		e = (struct epoll_event){ .events = EPOLLIN, .data.ptr = c };
+		e = (struct epoll_event){ .events = EPOLLIN, .data.u64 = (__u64)(c - h->conns) };
 		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &e)) {
 			close(fd);
 			c->state = C_FREE;
@@ -341,22 +466,24 @@ static void accept_all(struct st_http *h, double now)
 
 void st_http__work(struct st_http *h, double now)
 {
-	struct epoll_event ev[ST_HTTP_MAX_CONNS + 1];
-	bool incoming = false;
+	struct epoll_event ev[ST_HTTP_MAX_CONNS + ST_HTTP_MAX_LISTEN];
+	bool incoming[ST_HTTP_MAX_LISTEN] = { false };
 	int n;
 
 	if (!h)
 		return;
 	h->now = now;
-	n = epoll_wait(h->epfd, ev, ST_HTTP_MAX_CONNS + 1, 0);
+	n = epoll_wait(h->epfd, ev, ST_HTTP_MAX_CONNS + ST_HTTP_MAX_LISTEN, 0);
 	for (int i = 0; i < n; i++) {
-		struct conn *c = ev[i].data.ptr;
+		struct conn *c;
 
-		if (!c) {	/* after the others: a slot freed now is not taken
-				 * before the events of its old socket are */
-			incoming = true;
+		if (ev[i].data.u64 >= LISTENER) {	/* after the others: a slot freed
+							 * now is not taken before the
+							 * events of its old socket are */
+			incoming[ev[i].data.u64 - LISTENER] = true;
 			continue;
 		}
+		c = &h->conns[ev[i].data.u64];
 		if ((ev[i].events & (EPOLLERR | EPOLLHUP)) ||
 		    (c->state == C_WAITING && (ev[i].events & EPOLLRDHUP)))
 			conn_close(h, c);
@@ -365,8 +492,9 @@ void st_http__work(struct st_http *h, double now)
 		else if (c->state == C_WRITING && (ev[i].events & EPOLLOUT))
 			conn_flush(h, c);
 	}
-	if (incoming)
-		accept_all(h, now);
+	for (size_t l = 0; l < h->nls; l++)
+		if (incoming[l])
+			accept_all(h, l, now);
 	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
 		struct conn *c = &h->conns[i];
 
@@ -376,7 +504,7 @@ void st_http__work(struct st_http *h, double now)
 			finish_profile(h, c, now);
 		} else if (c->state == C_READING) {
 			h->stats.timed_out++;
-			conn_error(h, c, now, 408, "the request head took too long");
+			conn_error(h, c, now, 408, ST_REFUSE__N, "the request head took too long");
 		} else {
 			h->stats.timed_out++;	/* a client that does not read its answer */
 			conn_close(h, c);
@@ -392,7 +520,7 @@ void st_http__before_reset(struct st_http *h)
 		struct conn *c = &h->conns[i];
 
 		if (c->win && st_window__fold(c->win, true))
-			conn_error(h, c, h->now, 500, "out of memory");
+			conn_error(h, c, h->now, 500, ST_REFUSE__N, "out of memory");
 	}
 }
 
@@ -435,45 +563,180 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *s
 	return -EINVAL;
 }
 
+#define UNIX_PREFIX "unix:"
+
+/* "unix:/PATH": the path, or NULL when listen is not one. */
+static const char *unix_path(const char *listen)
+{
+	return strncmp(listen, UNIX_PREFIX, sizeof(UNIX_PREFIX) - 1) ? NULL :
+	       listen + sizeof(UNIX_PREFIX) - 1;
+}
+
 int st_http__check_listen(const char *listen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
+	const char *path = unix_path(listen);
 
+	if (path && path[0] == '/' && strlen(path) < sizeof(((struct sockaddr_un *)0)->sun_path))
+		return 0;
+	if (path) {
+		fprintf(stderr, "stacktreed: --listen '%s': give unix:/PATH, an absolute path of "
+			"at most %zu bytes\n", listen,
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		return -EINVAL;
+	}
 	if (!parse_listen(listen, &ss, &sl))
 		return 0;
-	fprintf(stderr, "stacktreed: --listen '%s': give PORT (loopback), ADDR:PORT or "
-		"[ADDR6]:PORT, with a numeric address\n", listen);
+	fprintf(stderr, "stacktreed: --listen '%s': give PORT (loopback), ADDR:PORT, "
+		"[ADDR6]:PORT, with a numeric address, or unix:/PATH\n", listen);
 	return -EINVAL;
+}
+
+/* A stale socket file at path: ours, a socket, and no one accepts on it. */
+static bool stale_socket(const char *path, const struct stat *st)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if (!S_ISSOCK(st->st_mode) || st->st_uid != geteuid())
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	memcpy(un.sun_path, path, strlen(path) + 1);
+	r = connect(fd, (struct sockaddr *)&un, sizeof(un));
+	r = r && errno == ECONNREFUSED;
+	close(fd);
+	return r;
+}
+
+/* Bind the unix: socket at path, mode ST_HTTP_UNIX_MODE: set through an
+ * O_PATH descriptor of the very file bound (a socket, ours), never by the
+ * path, which a link could have replaced meanwhile. */
+static int listen_unix(struct listener *l, const char *path)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct stat st;
+	char proc[64];
+	int pfd = -1, err = 0;
+	const char *what = "cannot listen";
+
+	memcpy(un.sun_path, path, strlen(path) + 1);
+	if (!lstat(path, &st)) {
+		if (!stale_socket(path, &st)) {
+			fprintf(stderr, "stacktreed: --listen unix:%s: %s; remove it or choose another "
+				"path\n", path, S_ISSOCK(st.st_mode) && st.st_uid == geteuid() ?
+				"another process serves this socket" :
+				"the path exists and is not a socket of ours");
+			return -EEXIST;
+		}
+		if (unlink(path) && errno != ENOENT) {
+			err = -errno;
+			what = "cannot remove the stale socket";
+			goto fail;
+		}
+	}
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0 || bind(l->fd, (struct sockaddr *)&un, sizeof(un))) {
+		err = -errno;
+		goto fail;
+	}
+	if (!(l->path = strdup(path))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+		err = pfd < 0 ? -errno : -EPERM;
+		what = "the socket file changed under us";
+		goto fail;
+	}
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	if (chmod(proc, ST_HTTP_UNIX_MODE)) {
+		err = -errno;
+		what = "cannot set the socket's mode";
+		goto fail;
+	}
+	close(pfd);
+	if (listen(l->fd, 128)) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (pfd >= 0)
+		close(pfd);
+	fprintf(stderr, "stacktreed: --listen unix:%s: %s: %s\n", path, what, strerror(-err));
+	return err;
+}
+
+static int listen_tcp(struct listener *l, const char *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int one = 1;
+
+	parse_listen(addr, &ss, &sl);
+	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0 || setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l->fd, (struct sockaddr *)&ss, sl) || listen(l->fd, 128)) {
+		int err = -errno;
+
+		fprintf(stderr, "stacktreed: --listen %s: cannot listen: %s%s\n", addr,
+			strerror(errno), errno == EADDRINUSE ? " (another process has the port: "
+			"ss -ltnp shows which)" : "");
+		return err;
+	}
+	return 0;
 }
 
 int st_http__new(const struct st_http_opts *o, struct st_http **out)
 {
 	struct st_http *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
-	int one = 1, err;
+	int err = 0;
 
 	*out = NULL;
 	if (!h)
 		return -ENOMEM;
 	h->o = *o;
-	h->lfd = h->epfd = -1;
-	if ((err = st_http__check_listen(o->listen)))
-		goto fail;
-	parse_listen(o->listen, &ss, &sl);
-	h->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	h->o.listen = NULL;
+	h->pol = (struct st_http_policy){ .allow = o->allow, .nallow = o->nallow,
+					  .token = o->token, .token_len = o->token_len };
+	if (!h->o.max_seconds)
+		h->o.max_seconds = ST_HTTP_MAX_SECONDS_DEFAULT;
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (h->lfd < 0 || h->epfd < 0 ||
-	    setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(h->lfd, (struct sockaddr *)&ss, sl) || listen(h->lfd, ST_HTTP_MAX_CONNS * 2) ||
-	    epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->lfd, &e)) {
+	if (h->epfd < 0) {
 		err = -errno;
-		fprintf(stderr, "stacktreed: --listen %s: cannot listen: %s%s\n", o->listen,
-			strerror(errno), errno == EADDRINUSE ? " (another process has the port: "
-			"ss -ltnp shows which)" : "");
 		goto fail;
+	}
+	if (o->nlisten > ST_HTTP_MAX_LISTEN) {
+		fprintf(stderr, "stacktreed: --listen: at most %d addresses\n", ST_HTTP_MAX_LISTEN);
+		err = -EINVAL;
+		goto fail;
+	}
+	for (size_t i = 0; i < o->nlisten; i++) {
+		struct listener *l = &h->ls[h->nls];
+		const char *path = unix_path(o->listen[i]);
+		struct epoll_event e = { .events = EPOLLIN, .data.u64 = LISTENER + h->nls };
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		*l = (struct listener){ .fd = -1 };
+		h->nls++;
+		if ((err = st_http__check_listen(o->listen[i])) ||
+		    (err = path ? listen_unix(l, path) : listen_tcp(l, o->listen[i])))
+			goto fail;
+		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, l->fd, &e)) {
+			err = -errno;
+			goto fail;
+		}
+		if (!path && !o->token && !parse_listen(o->listen[i], &ss, &sl) &&
+		    !st_http_peer__loopback(&ss))
+			fprintf(stderr, "stacktreed: --listen %s: clients not on loopback are "
+				"refused (403) without --listen-token-file\n", o->listen[i]);
 	}
 	*out = h;
 	return 0;
@@ -488,8 +751,17 @@ void st_http__free(struct st_http *h)
 		return;
 	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++)
 		conn_close(h, &h->conns[i]);
-	if (h->lfd >= 0)
-		close(h->lfd);
+	for (size_t i = 0; i < h->nls; i++) {
+		struct listener *l = &h->ls[i];
+		struct stat st;
+
+		if (l->fd >= 0)
+			close(l->fd);
+		/* the file we bound, not one put there since */
+		if (l->path && !lstat(l->path, &st) && st.st_dev == l->dev && st.st_ino == l->ino)
+			unlink(l->path);
+		free(l->path);
+	}
 	if (h->epfd >= 0)
 		close(h->epfd);
 	free(h);
@@ -504,4 +776,24 @@ void st_http__stats(const struct st_http *h, struct st_http_stats *out)
 {
 	*out = h->stats;
 	out->open_profiles = h->windows;
+	out->open_conns = 0;
+	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++)
+		out->open_conns += h->conns[i].state != C_FREE;
+}
+
+void st_http__metrics(const struct st_http *h, FILE *out)
+{
+	struct st_http_stats s;
+
+	if (!h)
+		return;
+	st_http__stats(h, &s);
+	fprintf(out, "# HELP stacktreed_http_refused_total Connections and requests the live "
+		"endpoint refused, by reason.\n# TYPE stacktreed_http_refused_total counter\n");
+	for (int i = 0; i < ST_REFUSE__N; i++)
+		fprintf(out, "stacktreed_http_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+			st_http_refusal_names[i], (uint64_t)s.refused[i]);
+	fprintf(out, "# HELP stacktreed_http_connections_open Connections the live endpoint "
+		"holds now.\n# TYPE stacktreed_http_connections_open gauge\n"
+		"stacktreed_http_connections_open %u\n", s.open_conns);
 }

@@ -1,25 +1,36 @@
 /* http.h - the live endpoint (--listen): pprof profiles of the next N
  * seconds and the daemon's health for scrapers, served from the daemon's
- * own loop without ever blocking it.
+ * own loop without ever blocking it, to each client what it may see.
  * Owner: user/output/http.c (the server); user/output/http_parse.c reads
- * the requests; user/model/window.c makes the profiles.
+ * the requests; user/output/http_peer.c tells who the client is and
+ * user/output/http_policy.c what it gets; user/model/window.c makes the
+ * profiles.
  *
  *   GET /debug/pprof/profile?seconds=N[&pid=P][&comm=C][&container=ID]
  *       [&cgroup=PATH]   a gzipped pprof (user/output/pprof.h: the labels
  *                        and build ids of the files) of the N seconds
- *                        after the request (default 30, 1..ST_HTTP_MAX_SECONDS),
+ *                        after the request (default 30, 1..max_seconds),
  *                        threads filtered by the given labels
  *   GET /metrics         the daemon's counters, Prometheus text format 0.0.4
  *                        (the metrics callback writes them)
  *
- * Bounds: ST_HTTP_MAX_CONNS connections (one more is answered 503 and
- * closed), ST_HTTP_MAX_PROFILES profiles waiting at once (503 beyond),
- * a request head of ST_HTTP_MAX_HEAD bytes read within
- * ST_HTTP_HEAD_TIMEOUT_S, an answer written within ST_HTTP_WRITE_TIMEOUT_S
- * (a client that does not read is closed then); a client that goes away
- * while its profile is taken gives its place back at once. Every socket is
- * non-blocking: the daemon calls st_http__work() from its loop and wakes
- * on st_http__fd(); nothing waits on a client.
+ * Who gets what (http_policy.h): root, the uids of --listen-allow and a
+ * client with the bearer token get every thread; any other local uid the
+ * threads of its own processes (kernel frames hidden) and /metrics, whose
+ * labels name no process; a remote client without the token, or anyone
+ * with a wrong one, 403.
+ *
+ * Bounds: ST_HTTP_MAX_CONNS connections, of which ST_HTTP_RESERVED_CONNS
+ * only for root and allowed uids and at most ST_HTTP_PEER_CONNS per other
+ * client (uid or remote address; one more is answered 503 and closed);
+ * ST_HTTP_MAX_PROFILES profiles waiting at once, ST_HTTP_RESERVED_PROFILES
+ * of them for clients that see everything, ST_HTTP_PEER_PROFILES per
+ * other client (503 beyond); a request head of ST_HTTP_MAX_HEAD bytes read
+ * within ST_HTTP_HEAD_TIMEOUT_S, an answer written within
+ * ST_HTTP_WRITE_TIMEOUT_S (a client that does not read is closed then); a
+ * client that goes away while its profile is taken gives its place back
+ * at once. Every socket is non-blocking: the daemon calls st_http__work()
+ * from its loop and wakes on st_http__fd(); nothing waits on a client.
  */
 #ifndef STACKTREE_HTTP_H
 #define STACKTREE_HTTP_H
@@ -28,11 +39,21 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "user/output/http_policy.h"
+
 #define ST_HTTP_MAX_CONNS 16
+#define ST_HTTP_RESERVED_CONNS 4	/* of them, for root and --listen-allow uids only */
+#define ST_HTTP_PEER_CONNS 4		/* what any other client may hold */
 #define ST_HTTP_MAX_PROFILES 4
+#define ST_HTTP_RESERVED_PROFILES 2	/* for clients that see everything only */
+#define ST_HTTP_PEER_PROFILES 1		/* what any other client may take at once */
 #define ST_HTTP_HEAD_TIMEOUT_S 5.0
 #define ST_HTTP_WRITE_TIMEOUT_S 10.0
-#define ST_HTTP_MAX_SECONDS 3600
+#define ST_HTTP_DEFAULT_SECONDS 30	/* a profile's without seconds= */
+#define ST_HTTP_MAX_SECONDS_DEFAULT 60	/* --listen-max-seconds' default */
+#define ST_HTTP_MAX_SECONDS 3600	/* --listen-max-seconds' bound */
+#define ST_HTTP_MAX_LISTEN 4		/* --listen given this many times at most */
+#define ST_HTTP_UNIX_MODE 0666		/* a unix: socket file's mode */
 
 struct st_collector;
 struct st_namer;
@@ -40,7 +61,14 @@ struct st_profile;
 struct st_http;
 
 struct st_http_opts {
-	const char *listen;	/* "PORT" (loopback), "ADDR:PORT", "[ADDR6]:PORT" */
+	/* "PORT" (loopback), "ADDR:PORT", "[ADDR6]:PORT" or "unix:/PATH" */
+	const char *const *listen;
+	size_t nlisten;
+	const __u32 *allow;	/* --listen-allow's uids: they see everything */
+	size_t nallow;
+	const char *token;	/* --listen-token-file's token, or NULL */
+	size_t token_len;
+	unsigned max_seconds;	/* --listen-max-seconds; 0: ST_HTTP_MAX_SECONDS_DEFAULT */
 	struct st_collector *coll;	/* the profiles' samples, named by names */
 	const struct st_namer *names;
 	const char *event;	/* the profiles' event ("cpu-clock", "page-faults") */
@@ -59,8 +87,12 @@ struct st_http_opts {
  * one line on stderr (so that a typo fails before anything is loaded). */
 int st_http__check_listen(const char *listen);
 
-/* Bind and listen. 0, or a negative errno after one line on stderr (a bad
- * address, a port in use). */
+/* Bind and listen on every address. A unix: socket is created by the
+ * daemon, mode ST_HTTP_UNIX_MODE (who may connect is the directory's to
+ * decide; what each gets is the policy's); a stale socket file of ours
+ * that no one serves is replaced, anything else there refused; it is
+ * removed by st_http__free(). 0, or a negative errno after one line on
+ * stderr (a bad address, a port in use). */
 int st_http__new(const struct st_http_opts *o, struct st_http **out);
 void st_http__free(struct st_http *h);
 
@@ -80,8 +112,14 @@ void st_http__before_reset(struct st_http *h);
 /* Requests answered and refused so far (for /metrics). */
 struct st_http_stats {
 	__u64 profiles, metrics, refused_busy, refused_bad, timed_out;
+	__u64 refused[ST_REFUSE__N];	/* by reason (503s and 4xx) */
 	unsigned open_profiles;	/* profiles being taken now */
+	unsigned open_conns;	/* connections open now */
 };
 void st_http__stats(const struct st_http *h, struct st_http_stats *out);
+
+/* The endpoint's own /metrics lines beside the summary's
+ * stacktreed_http_answers_total: refusals by reason, connections open. */
+void st_http__metrics(const struct st_http *h, FILE *out);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 static bool is_tchar(unsigned char c)
 {
@@ -136,21 +137,36 @@ static int parse_request_line(const char *l, size_t n, struct st_http_request *r
 	return 0;
 }
 
-/* A header line l[0..n): a token, ':', a value without control characters. */
-static int check_header(const char *l, size_t n)
+/* A header line l[0..n): a token, ':', a value without control
+ * characters. Authorization's value, trimmed, into req. */
+static int check_header(const char *l, size_t n, struct st_http_request *req)
 {
-	size_t i = 0;
+	static const char auth[] = "authorization";
+	size_t i = 0, v, e;
 
 	while (i < n && is_tchar((unsigned char)l[i]))
 		i++;
 	if (i == 0 || i >= n || l[i] != ':')
 		return -ST_HTTP_BAD;
-	for (i++; i < n; i++) {
-		unsigned char c = (unsigned char)l[i];
+	for (v = i + 1; v < n; v++) {
+		unsigned char c = (unsigned char)l[v];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return -ST_HTTP_BAD;
 	}
+	if (i != sizeof(auth) - 1 || strncasecmp(l, auth, i))
+		return 0;
+	if (req->has_auth)
+		return -ST_HTTP_BAD;	/* two: which one counts is not ours to guess */
+	for (v = i + 1; v < n && (l[v] == ' ' || l[v] == '\t'); v++)
+		;
+	for (e = n; e > v && (l[e - 1] == ' ' || l[e - 1] == '\t'); e--)
+		;
+	if (e - v >= sizeof(req->authorization))
+		return -ST_HTTP_HEAD_TOO_LARGE;
+	memcpy(req->authorization, l + v, e - v);
+	req->authorization[e - v] = '\0';
+	req->has_auth = 1;
 	return 0;
 }
 
@@ -181,7 +197,7 @@ int st_http__parse(const char *buf, size_t len, struct st_http_request *req)
 		else if (lines > ST_HTTP_MAX_HEADERS)
 			err = -ST_HTTP_HEAD_TOO_LARGE;
 		else
-			err = check_header(buf + pos, n);
+			err = check_header(buf + pos, n, req);
 		if (err)
 			return err;
 		lines++;

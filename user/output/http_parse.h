@@ -8,8 +8,11 @@
  * characters but tab), an empty line. The query is split at '&' into
  * name=value pairs, percent and '+' decoded; a pair whose decoding holds a
  * NUL or a control character, or names too long, refuses the request.
- * Headers are checked, not kept: the endpoint answers each connection once
- * and reads no body.
+ * Headers are checked, and only Authorization is kept (its value, without
+ * the white space around it: the bearer token of a remote scraper); a
+ * second Authorization header refuses the request, one longer than
+ * ST_HTTP_MAX_AUTH too. The endpoint answers each connection once and reads
+ * no body.
  */
 #ifndef STACKTREE_HTTP_PARSE_H
 #define STACKTREE_HTTP_PARSE_H
@@ -22,6 +25,7 @@
 #define ST_HTTP_MAX_PARAMS 16		/* query parameters */
 #define ST_HTTP_MAX_NAME 32		/* a parameter's name, decoded, with its NUL */
 #define ST_HTTP_MAX_VALUE 512		/* a parameter's value, decoded, with its NUL */
+#define ST_HTTP_MAX_AUTH 1024		/* the Authorization header's value, with its NUL */
 
 struct st_http_param {
 	char name[ST_HTTP_MAX_NAME];
@@ -34,13 +38,19 @@ struct st_http_request {
 	struct st_http_param params[ST_HTTP_MAX_PARAMS];
 	size_t nparams;
 	int minor;			/* HTTP/1.minor */
+	/* the Authorization header's value, trimmed; "" without one (has_auth
+	 * tells an empty one apart) */
+	char authorization[ST_HTTP_MAX_AUTH];
+	int has_auth;
 };
 
 /* What st_http__parse() refused, as HTTP statuses. */
 enum st_http_refusal {
 	ST_HTTP_BAD = 400,		/* malformed */
 	ST_HTTP_URI_TOO_LONG = 414,	/* path, parameters or a value over the bounds */
-	ST_HTTP_HEAD_TOO_LARGE = 431,	/* no end of the head within ST_HTTP_MAX_HEAD */
+	ST_HTTP_HEAD_TOO_LARGE = 431,	/* no end of the head within ST_HTTP_MAX_HEAD, too
+					 * many header lines, an Authorization value over
+					 * ST_HTTP_MAX_AUTH */
 	ST_HTTP_VERSION = 505,		/* not HTTP/1.x */
 };
 
