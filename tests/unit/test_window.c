@@ -211,7 +211,7 @@ static int no_kernel_address(const struct st_node *n, void *ctx)
 {
 	unsigned *hidden = ctx;
 
-	if (n->depth && n->f.kernel) {
+	if (n->depth && n->f.runtime == ST_RUNTIME_KERNEL) {
 		assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
 		assert_string_equal(n->f.function, ST_WINDOW_KERNEL);
 		assert_int_equal(n->f.addr, 0);
@@ -256,7 +256,7 @@ static void test_hide_kernel(void **state)
 	assert_int_equal(hidden, 1);
 	user = st_tree__root(p->threads[0]->tree)->first_child;
 	assert_non_null(user);
-	for (k = user->first_child; k && !(k->f.kind == ST_FRAME_SPECIAL && k->f.kernel);
+	for (k = user->first_child; k && !(k->f.kind == ST_FRAME_SPECIAL && k->f.runtime == ST_RUNTIME_KERNEL);
 	     k = k->next_sibling)
 		;
 	assert_non_null(k);
@@ -268,7 +268,7 @@ static void test_hide_kernel(void **state)
 	hidden = 0;
 	user = st_tree__root(p->threads[0]->tree)->first_child;
 	for (k = user->first_child; k; k = k->next_sibling)
-		hidden += k->f.kernel && k->f.addr;
+		hidden += k->f.runtime == ST_RUNTIME_KERNEL && k->f.addr;
 	assert_true(hidden >= 1);
 	st_profile__free(p);
 	st_window__free(w);

@@ -84,7 +84,7 @@ static int mark(struct st_window *w)
 
 /* The frame hide_kernel puts for a run of kernel frames. */
 static const struct st_frame kernel_frame = {
-	.kind = ST_FRAME_SPECIAL, .function = ST_WINDOW_KERNEL, .kernel = true,
+	.kind = ST_FRAME_SPECIAL, .function = ST_WINDOW_KERNEL, .runtime = ST_RUNTIME_KERNEL,
 };
 
 /* n's copy in w->delta, under its parent's copy (the walks are pre-order:
@@ -103,12 +103,13 @@ static struct st_node *place(struct st_window *w, const struct st_node *n, bool 
 	}
 	if (n->depth == 0) {
 		d = st_tree__root(w->delta);
-	} else if (w->hide_kernel && n->f.kernel && n->parent && n->parent->depth &&
-		   n->parent->f.kernel) {
+	} else if (w->hide_kernel && n->f.runtime == ST_RUNTIME_KERNEL && n->parent &&
+		   n->parent->depth && n->parent->f.runtime == ST_RUNTIME_KERNEL) {
 		d = w->path[n->depth - 1];
 		*merged = true;
 	} else if (!(d = st_tree__child(w->delta, w->path[n->depth - 1],
-					w->hide_kernel && n->f.kernel ? &kernel_frame : &n->f,
+					w->hide_kernel && n->f.runtime == ST_RUNTIME_KERNEL ?
+						&kernel_frame : &n->f,
 					true))) {
 		w->err = -ENOMEM;
 	}
