@@ -9,7 +9,10 @@ finds libjvm.so in the process's maps, its load bias and VMStructs
 symbols, reads the four tables from the process's memory and checks that
 the walker's layout has every member that JDK describes (and no other),
 oopSize 8, sizeof(Method) > 0, the version's major and release text, and
-that a second probe of the same libjvm is served from the cache."""
+that a second probe of the same libjvm is served from the cache.
+
+test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
+in its summary; -- a program without a JVM says nothing of Java."""
 import os
 import select
 import shutil
@@ -17,7 +20,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import BUILD, Failure, Skip, check
+from stcheck import BUILD, Failure, Skip, check, run_profiled
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
         ("25", "/usr/lib/jvm/temurin-25-jdk-amd64")]
@@ -28,7 +31,8 @@ public class Spin {
     public static void main(String[] a) {
         System.out.println("ready");
         System.out.flush();
-        long t = 0, end = System.nanoTime() + %d * 1000000000L;
+        long secs = a.length > 0 ? Long.parseLong(a[0]) : %d;
+        long t = 0, end = System.nanoTime() + secs * 1000000000L;
         while (System.nanoTime() < end) t += work(1000000);
         System.out.println(t);
     }
@@ -108,3 +112,21 @@ def test_java_vmstructs():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     check(seen and seen[0] == "17", "JDK 17 not probed")
+
+
+def test_java_summary():
+    tmp = tempfile.mkdtemp(prefix="st-java-")
+    outs = []
+    try:
+        compile_spin(tmp)
+        java = os.path.join(JDKS[0][1], "bin", "java")
+        out, err, _ = run_profiled(["-F", "99", "--", java, "-Xmx64m", "-cp", tmp, "Spin", "3"])
+        outs.append(out)
+        check("stacktreed: java: JVMs seen 1 " in err,
+              "no 'java: JVMs seen 1' in the summary of -- java:\n" + err)
+        out, err, _ = run_profiled(["-F", "99", "--", "/bin/sleep", "0.5"])
+        outs.append(out)
+        check("java:" not in err, "a Java line without a JVM:\n" + err)
+    finally:
+        for d in [tmp] + outs:
+            shutil.rmtree(d, ignore_errors=True)
