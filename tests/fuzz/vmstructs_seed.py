@@ -3,9 +3,9 @@
 tests/unit/test_vmstructs.c) from a running HotSpot JVM: its four VMStructs
 tables (gHotSpotVMStructs, gHotSpotVMTypes, gHotSpotVMIntConstants,
 gHotSpotVMLongConstants) read from /proc/PID/mem (root), re-laid in the
-compact image user/collect/runtimes/java/vmstructs.h describes
-(ST_VM_IMAGE_*): the 24 symbol slots first (the tables' addresses, the
-entry layouts' values), then each table's entries with their string
+compact image user/collect/runtimes/java/vmstructs.h describes: the 24
+symbols' values first (the tables' addresses, the entry layouts'
+values), then each table's entries with their string
 pointers pointing into the image, then the strings. Image addresses start
 at 0x10000000 (MEM of the fuzz target and the tests).
 Usage: vmstructs_seed.py PID OUT [TYPE...]  (TYPEs: keep only the entries

@@ -106,7 +106,7 @@ def test_java_vmstructs():
                 p.kill()
                 p.wait()
             for line in out.splitlines():
-                if line.strip().startswith("pid "):
+                if line.strip().startswith(("pid ", "probe ")):
                     print("    JDK %s: %s" % (major, line.strip()))
             seen.append(major)
     finally:

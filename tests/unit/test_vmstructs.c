@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/unit/fixtures/fx_util.h"
@@ -492,6 +493,14 @@ static void test_capture_temurin25(void **state)
 	capture("temurin25", missing25, 0xf8);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* The discovery on a live JVM (tests/integration/test_java.py). */
 static void test_live_jvm(void **state)
 {
@@ -499,6 +508,7 @@ static void test_live_jvm(void **state)
 	struct st_jvm_cache *c = st_jvm_cache__new();
 	struct st_jvm_proc *p = calloc(1, sizeof(*p)), *p2 = calloc(1, sizeof(*p2));
 	size_t reads, hits;
+	double t0, t1, t2;
 	char want[16];
 	int major;
 
@@ -512,7 +522,9 @@ static void test_live_jvm(void **state)
 	major = atoi(major_s);
 	assert_non_null(c);
 	assert_non_null(p);
+	t0 = now_ms();
 	assert_int_equal(st_jvm_proc__probe(c, atoi(pid_s), p), ST_JVM_PROBE_OK);
+	t1 = now_ms();
 	printf("    pid %s: %s, bias %#llx, release %s, major %d, build id %s%s; "
 	       "structs %zu, types %zu, ints %zu, longs %zu; %d of %d layout members missing:",
 	       pid_s, p->path, (unsigned long long)p->bias, p->version.release, p->version.major,
@@ -531,7 +543,9 @@ static void test_live_jvm(void **state)
 	/* the code cache's bounds: around the heaps' table, in the process */
 	assert_true(p->l.codecache_low_bound > p->bias);
 	/* again: from the cache when libjvm is root's, the same layout */
+	t2 = now_ms();
 	assert_int_equal(st_jvm_proc__probe(c, atoi(pid_s), p2), ST_JVM_PROBE_OK);
+	printf("    probe %.1f ms, again (tables cached) %.1f ms\n", t1 - t0, now_ms() - t2);
 	st_jvm_cache__stats(c, &reads, &hits);
 	assert_int_equal(reads, 1);
 	assert_int_equal(hits, p->elf.trusted ? 1 : 0);

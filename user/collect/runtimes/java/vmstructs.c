@@ -2,9 +2,9 @@
  * callback, into a lookup by name (see vmstructs.h).
  *
  * Entries are read a batch at a time (ST_VM_BATCH entries in one read;
- * entry by entry where the batch crosses into unreadable memory), names a
- * piece at a time without crossing a page boundary (smaller pieces where
- * one is not all readable). Names are interned;
+ * entry by entry where the batch crosses into unreadable memory), names
+ * from whole pages kept while the tables are read (a piece at a time,
+ * halving, where a page is not all readable). Names are interned;
  * every entry is one row of an array, indexed by the hash of its kind and
  * names (common/u64map.h, the row's index + 1 as the value).
  */
@@ -195,6 +195,17 @@ struct layout {
 	__u8 kind;
 };
 
+/* Pages of the process's memory that names were read from: the names
+ * of a table lie together (libjvm's .rodata), so that a few pages serve
+ * thousands of names in a few reads. */
+#define NPAGES 8
+
+struct page {
+	__u64 base;
+	bool valid;
+	__u8 b[PAGE];
+};
+
 struct reader {
 	st_vm_read_fn rd;
 	void *arg;
@@ -202,6 +213,9 @@ struct reader {
 	__u64 bias;
 	__u64 last_ptr;		/* the last name read, as a pointer ... */
 	const char *last;	/* ... and interned */
+	struct page *pages;	/* NPAGES, or NULL: every piece read directly */
+	unsigned next;		/* the page replaced next */
+	__u64 bad_base;		/* the last page not all readable (+ 1) */
 };
 
 static int read_u64(const struct reader *r, __u64 addr, __u64 *out)
@@ -209,12 +223,40 @@ static int read_u64(const struct reader *r, __u64 addr, __u64 *out)
 	return r->rd(r->arg, out, sizeof(*out), addr) ? -EFAULT : 0;
 }
 
+/* n bytes at at, all within one page: from the page cache (the page read
+ * whole), else read directly. 0 or -EFAULT. */
+static int piece(struct reader *r, void *dst, __u32 n, __u64 at)
+{
+	__u64 base = at - at % PAGE;
+	struct page *pg = NULL;
+
+	for (int i = 0; r->pages && i < NPAGES && !pg; i++)
+		if (r->pages[i].valid && r->pages[i].base == base)
+			pg = &r->pages[i];
+	if (!pg && r->pages && r->bad_base != base + 1) {
+		pg = &r->pages[r->next];
+		pg->valid = r->rd(r->arg, pg->b, PAGE, base) == 0;
+		pg->base = base;
+		if (pg->valid) {
+			r->next = (r->next + 1) % NPAGES;
+		} else {
+			r->bad_base = base + 1;
+			pg = NULL;
+		}
+	}
+	if (pg) {
+		memcpy(dst, pg->b + (at - base), n);
+		return 0;
+	}
+	return r->rd(r->arg, dst, n, at) ? -EFAULT : 0;
+}
+
 /* The NUL-terminated name at addr, interned; NULL when unreadable or not
  * terminated within ST_VM_NAME_MAX bytes, or on ENOMEM (*err). */
 static const char *read_name(struct reader *r, __u64 addr, int *err)
 {
 	char buf[ST_VM_NAME_MAX];
-	__u32 have = 0, piece = 64;
+	__u32 have = 0, size = sizeof(buf);
 
 	if (addr && addr == r->last_ptr)
 		return r->last;
@@ -223,18 +265,18 @@ static const char *read_name(struct reader *r, __u64 addr, int *err)
 		__u32 n = PAGE - (__u32)(at % PAGE), left = (__u32)sizeof(buf) - have;
 		char *nul;
 
-		if (n > piece)
-			n = piece;
+		if (n > size)
+			n = size;
 		if (n > left)
 			n = left;
 		if (at < addr)
 			return NULL;
-		if (r->rd(r->arg, buf + have, n, at)) {
+		if (piece(r, buf + have, n, at)) {
 			/* the name may end just before unreadable memory:
-			 * halve the piece (at most log2(64) more reads) */
+			 * halve the piece (at most log2(256) more reads) */
 			if (n == 1)
 				return NULL;
-			piece = n / 2;
+			size = n / 2;
 			continue;
 		}
 		nul = memchr(buf + have, '\0', n);
@@ -398,14 +440,19 @@ int st_vmstructs__read(const __u64 syms[ST_VM_NSYMS], __u64 bias, st_vm_read_fn 
 	if (!v->names || !v->index)
 		goto cleanup;
 	r.v = v;
+	r.pages = malloc(NPAGES * sizeof(*r.pages));	/* NULL: slower, not wrong */
+	for (int i = 0; r.pages && i < NPAGES; i++)
+		r.pages[i].valid = false;
 	if ((err = table(&r, syms[ST_VM_STRUCTS], &ls, &v->counts.structs)) ||
 	    (err = table(&r, syms[ST_VM_TYPES], &lt, &v->counts.types)) ||
 	    (err = table(&r, syms[ST_VM_INT_CONSTS], &li, &v->counts.ints)) ||
 	    (err = table(&r, syms[ST_VM_LONG_CONSTS], &ll, &v->counts.longs)))
 		goto cleanup;
+	free(r.pages);
 	*out = v;
 	return 0;
 cleanup:
+	free(r.pages);
 	st_vmstructs__free(v);
 	return err;
 }
