@@ -12,8 +12,10 @@ oopSize 8, sizeof(Method) > 0, the version's major and release text, and
 that a second probe of the same libjvm is served from the cache.
 
 test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
-in its summary; -- a program without a JVM says nothing of Java."""
+in its summary, -a beside a running JVM at least 1; -- a program without
+a JVM says nothing of Java."""
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -124,6 +126,15 @@ def test_java_summary():
         outs.append(out)
         check("stacktreed: java: JVMs seen 1 " in err,
               "no 'java: JVMs seen 1' in the summary of -- java:\n" + err)
+        p = started(java, tmp)
+        try:
+            out, err, _ = run_profiled(["-F", "99", "-a", "-d", "3"])
+            outs.append(out)
+        finally:
+            p.kill()
+            p.wait()
+        m = re.search(r"stacktreed: java: JVMs seen (\d+) ", err)
+        check(m and int(m.group(1)) >= 1, "-a beside a JVM: no JVM seen:\n" + err)
         out, err, _ = run_profiled(["-F", "99", "--", "/bin/sleep", "0.5"])
         outs.append(out)
         check("java:" not in err, "a Java line without a JVM:\n" + err)
