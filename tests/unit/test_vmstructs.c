@@ -6,7 +6,7 @@
  * vmstructs/: JDK 17 and Temurin 25), each member found exactly where that
  * JDK describes it; and, when ST_TEST_JVM_PID names a running JVM
  * (tests/integration/test_java.py sets it, with ST_TEST_JVM_MAJOR), the
- * whole discovery (jvmproc.c) on it. */
+ * whole discovery (jvmproc.c) and the session's count (java.c) on it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tests/unit/fixtures/fx_util.h"
+#include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/java/jvmlayout.h"
 #include "user/collect/runtimes/java/jvmproc.h"
 #include "user/collect/runtimes/java/vmstructs.h"
@@ -551,6 +552,25 @@ static void test_live_jvm(void **state)
 	assert_int_equal(hits, p->elf.trusted ? 1 : 0);
 	assert_memory_equal(&p->l, &p2->l, sizeof(p->l));
 	assert_string_equal(p->version.release, p2->version.release);
+	/* the session's count (java.c): once per pid, anew after an exit or
+	 * exec; the tables read once */
+	{
+		struct st_java *j = st_java__new();
+		struct st_java_stats js;
+
+		assert_non_null(j);
+		st_java__probe(j, (__u32)atoi(pid_s));
+		st_java__probe(j, (__u32)atoi(pid_s));
+		st_java__stats(j, &js);
+		assert_int_equal(js.jvms, 1);
+		assert_int_equal(js.failed, 0);
+		st_java__exited(j, (__u32)atoi(pid_s));
+		st_java__probe(j, (__u32)atoi(pid_s));
+		st_java__stats(j, &js);
+		assert_int_equal(js.jvms, 2);
+		assert_int_equal(js.table_reads, p->elf.trusted ? 1 : 2);
+		st_java__free(j);
+	}
 	free(p);
 	free(p2);
 	st_jvm_cache__free(c);
@@ -565,6 +585,18 @@ static void test_no_jvm(void **state)
 	assert_non_null(p);
 	assert_int_equal(st_jvm_proc__probe(NULL, getpid(), p), ST_JVM_PROBE_NONE);
 	assert_true(st_jvm_proc__probe(NULL, -1, p) < 0);
+	{
+		struct st_java *j = st_java__new();
+		struct st_java_stats js;
+
+		assert_non_null(j);
+		st_java__probe(j, (__u32)getpid());
+		st_java__exited(j, (__u32)getpid());
+		st_java__stats(j, &js);
+		assert_int_equal(js.jvms + js.failed + js.table_reads, 0);
+		st_java__free(j);
+		st_java__probe(NULL, 1);
+	}
 	assert_true(st_jvm_elf__candidate("/usr/lib/jvm/x/lib/server/libjvm.so"));
 	assert_false(st_jvm_elf__candidate("/usr/lib/libjvm.so.1"));
 	free(p);

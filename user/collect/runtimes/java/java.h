@@ -19,8 +19,8 @@ struct st_java *st_java__new(void);
 void st_java__free(struct st_java *j);
 
 /* Look for a JVM in pid (maps just read). Nothing once pid's JVM was
- * found or failed; again at the next read while none is found, or while
- * its tables are not initialized yet. j NULL: nothing. */
+ * found or failed; again at the next read while none is found, and (up
+ * to 8 probes) while its tables cannot be read yet. j NULL: nothing. */
 void st_java__probe(struct st_java *j, __u32 pid);
 
 /* pid exited or exec'd: the next probe of pid looks anew. */
