@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "binsym/elf.h"
 #include "binsym/symbolizer.h"
 
 struct range {
@@ -419,4 +420,27 @@ const struct st_mapping *st_procmaps__find(const struct st_procmaps *pm, __u64 a
 	if (lo < pm->nindex && pm->index[lo].start <= addr)
 		return &pm->maps[pm->index[lo].map];
 	return NULL;
+}
+
+int st_procmaps__load_bias(const char *file, const struct st_maps_line *m, __u64 *bias)
+{
+	struct st_load *loads = NULL;
+	struct st_elf *e = NULL;
+	int n, r = -ENOENT;
+
+	if (st_elf__open(file, &e))
+		return -ENOENT;
+	n = st_elf__loads(e, &loads);
+	for (int i = 0; i < n; i++) {
+		__u64 pg = loads[i].offset & ~4095ULL;
+
+		if (m->pgoff >= pg && m->pgoff < loads[i].offset + loads[i].filesz) {
+			*bias = m->start - ((loads[i].vaddr & ~4095ULL) + (m->pgoff - pg));
+			r = 0;
+			break;
+		}
+	}
+	free(loads);
+	st_elf__free(e);
+	return r;
 }

@@ -73,6 +73,12 @@ struct st_maps_line {
 };
 int st_procmaps__parse_line(char *line, struct st_maps_line *out);
 
+/* The load bias of ELF file `file` (a path the caller may open: the
+ * process's map_files link) mapped by line m: runtime address = vaddr +
+ * *bias. 0, or -ENOENT (unreadable, no PT_LOAD holds m's offset). For the
+ * runtimes' discovery (user/collect/runtimes/). */
+int st_procmaps__load_bias(const char *file, const struct st_maps_line *m, __u64 *bias);
+
 size_t st_procmaps__count(const struct st_procmaps *pm);
 
 /* Test hook (tests/integration/test_hardening.py makes the race of issue 23

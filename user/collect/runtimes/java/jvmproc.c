@@ -88,30 +88,6 @@ int st_jvm_elf__find(const char *path, struct st_jvm_elf *out)
 	return out->syms[ST_VM_STRUCTS] ? 0 : -ENOENT;
 }
 
-/* The load bias of the file mapped at m (offset pgoff). */
-static int load_bias(const char *file, const struct st_maps_line *m, __u64 *bias)
-{
-	struct st_load *loads = NULL;
-	struct st_elf *e = NULL;
-	int n, r = -ENOENT;
-
-	if (st_elf__open(file, &e))
-		return -ENOENT;
-	n = st_elf__loads(e, &loads);
-	for (int i = 0; i < n; i++) {
-		__u64 pg = loads[i].offset & ~4095ULL;
-
-		if (m->pgoff >= pg && m->pgoff < loads[i].offset + loads[i].filesz) {
-			*bias = m->start - ((loads[i].vaddr & ~4095ULL) + (m->pgoff - pg));
-			r = 0;
-			break;
-		}
-	}
-	free(loads);
-	st_elf__free(e);
-	return r;
-}
-
 long st_jvm_read_process(void *arg, void *dst, __u32 n, __u64 addr)
 {
 	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)addr, n };
@@ -190,7 +166,7 @@ static int find_libjvm(FILE *f, int pid, struct st_jvm_proc *p)
 			continue;
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)m.start, (unsigned long long)m.end);
-		if (st_jvm_elf__find(file, &p->elf) || load_bias(file, &m, &p->bias))
+		if (st_jvm_elf__find(file, &p->elf) || st_procmaps__load_bias(file, &m, &p->bias))
 			continue;
 		snprintf(p->path, sizeof(p->path), "%s", m.path);
 		for (int i = 0; i < ST_VM_NSYMS; i++)

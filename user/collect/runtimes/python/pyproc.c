@@ -139,30 +139,6 @@ int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
 	return out->runtime && out->eval && out->eval_size ? 0 : -ENOENT;
 }
 
-/* The runtime address of ELF vaddr in the file mapped at m (offset pgoff). */
-static int load_bias(const char *file, const struct st_maps_line *m, __u64 *bias)
-{
-	struct st_load *loads = NULL;
-	struct st_elf *e = NULL;
-	int n, r = -ENOENT;
-
-	if (st_elf__open(file, &e))
-		return -ENOENT;
-	n = st_elf__loads(e, &loads);
-	for (int i = 0; i < n; i++) {
-		__u64 pg = loads[i].offset & ~4095ULL;
-
-		if (m->pgoff >= pg && m->pgoff < loads[i].offset + loads[i].filesz) {
-			*bias = m->start - ((loads[i].vaddr & ~4095ULL) + (m->pgoff - pg));
-			r = 0;
-			break;
-		}
-	}
-	free(loads);
-	st_elf__free(e);
-	return r;
-}
-
 int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 {
 	char path[64], line[MAPS_LINE_MAX], file[128];
@@ -187,7 +163,7 @@ int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 			continue;
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)m.start, (unsigned long long)m.end);
-		if (st_py_elf__find(file, m.path, &pe) || load_bias(file, &m, &bias))
+		if (st_py_elf__find(file, m.path, &pe) || st_procmaps__load_bias(file, &m, &bias))
 			continue;
 		*version = pe.version;
 		l = st_py_layout__find((__u16)(pe.version >> 16));
