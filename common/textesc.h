@@ -56,6 +56,14 @@ size_t st_textesc__buf(char *dst, size_t cap, const char *s, size_t n, unsigned 
  * when it was cut; returns buf. For a name inside a printf() line. */
 const char *st_textesc__str(const char *s, char *buf, size_t cap);
 
+/* Room for one escaped name in a diagnostic line: longer ones are cut,
+ * "..." ending them. */
+#define ST_TEXTESC_LINE 1024
+
+/* The C string s escaped, for one argument of a printf() line: the buffer
+ * lives until the end of the enclosing block. */
+#define ST_TEXTESC(s) st_textesc__str((s), (char[ST_TEXTESC_LINE]){ 0 }, ST_TEXTESC_LINE)
+
 /* s[0, n) escaped onto out, no allocation; 0 or -EIO. */
 int st_textesc__putn(FILE *out, const char *s, size_t n, unsigned flags);
 

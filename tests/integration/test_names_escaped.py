@@ -8,7 +8,9 @@ A python3.11 program renames its hot function with code.replace(
 co_qualname=..., co_name=...) to an OSC title sequence, a clear-screen
 sequence and a CR/LF before "forged line", from a file whose name holds a
 colour sequence (compile(src, "/tmp/x\\x1b[31m.py", "exec")). A C program
-gets the same kind of symbol by objcopy --redefine-sym. In xtree.txt,
+gets the same kind of symbol by objcopy --redefine-sym, and runs from a
+directory and a file named with ESC and CR (its module path, printed by
+-v, and its comm). In xtree.txt,
 arcflow.txt, flamegraph.svg, stacktreed's summary on stderr and
 `stacktree report --print xtree|arcflow` (piped and on a terminal): no raw
 ESC, BEL or CR, no line starting with "forged", and the escaped name is
@@ -19,6 +21,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import xml.etree.ElementTree as ET
 
 from stcheck import STACKTREE, STACKTREED, Skip, check
 
@@ -30,6 +33,12 @@ NATIVE = "evil\x1b]0;pwned\x07\x1b[2J\r\nforged native"
 NAME_ESC = rb"\x1b]0;pwned\x07\x1b[2J\x0d\x0aforged line"
 FILE_ESC = rb"x\x1b[31m.py"
 NATIVE_ESC = rb"evil\x1b]0;pwned\x07\x1b[2J\x0d\x0aforged native"
+# a directory and a program name (so the comm) with ESC and CR; no newline:
+# /proc/PID/maps writes one as \012, and the path would not open
+EVIL_DIR = "d\x1b]0;dir\x07\r"
+EVIL_DIR_ESC = rb"d\x1b]0;dir\x07\x0d/"
+EVIL_EXE = "e\x1b[2J\rforged"
+EVIL_EXE_ESC = rb"e\x1b[2J\x0dforged"
 RAW = (b"\x1b", b"\x07", b"\r")
 FORGED = re.compile(rb"^\s*forged", re.M)
 SGR = re.compile(rb"\x1b\[[0-9;]*m")
@@ -87,11 +96,11 @@ def clean(what, data):
                                             if m else b""))
 
 
-def profile(cmd, secs):
+def profile(cmd, secs, extra=()):
     """stacktreed on cmd: (out dir, stderr bytes)."""
     out = tempfile.mkdtemp(prefix="st-it-esc-")
     p = subprocess.run([STACKTREED, "-F", "499", "-o", out, "--format",
-                        "xtree,arcflow,json,svg", "--"] + cmd + [str(secs)],
+                        "xtree,arcflow,json,svg"] + list(extra) + ["--"] + cmd + [str(secs)],
                        capture_output=True, timeout=120)
     check(p.returncode == 0, "stacktreed exited %d: %r" % (p.returncode, p.stderr[-2000:]))
     clean("stacktreed's stderr", p.stderr)
@@ -135,6 +144,10 @@ def check_reports(out, name_esc, must_have):
         clean(f, data)
         for want in must_have:
             check(want in data, "%s: no %r in it" % (f, want))
+    try:
+        ET.parse(os.path.join(out, "flamegraph.svg"))
+    except ET.ParseError as e:
+        raise AssertionError("flamegraph.svg is not well-formed XML: %s" % e)
     for report in ("xtree", "arcflow"):
         cmd = [STACKTREE, "report", "--input", out, "--print", report]
         p = subprocess.run(cmd + ["--wide"], capture_output=True, timeout=60)
@@ -195,7 +208,11 @@ def test_names_escaped_native():
     tmp = tempfile.mkdtemp(prefix="st-it-escc-")
     out = None
     try:
-        src, exe = os.path.join(tmp, "evil.c"), os.path.join(tmp, "evil")
+        # the program's directory and file name too: its module path (in
+        # -v's lines on stderr) and its comm (thread headers, roots)
+        src = os.path.join(tmp, "evil.c")
+        os.mkdir(os.path.join(tmp, EVIL_DIR))
+        exe = os.path.join(tmp, EVIL_DIR, EVIL_EXE)
         with open(src, "w") as f:
             f.write(C_PROGRAM)
         subprocess.run([cc, "-O1", "-fno-omit-frame-pointer", "-o", exe, src], check=True,
@@ -204,11 +221,48 @@ def test_names_escaped_native():
                        check=True, timeout=60)
         nm = subprocess.run(["nm", exe], capture_output=True, timeout=60).stdout
         check(NATIVE.encode() in nm, "objcopy did not rename evil_hot: %r" % nm[:500])
-        out, _ = profile([exe], 2)
-        check_reports(out, NATIVE_ESC, (NATIVE_ESC,))
+        out, err = profile([exe], 2, ["-v"])
+        check(EVIL_DIR_ESC in err, "-v: the module path's escape %r is not on stderr"
+              % EVIL_DIR_ESC)
+        check_reports(out, NATIVE_ESC, (NATIVE_ESC, EVIL_EXE_ESC))
         names, _ = json_names(out)
         check(NATIVE in names, "profile.json: no function %r" % NATIVE)
+        prof = json.load(open(os.path.join(out, "profile.json"), "rb"))
+        check(any(t["comm"] == EVIL_EXE for t in prof["threads"]),
+              "profile.json: no comm %r" % EVIL_EXE)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if out:
             shutil.rmtree(out, ignore_errors=True)
+
+
+def test_names_escaped_offline_inputs():
+    """`stacktree report` on another's files (no root): folded stacks whose
+    frames hold the name, and a profile.json whose error message would
+    quote a string with ESC: the reports and the error line are clean."""
+    tmp = tempfile.mkdtemp(prefix="st-it-escoff-")
+    try:
+        folded = os.path.join(tmp, "in.folded")
+        with open(folded, "wb") as f:
+            # ';' separates frames in this format: the name without it
+            f.write(b"main;" + NATIVE.encode().replace(b";", b":") + b"\xc2\x9b\xff 10\n")
+        for report in ("xtree", "arcflow"):
+            p = subprocess.run([STACKTREE, "report", "--folded", folded, "--print", report],
+                               capture_output=True, timeout=60)
+            check(p.returncode == 0, "--folded --print %s exited %d: %r"
+                  % (report, p.returncode, p.stderr))
+            clean("--folded --print " + report, p.stdout + p.stderr)
+            check(b"\\xc2\\x9b\\xff" in p.stdout, "--print %s: C1 and bad byte not escaped: %r"
+                  % (report, p.stdout[-300:]))
+        bad = os.path.join(tmp, "profile.json")
+        with open(bad, "w") as f:
+            f.write('{"format":"stacktree-profile","version":1,'
+                    '"start":"\\u001b]0;pwned\\u0007\\r\\nforged"}')
+        p = subprocess.run([STACKTREE, "report", "--input", bad, "--print", "xtree"],
+                           capture_output=True, timeout=60)
+        check(p.returncode != 0, "a bad start time was accepted")
+        clean("the error line", p.stderr)
+        check(rb"\x1b]0;pwned\x07\x0d\x0aforged" in p.stderr,
+              "the error line does not quote the escaped string: %r" % p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
