@@ -69,6 +69,12 @@ bool st_textesc__plain(const char *s, size_t n, unsigned flags)
 	char esc[ST_TEXTESC_UNIT];
 
 	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			i++;	/* printable ASCII, the common case: no call */
+			continue;
+		}
 		i += st_textesc__next(s + i, n - i, flags, esc);
 		if (esc[0])
 			return false;
@@ -132,8 +138,15 @@ int st_textesc__putn(FILE *out, const char *s, size_t n, unsigned flags)
 	size_t run = 0;	/* kept bytes not yet written, ending at i */
 
 	for (size_t i = 0; i < n;) {
-		size_t k = st_textesc__next(s + i, n - i, flags, esc);
+		unsigned char c = (unsigned char)s[i];
+		size_t k;
 
+		if (c >= 0x20 && c < 0x7f && (c != '\\' || flags & ST_TEXTESC_KEEP_BACKSLASH)) {
+			run++;	/* printable ASCII, the common case: no call */
+			i++;
+			continue;
+		}
+		k = st_textesc__next(s + i, n - i, flags, esc);
 		if (!esc[0]) {
 			run += k;
 		} else {
