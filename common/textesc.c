@@ -41,6 +41,17 @@ size_t st_utf8__seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+size_t st_textesc__control(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	if (n >= 1 && (s[0] < 0x20 || s[0] == 0x7f))
+		return 1;
+	if (n >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] < 0xa0)
+		return 2;
+	return 0;
+}
+
 size_t st_textesc__next(const char *str, size_t n, unsigned flags, char esc[ST_TEXTESC_UNIT])
 {
 	static const char hex[] = "0123456789abcdef";
@@ -48,13 +59,11 @@ size_t st_textesc__next(const char *str, size_t n, unsigned flags, char esc[ST_T
 	size_t len = st_utf8__seq_len(s, n);
 
 	esc[0] = '\0';
-	if (len == 1 && s[0] >= 0x20 && s[0] != 0x7f) {
+	if (len && !st_textesc__control(str, len)) {	/* printable */
 		if (s[0] == '\\' && !(flags & ST_TEXTESC_KEEP_BACKSLASH))
 			memcpy(esc, "\\\\", 3);
-		return 1;
-	}
-	if (len > 1 && !(s[0] == 0xc2 && s[1] < 0xa0))	/* not a C1 control */
 		return len;
+	}
 	/* a control byte, the first byte of a C1 control, or a bad byte */
 	esc[0] = '\\';
 	esc[1] = 'x';

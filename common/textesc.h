@@ -36,6 +36,11 @@ enum st_textesc_flags {
  * to U+007F are one byte, whatever their class. */
 size_t st_utf8__seq_len(const unsigned char *s, size_t avail);
 
+/* The length of the control character at s[0, n): 1 for C0 or DEL, 2 for
+ * a C1 control (c2 80 .. c2 9f), 0 for anything else. For a format with
+ * its own replacement (stacks.folded's '?'). */
+size_t st_textesc__control(const char *s, size_t n);
+
 /* One unit of s[0, n), n >= 1: returns how many bytes it takes (1-4).
  * esc receives its escape, NUL-terminated, or "" when the unit is kept as
  * it is (a printable character, written as its bytes). */

@@ -77,6 +77,14 @@ static void test_c1(void **state)
 	assert_string_equal(esc("\xc2\xa0\xc2\xa9"), "\xc2\xa0\xc2\xa9");
 	/* raw C1 bytes (not UTF-8) are bad bytes */
 	assert_string_equal(esc("\x9b" "31m"), "\\x9b31m");
+	/* the control rule alone (stacks.folded's '?') */
+	assert_int_equal(st_textesc__control("\x1b[", 2), 1);
+	assert_int_equal(st_textesc__control("\x7f", 1), 1);
+	assert_int_equal(st_textesc__control("\xc2\x9b", 2), 2);
+	assert_int_equal(st_textesc__control("\xc2\x9b", 1), 0);	/* cut: not C1 */
+	assert_int_equal(st_textesc__control("\xc2\xa0", 2), 0);
+	assert_int_equal(st_textesc__control("\x9b", 1), 0);	/* a bad byte */
+	assert_int_equal(st_textesc__control("a", 1), 0);
 }
 
 static void test_utf8_kept(void **state)
