@@ -99,9 +99,16 @@ static void xml_putn(FILE *out, const char *s, size_t max)
 	char esc[ST_TEXTESC_UNIT];
 
 	for (size_t i = 0; i < n;) {
-		size_t k = st_textesc__next(s + i, n - i, 0, esc);
-		size_t len = esc[0] ? strlen(esc) : k;
+		unsigned char c = (unsigned char)s[i];
+		size_t k, len;
 
+		if (c >= 0x20 && c < 0x7f && c != '\\') {	/* printable ASCII: no call */
+			k = len = 1;
+			esc[0] = '\0';
+		} else {
+			k = st_textesc__next(s + i, n - i, 0, esc);
+			len = esc[0] ? strlen(esc) : k;
+		}
 		if (used + len > max)
 			break;
 		used += len;
