@@ -20,6 +20,7 @@
 #include "binsym/loadmap.h"
 #include "binsym/stackvars.h"
 #include "common/strtab.h"
+#include "common/textesc.h"
 #include "binsym/symtab.h"
 #include "binsym/worklimit.h"
 
@@ -107,7 +108,7 @@ static int load_data(struct st_symbolizer *s, struct st_module *m, const char *p
 	}
 	st_symtab__finish(m->data);
 	if (s->verbose && n <= 0)
-		fprintf(stderr, "stacktreed: %s: no data symbols\n", m->path);
+		fprintf(stderr, "stacktreed: %s: no data symbols\n", ST_TEXTESC(m->path));
 cleanup:
 	if (err) {
 		st_symtab__free(m->data);
@@ -211,7 +212,7 @@ static int build_vars(struct st_symbolizer *s, struct st_module *m, const char *
 	if (!err)
 		m->vars_done = true;	/* with or without a table */
 	if (s->verbose && !err)
-		fprintf(stderr, "stacktreed: %s: %zu frame variables\n", m->path,
+		fprintf(stderr, "stacktreed: %s: %zu frame variables\n", ST_TEXTESC(m->path),
 			st_stackvars__count(m->vars));
 	if (dw)
 		dwarf_end(dw);

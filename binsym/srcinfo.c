@@ -29,6 +29,7 @@
 #include "binsym/elf.h"
 #include "binsym/gopclntab.h"
 #include "common/strtab.h"
+#include "common/textesc.h"
 #include "binsym/worklimit.h"
 
 struct si_cu {
@@ -156,7 +157,7 @@ static int si_open(struct st_symbolizer *s, struct st_module *m, const char *pat
 	st_mod__work_end(s, m, &w);
 	if (s->verbose && !err)
 		fprintf(stderr, "stacktreed: %s: DWARF for source lines, %zu CU ranges\n",
-			m->path, si->ncus);
+			ST_TEXTESC(m->path), si->ncus);
 	return err;
 }
 
@@ -398,7 +399,7 @@ static int lookup(struct st_symbolizer *s, struct st_module *m, struct st_srcinf
 		s->src_cut++;
 		if (s->verbose)
 			fprintf(stderr, "stacktreed: %s: source lines cut short (%zu addresses, "
-				"%.2f s)\n", m->path, si->nused, si->spent);
+				"%.2f s)\n", ST_TEXTESC(m->path), si->nused, si->spent);
 		return 0;
 	}
 	err = si_lookup(si, vaddr, out);

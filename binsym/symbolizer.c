@@ -44,6 +44,7 @@
 #include "common/budget.h"
 #include "common/hash.h"
 #include "common/strtab.h"
+#include "common/textesc.h"
 #include "common/u64map.h"
 #include "binsym/symtab.h"
 #include "binsym/vdso.h"
@@ -703,7 +704,7 @@ cleanup:
 	free(fkey);
 	if (err) {
 		if (s->verbose)
-			fprintf(stderr, "stacktreed: cannot read %s as ELF: %s\n", path,
+			fprintf(stderr, "stacktreed: cannot read %s as ELF: %s\n", ST_TEXTESC(path),
 				strerror(-err));
 		errno = -err;
 		return NULL;
@@ -739,7 +740,8 @@ void st_mod__work_end(struct st_symbolizer *s, const struct st_module *m,
 		why = "too many symbols";
 	}
 	if (why && s->verbose)
-		fprintf(stderr, "stacktreed: %s: symbols incomplete: %s\n", m->path, why);
+		fprintf(stderr, "stacktreed: %s: symbols incomplete: %s\n", ST_TEXTESC(m->path),
+			why);
 }
 
 /* The debug file from debuginfod (only for modules with a build id), opened
@@ -786,7 +788,8 @@ int st_mod__debug_file(struct st_symbolizer *s, const struct st_module *m, struc
 	if (!how)
 		how = "debuginfod";
 	if (s->verbose)
-		fprintf(stderr, "stacktreed: %s: debug file found (%s)\n", m->path, how);
+		fprintf(stderr, "stacktreed: %s: debug file found (%s)\n", ST_TEXTESC(m->path),
+			how);
 	return 0;
 }
 
@@ -871,7 +874,7 @@ static int load_module_symbols(struct st_symbolizer *s, struct st_module *m)
 	st_mod__work_end(s, m, &w);
 
 	if (s->verbose && n <= 0 && n != -ENOMEM)
-		fprintf(stderr, "stacktreed: %s: no function symbols\n", m->path);
+		fprintf(stderr, "stacktreed: %s: no function symbols\n", ST_TEXTESC(m->path));
 
 	st_elf__free(debug);
 	module_close(m);	/* everything needed is copied now */

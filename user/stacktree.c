@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/textesc.h"
 #include "user/output/arcflow.h"
 #include "user/output/flamegraph.h"
 #include "user/model/folded.h"
@@ -237,8 +238,11 @@ static int load(const struct report_args *a, struct st_profile **p)
 		ret = st_profile__read_json(path ? path : a->input, p, err, sizeof(err));
 	}
 cleanup:
-	if (ret)
-		fprintf(stderr, "stacktree: %s\n", err[0] ? err : strerror(-ret));
+	if (ret) {	/* the reason may quote the input: escaped (common/textesc.h) */
+		fputs("stacktree: ", stderr);
+		st_textesc__put(stderr, err[0] ? err : strerror(-ret));
+		fputc('\n', stderr);
+	}
 	free(path);
 	return ret;
 }

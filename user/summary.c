@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "common/budget.h"
+#include "common/textesc.h"
 #include "common/tree.h"
 #include "binsym/perfmap.h"
 #include "binsym/symbolizer.h"
@@ -20,6 +21,9 @@
 #include "user/collect/session.h"
 #include "user/collect/unwind/unwinder.h"
 #include "user/model/profile.h"
+
+/* room for one escaped path, sentence or list of module names */
+#define ST_SUMMARY_PATH (ST_TEXTESC_GROWTH * 1024)
 
 /* The kernel's and the daemon's counters (bpf/stacktree.h, enum st_stat) as
  * the profile header shows them: lost samples, or notes. */
@@ -445,6 +449,7 @@ static void budget_line(FILE *out, const struct st_summary_src *s)
 	struct st_budget_stats bs;
 	struct st_symbolizer_stats ss;
 	struct st_python_stats ps = {};
+	char path[ST_SUMMARY_PATH];
 
 	st_budget__stats(s->budget, &bs);
 	if (!bs.limit) {
@@ -466,7 +471,8 @@ static void budget_line(FILE *out, const struct st_summary_src *s)
 			"%" PRIu64 " processes not kept (unsymbolized), %" PRIu64 " Python code "
 			"objects not read, %" PRIu64 " samples of unwritten snapshots dropped; "
 			"raise --memory-mb\n", ss.over_budget, ss.over_budget ? " (last: " : "",
-			ss.over_budget_path, ss.over_budget ? ")" : "",
+			st_textesc__str(ss.over_budget_path, path, sizeof(path)),
+			ss.over_budget ? ")" : "",
 			(uint64_t)bs.refused[ST_BUDGET_MAPS], (uint64_t)bs.refused[ST_BUDGET_PYCODE],
 			(uint64_t)s->pending_dropped);
 }
@@ -494,7 +500,7 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 {
 	struct st_symbolizer_stats ss;
 	struct rusage ru;
-	char line[1024];
+	char line[1024], path[ST_SUMMARY_PATH];	/* names are data: escaped */
 
 	getrusage(RUSAGE_SELF, &ru);
 	if (p->frequency_hz)
@@ -507,14 +513,16 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 			st_collector__processes(s->coll), p->duration_s);
 	fprintf(out, "stacktreed: lost %" PRIu64 " samples", (uint64_t)p->lost);
 	for (size_t i = 0; i < p->nlost_by; i++)
-		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
+		fprintf(out, "%s%s: %" PRIu64, i ? ", " : " (",
+			st_textesc__str(p->lost_by[i].name, path, sizeof(path)),
 			(uint64_t)p->lost_by[i].value);
 	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
 	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(out, "stacktreed: %s: %" PRIu64 "\n", p->notes[i].name,
+		fprintf(out, "stacktreed: %s: %" PRIu64 "\n",
+			st_textesc__str(p->notes[i].name, path, sizeof(path)),
 			(uint64_t)p->notes[i].value);
-	if (st_profile__unresolved_line(p, line, sizeof(line)))
-		fprintf(out, "stacktreed: %s\n", line);
+	if (st_profile__unresolved_line(p, line, sizeof(line)))	/* has module names */
+		fprintf(out, "stacktreed: %s\n", st_textesc__str(line, path, sizeof(path)));
 	if (p->bpf_ns_per_sample > 0)
 		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
 			p->bpf_ns_per_sample);
@@ -536,7 +544,8 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
 		"%zu non-root files not shared by build id\n",
 		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
-		ss.implausible, ss.implausible ? " (last: " : "", ss.implausible_path,
+		ss.implausible, ss.implausible ? " (last: " : "",
+		st_textesc__str(ss.implausible_path, path, sizeof(path)),
 		ss.implausible ? ")" : "", ss.not_mapped, ss.out_of_time, ss.too_many,
 		ss.cancelled, ss.unshared);
 	if (ss.debuginfod)
@@ -565,13 +574,14 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
 				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
 				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
-				us.cache.max_bytes >> 20, us.cache.dir);
+				us.cache.max_bytes >> 20,
+				st_textesc__str(us.cache.dir, path, sizeof(path)));
 		else
 			fprintf(out, "stacktreed: unwind table cache: off\n");
 		if (us.no_room)
 			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
 				"pointers instead of CFI (%s); raise --unwind-memory\n", us.no_room,
-				us.no_room_names);
+				st_textesc__str(us.no_room_names, path, sizeof(path)));
 	}
 	if (ss.src_cut || ss.src_deferred)
 		fprintf(out, "stacktreed: source lines: %zu modules' lookups cut short (time or "
@@ -584,6 +594,6 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		st_forcefault__summary(s->ff, st[ST_STAT_FAULT_FORCED], out);
 	}
 	java_line(out, s->java);
-	fprintf(out, "stacktreed: reports in %s/\n", where);
+	fprintf(out, "stacktreed: reports in %s/\n", st_textesc__str(where, path, sizeof(path)));
 }
 

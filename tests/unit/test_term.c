@@ -1,7 +1,8 @@
 /* test_term.c - reports on a terminal (user/output/term.h): lines cut to
  * the width with "…" (UTF-8 counted by code point), percentages coloured
  * by value, header and SELF lines styled, nothing changed without a width
- * or colour, and lines split across writes. */
+ * or colour, lines split across writes, and a raw control byte or bad
+ * UTF-8 escaped (\xNN) rather than sent to the terminal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -106,6 +107,23 @@ static void test_last_line_without_newline(void **state)
 	free(out);
 }
 
+/* The reports escape their names; a raw byte reaching the filter anyway is
+ * escaped too (a report's own backslashes kept), cut or not. */
+static void test_raw_bytes_escaped(void **state)
+{
+	const char *text = "x \x1b]0;t\x07\\x1b \xc2\x9b y\xff\r\n";
+	char *out = filtered(text, 200, true, 3), *cut;
+
+	(void)state;
+	assert_string_equal(out, "x \\x1b]0;t\\x07\\x1b \\xc2\\x9b y\\xff\\x0d\n");
+	cut = filtered(text, 20, false, 2);
+	assert_null(strchr(cut, '\x1b'));
+	assert_null(strchr(cut, '\r'));
+	assert_string_equal(cut, "x \\x1b]0;t\\x07\\x1b \xe2\x80\xa6\n");
+	free(cut);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,6 +131,7 @@ int main(void)
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_colour),
 		cmocka_unit_test(test_last_line_without_newline),
+		cmocka_unit_test(test_raw_bytes_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

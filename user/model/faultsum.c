@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/textesc.h"
 #include "user/model/jsonstr.h"
 #include "user/model/profile.h"
 
@@ -138,19 +139,29 @@ void st_faultsum__write_text(const struct st_faultsum *s, FILE *out)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct st_faultsum_proc *pp = &s->procs[i];
 
+		char comm[ST_TEXTESC_GROWTH * 64];
+
+		/* names are data: escaped (common/textesc.h) */
 		fprintf(out, "# faults of pid %u (%s): %" PRIu64 ": instruction %" PRIu64
 			", module (m) %" PRIu64 ", stack (s) %" PRIu64 ", heap (h) %" PRIu64 "\n",
-			pp->pid, pp->comm, (uint64_t)pp->total, (uint64_t)pp->instr,
+			pp->pid, st_textesc__str(pp->comm, comm, sizeof(comm)), (uint64_t)pp->total,
+			(uint64_t)pp->instr,
 			(uint64_t)pp->by_class[ST_DATA_MODULE], (uint64_t)pp->by_class[ST_DATA_STACK],
 			(uint64_t)pp->by_class[ST_DATA_HEAP]);
 		fprintf(out, "#   data faults by mapping:");
-		for (size_t j = 0; j < pp->nmodules; j++)
-			fprintf(out, "%s %s %" PRIu64, j ? "," : "", base_name(pp->modules[j].name),
-				(uint64_t)pp->modules[j].faults);
+		for (size_t j = 0; j < pp->nmodules; j++) {
+			fputs(j ? ", " : " ", out);
+			st_textesc__put(out, base_name(pp->modules[j].name));
+			fprintf(out, " %" PRIu64, (uint64_t)pp->modules[j].faults);
+		}
 		fprintf(out, "\n#   top data symbols:");
-		for (size_t j = 0; j < pp->nsymbols; j++)
-			fprintf(out, "%s %s [%s] %" PRIu64, j ? "," : "", pp->symbols[j].name,
-				base_name(pp->symbols[j].module), (uint64_t)pp->symbols[j].faults);
+		for (size_t j = 0; j < pp->nsymbols; j++) {
+			fputs(j ? ", " : " ", out);
+			st_textesc__put(out, pp->symbols[j].name);
+			fputs(" [", out);
+			st_textesc__put(out, base_name(pp->symbols[j].module));
+			fprintf(out, "] %" PRIu64, (uint64_t)pp->symbols[j].faults);
+		}
 		fprintf(out, "%s\n", pp->nsymbols ? "" : " none");
 	}
 }

@@ -3,38 +3,16 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
+#include "common/textesc.h"
+
+/* Length of the valid UTF-8 sequence at s, or 0 (the one rule:
+ * common/textesc.h). */
 static size_t seq_len(const unsigned char *s)
 {
-	unsigned char c = s[0];
-	size_t n;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)	/* also stops at the NUL */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return st_utf8__seq_len(s, SIZE_MAX);
 }
 
 bool st_json__valid_utf8(const char *s)
@@ -136,6 +114,12 @@ static void put_escaped(FILE *out, const unsigned char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 
+	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {	/* a C1 control, as \u0080-\u009f */
+		fputs("\\u00", out);
+		fputc(hex[p[1] >> 4], out);
+		fputc(hex[p[1] & 15], out);
+		return;
+	}
 	if (n > 1) {
 		fwrite(p, 1, n, out);
 		return;
@@ -154,7 +138,7 @@ static void put_escaped(FILE *out, const unsigned char *p, size_t n)
 		fputs("\\t", out);
 		break;
 	default:
-		if (*p < 0x20) {
+		if (*p < 0x20 || *p == 0x7f) {
 			fputs("\\u00", out);
 			fputc(hex[*p >> 4], out);
 			fputc(hex[*p & 15], out);
@@ -191,12 +175,10 @@ int st_json__put_raw(FILE *out, const char *s)
 
 	fputc('"', out);
 	for (; *p; p++) {
-		if (*p < 0x80) {
-			put_escaped(out, p, 1);
-		} else {
-			fputc(0xc0 | *p >> 6, out);
-			fputc(0x80 | (*p & 0x3f), out);
-		}
+		unsigned char cp[2] = { (unsigned char)(0xc0 | *p >> 6),
+					(unsigned char)(0x80 | (*p & 0x3f)) };
+
+		put_escaped(out, *p < 0x80 ? p : cp, *p < 0x80 ? 1 : 2);	/* U+0000-U+00FF */
 	}
 	return fputc('"', out) == EOF ? -EIO : 0;
 }

@@ -20,6 +20,7 @@
 #include "user/model/profile.h"
 #include "user/output/report.h"
 #include "common/strtab.h"
+#include "common/textesc.h"
 #include "common/hash.h"
 #include "common/tree.h"
 #include "common/u64map.h"
@@ -410,9 +411,11 @@ static void print_row(const struct st_arcflow *a, FILE *out, const struct af_row
 	const char *src = r->dir == DIR_PARENT ? (r->recursive ? "rPARENT" : "PARENT")
 					      : (r->recursive ? "rCHILD" : "CHILD");
 
-	fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  %s [%zu]\n", src,
-		(uint64_t)r->calls, (uint64_t)r->base, (uint64_t)r->cum, pct(a, r->cum), o->name,
-		o->rank);
+	/* names are data: escaped (common/textesc.h) */
+	fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  ", src,
+		(uint64_t)r->calls, (uint64_t)r->base, (uint64_t)r->cum, pct(a, r->cum));
+	st_textesc__put(out, o->name);
+	fprintf(out, " [%zu]\n", o->rank);
 }
 
 static void print_legend(const struct st_profile *p, FILE *out)
@@ -458,9 +461,11 @@ int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *
 		fprintf(out, "------------------------------------------------------------\n");
 		for (size_t j = 0; j < e->count[DIR_PARENT]; j++)
 			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_PARENT] + j]]);
-		fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  [%zu] %s\n",
+		fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  [%zu] ",
 			"SELF", (uint64_t)e->calls, (uint64_t)e->base, (uint64_t)e->cum,
-			pct(a, e->cum), i, e->name);
+			pct(a, e->cum), i);
+		st_textesc__put(out, e->name);
+		fputc('\n', out);
 		if (e->cum_all != e->cum)
 			fprintf(out, "%-8s %10s %10s %10" PRIu64 " %7.2f  (CUM_ALL)\n", "", "", "",
 				(uint64_t)e->cum_all, pct(a, e->cum_all));

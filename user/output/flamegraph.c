@@ -20,6 +20,7 @@
 
 #include "user/model/profile.h"
 #include "common/hash.h"
+#include "common/textesc.h"
 #include "common/tree.h"
 
 #define FG_PAD 10
@@ -82,52 +83,43 @@ struct fg_proc {
 
 /* ---- text ---------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s, 0 when invalid. */
-static size_t utf8_len(const unsigned char *s)
+/* At most max bytes of s as text (common/textesc.h: controls, C1 and
+ * invalid UTF-8 as \xNN, a backslash as \\), then XML-escaped; cut only
+ * between characters. */
+static void xml_putn(FILE *out, const char *s, size_t max)
 {
-	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	size_t n = strlen(s), used = 0;
+	char esc[ST_TEXTESC_UNIT];
 
-	if (s[0] > 0xf4)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k, len;
 
-/* At most max bytes of s, XML-escaped; invalid UTF-8 and control bytes
- * become '?'. */
-static void xml_putn(FILE *out, const char *str, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	for (size_t i = 0; s[i] && i < max;) {
-		size_t n;
-
-		switch (s[i]) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
-			if (s[i] < 0x80) {
-				fputc(s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], out);
-				break;
-			}
-			n = utf8_len(s + i);
-			if (!n || i + n > max) {
-				fputc('?', out);
-				break;
-			}
-			fwrite(s + i, 1, n, out);
-			i += n;
-			continue;
+		if (c >= 0x20 && c < 0x7f && c != '\\') {	/* printable ASCII: no call */
+			k = len = 1;
+			esc[0] = '\0';
+		} else {
+			k = st_textesc__next(s + i, n - i, 0, esc);
+			len = esc[0] ? strlen(esc) : k;
 		}
-		i++;
+		if (used + len > max)
+			break;
+		used += len;
+		if (esc[0]) {
+			fputs(esc, out);	/* no XML-special byte in an escape */
+		} else if (k > 1) {
+			fwrite(s + i, 1, k, out);
+		} else {
+			switch (s[i]) {
+			case '&': fputs("&amp;", out); break;
+			case '<': fputs("&lt;", out); break;
+			case '>': fputs("&gt;", out); break;
+			case '"': fputs("&quot;", out); break;
+			case '\'': fputs("&apos;", out); break;
+			default: fputc(s[i], out);
+			}
+		}
+		i += k;
 	}
 }
 
@@ -136,22 +128,20 @@ static void xml_put(FILE *out, const char *s)
 	xml_putn(out, s, SIZE_MAX);
 }
 
-/* The label that fits in w px (the script's fit() does the same). */
+/* The label that fits in w px (the script's fit() does the same, on the
+ * name as data-n holds it: escaped). */
 static void put_label(FILE *out, const char *name, double w)
 {
 	double chars = (w - 6) / FG_CHAR_W;	/* NaN and huge widths too */
-	size_t n = !(chars >= 3) ? 0 : chars > 1e6 ? 1000000 : (size_t)chars, len = strlen(name);
+	size_t n = !(chars >= 3) ? 0 : chars > 1e6 ? 1000000 : (size_t)chars;
 
 	if (n == 0)
 		return;
-	if (len <= n) {
+	if (st_textesc__len(name, strlen(name), 0) <= n) {
 		xml_put(out, name);
 		return;
 	}
-	n -= 2;
-	while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
-		n--;		/* do not cut a UTF-8 character */
-	xml_putn(out, name, n);
+	xml_putn(out, name, n - 2);	/* never inside a character */
 	fputs("..", out);
 }
 

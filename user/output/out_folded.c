@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "user/model/profile.h"
+#include "common/textesc.h"
 #include "common/tree.h"
 
 struct fold_ctx {
@@ -53,10 +54,11 @@ static int append(struct fold_ctx *c, const char *name, unsigned depth)
 		return -ENOMEM;
 	if (c->len)
 		c->buf[c->len++] = ';';
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)name[i];
+	for (size_t i = 0; i < n;) {
+		size_t k = st_textesc__control(name + i, n - i);	/* C0, DEL, C1 */
 
-		c->buf[c->len++] = ch == ';' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+		c->buf[c->len++] = k ? '?' : name[i] == ';' ? ':' : name[i];
+		i += k ? k : 1;
 	}
 	c->buf[c->len] = '\0';
 	c->ends[depth] = c->len;

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "common/textesc.h"
+
 #define LINE_MAX_BYTES (1u << 20)
 #define MIN_WIDTH 20u
 #define ELLIPSIS "\xe2\x80\xa6"	/* U+2026 */
@@ -116,7 +118,23 @@ void st_term__line(FILE *out, const char *line, size_t len, const struct st_term
 {
 	size_t keep = len, ps = 0, pe = 0, cols = 0;
 	const char *st = NULL, *pc = NULL;
+	char *safe = NULL;
 	bool cut = false;
+
+	/* The reports escape their names (common/textesc.h); a control byte or
+	 * bad UTF-8 reaching here all the same is escaped too, never sent to
+	 * the terminal (backslashes stay: the report's own escapes). */
+	if (!st_textesc__plain(line, len, ST_TEXTESC_KEEP_BACKSLASH)) {
+		size_t n = st_textesc__len(line, len, ST_TEXTESC_KEEP_BACKSLASH);
+
+		if (!(safe = malloc(n + 1))) {
+			st_textesc__putn(out, line, len, ST_TEXTESC_KEEP_BACKSLASH);
+			return;
+		}
+		st_textesc__buf(safe, n + 1, line, len, ST_TEXTESC_KEEP_BACKSLASH);
+		line = safe;
+		keep = len = n;
+	}
 
 	if (o->width) {
 		unsigned w = o->width < MIN_WIDTH ? MIN_WIDTH : o->width;
@@ -151,6 +169,7 @@ void st_term__line(FILE *out, const char *line, size_t len, const struct st_term
 		fputs(ELLIPSIS, out);
 	if (st)
 		fputs(SGR_OFF, out);
+	free(safe);
 }
 
 struct term {
@@ -171,7 +190,8 @@ static ssize_t term_write(void *cookie, const char *data, size_t n)
 
 		if (t->overflow) {	/* the rest of an overlong line */
 			if (!t->o.width)
-				fwrite(data + i, 1, chunk, t->out);
+				st_textesc__putn(t->out, data + i, chunk,
+						 ST_TEXTESC_KEEP_BACKSLASH);
 		} else {
 			if (t->len + chunk > LINE_MAX_BYTES)
 				chunk = LINE_MAX_BYTES - t->len;

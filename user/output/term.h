@@ -12,9 +12,12 @@
  *     headers ("=== ...") and arcflow's SELF rows bold, "#" header lines
  *     dim. Colour never changes the text: without it the bytes are the
  *     report's, cut or not.
+ *   - never carrying a control byte, C1 control or bad UTF-8 to the
+ *     terminal: the reports escape their names already; any such byte
+ *     left is escaped as \xNN (common/textesc.h) all the same.
  * Lines are held until their '\n'; of a line past 1 MiB the first MiB is
- * treated as a line and the rest dropped (or passed on as it is when not
- * cut).
+ * treated as a line and the rest dropped (or passed on, escaped as above,
+ * when not cut).
  */
 #ifndef STACKTREE_TERM_H
 #define STACKTREE_TERM_H

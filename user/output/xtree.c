@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/textesc.h"
 #include "user/model/faultsum.h"
 #include "user/model/profile.h"
 
@@ -33,18 +34,29 @@ static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u
 	double pct = x->total ? 100.0 * (double)cum / (double)x->total : 0.0;
 	unsigned indent = depth > MAX_INDENT ? MAX_INDENT : depth;
 
-	fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s%s", (uint64_t)base,
-		(uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "", name);
-	if (module && f && f->file && !strcmp(module, ST_PYTHON_MODULE))
-		fprintf(x->out, " [%s:%u]", short_module(f->file), (unsigned)f->line);
-	else if (module && module[0] == '[')
-		fprintf(x->out, " %s", module); /* [kernel.kallsyms], [vdso] */
-	else if (module)
-		fprintf(x->out, " [%s]", short_module(module));
+	/* names, modules and files are data: escaped (common/textesc.h) */
+	fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s", (uint64_t)base,
+		(uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "");
+	st_textesc__put(x->out, name);
+	if (module && f && f->file && !strcmp(module, ST_PYTHON_MODULE)) {
+		fputs(" [", x->out);
+		st_textesc__put(x->out, short_module(f->file));
+		fprintf(x->out, ":%u]", (unsigned)f->line);
+	} else if (module && module[0] == '[') {
+		fputc(' ', x->out); /* [kernel.kallsyms], [vdso] */
+		st_textesc__put(x->out, module);
+	} else if (module) {
+		fputs(" [", x->out);
+		st_textesc__put(x->out, short_module(module));
+		fputc(']', x->out);
+	}
 	if (f && f->kind == ST_FRAME_INLINE)
 		fputs(" (inline)", x->out);
-	if (f && x->lines && f->file)
-		fprintf(x->out, " %s:%u", short_module(f->file), (unsigned)f->line);
+	if (f && x->lines && f->file) {
+		fputc(' ', x->out);
+		st_textesc__put(x->out, short_module(f->file));
+		fprintf(x->out, ":%u", (unsigned)f->line);
+	}
 	fputc('\n', x->out);
 }
 
@@ -151,28 +163,43 @@ static void print_node(struct xtree_ctx *x, const struct st_node *n, const char 
 void st_report__header(const struct st_profile *p, FILE *out, const char *title)
 {
 	char line[1024];
+	char event[128];
 
+	/* the command line and the event name (a folded file's name) are data */
+	st_textesc__str(p->event, event, sizeof(event));
 	fprintf(out, "# stacktree %s (stacktreed %s)\n", title, ST_VERSION);
-	if (p->command)
-		fprintf(out, "# target: %s\n", p->command);
+	if (p->command) {
+		fputs("# target: ", out);
+		st_textesc__put(out, p->command);
+		fputc('\n', out);
+	}
 	if (p->frequency_hz)
-		fprintf(out, "# event: %s, sampled at %u Hz per CPU, %.1f s\n", p->event,
+		fprintf(out, "# event: %s, sampled at %u Hz per CPU, %.1f s\n", event,
 			p->frequency_hz, p->duration_s);
 	else
-		fprintf(out, "# event: %s\n", p->event);
+		fprintf(out, "# event: %s\n", event);
 	fprintf(out, "# BASE: %s samples where the frame is the leaf;"
-		     " CUM: samples where it is on the stack\n", p->event);
+		     " CUM: samples where it is on the stack\n", event);
 	fprintf(out, "# CALLS: calls seen starting between consecutive samples of a thread\n");
 	fprintf(out, "# samples: %" PRIu64 ", lost: %" PRIu64, (uint64_t)p->samples,
 		(uint64_t)p->lost);
-	for (size_t i = 0; i < p->nlost_by; i++)
-		fprintf(out, "%s%s %" PRIu64, i ? ", " : " (", p->lost_by[i].name,
-			(uint64_t)p->lost_by[i].value);
+	/* the sentences are ours, unless read back from another's profile.json */
+	for (size_t i = 0; i < p->nlost_by; i++) {
+		fputs(i ? ", " : " (", out);
+		st_textesc__put(out, p->lost_by[i].name);
+		fprintf(out, " %" PRIu64, (uint64_t)p->lost_by[i].value);
+	}
 	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
-	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(out, "# %s: %" PRIu64 "\n", p->notes[i].name, (uint64_t)p->notes[i].value);
-	if (st_profile__unresolved_line(p, line, sizeof(line)))
-		fprintf(out, "# %s\n", line);
+	for (size_t i = 0; i < p->nnotes; i++) {
+		fputs("# ", out);
+		st_textesc__put(out, p->notes[i].name);
+		fprintf(out, ": %" PRIu64 "\n", (uint64_t)p->notes[i].value);
+	}
+	if (st_profile__unresolved_line(p, line, sizeof(line))) {
+		fputs("# ", out);
+		st_textesc__put(out, line);
+		fputc('\n', out);
+	}
 	if (p->bpf_ns_per_sample > 0)
 		fprintf(out, "# BPF run time: %.0f ns per sample\n", p->bpf_ns_per_sample);
 }
@@ -203,11 +230,11 @@ int st_xtree__write_lines(const struct st_profile *p, FILE *out, double min_pct,
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
 		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t), .lines = lines };
-		char root[128];
+		char root[128], comm[ST_TEXTESC_GROWTH * 64];
 
 		x.min_cum = min_pct > 0 ? (__u64)((double)x.total * min_pct / 100.0 + 0.999999) : 0;
 		fprintf(out, "\n=== pid %u tid %u comm %s: %" PRIu64 " samples (%.1f%% of all)\n",
-			t->pid, t->tid, t->comm, (uint64_t)x.total,
+			t->pid, t->tid, st_textesc__str(t->comm, comm, sizeof(comm)), (uint64_t)x.total,
 			all ? 100.0 * (double)x.total / (double)all : 0.0);
 		fprintf(out, "%9s %9s %7s %8s  %s\n", "BASE", "CUM", "%CUM", "CALLS", "FRAME");
 		snprintf(root, sizeof(root), "[pid %u tid %u %s]", t->pid, t->tid, t->comm);

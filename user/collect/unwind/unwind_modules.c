@@ -22,6 +22,7 @@
 #include "user/collect/unwind/unwind_index.h"
 #include "user/collect/unwind/unwind_store.h"
 #include "common/hash.h"
+#include "common/textesc.h"
 #include "common/u64map.h"
 #include "user/collect/unwind/unwind_tables.h"
 #include "user/collect/unwind/unwinder.h"
@@ -268,12 +269,13 @@ static void no_room(struct st_umods *ms, struct st_umod *m, size_t n, int err)
 
 		st_ustore__stats(ms->store, &ss);
 		fprintf(stderr, "stacktreed: %s's %zu unwinding rows do not fit: %s; it is "
-			"walked by frame pointers (raise --unwind-memory, now %zu MiB)\n", m->path,
+			"walked by frame pointers (raise --unwind-memory, now %zu MiB)\n",
+			ST_TEXTESC(m->path),
 			n, err == -ENOSPC ? "unwind memory full" : strerror(-err), ss.budget >> 20);
 	}
 	else if (ms->verbose)
 		fprintf(stderr, "stacktreed: no room for the %zu unwinding rows of %s: %s\n", n,
-			m->path, strerror(-err));
+			ST_TEXTESC(m->path), strerror(-err));
 	ms->no_room++;
 	if (len + strlen(base) + 6 < sizeof(ms->no_room_names))
 		snprintf(ms->no_room_names + len, sizeof(ms->no_room_names) - len, "%s%s",
@@ -312,7 +314,8 @@ static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
 	if (err) {
 		ms->no_cfi++;
 		if (ms->verbose)
-			fprintf(stderr, "stacktreed: no unwinding table for %s: %s\n", m->path,
+			fprintf(stderr, "stacktreed: no unwinding table for %s: %s\n",
+				ST_TEXTESC(m->path),
 				err == -ENOENT ? "no CFI" : strerror(-err));
 		return;
 	}
@@ -329,7 +332,8 @@ static void load_rows(struct st_umods *ms, Elf *elf, struct st_umod *m)
 		ms->unsupported += info.unsupported;
 		if (ms->verbose)
 			fprintf(stderr, "stacktreed: %zu unwinding rows for %s (%s, %zu FDEs, "
-				"%.1f ms)\n", n, m->path, info.source, info.fdes, dt * 1e3);
+				"%.1f ms)\n", n, ST_TEXTESC(m->path), info.source, info.fdes,
+				dt * 1e3);
 	}
 	st_unwind_table__free(t);
 }
@@ -352,7 +356,7 @@ static bool load_cached(struct st_umods *ms, struct st_umod *m)
 		ms->unsupported += unsupported;
 		if (ms->verbose)
 			fprintf(stderr, "stacktreed: %zu unwinding rows for %s (from the cache)\n",
-				n, m->path);
+				n, ST_TEXTESC(m->path));
 	}
 	free(rows);
 	return true;
@@ -572,7 +576,7 @@ size_t st_umods__release_unused(struct st_umods *ms)
 			continue;
 		if (ms->verbose)
 			fprintf(stderr, "stacktreed: released the %u unwinding rows of %s (no "
-				"process maps it)\n", m->nrows, m->path);
+				"process maps it)\n", m->nrows, ST_TEXTESC(m->path));
 		release(ms, m);
 		n++;
 	}
