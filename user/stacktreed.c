@@ -67,7 +67,7 @@ static const struct argp_option options[] = {
 	{ "all", 'a', NULL, 0, "Profile the whole system", 0 },
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the target ends, or Ctrl-C)", 0 },
-	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
+	{ "output", 'o', "DIR|FILE|-", 0, "Report directory (default ./stacktree.out); a FILE by its extension: .svg flame graph, .pb.gz or .pprof pprof, .folded or .txt folded stacks, .json profile.json, .xtree, .arcflow; - standard output (one --format, default xtree)", 0 },
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0, "Mode of the report files, octal (default 0600: only their owner, the sudo user under sudo, reads them; directories made get x where r: 0700); 0644 shares them", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
@@ -125,6 +125,7 @@ static const char doc[] =
 	"  stacktreed -a -d 10              profile the whole system\n"
 	"  stacktreed -C 0 -e page-faults -d 5   perf's flags: faults on CPU 0\n"
 	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
+	"  stacktreed -o flame.svg -- ./prog   one file, its format by its extension\n"
 	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
 	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
 
@@ -203,6 +204,33 @@ static void apply_count(struct parse_state *ps, struct argp_state *state)
 		argp_error(state, "give -F or -c, not both");
 	if (st_perfflags__count(ps->count, ps->o->events, &ps->o->freq, err, sizeof(err)))
 		argp_failure(state, 64, 0, "%s", err);
+}
+
+/* -o: a directory, a FILE of the format its extension says, or "-"
+ * (standard output, one --format): one profile, not the service's. */
+static void check_output(struct st_options *o, struct argp_state *state)
+{
+	unsigned fmt;
+
+	o->output_kind = st_report__output_kind(o->output, &fmt);
+	if (o->output_kind == ST_OUTPUT_DIR)
+		return;
+	if (o->interval > 0)
+		argp_error(state, "--interval writes a snapshot directory every interval: give -o "
+			   "a directory, not %s", o->output);
+	if (o->events & (o->events - 1))
+		argp_error(state, "-o %s holds one profile: with two events (-e cpu,faults) give "
+			   "-o a directory", o->output);
+	if (o->output_kind == ST_OUTPUT_STDOUT) {
+		fmt = o->formats ? o->formats : ST_FORMAT_XTREE;
+		if (fmt & (fmt - 1))
+			argp_error(state, "-o - writes one format: give --format with one of xtree, "
+				   "arcflow, json, folded, pprof, svg");
+	} else if (o->formats && o->formats != fmt) {
+		argp_error(state, "-o %s is a %s file by its name: drop --format, or give -o a "
+			   "directory for several formats", o->output, st_report__format_name(fmt));
+	}
+	o->formats = fmt;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -498,6 +526,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "--pid PID or -- CMD (never with -a)");
 		if (o->force_faults && !(o->events & (1u << ST_EVENT_FAULTS)))
 			argp_error(state, "--force-faults needs --event faults (or cpu,faults)");
+		check_output(o, state);
 		if (!o->nlisten && (o->nlisten_allow || o->listen_token_file ||
 				    o->listen_max_seconds))
 			argp_error(state, "--listen-allow, --listen-token-file and "

@@ -674,6 +674,6 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		st_session__stats(s->sess, ST_EVENT_FAULTS, st);
 		st_forcefault__summary(s->ff, st[ST_STAT_FAULT_FORCED], out);
 	}
-	fprintf(out, "stacktreed: reports in %s/\n", where);
+	fprintf(out, "stacktreed: reports in %s\n", where);
 }
 

@@ -49,6 +49,32 @@ int st_report__write(const struct st_profile *p, struct st_outdir *dir,
 int st_report__write_dir(const struct st_profile *p, const char *dir,
 			 const struct st_report_opts *opts);
 
+/* What -o PATH names. */
+enum st_output_kind {
+	ST_OUTPUT_DIR,		/* a directory of report files */
+	ST_OUTPUT_FILE,		/* one file, of the format its name's extension says */
+	ST_OUTPUT_STDOUT,	/* "-": one format on standard output */
+};
+/*
+ * "-": standard output. A name with a known extension is a file of that
+ * format (*format, one ST_FORMAT_* bit): .svg, .pb.gz and .pprof, .folded,
+ * .json, .xtree (and .xtree.txt, xtree.txt), .arcflow (.arcflow.txt,
+ * arcflow.txt), .txt folded stacks (py-spy's raw format's name). Anything
+ * else, a path ending in '/' or an existing directory, is a directory.
+ */
+enum st_output_kind st_report__output_kind(const char *path, unsigned *format);
+/* --format's name of one format bit ("svg"). */
+const char *st_report__format_name(unsigned format);
+/* One format (one ST_FORMAT_* bit) of p into f (svg: all processes in
+ * one graph); --merge-threads applied. 0 or negative errno. */
+int st_report__write_stream(const struct st_profile *p, FILE *f, unsigned format,
+			    const struct st_report_opts *opts);
+/* The same as the file name in dir, atomically (st_outfile__begin/__end:
+ * a new temporary file of the directory's mode renamed over name, which is
+ * replaced, never followed when a link). */
+int st_report__write_file(const struct st_profile *p, struct st_outdir *dir, const char *name,
+			  unsigned format, const struct st_report_opts *opts);
+
 /* xtree.txt of a finalized profile. */
 int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct);
 /* The same, with each frame's source position ("file:line", the file's
