@@ -78,8 +78,8 @@ static const struct argp_option options[] = {
 	{ "cpu", 'C', "LIST", 0, "Only on these CPUs, e.g. 0,2-3 (perf's -C): the timers run there only, and page faults taken elsewhere are left out; alone: system-wide on them", 0 },
 	{ "count", 'c', "N", 0, "Sample period in events (perf's -c): cpu-clock every N ns, N a divisor of 1 s (-c 1000000 is -F 1000); page-faults only 1 (each one is recorded)", 0 },
 	{ "memory-mb", OPT_MEMORY_MB, "MB", 0, "The daemon's memory budget, in MiB (default 448: under the shipped unit's MemoryMax=512M); --symbol-cache-mb and --unwind-memory not given take 2/7 of it each (128 MiB by default)", 2 },
-	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
-	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 2/7 of --memory-mb: 128; clang needs ~20); modules no process maps any more are released", 2 },
+	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 2/7 of --memory-mb: 128)", 2 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
 	{ "interpreters", OPT_INTERPRETERS, "LIST", 0, "Interpreted runtimes whose own stacks are walked and merged with the native one: python (CPython 3.10, 3.11, 3.12, 3.13), all (the default) or none; comma-separated", 1 },
 	{ "no-python", OPT_NO_PYTHON, NULL, 0, "No Python frames (--interpreters without python): CPython processes are profiled natively only (the interpreter's evaluation loop, not the Python functions)", 1 },
@@ -113,7 +113,8 @@ static const struct argp_option options[] = {
 	{ "exclude-self", OPT_EXCLUDE_SELF, NULL, 0, "Never profile stacktreed itself (the default)", 1 },
 	{ "no-exclude-self", OPT_NO_EXCLUDE_SELF, NULL, 0, "Profile stacktreed itself too", 1 },
 	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
-	{ "bench-bare", OPT_BENCH_BARE, NULL, 0, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
+	/* make bench's baseline, not for users: hidden from --help (stacktreed(8) has it) */
+	{ "bench-bare", OPT_BENCH_BARE, NULL, OPTION_HIDDEN, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
 	{ 0 }
 };
 
