@@ -563,8 +563,6 @@ static int sample_loop(struct run *r, double t0)
 static int open_output(struct run *r)
 {
 	const struct st_options *o = r->o;
-	const char *slash = strrchr(o->output, '/');
-	char *dir = NULL;
 	int fd = -1, err;
 
 	if (o->output_kind == ST_OUTPUT_STDOUT) {
@@ -580,18 +578,10 @@ static int open_output(struct run *r)
 		}
 		return 0;
 	}
-	if (o->output_kind == ST_OUTPUT_FILE) {
-		dir = slash ? strndup(o->output, (size_t)(slash - o->output) + (slash == o->output))
-			    : strdup(".");
-		r->out_name = strdup(slash ? slash + 1 : o->output);
-		if (!dir || !r->out_name) {
-			free(dir);
-			fprintf(stderr, "stacktreed: out of memory\n");
-			return -ENOMEM;
-		}
-	}
-	err = st_outdir__open_mode(dir ? dir : o->output, o->output_mode, &r->out);
-	free(dir);
+	if (o->output_kind == ST_OUTPUT_FILE)
+		err = st_report__open_file_dir(o->output, o->output_mode, &r->out, &r->out_name);
+	else
+		err = st_outdir__open_mode(o->output, o->output_mode, &r->out);
 	if (err)
 		return err;
 	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);

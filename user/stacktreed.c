@@ -211,9 +211,10 @@ static void apply_count(struct parse_state *ps, struct argp_state *state)
  * (standard output, one --format): one profile, not the service's. */
 static void check_output(struct st_options *o, struct argp_state *state)
 {
-	unsigned fmt;
+	char err[512];
+	unsigned ext;
 
-	o->output_kind = st_report__output_kind(o->output, &fmt);
+	o->output_kind = st_report__output_kind(o->output, &ext);
 	if (o->output_kind == ST_OUTPUT_DIR)
 		return;
 	if (o->interval > 0)
@@ -222,16 +223,9 @@ static void check_output(struct st_options *o, struct argp_state *state)
 	if (o->events & (o->events - 1))
 		argp_error(state, "-o %s holds one profile: with two events (-e cpu,faults) give "
 			   "-o a directory", o->output);
-	if (o->output_kind == ST_OUTPUT_STDOUT) {
-		fmt = o->formats ? o->formats : ST_FORMAT_XTREE;
-		if (fmt & (fmt - 1))
-			argp_error(state, "-o - writes one format: give --format with one of xtree, "
-				   "arcflow, json, folded, pprof, svg");
-	} else if (o->formats && o->formats != fmt) {
-		argp_error(state, "-o %s is a %s file by its name: drop --format, or give -o a "
-			   "directory for several formats", o->output, st_report__format_name(fmt));
-	}
-	o->formats = fmt;
+	if (st_report__output_formats(o->output, o->output_kind, ext, &o->formats, err,
+				      sizeof(err)))
+		argp_error(state, "%s", err);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)

@@ -185,3 +185,37 @@ def test_outfile_refused():
         check(os.listdir(tmp) == [], "refused runs left %s" % os.listdir(tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_outfile_stacktree_report():
+    """stacktree report -o FILE and -o -: a saved profile converted to one
+    file or to standard output, the same bytes as the directory's file."""
+    tmp = tempfile.mkdtemp(prefix="st-it-of-")
+    try:
+        profile(os.path.join(tmp, "prof.json"))
+        src = os.path.join(tmp, "prof.json")
+        conv = os.path.join(tmp, "conv")
+
+        def report(*args):
+            p = subprocess.run([STACKTREE, "report", "--input", src] + list(args),
+                               capture_output=True, timeout=120, cwd=tmp)
+            check(p.returncode == 0, "stacktree report %s: %s" % (args, p.stderr))
+            return p.stdout
+        report("--format", "svg,folded,xtree", "-o", conv)
+        out = os.path.join(tmp, "one")
+        os.mkdir(out)
+        report("-o", os.path.join(out, "flame.svg"))
+        report("-o", os.path.join(out, "s.folded"))
+        check(sorted(os.listdir(out)) == ["flame.svg", "s.folded"], "wrote %s" % os.listdir(out))
+        for mine, theirs in (("flame.svg", "flamegraph.svg"), ("s.folded", "stacks.folded")):
+            only = open(os.path.join(out, mine), "rb").read()
+            check(only == open(os.path.join(conv, theirs), "rb").read(),
+                  "%s differs from the directory's %s" % (mine, theirs))
+        check(report("-o", "-") == open(os.path.join(conv, "xtree.txt"), "rb").read(),
+              "-o - differs from xtree.txt")
+        p = subprocess.run([STACKTREE, "report", "--input", src, "-o", "-", "--print", "xtree"],
+                           capture_output=True, text=True, timeout=30, cwd=tmp)
+        check(p.returncode == 64 and "--print" in p.stderr, "-o - --print: %d %s"
+              % (p.returncode, p.stderr))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -240,6 +240,56 @@ enum st_output_kind st_report__output_kind(const char *path, unsigned *format)
 	return ST_OUTPUT_DIR;
 }
 
+int st_report__open_file_dir(const char *path, mode_t mode, struct st_outdir **dir,
+			     char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char *d = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	int err;
+
+	*dir = NULL;
+	*name = strdup(slash ? slash + 1 : path);
+	if (!d || !*name) {
+		free(d);
+		free(*name);
+		*name = NULL;
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+		return -ENOMEM;
+	}
+	err = st_outdir__open_mode(d, mode, dir);
+	free(d);
+	if (err) {
+		free(*name);
+		*name = NULL;
+	}
+	return err;
+}
+
+int st_report__output_formats(const char *path, enum st_output_kind kind, unsigned ext,
+			      unsigned *formats, char *err, size_t errlen)
+{
+	unsigned fm = *formats;
+
+	if (kind == ST_OUTPUT_DIR)
+		return 0;
+	if (kind == ST_OUTPUT_STDOUT) {
+		fm = fm ? fm : ST_FORMAT_XTREE;
+		if (fm & (fm - 1)) {
+			snprintf(err, errlen, "-o - writes one format: give --format with one of "
+				 "xtree, arcflow, json, folded, pprof, svg");
+			return -EINVAL;
+		}
+	} else if (fm && fm != ext) {
+		snprintf(err, errlen, "-o %s is a %s file by its name: drop --format, or give -o "
+			 "a directory for several formats", path, st_report__format_name(ext));
+		return -EINVAL;
+	} else {
+		fm = ext;
+	}
+	*formats = fm;
+	return 0;
+}
+
 const char *st_report__format_name(unsigned format)
 {
 	for (size_t i = 0; i < NFORMATS; i++)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct st_outdir;
 struct st_profile;
@@ -63,6 +64,20 @@ enum st_output_kind {
  * else, a path ending in '/' or an existing directory, is a directory.
  */
 enum st_output_kind st_report__output_kind(const char *path, unsigned *format);
+/*
+ * -o FILE: open its directory (st_outdir__open_mode with mode: created if
+ * missing, probed, trusted as root) as *dir, its name in *name (free it).
+ * 0 or negative errno, one line on stderr.
+ */
+int st_report__open_file_dir(const char *path, mode_t mode, struct st_outdir **dir,
+			     char **name);
+/*
+ * Check -o PATH of kind (st_report__output_kind) against --format's
+ * formats (0: not given) and settle them: a file's its extension's, "-"
+ * the one given (default xtree). 0, or -EINVAL with the reason in err.
+ */
+int st_report__output_formats(const char *path, enum st_output_kind kind, unsigned ext,
+			      unsigned *formats, char *err, size_t errlen);
 /* --format's name of one format bit ("svg"). */
 const char *st_report__format_name(unsigned format);
 /* One format (one ST_FORMAT_* bit) of p into f (svg: all processes in
