@@ -1,7 +1,8 @@
-"""--help, the man pages and the code agree (issue 36 item 6): every long
-option `stacktreed --help` lists is an option the man page defines (a .TP
-entry) and the other way round, the same for stacktree (its commands'
---help) and stacktree(1); where both state a default they state the same
+"""--help, the man pages, docs/usage.md and the code agree (issue 36 item
+6): every long option `stacktreed --help` lists is an option the man page
+defines (a .TP entry) and the other way round, the same for stacktree (its
+commands' --help) and stacktree(1); usage.md's table has a row for each;
+where --help and the man page both state a default they state the same
 one; the developer's --bench-bare is hidden from --help but still works.
 argp's own --help, --usage and --version are left out of the comparison."""
 import os
@@ -95,6 +96,20 @@ def test_options_help_and_man():
     for c in commands:
         helped.update(help_options(help_text([STACKTREE, c])))
     compare("stacktree", helped, os.path.join(ROOT, "man", "stacktree.1"))
+
+
+def test_options_in_usage_doc():
+    """docs/usage.md's option table has a row for every option of
+    stacktreed --help; the text names every option of stacktree's."""
+    doc = open(os.path.join(ROOT, "docs", "usage.md")).read()
+    rows = "\n".join(l for l in doc.splitlines() if l.startswith("| `"))
+    missing = sorted(o for o in set(help_options(help_text([STACKTREED]))) - ARGP_OWN
+                     if not re.search(r"`(?:-\S, )?--%s\b" % re.escape(o), rows) and
+                     not re.search(r", `--%s\b" % re.escape(o), rows))
+    check(not missing, "docs/usage.md's option table lacks %s" % missing)
+    helped = help_options(help_text([STACKTREE, "report"]))
+    missing = sorted(o for o in set(helped) - ARGP_OWN if "--" + o not in doc)
+    check(not missing, "docs/usage.md never names stacktree report's %s" % missing)
 
 
 def test_options_defaults_match_code():
