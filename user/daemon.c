@@ -20,6 +20,7 @@
 #include "user/symbolize/namer.h"
 #include "user/model/build.h"
 #include "user/collect/launch.h"
+#include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/python/python.h"
 #include "user/output/http.h"
 #include "user/output/outdir.h"
@@ -95,6 +96,7 @@ struct run {
 	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_namer *names;		/* names the raw trees' frames */
 	struct st_python *py;		/* CPython frames (NULL: --no-python) */
+	struct st_java *java;		/* the JVMs met (counted only, for now) */
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling (a file's: its directory) */
@@ -138,15 +140,18 @@ static void on_event(void *ctx, const struct st_event *e)
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
 		st_python__exited(r->py, e->pid);
+		st_java__exited(r->java, e->pid);
 	} else {
 		/* ST_EV_UNWIND: an address without tables, maybe a new library;
 		 * ST_EV_TABLES, _STARTED: the launched command exec'd, then left
 		 * the dynamic loader (sampled from now on) */
 		if (r->unw && e->type == ST_EV_EXEC)	/* the kernel dropped its table */
 			st_unwinder__forget(r->unw, e->pid);
-		if (e->type == ST_EV_EXEC)	/* no interpreter state of the old
+		if (e->type == ST_EV_EXEC) {	/* no interpreter state of the old
 						 * program walked in the new one */
 			st_python__exited(r->py, e->pid);
+			st_java__exited(r->java, e->pid);
+		}
 		st_collector__capture(r->coll, e->pid, e->image,
 				      e->type == ST_EV_NEW_PROC ? e->ppid : 0,
 				      e->type != ST_EV_NEW_PROC);
@@ -155,7 +160,8 @@ static void on_event(void *ctx, const struct st_event *e)
 	}
 }
 
-/* A process's maps were read: push its unwinding tables; look for CPython. */
+/* A process's maps were read: push its unwinding tables; look for CPython
+ * and for a JVM. */
 static void on_refresh(void *ctx, __u32 pid)
 {
 	struct run *r = ctx;
@@ -163,6 +169,7 @@ static void on_refresh(void *ctx, __u32 pid)
 	if (r->unw)
 		st_unwinder__update(r->unw, pid);
 	st_python__probe(r->py, pid);
+	st_java__probe(r->java, pid);
 }
 
 static int image_of(void *ctx, __u32 pid, __u32 *image)
@@ -237,7 +244,7 @@ static struct st_summary_src parts(const struct run *r)
 {
 	return (struct st_summary_src){
 		.sess = r->sess, .coll = r->coll, .sym = r->sym, .unw = r->unw, .ff = r->ff,
-		.py = r->py, .memory_mb = r->o->memory_mb,
+		.py = r->py, .java = r->java, .memory_mb = r->o->memory_mb,
 		.defer = r->defer, .budget = r->budget, .pending_dropped = r->dropped_total,
 	};
 }
@@ -697,6 +704,9 @@ static int open_parts(struct run *r)
 		st_python__budget(r->py, r->budget);
 		st_namer__python(r->names, r->py);
 	}
+	r->java = st_java__new();
+	if (!r->java)
+		return -ENOMEM;
 	st_collector__on_refresh(r->coll, on_refresh, r);
 	return 0;
 }
@@ -928,6 +938,7 @@ static void close_parts(struct run *r)
 	st_demangler__free(r->dm);
 	st_unwinder__free(r->unw);
 	st_python__free(r->py);
+	st_java__free(r->java);
 	st_session__free(r->sess);
 	st_symbolizer__free(r->sym);
 	st_budget__free(r->budget);

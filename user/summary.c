@@ -18,6 +18,7 @@
 #include "user/collect/collector.h"
 #include "user/collect/unwind/deferred.h"
 #include "user/collect/faults/forcefault.h"
+#include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/python/python.h"
 #include "user/collect/session.h"
 #include "user/collect/unwind/unwinder.h"
@@ -580,6 +581,24 @@ static void budget_line(FILE *out, const struct st_summary_src *s)
 			(uint64_t)s->pending_dropped);
 }
 
+/* The JVMs met (docs/java.md: found, their frames not walked yet), when
+ * any was. */
+static void java_line(FILE *out, const struct st_java *j)
+{
+	struct st_java_stats js;
+
+	if (!j)
+		return;
+	st_java__stats(j, &js);
+	if (!js.jvms && !js.failed)
+		return;
+	fprintf(out, "stacktreed: java: JVMs seen %" PRIu64, (uint64_t)js.jvms);
+	if (js.failed)
+		fprintf(out, ", %" PRIu64 " more whose structure tables could not be read",
+			(uint64_t)js.failed);
+	fprintf(out, " (Java frames not named yet)\n");
+}
+
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
 		       const char *where)
 {
@@ -674,6 +693,7 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		st_session__stats(s->sess, ST_EVENT_FAULTS, st);
 		st_forcefault__summary(s->ff, st[ST_STAT_FAULT_FORCED], out);
 	}
+	java_line(out, s->java);
 	fprintf(out, "stacktreed: reports in %s\n", where);
 }
 

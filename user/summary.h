@@ -19,6 +19,7 @@ struct st_symbolizer;
 struct st_unwinder;
 struct st_forcefault;
 struct st_python;
+struct st_java;
 struct st_defer;
 struct st_budget;
 
@@ -31,6 +32,7 @@ struct st_summary_src {
 	struct st_unwinder *unw;
 	struct st_forcefault *ff;
 	const struct st_python *py;	/* NULL: --no-python */
+	const struct st_java *java;	/* the JVMs met, or NULL */
 	size_t memory_mb;		/* --memory-mb, told with the daemon's memory */
 	struct st_defer *defer;		/* deferred unwinding, or NULL */
 	const struct st_budget *budget;	/* --memory-mb's, told with the daemon's memory */

@@ -90,3 +90,7 @@ $(B)/workloads/fakepy314: tests/workloads/fakepy.c tests/workloads/workload.h
 	$(CC) $(WL_CFLAGS) -DFAKE_VERSION=0x030e00f0 $< -o $@
 
 WORKLOAD_EXTRA += $(B)/workloads/fakepy314
+
+# Java (issue 32): tests/integration/test_java.py runs the unit test of the
+# VMStructs reader on live JVMs (its test_live_jvm).
+WORKLOAD_EXTRA += $(B)/tests/test_vmstructs
