@@ -3,6 +3,7 @@
 #include "user/daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -98,7 +99,9 @@ struct run {
 	struct st_java *java;		/* the JVMs met (counted only, for now) */
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
-	struct st_outdir *out;		/* -o, opened before sampling */
+	struct st_outdir *out;		/* -o, opened before sampling (a file's: its directory) */
+	char *out_name;			/* -o FILE: its name in out */
+	FILE *report_out;		/* -o -: the standard output (fd 1 is then stderr) */
 	struct st_http *http;		/* --listen, or NULL */
 	char *token;			/* --listen-token-file's, or NULL */
 	size_t token_len;
@@ -342,6 +345,19 @@ static int drain(struct run *r)
 	return 0;
 }
 
+/* -o -: the report on standard output. */
+static int write_stdout(struct run *r, const struct st_profile *p)
+{
+	int err = st_report__write_stream(p, r->report_out, r->o->formats, &r->ro);
+
+	if (fflush(r->report_out) || ferror(r->report_out)) {
+		err = err ? err : -(errno ? errno : EIO);
+		fprintf(stderr, "stacktreed: cannot write the report to standard output: %s\n",
+			strerror(-err));
+	}
+	return err;
+}
+
 /* Write the profiles into -o (service: a new snapshot directory there). */
 static int write_reports(struct run *r, const struct st_profile *const *ps,
 			 const char *const *prefixes, size_t n, const char *summary)
@@ -364,7 +380,13 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 			struct st_report_opts ro = r->ro;
 
 			ro.prefix = prefixes[i];
-			err = st_report__write(ps[i], r->out, &ro);
+			if (r->report_out)	/* one event: checked with -o */
+				err = write_stdout(r, ps[i]);
+			else if (r->out_name)
+				err = st_report__write_file(ps[i], r->out, r->out_name, o->formats,
+							    &ro);
+			else
+				err = st_report__write(ps[i], r->out, &ro);
 		}
 	} else {
 		err = st_snapshot__write(ps, prefixes, n, r->out, &r->ro, summary, o->keep, where,
@@ -403,8 +425,11 @@ static int snapshot(struct run *r)
 	size_t len = 0, n = 0;
 	FILE *mem = NULL;
 	double t = now_s(), symbolized = 0;
+	char where[4096];	/* the summary's "reports in WHERE" */
 	int err;
 
+	snprintf(where, sizeof(where), "%s%s", r->report_out ? "standard output" : o->output,
+		 r->report_out || r->out_name ? "" : "/");
 	r->next_snapshot = t + o->interval;
 	if ((err = drain(r)))
 		return err;
@@ -446,7 +471,7 @@ static int snapshot(struct run *r)
 		struct st_summary_src src = parts(r);
 
 		src.faults = !strcmp(ps[i]->event, event_names[ST_EVENT_FAULTS]);
-		st_summary__write(mem, ps[i], &src, o->interval > 0 ? "(this directory)" : o->output);
+		st_summary__write(mem, ps[i], &src, o->interval > 0 ? "(this directory)" : where);
 	}
 	fclose(mem);
 	err = write_reports(r, ps, prefixes, n, text);
@@ -539,6 +564,37 @@ static int sample_loop(struct run *r, double t0)
 	return 0;
 }
 
+/* -o: the directory, a file's directory (and its name), or standard
+ * output, kept as r->report_out while fd 1 becomes stderr: the command's
+ * output and ours stay out of the report. */
+static int open_output(struct run *r)
+{
+	const struct st_options *o = r->o;
+	int fd = -1, err;
+
+	if (o->output_kind == ST_OUTPUT_STDOUT) {
+		fflush(stdout);
+		if ((fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+		    !(r->report_out = fdopen(fd, "w")) || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			err = -errno;
+			if (fd >= 0 && !r->report_out)
+				close(fd);
+			fprintf(stderr, "stacktreed: cannot use standard output for -o -: %s\n",
+				strerror(-err));
+			return err;
+		}
+		return 0;
+	}
+	if (o->output_kind == ST_OUTPUT_FILE)
+		err = st_report__open_file_dir(o->output, o->output_mode, &r->out, &r->out_name);
+	else
+		err = st_outdir__open_mode(o->output, o->output_mode, &r->out);
+	if (err)
+		return err;
+	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
+	return 0;
+}
+
 /* Before anything is loaded or sampled: signals, a bad -F or -o fails at
  * once, and what a crashed --force-faults session left is undone. */
 static int prepare(struct run *r)
@@ -570,9 +626,8 @@ static int prepare(struct run *r)
 			return err;
 		}
 	}
-	if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
+	if ((err = open_output(r)))
 		return err;
-	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
 	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
 		if (err == -EBUSY)
 			fprintf(stderr, "stacktreed: --force-faults: another stacktreed is forcing "
@@ -873,6 +928,9 @@ static void close_parts(struct run *r)
 	free(r->token);
 	st_forcefault__free(r->ff);	/* restores, if not done yet */
 	st_outdir__free(r->out);
+	free(r->out_name);
+	if (r->report_out)
+		fclose(r->report_out);
 	st_launch__free(r->child);
 	st_collector__free(r->coll);
 	st_defer__free(r->defer);

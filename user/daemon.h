@@ -26,6 +26,7 @@ struct st_options {
 	__u32 freq;		/* -F */
 	double duration;	/* -d, seconds; 0 = until the target ends or Ctrl-C */
 	const char *output;	/* -o */
+	int output_kind;	/* enum st_output_kind of -o (a file: formats is its one) */
 	unsigned output_mode;	/* --output-mode: of report files; 0 = ST_OUTDIR_MODE */
 	bool kernel;		/* --kernel */
 	bool all;		/* -a */

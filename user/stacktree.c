@@ -116,7 +116,7 @@ static const char report_doc[] =
 static const struct argp_option report_options[] = {
 	{ "folded", 'f', "FILE", 0, "Read folded stacks from FILE (- for stdin)", 0 },
 	{ "input", 'i', "FILE", 0, "Read a saved profile.json (or the directory holding it)", 0 },
-	{ "output", 'o', "DIR", 0, "Write the reports into DIR (default ./stacktree.out)", 0 },
+	{ "output", 'o', "DIR|FILE|-", 0, "Write the reports into DIR (default ./stacktree.out); a FILE of the format its extension says (.svg, .pb.gz, .pprof, .folded, .txt, .json, .xtree, .arcflow); - standard output (one --format, default xtree)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0,
 	  "xtree: fold nodes under P% of their thread's samples into [other]", 0 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process (tid = pid)", 0 },
@@ -301,16 +301,30 @@ static int cmd_report(int argc, char **argv)
 	struct st_profile *p = NULL;
 	struct st_outdir *out = NULL;
 	struct st_report_opts opts;
-	char name[] = "stacktree report", files[256];
+	char name[] = "stacktree report", files[256], why[512], *file = NULL;
+	enum st_output_kind kind = ST_OUTPUT_DIR;
+	unsigned ext = 0;
 	int ret = 1, err;
 
 	argv[0] = name;		/* messages and usage say "stacktree report" */
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
-	if (!a.print || a.output) {
+	if (a.output)
+		kind = st_report__output_kind(a.output, &ext);
+	if (kind == ST_OUTPUT_STDOUT && a.print) {
+		fprintf(stderr, "stacktree report: --print and -o - both write standard output: "
+			"give one\n");
+		return EXIT_USAGE;
+	}
+	if (st_report__output_formats(a.output, kind, ext, &a.formats, why, sizeof(why))) {
+		fprintf(stderr, "stacktree report: %s\n", why);
+		return EXIT_USAGE;
+	}
+	if ((!a.print || a.output) && kind != ST_OUTPUT_STDOUT) {
 		if (!a.output)
 			a.output = "./stacktree.out";
 		/* before the input is read: a bad -o fails at once */
-		if (st_outdir__open(a.output, &out))
+		if (kind == ST_OUTPUT_FILE ? st_report__open_file_dir(a.output, 0, &out, &file)
+					   : st_outdir__open(a.output, &out))
 			goto cleanup;
 		st_outdir__set_abort(out, &signal_flags, SIG_ABORT);
 	}
@@ -322,7 +336,7 @@ static int cmd_report(int argc, char **argv)
 	}
 	if (a.print && print_report(&a, p))
 		goto cleanup;
-	if (out) {
+	if (out || kind == ST_OUTPUT_STDOUT) {
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
 						.merge_threads = a.merge_threads,
 						.prefix = "", .formats = a.formats,
@@ -333,7 +347,20 @@ static int cmd_report(int argc, char **argv)
 		signal_flags = SIG_WRITING;
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		err = st_report__write(p, out, &opts);
+		if (kind == ST_OUTPUT_STDOUT) {
+			err = st_report__write_stream(p, stdout, a.formats, &opts);
+			if ((fflush(stdout) || ferror(stdout)) && !err) {
+				err = -(errno ? errno : EIO);
+				fprintf(stderr, "stacktree report: cannot write standard output: "
+					"%s\n", strerror(-err));
+			}
+			if (err)
+				goto cleanup;
+			ret = 0;
+			goto cleanup;
+		}
+		err = file ? st_report__write_file(p, out, file, a.formats, &opts)
+			   : st_report__write(p, out, &opts);
 		if (err == -ECANCELED) {
 			fprintf(stderr, "stacktree: interrupted: not all reports written, no "
 				"temporary file left in %s\n", a.output);
@@ -341,13 +368,14 @@ static int cmd_report(int argc, char **argv)
 		}
 		if (err)
 			goto cleanup;
-		fprintf(stderr, "stacktree: %s: %s (%llu samples)\n", a.output,
-			st_report__files(a.formats, files, sizeof(files)),
+		fprintf(stderr, "stacktree: %s%s%s (%llu samples)\n", a.output, file ? "" : ": ",
+			file ? "" : st_report__files(a.formats, files, sizeof(files)),
 			(unsigned long long)p->samples);
 	}
 	ret = 0;
 cleanup:
 	st_outdir__free(out);
+	free(file);
 	st_profile__free(p);
 	return ret;
 }

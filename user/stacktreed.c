@@ -67,7 +67,7 @@ static const struct argp_option options[] = {
 	{ "all", 'a', NULL, 0, "Profile the whole system", 0 },
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the target ends, or Ctrl-C)", 0 },
-	{ "output", 'o', "DIR", 0, "Report directory (default ./stacktree.out)", 0 },
+	{ "output", 'o', "DIR|FILE|-", 0, "Report directory (default ./stacktree.out); a FILE by its extension: .svg flame graph, .pb.gz or .pprof pprof, .folded or .txt folded stacks, .json profile.json, .xtree, .arcflow; - standard output (one --format, default xtree)", 0 },
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0, "Mode of the report files, octal (default 0600: only their owner, the sudo user under sudo, reads them; directories made get x where r: 0700); 0644 shares them", 0 },
 	{ "kernel", OPT_KERNEL, NULL, 0, "Also record kernel frames", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinding: auto (DWARF CFI, frame pointers where a module has none; default), dwarf (CFI only) or fp (frame pointers)", 0 },
@@ -78,8 +78,8 @@ static const struct argp_option options[] = {
 	{ "cpu", 'C', "LIST", 0, "Only on these CPUs, e.g. 0,2-3 (perf's -C): the timers run there only, and page faults taken elsewhere are left out; alone: system-wide on them", 0 },
 	{ "count", 'c', "N", 0, "Sample period in events (perf's -c): cpu-clock every N ns, N a divisor of 1 s (-c 1000000 is -F 1000); page-faults only 1 (each one is recorded)", 0 },
 	{ "memory-mb", OPT_MEMORY_MB, "MB", 0, "The daemon's memory budget, in MiB (default 448: under the shipped unit's MemoryMax=512M); --symbol-cache-mb and --unwind-memory not given take 2/7 of it each (128 MiB by default)", 2 },
-	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 256; clang needs ~20); modules no process maps any more are released", 2 },
-	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 256)", 2 },
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 2/7 of --memory-mb: 128; clang needs ~20); modules no process maps any more are released", 2 },
+	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 2/7 of --memory-mb: 128)", 2 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
 	{ "interpreters", OPT_INTERPRETERS, "LIST", 0, "Interpreted runtimes whose own stacks are walked and merged with the native one: python (CPython 3.10, 3.11, 3.12, 3.13), all (the default) or none; comma-separated", 1 },
 	{ "no-python", OPT_NO_PYTHON, NULL, 0, "No Python frames (--interpreters without python): CPython processes are profiled natively only (the interpreter's evaluation loop, not the Python functions)", 1 },
@@ -113,7 +113,8 @@ static const struct argp_option options[] = {
 	{ "exclude-self", OPT_EXCLUDE_SELF, NULL, 0, "Never profile stacktreed itself (the default)", 1 },
 	{ "no-exclude-self", OPT_NO_EXCLUDE_SELF, NULL, 0, "Profile stacktreed itself too", 1 },
 	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
-	{ "bench-bare", OPT_BENCH_BARE, NULL, 0, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
+	/* make bench's baseline, not for users: hidden from --help (stacktreed(8) has it) */
+	{ "bench-bare", OPT_BENCH_BARE, NULL, OPTION_HIDDEN, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
 	{ 0 }
 };
 
@@ -125,6 +126,7 @@ static const char doc[] =
 	"  stacktreed -a -d 10              profile the whole system\n"
 	"  stacktreed -C 0 -e page-faults -d 5   perf's flags: faults on CPU 0\n"
 	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
+	"  stacktreed -o flame.svg -- ./prog   one file, its format by its extension\n"
 	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
 	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
 
@@ -203,6 +205,27 @@ static void apply_count(struct parse_state *ps, struct argp_state *state)
 		argp_error(state, "give -F or -c, not both");
 	if (st_perfflags__count(ps->count, ps->o->events, &ps->o->freq, err, sizeof(err)))
 		argp_failure(state, 64, 0, "%s", err);
+}
+
+/* -o: a directory, a FILE of the format its extension says, or "-"
+ * (standard output, one --format): one profile, not the service's. */
+static void check_output(struct st_options *o, struct argp_state *state)
+{
+	char err[512];
+	unsigned ext;
+
+	o->output_kind = st_report__output_kind(o->output, &ext);
+	if (o->output_kind == ST_OUTPUT_DIR)
+		return;
+	if (o->interval > 0)
+		argp_error(state, "--interval writes a snapshot directory every interval: give -o "
+			   "a directory, not %s", o->output);
+	if (o->events & (o->events - 1))
+		argp_error(state, "-o %s holds one profile: with two events (-e cpu,faults) give "
+			   "-o a directory", o->output);
+	if (st_report__output_formats(o->output, o->output_kind, ext, &o->formats, err,
+				      sizeof(err)))
+		argp_error(state, "%s", err);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -498,6 +521,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "--pid PID or -- CMD (never with -a)");
 		if (o->force_faults && !(o->events & (1u << ST_EVENT_FAULTS)))
 			argp_error(state, "--force-faults needs --event faults (or cpu,faults)");
+		check_output(o, state);
 		if (!o->nlisten && (o->nlisten_allow || o->listen_token_file ||
 				    o->listen_max_seconds))
 			argp_error(state, "--listen-allow, --listen-token-file and "

@@ -3,10 +3,13 @@
  * kept with each service snapshot). See summary.h. */
 #include "user/summary.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "common/budget.h"
 #include "common/textesc.h"
@@ -259,13 +262,13 @@ double st_summary__ns_per_sample(__u64 run_ns, __u64 runs, __u64 idle)
 	return walked ? (double)run_ns / (double)walked : 0;
 }
 
-/* A Prometheus label value: backslash, quote and newline escaped. */
-static void prom_label(FILE *out, const char *s)
+/* Text in a # HELP line: backslash and newline escaped. */
+static void prom_help(FILE *out, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', out);
-		if (*s == '\n')
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '\n')
 			fputs("\\n", out);
 		else
 			fputc(*s, out);
@@ -275,6 +278,14 @@ static void prom_label(FILE *out, const char *s)
 static void prom_head(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value as a stable key: the name with spaces as '_' ("python
+ * code" -> "python_code"). */
+static void prom_key(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == ' ' ? '_' : *s, out);
 }
 
 static const char *const metric_events[ST_EVENTS] = {
@@ -315,17 +326,23 @@ static void metrics_events(FILE *out, const struct st_summary_src *s, unsigned e
 	for (int lost = 1; lost >= 0; lost--) {
 		const char *name = lost ? "stacktreed_lost_samples_total" : "stacktreed_events_total";
 
-		prom_head(out, name, "counter", lost ? "Samples lost, by reason (the reports' "
-			  "lost samples)." : "Other counted events, by name (the reports' notes).");
+		fprintf(out, "# HELP %s %s", name, lost ? "Samples lost, by reason (the reports' "
+			"lost samples):" : "Other counted events, by name (the reports' notes):");
+		for (size_t i = 0, first = 1; i < sizeof(counters) / sizeof(counters[0]); i++)
+			if (counters[i].lost == lost) {
+				fprintf(out, "%s %s = ", first ? "" : ";", counters[i].id);
+				prom_help(out, counters[i].name);
+				first = 0;
+			}
+		fprintf(out, ".\n# TYPE %s counter\n", name);
 		for (unsigned ev = 0; ev < ST_EVENTS; ev++)
 			for (size_t i = 0; (events & (1u << ev)) &&
 					   i < sizeof(counters) / sizeof(counters[0]); i++) {
 				if (counters[i].lost != lost)
 					continue;
-				fprintf(out, "%s{event=\"%s\",%s=\"", name, metric_events[ev],
-					lost ? "reason" : "name");
-				prom_label(out, counters[i].name);
-				fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)st[ev][counters[i].stat]);
+				fprintf(out, "%s{event=\"%s\",%s=\"%s\"} %" PRIu64 "\n", name,
+					metric_events[ev], lost ? "reason" : "name", counters[i].id,
+					(uint64_t)st[ev][counters[i].stat]);
 			}
 	}
 	prom_head(out, "stacktreed_bpf_seconds_per_sample", "gauge",
@@ -352,14 +369,103 @@ static void budget_metrics(FILE *out, const struct st_summary_src *s)
 	fprintf(out, "stacktreed_memory_budget_bytes %zu\n", bs.limit);
 	prom_head(out, "stacktreed_memory_budget_used_bytes", "gauge",
 		  "What each part of the memory budget holds.");
-	for (int i = 0; i < ST_BUDGET__N; i++)
-		fprintf(out, "stacktreed_memory_budget_used_bytes{part=\"%s\"} %zu\n",
-			st_budget_part_names[i], bs.part[i]);
+	for (int i = 0; i < ST_BUDGET__N; i++) {
+		fputs("stacktreed_memory_budget_used_bytes{part=\"", out);
+		prom_key(out, st_budget_part_names[i]);
+		fprintf(out, "\"} %zu\n", bs.part[i]);
+	}
 	prom_head(out, "stacktreed_memory_budget_refused_total", "counter",
 		  "Things not kept because the memory budget was full, by part.");
-	for (int i = 0; i < ST_BUDGET__N; i++)
-		fprintf(out, "stacktreed_memory_budget_refused_total{part=\"%s\"} %" PRIu64 "\n",
-			st_budget_part_names[i], (uint64_t)bs.refused[i]);
+	for (int i = 0; i < ST_BUDGET__N; i++) {
+		fputs("stacktreed_memory_budget_refused_total{part=\"", out);
+		prom_key(out, st_budget_part_names[i]);
+		fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)bs.refused[i]);
+	}
+}
+
+/* /proc/self/stat's fields from the state on (field 3: "S 1 ..."), in
+ * buf: NULL when unreadable. */
+static const char *self_stat(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	char *p;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the comm may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+/* The boot's time, seconds since the epoch (/proc/stat "btime"), or 0. */
+static unsigned long long boot_time(void)
+{
+	char line[256];
+	unsigned long long t = 0;
+	FILE *f = fopen("/proc/stat", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &t) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return t;
+}
+
+/* Descriptors open now (/proc/self/fd less the one reading it), or -1. */
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = -1;	/* the directory's own */
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* The standard process_* metrics, as the Prometheus client libraries'
+ * process collectors define them (client_golang's procfs one). */
+static void process_metrics(FILE *out)
+{
+	char buf[1024];
+	const char *st = self_stat(buf, sizeof(buf));
+	unsigned long long utime = 0, stime = 0, start = 0, vsize = 0;
+	long long rss = 0, ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+	long fds = open_fds();
+
+	/* fields 14, 15 (utime, stime), 22 (starttime), 23 (vsize), 24 (rss) */
+	if (!st || ticks <= 0 || page <= 0 ||
+	    sscanf(st, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+		   "%*d %*d %llu %llu %lld", &utime, &stime, &start, &vsize, &rss) != 5)
+		return;
+	prom_head(out, "process_cpu_seconds_total", "counter",
+		  "Total user and system CPU time spent in seconds.");
+	fprintf(out, "process_cpu_seconds_total %.2f\n", (double)(utime + stime) / (double)ticks);
+	prom_head(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	fprintf(out, "process_resident_memory_bytes %lld\n", rss * page);
+	prom_head(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	fprintf(out, "process_virtual_memory_bytes %llu\n", vsize);
+	prom_head(out, "process_start_time_seconds", "gauge",
+		  "Start time of the process since unix epoch in seconds.");
+	fprintf(out, "process_start_time_seconds %.2f\n",
+		(double)boot_time() + (double)start / (double)ticks);
+	if (fds >= 0) {
+		prom_head(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+		fprintf(out, "process_open_fds %ld\n", fds);
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		prom_head(out, "process_max_fds", "gauge",
+			  "Maximum number of open file descriptors.");
+		fprintf(out, "process_max_fds %.0f\n", rl.rlim_cur == RLIM_INFINITY ? -1.0 :
+			(double)rl.rlim_cur);
+	}
 }
 
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
@@ -440,6 +546,10 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 	prom_head(out, "stacktreed_http_profiles_open", "gauge",
 		  "Profiles the live endpoint is taking now.");
 	fprintf(out, "stacktreed_http_profiles_open %u\n", run->http.open_profiles);
+	prom_head(out, "stacktreed_build_info", "gauge",
+		  "Always 1: the daemon's version in its label.");
+	fprintf(out, "stacktreed_build_info{version=\"%s\"} 1\n", ST_VERSION);
+	process_metrics(out);
 }
 
 /* The rest of the memory line: what the budget's parts hold now, then
@@ -594,6 +704,6 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		st_forcefault__summary(s->ff, st[ST_STAT_FAULT_FORCED], out);
 	}
 	java_line(out, s->java);
-	fprintf(out, "stacktreed: reports in %s/\n", st_textesc__str(where, path, sizeof(path)));
+	fprintf(out, "stacktreed: reports in %s\n", st_textesc__str(where, path, sizeof(path)));
 }
 

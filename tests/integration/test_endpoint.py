@@ -224,6 +224,63 @@ def test_endpoint_prometheus():
         s.stop()
 
 
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def test_endpoint_metrics_conventions():
+    """/metrics by Prometheus's conventions (issue 36 item 2): promtool
+    accepts it; label values are short stable keys (no spaces: the
+    sentences are in # HELP); stacktreed_build_info carries the version;
+    the standard process_* metrics are there and agree with /proc."""
+    s = Service()
+    try:
+        text = s.get("/metrics")[1].decode()
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                              capture_output=True)
+        check(lint.returncode == 0, "promtool check metrics: %s%s" % (lint.stdout, lint.stderr))
+        samples = [l for l in text.splitlines() if l and not l.startswith("#")]
+        values = [(l, v) for l in samples for _, v in LABEL.findall(l.rsplit(" ", 1)[0])]
+        check(len(values) > 20, "only %d label values in %s" % (len(values), text))
+        bad = [l for l, v in values if not re.fullmatch(r"[A-Za-z0-9_.:+-]+", v)]
+        check(not bad, "label values that are not short keys: %s" % bad[:5])
+        check('# HELP stacktreed_lost_samples_total' in text and
+              "lost_stack = stack walk failed" in text, "the reasons' sentences are not in HELP")
+        version = subprocess.run([STACKTREED, "--version"], capture_output=True,
+                                 text=True).stdout.split()[-1]
+        m = s.metrics()
+        check(m.get('stacktreed_build_info{version="%s"}' % version) == 1,
+              "no stacktreed_build_info{version=%r} 1 in %s" % (version, sorted(m)[:8]))
+        names = ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                 "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                 "process_start_time_seconds")
+        missing = [n for n in names if n not in m]
+        check(not missing, "missing %s" % missing)
+        with open("/proc/%d/status" % s.d.pid) as f:
+            rss = [int(l.split()[1]) * 1024 for l in f if l.startswith("VmRSS:")][0]
+        fds = len(os.listdir("/proc/%d/fd" % s.d.pid))
+        with open("/proc/%d/stat" % s.d.pid) as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            btime = [int(l.split()[1]) for l in f if l.startswith("btime ")][0]
+        started = btime + ticks / os.sysconf("SC_CLK_TCK")
+        # the daemon's own, read around the scrape: within what it changes meanwhile
+        check(0.5 * rss <= m["process_resident_memory_bytes"] <= 2 * rss,
+              "resident %d vs VmRSS %d" % (m["process_resident_memory_bytes"], rss))
+        check(m["process_virtual_memory_bytes"] >= m["process_resident_memory_bytes"],
+              "virtual %d < resident" % m["process_virtual_memory_bytes"])
+        check(3 <= m["process_open_fds"] <= m["process_max_fds"] and
+              abs(m["process_open_fds"] - fds) <= 8,
+              "open fds %d (/proc: %d), max %d" % (m["process_open_fds"], fds,
+                                                   m["process_max_fds"]))
+        check(0 < m["process_cpu_seconds_total"] <= (time.time() - started + 1) *
+              os.cpu_count(), "cpu seconds %g" % m["process_cpu_seconds_total"])
+        check(abs(m["process_start_time_seconds"] - started) < 0.05,
+              "start time %.2f, /proc/PID/stat's %.2f" % (m["process_start_time_seconds"],
+                                                           started))
+    finally:
+        s.stop()
+
+
 def read_answer(sock, timeout):
     sock.settimeout(timeout)
     data = b""

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct st_outdir;
 struct st_profile;
@@ -48,6 +49,46 @@ int st_report__write(const struct st_profile *p, struct st_outdir *dir,
 /* The same into the path dir, opened (and created) by st_outdir__open. */
 int st_report__write_dir(const struct st_profile *p, const char *dir,
 			 const struct st_report_opts *opts);
+
+/* What -o PATH names. */
+enum st_output_kind {
+	ST_OUTPUT_DIR,		/* a directory of report files */
+	ST_OUTPUT_FILE,		/* one file, of the format its name's extension says */
+	ST_OUTPUT_STDOUT,	/* "-": one format on standard output */
+};
+/*
+ * "-": standard output. A name with a known extension is a file of that
+ * format (*format, one ST_FORMAT_* bit): .svg, .pb.gz and .pprof, .folded,
+ * .json, .xtree (and .xtree.txt, xtree.txt), .arcflow (.arcflow.txt,
+ * arcflow.txt), .txt folded stacks (py-spy's raw format's name). Anything
+ * else, a path ending in '/' or an existing directory, is a directory.
+ */
+enum st_output_kind st_report__output_kind(const char *path, unsigned *format);
+/*
+ * -o FILE: open its directory (st_outdir__open_mode with mode: created if
+ * missing, probed, trusted as root) as *dir, its name in *name (free it).
+ * 0 or negative errno, one line on stderr.
+ */
+int st_report__open_file_dir(const char *path, mode_t mode, struct st_outdir **dir,
+			     char **name);
+/*
+ * Check -o PATH of kind (st_report__output_kind) against --format's
+ * formats (0: not given) and settle them: a file's its extension's, "-"
+ * the one given (default xtree). 0, or -EINVAL with the reason in err.
+ */
+int st_report__output_formats(const char *path, enum st_output_kind kind, unsigned ext,
+			      unsigned *formats, char *err, size_t errlen);
+/* --format's name of one format bit ("svg"). */
+const char *st_report__format_name(unsigned format);
+/* One format (one ST_FORMAT_* bit) of p into f (svg: all processes in
+ * one graph); --merge-threads applied. 0 or negative errno. */
+int st_report__write_stream(const struct st_profile *p, FILE *f, unsigned format,
+			    const struct st_report_opts *opts);
+/* The same as the file name in dir, atomically (st_outfile__begin/__end:
+ * a new temporary file of the directory's mode renamed over name, which is
+ * replaced, never followed when a link). */
+int st_report__write_file(const struct st_profile *p, struct st_outdir *dir, const char *name,
+			  unsigned format, const struct st_report_opts *opts);
 
 /* xtree.txt of a finalized profile. */
 int st_xtree__write(const struct st_profile *p, FILE *out, double min_pct);
