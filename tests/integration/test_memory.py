@@ -43,11 +43,15 @@ while time.monotonic() < deadline:
         g[names[0]](0)
 """
 
+# a Python of nobody's that makes no new code object
+QUIET = "import time\nwhile True:\n    sum(range(20000))\n    time.sleep(0.01)\n"
+
 MIB = 1 << 20
 # the bound the test holds the daemon to (issue 34): its RSS within this of
 # its start, during the flood and after it
 RSS_SLACK = 64 * MIB
 MEMORY_MB = 200     # --memory-mb: a 50 MiB budget, the Python code's share 12.5 MiB
+INTERVAL = 2        # --interval: snapshots often, to see the exited process's codes go
 
 
 def rss(pid):
@@ -56,6 +60,19 @@ def rss(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def peak_rss(pid, out, n):
+    """The daemon's highest RSS while n more snapshots are written."""
+    seen, peak = {latest(out)}, 0
+    for _ in range(n):
+        end = time.time() + 30
+        while latest(out) in seen:
+            check(time.time() < end, "no snapshot in 30 s")
+            peak = max(peak, rss(pid))
+            time.sleep(0.1)
+        seen.add(latest(out))
+    return max(peak, rss(pid))
 
 
 def free_port():
@@ -82,15 +99,23 @@ def snapshots(d):
     return sorted(n for n in os.listdir(d) if n[:8].isdigit() and "T" in n)
 
 
+def latest(d):
+    names = snapshots(d)
+    return names[-1] if names else None
+
+
 @plain_build_only("measures the daemon's resident set over a minute of flood")
 def test_python_name_flood_stays_within_the_budget():
     """uid nobody floods fresh Python function names for 60 s under -a
-    --interval 5 --memory-mb 200 (-u nobody: the machine's other load
+    --interval 2 --memory-mb 200 (-u nobody: the machine's other load
     samples nothing, so that the resident set measures the flood alone).
-    Measured (3 runs): RSS rose at most 12-20 MiB over its start during
-    the flood, python code part at most its 10 MiB share, 60-90 thousand
-    codes evicted; after the exit, python code 0 and RSS within 10 MiB of
-    the start."""
+    Its start is the peak over three snapshots while a quiet Python of
+    nobody's runs (its DWARF, opened for each snapshot, is not the flood's
+    doing). Measured (3 runs): the peak during the flood 6-25 MiB over the
+    start, the python code part at most 12.47 of its 12.5 MiB share,
+    58-99 thousand of 92-134 thousand codes evicted; after the exit the
+    part 0 and the peak 22-28 MiB under the start. Before: the part and
+    RSS grew with the flood's length and stayed after it."""
     out = tempfile.mkdtemp(prefix="st-mem-")
     tmp = tempfile.mkdtemp(prefix="st-flood-")
     os.chmod(tmp, 0o755)
@@ -99,32 +124,40 @@ def test_python_name_flood_stays_within_the_budget():
         f.write(FLOOD)
     os.chmod(script, 0o644)
     port = free_port()
-    d = Daemon(["-a", "-u", "nobody", "-F", "999", "--interval", "5", "--keep", "4",
+    d = Daemon(["-a", "-u", "nobody", "-F", "999", "--interval", str(INTERVAL), "--keep", "4",
                 "--memory-mb", str(MEMORY_MB), "--listen", "127.0.0.1:%d" % port, "-o", out])
-    flood = None
+    flood = quiet = None
     try:
         wait_for(lambda: len(snapshots(out)) >= 1, 30, "no first snapshot")
         m = metrics(port)
         share = m["stacktreed_memory_budget_bytes"] / 4
-        start = rss(d.pid)
+        # the start: the peak over three snapshots of a quiet Python of
+        # nobody's (each snapshot opens python3's DWARF for its native
+        # frames' lines and frees it after: ~35 MiB that any Python process
+        # costs, flood or not)
+        quiet = subprocess.Popen(AS_NOBODY + [SYS_PYTHON, "-c", QUIET], cwd="/")
+        start = peak_rss(d.pid, out, 3)
         flood = subprocess.Popen(AS_NOBODY + [SYS_PYTHON, script, "60"], cwd="/")
-        peak, part_peak = start, 0
+        peak, part_peak, polls = start, 0, 0
         while flood.poll() is None:
-            time.sleep(2)
+            time.sleep(0.25)
             peak = max(peak, rss(d.pid))
-            part_peak = max(part_peak, metrics(port)[
-                'stacktreed_memory_budget_used_bytes{part="python code"}'])
+            polls += 1
+            if polls % 8 == 0:
+                part_peak = max(part_peak, metrics(port)[
+                    'stacktreed_memory_budget_used_bytes{part="python code"}'])
         check(flood.returncode == 0, "the flood failed: %d" % flood.returncode)
         during = metrics(port)
-        # the flood's process is gone: its codes go at the next snapshot
-        n = len(snapshots(out))
-        wait_for(lambda: len(snapshots(out)) >= n + 2, 30, "no two snapshots after the flood")
-        after = rss(d.pid)
+        # the flood's process is gone: its codes go at the next snapshot,
+        # then the same peak over three snapshots as at the start
+        peak_rss(d.pid, out, 1)
+        after = peak_rss(d.pid, out, 3)
         m = metrics(port)
     finally:
-        if flood and flood.poll() is None:
-            flood.kill()
-            flood.wait()
+        for p in (flood, quiet):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
         rc, err = d.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     check(rc == 0, "exit %d: %s" % (rc, err[-2000:]))
@@ -149,6 +182,8 @@ def test_python_name_flood_stays_within_the_budget():
           % (m['stacktreed_memory_budget_used_bytes{part="python code"}'] / MIB))
     check(after - start <= RSS_SLACK, "RSS %.0f MiB over its start (%.0f MiB) after the flood"
           % ((after - start) / MIB, start / MIB))
-    summary = open(os.path.join(out, "latest", "summary.txt")).read()
+    with open(os.path.join(out, "latest", "summary.txt")) as f:
+        summary = f.read()
+    shutil.rmtree(out, ignore_errors=True)
     check("python: code names evicted" in summary, "no eviction count in the summary")
     check("code object reports lost" in summary, "no lost-report count in the summary")
