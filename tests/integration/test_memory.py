@@ -111,10 +111,10 @@ def test_python_name_flood_stays_within_the_budget():
     samples nothing, so that the resident set measures the flood alone).
     Its start is the peak over three snapshots while a quiet Python of
     nobody's runs (its DWARF, opened for each snapshot, is not the flood's
-    doing). Measured (3 runs): the peak during the flood 6-25 MiB over the
+    doing). Measured (4 runs): the peak during the flood 6-25 MiB over the
     start, the python code part at most 12.47 of its 12.5 MiB share,
-    58-99 thousand of 92-134 thousand codes evicted; after the exit the
-    part 0 and the peak 22-28 MiB under the start. Before: the part and
+    18-99 thousand of 51-134 thousand codes evicted; after the exit the
+    part 0 and the peak 5-28 MiB under the start. Before: the part and
     RSS grew with the flood's length and stayed after it."""
     out = tempfile.mkdtemp(prefix="st-mem-")
     tmp = tempfile.mkdtemp(prefix="st-flood-")
