@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +140,7 @@ static void on_event(void *ctx, const struct st_event *e)
 			r->merge_err = -ENOMEM;
 		if (r->unw)
 			st_unwinder__forget(r->unw, e->pid);
-		st_python__exited(r->py, e->pid);
+		st_python__exited(r->py, e->pid, NULL);
 		st_java__exited(r->java, e->pid);
 	} else {
 		/* ST_EV_UNWIND: an address without tables, maybe a new library;
@@ -149,7 +150,7 @@ static void on_event(void *ctx, const struct st_event *e)
 			st_unwinder__forget(r->unw, e->pid);
 		if (e->type == ST_EV_EXEC) {	/* no interpreter state of the old
 						 * program walked in the new one */
-			st_python__exited(r->py, e->pid);
+			st_python__exited(r->py, e->pid, &e->image);
 			st_java__exited(r->java, e->pid);
 		}
 		st_collector__capture(r->coll, e->pid, e->image,
@@ -320,6 +321,7 @@ static void budget_sync(struct run *r)
 	st_budget__refused(r->budget, ST_BUDGET_TREES);
 	st_http__before_reset(r->http);
 	st_collector__reset(r->coll);
+	st_python__reset(r->py);
 	st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
 	if (!r->dropped_said)
 		fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over their share of "
@@ -491,6 +493,11 @@ static int snapshot(struct run *r)
 	if (!err) {
 		st_http__before_reset(r->http);	/* open live profiles keep their samples */
 		st_collector__reset(r->coll);
+		st_python__reset(r->py);	/* the codes of processes gone */
+		/* what the interval's trees, profiles and the freed caches held
+		 * goes back to the system, not kept by malloc for a flood that
+		 * has stopped (measured: RSS held at its peak without it) */
+		malloc_trim(0);
 		r->interval_start = t;
 		r->pending = false;
 		r->dropped_said = false;

@@ -190,6 +190,8 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 	st_profile__add_note_id(p, "python_lines_lost",
 				"python: code objects without their lines (table unreadable)",
 				ps.lines_lost);
+	st_profile__add_note_id(p, "python_code_evicted", "python: code names evicted (least "
+				"recently used, over the memory budget's share)", ps.code_evicted);
 }
 
 void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,
@@ -360,6 +362,7 @@ static void metrics_events(FILE *out, const struct st_summary_src *s, unsigned e
 static void budget_metrics(FILE *out, const struct st_summary_src *s)
 {
 	struct st_budget_stats bs;
+	struct st_python_stats ps;
 
 	st_budget__stats(s->budget, &bs);
 	if (!bs.limit)
@@ -380,6 +383,16 @@ static void budget_metrics(FILE *out, const struct st_summary_src *s)
 		fputs("stacktreed_memory_budget_refused_total{part=\"", out);
 		prom_key(out, st_budget_part_names[i]);
 		fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)bs.refused[i]);
+	}
+	if (s->py && !st_python__stats(s->py, &ps)) {
+		prom_head(out, "stacktreed_python_codes_total", "counter", "CPython code objects: "
+			  "reports lost (ring full), read, evicted (least recently used), not kept.");
+		fprintf(out, "stacktreed_python_codes_total{what=\"lost\"} %" PRIu64 "\n"
+			"stacktreed_python_codes_total{what=\"read\"} %" PRIu64 "\n"
+			"stacktreed_python_codes_total{what=\"evicted\"} %" PRIu64 "\n"
+			"stacktreed_python_codes_total{what=\"dropped\"} %" PRIu64 "\n",
+			(uint64_t)ps.bpf[ST_PY_STAT_CODE_LOST], (uint64_t)ps.codes,
+			(uint64_t)ps.code_evicted, (uint64_t)ps.code_dropped);
 	}
 }
 

@@ -21,7 +21,7 @@
 struct st_namer {
 	struct st_symbolizer *sym;
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
-	const struct st_python *py;	/* CPython frames' names, or NULL */
+	struct st_python *py;	/* CPython frames' names, or NULL */
 	bool no_inline;			/* no inline frames (source lines still) */
 };
 
@@ -49,7 +49,7 @@ void st_namer__inline(struct st_namer *n, bool on)
 	n->no_inline = !on;
 }
 
-void st_namer__python(struct st_namer *n, const struct st_python *py)
+void st_namer__python(struct st_namer *n, struct st_python *py)
 {
 	n->py = py;
 }

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "common/budget.h"
+#include "common/lru.h"
 #include "common/strtab.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/runtimes/python/pycode.h"
@@ -21,12 +22,19 @@
 
 #define KEY(pid, image) ((__u64)(image) << 32 | (pid))
 
+/* One code object's names and table, in one allocation (what it is
+ * charged: the budget's ST_BUDGET_PYCODE part). */
 struct pycode {
-	const char *qualname, *file;	/* interned */
+	struct st_lru_link lru;		/* on its process's list */
+	struct pyproc *pp;
+	__u64 key;			/* the code key it is kept under */
 	__u64 ident;			/* st_py_ident() of the object read */
+	const char *qualname, *file;	/* in data */
+	__u8 *table;			/* in data (NULL: none) */
+	size_t bytes;			/* charged */
 	__u32 firstlineno;
 	__u32 len;
-	__u8 *table;
+	char data[];
 };
 
 struct pyproc {
@@ -34,36 +42,123 @@ struct pyproc {
 	bool found;			/* its interpreter found (p): its code objects are read */
 	bool pushed;			/* p is py_procs' entry for pid now (an exec or exit
 					 * event deletes it: pushed again at the next probe) */
+	bool retired;			/* it exited or exec'd: freed at the next reset */
 	struct st_py_proc p;
-	struct st_u64map *codes;	/* code address -> pycode */
+	struct st_u64map *codes;	/* an index: code key -> pycode */
+	struct st_lru lru;		/* its codes, the least recently used last */
+	size_t bytes;			/* its codes' bytes */
 };
 
 struct st_python {
 	struct st_session *sess;
 	int procs_fd, stats_fd;
-	struct st_strtab *strs;
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
 	struct st_u64map *live;		/* pid + 1 -> the pyproc pushed last for pid */
 	__u64 processes, unsupported, codes, code_failed, code_dropped, code_renamed, lines_lost;
-	__u64 table_bytes;
+	__u64 code_evicted, procs_freed;
+	size_t held;			/* codes kept now */
+	size_t bytes;			/* the codes' and their tables' (ST_BUDGET_PYCODE) */
+	size_t share;			/* the most bytes may hold */
 	struct st_budget *budget;	/* the daemon's (ST_BUDGET_PYCODE), or NULL */
 	bool copies_only;		/* test hook: code objects from BPF's copies alone */
 };
 
-/* The code cache's bytes, told to the daemon's budget. */
-static void budget_sync(struct st_python *py)
+/* What a pyproc and its table cost besides its codes. */
+static size_t proc_bytes(const struct pyproc *pp)
 {
-	st_budget__set(py->budget, ST_BUDGET_PYCODE,
-		       py->codes * sizeof(struct pycode) + py->table_bytes);
+	return sizeof(*pp) + st_u64map__memory(pp->codes);
+}
+
+/* A code's key in its process's index. */
+static bool is_code(const void *value, const void *key)
+{
+	return ((const struct pycode *)value)->key == *(const __u64 *)key;
+}
+
+/* Take pc out of its process's index and list, uncharge and free it. */
+static void code_free(struct st_python *py, struct pycode *pc)
+{
+	struct pyproc *pp = pc->pp;
+
+	st_u64map__remove(pp->codes, pc->key, is_code, &pc->key);
+	st_lru__unlink(&pp->lru, &pc->lru);
+	pp->bytes -= pc->bytes;
+	py->bytes -= pc->bytes;
+	py->held--;
+	st_budget__uncharge(py->budget, ST_BUDGET_PYCODE, pc->bytes);
+	free(pc);
+}
+
+/* Free the least recently used codes of the process holding the most,
+ * until need bytes are freed or none is left; returns the bytes freed. A
+ * flood of fresh code objects evicts its own process's first. */
+static size_t evict(struct st_python *py, size_t need)
+{
+	size_t freed = 0;
+
+	while (freed < need) {
+		struct pyproc *pp, *big = NULL;
+		size_t pos = 0, batch;
+
+		while ((pp = st_u64map__next(py->procs, &pos, NULL)))
+			if (pp->lru.count && (!big || pp->bytes > big->bytes))
+				big = pp;
+		if (!big)
+			break;
+		/* a sixteenth of the share at a time: one scan of the processes
+		 * per batch, not per code */
+		batch = need - freed > py->share / 16 ? need - freed : py->share / 16;
+		for (size_t got = 0; got < batch && big->lru.count;) {
+			struct pycode *pc = st_lru_entry(st_lru__oldest(&big->lru), struct pycode, lru);
+
+			got += pc->bytes;
+			freed += pc->bytes;
+			code_free(py, pc);
+			py->code_evicted++;
+		}
+	}
+	return freed;
+}
+
+/* The budget's evictor of ST_BUDGET_PYCODE. */
+static size_t on_evict(void *ctx, size_t need)
+{
+	return evict(ctx, need);
 }
 
 void st_python__budget(struct st_python *py, struct st_budget *b)
 {
+	struct st_budget_stats bs;
+
 	if (!py)
 		return;
+	if (py->budget) {
+		st_budget__uncharge(py->budget, ST_BUDGET_PYCODE, py->bytes);
+		st_budget__on_evict(py->budget, ST_BUDGET_PYCODE, NULL, NULL);
+	}
 	py->budget = b;
-	budget_sync(py);
+	st_budget__stats(b, &bs);
+	py->share = b ? bs.limit / ST_PY_SHARE_DIV : ST_PY_MAX_BYTES;
+	if (!b)
+		return;
+	st_budget__on_evict(b, ST_BUDGET_PYCODE, on_evict, py);
+	st_budget__set(b, ST_BUDGET_PYCODE, 0);
+	if (py->bytes > py->share)
+		evict(py, py->bytes - py->share);
+	st_budget__set(b, ST_BUDGET_PYCODE, py->bytes);
+}
+
+/* pp's table grew (or shrank) from before bytes: its part follows. */
+static void proc_resized(struct st_python *py, struct pyproc *pp, size_t before)
+{
+	size_t now = proc_bytes(pp);
+
+	py->bytes = py->bytes - before + now;
+	if (now > before)
+		st_budget__set(py->budget, ST_BUDGET_PYCODE, py->bytes);
+	else
+		st_budget__uncharge(py->budget, ST_BUDGET_PYCODE, before - now);
 }
 
 static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
@@ -83,10 +178,28 @@ static struct pyproc *proc_get(struct st_python *py, __u32 pid, __u32 image)
 		free(pp);
 		return NULL;
 	}
+	proc_resized(py, pp, 0);
 	return pp;
 }
 
-/* A code object BPF met for the first time at its address: read it now. */
+/* Free pp, its codes and its table (it is out of py->procs, or about to be). */
+static void proc_free(struct st_python *py, struct pyproc *pp)
+{
+	struct st_lru_link *l;
+
+	while ((l = st_lru__oldest(&pp->lru)))
+		code_free(py, st_lru_entry(l, struct pycode, lru));
+	py->bytes -= proc_bytes(pp);
+	st_budget__uncharge(py->budget, ST_BUDGET_PYCODE, proc_bytes(pp));
+	if (st_u64map__get(py->live, (__u64)pp->pid + 1) == pp)
+		st_u64map__put(py->live, (__u64)pp->pid + 1, NULL);
+	st_u64map__free(pp->codes);
+	free(pp);
+}
+
+/* A code object BPF met for the first time at its address: read it now,
+ * keep it within the share (the least recently used codes of the process
+ * holding most make room) and the budget. */
 static int on_code(void *ctx, void *data, size_t size)
 {
 	const struct st_py_event *e = data;
@@ -95,6 +208,7 @@ static int on_code(void *ctx, void *data, size_t size)
 	struct st_py_code c;
 	struct pycode *pc, *old;
 	struct pyproc *pp;
+	size_t qlen, flen, bytes, before;
 	pid_t pid;
 
 	if (size < sizeof(*e))
@@ -104,13 +218,10 @@ static int on_code(void *ctx, void *data, size_t size)
 		pp = st_u64map__get(py->procs, KEY(e->pid, ST_UNWIND_ANY_IMAGE));
 	if (!pp || !pp->found || !e->code || !e->key)
 		return 0;
-	old = st_u64map__get(pp->codes, e->key);
-	if (old && old->ident == e->ident)
+	old = st_u64map__find(pp->codes, e->key, is_code, &e->key);
+	if (old && old->ident == e->ident) {
+		st_lru__touch(&pp->lru, &old->lru);
 		return 0;	/* reported again (py_codes forgot it): the same object */
-	if (py->codes >= ST_PY_MAX_CODES || py->table_bytes >= ST_PY_MAX_TABLE_BYTES ||
-	    st_budget__charge(py->budget, ST_BUDGET_PYCODE, sizeof(*pc))) {
-		py->code_dropped++;
-		return 0;
 	}
 	pid = (pid_t)e->pid;
 	/* from BPF's copies, taken at the sample; the process's memory for
@@ -120,41 +231,62 @@ static int on_code(void *ctx, void *data, size_t size)
 	sn.arg = &pid;
 	if (st_py_code__read(&pp->p.l, pp->p.code_type, st_py_read_snaps, &sn, e->code, &c)) {
 		py->code_failed++;
-		budget_sync(py);
 		return 0;
 	}
 	if (c.lines_lost)
 		py->lines_lost++;
-	pc = calloc(1, sizeof(*pc));
-	if (pc) {
-		pc->ident = e->ident;
-		pc->qualname = st_strtab__intern(py->strs, c.qualname);
-		pc->file = st_strtab__intern(py->strs, c.filename);
-		pc->firstlineno = c.firstlineno;
-		pc->table = c.linetable;
-		pc->len = c.linetable_len;
-		c.linetable = NULL;
-	}
-	if (!pc || !pc->qualname || !pc->file || st_u64map__put(pp->codes, e->key, pc)) {
-		if (pc)
-			free(pc->table);
-		free(pc);
-		st_py_code__release(&c);
-		py->code_dropped++;
-		budget_sync(py);
-		return 0;
-	}
-	py->codes++;
-	py->table_bytes += pc->len;
 	if (old) {	/* its address reused past ST_PY_GENS objects: the newest
 			 * names the key, the samples of the older ones with it too */
-		py->codes--;
-		py->table_bytes -= old->len;
-		free(old->table);
-		free(old);
+		code_free(py, old);
 		py->code_renamed++;
 	}
-	budget_sync(py);
+	qlen = strnlen(c.qualname, sizeof(c.qualname) - 1) + 1;
+	flen = strnlen(c.filename, sizeof(c.filename) - 1) + 1;
+	bytes = sizeof(*pc) + qlen + flen + c.linetable_len;
+	if (py->bytes + bytes > py->share)
+		evict(py, py->bytes + bytes - py->share);
+	if (py->bytes + bytes > py->share)	/* one code over the whole share */
+		st_budget__refused(py->budget, ST_BUDGET_PYCODE);
+	if (py->bytes + bytes > py->share ||
+	    st_budget__charge(py->budget, ST_BUDGET_PYCODE, bytes)) {
+		st_py_code__release(&c);
+		py->code_dropped++;
+		return 0;
+	}
+	pc = malloc(bytes);
+	before = proc_bytes(pp);
+	if (!pc || st_u64map__add(pp->codes, e->key, pc)) {
+		free(pc);
+		st_py_code__release(&c);
+		st_budget__uncharge(py->budget, ST_BUDGET_PYCODE, bytes);
+		py->code_dropped++;
+		return 0;
+	}
+	pc->pp = pp;
+	pc->key = e->key;
+	pc->ident = e->ident;
+	pc->bytes = bytes;
+	pc->firstlineno = c.firstlineno;
+	pc->len = c.linetable_len;
+	memcpy(pc->data, c.qualname, qlen - 1);
+	pc->data[qlen - 1] = '\0';
+	memcpy(pc->data + qlen, c.filename, flen - 1);
+	pc->data[qlen + flen - 1] = '\0';
+	pc->qualname = pc->data;
+	pc->file = pc->data + qlen;
+	pc->table = c.linetable_len ? (__u8 *)pc->data + qlen + flen : NULL;
+	if (c.linetable_len)
+		memcpy(pc->table, c.linetable, c.linetable_len);
+	st_py_code__release(&c);
+	st_lru__push(&pp->lru, &pc->lru);
+	pp->bytes += bytes;
+	py->bytes += bytes;
+	py->held++;
+	py->codes++;
+	/* its table grew: within the share still (pc may go, the oldest) */
+	proc_resized(py, pp, before);
+	if (py->bytes > py->share)
+		evict(py, py->bytes - py->share);
 	return 0;
 }
 
@@ -166,17 +298,17 @@ struct st_python *st_python__new(struct st_session *s)
 	if (!py)
 		return NULL;
 	py->sess = s;
+	py->share = ST_PY_MAX_BYTES;
 	/* test hook (tests/integration/test_python.py): never read the
 	 * process's memory for a code object, BPF's copies only */
 	py->copies_only = getenv("STACKTREED_TEST_PY_COPIES_ONLY") != NULL;
 	py->procs_fd = st_session__map_fd(s, "py_procs");
 	py->stats_fd = st_session__map_fd(s, "py_stats");
 	events_fd = st_session__map_fd(s, "py_events");
-	py->strs = st_strtab__new();
 	py->procs = st_u64map__new();
 	py->said = st_u64map__new();
 	py->live = st_u64map__new();
-	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->strs || !py->procs ||
+	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->procs ||
 	    !py->said || !py->live) {
 		err = py->procs_fd < 0 ? py->procs_fd : events_fd < 0 ? events_fd : -ENOMEM;
 		goto fail;
@@ -194,27 +326,42 @@ fail:
 void st_python__free(struct st_python *py)
 {
 	struct pyproc *pp;
-	struct pycode *pc;
 	size_t pos = 0;
 
 	if (!py)
 		return;
+	while (py->procs && (pp = st_u64map__next(py->procs, &pos, NULL)))
+		proc_free(py, pp);
 	st_budget__set(py->budget, ST_BUDGET_PYCODE, 0);
-	while (py->procs && (pp = st_u64map__next(py->procs, &pos, NULL))) {
-		size_t cpos = 0;
-
-		while ((pc = st_u64map__next(pp->codes, &cpos, NULL))) {
-			free(pc->table);
-			free(pc);
-		}
-		st_u64map__free(pp->codes);
-		free(pp);
-	}
+	st_budget__on_evict(py->budget, ST_BUDGET_PYCODE, NULL, NULL);
 	st_u64map__free(py->procs);
 	st_u64map__free(py->said);
 	st_u64map__free(py->live);
-	st_strtab__free(py->strs);
 	free(py);
+}
+
+void st_python__reset(struct st_python *py)
+{
+	struct st_u64map *keep;
+	struct pyproc *pp;
+	size_t pos = 0;
+	__u64 key;
+
+	if (!py || !(keep = st_u64map__new()))
+		return;	/* on ENOMEM: freed at a later reset */
+	while ((pp = st_u64map__next(py->procs, &pos, &key)))
+		if (!pp->retired && st_u64map__put(keep, key, pp)) {
+			st_u64map__free(keep);
+			return;
+		}
+	pos = 0;
+	while ((pp = st_u64map__next(py->procs, &pos, NULL)))
+		if (pp->retired) {
+			proc_free(py, pp);
+			py->procs_freed++;
+		}
+	st_u64map__free(py->procs);
+	py->procs = keep;
 }
 
 /* Test hook (tests/integration/test_python.py makes the exec race
@@ -287,14 +434,18 @@ void st_python__probe(struct st_python *py, __u32 pid)
 		py->processes++;
 	pp->p = p;
 	pp->found = true;
-	/* the pid's entry is this image's now, no other's */
-	if ((old = st_u64map__get(py->live, (__u64)pid + 1)) && old != pp)
+	pp->retired = false;	/* a new process under an exited one's key: kept */
+	/* the pid's entry is this image's now, no other's: the other image's
+	 * codes go at the next reset (its samples are in this interval) */
+	if ((old = st_u64map__get(py->live, (__u64)pid + 1)) && old != pp) {
 		old->pushed = false;
+		old->retired = true;
+	}
 	/* untracked (no memory): pushed again at every probe, never left out */
 	pp->pushed = !st_u64map__put(py->live, (__u64)pid + 1, pp);
 }
 
-void st_python__exited(struct st_python *py, __u32 pid)
+void st_python__exited(struct st_python *py, __u32 pid, const __u32 *image)
 {
 	struct pyproc *pp;
 
@@ -302,21 +453,31 @@ void st_python__exited(struct st_python *py, __u32 pid)
 		return;
 	if (!bpf_map_delete_elem(py->procs_fd, &pid))
 		st_session__py_procs_changed(py->sess);
-	if ((pp = st_u64map__get(py->live, (__u64)pid + 1)))
+	if ((pp = st_u64map__get(py->live, (__u64)pid + 1))) {
 		pp->pushed = false;
+		/* an exec's new image may have been probed before its event */
+		if (!image || pp->image != *image)
+			pp->retired = true;
+	}
+	if ((pp = st_u64map__get(py->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))))
+		pp->retired = true;
+	if (!image)	/* the pid may come back: another process */
+		st_u64map__put(py->said, (__u64)pid + 1, NULL);
 }
 
-int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 addr,
+int st_python__frame(struct st_python *py, __u32 pid, __u32 image, __u64 addr,
 		     const char **qualname, const char **file, __u32 *line)
 {
-	const struct pyproc *pp = py ? st_u64map__get(py->procs, KEY(pid, image)) : NULL;
-	const struct pycode *pc;
+	struct pyproc *pp = py ? st_u64map__get(py->procs, KEY(pid, image)) : NULL;
+	__u64 key = ST_PY_CODE(addr);
+	struct pycode *pc;
 
 	if (!pp && py)	/* found before the kernel knew its image */
 		pp = st_u64map__get(py->procs, KEY(pid, ST_UNWIND_ANY_IMAGE));
-	pc = pp ? st_u64map__get(pp->codes, ST_PY_CODE(addr)) : NULL;
+	pc = pp && key ? st_u64map__find(pp->codes, key, is_code, &key) : NULL;
 	if (!pc)
 		return -ENOENT;
+	st_lru__touch(&pp->lru, &pc->lru);	/* named in a profile: used */
 	*qualname = pc->qualname;
 	*file = pc->file;
 	*line = st_py_code__line(&pp->p.l, pc->table, pc->len, pc->firstlineno, ST_PY_INDEX(addr));
@@ -325,7 +486,7 @@ int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 a
 	return 0;
 }
 
-struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u32 image,
+struct st_frame st_python__symbolize(struct st_python *py, __u32 pid, __u32 image,
 				     const struct st_frame *raw, struct st_strtab *strs)
 {
 	struct st_frame f = *raw;
@@ -370,5 +531,10 @@ int st_python__stats(const struct st_python *py, struct st_python_stats *out)
 	out->code_dropped = py->code_dropped;
 	out->code_renamed = py->code_renamed;
 	out->lines_lost = py->lines_lost;
+	out->code_evicted = py->code_evicted;
+	out->procs_freed = py->procs_freed;
+	out->bytes = py->bytes;
+	out->share = py->share;
+	out->held = py->held;
 	return 0;
 }

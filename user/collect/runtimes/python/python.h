@@ -6,9 +6,16 @@
  * `py_procs`; it reads each code object the BPF side reports on
  * `py_events` at once, while the process lives (user/collect/runtimes/python/pycode.c), and
  * keeps its qualname, file name and location table per (pid, image, code
- * address) until the session ends, so that frames are named even when the
- * object was freed or the process exited before the drain. A version
- * without a layout is reported once per version and process on stderr.
+ * address), so that frames are named even when the object was freed or
+ * the process exited before the drain: until the snapshot after the
+ * process exited or exec'd (st_python__reset()), and within the memory
+ * budget: the codes held (names and tables in one allocation each) are its
+ * ST_BUDGET_PYCODE part, at most a share of it (ST_PY_SHARE_DIV); a new
+ * code that does not fit evicts the least recently used codes (reported or
+ * named in a profile last) of the process holding the most, so that a
+ * process making fresh code objects evicts its own (counted: code_evicted).
+ * A version without a layout is reported once per version and process on
+ * stderr.
  */
 #ifndef STACKTREE_PYTHON_DAEMON_H
 #define STACKTREE_PYTHON_DAEMON_H
@@ -21,17 +28,19 @@
 struct st_session;
 struct st_python;
 
-/* Bounds of what is kept: code objects, and bytes of their tables. */
-#define ST_PY_MAX_CODES (1u << 20)
-#define ST_PY_MAX_TABLE_BYTES (256u << 20)
+/* The codes' share of the memory budget: at most 1/ST_PY_SHARE_DIV of it;
+ * without a budget, ST_PY_MAX_BYTES. */
+#define ST_PY_SHARE_DIV 4
+#define ST_PY_MAX_BYTES (64u << 20)
 
 /* Set up on a loaded session (its py_* maps). NULL and errno on error. */
 struct st_python *st_python__new(struct st_session *s);
 void st_python__free(struct st_python *py);
 
 /* The daemon's memory budget (common/budget.h): the code cache is its
- * ST_BUDGET_PYCODE part; a code object that does not fit is not read
- * (counted with code_dropped). NULL: none. */
+ * ST_BUDGET_PYCODE part, whose evictor frees the least recently used
+ * codes; a code object that does not fit even so is not kept (counted with
+ * code_dropped). NULL: none (ST_PY_MAX_BYTES). */
 struct st_budget;
 void st_python__budget(struct st_python *py, struct st_budget *b);
 
@@ -39,15 +48,21 @@ void st_python__budget(struct st_python *py, struct st_budget *b);
  * entry. Cheap when nothing changed. */
 void st_python__probe(struct st_python *py, __u32 pid);
 
-/* The main thread of pid exited, or pid exec'd: its py_procs entry goes
- * (names stay); the next probe of pid pushes one again, even one it had
- * pushed before (the exec's probe may come before its event is read). */
-void st_python__exited(struct st_python *py, __u32 pid);
+/* The main thread of pid exited (image NULL), or pid exec'd into *image:
+ * its py_procs entry goes; the next probe of pid pushes one again, even one
+ * it had pushed before (the exec's probe may come before its event is
+ * read). The codes of the image that ended stay until st_python__reset(). */
+void st_python__exited(struct st_python *py, __u32 pid, const __u32 *image);
+
+/* A snapshot was written (or its trees dropped): free the codes of the
+ * processes that exited or exec'd before it (their samples were named). */
+void st_python__reset(struct st_python *py);
 
 /* The name of Python node addr (ST_NODE_PYTHON) of process (pid, image):
  * 0 with *qualname, *file (owned by py) and *line (0: unknown), or
- * -ENOENT when its code object could not be read. */
-int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 addr,
+ * -ENOENT when its code object could not be read (or was evicted). The
+ * code is marked used (least recently used codes are evicted first). */
+int st_python__frame(struct st_python *py, __u32 pid, __u32 image, __u64 addr,
 		     const char **qualname, const char **file, __u32 *line);
 
 /* The symbolized frame of raw CPython frame raw (kind call site or leaf,
@@ -58,7 +73,7 @@ int st_python__frame(const struct st_python *py, __u32 pid, __u32 image, __u64 a
  * could not be read. */
 struct st_frame;
 struct st_strtab;
-struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u32 image,
+struct st_frame st_python__symbolize(struct st_python *py, __u32 pid, __u32 image,
 				     const struct st_frame *raw, struct st_strtab *strs);
 
 /* Counters for report headers and the summary (told by user/summary.c):
@@ -66,9 +81,12 @@ struct st_frame st_python__symbolize(const struct st_python *py, __u32 pid, __u3
  * since the start, and the daemon's own. */
 struct st_python_stats {
 	__u64 bpf[ST_PY_STAT__MAX];
-	__u64 processes, unsupported, codes, code_failed, code_dropped;
+	__u64 processes, unsupported, codes, code_failed, code_dropped;	/* codes: read */
 	__u64 code_renamed;	/* a key named anew: its address reused past ST_PY_GENS */
 	__u64 lines_lost;	/* read without their location table */
+	__u64 code_evicted;	/* codes evicted (least recently used) for room */
+	__u64 procs_freed;	/* processes' codes freed after they exited */
+	size_t held, bytes, share;	/* codes and bytes held now, and bytes at most */
 };
 int st_python__stats(const struct st_python *py, struct st_python_stats *out);
 

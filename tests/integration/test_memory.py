@@ -1,0 +1,189 @@
+"""Integration tests of the daemon's memory under a flood no local user
+should be able to turn into growth (issue 34): uid nobody runs a Python
+program making stacks of functions with fresh 200-character names under
+`-a --interval` with a small --memory-mb. The daemon's resident set stays
+near its start, the Python code cache within its share of the budget
+(evicting its least recently used names, counted), and what the flood's
+process held goes once it has exited and a snapshot was written."""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+from stcheck import Daemon, check, metric, plain_build_only, wait_for
+
+AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+# the system's python: the suite's may be a pyenv build under /root, which
+# nobody cannot read
+SYS_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+
+# Stacks 60 deep of functions with fresh 200-character names, for argv[1]
+# seconds: every sample of it meets code objects never seen before.
+FLOOD = r"""
+import sys, time
+deadline = time.monotonic() + float(sys.argv[1])
+n = 0
+while time.monotonic() < deadline:
+    names = []
+    for d in range(60):
+        n += 1
+        names.append(("f%09d_" % n) + "x" * 189)
+    src = []
+    for d, name in enumerate(names):
+        body = "return %s(k)" % names[d + 1] if d + 1 < len(names) else \
+            "return sum(range(2000))"
+        src.append("def %s(k):\n    %s\n" % (name, body))
+    g = {}
+    exec("".join(src), g)
+    for _ in range(3):
+        g[names[0]](0)
+"""
+
+# a Python of nobody's that makes no new code object
+QUIET = "import time\nwhile True:\n    sum(range(20000))\n    time.sleep(0.01)\n"
+
+MIB = 1 << 20
+# the bound the test holds the daemon to (issue 34): its RSS within this of
+# its start, during the flood and after it
+RSS_SLACK = 64 * MIB
+MEMORY_MB = 200     # --memory-mb: a 50 MiB budget, the Python code's share 12.5 MiB
+INTERVAL = 2        # --interval: snapshots often, to see the exited process's codes go
+
+
+def rss(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def peak_rss(pid, out, n):
+    """The daemon's highest RSS while n more snapshots are written."""
+    seen, peak = {latest(out)}, 0
+    for _ in range(n):
+        end = time.time() + 30
+        while latest(out) in seen:
+            check(time.time() < end, "no snapshot in 30 s")
+            peak = max(peak, rss(pid))
+            time.sleep(0.1)
+        seen.add(latest(out))
+    return max(peak, rss(pid))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def metrics(port):
+    """The endpoint's /metrics as {name{labels}: value}."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=60) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^([a-z_]+(?:\{[^}]*\})?) (\S+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def snapshots(d):
+    return sorted(n for n in os.listdir(d) if n[:8].isdigit() and "T" in n)
+
+
+def latest(d):
+    names = snapshots(d)
+    return names[-1] if names else None
+
+
+@plain_build_only("measures the daemon's resident set over a minute of flood")
+def test_python_name_flood_stays_within_the_budget():
+    """uid nobody floods fresh Python function names for 60 s under -a
+    --interval 2 --memory-mb 200 (-u nobody: the machine's other load
+    samples nothing, so that the resident set measures the flood alone).
+    Its start is the peak over three snapshots while a quiet Python of
+    nobody's runs (its DWARF, opened for each snapshot, is not the flood's
+    doing). Measured (4 runs): the peak during the flood 6-25 MiB over the
+    start, the python code part at most 12.47 of its 12.5 MiB share,
+    18-99 thousand of 51-134 thousand codes evicted; after the exit the
+    part 0 and the peak 5-28 MiB under the start. Before: the part and
+    RSS grew with the flood's length and stayed after it."""
+    out = tempfile.mkdtemp(prefix="st-mem-")
+    tmp = tempfile.mkdtemp(prefix="st-flood-")
+    os.chmod(tmp, 0o755)
+    script = os.path.join(tmp, "flood.py")
+    with open(script, "w") as f:
+        f.write(FLOOD)
+    os.chmod(script, 0o644)
+    port = free_port()
+    d = Daemon(["-a", "-u", "nobody", "-F", "999", "--interval", str(INTERVAL), "--keep", "4",
+                "--memory-mb", str(MEMORY_MB), "--listen", "127.0.0.1:%d" % port, "-o", out])
+    flood = quiet = None
+    try:
+        wait_for(lambda: len(snapshots(out)) >= 1, 30, "no first snapshot")
+        m = metrics(port)
+        share = m["stacktreed_memory_budget_bytes"] / 4
+        # the start: the peak over three snapshots of a quiet Python of
+        # nobody's (each snapshot opens python3's DWARF for its native
+        # frames' lines and frees it after: ~35 MiB that any Python process
+        # costs, flood or not)
+        quiet = subprocess.Popen(AS_NOBODY + [SYS_PYTHON, "-c", QUIET], cwd="/")
+        start = peak_rss(d.pid, out, 3)
+        flood = subprocess.Popen(AS_NOBODY + [SYS_PYTHON, script, "60"], cwd="/")
+        peak, part_peak, polls = start, 0, 0
+        while flood.poll() is None:
+            time.sleep(0.25)
+            peak = max(peak, rss(d.pid))
+            polls += 1
+            if polls % 8 == 0:
+                part_peak = max(part_peak, metrics(port)[
+                    'stacktreed_memory_budget_used_bytes{part="python code"}'])
+        check(flood.returncode == 0, "the flood failed: %d" % flood.returncode)
+        during = metrics(port)
+        # the flood's process is gone: its codes go at the next snapshot,
+        # then the same peak over three snapshots as at the start
+        peak_rss(d.pid, out, 1)
+        after = peak_rss(d.pid, out, 3)
+        m = metrics(port)
+    finally:
+        for p in (flood, quiet):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        rc, err = d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    check(rc == 0, "exit %d: %s" % (rc, err[-2000:]))
+    metric("memory.flood_rss_rise_mib", (peak - start) / MIB)
+    metric("memory.flood_rss_after_mib", (after - start) / MIB)
+    metric("memory.flood_python_part_mib", part_peak / MIB)
+    evicted = during['stacktreed_python_codes_total{what="evicted"}']
+    read = during['stacktreed_python_codes_total{what="read"}']
+    metric("memory.flood_codes_read", read)
+    metric("memory.flood_codes_evicted", evicted)
+    check(read > 0, "no code object read: the flood was not sampled")
+    check(peak - start <= RSS_SLACK, "RSS rose %.0f MiB over its start (%.0f MiB) under the "
+          "flood" % ((peak - start) / MIB, start / MIB))
+    check(part_peak <= share, "python code held %.1f MiB, over its share %.1f MiB"
+          % (part_peak / MIB, share / MIB))
+    check(evicted > 0, "%d codes read into a %.0f MiB share, none evicted" % (read, share / MIB))
+    check('stacktreed_python_codes_total{what="lost"}' in during,
+          "the ring's lost code reports are not in /metrics")
+    # the exited process's codes are freed, and its memory given back
+    check(m['stacktreed_memory_budget_used_bytes{part="python code"}'] < 1 * MIB,
+          "python code holds %.1f MiB after the flood's process exited"
+          % (m['stacktreed_memory_budget_used_bytes{part="python code"}'] / MIB))
+    check(after - start <= RSS_SLACK, "RSS %.0f MiB over its start (%.0f MiB) after the flood"
+          % ((after - start) / MIB, start / MIB))
+    with open(os.path.join(out, "latest", "summary.txt")) as f:
+        summary = f.read()
+    shutil.rmtree(out, ignore_errors=True)
+    check("python: code names evicted" in summary, "no eviction count in the summary")
+    check("code object reports lost" in summary, "no lost-report count in the summary")
