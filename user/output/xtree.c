@@ -38,7 +38,9 @@ static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u
 	fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s", (uint64_t)base,
 		(uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "");
 	st_textesc__put(x->out, name);
-	if (module && f && f->file && !strcmp(module, ST_PYTHON_MODULE)) {
+	/* an interpreted runtime's frame: its file and line, as Python and Java
+	 * users read them */
+	if (f && f->file && st_runtime__module(f->runtime)) {
 		fputs(" [", x->out);
 		st_textesc__put(x->out, short_module(f->file));
 		fprintf(x->out, ":%u]", (unsigned)f->line);
