@@ -16,6 +16,10 @@
  * pointer at fp + 8 * frame_bcp (frame_x86.hpp, JDK 9+: -3 and -8). The
  * bcp slot is written at each call the frame makes: in the frame that
  * runs (the sample's leaf) the live bcp is in r13, and the slot is stale.
+ * A sample in the interpreter's entry or exit code, while a frame is
+ * being built or torn down, finds its slots not yet (or no longer) the
+ * method's: the frame fails validation and is counted, not kept; before
+ * the callee's rbp is set, its caller is taken for the leaf.
  *
  * Why this walks the rbp chain itself rather than taking the native
  * unwinder's frames: the unwinder outputs return addresses only; naming a
@@ -187,7 +191,8 @@ ST_CB long st_java_frame_step(__u32 i, void *ctx)
 /* Walk from the interrupted registers (pc, fp = rbp, r13) of a thread of
  * the JVM w->p into w->f (addr[], fp[], n; stop = why it ended), the
  * counts into w->c. */
-static __always_inline void st_java_walk(struct st_java_walk *w, __u64 pc, __u64 fp, __u64 r13)
+static __always_inline void st_java_walk_frames(struct st_java_walk *w, __u64 pc, __u64 fp,
+						__u64 r13)
 {
 	struct st_java_frames *f = w->f;
 

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	w.c = &c;
 	w.read = rd;
 	w.read_arg = &m;
-	st_java_walk(&w, JM_MEM + bci, JM_MEM + fpo, JM_MEM + 64);
+	st_java_walk_frames(&w, JM_MEM + bci, JM_MEM + fpo, JM_MEM + 64);
 	if (f.n > ST_JAVA_MAX_FRAMES || f.stop >= ST_JAVA_STAT__MAX)
 		__builtin_trap();
 	return 0;

@@ -134,7 +134,7 @@ static void walk(__u64 pc, __u64 r13)
 
 	memset(&out, 0, sizeof(out));
 	memset(&cnt, 0, sizeof(cnt));
-	st_java_walk(&w, pc, fp_at(0), r13);
+	st_java_walk_frames(&w, pc, fp_at(0), r13);
 }
 
 static void test_walk_fake(void **state)
@@ -238,7 +238,7 @@ static void test_walk_limits(void **state)
 					  .read_arg = &fk };
 
 		memset(&cnt, 0, sizeof(cnt));
-		st_java_walk(&w, INTERP + 0x10, STACK + 0x100, 0);
+		st_java_walk_frames(&w, INTERP + 0x10, STACK + 0x100, 0);
 	}
 	assert_int_equal(out.n, ST_JAVA_MAX_FRAMES);
 	assert_int_equal(out.stop, ST_JAVA_STAT_TRUNCATED);
@@ -255,7 +255,7 @@ static void test_walk_limits(void **state)
 		struct st_java_walk w = { .p = &fake_proc, .f = &out, .c = &cnt, .read = fake_rd,
 					  .read_arg = &fk };
 
-		st_java_walk(&w, NATIVE_PC, STACK + 0x100, 0);
+		st_java_walk_frames(&w, NATIVE_PC, STACK + 0x100, 0);
 	}
 	assert_int_equal(out.n, 0);
 	assert_int_equal(out.stop, ST_JAVA_STAT_END_STEPS);
@@ -542,7 +542,7 @@ static void test_live(void **state)
 		stop_thread(tid);
 		assert_int_equal(ptrace(PTRACE_GETREGS, tid, NULL, &regs), 0);
 		t0 = now_ms();
-		st_java_walk(&w, regs.rip, regs.rbp, regs.r13);
+		st_java_walk_frames(&w, regs.rip, regs.rbp, regs.r13);
 		t_walk += now_ms() - t0;
 		/* the frames named, in order, against the expected chain */
 		for (__u32 f = 0; f < out.n; f++) {
