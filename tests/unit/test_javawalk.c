@@ -480,6 +480,11 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static const char *const stat_names[ST_JAVA_STAT__MAX] = {
+	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-zero", "end-read",
+	"end-bad-fp", "end-steps", "truncated",
+};
+
 /* Stop the seized thread tid (PTRACE_INTERRUPT) and wait for that stop;
  * a signal the thread got meanwhile (the JVM's own SIGSEGV at a safepoint
  * poll, say) is passed on, not swallowed. */
@@ -568,11 +573,11 @@ static void test_live(void **state)
 			}
 		}
 		if (i < 3 || (matched != nwant && other < 5))
-			printf("    walk %d: pc %#llx %s, %u frames, stop %u: %s\n", i,
+			printf("    walk %d: pc %#llx %s, %u frames, stop %s: %s\n", i,
 			       (unsigned long long)regs.rip,
 			       regs.rip >= p.interp_start && regs.rip < p.interp_end ? "(interpreter)"
 										      : "(elsewhere)",
-			       out.n, out.stop, chain);
+			       out.n, stat_names[out.stop % ST_JAVA_STAT__MAX], chain);
 		if (matched == nwant)
 			full++;
 		else
@@ -585,7 +590,7 @@ static void test_live(void **state)
 	       "on average; counts:", full, walks, 100.0 * full / walks, t_walk / walks,
 	       t_name / walks);
 	for (int s = 0; s < ST_JAVA_STAT__MAX; s++)
-		printf(" %d:%llu", s, (unsigned long long)c.n[s]);
+		printf(" %s %llu", stat_names[s], (unsigned long long)c.n[s]);
 	printf("\n");
 	assert_int_equal(c.n[ST_JAVA_STAT_WALKS], walks);
 	assert_true(full * 10 >= walks * 9);
