@@ -61,6 +61,8 @@
 				 * out (its key was in forced_pages) */
 #define ST_NODE_PYTHON 0x800	/* a CPython frame: addr = code object << 16 | instruction
 				 * index (ST_PY_ADDR below) */
+#define ST_NODE_JAVA 0x1000	/* a HotSpot interpreted frame: addr = ST_JAVA_ADDR(Method*,
+				 * bci) (bpf/javawalk.h) */
 #define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
 
 /* What a sample is; the stats map holds ST_STAT__MAX counters per event. */
@@ -496,6 +498,79 @@ struct st_deferred {
 	__u64 kstack[ST_MAX_KERNEL];
 	struct st_py_frames py;	/* its Python frames */
 	__u8 stack[ST_DEFER_STACK];
+};
+
+/* ---- HotSpot (bpf/javawalk.h walks its interpreted frames,
+ * user/collect/runtimes/java/ feeds it and names them) ---- */
+
+#define ST_JAVA_MAX_FRAMES 64	/* Java frames kept per walk */
+#define ST_JAVA_MAX_STEPS 128	/* frame pointer steps per walk (Java and native frames) */
+#define ST_JAVA_BCI_NONE 0xffffULL	/* no bci (a code size is a u2: bci <= 0xfffe) */
+
+/* A Java node's address (ST_NODE_JAVA): (Method* >> 3) << 16 | bci. A
+ * Method* is 8-aligned metaspace, a user address below 2^47: its 44 high
+ * bits and the 16 of the bci fit in 60 bits.
+ * In a frame array (native return addresses, Python and Java frames
+ * together) a Java entry is ST_JAVA_TAG | ST_JAVA_ADDR: bit 62 set, bit 63
+ * clear. Proof that the three kinds cannot be taken for one another:
+ * a native frame is below ST_USER_END (2^47): bits 47..63 clear; a Python
+ * entry is ST_PY_TAG | ST_PY_ADDR: bit 63 set (its address, code << 16
+ * with code < 2^47, may use bits 16..62, bit 62 included: so bit 62
+ * alone does not tell Java from Python, bit 63 does); a Java entry has bit
+ * 63 clear (ST_JAVA_ADDR < 2^60) and bit 62 set. Test bit 63 first, then
+ * bit 62 (st_java_entry_is()). */
+#define ST_JAVA_TAG (1ULL << 62)
+#define ST_JAVA_ADDR(method, bci) ((((__u64)(method) >> 3) << 16) | ((__u64)(bci) & 0xffff))
+#define ST_JAVA_METHOD(addr) ((((addr) & ~ST_JAVA_TAG) >> 16) << 3)
+#define ST_JAVA_BCI(addr) ((__u32)((addr) & 0xffff))
+#define st_java_entry_is(e) (!((e) & ST_PY_TAG) && ((e) & ST_JAVA_TAG))
+
+/* What the walker needs of a JVM's layout (the daemon's
+ * user/collect/runtimes/java/jvmlayout.h has the rest; the namer's offsets
+ * stay there). Interpreter frame slots are in words from the frame
+ * pointer, x86-64 JDK 9+: Method* at -3, bcp at -8 (docs/java.md: checked
+ * on JDK 17 and 25); both within [-ST_JAVA_SLOTS_BELOW, -1]. */
+#define ST_JAVA_SLOTS_BELOW 8
+struct st_java_layout {
+	__u16 method_constmethod;	/* Method::_constMethod */
+	__u16 constmethod_size;		/* sizeof(ConstMethod): the bytecodes follow it */
+	__u16 constmethod_code_size;	/* ConstMethod::_code_size (a u2) */
+	__s8 frame_method;		/* the Method* slot (-3) */
+	__s8 frame_bcp;			/* the bytecode pointer slot (-8) */
+};
+
+/* What the daemon pushes per JVM (key: tgid): the template interpreter's
+ * code, AbstractInterpreter::_code's StubQueue buffer
+ * [_stub_buffer, _stub_buffer + _buffer_limit), which no JIT code shares. */
+struct st_java_proc {
+	__u64 interp_start, interp_end;
+	__u32 image;			/* the image (self_exec_id) it was found in */
+	__u32 pad;
+	struct st_java_layout l;
+};
+
+/* Why a Java walk stopped, and what it met (bpf/javawalk.h). */
+enum st_java_stat {
+	ST_JAVA_STAT_WALKS,	/* walks of threads of a known JVM */
+	ST_JAVA_STAT_WALKED,	/* ... with at least one Java frame */
+	ST_JAVA_STAT_FRAMES,	/* Java frames kept */
+	ST_JAVA_STAT_LEAF_OUT,	/* the sample's pc was not in the interpreter */
+	ST_JAVA_STAT_BAD_METHOD, /* a frame in the interpreter without a Method* in its
+				  * slot (not aligned, not a user address, its
+				  * ConstMethod unreadable): not kept, walk goes on */
+	ST_JAVA_STAT_BAD_BCP,	/* ... whose bcp is outside its method's bytecodes
+				 * (entry or exit code: the frame not built yet) */
+	ST_JAVA_STAT_END_ZERO,	/* stop: a frame pointer or return address of 0 */
+	ST_JAVA_STAT_END_READ,	/* stop: a frame unreadable (the chain left the stack) */
+	ST_JAVA_STAT_END_BAD_FP, /* stop: a frame pointer not above the last, unaligned
+				  * or out of user space (code without frame pointers) */
+	ST_JAVA_STAT_END_STEPS,	/* stop: ST_JAVA_MAX_STEPS frames walked */
+	ST_JAVA_STAT_TRUNCATED,	/* stop: ST_JAVA_MAX_FRAMES Java frames kept */
+	ST_JAVA_STAT__MAX,
+};
+
+struct st_java_counts {
+	__u64 n[ST_JAVA_STAT__MAX];
 };
 
 #endif

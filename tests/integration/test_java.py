@@ -1,5 +1,6 @@
-"""Java (issue 32), the ground of the walker: a running HotSpot JVM found
-and its own structure tables read (user/collect/runtimes/java/).
+"""Java (issue 32): a running HotSpot JVM found and its own structure
+tables read (user/collect/runtimes/java/); its interpreted frames walked
+and named (bpf/javawalk.h natively, jmethod.c).
 
 A small CPU-bound class, compiled with JDK 17's javac into a temporary
 directory, runs under JDK 17 (Debian's openjdk-17) and, when installed,
@@ -10,6 +11,13 @@ symbols, reads the four tables from the process's memory and checks that
 the walker's layout has every member that JDK describes (and no other),
 oopSize 8, sizeof(Method) > 0, the version's major and release text, and
 that a second probe of the same libjvm is served from the cache.
+
+test_java_walk: java -Xint on a class whose main thread recurses
+Deep.main -> a -> b -> c, spinning in c; tests/unit/test_javawalk.c's
+test_live stops that thread (ptrace) 50 times, walks its interpreted
+frames from its registers (bpf/javawalk.h built natively), names them
+(jmethod.c) and requires Deep.c, b, a, main in that order at their source
+lines in at least 90% of the walks, on JDK 17 and Temurin 25.
 
 test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
 in its summary, -a beside a running JVM at least 1; -- a program without
@@ -46,6 +54,108 @@ LIFETIME = 120
 READY_TIMEOUT = 60
 
 
+WALK_TEST = os.path.join(BUILD, "tests", "test_javawalk")
+# line numbers: the test_live expectations are taken from the markers
+DEEP = """public class Deep {
+    static volatile long sink;
+    static long c(long n) {
+        long s = 0;                          // c-first
+        for (long i = 0; i < n; i++) {
+            s += i %% 7;
+        }
+        return s;                            // c-last
+    }
+    static long b(long n) {
+        return c(n) + 1;                     // b-call
+    }
+    static long a(long n) {
+        return b(n) + 2;                     // a-call
+    }
+    public static void main(String[] args) {
+        System.out.println("ready");
+        System.out.flush();
+        long end = System.nanoTime() + %dL * 1000000000L;
+        while (System.nanoTime() < end) {
+            sink += a(1000000);              // main-call
+        }
+    }
+}
+"""
+
+
+def deep_expect():
+    """ST_TEST_JAVA_EXPECT for DEEP: each frame's name and line range."""
+    lines = (DEEP % LIFETIME).splitlines()
+
+    def at(mark):
+        return next(i + 1 for i, l in enumerate(lines) if l.rstrip().endswith("// " + mark))
+    return "Deep.c:%d-%d|Deep.b:%d-%d|Deep.a:%d-%d|Deep.main:%d-%d" % (
+        at("c-first"), at("c-last"), at("b-call"), at("b-call"), at("a-call"), at("a-call"),
+        at("main-call"), at("main-call"))
+
+
+def java_main_thread(pid):
+    """The JVM's main Java thread: named java like the launcher's first
+    thread (the process's, which waits for it), and burning CPU."""
+    best = None
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            comm = open("/proc/%d/task/%s/comm" % (pid, tid)).read().strip()
+            ticks = int(open("/proc/%d/task/%s/stat" % (pid, tid)).read().rsplit(")", 1)[1]
+                        .split()[11])
+        except OSError:
+            continue
+        if comm == "java" and int(tid) != pid and (best is None or ticks > best[1]):
+            best = (int(tid), ticks)
+    check(best is not None, "no main Java thread in process %d" % pid)
+    return best[0]
+
+
+def test_java_walk():
+    check(os.access(WALK_TEST, os.X_OK), "%s not built (make integration builds it)" % WALK_TEST)
+    tmp = tempfile.mkdtemp(prefix="st-javawalk-")
+    seen = []
+    try:
+        javac = os.path.join(JDKS[0][1], "bin", "javac")
+        if not os.access(javac, os.X_OK):
+            raise Skip("no JDK 17 (%s)" % javac)
+        with open(os.path.join(tmp, "Deep.java"), "w") as f:
+            f.write(DEEP % LIFETIME)
+        subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Deep.java")],
+                       check=True, capture_output=True, timeout=180)
+        for major, home in JDKS:
+            java = os.path.join(home, "bin", "java")
+            if not os.access(java, os.X_OK):
+                if major == "17":
+                    raise Skip("no JDK 17 java (%s)" % java)
+                print("    (JDK %s not installed: %s)" % (major, java))
+                continue
+            p = started(java, tmp, ["-Xint"], "Deep")
+            try:
+                time.sleep(0.5)	# into the loop
+                tid = java_main_thread(p.pid)
+                env = dict(os.environ, ST_TEST_JVM_PID=str(p.pid), ST_TEST_JVM_TID=str(tid),
+                           ST_TEST_JAVA_EXPECT=deep_expect(), ST_TEST_JAVA_WALKS="50")
+                r = subprocess.run([WALK_TEST], env=env, capture_output=True, text=True,
+                                   timeout=300)
+                out = r.stdout + r.stderr
+                check(r.returncode == 0, "test_javawalk on JDK %s (pid %d, tid %d) failed:\n%s"
+                      % (major, p.pid, tid, out))
+                check("[       OK ] test_live" in out,
+                      "test_javawalk's test_live did not run on JDK %s:\n%s" % (major, out))
+                check(p.poll() is None, "JDK %s exited during the walks" % major)
+            finally:
+                p.kill()
+                p.wait()
+            for line in out.splitlines():
+                if "walks named" in line or line.strip().startswith("pid "):
+                    print("    JDK %s: %s" % (major, line.strip()))
+            seen.append(major)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    check(seen and seen[0] == "17", "JDK 17 not walked")
+
+
 def compile_spin(tmp):
     javac = os.path.join(JDKS[0][1], "bin", "javac")
     if not os.access(javac, os.X_OK):
@@ -56,9 +166,9 @@ def compile_spin(tmp):
                    check=True, capture_output=True, timeout=180)
 
 
-def started(java, tmp):
-    """java running Spin, once it has printed that main() runs."""
-    p = subprocess.Popen([java, "-Xmx64m", "-cp", tmp, "Spin"], stdout=subprocess.PIPE,
+def started(java, tmp, opts=(), cls="Spin"):
+    """java running cls (Spin), once it has printed that main() runs."""
+    p = subprocess.Popen([java, "-Xmx64m"] + list(opts) + ["-cp", tmp, cls], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     end = time.time() + READY_TIMEOUT
     while time.time() < end:
@@ -72,7 +182,7 @@ def started(java, tmp):
             return p
     p.kill()
     _, err = p.communicate()
-    raise Failure("%s did not start Spin within %d s: %s" % (java, READY_TIMEOUT, err))
+    raise Failure("%s did not start %s within %d s: %s" % (java, cls, READY_TIMEOUT, err))
 
 
 def probe(pid, major):

@@ -91,6 +91,7 @@ $(B)/workloads/fakepy314: tests/workloads/fakepy.c tests/workloads/workload.h
 
 WORKLOAD_EXTRA += $(B)/workloads/fakepy314
 
-# Java (issue 32): tests/integration/test_java.py runs the unit test of the
-# VMStructs reader on live JVMs (its test_live_jvm).
-WORKLOAD_EXTRA += $(B)/tests/test_vmstructs
+# Java (issue 32): tests/integration/test_java.py runs the unit tests of the
+# VMStructs reader and of the interpreted frame walker on live JVMs (their
+# test_live_jvm, test_live).
+WORKLOAD_EXTRA += $(B)/tests/test_vmstructs $(B)/tests/test_javawalk

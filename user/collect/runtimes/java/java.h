@@ -4,8 +4,8 @@
  * maps, st_java__probe() looks for a JVM in it (jvmproc.h) until one is
  * found (or its tables could not be read); the tables of one libjvm build
  * are read once. For now only counted (the summary's "java: JVMs seen"):
- * the walker of Java frames that will use the layout is to come
- * (docs/java.md).
+ * the walker of interpreted frames (bpf/javawalk.h) and the namer
+ * (jmethod.h) are not called by a session yet (docs/java.md).
  */
 #ifndef STACKTREE_JAVA_DAEMON_H
 #define STACKTREE_JAVA_DAEMON_H

@@ -149,3 +149,53 @@ int st_jvm_version__read(const struct st_jvm_layout *l, st_vm_read_fn rd, void *
 	}
 	return got ? 0 : -EFAULT;
 }
+
+int st_jvm_layout__java_proc(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
+			     struct st_java_proc *out)
+{
+	static const enum st_jvm_field need[] = {
+		ST_JF_abstractinterpreter_code, ST_JF_stubqueue_stub_buffer, ST_JF_stubqueue_buffer_limit,
+		ST_JF_method_constmethod, ST_JF_constmethod_size, ST_JF_constmethod_code_size,
+	};
+	__s32 method, bcp, limit = 0;
+	__u64 queue = 0, buf = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!st_jvm_layout__has(l, need[i]))
+			return -ENOENT;
+	if (l->method_constmethod > 0xfff8 || l->constmethod_size > 0xffff ||
+	    l->constmethod_code_size > 0xfffe)
+		return -ENOTSUP;
+	if (st_jvm_layout__has(l, ST_JF_frame_interpreter_method_offset) &&
+	    st_jvm_layout__has(l, ST_JF_frame_interpreter_bcp_offset)) {
+		method = l->frame_interpreter_method_offset;
+		bcp = l->frame_interpreter_bcp_offset;
+	} else if (st_jvm_layout__has(l, ST_JF_frame_interpreter_sender_sp_offset) &&
+		   st_jvm_layout__has(l, ST_JF_frame_interpreter_last_sp_offset) &&
+		   l->frame_interpreter_sender_sp_offset == -1 &&
+		   l->frame_interpreter_last_sp_offset == -2) {
+		method = l->frame_interpreter_last_sp_offset - 1;
+		bcp = method - 5;
+	} else {
+		return l->frame_interpreter_last_sp_offset == (__s32)ST_JVM_NO_OFF ? -ENOENT : -ENOTSUP;
+	}
+	if (method < -ST_JAVA_SLOTS_BELOW || method > -1 || bcp < -ST_JAVA_SLOTS_BELOW || bcp > -1)
+		return -ENOTSUP;
+	if (rd(arg, &queue, sizeof(queue), l->abstractinterpreter_code) || !queue ||
+	    rd(arg, &buf, sizeof(buf), queue + l->stubqueue_stub_buffer) ||
+	    rd(arg, &limit, sizeof(limit), queue + l->stubqueue_buffer_limit))
+		return -EFAULT;
+	/* the interpreter is some hundreds of KiB of code */
+	if (!buf || buf >= ST_USER_END || limit <= 0 || limit > (64 << 20) ||
+	    buf + (__u64)limit > ST_USER_END)
+		return -EFAULT;
+	out->interp_start = buf;
+	out->interp_end = buf + (__u64)limit;
+	out->l.method_constmethod = (__u16)l->method_constmethod;
+	out->l.constmethod_size = (__u16)l->constmethod_size;
+	out->l.constmethod_code_size = (__u16)l->constmethod_code_size;
+	out->l.frame_method = (__s8)method;
+	out->l.frame_bcp = (__s8)bcp;
+	return 0;
+}

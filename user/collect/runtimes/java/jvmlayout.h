@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "bpf/stacktree.h"
 #include "user/collect/runtimes/java/vmstructs.h"
 
 #define ST_JVM_NO_OFF 0xffffffffu
@@ -41,6 +42,10 @@
 	X(virtualspace_low_boundary, OFF, "VirtualSpace", "_low_boundary", NULL, NULL)		\
 	X(virtualspace_high_boundary, OFF, "VirtualSpace", "_high_boundary", NULL, NULL)	\
 	X(heapblock_size, SIZE, "HeapBlock", NULL, NULL, NULL)					\
+	/* the template interpreter's code: a StubQueue's buffer */				\
+	X(abstractinterpreter_code, ADDR, "AbstractInterpreter", "_code", NULL, NULL)		\
+	X(stubqueue_stub_buffer, OFF, "StubQueue", "_stub_buffer", NULL, NULL)			\
+	X(stubqueue_buffer_limit, OFF, "StubQueue", "_buffer_limit", NULL, NULL)		\
 	/* code blobs and compiled methods */							\
 	X(codeblob_name, OFF, "CodeBlob", "_name", NULL, NULL)					\
 	X(codeblob_size, OFF, "CodeBlob", "_size", NULL, NULL)					\
@@ -138,6 +143,19 @@ static inline bool st_jvm_layout__has(const struct st_jvm_layout *l, enum st_jvm
 {
 	return !(l->missing[f / 64] & (1ull << (f % 64)));
 }
+
+/* What the BPF walker needs of this JVM (bpf/stacktree.h's st_java_proc):
+ * the layout's offsets, the interpreter frame's Method* and bcp slots, and
+ * the interpreter's code read from the process (AbstractInterpreter::_code,
+ * a StubQueue: [_stub_buffer, + _buffer_limit)). The slots: the JVM's own
+ * when it describes them, else taken from the ones it does describe on
+ * x86-64's frame_x86.hpp (JDK 9+): Method* one word below the last SP
+ * slot, bcp five below that (mirror, mdp, cache, locals between), which
+ * holds only where the sender SP and last SP slots are -1 and -2 as
+ * there. 0, -ENOENT (a member missing), -ENOTSUP (another frame layout),
+ * -EFAULT (the interpreter's bounds unreadable or absurd). */
+int st_jvm_layout__java_proc(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
+			     struct st_java_proc *out);
 
 /* "codecache_heaps" ... for f, or NULL out of range. */
 const char *st_jvm_field__name(int f);
