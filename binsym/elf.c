@@ -114,6 +114,37 @@ int st_elf__fd(const struct st_elf *e)
 	return e->fd;
 }
 
+int st_elf__each_symbol(Elf *elf, GElf_Word type,
+			int (*fn)(const GElf_Sym *s, const char *name, void *ctx), void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (name && fn(&s, name, ctx))
+				break;
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
 Elf *st_elf__elf(const struct st_elf *e)
 {
 	return e->elf;

@@ -35,6 +35,13 @@ void st_elf__free(struct st_elf *e);
 int st_elf__fd(const struct st_elf *e); /* -1 for memory images */
 Elf *st_elf__elf(const struct st_elf *e); /* owned by e */
 
+/* fn(symbol, its name, ctx) for each defined symbol (a section index, a
+ * value) of the first section of `type` (SHT_SYMTAB, SHT_DYNSYM) until
+ * fn returns non-zero: the runtimes' discovery looks up a few exported
+ * names this way. 0, or -ENOENT when there is no such section. */
+int st_elf__each_symbol(Elf *elf, GElf_Word type,
+			int (*fn)(const GElf_Sym *s, const char *name, void *ctx), void *ctx);
+
 /* Lower-case hex of NT_GNU_BUILD_ID into hex[ST_BUILD_ID_HEX_MAX];
  * -ENOENT when there is none. */
 int st_elf__build_id(struct st_elf *e, char *hex);

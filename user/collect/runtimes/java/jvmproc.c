@@ -37,37 +37,17 @@ bool st_jvm_elf__candidate(const char *path)
 	return !strcmp(base ? base + 1 : path, "libjvm.so");
 }
 
-static void scan_dynsym(Elf *elf, struct st_jvm_elf *out)
+/* st_elf__each_symbol()'s visit: a gHotSpotVM* pointer or size (8 bytes). */
+static int vm_symbol(const GElf_Sym *s, const char *name, void *ctx)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct st_jvm_elf *out = ctx;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
-			    s.st_size != 8)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || strncmp(name, "gHotSpotVM", 10))
-				continue;
-			for (int k = 0; k < ST_VM_NSYMS; k++)
-				if (!strcmp(name, st_vm_sym_name(k)))
-					out->syms[k] = s.st_value;
-		}
-		return;
-	}
+	if (s->st_size != 8 || strncmp(name, "gHotSpotVM", 10))
+		return 0;
+	for (int k = 0; k < ST_VM_NSYMS; k++)
+		if (!strcmp(name, st_vm_sym_name(k)))
+			out->syms[k] = s->st_value;
+	return 0;
 }
 
 int st_jvm_elf__find(const char *path, struct st_jvm_elf *out)
@@ -80,7 +60,7 @@ int st_jvm_elf__find(const char *path, struct st_jvm_elf *out)
 	r = st_elf__open(path, &e);
 	if (r)
 		return r;
-	scan_dynsym(st_elf__elf(e), out);
+	st_elf__each_symbol(st_elf__elf(e), SHT_DYNSYM, vm_symbol, out);
 	if (st_elf__build_id(e, out->build_id))
 		out->build_id[0] = '\0';
 	out->trusted = fstat(st_elf__fd(e), &st) == 0 && st_file_trusted(&st);

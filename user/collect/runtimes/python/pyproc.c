@@ -50,46 +50,40 @@ static int read_vaddr(struct st_elf *e, __u64 vaddr, void *buf, size_t n)
 	return nl < 0 ? nl : r;
 }
 
+struct py_syms {
+	struct st_py_elf *out;
+	__u64 *version_at;
+};
+
+/* st_elf__each_symbol()'s visit: the few symbols CPython's walk needs. */
+static int py_symbol(const GElf_Sym *s, const char *name, void *ctx)
+{
+	struct py_syms *c = ctx;
+	struct st_py_elf *out = c->out;
+
+	if (name[0] != '_' && name[0] != 'P')
+		return 0;
+	if (!strcmp(name, "_PyRuntime")) {
+		out->runtime = s->st_value;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+		out->eval = s->st_value;
+		out->eval_size = s->st_size;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
+		out->cold = s->st_value;
+		out->cold_size = s->st_size;
+	} else if (!strcmp(name, "PyCode_Type")) {
+		out->code_type = s->st_value;
+	} else if (!strcmp(name, "Py_Version") && (s->st_size == 4 || s->st_size == 8)) {
+		*c->version_at = s->st_value;
+	}
+	return 0;
+}
+
 static void scan_symbols(Elf *elf, GElf_Word type, struct st_py_elf *out, __u64 *version_at)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct py_syms c = { .out = out, .version_at = version_at };
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || (name[0] != '_' && name[0] != 'P'))
-				continue;
-			if (!strcmp(name, "_PyRuntime")) {
-				out->runtime = s.st_value;
-			} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
-				out->eval = s.st_value;
-				out->eval_size = s.st_size;
-			} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
-				out->cold = s.st_value;
-				out->cold_size = s.st_size;
-			} else if (!strcmp(name, "PyCode_Type")) {
-				out->code_type = s.st_value;
-			} else if (!strcmp(name, "Py_Version") && (s.st_size == 4 || s.st_size == 8)) {
-				*version_at = s.st_value;
-			}
-		}
-		return;
-	}
+	st_elf__each_symbol(elf, type, py_symbol, &c);
 }
 
 /* The cold part's symbol from the debug file of e's build id, if it is
