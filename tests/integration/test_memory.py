@@ -145,7 +145,7 @@ def test_python_name_flood_stays_within_the_budget():
             polls += 1
             if polls % 8 == 0:
                 part_peak = max(part_peak, metrics(port)[
-                    'stacktreed_memory_budget_used_bytes{part="python code"}'])
+                    'stacktreed_memory_budget_used_bytes{part="python_code"}'])
         check(flood.returncode == 0, "the flood failed: %d" % flood.returncode)
         during = metrics(port)
         # the flood's process is gone: its codes go at the next snapshot,
@@ -177,9 +177,9 @@ def test_python_name_flood_stays_within_the_budget():
     check('stacktreed_python_codes_total{what="lost"}' in during,
           "the ring's lost code reports are not in /metrics")
     # the exited process's codes are freed, and its memory given back
-    check(m['stacktreed_memory_budget_used_bytes{part="python code"}'] < 1 * MIB,
+    check(m['stacktreed_memory_budget_used_bytes{part="python_code"}'] < 1 * MIB,
           "python code holds %.1f MiB after the flood's process exited"
-          % (m['stacktreed_memory_budget_used_bytes{part="python code"}'] / MIB))
+          % (m['stacktreed_memory_budget_used_bytes{part="python_code"}'] / MIB))
     check(after - start <= RSS_SLACK, "RSS %.0f MiB over its start (%.0f MiB) after the flood"
           % ((after - start) / MIB, start / MIB))
     with open(os.path.join(out, "latest", "summary.txt")) as f:
