@@ -111,6 +111,19 @@ def java_main_thread(pid):
     return best[0]
 
 
+def installed_javas():
+    """(major, java binary) of each JDK of JDKS installed here; Skip
+    without JDK 17, which the tests need."""
+    for major, home in JDKS:
+        java = os.path.join(home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            if major == "17":
+                raise Skip("no JDK 17 java (%s)" % java)
+            print("    (JDK %s not installed: %s)" % (major, java))
+            continue
+        yield major, java
+
+
 def test_java_walk():
     check(os.access(WALK_TEST, os.X_OK), "%s not built (make integration builds it)" % WALK_TEST)
     tmp = tempfile.mkdtemp(prefix="st-javawalk-")
@@ -123,13 +136,7 @@ def test_java_walk():
             f.write(DEEP % LIFETIME)
         subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Deep.java")],
                        check=True, capture_output=True, timeout=180)
-        for major, home in JDKS:
-            java = os.path.join(home, "bin", "java")
-            if not os.access(java, os.X_OK):
-                if major == "17":
-                    raise Skip("no JDK 17 java (%s)" % java)
-                print("    (JDK %s not installed: %s)" % (major, java))
-                continue
+        for major, java in installed_javas():
             p = started(java, tmp, ["-Xint"], "Deep")
             try:
                 time.sleep(0.5)	# into the loop
@@ -203,13 +210,7 @@ def test_java_vmstructs():
     seen = []
     try:
         compile_spin(tmp)
-        for major, home in JDKS:
-            java = os.path.join(home, "bin", "java")
-            if not os.access(java, os.X_OK):
-                if major == "17":
-                    raise Skip("no JDK 17 java (%s)" % java)
-                print("    (JDK %s not installed: %s)" % (major, java))
-                continue
+        for major, java in installed_javas():
             p = started(java, tmp)
             try:
                 out = probe(p.pid, major)
