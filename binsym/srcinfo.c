@@ -26,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binsym/dienames.h"
 #include "binsym/elf.h"
 #include "binsym/gopclntab.h"
 #include "common/strtab.h"
+#include "common/u64map.h"
 #include "common/textesc.h"
 #include "binsym/worklimit.h"
 
@@ -59,6 +61,7 @@ struct st_srcinfo {
 	struct st_src_frame *frames;
 	size_t nframes, frames_cap;
 	struct st_strtab *strs;	/* names and files */
+	struct st_u64map *composed; /* DIE offset -> a name composed (dienames.h), in strs */
 };
 
 void st_srcinfo__close(struct st_srcinfo *si)
@@ -73,6 +76,9 @@ void st_srcinfo__close(struct st_srcinfo *si)
 	free(si->cus);
 	si->cus = NULL;
 	si->ncus = si->cus_cap = 0;
+	/* DIE offsets mean nothing once the file is closed */
+	if (si->composed)
+		st_u64map__clear(si->composed);
 }
 
 void st_srcinfo__free(struct st_srcinfo *si)
@@ -83,6 +89,7 @@ void st_srcinfo__free(struct st_srcinfo *si)
 	free(si->slots);
 	free(si->frames);
 	st_strtab__free(si->strs);
+	st_u64map__free(si->composed);
 	free(si);
 }
 
@@ -91,7 +98,8 @@ size_t st_srcinfo__memory(const struct st_srcinfo *si)
 	if (!si)
 		return 0;
 	return sizeof(*si) + si->cus_cap * sizeof(*si->cus) + si->nslots * sizeof(*si->slots) +
-	       si->frames_cap * sizeof(*si->frames) + st_strtab__memory(si->strs);
+	       si->frames_cap * sizeof(*si->frames) + st_strtab__memory(si->strs) +
+	       st_u64map__memory(si->composed);
 }
 
 static int cmp_cu(const void *pa, const void *pb)
@@ -181,15 +189,29 @@ static Dwarf_Die *find_cu(struct st_srcinfo *si, __u64 vaddr)
 	return NULL;
 }
 
-static const char *die_name(Dwarf_Die *die)
+/* A function DIE's name: its linkage name (demangled by the namer), or a
+ * C++ name composed from its scopes (dienames.h), or its DW_AT_name. The
+ * composed ones cost a walk of their unit (dwarf_getscopes_die()): kept by
+ * DIE offset in si->composed, so each is made once. */
+static const char *die_name(struct st_srcinfo *si, Dwarf_Die *die)
 {
+	char buf[ST_SRC_NAME_MAX];
 	Dwarf_Attribute attr;
-	const char *name;
+	const char *name, *got;
+	__u64 off = dwarf_dieoffset(die);
 
 	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)
 					?: dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	if (name && *name)
+		return name;
+	if (si->composed && (got = st_u64map__get(si->composed, off)))
+		return got;
+	if (si->composed && st_die__cxx_name(die, buf, sizeof(buf))) {
+		got = st_strtab__intern(si->strs, buf);
+		if (got && st_u64map__put(si->composed, off, (void *)got) == 0)
+			return got;
+	}
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 	return name && *name ? name : NULL;
 }
 
@@ -319,7 +341,7 @@ static int chain(struct st_srcinfo *si, __u64 vaddr, size_t *n)
 			if (dwarf_lineno(l, &line))
 				line = 0;
 		}
-		err = push(si, cudie, die_name(&dies[i]), file, line > 0 ? (__u32)line : 0);
+		err = push(si, cudie, die_name(si, &dies[i]), file, line > 0 ? (__u32)line : 0);
 		if (!err)
 			++*n;
 	}
@@ -411,7 +433,8 @@ static struct st_srcinfo *si_new(void)
 {
 	struct st_srcinfo *si = calloc(1, sizeof(*si));
 
-	if (si && !(si->strs = st_strtab__new())) {
+	if (si && (!(si->strs = st_strtab__new()) || !(si->composed = st_u64map__new()))) {
+		st_strtab__free(si->strs);
 		free(si);
 		si = NULL;
 	}

@@ -234,6 +234,7 @@ struct st_src_frame {
 /* At most this many frames in one chain (deeper inlining is cut at the
  * outer end, which keeps the function and the innermost frames). */
 #define ST_SRC_MAX_FRAMES 32
+#define ST_SRC_NAME_MAX 512	/* bytes of a name composed from DWARF (binsym/dienames.h) */
 
 /*
  * The source-level frames at a runtime address of module m (mapped at
