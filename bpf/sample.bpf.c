@@ -21,6 +21,7 @@
  *   defer.bpf.h      deferral to the daemon and the handoff back
  *   fold.bpf.h       the fold (the CALLS rule: fold_frame())
  *   lifecycle.bpf.h  the fork/exec/exit programs
+ *   endmaps.bpf.h    a sampled process's executable mappings kept at its end
  *   fault.bpf.h      the page-fault program and its classification
  *   bench.bpf.h      the benchmark-only program (--bench-bare)
  * They are headers of one unit rather than objects linked with `bpftool gen
@@ -168,5 +169,6 @@ int on_timer_dwarf(struct bpf_perf_event_data *ctx)
 }
 
 #include "lifecycle.bpf.h"
+#include "endmaps.bpf.h"
 #include "fault.bpf.h"
 #include "bench.bpf.h"

@@ -122,6 +122,9 @@ enum st_stat {
 	ST_STAT_LATE_AGED,	 /* deferred samples walked without waiting longer (ST_DEFER_WAIT_S) */
 	/* counted by BPF again */
 	ST_STAT_SPARE_THREAD,	 /* folded with the CPU's spare state: no task storage (calls not counted) */
+	ST_STAT_MAP_EVENTS,	 /* processes whose executable mappings were kept at their end
+				  * (bpf/endmaps.bpf.h) */
+	ST_STAT_MAP_LOST,	 /* ... mappings not kept: over ST_EXEC_MAPS for their process */
 	ST_STAT__MAX,
 };
 
@@ -138,6 +141,42 @@ enum st_stat {
 #define ST_EV_UNWIND 4	/* unwinding met an address without tables: refresh the maps */
 #define ST_EV_TABLES 5	/* a launched command exec'd: push its tables */
 #define ST_EV_STARTED 6	/* it left the dynamic loader: push its tables again, activate it */
+
+/* A sampled process's executable file mappings as it ended (bpf/endmaps.bpf.h:
+ * map exec_maps, key st_exec_key): what /proc/PID/maps showed, kept for
+ * the daemon to read when a process it captures is gone before its maps
+ * could be read (a build's cc1, as, sh live milliseconds). Each file's path is in
+ * map file_paths (key: its device and inode), built from its dentries up
+ * to ST_MAP_PATH_MAX bytes, across mounts, at path[off .. ST_MAP_PATH_END)
+ * with a NUL there; the daemon takes it only when the file at that path
+ * is the inode mapped. */
+#define ST_EXEC_MAPS 32		/* mappings kept per process (a power of two; the rest counted) */
+#define ST_MAP_PATH_END 256
+#define ST_MAP_PATH_MAX (ST_MAP_PATH_END - 1)
+#define ST_MAP_CUT 1		/* the path did not fit or was not walked to its root */
+#define ST_MAP_VDSO (~0ULL)	/* st_exec_map.dev of the vDSO (no file) */
+struct st_exec_map {
+	__u64 start, end, pgoff;
+	__u64 dev;	/* the file system's s_dev (kernel encoding: major << 20 | minor) */
+	__u64 ino;
+};
+struct st_exec_key {
+	__u32 pid;
+	__u32 image;	/* the image (self_exec_id) that ran with them */
+};
+struct st_exec_maps {
+	__u32 image;
+	__u32 n;	/* mappings in m[] */
+	struct st_exec_map m[ST_EXEC_MAPS];
+};
+struct st_file_key {
+	__u64 dev, ino;
+};
+struct st_file_path {
+	__u32 off;	/* the path is path[off .. ST_MAP_PATH_END) */
+	__u32 flags;	/* ST_MAP_* */
+	char path[2 * ST_MAP_PATH_END];	/* (the upper half: room for the walk's writes) */
+};
 
 struct st_event {
 	__u32 type;

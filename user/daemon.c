@@ -173,6 +173,16 @@ static void on_refresh(void *ctx, __u32 pid)
 	st_java__probe(r->java, pid);
 }
 
+static int exec_maps_of(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out)
+{
+	return st_session__exec_maps(ctx, pid, image, out);
+}
+
+static int file_path_of(void *ctx, const struct st_file_key *key, struct st_file_path *out)
+{
+	return st_session__file_path(ctx, key, out);
+}
+
 static int image_of(void *ctx, __u32 pid, __u32 *image)
 {
 	return st_session__proc_image(ctx, pid, image);
@@ -690,6 +700,9 @@ static int open_parts(struct run *r)
 		return -ENOMEM;
 	st_collector__budget(r->coll, r->budget);
 	st_collector__on_image(r->coll, image_of, r->sess);
+	st_collector__on_exec_maps(r->coll, &(struct st_exec_source){ .maps = exec_maps_of,
+								      .path = file_path_of,
+								      .ctx = r->sess });
 	r->names = st_namer__new(r->sym);
 	if (!r->names)
 		return -ENOMEM;

@@ -49,6 +49,10 @@ static const struct {
 	{ ST_STAT_IDLE, "idle", "idle-CPU samples (not profiled)", false },
 	{ ST_STAT_IN_EXECVE, "in_execve", "samples inside execve (not profiled)", false },
 	{ ST_STAT_NEW_PROC_LOST, "new_proc_lost", "new-process events lost", false },
+	{ ST_STAT_MAP_EVENTS, "exec_maps", "processes whose mappings were kept at their end",
+	  false },
+	{ ST_STAT_MAP_LOST, "exec_maps_lost",
+	  "executable mappings not kept at a process's end (over 32)", false },
 	{ ST_STAT_UNW_NO_PROC, "unw_no_proc", "unwind: no tables for the process yet", false },
 	{ ST_STAT_UNW_NO_TABLE, "unw_no_table", "unwind stopped: no CFI", false },
 	{ ST_STAT_UNW_READ_FAULT, "unw_read_fault", "unwind stopped: stack read fault", false },
@@ -224,6 +228,19 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
 		st_profile__add_note_id(p, "inherited_maps",
 				"processes symbolized with their parent's maps (exec'd before "
 				     "their own were read)", bad);
+	{
+		struct st_exec_place_stats ps;
+
+		st_collector__placed(s->coll, &ps);
+		if (ps.procs)	/* since the start */
+			st_profile__add_note_id(p, "exec_maps_placed",
+					"processes gone before their maps were read, symbolized "
+					"with the mappings kept at their end", ps.procs);
+		if (ps.no_path)
+			st_profile__add_note_id(p, "exec_maps_no_path",
+					"mappings of gone processes not placed: their file's path "
+					"was not kept", ps.no_path);
+	}
 	add_perfmap_notes(p, s->coll, s->sym);
 	if (ev == ST_EVENT_CPU)
 		add_python_notes(p, s->py, s->defer);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "bpf/calls.h"
@@ -47,7 +48,8 @@ struct proc {
 
 /* A process first seen in its dynamic loader maps its libraries a few
  * milliseconds later: its maps are read again after these delays, so that a
- * short-lived process is fully symbolized (no kernel hook for mmap is used). */
+ * short-lived process is fully symbolized. One found gone instead takes
+ * the mappings BPF kept at its end (place_exec_maps()). */
 static const double followup_delays[] = { 0.005, 0.02, 0.1, 0.5 };
 #define FOLLOWUPS (sizeof(followup_delays) / sizeof(followup_delays[0]))
 
@@ -86,6 +88,8 @@ struct st_collector {
 	struct st_budget *budget;	/* the daemon's, or NULL */
 	size_t maps_bytes;		/* procs: their part ST_BUDGET_MAPS */
 	__u64 refused;			/* processes not kept: the budget was full */
+	struct st_exec_source exec_src;	/* the mappings BPF kept (bpf/endmaps.bpf.h) */
+	struct st_exec_place_stats placed;
 };
 
 /* What a process costs at least before its maps are read (its struct, a
@@ -209,6 +213,58 @@ void st_collector__free(struct st_collector *c)
 }
 
 /* The newest image of pid seen so far; an older one's proc is frozen. */
+/* p is gone before its maps could be read (or read in full): its
+ * executable mappings as BPF kept them at its end, each file taken by its
+ * path only if that is the inode mapped (procmaps.h). */
+static void place_exec_maps(struct st_collector *c, struct proc *p)
+{
+	const struct st_exec_source *src = &c->exec_src;
+	struct st_exec_maps em;
+	struct st_file_path fp;
+	__u32 n;
+	bool any = false;
+
+	if (!src->maps || src->maps(src->ctx, p->pid, p->image, &em))
+		return;
+	if (em.image != p->image) {
+		c->placed.other_image++;
+		return;
+	}
+	n = em.n < ST_EXEC_MAPS ? em.n : ST_EXEC_MAPS;
+	for (__u32 i = 0; i < n; i++) {
+		const struct st_exec_map *m = &em.m[i];
+		struct st_file_key key = { .dev = m->dev, .ino = m->ino };
+		struct st_maps_line l = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
+					  .dev = makedev(m->dev >> 20, m->dev & 0xfffff),
+					  .ino = m->ino, .executable = true };
+		int r;
+
+		if (m->start >= m->end)
+			continue;
+		if (m->dev == ST_MAP_VDSO) {
+			l.dev = l.ino = 0;
+			l.path = "[vdso]";
+			if (st_procmaps__place(p->maps, &l, c->sym) > 0)
+				c->placed.mappings++;
+			continue;
+		}
+		if (!src->path || src->path(src->ctx, &key, &fp) || (fp.flags & ST_MAP_CUT) ||
+		    fp.off >= ST_MAP_PATH_END) {
+			c->placed.no_path++;
+			continue;
+		}
+		fp.path[ST_MAP_PATH_END] = '\0';
+		l.path = fp.path + fp.off;
+		r = st_procmaps__place(p->maps, &l, c->sym);
+		if (r > 0) {
+			c->placed.mappings++;
+			any = true;
+		}
+	}
+	if (any)
+		c->placed.procs++;
+}
+
 static void note_image(struct st_collector *c, __u32 pid, __u32 image)
 {
 	__u64 cur = (__u64)(uintptr_t)st_u64map__get(c->images, pid);
@@ -217,8 +273,16 @@ static void note_image(struct st_collector *c, __u32 pid, __u32 image)
 	if (cur && (__u32)(cur - 1) == image)
 		return;
 	if (cur && (old = st_u64map__get(c->procs, PROC_KEY(pid, (__u32)(cur - 1)))) &&
-	    (__s32)(image - (__u32)(cur - 1)) > 0)
+	    (__s32)(image - (__u32)(cur - 1)) > 0) {
 		old->superseded = true;
+		/* exec'd before its maps were read: as BPF kept them then */
+		if (!st_procmaps__count(old->maps) || old->followups) {
+			size_t before = proc_bytes(old);
+
+			place_exec_maps(c, old);
+			maps_account(c, before, proc_bytes(old));
+		}
+	}
 	if (!cur || (__s32)(image - (__u32)(cur - 1)) > 0)
 		st_u64map__put(c->images, pid, (void *)(uintptr_t)((__u64)image + 1));
 }
@@ -328,9 +392,21 @@ static void proc_refresh(struct st_collector *c, struct proc *p)
 		p->gone = true;
 	else if (!proc_current(c, p))	/* an exec while we read: not p's maps */
 		st_procmaps__drop_added(p->maps);
+	if (p->gone || (r >= 0 && !st_procmaps__count(p->maps)))	/* (a zombie's are empty) */
+		place_exec_maps(c, p);
 	maps_account(c, before, proc_bytes(p));
 	jit_refresh(c, p);
 	p->missing = false;
+}
+
+void st_collector__on_exec_maps(struct st_collector *c, const struct st_exec_source *src)
+{
+	c->exec_src = *src;
+}
+
+void st_collector__placed(const struct st_collector *c, struct st_exec_place_stats *out)
+{
+	*out = c->placed;
 }
 
 void st_collector__on_image(struct st_collector *c, st_image_fn fn, void *ctx)
@@ -451,6 +527,14 @@ void st_collector__exited(struct st_collector *c, __u32 pid)
 		if (p->pid == pid) {
 			jit_refresh(c, p);	/* the last entries, if still readable */
 			p->exited = true;
+			/* never read, or young (libraries mapped since): its
+			 * maps as BPF kept them at its end */
+			if (!st_procmaps__count(p->maps) || p->followups) {
+				size_t before = proc_bytes(p);
+
+				place_exec_maps(c, p);
+				maps_account(c, before, proc_bytes(p));
+			}
 		}
 	}
 	st_u64map__put(c->images, pid, NULL);	/* the pid may come back, another process */

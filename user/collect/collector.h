@@ -72,6 +72,25 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
  * (their own maps were not read: they exec'd first). */
 __u64 st_collector__inherited(const struct st_collector *c);
 
+/* The executable file mappings a process had running an image, as BPF
+ * kept them at its end (bpf/endmaps.bpf.h), and a file's path (both 0 or
+ * a negative errno): read for a process found gone before its maps could
+ * be read (a build's cc1, as, sh), whose samples are then symbolized with
+ * them. */
+struct st_exec_source {
+	int (*maps)(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out);
+	int (*path)(void *ctx, const struct st_file_key *key, struct st_file_path *out);
+	void *ctx;
+};
+void st_collector__on_exec_maps(struct st_collector *c, const struct st_exec_source *src);
+struct st_exec_place_stats {
+	__u64 procs;		/* processes symbolized with such mappings */
+	__u64 mappings;		/* mappings placed */
+	__u64 no_path;		/* not placed: no path kept for the file (too long, evicted) */
+	__u64 other_image;	/* not placed: they were another image's (an exec since) */
+};
+void st_collector__placed(const struct st_collector *c, struct st_exec_place_stats *out);
+
 /* Called whenever a process's maps are (re-)read (just before), e.g. to
  * push its DWARF unwinding tables (user/collect/unwind/unwinder.h). */
 typedef void (*st_refresh_fn)(void *ctx, __u32 pid);

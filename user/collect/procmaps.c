@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include "binsym/elf.h"
@@ -186,8 +187,11 @@ void st_procmaps__test_stop(const char *env, const char *path)
 		raise(SIGSTOP);
 }
 
+/* gone: the process may have exited (a mapping told by BPF as it was
+ * made): opened by its path in our root when its link is gone, the inode
+ * checked all the same. */
 static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
-		       struct st_symbolizer *sym)
+		       struct st_symbolizer *sym, bool gone)
 {
 	struct st_mapping *m;
 	char open_path[64];
@@ -209,7 +213,12 @@ static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
 	if (sym)
 		st_procmaps__test_stop("STACKTREED_TEST_STOP_BEFORE_OPEN", l->path);
-	m->module = sym ? st_symbolizer__module_mapped(sym, l->path, open_path, l->dev, l->ino)
+	/* gone: by its path when its link is gone too (not the vDSO's: ours) */
+	m->module = sym ? st_symbolizer__module_mapped(
+				  sym, l->path,
+				  gone && (l->path[0] != '/' || access(open_path, F_OK)) ? NULL
+											 : open_path,
+				  l->dev, l->ino)
 			: NULL;
 	pm->nmaps++;
 	return 0;
@@ -306,6 +315,10 @@ int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym)
 		return -EINVAL;
 	if (sym)
 		pm->sym = sym;
+	/* test hook (tests/integration/test_shortlived.py): every process as
+	 * one gone before its maps could be read */
+	if (getenv("STACKTREED_TEST_NO_PROC_MAPS"))
+		return -EAGAIN;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pm->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -320,7 +333,7 @@ int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym)
 			m->generation = pm->generation;
 			continue;
 		}
-		err = add_mapping(pm, &l, sym);
+		err = add_mapping(pm, &l, sym, false);
 		if (err)
 			goto cleanup;
 		added++;
@@ -337,6 +350,25 @@ cleanup:
 	free(line);
 	fclose(f);
 	return err ? err : added;
+}
+
+int st_procmaps__place(struct st_procmaps *pm, const struct st_maps_line *l,
+		       struct st_symbolizer *sym)
+{
+	int err;
+
+	if (!pm || !l || !wanted(l) || (sym && pm->sym && sym != pm->sym))
+		return -EINVAL;
+	if (sym)
+		pm->sym = sym;
+	if (find_same(pm, l, pm->nmaps))
+		return 0;
+	pm->generation++;	/* the newest on overlap, as a snapshot of its own */
+	err = add_mapping(pm, l, pm->sym, true);
+	qsort(pm->maps, pm->nmaps, sizeof(*pm->maps), cmp_mapping);
+	if (rebuild_index(pm) && !err)
+		err = -ENOMEM;
+	return err ? err : 1;
 }
 
 int st_procmaps__inherit(struct st_procmaps *pm, const struct st_procmaps *from)

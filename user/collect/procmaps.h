@@ -56,6 +56,16 @@ int st_procmaps__refresh(struct st_procmaps *pm, struct st_symbolizer *sym);
  * -ENOMEM. */
 int st_procmaps__inherit(struct st_procmaps *pm, const struct st_procmaps *from);
 
+/* Add one executable file mapping BPF kept (bpf/endmaps.bpf.h),
+ * as a snapshot of its own (the newest on overlap); its file is opened
+ * through the process's map_files link, or by its path in our root when
+ * the process is gone, the inode checked either way. 1 added, 0 already
+ * there, -EINVAL (not an executable file mapping, or another symbolizer),
+ * -ENOMEM. */
+struct st_maps_line;
+int st_procmaps__place(struct st_procmaps *pm, const struct st_maps_line *l,
+		       struct st_symbolizer *sym);
+
 /* Take back the mappings the last refresh added (it read /proc/PID/maps
  * while the process ran another image): 0 or -ENOMEM. */
 int st_procmaps__drop_added(struct st_procmaps *pm);

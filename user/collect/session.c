@@ -237,14 +237,16 @@ static void print_verified(const struct st_session *s, double load_ms)
 }
 
 /* sched_prepare_exec (kernels from 6.10): marks an exec in progress. */
-static bool kernel_has_prepare_exec(void)
+/* Whether the kernel's BTF has name of kind (a tracepoint's typedef, a
+ * function fentry can attach to). */
+static bool kernel_has(const char *name, __u32 kind)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
 	bool has;
 
 	if (!vmlinux)
 		return false;
-	has = btf__find_by_name_kind(vmlinux, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0;
+	has = btf__find_by_name_kind(vmlinux, name, kind) > 0;
 	btf__free(vmlinux);
 	return has;
 }
@@ -252,6 +254,7 @@ static bool kernel_has_prepare_exec(void)
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
+	bool prepare_exec, vmas;
 	double t0;
 	int err;
 
@@ -329,9 +332,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	if (!s->opts.events)
 		s->opts.events = 1u << ST_EVENT_CPU;
+	prepare_exec = kernel_has("btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF);
+	vmas = kernel_has("bpf_iter_task_vma_new", BTF_KIND_FUNC);	/* bpf/endmaps.bpf.h */
 	if ((err = choose_programs(s)) ||
-	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec,
-					     kernel_has_prepare_exec()))) {
+	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec, prepare_exec)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps, prepare_exec && vmas)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.on_exit_maps, vmas))) {
 		fprintf(stderr, "stacktreed: cannot choose the BPF programs: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -505,6 +511,14 @@ int st_session__attach(struct st_session *s)
 			strerror(errno));
 		return -ENOMEM;
 	}
+	/* before on_exit and on_prepare_exec: they run first (endmaps.bpf.h) */
+	if (bpf_program__autoload(s->skel->progs.on_exit_maps) &&
+	    (!(s->skel->links.on_exit_maps = bpf_program__attach(s->skel->progs.on_exit_maps)) ||
+	     (bpf_program__autoload(s->skel->progs.on_exec_maps) &&
+	      !(s->skel->links.on_exec_maps = bpf_program__attach(s->skel->progs.on_exec_maps)))))
+		fprintf(stderr, "stacktreed: cannot attach the programs that keep a process's "
+			"mappings at its end (%s): processes gone before their maps are read "
+			"stay [unknown]\n", strerror(errno));
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
@@ -747,6 +761,25 @@ int st_session__map_fd(struct st_session *s, const char *name)
 void st_session__py_procs_changed(struct st_session *s)
 {
 	__atomic_fetch_add(&s->skel->bss->py_procs_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+int st_session__exec_maps(struct st_session *s, __u32 pid, __u32 image, struct st_exec_maps *out)
+{
+	struct st_exec_key k = { .pid = pid, .image = image };
+
+	if (getenv("STACKTREED_TEST_NO_EXEC_MAPS"))	/* test hook: as before them */
+		return -ENOENT;
+	if (bpf_map__lookup_elem(s->skel->maps.exec_maps, &k, sizeof(k), out, sizeof(*out), 0))
+		return -errno;
+	return 0;
+}
+
+int st_session__file_path(struct st_session *s, const struct st_file_key *key,
+			  struct st_file_path *out)
+{
+	if (bpf_map__lookup_elem(s->skel->maps.file_paths, key, sizeof(*key), out, sizeof(*out), 0))
+		return -errno;
+	return 0;
 }
 
 int st_session__add_ring(struct st_session *s, int fd, st_ring_fn fn, void *ctx)

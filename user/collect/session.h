@@ -127,6 +127,13 @@ int st_session__map_fd(struct st_session *s, const char *name);
  * programs read their per-CPU copies of its entries again
  * (bpf/python.bpf.h, py_procs_epoch). */
 void st_session__py_procs_changed(struct st_session *s);
+/* The executable file mappings process pid had while it ran image, as BPF
+ * kept them at its end (bpf/endmaps.bpf.h), and a file's path: 0, or
+ * -ENOENT (none kept). Test hook: STACKTREED_TEST_NO_EXEC_MAPS set, none. */
+int st_session__exec_maps(struct st_session *s, __u32 pid, __u32 image, struct st_exec_maps *out);
+int st_session__file_path(struct st_session *s, const struct st_file_key *key,
+			  struct st_file_path *out);
+
 /* Read ring buffer map fd in st_session__poll() too, handing each record to
  * fn: 0 or a negative errno. Before st_session__attach(); two at most. */
 typedef int (*st_ring_fn)(void *ctx, void *data, size_t size);
