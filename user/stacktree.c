@@ -13,7 +13,9 @@
 #include "common/textesc.h"
 #include "user/output/arcflow.h"
 #include "user/output/flamegraph.h"
+#include "user/model/diff.h"
 #include "user/model/folded.h"
+#include "user/output/out_diff.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
@@ -37,7 +39,7 @@ static void on_signal(int sig)
 }
 
 enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES,
-       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH, OPT_WIDE, OPT_NO_COLOR };
+       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH, OPT_WIDE, OPT_NO_COLOR, OPT_THRESHOLD };
 
 struct top_args {
 	bool version;
@@ -65,8 +67,11 @@ static const char top_doc[] =
 	"Commands:\n"
 	"  report    write xtree.txt, arcflow.txt and profile.json (or the --format\n"
 	"            list) from a saved profile.json (--input) or from folded stacks\n"
-	"            (--folded)\n\n"
-	"Run `stacktree report --help' for the options of a command. See stacktree(1).";
+	"            (--folded)\n"
+	"  diff      compare two profiles (profile.json or folded stacks): functions\n"
+	"            and paths whose share moved, differential folded stacks or\n"
+	"            flame graph (perf diff, pprof -diff_base)\n\n"
+	"Run `stacktree COMMAND --help' for the options of a command. See stacktree(1).";
 
 static const struct argp_option top_options[] = {
 	{ "version", 'V', NULL, 0, "Print the version and exit", 0 },
@@ -380,6 +385,186 @@ cleanup:
 	return ret;
 }
 
+struct diff_args {
+	const char *in[2];	/* A (the baseline) and B */
+	const char *output;	/* FILE or "-" (default) */
+	const char *format;	/* text, folded or svg; NULL: by -o's extension */
+	double threshold;
+	unsigned svg_width;
+};
+
+static const char diff_doc[] =
+	"Compare profile B with profile A (the baseline): the functions and call paths\n"
+	"whose share of the samples moved, as perf diff and go tool pprof -diff_base\n"
+	"do. A and B: profile.json files (or directories holding one) or folded stacks.\v"
+	"Shares are of each profile's own samples, so runs of different lengths compare;\n"
+	"a delta is B's share less A's, in points of %.\n\n"
+	"Formats: text (the default: functions by change, then the call tree with\n"
+	"deltas), folded (FlameGraph's difffolded.pl lines \"stack A B\", A scaled to B's\n"
+	"samples: flamegraph.pl draws them), svg (a differential flame graph sized by B,\n"
+	"red where the share grew, blue where it shrank). -o FILE takes the format of\n"
+	"its extension (.svg, .folded; anything else text) unless --format is given.\n\n"
+	"Examples:\n"
+	"  stacktree diff before/profile.json after/profile.json\n"
+	"  stacktree diff before after -o diff.svg\n"
+	"  stacktree diff --threshold 2 a.folded b.folded --format folded | flamegraph.pl";
+
+static const struct argp_option diff_options[] = {
+	{ "output", 'o', "FILE|-", 0, "Write into FILE (default -: standard output)", 0 },
+	{ "format", OPT_FORMAT, "FMT", 0, "text, folded or svg (default text, or -o's extension)", 0 },
+	{ "threshold", OPT_THRESHOLD, "P", 0,
+	  "text: leave out changes under P points of % (default 0.5)", 0 },
+	{ "svg-width", OPT_SVG_WIDTH, "PX", 0, "svg: width in pixels (default 1200, 400..100000)", 0 },
+	{ 0 }
+};
+
+static error_t diff_parse(int key, char *arg, struct argp_state *state)
+{
+	struct diff_args *a = state->input;
+	char *end;
+
+	switch (key) {
+	case 'o':
+		a->output = arg;
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "text") && strcmp(arg, "folded") && strcmp(arg, "svg"))
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--format: '%s' is not a diff format (text, folded or svg)", arg);
+		a->format = arg;
+		return 0;
+	case OPT_THRESHOLD:
+		errno = 0;
+		a->threshold = strtod(arg, &end);
+		if (errno || end == arg || *end || !(a->threshold >= 0 && a->threshold <= 100))
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--threshold: '%s' is not points of %% in 0..100", arg);
+		return 0;
+	case OPT_SVG_WIDTH: {
+		unsigned long w;
+
+		errno = 0;
+		w = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || w < ST_FLAMEGRAPH_MIN_WIDTH ||
+		    w > ST_FLAMEGRAPH_MAX_WIDTH)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--svg-width: '%s' is not a width in pixels (400..100000)", arg);
+		a->svg_width = (unsigned)w;
+		return 0;
+	}
+	case ARGP_KEY_ARG:
+		if (state->arg_num >= 2)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "unexpected argument '%s': give two profiles, A and B", arg);
+		a->in[state->arg_num] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (state->arg_num != 2)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "give two profiles, A (the baseline) and B");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* A profile.json (or a directory holding one) or folded stacks, told
+ * apart by the first byte that is not a blank: '{' for JSON. */
+static int load_any(const char *path, struct st_profile **p)
+{
+	struct report_args r = { 0 };
+	struct stat st;
+	int c = EOF;
+	FILE *f;
+
+	if (strcmp(path, "-") && stat(path, &st) == 0 && !S_ISDIR(st.st_mode) &&
+	    (f = fopen(path, "r"))) {
+		do
+			c = getc(f);
+		while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+		fclose(f);
+	}
+	if (!strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && c != '{'))
+		r.folded = path;
+	else
+		r.input = path;
+	return load(&r, p);
+}
+
+static int write_diff(const struct diff_args *a, const struct st_diff *d, FILE *f)
+{
+	struct st_diff_out_opts o = { .name_a = a->in[0], .name_b = a->in[1],
+				      .threshold = a->threshold, .svg_width = a->svg_width };
+
+	if (!strcmp(a->format, "svg"))
+		return st_diff__write_svg(d, f, &o);
+	if (!strcmp(a->format, "folded"))
+		return st_diff__write_folded(d, f);
+	return st_diff__write_text(d, f, &o);
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+	static const struct argp argp = { diff_options, diff_parse, "A B", diff_doc,
+					  NULL, NULL, NULL };
+	struct diff_args a = { .output = "-", .threshold = 0.5 };
+	struct st_profile *p[2] = { NULL, NULL };
+	struct st_outdir *dir = NULL;
+	struct st_outfile *of = NULL;
+	struct st_diff *d = NULL;
+	char name[] = "stacktree diff", *file = NULL;
+	bool to_stdout;
+	int ret = 1, err;
+	FILE *f;
+
+	argv[0] = name;
+	argp_parse(&argp, argc, argv, 0, NULL, &a);
+	to_stdout = !strcmp(a.output, "-");
+	if (!a.format) {
+		size_t n = strlen(a.output);
+
+		a.format = n > 4 && !strcmp(a.output + n - 4, ".svg")	    ? "svg"
+			   : n > 7 && !strcmp(a.output + n - 7, ".folded") ? "folded"
+									    : "text";
+	}
+	/* before the inputs are read: a bad -o fails at once */
+	if (!to_stdout && st_report__open_file_dir(a.output, 0, &dir, &file))
+		goto cleanup;
+	if (load_any(a.in[0], &p[0]) || load_any(a.in[1], &p[1]))
+		goto cleanup;
+	if (!(d = st_diff__new(p[0], p[1]))) {
+		fprintf(stderr, "stacktree diff: cannot compare %s and %s: out of memory\n",
+			a.in[0], a.in[1]);
+		goto cleanup;
+	}
+	if (to_stdout) {
+		err = write_diff(&a, d, stdout);
+		if (!err && (fflush(stdout) || ferror(stdout)))
+			err = -EIO;
+		if (err)
+			fprintf(stderr, "stacktree diff: cannot write standard output: %s\n",
+				strerror(-err));
+	} else {
+		err = st_outfile__begin(dir, file, &of, &f);
+		if (!err)
+			err = st_outfile__end(of, write_diff(&a, d, f));
+		if (!err)
+			fprintf(stderr, "stacktree diff: %s (%s; A %llu samples, B %llu)\n",
+				a.output, a.format,
+				(unsigned long long)st_diff__samples(d, ST_DIFF_A),
+				(unsigned long long)st_diff__samples(d, ST_DIFF_B));
+	}
+	if (!err)
+		ret = 0;
+cleanup:
+	st_diff__free(d);
+	st_profile__free(p[0]);
+	st_profile__free(p[1]);
+	st_outdir__free(dir);
+	free(file);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { top_options, top_parse, "COMMAND [ARG...]", top_doc,
@@ -393,6 +578,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(a.argv[0], "report"))
 		return cmd_report(a.argc, a.argv);
+	if (!strcmp(a.argv[0], "diff"))
+		return cmd_diff(a.argc, a.argv);
 	fprintf(stderr, "stacktree: unknown command '%s' (try `stacktree --help')\n", a.argv[0]);
 	return EXIT_USAGE;
 }
