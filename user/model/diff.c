@@ -11,6 +11,7 @@
 #include "common/grow.h"
 #include "common/tree.h"
 #include "common/u64map.h"
+#include "user/model/functab.h"
 #include "user/model/profile.h"
 
 struct st_diff {
@@ -119,42 +120,11 @@ static int add_a_node(const struct st_node *n, void *ctx)
 	return 0;
 }
 
-/* One function: name and module (a frame without a name: its address),
- * runtime and whether it is a pseudo frame. */
-static bool same_function(const struct st_frame *x, const struct st_frame *y)
-{
-	if (x->function != y->function || x->module != y->module || x->runtime != y->runtime ||
-	    (x->kind == ST_FRAME_SPECIAL) != (y->kind == ST_FRAME_SPECIAL) ||
-	    (x->kind == ST_FRAME_DATA) != (y->kind == ST_FRAME_DATA))
-		return false;
-	return x->function || (x->addr == y->addr && x->offset == y->offset);
-}
-
-static int cmp_ptr(const void *x, const void *y)
-{
-	return (uintptr_t)x < (uintptr_t)y ? -1 : (uintptr_t)x > (uintptr_t)y;
-}
-
 /* An order in which the rows of one function are adjacent. */
 static int cmp_key(const void *pa, const void *pb)
 {
-	const struct st_frame *x = &((const struct st_diff_fn *)pa)->node->f;
-	const struct st_frame *y = &((const struct st_diff_fn *)pb)->node->f;
-	int c;
-
-	if ((c = cmp_ptr(x->function, y->function)) || (c = cmp_ptr(x->module, y->module)))
-		return c;
-	if (x->runtime != y->runtime)
-		return x->runtime < y->runtime ? -1 : 1;
-	if ((x->kind == ST_FRAME_SPECIAL) != (y->kind == ST_FRAME_SPECIAL))
-		return x->kind == ST_FRAME_SPECIAL ? -1 : 1;
-	if ((x->kind == ST_FRAME_DATA) != (y->kind == ST_FRAME_DATA))
-		return x->kind == ST_FRAME_DATA ? -1 : 1;
-	if (x->function)
-		return 0;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
+	return st_functab__cmp(&((const struct st_diff_fn *)pa)->node->f,
+			       &((const struct st_diff_fn *)pb)->node->f);
 }
 
 static int cmp_change(const void *pa, const void *pb)
@@ -190,7 +160,7 @@ static int add_row(const struct st_node *n, void *ctx)
 	}
 	/* its total counts once per stack: at the outermost frame of it */
 	for (const struct st_node *up = n->parent; up && up->depth && outer; up = up->parent)
-		outer = !same_function(&up->f, &n->f);
+		outer = !st_functab__same(&up->f, &n->f);
 	st_diff__node(d, n, &k);
 	r = &d->fns[d->nfns++];
 	*r = (struct st_diff_fn){ .node = n };
