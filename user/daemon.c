@@ -1,6 +1,7 @@
 /* daemon.c - run one profiling session: load, sample, drain, symbolize,
  * write the reports, print the summary. */
 #include "user/daemon.h"
+#include "user/dump.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -637,7 +638,7 @@ static int prepare(struct run *r)
 			return err;
 		}
 	}
-	if (!o->top && (err = open_output(r)))	/* top writes no reports */
+	if (!o->top && !o->dump && (err = open_output(r)))	/* they write no reports */
 		return err;
 	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
 		if (err == -EBUSY)
@@ -1002,7 +1003,13 @@ int st_daemon__run(const struct st_options *o)
 	double t0;
 
 	if (prepare(&r) || open_parts(&r) || open_unwinding(&r) || open_endpoint(&r) ||
-	    open_top(&r) || add_targets(&r) || start_sampling(&r))
+	    open_top(&r) || add_targets(&r))
+		goto cleanup;
+	if (o->dump) {	/* no sampling: each thread's stack once, by ptrace */
+		ret = st_dump__run(r.unw, r.coll, r.names, (__u32)o->pids[0], stdout) ? 1 : 0;
+		goto cleanup;
+	}
+	if (start_sampling(&r))
 		goto cleanup;
 	t0 = r.interval_start = now_s();
 	r.next_snapshot = t0 + o->interval;

@@ -132,6 +132,7 @@ static const char doc[] =
 	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
 	"  stacktreed -o flame.svg -- ./prog   one file, its format by its extension\n"
 	"  stacktreed top --pid 1234       live: the hottest functions, refreshed (q quits)\n"
+	"  stacktreed dump --pid 1234      each thread's stack now (a hung process)\n"
 	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
 	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
 
@@ -239,6 +240,13 @@ static void check_output(struct st_options *o, struct argp_state *state)
 static void check_top(struct st_options *o, const struct parse_state *ps,
 		      struct argp_state *state)
 {
+	if (o->dump && (o->all || o->cmd || ps->npids != 1 || ps->ntids))
+		argp_error(state, "dump takes one process: give --pid PID");
+	if (o->dump && o->unwind == ST_UNWIND_FP)
+		argp_error(state, "dump walks the stacks with the CFI tables (frame pointers where "
+			   "a module has none): not with --unwind fp");
+	if (o->dump && (ps->output_given || o->interval > 0))
+		argp_error(state, "dump prints the stacks and writes no reports: no -o");
 	if (!o->top) {
 		if (o->top_refresh > 0 || o->top_iterations)
 			argp_error(state, "--refresh and --iterations go with `stacktreed top'");
@@ -606,16 +614,18 @@ int main(int argc, char **argv)
 	};
 	struct parse_state ps = { .o = &o };
 	const struct argp argp = { options, parse_opt,
-				   "[-- CMD [ARGS...]]\ntop (--pid PID | -a | -- CMD) [--refresh SEC] [--iterations N]",
+				   "[-- CMD [ARGS...]]\ntop (--pid PID | -a | -- CMD) [--refresh SEC] [--iterations N]"
+				   "\ndump --pid PID",
 				   doc, NULL, NULL, NULL };
 	int ret;
 
-	/* commands: `stacktreed top ...' (`stacktreed -- top' profiles top(1)) */
-	if (argc > 1 && !strcmp(argv[1], "top")) {
-		static char name[] = "stacktreed top";
+	/* commands: `stacktreed top|dump ...' (`stacktreed -- top' profiles top(1)) */
+	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "dump"))) {
+		static char top_name[] = "stacktreed top", dump_name[] = "stacktreed dump";
 
-		o.top = true;
-		argv[1] = name;
+		o.top = !strcmp(argv[1], "top");
+		o.dump = !o.top;
+		argv[1] = o.top ? top_name : dump_name;
 		argv++;
 		argc--;
 	}
