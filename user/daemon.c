@@ -483,7 +483,15 @@ static int snapshot(struct run *r)
 	if (!err)	/* from the end of sampling (or the snapshot's start) */
 		symbolized = now_s() - (r->sampling_end > 0 ? r->sampling_end : t);
 	if (o->interval <= 0) {
-		if (!err) {
+		/* on a terminal, without -v: the brief summary; logs and pipes get all */
+		if (!err && !o->verbose && isatty(STDERR_FILENO) == 1) {
+			for (size_t i = 0; i < n; i++) {
+				struct st_summary_src src = parts(r);
+
+				src.faults = !strcmp(ps[i]->event, event_names[ST_EVENT_FAULTS]);
+				st_summary__write_brief(stderr, ps[i], &src, where);
+			}
+		} else if (!err) {
 			fputs(text, stderr);
 			fprintf(stderr, "stacktreed: symbolized in %.2f s (end of sampling to "
 				"reports written)\n", symbolized);
