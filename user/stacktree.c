@@ -15,7 +15,10 @@
 #include "user/output/flamegraph.h"
 #include "user/model/diff.h"
 #include "user/model/folded.h"
+#include "user/model/functab.h"
+#include "user/hints.h"
 #include "user/output/out_diff.h"
+#include "user/output/out_functab.h"
 #include "user/output/outdir.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
@@ -39,7 +42,8 @@ static void on_signal(int sig)
 }
 
 enum { OPT_MIN_PCT = 300, OPT_MERGE_THREADS, OPT_FORMAT, OPT_NO_INLINE, OPT_LINES,
-       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH, OPT_WIDE, OPT_NO_COLOR, OPT_THRESHOLD };
+       OPT_FOLDED_OFFSETS, OPT_SVG_WIDTH, OPT_WIDE, OPT_NO_COLOR, OPT_THRESHOLD, OPT_STDIO,
+       OPT_SORT, OPT_CHILDREN, OPT_NO_CHILDREN };
 
 struct top_args {
 	bool version;
@@ -60,6 +64,9 @@ struct report_args {
 	bool folded_offsets;	/* --folded-offsets */
 	unsigned svg_width;	/* --svg-width, 0 = default */
 	bool wide, no_color;	/* --print: --wide, --no-color */
+	bool stdio;		/* --stdio: print (xtree, or --sort's table) */
+	bool sort_sym;		/* --sort sym: the function table */
+	bool children;		/* --children: the table by total (else by self) */
 };
 
 static const char top_doc[] =
@@ -139,10 +146,29 @@ static const struct argp_option report_options[] = {
 	{ "print", 'p', "REPORT", 0,
 	  "Print REPORT (arcflow or xtree) on stdout; no files unless -o is given. On a "
 	  "terminal lines are cut to its width (…) and coloured", 0 },
+	{ "stdio", OPT_STDIO, NULL, 0,
+	  "perf report's --stdio: print on stdout (--print xtree, or --sort's table)", 0 },
+	{ "sort", OPT_SORT, "sym", 0,
+	  "perf report's --sort sym: print the functions with their self and total shares, "
+	  "all threads together, by self (comm and dso are accepted: the module is shown)", 0 },
+	{ "children", OPT_CHILDREN, NULL, 0, "--sort: the functions by total share", 0 },
+	{ "no-children", OPT_NO_CHILDREN, NULL, 0, "--sort: the functions by self share (the default)", 0 },
 	{ "wide", OPT_WIDE, NULL, 0, "--print: full lines, never cut to the terminal's width", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, 0,
 	  "--print: no colour on a terminal (as NO_COLOR=1 in the environment)", 0 },
 	{ 0 }
+};
+
+/* perf report's and py-spy's options that are not report's. */
+static const struct st_hint report_hints[] = {
+	{ "pid", "stacktree reads saved profiles: `stacktreed --pid PID' profiles a process" },
+	{ "percent-limit", "--min-pct P: xtree nodes under P% of their thread folded into [other]" },
+	{ "tui", "--print xtree on a terminal (cut to its width, coloured), or --format svg "
+		 "for a browser" },
+	{ "gtk", "--format svg: an interactive flame graph for a browser" },
+	{ "call-graph", "the xtree is the call graph (--print xtree); callers and callees: "
+			"--print arcflow" },
+	{ NULL, NULL },
 };
 
 static error_t report_parse(int key, char *arg, struct argp_state *state)
@@ -161,6 +187,11 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		a->output = arg;
 		return 0;
 	case 'p':
+		if (arg[0] >= '0' && arg[0] <= '9' && strspn(arg, "0123456789") == strlen(arg))
+			argp_failure(state, EXIT_USAGE, 0,
+				     "-p is --print here (arcflow or xtree), not a process: "
+				     "`stacktreed --pid %s' profiles process %s, stacktree reads what "
+				     "it saved", arg, arg);
 		if (strcmp(arg, "arcflow") && strcmp(arg, "xtree"))
 			argp_failure(state, EXIT_USAGE, 0,
 				     "--print: '%s' is not a report (arcflow or xtree)", arg);
@@ -187,6 +218,32 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_WIDE:
 		a->wide = true;
+		return 0;
+	case OPT_STDIO:
+		a->stdio = true;
+		return 0;
+	case OPT_SORT: {
+		char list[128], *save = NULL;
+
+		snprintf(list, sizeof(list), "%s", arg);
+		for (char *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(k, "sym") || !strcmp(k, "symbol"))
+				a->sort_sym = true;
+			else if (strcmp(k, "comm") && strcmp(k, "dso"))
+				argp_failure(state, EXIT_USAGE, 0,
+					     "--sort: '%s' is not a key here: sym (functions, their "
+					     "module shown); by thread: --print xtree", k);
+		}
+		if (!a->sort_sym)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--sort %s: the table is by function: give sym", arg);
+		return 0;
+	}
+	case OPT_CHILDREN:
+		a->children = true;
+		return 0;
+	case OPT_NO_CHILDREN:
+		a->children = false;
 		return 0;
 	case OPT_NO_COLOR:
 		a->no_color = true;
@@ -217,6 +274,11 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		if (!a->folded == !a->input)
 			argp_failure(state, EXIT_USAGE, 0,
 				     "give exactly one of --folded FILE or --input FILE");
+		if (a->sort_sym && a->print)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "--sort prints the function table, --print a report: give one");
+		if (a->stdio && !a->print && !a->sort_sym)
+			a->print = "xtree";	/* perf report --stdio: the report on stdout */
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -250,6 +312,29 @@ cleanup:
 	}
 	free(path);
 	return ret;
+}
+
+/* --sort sym: the function table on stdout. */
+static int print_functions(const struct report_args *a, const struct st_profile *p)
+{
+	struct st_functab *ft = st_functab__new(p, 0);
+	int err;
+
+	if (!ft) {
+		fprintf(stderr, "stacktree: cannot list the functions: out of memory\n");
+		return -ENOMEM;
+	}
+	if (a->children)
+		st_functab__by_total(ft);
+	printf("# %llu samples, %zu functions, by %s share (self: the leaf; total: on the "
+	       "stack)\n", (unsigned long long)ft->samples, ft->n, a->children ? "total" : "self");
+	err = st_functab__write(ft, stdout, 0);
+	if (!err && fflush(stdout))
+		err = -EIO;
+	if (err)
+		fprintf(stderr, "stacktree: cannot print the functions: %s\n", strerror(-err));
+	st_functab__free(ft);
+	return err;
 }
 
 static int print_report(const struct report_args *a, const struct st_profile *p)
@@ -312,10 +397,12 @@ static int cmd_report(int argc, char **argv)
 	int ret = 1, err;
 
 	argv[0] = name;		/* messages and usage say "stacktree report" */
+	if (st_hints__check(name, report_options, report_hints, argc, argv))
+		return EXIT_USAGE;
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
 	if (a.output)
 		kind = st_report__output_kind(a.output, &ext);
-	if (kind == ST_OUTPUT_STDOUT && a.print) {
+	if (kind == ST_OUTPUT_STDOUT && (a.print || a.sort_sym)) {
 		fprintf(stderr, "stacktree report: --print and -o - both write standard output: "
 			"give one\n");
 		return EXIT_USAGE;
@@ -324,7 +411,7 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "stacktree report: %s\n", why);
 		return EXIT_USAGE;
 	}
-	if ((!a.print || a.output) && kind != ST_OUTPUT_STDOUT) {
+	if ((!(a.print || a.sort_sym) || a.output) && kind != ST_OUTPUT_STDOUT) {
 		if (!a.output)
 			a.output = "./stacktree.out";
 		/* before the input is read: a bad -o fails at once */
@@ -340,6 +427,8 @@ static int cmd_report(int argc, char **argv)
 		goto cleanup;
 	}
 	if (a.print && print_report(&a, p))
+		goto cleanup;
+	if (a.sort_sym && print_functions(&a, p))
 		goto cleanup;
 	if (out || kind == ST_OUTPUT_STDOUT) {
 		opts = (struct st_report_opts){ .min_pct = a.min_pct,
@@ -518,6 +607,8 @@ static int cmd_diff(int argc, char **argv)
 	FILE *f;
 
 	argv[0] = name;
+	if (st_hints__check(name, diff_options, NULL, argc, argv))
+		return EXIT_USAGE;
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
 	to_stdout = !strcmp(a.output, "-");
 	if (!a.format) {
@@ -565,12 +656,43 @@ cleanup:
 	return ret;
 }
 
+/* A command stacktree does not have: what perf's and py-spy's names are
+ * here, else the nearest command. */
+static int unknown_command(const char *cmd)
+{
+	static const struct { const char *cmd, *hint; } hints[] = {
+		{ "script", "perf script's stacks: `stacktree report --input DIR --format folded "
+			    "-o -' (one line per stack)" },
+		{ "annotate", "per call site: `stacktree report --input DIR --print xtree --lines'" },
+		{ "record", "`stacktreed -- CMD' or `stacktreed --pid PID' records" },
+		{ "top", "`stacktreed top --pid PID' (live)" },
+		{ "dump", "`stacktreed dump --pid PID'" },
+	};
+	static const char *const commands[] = { "report", "diff" };
+	const char *near;
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (!strcmp(cmd, hints[i].cmd)) {
+			fprintf(stderr, "stacktree: no command '%s': %s\n", cmd, hints[i].hint);
+			return EXIT_USAGE;
+		}
+	near = st_hints__nearest(cmd, commands, 2);
+	fprintf(stderr, "stacktree: unknown command '%s'%s%s%s (commands: report, diff)\n", cmd,
+		near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+	return EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { top_options, top_parse, "COMMAND [ARG...]", top_doc,
 					  NULL, NULL, NULL };
 	struct top_args a = { 0 };
 
+	if (argc > 1 && !strcmp(argv[1], "-h")) {
+		static char help[] = "--help";
+
+		argv[1] = help;
+	}
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	if (a.version) {
 		printf("stacktree %s\n", ST_VERSION);
@@ -580,6 +702,5 @@ int main(int argc, char **argv)
 		return cmd_report(a.argc, a.argv);
 	if (!strcmp(a.argv[0], "diff"))
 		return cmd_diff(a.argc, a.argv);
-	fprintf(stderr, "stacktree: unknown command '%s' (try `stacktree --help')\n", a.argv[0]);
-	return EXIT_USAGE;
+	return unknown_command(a.argv[0]);
 }

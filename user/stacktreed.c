@@ -9,6 +9,7 @@
 
 #include "binsym/elflayout.h"
 #include "user/daemon.h"
+#include "user/hints.h"
 #include "user/perfflags.h"
 #include "user/collect/faults/forcefault.h"
 #include "user/output/flamegraph.h"
@@ -120,6 +121,28 @@ static const struct argp_option options[] = {
 	/* make bench's baseline, not for users: hidden from --help (stacktreed(8) has it) */
 	{ "bench-bare", OPT_BENCH_BARE, NULL, OPTION_HIDDEN, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
 	{ 0 }
+};
+
+/* perf's and py-spy's options that stacktreed does not have, and what
+ * does their work here. */
+static const struct st_hint hints[] = {
+	{ "stdio", "perf report's: stacktreed writes xtree.txt (-o DIR); -o - --format xtree "
+		   "prints it on stdout, `stacktree report --input DIR --stdio' a saved one" },
+	{ "sort", "perf report's: `stacktree report --input DIR --sort sym' lists a saved "
+		  "profile's functions; `stacktreed top' shows them live" },
+	{ "children", "perf report's: `stacktree report --input DIR --sort sym --children'" },
+	{ "no-children", "perf report's: `stacktree report --input DIR --sort sym'" },
+	{ "rate", "py-spy's --rate is -F HZ here (samples per second per CPU, default 99)" },
+	{ "native", "py-spy's --native: native frames are always recorded, Python frames "
+		    "merged into them" },
+	{ "subprocesses", "py-spy's --subprocesses: --pid and -- CMD follow the children "
+			  "already" },
+	{ "nonblocking", "py-spy's --nonblocking: stacktreed never stops the process (it "
+			 "samples in the kernel)" },
+	{ "idle", "py-spy's --idle: only threads on a CPU are sampled (cpu-clock); "
+		  "`stacktreed dump --pid PID' shows the sleeping ones' stacks" },
+	{ "gil", "py-spy's --gil: not available; every thread on a CPU is sampled" },
+	{ NULL, NULL },
 };
 
 static const char doc[] =
@@ -629,6 +652,9 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
+	if (st_hints__check(o.top ? "stacktreed top" : o.dump ? "stacktreed dump" : "stacktreed",
+			    options, hints, argc, argv))
+		return 64;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &ps))
 		return 64;
 	o.pids = ps.pids;

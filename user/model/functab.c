@@ -121,6 +121,20 @@ nomem:
 	return NULL;
 }
 
+static int cmp_row_total(const void *a, const void *b)
+{
+	const struct st_functab_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return cmp_row_rank(a, b);
+}
+
+void st_functab__by_total(struct st_functab *t)
+{
+	qsort(t->rows, t->n, sizeof(*t->rows), cmp_row_total);
+}
+
 void st_functab__free(struct st_functab *t)
 {
 	if (!t)

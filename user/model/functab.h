@@ -36,6 +36,8 @@ struct st_functab {
  * all when tid is 0. NULL with errno ENOMEM. */
 struct st_functab *st_functab__new(const struct st_profile *p, __u32 tid);
 void st_functab__free(struct st_functab *t);
+/* Order the rows by total, then self, descending (perf report --children). */
+void st_functab__by_total(struct st_functab *t);
 
 /* Whether two frames are one function, and an order in which the frames
  * of one function are adjacent (0 for one function). */

@@ -18,6 +18,7 @@
 #include "user/model/functab.h"
 #include "user/model/profile.h"
 #include "user/model/window.h"
+#include "user/output/out_functab.h"
 #include "user/output/term.h"
 
 #define HEADER_ROWS 4		/* title, summary, blank, column names */
@@ -104,7 +105,7 @@ static size_t threads_with_samples(const struct st_profile *p)
 static void view(struct st_top *t, const struct st_profile *p, const struct st_functab *ft,
 		 FILE *out, size_t rows, double secs)
 {
-	char when[16], name[512];
+	char when[16];
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -116,24 +117,7 @@ static void view(struct st_top *t, const struct st_profile *p, const struct st_f
 	if (t->o.freq)
 		fprintf(out, " at %u Hz", (unsigned)t->o.freq);
 	fprintf(out, ", %zu threads; %zu functions\n#\n", threads_with_samples(p), ft->n);
-	fputs("#  self   total  function [module]\n", out);
-	for (size_t i = 0; i < ft->n && i < rows; i++) {
-		const struct st_functab_row *r = &ft->rows[i];
-		const char *m = r->f.module ? strrchr(r->f.module, '/') : NULL;
-
-		fprintf(out, "%6.2f%% %6.2f%%  ",
-			ft->samples ? 100.0 * (double)r->self / (double)ft->samples : 0.0,
-			ft->samples ? 100.0 * (double)r->total / (double)ft->samples : 0.0);
-		st_textesc__put(out, st_frame__name(&r->f, name, sizeof(name)));
-		if (r->f.function && r->f.module && r->f.kind != ST_FRAME_SPECIAL) {
-			fputs(" [", out);
-			st_textesc__put(out, m ? m + 1 : r->f.module);
-			fputc(']', out);
-		}
-		fputc('\n', out);
-	}
-	if (ft->n > rows)
-		fprintf(out, "# and %zu more functions\n", ft->n - rows);
+	st_functab__write(ft, out, rows);
 }
 
 static int show(struct st_top *t, const struct st_profile *p, double secs)
