@@ -94,10 +94,10 @@ def test_dump_running_process_goes_on():
     """A thread on the CPU is dumped where it spins; the process then
     finishes its phases and exits 0."""
     rep = tempfile.mktemp(prefix="st-it-dump-")
-    wl = subprocess.Popen([workload("phases")], env=dict(os.environ, WL_SCALE="2",
+    wl = subprocess.Popen([workload("phases")], env=dict(os.environ, WL_SCALE="1",
                                                          WL_REPORT=rep))
     try:
-        time.sleep(0.5)  # inside phase_a (2.4 s of CPU)
+        time.sleep(0.3)  # inside phase_a: 1.2 s of CPU, 0.3 s of wall time at most 0.3
         text, _, ms = dump(wl.pid)
         stacks = threads(text)
         check(list(stacks) == [wl.pid], "threads %s" % list(stacks))
