@@ -20,6 +20,7 @@
 #include "user/output/out_diff.h"
 #include "user/output/out_functab.h"
 #include "user/output/outdir.h"
+#include "user/model/pprof_read.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
 #include "user/output/term.h"
@@ -485,7 +486,8 @@ struct diff_args {
 static const char diff_doc[] =
 	"Compare profile B with profile A (the baseline): the functions and call paths\n"
 	"whose share of the samples moved, as perf diff and go tool pprof -diff_base\n"
-	"do. A and B: profile.json files (or directories holding one) or folded stacks.\v"
+	"do. A and B: profile.json files (or directories holding one), pprof files\n"
+	"(profile.pb.gz, .pprof) or folded stacks.\v"
 	"Shares are of each profile's own samples, so runs of different lengths compare;\n"
 	"a delta is B's share less A's, in points of %.\n\n"
 	"Formats: text (the default: functions by change, then the call tree with\n"
@@ -557,21 +559,37 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 	}
 }
 
-/* A profile.json (or a directory holding one) or folded stacks, told
- * apart by the first byte that is not a blank: '{' for JSON. */
+/* A profile.json (or a directory holding one), a pprof file (gzip's magic,
+ * or .pprof/.pb) or folded stacks, told apart by their first bytes: '{'
+ * (after blanks) for JSON. */
 static int load_any(const char *path, struct st_profile **p)
 {
 	struct report_args r = { 0 };
+	unsigned char head[2] = { 0, 0 };
 	struct stat st;
+	size_t nhead = 0;
 	int c = EOF;
 	FILE *f;
 
 	if (strcmp(path, "-") && stat(path, &st) == 0 && !S_ISDIR(st.st_mode) &&
 	    (f = fopen(path, "r"))) {
+		nhead = fread(head, 1, sizeof(head), f);
+		rewind(f);
 		do
 			c = getc(f);
 		while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
 		fclose(f);
+		if (st_pprof__looks_like(head, nhead, path)) {
+			char err[1024] = "";
+			int ret = st_pprof__read_path(path, p, err, sizeof(err));
+
+			if (ret) {
+				fputs("stacktree: ", stderr);
+				st_textesc__put(stderr, err[0] ? err : strerror(-ret));
+				fputc('\n', stderr);
+			}
+			return ret;
+		}
 	}
 	if (!strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && c != '{'))
 		r.folded = path;

@@ -5,7 +5,8 @@ the change of their shares of the CPU time each run measured itself
 (tolerance: the sampling's spread at these sample counts, ~2 points, and
 the start-up and the phases' edges, plus margin for a busy machine); the
 differential flame graph parses (xml.etree) and colours phase_b red and
-phase_a blue; the difffolded lines add up to B's samples."""
+phase_a blue; the difffolded lines add up to B's samples; B read as pprof
+(profile.pb.gz) moves the phases as B's profile.json does."""
 import os
 import re
 import shutil
@@ -83,6 +84,17 @@ def test_diff_phases_moved():
               "phase_b grew but is %s" % fills["phase_b"])
         check(rgb["phase_a"][2] == 255 and rgb["phase_a"][0] < 128,
               "phase_a shrank but is %s" % fills["phase_a"])
+
+        # B as pprof (stacktree report --format pprof): the same deltas
+        pb = os.path.join(tmp, "b.pb.gz")
+        p = subprocess.run([STACKTREE, "report", "--input", b, "-o", pb], capture_output=True,
+                           text=True, timeout=120)
+        check(p.returncode == 0, "report -o b.pb.gz: %s" % p.stderr)
+        via_pprof = diff(a, pb)
+        for phase in ("phase_a", "phase_b"):
+            check(abs(function_row(via_pprof, phase)[5] - function_row(text, phase)[5]) < 0.01,
+                  "%s: B as pprof moves %+.2f, as profile.json %+.2f" % (
+                      phase, function_row(via_pprof, phase)[5], function_row(text, phase)[5]))
 
         folded = diff(a, b, "--format", "folded")
         total_b = sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines())
