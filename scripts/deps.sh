@@ -31,6 +31,7 @@ test_pkgs=(llvm libcmocka-dev elfutils binutils linux-perf python3 jq
       lld-14	# lld: its layouts (file offset != address; test_loadmap, test_layouts.py)
       prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)
       chromium	# headless: speedscope reads stacks.folded (test_outputs.py)
+      tmux	# a terminal for stacktreed top (test_top.py)
       python3-jsonschema	# validates every profile.json against schema/ (stcheck.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 

@@ -1,6 +1,7 @@
 /* daemon.c - run one profiling session: load, sample, drain, symbolize,
  * write the reports, print the summary. */
 #include "user/daemon.h"
+#include "user/dump.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #include "user/output/report.h"
 #include "user/collect/session.h"
 #include "user/output/snapshot.h"
+#include "user/output/top.h"
 #include "common/budget.h"
 #include "binsym/elflayout.h"
 #include "binsym/symbolizer.h"
@@ -104,6 +106,7 @@ struct run {
 	char *out_name;			/* -o FILE: its name in out */
 	FILE *report_out;		/* -o -: the standard output (fd 1 is then stderr) */
 	struct st_http *http;		/* --listen, or NULL */
+	struct st_top *top;		/* stacktreed top, or NULL */
 	char *token;			/* --listen-token-file's, or NULL */
 	size_t token_len;
 	struct st_budget *budget;	/* --memory-mb: every cache answers to it */
@@ -490,7 +493,15 @@ static int snapshot(struct run *r)
 	if (!err)	/* from the end of sampling (or the snapshot's start) */
 		symbolized = now_s() - (r->sampling_end > 0 ? r->sampling_end : t);
 	if (o->interval <= 0) {
-		if (!err) {
+		/* on a terminal, without -v: the brief summary; logs and pipes get all */
+		if (!err && !o->verbose && isatty(STDERR_FILENO) == 1) {
+			for (size_t i = 0; i < n; i++) {
+				struct st_summary_src src = parts(r);
+
+				src.faults = !strcmp(ps[i]->event, event_names[ST_EVENT_FAULTS]);
+				st_summary__write_brief(stderr, ps[i], &src, where);
+			}
+		} else if (!err) {
 			fputs(text, stderr);
 			fprintf(stderr, "stacktreed: symbolized in %.2f s (end of sampling to "
 				"reports written)\n", symbolized);
@@ -554,6 +565,8 @@ static int sample_loop(struct run *r, double t0)
 			return err;
 		t = now_s();
 		st_http__work(r->http, t);
+		if (r->top && (err = st_top__work(r->top, t)))
+			return err < 0 ? err : 0;	/* 1: 'q' or its last view */
 		st_forcefault__tick(r->ff, t);
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
@@ -643,7 +656,7 @@ static int prepare(struct run *r)
 			return err;
 		}
 	}
-	if ((err = open_output(r)))
+	if (!o->top && !o->dump && (err = open_output(r)))	/* they write no reports */
 		return err;
 	if ((err = st_forcefault__recover(NULL)) && o->force_faults) {
 		if (err == -EBUSY)
@@ -829,6 +842,37 @@ static int open_endpoint(struct run *r)
 	return err;
 }
 
+/* stacktreed top's hooks: the trees drained before a view, emptied after. */
+static void top_reset(void *ctx)
+{
+	struct run *r = ctx;
+
+	st_http__before_reset(r->http);
+	st_collector__reset(r->coll);
+	st_python__reset(r->py);
+}
+
+/* stacktreed top: views of the timer's trees (the faults' when only they
+ * are sampled) from the sampling loop. */
+static int open_top(struct run *r)
+{
+	const struct st_options *o = r->o;
+	bool faults = !(o->events & (1u << ST_EVENT_CPU));
+	struct st_top_opts to = {
+		.refresh = o->top_refresh, .iterations = o->top_iterations,
+		.target = describe_target(o), .freq = faults ? 0 : o->freq,
+		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
+		.drain = http_drain, .reset = top_reset, .ctx = r,
+	};
+	int err;
+
+	if (!o->top)
+		return 0;
+	err = st_top__new(r->coll, r->names, &to, now_s(), &r->top);
+	free((char *)to.target);	/* st_top__new() copied it */
+	return err;
+}
+
 /* --pid targets, the launched command (started, held before its exec) and
  * --force-faults on them. */
 static int add_targets(struct run *r)
@@ -920,7 +964,7 @@ static int finish(struct run *r)
 		if ((err = st_defer__process(r->defer, true)))
 			return err;
 	}
-	return snapshot(r);
+	return r->top ? 0 : snapshot(r);	/* top: no reports */
 }
 
 /* -- CMD: exit with its status, as perf record does (128 + N when signal N
@@ -943,6 +987,7 @@ static int exit_status(const struct run *r)
 static void close_parts(struct run *r)
 {
 	st_http__free(r->http);
+	st_top__free(r->top);
 	if (r->token)
 		explicit_bzero(r->token, r->token_len);
 	free(r->token);
@@ -979,7 +1024,13 @@ int st_daemon__run(const struct st_options *o)
 	double t0;
 
 	if (prepare(&r) || open_parts(&r) || open_unwinding(&r) || open_endpoint(&r) ||
-	    add_targets(&r) || start_sampling(&r))
+	    open_top(&r) || add_targets(&r))
+		goto cleanup;
+	if (o->dump) {	/* no sampling: each thread's stack once, by ptrace */
+		ret = st_dump__run(r.unw, r.coll, r.names, (__u32)o->pids[0], stdout) ? 1 : 0;
+		goto cleanup;
+	}
+	if (start_sampling(&r))
 		goto cleanup;
 	t0 = r.interval_start = now_s();
 	r.next_snapshot = t0 + o->interval;

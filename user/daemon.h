@@ -77,6 +77,10 @@ struct st_options {
 	size_t ntids;
 	bool filter_uid;	/* -u: only tasks whose real uid is uid */
 	__u32 uid;
+	bool top;		/* stacktreed top: live views, no reports */
+	bool dump;		/* stacktreed dump: each thread's stack once (pids[0]) */
+	double top_refresh;	/* --refresh: seconds between its views */
+	unsigned top_iterations; /* --iterations: views, then stop; 0: until q */
 	bool filter_cpus;	/* -C: only on the CPUs set in cpus */
 	__u64 cpus[ST_MAX_CPUS / 64];
 };

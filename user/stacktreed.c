@@ -9,6 +9,7 @@
 
 #include "binsym/elflayout.h"
 #include "user/daemon.h"
+#include "user/hints.h"
 #include "user/perfflags.h"
 #include "user/collect/faults/forcefault.h"
 #include "user/output/flamegraph.h"
@@ -60,6 +61,8 @@ enum {
 	OPT_FOLDED_OFFSETS,
 	OPT_SVG_WIDTH,
 	OPT_CALL_GRAPH,
+	OPT_REFRESH,
+	OPT_ITERATIONS,
 };
 
 static const struct argp_option options[] = {
@@ -112,10 +115,34 @@ static const struct argp_option options[] = {
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory (and below)", 1 },
 	{ "exclude-self", OPT_EXCLUDE_SELF, NULL, 0, "Never profile stacktreed itself (the default)", 1 },
 	{ "no-exclude-self", OPT_NO_EXCLUDE_SELF, NULL, 0, "Profile stacktreed itself too", 1 },
+	{ "refresh", OPT_REFRESH, "SEC", 0, "top: seconds between two views, each of the functions sampled since the last (default 2)", 1 },
+	{ "iterations", OPT_ITERATIONS, "N", 0, "top: stop after N views (default: at q, Ctrl-C, -d or the target's end)", 1 },
 	{ "verbose", 'v', NULL, 0, "libbpf and progress messages", 2 },
 	/* make bench's baseline, not for users: hidden from --help (stacktreed(8) has it) */
 	{ "bench-bare", OPT_BENCH_BARE, NULL, OPTION_HIDDEN, "Benchmark baseline: walk the stacks, fold nothing (empty reports)", 3 },
 	{ 0 }
+};
+
+/* perf's and py-spy's options that stacktreed does not have, and what
+ * does their work here. */
+static const struct st_hint hints[] = {
+	{ "stdio", "perf report's: stacktreed writes xtree.txt (-o DIR); -o - --format xtree "
+		   "prints it on stdout, `stacktree report --input DIR --stdio' a saved one" },
+	{ "sort", "perf report's: `stacktree report --input DIR --sort sym' lists a saved "
+		  "profile's functions; `stacktreed top' shows them live" },
+	{ "children", "perf report's: `stacktree report --input DIR --sort sym --children'" },
+	{ "no-children", "perf report's: `stacktree report --input DIR --sort sym'" },
+	{ "rate", "py-spy's --rate is -F HZ here (samples per second per CPU, default 99)" },
+	{ "native", "py-spy's --native: native frames are always recorded, Python frames "
+		    "merged into them" },
+	{ "subprocesses", "py-spy's --subprocesses: --pid and -- CMD follow the children "
+			  "already" },
+	{ "nonblocking", "py-spy's --nonblocking: stacktreed never stops the process (it "
+			 "samples in the kernel)" },
+	{ "idle", "py-spy's --idle: only threads on a CPU are sampled (cpu-clock); "
+		  "`stacktreed dump --pid PID' shows the sleeping ones' stacks" },
+	{ "gil", "py-spy's --gil: not available; every thread on a CPU is sampled" },
+	{ NULL, NULL },
 };
 
 static const char doc[] =
@@ -127,6 +154,8 @@ static const char doc[] =
 	"  stacktreed -C 0 -e page-faults -d 5   perf's flags: faults on CPU 0\n"
 	"  stacktreed -a --interval 60 -o /var/lib/stacktreed   run as a service\n"
 	"  stacktreed -o flame.svg -- ./prog   one file, its format by its extension\n"
+	"  stacktreed top --pid 1234       live: the hottest functions, refreshed (q quits)\n"
+	"  stacktreed dump --pid 1234      each thread's stack now (a hung process)\n"
 	"Reports: DIR/xtree.txt, DIR/arcflow.txt, DIR/profile.json; --format adds\n"
 	"stacks.folded, profile.pb.gz (pprof), flamegraph.svg. See stacktreed(8).";
 
@@ -137,6 +166,7 @@ struct parse_state {
 	int *tids;	/* -t */
 	size_t ntids;
 	bool freq_given;	/* -F */
+	bool output_given;	/* -o */
 	double count;	/* -c, 0: not given */
 };
 
@@ -228,6 +258,30 @@ static void check_output(struct st_options *o, struct argp_state *state)
 		argp_error(state, "%s", err);
 }
 
+/* stacktreed top shows and writes nothing; --refresh and --iterations
+ * are its own. */
+static void check_top(struct st_options *o, const struct parse_state *ps,
+		      struct argp_state *state)
+{
+	if (o->dump && (o->all || o->cmd || ps->npids != 1 || ps->ntids))
+		argp_error(state, "dump takes one process: give --pid PID");
+	if (o->dump && o->unwind == ST_UNWIND_FP)
+		argp_error(state, "dump walks the stacks with the CFI tables (frame pointers where "
+			   "a module has none): not with --unwind fp");
+	if (o->dump && (ps->output_given || o->interval > 0))
+		argp_error(state, "dump prints the stacks and writes no reports: no -o");
+	if (!o->top) {
+		if (o->top_refresh > 0 || o->top_iterations)
+			argp_error(state, "--refresh and --iterations go with `stacktreed top'");
+		return;
+	}
+	if (ps->output_given || o->interval > 0)
+		argp_error(state, "top shows the functions live and writes no reports: record "
+			   "with `stacktreed -o DIR' (without top) for them");
+	if (o->top_refresh <= 0)
+		o->top_refresh = 2;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct parse_state *ps = state->input;
@@ -302,6 +356,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		o->output = arg;
+		ps->output_given = true;
 		break;
 	case OPT_KERNEL:
 		o->kernel = true;
@@ -440,6 +495,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose = true;
 		break;
+	case OPT_REFRESH:
+		if (parse_double(arg, 0.1, 3600, &o->top_refresh))
+			argp_error(state, "invalid --refresh '%s': give seconds (0.1..3600)", arg);
+		break;
+	case OPT_ITERATIONS:
+		if (parse_double(arg, 1, 1e9, &v) || v != (unsigned)v)
+			argp_error(state, "invalid --iterations '%s': give a count >= 1", arg);
+		o->top_iterations = (unsigned)v;
+		break;
 	case OPT_BENCH_BARE:
 		o->bench_bare = true;
 		break;
@@ -521,6 +585,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "--pid PID or -- CMD (never with -a)");
 		if (o->force_faults && !(o->events & (1u << ST_EVENT_FAULTS)))
 			argp_error(state, "--force-faults needs --event faults (or cpu,faults)");
+		check_top(o, ps, state);
 		check_output(o, state);
 		if (!o->nlisten && (o->nlisten_allow || o->listen_token_file ||
 				    o->listen_max_seconds))
@@ -571,9 +636,25 @@ int main(int argc, char **argv)
 		.events = 1u << ST_EVENT_CPU, .interpreters = ST_INTERP_ALL,
 	};
 	struct parse_state ps = { .o = &o };
-	const struct argp argp = { options, parse_opt, "[-- CMD [ARGS...]]", doc, NULL, NULL, NULL };
+	const struct argp argp = { options, parse_opt,
+				   "[-- CMD [ARGS...]]\ntop (--pid PID | -a | -- CMD) [--refresh SEC] [--iterations N]"
+				   "\ndump --pid PID",
+				   doc, NULL, NULL, NULL };
 	int ret;
 
+	/* commands: `stacktreed top|dump ...' (`stacktreed -- top' profiles top(1)) */
+	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "dump"))) {
+		static char top_name[] = "stacktreed top", dump_name[] = "stacktreed dump";
+
+		o.top = !strcmp(argv[1], "top");
+		o.dump = !o.top;
+		argv[1] = o.top ? top_name : dump_name;
+		argv++;
+		argc--;
+	}
+	if (st_hints__check(o.top ? "stacktreed top" : o.dump ? "stacktreed dump" : "stacktreed",
+			    options, hints, argc, argv))
+		return 64;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &ps))
 		return 64;
 	o.pids = ps.pids;

@@ -635,8 +635,26 @@ static void java_line(FILE *out, const struct st_java *j)
 	fprintf(out, " (Java frames not named yet)\n");
 }
 
-void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
-		       const char *where)
+/* Notes that describe how the session ran, not what it found: the full
+ * summary's only. */
+static bool diagnostic_note(const char *id)
+{
+	static const char *const ids[] = {
+		"bpf_runs", "kernel_symbols", "perfmap_read", "late_unwound", "handoff",
+		"unw_fp_frames", "idle", "in_execve", "python_codes",
+	};
+
+	for (size_t i = 0; id && i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (!strcmp(id, ids[i]))
+			return true;
+	return false;
+}
+
+/* brief: what happened (samples, lost, cut short, where the reports are)
+ * and only the lines whose counters are not zero and say something about
+ * this run's profile; else every line. */
+static void write_summary(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
+			  const char *where, bool brief)
 {
 	struct st_symbolizer_stats ss;
 	struct rusage ru;
@@ -658,11 +676,17 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 			(uint64_t)p->lost_by[i].value);
 	fprintf(out, "%s\n", p->nlost_by ? ")" : "");
 	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(out, "stacktreed: %s: %" PRIu64 "\n",
+		if (!brief || (p->notes[i].id && !strcmp(p->notes[i].id, "truncated_all")) ||
+		    (p->notes[i].value && !diagnostic_note(p->notes[i].id)))
+			fprintf(out, "stacktreed: %s: %" PRIu64 "\n",
 			st_textesc__str(p->notes[i].name, path, sizeof(path)),
 			(uint64_t)p->notes[i].value);
-	if (st_profile__unresolved_line(p, line, sizeof(line)))	/* has module names */
+	if ((!brief || p->unresolved) &&	/* the line has module names */
+	    st_profile__unresolved_line(p, line, sizeof(line)))
 		fprintf(out, "stacktreed: %s\n", st_textesc__str(line, path, sizeof(path)));
+	st_symbolizer__stats(s->sym, &ss);
+	if (brief)
+		goto findings;
 	if (p->bpf_ns_per_sample > 0)
 		fprintf(out, "stacktreed: BPF run time %.0f ns per sample (kernel BPF stats)\n",
 			p->bpf_ns_per_sample);
@@ -677,17 +701,20 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 	budget_line(out, s);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(s->sym) >> 10, st_collector__memory(s->coll) >> 10);
-	st_symbolizer__stats(s->sym, &ss);
-	fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
-		"files refused: %zu not regular, %zu over the size bound, %zu symlinks, "
-		"%zu implausible layout%s%s%s, %zu not the mapped file; "
-		"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
-		"%zu non-root files not shared by build id\n",
-		ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
-		ss.implausible, ss.implausible ? " (last: " : "",
-		st_textesc__str(ss.implausible_path, path, sizeof(path)),
-		ss.implausible ? ")" : "", ss.not_mapped, ss.out_of_time, ss.too_many,
-		ss.cancelled, ss.unshared);
+findings:
+	if (!brief || ss.evicted || ss.not_regular || ss.too_large || ss.symlink ||
+	    ss.implausible || ss.not_mapped || ss.out_of_time || ss.too_many || ss.cancelled ||
+	    ss.unshared)
+		fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
+			"files refused: %zu not regular, %zu over the size bound, %zu symlinks, "
+			"%zu implausible layout%s%s%s, %zu not the mapped file; "
+			"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
+			"%zu non-root files not shared by build id\n",
+			ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
+			ss.implausible, ss.implausible ? " (last: " : "",
+			st_textesc__str(ss.implausible_path, path, sizeof(path)),
+			ss.implausible ? ")" : "", ss.not_mapped, ss.out_of_time, ss.too_many,
+			ss.cancelled, ss.unshared);
 	if (ss.debuginfod)
 		fprintf(out, "stacktreed: debuginfod: %zu debug files fetched, %zu not found, "
 			"%zu failed (timeout, unreachable, too large), %zu rejected (wrong build id "
@@ -699,24 +726,27 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		struct st_unwinder_stats us;
 
 		st_unwinder__stats(s->unw, &us);
-		fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
-			"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
-			"%zu released; %zu processes, %zu modules without CFI, compiled in "
-			"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
-			"%zu process tables read again (an exec during the read); %zu processes "
-			"with mappings left out of their table (over %d)\n",
-			us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
-			(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
-			us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image,
-			us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS);
-		if (us.cache.dir)
+		if (!brief || us.no_cfi || us.refused || us.unshared || us.other_image ||
+		    us.too_many_maps)
+			fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
+				"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
+				"%zu released; %zu processes, %zu modules without CFI, compiled in "
+				"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
+				"%zu process tables read again (an exec during the read); %zu processes "
+				"with mappings left out of their table (over %d)\n",
+				us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
+				(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
+				us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image,
+				us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS);
+		/* how the tables were had: the full summary's */
+		if (!brief && us.cache.dir)
 			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "
 				"written, %zu rejected, %zu evicted; %.1f of %zu MiB in %s\n",
 				us.cache.hits, us.cache.misses, us.cache.written, us.cache.rejected,
 				us.cache.evicted, (double)us.cache.bytes / (1 << 20),
 				us.cache.max_bytes >> 20,
 				st_textesc__str(us.cache.dir, path, sizeof(path)));
-		else
+		else if (!brief)
 			fprintf(out, "stacktreed: unwind table cache: off\n");
 		if (us.no_room)
 			fprintf(out, "stacktreed: unwind memory full: %zu modules walked by frame "
@@ -734,6 +764,19 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 		st_forcefault__summary(s->ff, st[ST_STAT_FAULT_FORCED], out);
 	}
 	java_line(out, s->java);
-	fprintf(out, "stacktreed: reports in %s\n", st_textesc__str(where, path, sizeof(path)));
+	fprintf(out, "stacktreed: reports in %s%s\n", st_textesc__str(where, path, sizeof(path)),
+		brief ? " (-v: every counter)" : "");
+}
+
+void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
+		       const char *where)
+{
+	write_summary(out, p, s, where, false);
+}
+
+void st_summary__write_brief(FILE *out, const struct st_profile *p,
+			     const struct st_summary_src *s, const char *where)
+{
+	write_summary(out, p, s, where, true);
 }
 

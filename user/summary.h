@@ -51,6 +51,12 @@ void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, uns
  * each, ending with where the reports are. */
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
 		       const char *where);
+/* The same, brief (stacktreed on a terminal without -v): the samples, the
+ * lost samples, the stacks cut short, where the reports are, and only the
+ * other lines whose counters are not zero and tell about the profile (not
+ * the daemon's CPU, memory, caches or BPF run time). */
+void st_summary__write_brief(FILE *out, const struct st_profile *p,
+			     const struct st_summary_src *s, const char *where);
 
 /* BPF run time per walked sample: run_ns over the runs that were not on
  * an idle CPU (those return at once; their few nanoseconds stay in the

@@ -57,6 +57,7 @@ struct fg {
 	long pid;		/* < 0: every process */
 	int width;		/* of the document, px */
 	bool offsets;		/* a box per call site, not per function */
+	const struct st_flamegraph_opts *o;	/* its hooks (differential graph), or NULL */
 	struct fg_site *sites;	/* by function: of the tree walked, by dst */
 	size_t nsites, sites_cap;
 	int site_err;
@@ -365,6 +366,13 @@ static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 		fprintf(out, ":%u", (unsigned)b->line);
 	}
 	put_sites(g, b->node);
+	if (b->node && g->o && g->o->describe) {
+		char line[256];
+
+		g->o->describe(b->node, line, sizeof(line), g->o->ctx);
+		fputc('\n', out);
+		xml_put(out, line);
+	}
 	fprintf(out, "\nBASE %" PRIu64 ", CUM %" PRIu64 " (%.2f%%), CALLS %" PRIu64
 		     "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
 		     "fill=\"#%06x\"/><text x=\"%.3f\" y=\"%.1f\">",
@@ -413,7 +421,7 @@ static int visit(const struct st_node *n, void *ctx)
 		x = n == n->parent->first_child ? g->start[n->depth - 1] : g->next[n->depth];
 		b.name = st_frame__name(&n->f, name, sizeof(name));
 		b.module = n->f.module;
-		b.rgb = node_colour(n);
+		b.rgb = g->o && g->o->colour ? g->o->colour(n, g->o->ctx) : node_colour(n);
 		b.cls = frame_class(n);
 		b.file = n->f.file;
 		b.line = n->f.line;
@@ -649,8 +657,8 @@ static void header(struct fg *g, const struct fg_proc *ps, size_t nps, double he
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", js);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fafaf5\"/>\n",
 		g->width, height);
-	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">Flame graph: ",
-		g->width / 2);
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">%s: ",
+		g->width / 2, g->o && g->o->title ? g->o->title : "Flame graph");
 	xml_put(out, what);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">",
 		g->width / 2);
@@ -683,6 +691,12 @@ static void footer(struct fg *g, double y)
 			 : "No samples");
 	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
 		g->width - FG_PAD, y + 18);
+	if (g->o && g->o->legend) {
+		fprintf(out, "<text id=\"hint\" x=\"%d\" y=\"%.0f\">", FG_PAD, y + 40);
+		xml_put(out, g->o->legend);
+		fputs("</text>\n</svg>\n", out);
+		return;
+	}
 	fprintf(out, "<text id=\"hint\" x=\"%d\" y=\"%.0f\">Colour by runtime:</text>\n",
 		FG_PAD, y + 40);
 	x += 70;
@@ -715,6 +729,7 @@ int st_flamegraph__write(const struct st_profile *p, FILE *out, long pid,
 			  : o->width > ST_FLAMEGRAPH_MAX_WIDTH ? ST_FLAMEGRAPH_MAX_WIDTH
 							       : (int)o->width;
 	g.offsets = o && o->offsets;
+	g.o = o;
 	if (!(ps = processes(&g, &nps)))
 		goto cleanup;
 	g.scale = g.total ? (double)(g.width - 2 * FG_PAD) / (double)g.total : 0;

@@ -19,10 +19,11 @@
 #ifndef STACKTREE_FLAMEGRAPH_H
 #define STACKTREE_FLAMEGRAPH_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
-#include <stdbool.h>
-
+struct st_node;
 struct st_profile;
 
 #define ST_FLAMEGRAPH_WIDTH 1200	/* px, the default */
@@ -33,6 +34,15 @@ struct st_flamegraph_opts {
 	unsigned width;		/* of the document in px (--svg-width); 0: the default;
 				 * clamped to [MIN, MAX] */
 	bool offsets;		/* a box per call site (--folded-offsets) */
+	/* A differential graph (stacktree diff, user/output/diff.h), with
+	 * offsets set so that boxes are the tree's nodes: each box (not the
+	 * synthetic ones) coloured by colour(), its tooltip ending with the
+	 * line describe() writes into buf; title replaces "Flame graph" and
+	 * legend the runtimes' legend. NULL: the usual graph. */
+	unsigned (*colour)(const struct st_node *n, void *ctx);	/* 0xRRGGBB */
+	void (*describe)(const struct st_node *n, char *buf, size_t len, void *ctx);
+	void *ctx;
+	const char *title, *legend;
 };
 
 /* Write the flame graph of process pid, or of every process when pid < 0;
