@@ -31,7 +31,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DST_VERSION=\"$(VERS
 # dlopen()ed only when debug files are fetched (binsym/debuginfod.c), so
 # libcurl and its ~30 libraries stay out of every other run.
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -ljson-c) \
-	    -lprotobuf-c -lz -lm -liberty -pthread
+	    -lprotobuf-c -lz -lm -liberty -lssl -lcrypto -pthread
 PROTOC_C ?= protoc-c
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -13,6 +13,7 @@ build_pkgs=(make gcc clang pkg-config bpftool
       libbpf-dev libelf-dev libdw-dev zlib1g-dev libjson-c-dev	# the daemon's libraries
       protobuf-c-compiler libprotobuf-c-dev	# pprof output (profile.proto)
       libiberty-dev	# the demangler (binutils' own)
+      libssl-dev	# TLS for the live endpoint (--listen-tls-cert)
       libdebuginfod-dev	# debuginfod client header (the library is dlopen()ed)
       util-linux kmod)	# mkswap, modprobe zram (--force-faults)
 
@@ -32,6 +33,7 @@ test_pkgs=(llvm libcmocka-dev elfutils binutils linux-perf python3 jq
       prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)
       chromium	# headless: speedscope reads stacks.folded (test_outputs.py)
       tmux	# a terminal for stacktreed top (test_top.py)
+      openssl curl	# a certificate and a TLS client for the endpoint (test_endpoint.py)
       python3-jsonschema	# validates every profile.json against schema/ (stcheck.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 

@@ -825,6 +825,7 @@ static int open_endpoint(struct run *r)
 		.listen = o->listen, .nlisten = o->nlisten,
 		.allow = o->listen_allow, .nallow = o->nlisten_allow,
 		.token = r->token, .token_len = r->token_len, .max_seconds = o->listen_max_seconds,
+		.tls_cert = o->listen_tls_cert, .tls_key = o->listen_tls_key,
 		.coll = r->coll, .names = r->names,
 		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
 		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,

@@ -73,6 +73,8 @@ struct st_options {
 	size_t nlisten_allow;
 	const char *listen_token_file;	/* --listen-token-file, or NULL */
 	unsigned listen_max_seconds;	/* --listen-max-seconds; 0: the default */
+	const char *listen_tls_cert;	/* --listen-tls-cert, or NULL */
+	const char *listen_tls_key;	/* --listen-tls-key, or NULL */
 	int *tids;		/* -t: only these threads (their processes are in pids) */
 	size_t ntids;
 	bool filter_uid;	/* -u: only tasks whose real uid is uid */

@@ -58,6 +58,8 @@ enum {
 	OPT_LISTEN_ALLOW,
 	OPT_LISTEN_TOKEN_FILE,
 	OPT_LISTEN_MAX_SECONDS,
+	OPT_LISTEN_TLS_CERT,
+	OPT_LISTEN_TLS_KEY,
 	OPT_FOLDED_OFFSETS,
 	OPT_SVG_WIDTH,
 	OPT_CALL_GRAPH,
@@ -109,6 +111,8 @@ static const struct argp_option options[] = {
 	{ "listen", OPT_LISTEN, "[ADDR:]PORT|unix:/PATH", 0, "Serve GET /debug/pprof/profile?seconds=N (gzipped pprof of the next N seconds) and /metrics (Prometheus) on ADDR:PORT; PORT alone: loopback (127.0.0.1) only; unix:/PATH: a Unix socket the daemon creates (mode 0666: its directory decides who connects); repeatable (4 at most). Root and --listen-allow users get every process, any other local user its own processes only (kernel frames hidden), a client not on loopback 403 without --listen-token-file's token", 1 },
 	{ "listen-allow", OPT_LISTEN_ALLOW, "LIST", 0, "Users that get every process from --listen as root does: a comma list of USER, UID and @GROUP (its members when stacktreed starts); repeatable", 1 },
 	{ "listen-token-file", OPT_LISTEN_TOKEN_FILE, "FILE", 0, "A client that sends 'Authorization: Bearer TOKEN' with the token in FILE (ours, mode 0600 or 0400) gets every process, from any address; a wrong token gets 403", 1 },
+	{ "listen-tls-cert", OPT_LISTEN_TLS_CERT, "FILE", 0, "Serve --listen's TCP addresses over TLS (1.2, 1.3) with the certificate chain in FILE (PEM); with --listen-tls-key", 1 },
+	{ "listen-tls-key", OPT_LISTEN_TLS_KEY, "FILE", 0, "The private key of --listen-tls-cert (PEM, no passphrase; ours, mode 0600 or 0400)", 1 },
 	{ "listen-max-seconds", OPT_LISTEN_MAX_SECONDS, "N", 0, "Longest profile --listen takes (seconds=N over it: 400; default 60, 1..3600)", 1 },
 	{ "keep", OPT_KEEP, "N", 0, "Service: keep the newest N snapshots (default 24)", 1 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (their main thread's comm)", 1 },
@@ -533,6 +537,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_LISTEN_TOKEN_FILE:
 		o->listen_token_file = arg;
 		break;
+	case OPT_LISTEN_TLS_CERT:
+		o->listen_tls_cert = arg;
+		break;
+	case OPT_LISTEN_TLS_KEY:
+		o->listen_tls_key = arg;
+		break;
 	case OPT_LISTEN_MAX_SECONDS:
 		if (parse_double(arg, 1, ST_HTTP_MAX_SECONDS, &v) || v != (unsigned)v)
 			argp_error(state, "invalid --listen-max-seconds '%s': give 1..%d (s)", arg,
@@ -588,9 +598,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		check_top(o, ps, state);
 		check_output(o, state);
 		if (!o->nlisten && (o->nlisten_allow || o->listen_token_file ||
-				    o->listen_max_seconds))
-			argp_error(state, "--listen-allow, --listen-token-file and "
-				   "--listen-max-seconds go with --listen");
+				    o->listen_max_seconds || o->listen_tls_cert || o->listen_tls_key))
+			argp_error(state, "--listen-allow, --listen-token-file, --listen-tls-cert, "
+				   "--listen-tls-key and --listen-max-seconds go with --listen");
+		if (!o->listen_tls_cert != !o->listen_tls_key)
+			argp_error(state, "--listen-tls-cert and --listen-tls-key go together");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

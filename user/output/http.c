@@ -35,6 +35,7 @@
 #include "user/model/window.h"
 #include "user/output/http_parse.h"
 #include "user/output/http_peer.h"
+#include "user/output/http_tls.h"
 #include "user/output/pprof.h"
 
 enum conn_state { C_FREE, C_READING, C_WAITING, C_WRITING };
@@ -42,6 +43,7 @@ enum conn_state { C_FREE, C_READING, C_WAITING, C_WRITING };
 struct conn {
 	enum conn_state state;
 	int fd;
+	struct st_http_tls_conn *tls;	/* --listen-tls-cert: its session, or NULL */
 	struct st_http_peer peer;
 	bool privileged;	/* a local uid that sees everything: the reserve is its */
 	enum st_http_view view;	/* of its request */
@@ -76,6 +78,7 @@ struct st_http {
 	double now;		/* of the last st_http__work() */
 	struct conn conns[ST_HTTP_MAX_CONNS];
 	struct st_http_stats stats;
+	struct st_http_tls *tls;	/* every TCP listener's, or NULL */
 };
 
 static void conn_close(struct st_http *h, struct conn *c)
@@ -88,6 +91,8 @@ static void conn_close(struct st_http *h, struct conn *c)
 		h->windows--;
 	}
 	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	st_http_tls__close(c->tls);
+	c->tls = NULL;
 	close(c->fd);
 	free(c->out);
 	c->out = NULL;
@@ -106,9 +111,16 @@ static void conn_watch(struct st_http *h, struct conn *c, __u32 ev)
 static void conn_flush(struct st_http *h, struct conn *c)
 {
 	while (c->outpos < c->outlen) {
-		ssize_t n = send(c->fd, c->out + c->outpos, c->outlen - c->outpos,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		__u32 want = EPOLLOUT;
+		ssize_t n = c->tls ? st_http_tls__write(c->tls, c->out + c->outpos,
+							c->outlen - c->outpos, &want)
+				   : send(c->fd, c->out + c->outpos, c->outlen - c->outpos,
+					  MSG_NOSIGNAL | MSG_DONTWAIT);
 
+		if (c->tls && n == -EAGAIN) {	/* (TLS may want to read first) */
+			conn_watch(h, c, want);
+			return;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -390,8 +402,20 @@ static void conn_read(struct st_http *h, struct conn *c, double now)
 	ssize_t n;
 	int r;
 
-	n = recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen, MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+	if (c->tls) {	/* the handshake first, then the request's bytes */
+		__u32 want = EPOLLIN;
+
+		n = st_http_tls__read(c->tls, c->in + c->inlen, sizeof(c->in) - c->inlen, &want);
+		if (n == -EAGAIN) {
+			conn_watch(h, c, want);
+			return;
+		}
+		if (n < 0)
+			h->stats.tls_failed++;
+	} else {
+		n = recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen, MSG_DONTWAIT);
+	}
+	if (!c->tls && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return;
 	if (n <= 0) {
 		conn_close(h, c);
@@ -407,7 +431,7 @@ static void conn_read(struct st_http *h, struct conn *c, double now)
 
 /* A connection refused as soon as it is accepted: a short answer if the
  * socket takes it now, closed. */
-static void refuse_now(struct st_http *h, int fd, enum st_http_refusal_reason by)
+static void refuse_now(struct st_http *h, int fd, enum st_http_refusal_reason by, bool tls)
 {
 	static const char busy[] =
 		"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
@@ -415,7 +439,8 @@ static void refuse_now(struct st_http *h, int fd, enum st_http_refusal_reason by
 
 	h->stats.refused_busy++;
 	h->stats.refused[by]++;
-	if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+	/* (on TLS, closed without a word: an answer would need a handshake) */
+	if (!tls && send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
 		shutdown(fd, SHUT_WR);
 	close(fd);
 }
@@ -427,6 +452,8 @@ static void accept_all(struct st_http *h, size_t l, double now)
 		.total = ST_HTTP_MAX_CONNS, .reserved = ST_HTTP_RESERVED_CONNS,
 		.per_peer = ST_HTTP_PEER_CONNS,
 	};
+
+	bool tls = h->tls && !h->ls[l].path;	/* TCP listeners; a Unix socket is local */
 
 	for (int tries = 0; tries < ST_HTTP_MAX_CONNS * 2; tries++) {
 		int fd = accept4(h->ls[l].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -447,7 +474,8 @@ static void accept_all(struct st_http *h, size_t l, double now)
 		r = st_http_places__admit(&places, held, holders(h, C_FREE, false, held), &who);
 		if (r) {
 			refuse_now(h, fd, r == 1 ? ST_REFUSE_CONNS :
-					  r == 2 ? ST_REFUSE_CONNS_SHARED : ST_REFUSE_CONNS_PEER);
+					  r == 2 ? ST_REFUSE_CONNS_SHARED : ST_REFUSE_CONNS_PEER,
+				   tls);
 			continue;
 		}
 		for (size_t i = 0; i < ST_HTTP_MAX_CONNS && !c; i++)
@@ -456,8 +484,15 @@ static void accept_all(struct st_http *h, size_t l, double now)
 		*c = (struct conn){ .state = C_READING, .fd = fd, .peer = peer,
 				    .privileged = who.privileged,
 				    .deadline = now + ST_HTTP_HEAD_TIMEOUT_S };
+		if (tls && !(c->tls = st_http_tls__accept(h->tls, fd))) {
+			close(fd);
+			c->state = C_FREE;
+			continue;
+		}
 		e = (struct epoll_event){ .events = EPOLLIN, .data.u64 = (__u64)(c - h->conns) };
 		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &e)) {
+			st_http_tls__close(c->tls);
+			c->tls = NULL;
 			close(fd);
 			c->state = C_FREE;
 		}
@@ -487,9 +522,9 @@ void st_http__work(struct st_http *h, double now)
 		if ((ev[i].events & (EPOLLERR | EPOLLHUP)) ||
 		    (c->state == C_WAITING && (ev[i].events & EPOLLRDHUP)))
 			conn_close(h, c);
-		else if (c->state == C_READING && (ev[i].events & EPOLLIN))
-			conn_read(h, c, now);
-		else if (c->state == C_WRITING && (ev[i].events & EPOLLOUT))
+		else if (c->state == C_READING && (ev[i].events & (EPOLLIN | EPOLLOUT)))
+			conn_read(h, c, now);	/* (EPOLLOUT: a TLS handshake's write) */
+		else if (c->state == C_WRITING && (ev[i].events & (EPOLLIN | EPOLLOUT)))
 			conn_flush(h, c);
 	}
 	for (size_t l = 0; l < h->nls; l++)
@@ -712,6 +747,14 @@ int st_http__new(const struct st_http_opts *o, struct st_http **out)
 		err = -errno;
 		goto fail;
 	}
+	if (o->tls_cert) {
+		char why[512];
+
+		if ((err = st_http_tls__new(o->tls_cert, o->tls_key, &h->tls, why, sizeof(why)))) {
+			fprintf(stderr, "stacktreed: %s\n", why);
+			goto fail;
+		}
+	}
 	if (o->nlisten > ST_HTTP_MAX_LISTEN) {
 		fprintf(stderr, "stacktreed: --listen: at most %d addresses\n", ST_HTTP_MAX_LISTEN);
 		err = -EINVAL;
@@ -764,6 +807,7 @@ void st_http__free(struct st_http *h)
 	}
 	if (h->epfd >= 0)
 		close(h->epfd);
+	st_http_tls__free(h->tls);
 	free(h);
 }
 
@@ -793,6 +837,10 @@ void st_http__metrics(const struct st_http *h, FILE *out)
 	for (int i = 0; i < ST_REFUSE__N; i++)
 		fprintf(out, "stacktreed_http_refused_total{reason=\"%s\"} %" PRIu64 "\n",
 			st_http_refusal_names[i], (uint64_t)s.refused[i]);
+	if (h->tls)
+		fprintf(out, "# HELP stacktreed_http_tls_failed_total TLS handshakes and streams "
+			"that failed.\n# TYPE stacktreed_http_tls_failed_total counter\n"
+			"stacktreed_http_tls_failed_total %" PRIu64 "\n", (uint64_t)s.tls_failed);
 	fprintf(out, "# HELP stacktreed_http_connections_open Connections the live endpoint "
 		"holds now.\n# TYPE stacktreed_http_connections_open gauge\n"
 		"stacktreed_http_connections_open %u\n", s.open_conns);

@@ -69,6 +69,8 @@ struct st_http_opts {
 	const char *token;	/* --listen-token-file's token, or NULL */
 	size_t token_len;
 	unsigned max_seconds;	/* --listen-max-seconds; 0: ST_HTTP_MAX_SECONDS_DEFAULT */
+	const char *tls_cert;	/* --listen-tls-cert/-key: TLS on the TCP listeners, or NULL */
+	const char *tls_key;
 	struct st_collector *coll;	/* the profiles' samples, named by names */
 	const struct st_namer *names;
 	const char *event;	/* the profiles' event ("cpu-clock", "page-faults") */
@@ -112,6 +114,7 @@ void st_http__before_reset(struct st_http *h);
 /* Requests answered and refused so far (for /metrics). */
 struct st_http_stats {
 	__u64 profiles, metrics, refused_busy, refused_bad, timed_out;
+	__u64 tls_failed;	/* TLS handshakes or streams that failed */
 	__u64 refused[ST_REFUSE__N];	/* by reason (503s and 4xx) */
 	unsigned open_profiles;	/* profiles being taken now */
 	unsigned open_conns;	/* connections open now */

@@ -211,16 +211,14 @@ int st_http_policy__allow(const char *list, __u32 **uids, size_t *n, char *err, 
 	return r;
 }
 
-int st_http_policy__read_token(const char *path, char **token, size_t *len, char *err,
-			       size_t errlen)
+int st_http_policy__read_secret(const char *path, char *buf, size_t max, size_t *len, char *err,
+				size_t errlen)
 {
-	char buf[ST_HTTP_MAX_TOKEN + 64];
 	struct stat st;
 	ssize_t got;
 	size_t n = 0;
 	int fd, r = 0;
 
-	*token = NULL;
 	*len = 0;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
@@ -237,7 +235,7 @@ int st_http_policy__read_token(const char *path, char **token, size_t *len, char
 			 (unsigned)(st.st_mode & 07777));
 		r = -EPERM;
 	}
-	while (!r && n < sizeof(buf) && (got = read(fd, buf + n, sizeof(buf) - n)) != 0) {
+	while (!r && n < max && (got = read(fd, buf + n, max - n)) != 0) {
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
@@ -248,6 +246,20 @@ int st_http_policy__read_token(const char *path, char **token, size_t *len, char
 		}
 	}
 	close(fd);
+	*len = n;
+	return r;
+}
+
+int st_http_policy__read_token(const char *path, char **token, size_t *len, char *err,
+			       size_t errlen)
+{
+	char buf[ST_HTTP_MAX_TOKEN + 64];
+	size_t n = 0;
+	int r;
+
+	*token = NULL;
+	*len = 0;
+	r = st_http_policy__read_secret(path, buf, sizeof(buf), &n, err, errlen);
 	while (!r && n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
 			   buf[n - 1] == '\t'))
 		n--;

@@ -1,7 +1,8 @@
 /* http_policy.h - who gets what from the live endpoint (user/output/http.h):
  * the view a client is given, the places it may hold, the bearer token.
  * Pure (no I/O) but st_http_policy__allow(), which resolves names, and
- * st_http_policy__read_token(), which reads the token file.
+ * st_http_policy__read_secret() and _read_token(), which read the token
+ * (and TLS key) file.
  * Owner: user/output/http_policy.c; user/output/http_peer.c tells who the
  * client is.
  *
@@ -116,6 +117,14 @@ int st_http_places__admit(const struct st_http_places *pl, const struct st_http_
  * a malloc'ed array of uids appended to *uids. 0, or -EINVAL (a name that
  * does not exist, written into err) or -ENOMEM. */
 int st_http_policy__allow(const char *list, __u32 **uids, size_t *n, char *err, size_t errlen);
+
+/* A secret file's bytes (the token file, the TLS key): a regular file
+ * owned by our euid, not readable or writable by group or others (0600 or
+ * 0400), opened without following a link and read into buf (up to max
+ * bytes: *len). 0, or -EINVAL/-EPERM/-errno with one line written into
+ * err (what is wrong, and the chmod that fixes it). */
+int st_http_policy__read_secret(const char *path, char *buf, size_t max, size_t *len, char *err,
+				size_t errlen);
 
 /* The token of a --listen-token-file: a regular file owned by our euid,
  * not readable or writable by group or others (0600 or 0400), of 1 to
