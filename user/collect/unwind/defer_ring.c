@@ -308,6 +308,15 @@ int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 	    __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(r->cons_pos, __ATOMIC_ACQUIRE))
 		return 0;
+	/* nor while the inbox is full: nothing is read before room is
+	 * released (a wait here, at every exit, kept the main thread from
+	 * ever releasing it) */
+	pthread_mutex_lock(&r->lock);
+	if (full(r)) {
+		pthread_mutex_unlock(&r->lock);
+		return -ENOSPC;
+	}
+	pthread_mutex_unlock(&r->lock);
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout_ms / 1000;
 	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;

@@ -62,7 +62,8 @@ void st_defer_ring__release(struct st_defer_ring *r, size_t bytes);
 /* Make the consumer read the ring now, and wait until it has (or
  * timeout_ms): every record committed before this call is then in the
  * inbox. 0 at once when the ring holds nothing unread (or without a
- * thread), else 0 or -ETIMEDOUT. */
+ * thread), -ENOSPC at once while the inbox is full (nothing is read
+ * before room is released), else 0 or -ETIMEDOUT. */
 int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms);
 /* The end of the session: the consumer reads the ring a last time and
  * ends (joined). Later calls do nothing; take still works. */
