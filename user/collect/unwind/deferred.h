@@ -24,6 +24,7 @@
 
 #define ST_DEFER_WAIT_S 10.0
 #define ST_DEFER_PASS_S 0.01	/* the queue is walked at most this often */
+#define ST_DEFER_PASS_BUDGET_S 0.05	/* ... and for this long (a forced pass: all) */
 #define ST_DEFER_MEMORY (128u << 20)	/* bytes of queued samples at most */
 
 struct st_defer;
