@@ -193,7 +193,10 @@ spread: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 	@$(if $(SAN_FLAGS),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
 		$(RUN_ENV) bench/spread.py -n $(RUNS) $(if $(LOAD),--load) $(or $(T),test_)
 
-# 10 minutes system-wide with processes coming and going (not part of test)
+# 10 minutes system-wide with processes coming and going, then 10 minutes
+# of 300 new processes a second, with the daemon's own RSS slope (not part
+# of test; SOAK_SECONDS=0 skips the first, SOAK_CHURN_SECONDS sets the
+# second's length, SOAK_CHURN its rate: bench/soak.sh)
 soak: all $(WORKLOADS)
 	@bench/soak.sh
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make soak: stacktreed -a at 999 Hz for SOAK_SECONDS (default 600) while
-# short-lived processes come and go; prints the daemon's RSS over time, its
-# CPU use, and samples lost by reason. Then the churn soak (issue 23):
+# make soak: stacktreed -a at 999 Hz for SOAK_SECONDS (default 600; 0:
+# skipped) while short-lived processes come and go; prints the daemon's RSS
+# over time, its CPU use, and samples lost by reason. Then the churn soak
+# (issue 23; `make soak SOAK_SECONDS=0 SOAK_CHURN_SECONDS=1800` runs only
+# issue 34's 30 minutes at 300 processes a second):
 # stacktreed -a --interval 2 while SOAK_CHURN (default 300; 0: skipped)
 # processes a second start and exit for SOAK_CHURN_SECONDS (default 600);
 # prints RSS every 30 s (all of it, and the daemon's own: less the BPF
@@ -15,13 +17,14 @@ secs=${SOAK_SECONDS:-600}
 out=$(mktemp -d /tmp/st-soak-XXXXXX)
 wl=build/workloads
 [ "$(id -u)" -eq 0 ] || { echo "soak: run as root" >&2; exit 1; }
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$daemon/status"; }
+if [ "$secs" -gt 0 ]; then
 
 build/stacktreed -a -F 999 --interval 30 --keep 4 -o "$out/snap" 2>"$out/daemon.log" &
 daemon=$!
 sleep 1
 hz=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$daemon/stat"; }
-rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$daemon/status"; }
 
 start=$(date +%s)
 t0_ticks=$(cpu_ticks)
@@ -78,6 +81,7 @@ print("soak: samples in the kept snapshots: %d; lost by reason: %s" % (samples, 
 full = sum(v for k, v in lost.items() if "full" in k)
 print("soak: samples lost to a full map: %d" % full)
 PY
+fi
 
 churn=${SOAK_CHURN:-300}
 csecs=${SOAK_CHURN_SECONDS:-600}
@@ -120,6 +124,7 @@ var = sum((t - mt) ** 2 for t, _ in warm)
 slope = sum((t - mt) * (r - mr) for t, r in warm) / var * 60 if var else 0.0
 print("soak churn: %s processes started; own RSS after 1 min %d KiB, at the end %d KiB (%+.1f%%)"
       % (started, warm[0][1], warm[-1][1], 100.0 * (warm[-1][1] - warm[0][1]) / warm[0][1]))
-print("soak churn: own RSS slope after the first minute: %+.0f KiB/min" % slope)
+print("soak churn: own RSS slope after the first minute: %+.0f KiB/min (%+.2f MiB/min)"
+      % (slope, slope / 1024))
 PY
 rm -rf "$cout"

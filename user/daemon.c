@@ -138,11 +138,14 @@ static void on_event(void *ctx, const struct st_event *e)
 
 	if (e->type == ST_EV_EXIT) {
 		st_collector__exited(r->coll, e->pid);
-		/* its deferred samples first: they need its table */
-		if (r->defer && st_defer__flush(r->defer, e->pid))
-			r->merge_err = -ENOMEM;
-		if (r->unw)
+		/* its deferred samples first: they need its table (walked, and
+		 * the table dropped, with the other exits of this turn) */
+		if (r->defer) {
+			if (st_defer__exited(r->defer, e->pid))
+				r->merge_err = -ENOMEM;
+		} else if (r->unw) {
 			st_unwinder__forget(r->unw, e->pid);
+		}
 		st_python__exited(r->py, e->pid, NULL);
 		st_java__exited(r->java, e->pid);
 	} else {

@@ -342,28 +342,38 @@ def shares_against_perf(cmd, comm, mode, tmp, min_compared=5, entry="main", repl
     return prof
 
 
+PERF_PLAIN = ("shares against perf are numbers, not memory safety (10x the plain run's time "
+              "sanitized: 60-150 s each, .ci/run); the sanitized suite drives the same "
+              "readers on cc1 and clang-14 in test_*_complete_from_its_first_sample, and "
+              "--pid, -- CMD and -a in test_core")
+
+
+@plain_build_only(PERF_PLAIN)
 def test_gcc_cum_shares_agree_with_perf_dwarf():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "pid")
 
 
-@plain_build_only("the sanitized suite runs clang against perf under command, gcc under --pid")
+@plain_build_only(PERF_PLAIN)
 def test_clang_cum_shares_agree_with_perf_dwarf():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "pid")
 
 
+@plain_build_only(PERF_PLAIN)
 def test_gcc_cum_shares_agree_with_perf_dwarf_under_command():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "cmd")
 
 
+@plain_build_only(PERF_PLAIN)
 def test_clang_cum_shares_agree_with_perf_dwarf_under_command():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "cmd")
 
 
+@plain_build_only(PERF_PLAIN)
 def test_gcc_cum_shares_agree_with_perf_dwarf_system_wide():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "all")
 
 
-@plain_build_only("the sanitized suite runs clang against perf under command, gcc under -a")
+@plain_build_only(PERF_PLAIN)
 def test_clang_cum_shares_agree_with_perf_dwarf_system_wide():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "all")
 
@@ -377,10 +387,16 @@ def test_no_deferred_sample_lost_while_compiles_start_at_once():
     tables compiled during the run, seconds of the daemon's main thread):
     the compilers' first samples wait in the deferred ring meanwhile, read
     by the daemon's own consumer thread, not by its main loop. No sample is
-    lost (not by the ring, not by the daemon's queue). Measured (the same
-    scenario, main before the thread, 2 runs): 1,044 and 5,724 samples did
-    not fit in the ring when the main loop read it; none now (0 in 8 runs,
-    6,000-9,000 unwound late); 11-24 s (ASan included)."""
+    lost: not by the daemon's queue, which stops reading the ring when it
+    is full (issue 37 item 5: 70,564 dropped there on a machine loaded
+    3-11), so that the ring fills instead and BPF folds the samples as
+    walked, counted ("not deferred (ring buffer full)"), in both builds.
+    Measured (the same scenario, main before the thread, 2 runs): 1,044 and
+    5,724 samples did not fit in the ring when the main loop read it; none
+    idle since (0 in 8 runs, 6,000-9,000 unwound late); 11-24 s (ASan
+    included) idle. The waits are hang guards, not measures: 600 s for the
+    compiles and 300 s for the daemon's last walk (one compile took 120 s
+    of wall time with the machine's load at 16 on 2 CPUs)."""
     check(GCC and CLANG, "gcc and clang-14 are needed (scripts/deps.sh installs them)")
     tmp = tempfile.mkdtemp(prefix="st-defer-ring-")
     src = c_source(os.path.join(tmp, "big.c"), NFUNCS // 4)
@@ -393,25 +409,25 @@ def test_no_deferred_sample_lost_while_compiles_start_at_once():
             ccs.append(subprocess.Popen([cc, "-O2", "-c", src, "-o",
                                          os.path.join(tmp, "o%d.o" % i)]))
         for p in ccs:
-            check(p.wait(timeout=120) == 0, "a compile failed")
+            check(p.wait(timeout=600) == 0, "a compile failed")
     finally:
         for p in ccs + burners:
             if p.poll() is None:
                 p.kill()
                 p.wait()
         if d:
-            rc, err = d.stop()
+            rc, err = d.stop(timeout=300)
     check(rc == 0, "stacktreed -a exited %d: %s" % (rc, err))
     prof = load(out)
     check_invariants(prof)
     late = prof["notes"].get("unwind: samples unwound late in the daemon", 0)
     notes = {k: v for k, v in prof["notes"].items() if "defer" in k or "late" in k}
+    dropped = sum(v for k, v in list(prof["notes"].items()) + list(prof["lost_by"].items())
+                  if "queue full" in k)
     metric("defer_ring.late_unwound", late)
     metric("defer_ring.not_deferred", prof["notes"].get(DEFER_LOST, 0))
     # the scenario deferred samples (else it tests nothing)
     check(late > 0, "no sample was deferred: %s" % sorted(prof["notes"].items()))
-    check(prof["notes"].get(DEFER_LOST, 0) == 0, "deferred ring full: %s" % notes)
-    if SANITIZED:	# the ASan daemon walks and compiles 5-10x slower: its queue may fill
-        return
+    check(dropped == 0, "deferred samples dropped by the daemon's queue: %s" % notes)
     check(prof["lost"] == 0, "samples lost: %s; %s" % (prof["lost_by"], notes))
     shutil.rmtree(tmp, ignore_errors=True)

@@ -1,8 +1,10 @@
 /* test_defer_ring.c - the inbox of the deferred ring's consumer
  * (user/collect/unwind/defer_ring.c), without a ring: records pushed as the
  * ring's callback would, taken whole in order, the byte bound shared with
- * the taken records until they are released, drops counted, malformed
- * records ignored; and pushes from threads while the main thread takes. */
+ * the taken records until they are released, a read stopped (-ENOSPC)
+ * while less than one record's room is left, drops of a caller that did
+ * not stop counted, malformed records ignored; and pushes from threads
+ * while the main thread takes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -34,13 +36,18 @@ static void *make(__u32 pid, __u32 len, size_t *size)
 	return d;
 }
 
-static void push(struct st_defer_ring *r, __u32 pid, __u32 len)
+/* The largest record (a whole stack copy) in the inbox. */
+#define REC_MAX REC_BYTES(ST_DEFER_STACK)
+
+/* The callback's answer: 0, or -ENOSPC (the ring's read stops). */
+static int push(struct st_defer_ring *r, __u32 pid, __u32 len)
 {
 	size_t size;
 	void *d = make(pid, len, &size);
+	int ret = st_defer_ring__push(r, d, size);
 
-	assert_int_equal(st_defer_ring__push(r, d, size), 0);
 	free(d);
+	return ret;
 }
 
 /* Free a taken list; its bytes. */
@@ -106,8 +113,8 @@ static void test_take_in_order(void **state)
 }
 
 /* The bound counts the inbox and the taken records until released: a
- * record over it is dropped (counted), and fits again once room is given
- * back. */
+ * record over it (a caller that went on after -ENOSPC) is dropped
+ * (counted), and fits again once room is given back. */
 static void test_bound_and_drops(void **state)
 {
 	struct st_defer_ring *r = st_defer_ring__new(-1, 3 * REC_BYTES(1000));
@@ -144,6 +151,30 @@ static void test_bound_and_drops(void **state)
 	assert_int_equal(st_defer_ring__bytes(r), 0);
 	/* what the inbox still holds is freed with it (no leak under ASan) */
 	push(r, 204, 10);
+	st_defer_ring__free(r);
+}
+
+/* The read of the ring stops (-ENOSPC) as soon as less than the largest
+ * record's room is left under the bound, so that a reader that stops there
+ * never drops one: the record that said so is kept, and the next, even
+ * the largest, still fits; room released, reads go on. */
+static void test_full_stops_the_read(void **state)
+{
+	struct st_defer_ring *r = st_defer_ring__new(-1, 2 * REC_MAX);
+	struct st_defer_rec *h;
+	size_t n;
+
+	(void)state;
+	/* room left for the largest: the read goes on, and it fits */
+	assert_int_equal(push(r, 1, 1000), 0);
+	assert_int_equal(push(r, 2, ST_DEFER_STACK), -ENOSPC);	/* kept, and the stop */
+	assert_int_equal(st_defer_ring__dropped(r), 0);
+	h = st_defer_ring__take(r);
+	assert_int_equal(h->next->d.pid, 2);
+	assert_int_equal(h->next->d.stack_len, ST_DEFER_STACK);
+	st_defer_ring__release(r, free_list(h, &n));
+	assert_int_equal(n, 2);
+	assert_int_equal(push(r, 4, 10), 0);	/* room again */
 	st_defer_ring__free(r);
 }
 
@@ -238,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_take_in_order),
 		cmocka_unit_test(test_bound_and_drops),
+		cmocka_unit_test(test_full_stops_the_read),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_concurrent),
 	};

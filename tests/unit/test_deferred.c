@@ -1,7 +1,7 @@
 /* test_deferred.c - the bookkeeping of the deferred-sample queue
  * (user/collect/unwind/deferred.c), without a kernel: which samples wait and
- * which are walked, forced walks (aged, flushed at exit, gone before their
- * maps were read), the counters of each stop reason, and which threads are
+ * which are walked, forced walks (aged, flushed at exit, the exits of a
+ * turn together, gone before their maps were read), the counters of each stop reason, and which threads are
  * handed back to BPF with which seq and path.
  *
  * Link seams: this file defines the functions deferred.c calls in the ring
@@ -38,7 +38,7 @@ static struct fake {
 	bool gone[2];		/* /proc/PID is gone (update: -ENOENT) */
 	unsigned stop;		/* what the next walks end with */
 	size_t fp;		/* frame-pointer frames per walk */
-	unsigned walks, forced, updates[2], finishes[2];
+	unsigned walks, forced, updates[2], finishes[2], forgets[2];
 	size_t released;
 	__u64 dropped;
 } fk;
@@ -124,6 +124,12 @@ size_t st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid)
 	(void)u;
 	fk.finishes[idx(pid)]++;
 	return 0;
+}
+
+void st_unwinder__forget(struct st_unwinder *u, __u32 pid)
+{
+	(void)u;
+	fk.forgets[idx(pid)]++;
 }
 
 /* Two frames: the sample's ip, called from 0x1000. */
@@ -344,6 +350,38 @@ static void test_flush_takes_one_process(void **state)
 	st_defer__free(d);
 }
 
+/* Exits noted during a turn are flushed together at the next pass, each
+ * process's modules finished once and its samples walked with its table,
+ * which is dropped after; the others stay queued. */
+static void test_exits_of_a_turn_together(void **state)
+{
+	struct st_collector *c = *state;
+	struct st_defer *d = st_defer__new((struct st_unwinder *)&fk, c, -1);
+
+	assert_non_null(d);
+	push(PID_A, 11, 1, 0x2000, 0);
+	push(PID_B, 21, 1, 0x3000, 0);
+	push(PID_A, 12, 1, 0x2100, 0);
+	assert_int_equal(st_defer__exited(d, PID_A), 0);
+	assert_int_equal(fk.walks, 0);		/* nothing before the pass */
+	assert_int_equal(fk.forgets[idx(PID_A)], 0);
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.forced, 2);
+	assert_true(fk.finishes[idx(PID_A)] >= 1);	/* before its walks (and its maps read again) */
+	assert_int_equal(fk.forgets[idx(PID_A)], 1);
+	assert_int_equal(folded(c, PID_A, 11) + folded(c, PID_A, 12), 2);
+	assert_int_equal(folded(c, PID_B, 21), 0);	/* its tables are not in */
+	assert_int_equal(fk.forgets[idx(PID_B)], 0);
+	/* noted once: a later pass forgets nothing more */
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.forgets[idx(PID_A)], 1);
+	assert_int_equal(st_defer__exited(d, PID_B), 0);
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(folded(c, PID_B, 21), 1);
+	assert_int_equal(fk.forgets[idx(PID_B)], 1);
+	st_defer__free(d);
+}
+
 /* A process gone before its maps could be read again: its samples are
  * walked at once with what there is. Samples without seq or tid are walked
  * but not handed back. */
@@ -372,6 +410,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_waits_for_tables_then_hands_back, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_aged_and_stop_reasons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exits_of_a_turn_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_takes_one_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_and_not_handed_back, setup, teardown),
 	};

@@ -18,6 +18,12 @@
 /* The consumer sleeps at most this long between reads of the ring (the
  * kernel wakes it sooner: the first record after it caught up, a request). */
 #define RING_WAIT_MS 100
+/* ... and this long between looks at the inbox while it is full (the
+ * ring's fd is readable all that time: records wait in it) */
+#define FULL_WAIT_MS 10
+/* the most one record takes: a read of the ring stops when less than this
+ * is left under the bound, so that every record it copies fits */
+#define REC_MAX (offsetof(struct st_defer_rec, d) + sizeof(struct st_deferred))
 
 struct st_defer_ring {
 	pthread_mutex_t lock;
@@ -51,6 +57,14 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Less than one record's room left under the bound (lock held); at the
+ * last read (stop) the ring's own size is the bound: nothing stays in it. */
+static bool full(const struct st_defer_ring *r)
+{
+	return !r->stop && r->max_bytes - (r->bytes < r->max_bytes ? r->bytes : r->max_bytes) <
+			   REC_MAX;
+}
+
 /* One more on an eventfd (a full counter: a wakeup is pending anyway). */
 static void post(int fd)
 {
@@ -67,7 +81,7 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
 	const struct st_deferred *d = data;
 	size_t head = offsetof(struct st_deferred, stack), bytes;
 	struct st_defer_rec *s;
-	bool first = false;
+	bool first = false, stop;
 
 	if (size < head || d->stack_len > size - head || d->stack_len > ST_DEFER_STACK)
 		return 0;	/* malformed: not a sample */
@@ -75,8 +89,8 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
 	/* its room is taken under the lock, the copy (up to 128 KiB) made
 	 * outside it: the main thread's take() never waits for a copy */
 	pthread_mutex_lock(&r->lock);
-	if (r->bytes + bytes > r->max_bytes) {
-		r->dropped++;
+	if (r->bytes + bytes > r->max_bytes && !r->stop) {
+		r->dropped++;	/* a caller that did not stop at -ENOSPC */
 		pthread_mutex_unlock(&r->lock);
 		return 0;
 	}
@@ -98,38 +112,43 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
 		*r->tail = s;
 		r->tail = &s->next;
 	}
+	stop = full(r);
 	pthread_mutex_unlock(&r->lock);
 	if (first && r->notifyfd >= 0)	/* the main loop's poll returns */
 		post(r->notifyfd);
-	return 0;
+	return stop ? -ENOSPC : 0;
 }
 
 /* The consumer: read the ring whenever the kernel or the main thread wakes
- * it (or every RING_WAIT_MS), until told to stop; a last read then. */
+ * it (or every RING_WAIT_MS), until told to stop; a last read then. While
+ * the inbox is full it does not read: the records wait in the kernel's
+ * ring, and when that is full too BPF folds its samples as walked, counted
+ * (ST_STAT_DEFER_LOST), rather than the inbox dropping them. */
 static void *consume(void *arg)
 {
 	struct st_defer_ring *r = arg;
 	struct epoll_event ev[2];
-	bool stop = false;
+	bool stop = false, paused = false;
 
 	while (!stop) {
+		struct timespec pause = { .tv_nsec = FULL_WAIT_MS * 1000 * 1000 };
 		uint64_t v;
 		__u64 req;
 
-		if (epoll_wait(r->epfd, ev, 2, RING_WAIT_MS) < 0 && errno != EINTR) {
-			struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
-
-			nanosleep(&pause, NULL);	/* cannot wait: read every 10 ms */
-		}
+		if (paused || (epoll_wait(r->epfd, ev, 2, RING_WAIT_MS) < 0 && errno != EINTR))
+			nanosleep(&pause, NULL);	/* room comes back, or cannot wait */
 		if (read(r->wakefd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: no request */
 		}
-		/* the requests made before this read are served by it */
+		/* the requests made before this read are served by it (or
+		 * answered without it while the inbox is full) */
 		pthread_mutex_lock(&r->lock);
 		req = r->sync_req;
 		stop = r->stop;
+		paused = full(r);
 		pthread_mutex_unlock(&r->lock);
-		ring_buffer__consume(r->rb);
+		if (!paused)
+			ring_buffer__consume(r->rb);
 		pthread_mutex_lock(&r->lock);
 		if (r->sync_done != req) {
 			r->sync_done = req;
@@ -289,6 +308,15 @@ int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 	    __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(r->cons_pos, __ATOMIC_ACQUIRE))
 		return 0;
+	/* nor while the inbox is full: nothing is read before room is
+	 * released (a wait here, at every exit, kept the main thread from
+	 * ever releasing it) */
+	pthread_mutex_lock(&r->lock);
+	if (full(r)) {
+		pthread_mutex_unlock(&r->lock);
+		return -ENOSPC;
+	}
+	pthread_mutex_unlock(&r->lock);
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout_ms / 1000;
 	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;

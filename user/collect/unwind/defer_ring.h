@@ -5,7 +5,11 @@
  * reads maps, drains or symbolizes (seconds, for libLLVM). The main thread
  * takes the inbox whole (st_defer_ring__take) into its own queue
  * (user/collect/unwind/deferred.c). The inbox and that queue share one byte bound:
- * a record that would pass it is dropped and counted.
+ * a read of the ring stops when less than one record's room is left under
+ * it, and the consumer reads again once room is released; meanwhile the
+ * records wait in the kernel's ring, and when that is full BPF folds its
+ * samples as walked, counted (ST_STAT_DEFER_LOST): none is dropped for
+ * want of room (issue 37 item 5).
  *
  * Threads: the consumer only runs the ring's callback; every function below
  * is for the main thread (one thread), and takes the inbox's lock where it
@@ -39,8 +43,11 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes);
 void st_defer_ring__free(struct st_defer_ring *r);
 
 /* The ring's callback (a ring_buffer_sample_fn): copies one record into the
- * inbox; a malformed one is ignored, one over the bound (or without
- * memory) dropped and counted. Thread-safe. Returns 0. */
+ * inbox; a malformed one is ignored, one without memory (or over the bound:
+ * a caller that did not stop at -ENOSPC) dropped and counted. Thread-safe.
+ * Returns 0, or -ENOSPC when less than one record's room is left under the
+ * bound (the ring's read stops there), except at the last read (stop),
+ * which takes everything the ring holds. */
 int st_defer_ring__push(void *ctx, void *data, size_t size);
 
 /* An eventfd readable once a record came into an empty inbox, until the
@@ -55,7 +62,8 @@ void st_defer_ring__release(struct st_defer_ring *r, size_t bytes);
 /* Make the consumer read the ring now, and wait until it has (or
  * timeout_ms): every record committed before this call is then in the
  * inbox. 0 at once when the ring holds nothing unread (or without a
- * thread), else 0 or -ETIMEDOUT. */
+ * thread), -ENOSPC at once while the inbox is full (nothing is read
+ * before room is released), else 0 or -ETIMEDOUT. */
 int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms);
 /* The end of the session: the consumer reads the ring a last time and
  * ends (joined). Later calls do nothing; take still works. */

@@ -25,6 +25,7 @@ struct st_defer {
 	size_t freed;			/* bytes freed, not yet released to the ring */
 	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
 	struct st_u64map *gone;		/* of those, the ones that exited: 1 */
+	struct st_u64map *exited;	/* exit events since the last pass: 1 */
 	double last_pass;		/* of st_defer__process(), CLOCK_MONOTONIC s */
 	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
 	st_handoff_fn handoff;
@@ -59,7 +60,8 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 	d->refresh = st_u64map__new();
 	d->gone = st_u64map__new();
 	d->walked = st_u64map__new();
-	if (!d->refresh || !d->gone || !d->walked)
+	d->exited = st_u64map__new();
+	if (!d->refresh || !d->gone || !d->walked || !d->exited)
 		goto cleanup;
 	d->ring = st_defer_ring__new(ring_fd, ST_DEFER_MEMORY);
 	if (!d->ring) {
@@ -137,6 +139,7 @@ void st_defer__free(struct st_defer *d)
 	}
 	st_u64map__free(d->refresh);
 	st_u64map__free(d->gone);
+	st_u64map__free(d->exited);
 	clear_walked(d);
 	st_u64map__free(d->walked);
 	free(d);
@@ -266,6 +269,71 @@ static int flush_pid(struct st_defer *d, __u32 pid)
 	return err;
 }
 
+/* Walk the queued samples of the pids in set (value 1) in one pass: each
+ * pid's tables made whole once, before its first sample (its value then
+ * 2). */
+static int flush_set(struct st_defer *d, struct st_u64map *set)
+{
+	struct st_defer_rec **pp = &d->head;
+	int err = 0;
+
+	while (*pp) {
+		struct st_defer_rec *s = *pp;
+		void *v = st_u64map__get(set, s->d.pid);
+		int r;
+
+		if (!v) {
+			pp = &s->next;
+			continue;
+		}
+		if (v == (void *)1) {	/* once, and only when there is something to walk */
+			st_unwinder__update(d->u, s->d.pid);
+			st_unwinder__finish_proc(d->u, s->d.pid);
+			st_u64map__put(set, s->d.pid, (void *)2);
+		}
+		r = fold(d, s, true);
+		if (r && !err)
+			err = r;
+		unlink_sample(d, pp);
+	}
+	d->tail = pp;
+	return err;
+}
+
+int st_defer__exited(struct st_defer *d, __u32 pid)
+{
+	int err;
+
+	if (pid && !st_u64map__put(d->exited, pid, (void *)1))
+		return 0;
+	err = st_defer__flush(d, pid);	/* no memory to wait: at once */
+	if (d->u)
+		st_unwinder__forget(d->u, pid);
+	return err;
+}
+
+/* The exits since the last pass, as st_defer__flush() for each, with one
+ * read of the ring and one pass over the queue for all (300 exits a
+ * second made a read and a pass each: the main loop fell seconds behind),
+ * then their tables dropped. */
+static int flush_exited(struct st_defer *d)
+{
+	size_t pos = 0;
+	__u64 pid;
+	int err;
+
+	if (!st_u64map__count(d->exited))
+		return 0;
+	st_defer_ring__sync(d->ring, FLUSH_SYNC_MS);
+	take_inbox(d);
+	err = flush_set(d, d->exited);
+	release(d);
+	while (d->u && st_u64map__next(d->exited, &pos, &pid))
+		st_unwinder__forget(d->u, (__u32)pid);
+	st_u64map__clear(d->exited);
+	return err;
+}
+
 int st_defer__flush(struct st_defer *d, __u32 pid)
 {
 	int err;
@@ -300,6 +368,8 @@ int st_defer__process(struct st_defer *d, bool force)
 		st_defer_ring__stop(d->ring);
 	/* at every turn of the loop: it resets the notification that woke it */
 	take_inbox(d);
+	if ((err = flush_exited(d)))
+		return err;
 	/* the daemon's loop turns at every event: a pass over the queue (and
 	 * the maps of the processes that sent samples) every ST_DEFER_PASS_S */
 	if (!force && t - d->last_pass < ST_DEFER_PASS_S)
@@ -317,10 +387,7 @@ int st_defer__process(struct st_defer *d, bool force)
 			st_unwinder__update(d->u, (__u32)pid);
 	}
 	st_u64map__clear(d->refresh);
-	pos = 0;
-	while (st_u64map__next(d->gone, &pos, &pid))
-		if ((err = flush_pid(d, (__u32)pid)))
-			break;
+	err = flush_set(d, d->gone);
 	st_u64map__clear(d->gone);
 	if (err) {
 		release(d);
@@ -340,8 +407,13 @@ int st_defer__process(struct st_defer *d, bool force)
 		if (r && !err)
 			err = r;
 		unlink_sample(d, pp);
+		/* the rest at the next pass: the loop drains the kernel's trees
+		 * meanwhile (43,000 samples walked in one go let them fill) */
+		if (!force && now_s() - t >= ST_DEFER_PASS_BUDGET_S && *pp)
+			break;
 	}
-	d->tail = pp;
+	if (!*pp)
+		d->tail = pp;
 	release(d);
 	hand_back(d);
 	return err;

@@ -24,6 +24,7 @@
 
 #define ST_DEFER_WAIT_S 10.0
 #define ST_DEFER_PASS_S 0.01	/* the queue is walked at most this often */
+#define ST_DEFER_PASS_BUDGET_S 0.05	/* ... and for this long (a forced pass: all) */
 #define ST_DEFER_MEMORY (128u << 20)	/* bytes of queued samples at most */
 
 struct st_defer;
@@ -57,6 +58,11 @@ int st_defer__process(struct st_defer *d, bool force);
  * wait for is compiled, they are walked and folded (before its table is
  * dropped). 0 or -ENOMEM. */
 int st_defer__flush(struct st_defer *d, __u32 pid);
+/* pid exited: as st_defer__flush(), then its table dropped
+ * (st_unwinder__forget), at the next st_defer__process(), with the other
+ * exits since the last one (one read of the ring, one pass over the queue
+ * for all of them); at once without memory for the note. 0 or -ENOMEM. */
+int st_defer__exited(struct st_defer *d, __u32 pid);
 
 /* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop
  * reasons of the daemon's own walks: ST_STAT_UNW_*, ST_STAT_TRUNCATED). */
