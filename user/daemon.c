@@ -33,6 +33,7 @@
 #include "binsym/elflayout.h"
 #include "binsym/symbolizer.h"
 #include "user/collect/unwind/unwinder.h"
+#include "user/perfflags.h"
 #include "user/summary.h"
 
 /* The one global: what the signals asked for. */
@@ -233,12 +234,19 @@ static char *describe_target(const struct st_options *o)
 
 static const char *const event_names[ST_EVENTS] = {
 	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+	[ST_EVENT_OFFCPU] = "offcpu",
 };
 
-/* File name prefixes when one session records both events. */
+/* File name prefixes when one session records two events. */
 static const char *const event_prefixes[ST_EVENTS] = {
-	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.",
+	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.", [ST_EVENT_OFFCPU] = "offcpu.",
 };
+
+/* The profile's event: --event wall's trees are the timer's. */
+static const char *event_name(const struct st_options *o, unsigned ev)
+{
+	return ev == ST_EVENT_CPU && (o->events & ST_EVENTS_WALL) ? "wall" : event_names[ev];
+}
 
 /* The parts whose counters the notes and the summary tell. */
 static struct st_summary_src parts(const struct run *r)
@@ -262,6 +270,14 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	for (int i = 0; i < ST_STAT__MAX; i++) {
 		st[i] = now_st[i] - r->prev_stats[ev][i];
 		r->prev_stats[ev][i] = now_st[i];
+	}
+	if (ev == ST_EVENT_CPU && (r->o->events & ST_EVENTS_WALL)) {
+		/* wall: the off-CPU program's own counters (its folds are the timer's) */
+		st_session__stats(r->sess, ST_EVENT_OFFCPU, now_st);
+		for (int i = ST_STAT_OFFCPU_NS; i <= ST_STAT_OFFCPU_RATE_NS; i++) {
+			st[i] = now_st[i] - r->prev_stats[ST_EVENT_OFFCPU][i];
+			r->prev_stats[ST_EVENT_OFFCPU][i] = now_st[i];
+		}
 	}
 	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
 	p->duration_s = secs;
@@ -312,7 +328,7 @@ static void budget_sync(struct run *r)
 	if (!r->pending || bs.part[ST_BUDGET_TREES] <= (over ? bs.limit / 16 : bs.limit / 4))
 		return;
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
-		__u64 n = st_collector__samples(r->coll, ev == ST_EVENT_FAULTS);
+		__u64 n = st_collector__samples(r->coll, ev);
 
 		r->dropped[ev] += n;
 		r->dropped_total += n;
@@ -445,7 +461,7 @@ static int snapshot(struct run *r)
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
-		p[n] = st_profile__build(r->coll, r->names, event_names[ev], ev == ST_EVENT_FAULTS);
+		p[n] = st_profile__build(r->coll, r->names, event_name(o, ev), ev);
 		if (!p[n]) {
 			fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
 			err = -ENOMEM;
@@ -458,7 +474,7 @@ static int snapshot(struct run *r)
 			goto cleanup;
 		}
 		ps[n] = p[n];
-		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
+		prefixes[n] = (o->events & ST_EVENTS_MASK) == (1u << ev) ? "" : event_prefixes[ev];
 		n++;
 	}
 	/* service: the DWARF files are not held between snapshots (memory) */
@@ -653,7 +669,8 @@ static int open_parts(struct run *r)
 		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
-		.events = o->events,
+		.events = o->events & ST_EVENTS_MASK, .wall = (o->events & ST_EVENTS_WALL) != 0,
+		.offcpu_min_ns = o->offcpu_min_ns, .offcpu_max_rate = o->offcpu_max_rate,
 		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
 		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 		.tids = o->tids, .ntids = o->ntids, .filter_uid = o->filter_uid, .uid = o->uid,
@@ -769,7 +786,7 @@ static void http_header(void *ctx, struct st_profile *p)
 {
 	struct run *r = ctx;
 
-	p->frequency_hz = strcmp(p->event, event_names[ST_EVENT_CPU]) ? 0 : r->o->freq;
+	p->frequency_hz = strcmp(p->event, event_name(r->o, ST_EVENT_CPU)) ? 0 : r->o->freq;
 	p->command = describe_target(r->o);
 }
 
@@ -789,18 +806,19 @@ static int http_metrics(void *ctx, FILE *out)
 }
 
 /* --listen: the endpoint, served from the sampling loop (which wakes on
- * its sockets); profiles of the timer's trees (the faults' when only they
- * are sampled). */
+ * its sockets); profiles of the timer's trees (wall's too), else the
+ * off-CPU ones, else the faults'. */
 static int open_endpoint(struct run *r)
 {
 	const struct st_options *o = r->o;
-	bool faults = !(o->events & (1u << ST_EVENT_CPU));
+	unsigned ev = (o->events & (1u << ST_EVENT_CPU)) ? ST_EVENT_CPU :
+		      (o->events & (1u << ST_EVENT_OFFCPU)) ? ST_EVENT_OFFCPU : ST_EVENT_FAULTS;
 	struct st_http_opts ho = {
 		.listen = o->listen, .nlisten = o->nlisten,
 		.allow = o->listen_allow, .nallow = o->nlisten_allow,
 		.token = r->token, .token_len = r->token_len, .max_seconds = o->listen_max_seconds,
 		.coll = r->coll, .names = r->names,
-		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
+		.event = event_name(o, ev), .ev = ev,
 		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
 		.verbose = o->verbose,
 	};

@@ -14,8 +14,16 @@
 /* -C LIST ("0,2-3"): sets the CPUs' bits in cpus (ST_MAX_CPUS / 64 words). */
 int st_perfflags__cpus(const char *list, __u64 *cpus, char *err, size_t errlen);
 
-/* -e LIST: cpu-clock or cpu, page-faults or faults, perf's :u suffix;
- * *events = 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS as named. Hardware
+/* --event wall: the cpu-clock trees (1 << ST_EVENT_CPU, set with it) in
+ * time, off-CPU time folded into them: a bit above the kernel's events. */
+#define ST_EVENTS_WALL (1u << 8)
+/* The kernel's events of an --event set (without ST_EVENTS_WALL). */
+#define ST_EVENTS_MASK ((1u << ST_EVENTS) - 1)
+
+/* -e LIST: cpu-clock or cpu, page-faults or faults, offcpu (or off-cpu),
+ * wall, perf's :u suffix; *events = 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS
+ * | 1 << ST_EVENT_OFFCPU as named, wall: 1 << ST_EVENT_CPU | ST_EVENTS_WALL
+ * (wall with cpu or offcpu is refused: it holds both). Hardware
  * events are refused as such (have_pmu false: the line says the machine
  * has no PMU), other events as not sampled. */
 int st_perfflags__events(const char *list, bool have_pmu, unsigned *events, char *err,

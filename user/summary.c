@@ -75,6 +75,13 @@ static const struct {
 	{ ST_STAT_FAULT_HEAP, "fault_heap", "data faults in the heap (h)", false },
 	{ ST_STAT_FAULT_UNKNOWN, "fault_unknown", "data faults not classified (no mapping found)", false },
 	{ ST_STAT_FAULT_FORCED, "fault_forced", "data faults on pages --force-faults paged out (*)", false },
+	{ ST_STAT_OFFCPU_NS, "offcpu_ns", "off-CPU time folded (ns)", false },
+	{ ST_STAT_OFFCPU_SHORT, "offcpu_short",
+	  "off-CPU periods under --offcpu-min-us (not folded)", false },
+	{ ST_STAT_OFFCPU_SHORT_NS, "offcpu_short_ns", "... their time (ns)", false },
+	{ ST_STAT_OFFCPU_RATE, "offcpu_rate",
+	  "switch-outs over --offcpu-max-rate (not walked, not folded)", false },
+	{ ST_STAT_OFFCPU_RATE_NS, "offcpu_rate_ns", "... their time off the CPU (ns)", false },
 };
 
 /* Samples whose walk stopped short, whatever stopped it: the [truncated]
@@ -292,6 +299,7 @@ static void prom_key(FILE *out, const char *s)
 
 static const char *const metric_events[ST_EVENTS] = {
 	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+	[ST_EVENT_OFFCPU] = "offcpu",
 };
 
 /* The kernel's counters of every event sampled (the daemon's late walks

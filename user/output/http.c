@@ -301,7 +301,7 @@ static void start_profile(struct st_http *h, struct conn *c, const struct st_htt
 		return;
 	}
 	f.pid = (__u32)p;
-	c->win = st_window__new(h->o.coll, h->o.names, h->o.event, h->o.faults, &f);
+	c->win = st_window__new(h->o.coll, h->o.names, h->o.event, h->o.ev, &f);
 	if (!c->win) {
 		conn_error(h, c, now, 500, ST_REFUSE__N, "out of memory");
 		return;

@@ -72,7 +72,8 @@ struct st_http_opts {
 	struct st_collector *coll;	/* the profiles' samples, named by names */
 	const struct st_namer *names;
 	const char *event;	/* the profiles' event ("cpu-clock", "page-faults") */
-	bool faults;		/* the page-fault trees, else the timer's */
+	__u32 ev;		/* the trees served: ST_EVENT_CPU (the timer's, or wall),
+				 * _FAULTS, _OFFCPU */
 	/* before a profile is taken: the kernel's trees drained into coll */
 	int (*drain)(void *ctx);
 	/* a profile's header (frequency, command, notes) */
