@@ -898,12 +898,18 @@ static int start_sampling(struct run *r)
 	     now_s() < end && !(signal_flags & SIG_STOP);)
 		st_unwinder__work(r->unw);
 	if (o->verbose || !r->child) {
+		char rate[64];
+
+		if (o->events & (1u << ST_EVENT_CPU))
+			snprintf(rate, sizeof(rate), "%u Hz per CPU", o->freq);
+		else	/* page faults, off-CPU time: every event */
+			snprintf(rate, sizeof(rate), "every %s",
+				 (o->events & (1u << ST_EVENT_FAULTS)) ? "page fault" :
+									 "switch off the CPU");
 		if (o->duration > 0)
-			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU for %g s\n",
-				o->freq, o->duration);
+			fprintf(stderr, "stacktreed: sampling at %s for %g s\n", rate, o->duration);
 		else
-			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU; Ctrl-C to stop\n",
-				o->freq);
+			fprintf(stderr, "stacktreed: sampling at %s; Ctrl-C to stop\n", rate);
 	}
 	return 0;
 }

@@ -111,6 +111,18 @@ def offcpu_run(mode, busy):
     return prof, t
 
 
+def wall_run(mode, busy):
+    """--event wall: on-CPU samples (their period in ns) and off-CPU time in
+    one tree, each phase's share of it its share of the wall time."""
+    with busy_cpus() if busy else _idle():
+        prof, real, _ = profile_workload(mode, "wall")
+    check(prof["event"] == "wall", "event %r" % prof["event"])
+    check(prof["frequency_hz"] == 999, "frequency %r" % prof["frequency_hz"])
+    wall = {p: real[p][0] for p in PHASES}
+    what = "wall.%s.%s" % (mode, "busy" if busy else "idle")
+    return prof, check_shares(prof, real, mode, PHASES, wall, what)
+
+
 class _idle:
     def __enter__(self):
         return None
@@ -149,16 +161,19 @@ def test_offcpu_blocking_points_and_states():
     check("off-CPU time folded (ns)" in prof["notes"], "notes: %s" % sorted(prof["notes"]))
 
 
-def test_offcpu_shares_command():
-    offcpu_run("cmd", False)
-    offcpu_run("cmd", True)
+def test_offcpu_and_wall_shares_command():
+    for busy in (False, True):
+        offcpu_run("cmd", busy)
+        wall_run("cmd", busy)
 
 
-def test_offcpu_shares_pid():
-    offcpu_run("pid", False)
-    offcpu_run("pid", True)
+def test_offcpu_and_wall_shares_pid():
+    for busy in (False, True):
+        offcpu_run("pid", busy)
+        wall_run("pid", busy)
 
 
-def test_offcpu_shares_system_wide():
-    offcpu_run("all", False)
-    offcpu_run("all", True)
+def test_offcpu_and_wall_shares_system_wide():
+    for busy in (False, True):
+        offcpu_run("all", busy)
+        wall_run("all", busy)
