@@ -634,7 +634,11 @@ void st_summary__write(FILE *out, const struct st_profile *p, const struct st_su
 	char line[1024], path[ST_SUMMARY_PATH];	/* names are data: escaped */
 
 	getrusage(RUSAGE_SELF, &ru);
-	if (p->frequency_hz)
+	if (p->unit == ST_UNIT_NS)	/* offcpu, wall: time */
+		fprintf(out, "stacktreed: %.3f %s (%s) in %zu threads of %zu processes, %.2f s\n",
+			(double)p->samples / 1e6, st_profile__what(p), p->event, p->nthreads,
+			st_collector__processes(s->coll), p->duration_s);
+	else if (p->frequency_hz)
 		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
 			"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->event, p->nthreads,
 			st_collector__processes(s->coll), p->duration_s, p->frequency_hz);
