@@ -813,12 +813,18 @@ static int open_endpoint(struct run *r)
 	const struct st_options *o = r->o;
 	unsigned ev = (o->events & (1u << ST_EVENT_CPU)) ? ST_EVENT_CPU :
 		      (o->events & (1u << ST_EVENT_OFFCPU)) ? ST_EVENT_OFFCPU : ST_EVENT_FAULTS;
+	/* a second event's trees for ?event=NAME: off-CPU, else page faults */
+	unsigned alt = ev != ST_EVENT_OFFCPU && (o->events & (1u << ST_EVENT_OFFCPU)) ?
+			       ST_EVENT_OFFCPU :
+		       ev != ST_EVENT_FAULTS && (o->events & (1u << ST_EVENT_FAULTS)) ?
+			       ST_EVENT_FAULTS : ST_EVENTS;
 	struct st_http_opts ho = {
 		.listen = o->listen, .nlisten = o->nlisten,
 		.allow = o->listen_allow, .nallow = o->nlisten_allow,
 		.token = r->token, .token_len = r->token_len, .max_seconds = o->listen_max_seconds,
 		.coll = r->coll, .names = r->names,
 		.event = event_name(o, ev), .ev = ev,
+		.alt_event = alt < ST_EVENTS ? event_name(o, alt) : NULL, .alt_ev = alt,
 		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
 		.verbose = o->verbose,
 	};

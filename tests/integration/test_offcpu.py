@@ -11,6 +11,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 
 from stcheck import (STACKTREED, Daemon, busy_cpus, check, check_invariants, function_cum,
                      load, main_thread, metric, workload)
@@ -177,3 +179,51 @@ def test_offcpu_and_wall_shares_system_wide():
     for busy in (False, True):
         offcpu_run("all", busy)
         wall_run("all", busy)
+
+
+def test_endpoint_serves_offcpu_and_wall():
+    """The live endpoint: -e cpu,offcpu serves the timer's profile by default
+    and the off-CPU one for ?event=offcpu (sample type off_cpu/nanoseconds,
+    as go tool pprof reads it); -e wall serves wall/nanoseconds. Each holds
+    the workload's blocked (or wall) time of the 3 s asked, not a count."""
+    from test_endpoint import free_port, pprof_raw
+    tmp = tempfile.mkdtemp(prefix="st-it-offcpu-ep-")
+    env = dict(os.environ, WL_SCALE="8")
+    for event, query, want in (("cpu,offcpu", "&event=offcpu", "off_cpu"),
+                               ("cpu,offcpu", "", "samples"),
+                               ("wall", "", "wall")):
+        wl = subprocess.Popen([workload("offcpu")], env=env, stderr=subprocess.DEVNULL)
+        port = free_port()
+        d = Daemon(["--pid", str(wl.pid), "-e", event, "-F", "199", "-o",
+                    os.path.join(tmp, "out"), "--listen", str(port)])
+        try:
+            url = "http://127.0.0.1:%d/debug/pprof/profile?seconds=3%s" % (port, query)
+            with urllib.request.urlopen(url, timeout=30) as r:
+                body = r.read()
+            if event == "wall":	# an event the session does not have: 400, said why
+                try:
+                    urllib.request.urlopen(url + "&event=offcpu", timeout=30)
+                    check(False, "?event=offcpu of a wall session answered")
+                except urllib.error.HTTPError as e:
+                    check(e.code == 400 and b"this session has wall" in e.read(),
+                          "?event=offcpu of a wall session: %d" % e.code)
+        finally:
+            wl.kill()
+            wl.wait()
+            d.stop()
+        _, _, raw = pprof_raw(body, tmp)
+        # the sample types, "type/unit" each, under "Samples:"
+        m = re.search(r"^Samples:\n(.*)$", raw, re.M)
+        types = [t for t in (m.group(1).split() if m else []) if not t.startswith("[")]
+        check(types and types[0].split("/")[0] == want, "%s%s: sample types %s"
+              % (event, query, types))
+        if want == "samples":
+            check(types == ["samples/count", "cpu/nanoseconds"], "sample types %s" % types)
+            continue
+        check(types == [want + "/nanoseconds"], "sample types %s" % types)
+        total = sum(int(v) for v in re.findall(r"^\s+(\d+): \d", raw, re.M))
+        # 3 s of the workload's main thread and its helpers, in ns: the main
+        # thread alone is away or running all of them (wall) or most (off-CPU)
+        metric("offcpu.endpoint.%s_s" % want, total / 1e9)
+        check(1.5e9 <= total <= 3 * 3.5e9, "%s: %.2f s in a 3 s profile" % (want, total / 1e9))
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -74,6 +74,10 @@ struct st_http_opts {
 	const char *event;	/* the profiles' event ("cpu-clock", "page-faults") */
 	__u32 ev;		/* the trees served: ST_EVENT_CPU (the timer's, or wall),
 				 * _FAULTS, _OFFCPU */
+	/* the session's other trees, served for ?event=NAME (-e cpu,offcpu:
+	 * "offcpu"), or NULL */
+	const char *alt_event;
+	__u32 alt_ev;
 	/* before a profile is taken: the kernel's trees drained into coll */
 	int (*drain)(void *ctx);
 	/* a profile's header (frequency, command, notes) */
