@@ -33,9 +33,11 @@ def truth(path):
     return {p: (wall[p], cpu[p]) for p in PHASES}
 
 
-def profile_workload(mode, event, extra=()):
+def profile_workload(mode, event, extra=(), files=None):
     """Run the workload under stacktreed attached by mode ("cmd", "pid" or
-    "all"); returns (profile.json, truth, stderr)."""
+    "all"); returns (profile.json, truth, stderr); files: the names of the
+    profile.json files to load (two events: prefixed), a list in place of
+    the one profile."""
     tmp = tempfile.mkdtemp(prefix="st-it-offcpu-")
     out, report, start = (os.path.join(tmp, n) for n in ("st", "wl.txt", "start"))
     args = ["-e", event, "-F", "999", "-o", out] + list(extra)
@@ -67,7 +69,7 @@ def profile_workload(mode, event, extra=()):
             if wl.poll() is None:
                 wl.kill()
                 wl.wait()
-    prof = load(out)
+    prof = [load(os.path.join(out, f)) for f in files] if files else load(out)
     real = truth(report)
     shutil.rmtree(tmp, ignore_errors=True)
     return prof, real, err
@@ -227,3 +229,45 @@ def test_endpoint_serves_offcpu_and_wall():
         metric("offcpu.endpoint.%s_s" % want, total / 1e9)
         check(1.5e9 <= total <= 3 * 3.5e9, "%s: %.2f s in a 3 s profile" % (want, total / 1e9))
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_cpu_and_offcpu_two_trees():
+    """-e cpu,offcpu: one session, two profiles: the timer's (samples, the
+    spin phase's CPU time at 999 Hz) and the off-CPU one (ns, each blocked
+    phase's share of the blocked time)."""
+    (cpu, off), real, _ = profile_workload("cmd", "cpu,offcpu",
+                                           files=("cpu.profile.json", "offcpu.profile.json"))
+    check(cpu["event"] == "cpu-clock" and cpu["unit"] == "samples", "cpu: %s %s"
+          % (cpu["event"], cpu["unit"]))
+    check(off["event"] == "offcpu" and off["unit"] == "nanoseconds", "offcpu: %s %s"
+          % (off["event"], off["unit"]))
+    spin = function_cum(main_thread(cpu, "offcpu")["root"], "phase_spin")
+    want = real["phase_spin"][1] * 999
+    metric("offcpu.two_trees.spin_samples_ratio", spin / want)
+    check(0.85 * want <= spin <= 1.1 * want, "cpu tree: %d samples in phase_spin, %.0f "
+          "expected (%.3f s of CPU at 999 Hz)" % (spin, want, real["phase_spin"][1]))
+    check_shares(off, real, "cmd", BLOCKED, {p: real[p][0] - real[p][1] for p in BLOCKED},
+                 "two_trees")
+
+
+def test_offcpu_threshold_and_rate_are_counted():
+    """--offcpu-min-us 20000: the workload's 8 ms waits are not folded but
+    counted with their time; --offcpu-max-rate 5: the switch-outs over it
+    are not walked, counted with their time."""
+    prof, real, _ = profile_workload("cmd", "offcpu", extra=["--offcpu-min-us", "20000"])
+    t = main_thread(prof, "offcpu")
+    blocked = sum(real[p][0] - real[p][1] for p in BLOCKED)
+    notes = prof["notes"]
+    short = notes.get("off-CPU periods under --offcpu-min-us (not folded)", 0)
+    short_ns = notes.get("... their time (ns)", 0)
+    check(short >= 100, "periods under the threshold: %d (notes %s)" % (short, notes))
+    check(short_ns >= 0.7 * blocked * 1e9, "their time %.2f s, the workload blocked %.2f s"
+          % (short_ns / 1e9, blocked))
+    folded = sum(function_cum(t["root"], p) for p in BLOCKED)
+    check(folded <= 0.2 * blocked * 1e9, "%.2f s folded of %.2f s blocked in waits of 8 ms"
+          % (folded / 1e9, blocked))
+    prof, real, _ = profile_workload("cmd", "offcpu", extra=["--offcpu-max-rate", "5"])
+    notes = prof["notes"]
+    over = notes.get("switch-outs over --offcpu-max-rate (not walked, not folded)", 0)
+    check(over >= 100, "switch-outs over the bound: %d (notes %s)" % (over, notes))
+    check(notes.get("... their time off the CPU (ns)", 0) > 0, "their time: notes %s" % notes)
