@@ -414,9 +414,15 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	if (err || o->interval <= 0)
 		return err;
 	r->snapshots++;
-	fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
-		PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
-		(uint64_t)ps[0]->lost, st_summary__rss_mib());
+	{
+		char v[64];
+
+		fprintf(stderr, "stacktreed: snapshot %s: %s %s, %zu threads, lost %" PRIu64
+			", RSS %ld MiB\n", where, st_profile__value(ps[0], ps[0]->samples, v,
+								  sizeof(v)),
+			st_profile__what(ps[0]), ps[0]->nthreads, (uint64_t)ps[0]->lost,
+			st_summary__rss_mib());
+	}
 	return 0;
 }
 

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -271,3 +272,36 @@ def test_offcpu_threshold_and_rate_are_counted():
     over = notes.get("switch-outs over --offcpu-max-rate (not walked, not folded)", 0)
     check(over >= 100, "switch-outs over the bound: %d (notes %s)" % (over, notes))
     check(notes.get("... their time off the CPU (ns)", 0) > 0, "their time: notes %s" % notes)
+
+
+def test_offcpu_service_snapshots():
+    """The service (-a --interval): every snapshot an off-CPU profile in ns;
+    over the snapshots the workload's blocked phases hold its blocked time."""
+    tmp = tempfile.mkdtemp(prefix="st-it-offcpu-svc-")
+    out, report = os.path.join(tmp, "svc"), os.path.join(tmp, "wl.txt")
+    d = Daemon(["-a", "--comm", "offcpu", "-e", "offcpu", "--interval", "1", "-o", out])
+    try:
+        wl = subprocess.run([workload("offcpu")], env=dict(os.environ, WL_REPORT=report),
+                            timeout=120)
+        check(wl.returncode == 0, "the workload failed")
+        time.sleep(1.5)	# its last switch-ins are in the next snapshot
+    finally:
+        rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    real = truth(report)
+    snaps = sorted(n for n in os.listdir(out) if n[:8].isdigit())
+    check(len(snaps) >= 3, "snapshots: %s" % snaps)
+    folded = 0
+    for n in snaps:
+        prof = load(os.path.join(out, n))
+        check(prof["event"] == "offcpu" and prof["unit"] == "nanoseconds",
+              "%s: %s %s" % (n, prof["event"], prof["unit"]))
+        check_invariants(prof)
+        for t in prof["threads"]:
+            if t["comm"] == "offcpu" and t["pid"] == t["tid"]:
+                folded += sum(function_cum(t["root"], p) for p in BLOCKED)
+    blocked = sum(real[p][0] - real[p][1] for p in BLOCKED)
+    metric("offcpu.service.time_ratio", folded / 1e9 / blocked)
+    check(0.85 <= folded / 1e9 / blocked <= 1.1, "%.3f s folded over the snapshots, %.3f s "
+          "blocked" % (folded / 1e9, blocked))
+    shutil.rmtree(tmp, ignore_errors=True)
