@@ -15,8 +15,8 @@ import time
 import urllib.error
 import urllib.request
 
-from stcheck import (STACKTREED, Daemon, busy_cpus, check, check_invariants, function_cum,
-                     load, main_thread, metric, workload)
+from stcheck import (STACKTREED, Daemon, Skip, busy_cpus, check, check_invariants,
+                     function_cum, load, main_thread, metric, wait_for, workload)
 
 PHASES = ("phase_spin", "phase_sleep", "phase_pipe", "phase_mutex")
 BLOCKED = ("phase_sleep", "phase_pipe", "phase_mutex")
@@ -304,4 +304,80 @@ def test_offcpu_service_snapshots():
     metric("offcpu.service.time_ratio", folded / 1e9 / blocked)
     check(0.85 <= folded / 1e9 / blocked <= 1.1, "%.3f s folded over the snapshots, %.3f s "
           "blocked" % (folded / 1e9, blocked))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+BT_OFFCPU = ("tracepoint:sched:sched_switch /pid == %d/ { @s[tid] = nsecs; @k[tid] = ustack; } "
+             "tracepoint:sched:sched_switch /@s[args->next_pid]/ { "
+             "@off[@k[args->next_pid]] = sum(nsecs - @s[args->next_pid]); "
+             "delete(@s[args->next_pid]); } END { clear(@s); clear(@k); }")
+
+
+def test_offcpu_beside_bpftrace():
+    """bpftrace's sched_switch script summing blocked time by user stack and
+    stacktreed -e offcpu --pid on the same run: each blocked phase's share
+    of the time agrees within 2 points. bpftrace needs tracefs for the
+    tracepoint: where it cannot attach (this machine does not mount it),
+    the test says so and is skipped."""
+    from test_peers import BPFTRACE, bpftrace_stacks
+    if not BPFTRACE:
+        raise Skip("bpftrace is not installed (scripts/deps.sh installs it)")
+    tmp = tempfile.mkdtemp(prefix="st-it-offcpu-bt-")
+    start, end, report, out = (os.path.join(tmp, n) for n in ("start", "end", "wl.txt", "st"))
+    env = dict(os.environ, WL_START_FILE=start, WL_END_FILE=end, WL_REPORT=report)
+    wl = subprocess.Popen([workload("offcpu")], env=env)
+    bt = d = None
+    try:
+        bt = subprocess.Popen([BPFTRACE, "-e", BT_OFFCPU % wl.pid], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        said = ""
+        line = bt.stdout.readline()
+        while line and "Attaching" not in line:
+            said += line
+            line = bt.stdout.readline()
+        if "Attaching" not in line:
+            bt.wait()
+            bt = None
+            raise Skip("bpftrace cannot attach to sched_switch here: %s" % " / ".join(
+                l for l in said.splitlines() if "ERROR" in l and "RLIMIT" not in l)[:200])
+        d = Daemon(["--pid", str(wl.pid), "-e", "offcpu", "-o", out])
+        time.sleep(1)	# bpftrace's "Attaching" comes before its probes are in
+        open(start, "w").close()
+        wait_for(lambda: os.path.exists(report) and "wall phase_mutex" in open(report).read(),
+                 120, "the workload did not finish its phases")
+        bt.send_signal(2)	# SIGINT: bpftrace prints its map, symbolized
+        text = bt.communicate(timeout=120)[0]
+        bt = None
+        open(end, "w").close()
+        wl.wait(timeout=30)
+        rc, err = d.stop(sig=None, timeout=60)
+        d = None
+        check(rc == 0, "stacktreed --pid: " + err)
+        prof = load(out)
+        real = truth(report)
+    finally:
+        if bt:
+            bt.kill()
+            bt.wait()
+        if d:
+            d.stop()
+        open(end, "w").close()
+        if wl.poll() is None:
+            wl.kill()
+            wl.wait()
+    t = main_thread(prof, "offcpu")
+    ours = {p: function_cum(t["root"], p) for p in BLOCKED}
+    theirs = {p: 0 for p in BLOCKED}
+    for n, names in bpftrace_stacks(text):
+        for p in BLOCKED:
+            if p in names:
+                theirs[p] += n
+    check(sum(theirs.values()) > 0, "bpftrace summed no time under the phases:\n" + text[-2000:])
+    blocked = {p: real[p][0] - real[p][1] for p in BLOCKED}
+    for p in BLOCKED:
+        mine = 100.0 * ours[p] / sum(ours.values())
+        bts = 100.0 * theirs[p] / sum(theirs.values())
+        metric("offcpu.bpftrace.%s.diff_pts" % p, mine - bts)
+        check(abs(mine - bts) <= TOLERANCE_PTS, "%s: %.2f%% here, %.2f%% in bpftrace, %.2f%% "
+              "measured" % (p, mine, bts, 100.0 * blocked[p] / sum(blocked.values())))
     shutil.rmtree(tmp, ignore_errors=True)
