@@ -118,8 +118,12 @@ int st_perfflags__count(double n, unsigned events, __u32 *freq, char *err, size_
 	if (!(events & (1u << ST_EVENT_CPU))) {
 		if (n == 1)
 			return 0;
-		snprintf(err, errlen, "-c %.0f: every page fault is recorded: -c 1 (perf's "
-			 "meaning for page-faults) is the only period", n);
+		if (events & (1u << ST_EVENT_FAULTS))
+			snprintf(err, errlen, "-c %.0f: every page fault is recorded: -c 1 (perf's "
+				 "meaning for page-faults) is the only period", n);
+		else
+			snprintf(err, errlen, "-c %.0f: off-CPU time is recorded at every switch: "
+				 "-c sets cpu-clock's period (with -e cpu,offcpu or wall)", n);
 		return -EINVAL;
 	}
 	if (events & (1u << ST_EVENT_FAULTS)) {

@@ -30,9 +30,9 @@ int st_perfflags__events(const char *list, bool have_pmu, unsigned *events, char
 			 size_t errlen);
 
 /* -c N with the events chosen: cpu-clock's period in ns, which must divide
- * one second (reports keep a whole rate), gives *freq; page faults are all
- * recorded, so with them alone only N = 1 holds (*freq untouched), and with
- * both events none does. */
+ * one second (reports keep a whole rate), gives *freq; page faults and
+ * off-CPU periods are all recorded, so without cpu-clock only N = 1 holds
+ * (*freq untouched), and with cpu-clock and page faults none does. */
 int st_perfflags__count(double n, unsigned events, __u32 *freq, char *err, size_t errlen);
 
 #endif

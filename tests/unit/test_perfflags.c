@@ -113,6 +113,12 @@ static void test_count(void **state)
 	assert_int_equal(freq, 7);
 	assert_int_equal(st_perfflags__count(10, faults, &freq, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "every page fault is recorded"));
+	assert_int_equal(st_perfflags__count(10, 1u << ST_EVENT_OFFCPU, &freq, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "off-CPU time is recorded at every switch"));
+	assert_int_equal(st_perfflags__count(1000000, cpu | ST_EVENTS_WALL, &freq, err,
+					     sizeof(err)), 0);
+	assert_int_equal(freq, 1000);
 	assert_int_equal(st_perfflags__count(1000000, cpu | faults, &freq, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "give -F for the timer"));

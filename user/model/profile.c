@@ -58,6 +58,15 @@ const char *st_profile__what(const struct st_profile *p)
 	return p->event && !strcmp(p->event, "page-faults") ? "page faults" : "samples";
 }
 
+const char *st_profile__how(const struct st_profile *p)
+{
+	if (p->unit != ST_UNIT_NS)
+		return "";
+	return p->event && !strcmp(p->event, "wall") ?
+		       "on-CPU samples weigh their period, off-CPU periods their length" :
+		       "each period off the CPU its length";
+}
+
 static void thread_free(struct st_thread *t)
 {
 	if (!t)

@@ -90,6 +90,10 @@ const char *st_profile__value(const struct st_profile *p, __u64 v, char *buf, si
 /* What a count is, in a sentence's words: "samples", "page faults" or "ms
  * off the CPU" / "ms of wall time" (the value st_profile__value() shows). */
 const char *st_profile__what(const struct st_profile *p);
+/* How a time profile's counts were made, for report headers: "each period
+ * off the CPU its length" (offcpu), "on-CPU samples weigh their period,
+ * off-CPU periods their length" (wall); "" for counts. */
+const char *st_profile__how(const struct st_profile *p);
 void st_profile__free(struct st_profile *p);
 
 /* Add a thread (comm copied); the profile owns the new empty tree. */

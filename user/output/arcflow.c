@@ -438,9 +438,8 @@ static void print_legend(const struct st_profile *p, FILE *out)
 		snprintf(rate, sizeof(rate), " at %u Hz, one sample ~ %.3f ms", p->frequency_hz,
 			 1000.0 / p->frequency_hz);
 	if (p->unit == ST_UNIT_NS)	/* BASE and CUM in ms: the words below say samples */
-		fprintf(out, "# unit: BASE and CUM are %s (on-CPU samples weigh their "
-			"period, off-CPU periods their length); a \"sample\" below is one such "
-			"period\n", st_profile__what(p));
+		fprintf(out, "# unit: BASE and CUM are %s (%s); a \"sample\" below is one "
+			"such period\n", st_profile__what(p), st_profile__how(p));
 	fprintf(out,
 		"# arcflow: callers (PARENT) and callees (CHILD) of every function F; call sites\n"
 		"#   are merged into their function, each thread root is a pseudo-function.\n"

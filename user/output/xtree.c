@@ -188,8 +188,8 @@ void st_report__header(const struct st_profile *p, FILE *out, const char *title)
 	if (p->unit == ST_UNIT_NS) {
 		char v[64];
 
-		fprintf(out, "# unit: ms (BASE and CUM are %s: on-CPU samples weigh their "
-			"period, off-CPU periods their length)\n", st_profile__what(p));
+		fprintf(out, "# unit: ms (BASE and CUM are %s: %s)\n", st_profile__what(p),
+			st_profile__how(p));
 		fprintf(out, "# BASE: %s where the frame is the leaf;"
 			     " CUM: %s where it is on the stack\n", st_profile__what(p),
 			st_profile__what(p));
