@@ -381,3 +381,40 @@ def test_offcpu_beside_bpftrace():
         check(abs(mine - bts) <= TOLERANCE_PTS, "%s: %.2f%% here, %.2f%% in bpftrace, %.2f%% "
               "measured" % (p, mine, bts, 100.0 * blocked[p] / sum(blocked.values())))
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+PY_SLEEPER = """
+import time
+def napper():
+    for _ in range(40):
+        time.sleep(0.01)
+napper()
+"""
+
+
+def test_offcpu_python_frames():
+    """The Python walker runs at the switch-out too: a CPython thread's
+    time in time.sleep() is under its Python function, down to the
+    kernel's blocking point."""
+    python = "/usr/bin/python3.11"
+    if not os.access(python, os.X_OK):
+        raise Skip("%s is missing" % python)
+    tmp = tempfile.mkdtemp(prefix="st-it-offcpu-py-")
+    script, out = os.path.join(tmp, "sleeper.py"), os.path.join(tmp, "st")
+    with open(script, "w") as f:
+        f.write(PY_SLEEPER)
+    p = subprocess.run([STACKTREED, "-e", "offcpu", "-o", out, "--", python, script],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "stacktreed: " + p.stderr)
+    prof = load(out)
+    check_invariants(prof)
+    t = max((t for t in prof["threads"] if t["pid"] == t["tid"]),
+            key=lambda t: function_cum(t["root"], "napper"))
+    napped = function_cum(t["root"], "napper")
+    metric("offcpu.python.napper_s", napped / 1e9)
+    # 40 sleeps of 10 ms: at least 0.4 s, more when wake-ups are late
+    check(0.38e9 <= napped <= 1.5e9, "napper: %.3f s off the CPU, 0.4 s slept" % (napped / 1e9))
+    leaves = leaves_under(t["root"], "napper")
+    slept = sum(v for (k, s), v in leaves.items() if k and "nanosleep" in k)
+    check(slept >= 0.9 * napped, "napper: %s" % leaves)
+    shutil.rmtree(tmp, ignore_errors=True)
