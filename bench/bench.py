@@ -35,7 +35,14 @@ and on clang-14 with libLLVM, big binaries whose stacks change at every
 sample) and under `perf record --call-graph dwarf -- gcc ...`: the compile's
 slowdown (wall time, and the CPU time of the compile and the profiler
 together), the bytes each profiler wrote, and stacktreed's BPF run time per
-sample."""
+sample.
+
+Last, the switch storm (issue 33): tests/workloads/switchstorm.c's ping-pong
+(BENCH_STORM_TRIPS round trips, 100000) bare, under `stacktreed -e offcpu`
+(with its default --offcpu-max-rate, and with 0: no bound) and under
+bpftrace's sched_switch script summing blocked time by user stack, where
+bpftrace can attach to sched_switch; BENCH_STORM_ROUNDS (5; 0: skip it).
+`bench/run.sh storm` runs only that part."""
 
 import atexit
 import json
@@ -527,6 +534,9 @@ def main():
     if sys.argv[1:] == ["python"]:
         bench_python(env_int("BENCH_PY_ROUNDS", PY_ROUNDS, lo=1), freq, out)
         return 0
+    if sys.argv[1:] == ["storm"]:
+        bench_storm(env_int("BENCH_STORM_ROUNDS", 5, lo=1), out)
+        return 0
     startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
     if startup_rounds:
         bench_startup(startup_rounds, have_perf, out)
@@ -760,6 +770,9 @@ def main():
     py_rounds = env_int("BENCH_PY_ROUNDS", PY_ROUNDS, lo=0)
     if py_rounds:
         bench_python(py_rounds, freq, out)
+    storm_rounds = env_int("BENCH_STORM_ROUNDS", 5, lo=0)
+    if storm_rounds:
+        bench_storm(storm_rounds, out)
     return 0
 
 
@@ -983,6 +996,112 @@ def bench_compiler(name, rounds, nfuncs, freq, have_perf, out):
               f" ns (goal: <= 3000 ns); the frame-pointer walk of the {WL_COMM} runs above "
               f"{fp:.0f} ns ({med(of('stacktreed', 'bpf_ns_walked')) / fp:.2f}x; system-wide: "
               "every process on the machine, other jobs included)")
+
+
+STORM = os.path.join(ROOT, "build", "workloads", "switchstorm")
+# bpftrace's equivalent of --event offcpu: the user stack at a thread's
+# switch-out, the time away summed on it at its switch-in
+STORM_BT = ("tracepoint:sched:sched_switch /pid == %d/ { @s[tid] = nsecs; @k[tid] = ustack; } "
+            "tracepoint:sched:sched_switch /@s[args->next_pid]/ { "
+            "@off[@k[args->next_pid]] = sum(nsecs - @s[args->next_pid]); "
+            "delete(@s[args->next_pid]); }")
+
+
+def storm_once(cfg, rounds, out, tag):
+    """The storm's own time of its ping-pong (s) under cfg, or None; and
+    what failed."""
+    tmp = tempfile.mkdtemp(prefix="st-storm-", dir=out)
+    report, start = os.path.join(tmp, "wl.txt"), os.path.join(tmp, "start")
+    env = dict(os.environ, WL_REPORT=report)
+    why = ""
+    if cfg == "baseline":
+        subprocess.run([STORM, str(rounds)], env=env, timeout=300)
+    elif cfg.startswith("stacktreed"):
+        extra = ["--offcpu-max-rate", "0"] if cfg == "stacktreed-all" else []
+        p = subprocess.run([STACKTREED, "-e", "offcpu", "-o", os.path.join(tmp, "st")] + extra +
+                           ["--", STORM, str(rounds)], env=env, capture_output=True, text=True,
+                           timeout=600)
+        why = tail(p.stderr, 2) if p.returncode else ""
+    else:	# bpftrace, attached before the storm starts
+        env["WL_START_FILE"] = start
+        wl = subprocess.Popen([STORM, str(rounds)], env=env)
+        bt = subprocess.Popen([BPFTRACE, "-e", STORM_BT % wl.pid], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        text = ""
+        line = bt.stdout.readline()
+        while line and "Attaching" not in line:
+            text += line
+            line = bt.stdout.readline()
+        if "Attaching" in line:
+            time.sleep(1)	# "Attaching" comes before the probes are in
+            open(start, "w").close()
+            wl.wait(timeout=600)
+            bt.send_signal(signal.SIGINT)
+            bt.communicate(timeout=120)
+        else:
+            why = "bpftrace could not attach: " + " / ".join(
+                l for l in text.splitlines()
+                if "ERROR" in l and "RLIMIT" not in l)[:200]
+            bt.wait()
+            wl.kill()
+            wl.wait()
+    secs = None
+    try:
+        with open(report) as f:
+            m = re.search(r"^storm ([0-9.]+)", f.read(), re.M)
+            secs = float(m.group(1)) if m else None
+    except OSError:
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
+    return secs, why
+
+
+def bench_storm(rounds, out):
+    """Issue 33: a context-switch storm (tests/workloads/switchstorm.c: two
+    threads ping-ponging through pipes) slowed by --event offcpu (the
+    default --offcpu-max-rate, and without a bound) next to bpftrace's
+    equivalent script; the ratio of the slowdowns (goal: <= 1)."""
+    if not os.access(STORM, os.X_OK):
+        print(f"storm: {STORM} missing (make build/workloads/switchstorm), skipped")
+        return
+    n = env_int("BENCH_STORM_TRIPS", 100000)
+    os.makedirs(out, exist_ok=True)
+    configs = ["baseline", "stacktreed", "stacktreed-all"] + (["bpftrace"] if BPFTRACE else [])
+    times = {c: [] for c in configs}
+    whys = {}
+    for i in range(rounds):
+        for cfg in configs:
+            if cfg in whys and not times[cfg]:
+                continue	# it cannot run here: said once
+            secs, why = storm_once(cfg, n, out, i)
+            if secs:
+                times[cfg].append(secs)
+            elif why:
+                whys[cfg] = why
+    print()
+    base = med(times["baseline"]) if times["baseline"] else None
+    print(f"switch storm: {n} round trips through two pipes (4 sched_switch events each), "
+          f"{rounds} rounds interleaved; the storm's own time, median")
+    if not base:
+        print("  the storm did not run")
+        return
+    print(f"  baseline {base:.2f} s ({4 * n / base:.0f} switches/s)")
+    slow = {}
+    for cfg in configs[1:]:
+        if times[cfg]:
+            slow[cfg] = med(times[cfg]) / base - 1
+            print(f"  {cfg:<15} {med(times[cfg]):.2f} s: slowed by {slow[cfg] * 100:.1f}%")
+        else:
+            print(f"  {cfg:<15} not run: {whys.get(cfg, 'failed')}")
+    for cfg in ("stacktreed", "stacktreed-all"):
+        if cfg in slow and "bpftrace" in slow and slow["bpftrace"] > 0:
+            print(f"  {cfg} / bpftrace slowdown ratio: {slow[cfg] / slow['bpftrace']:.2f} "
+                  "(goal: <= 1)")
+        elif cfg in slow:
+            print(f"  {cfg} / bpftrace slowdown ratio: n/a (bpftrace "
+                  f"{'within noise' if 'bpftrace' in slow else 'not run'})")
+    print("  stacktreed: -e offcpu -- storm (default --offcpu-max-rate 20000 per CPU); "
+          "stacktreed-all: --offcpu-max-rate 0 (every switch walked)")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@
 # cost per sample on cc1 and on clang-14 with libLLVM, the compile's slowdown
 # and bytes written, next to perf's DWARF mode), and the BPF run time per
 # sample on a Python workload with and without Python frames
-# (`bench/run.sh python`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
+# (`bench/run.sh python`: only that), and a context-switch storm under
+# --event offcpu next to bpftrace's sched_switch script (`bench/run.sh
+# storm`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
 # (BENCH_STARTUP_ROUNDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
-# BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS).
+# BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS,
+# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ "$(id -u)" -ne 0 ]; then
@@ -21,7 +24,7 @@ if ! command -v python3 >/dev/null; then
 	echo "bench: python3 is needed" >&2
 	exit 1
 fi
-for f in "${STACKTREED:-build/stacktreed}" build/workloads/bench_cpu; do
+for f in "${STACKTREED:-build/stacktreed}" build/workloads/bench_cpu build/workloads/switchstorm; do
 	if [ ! -x "$f" ]; then
 		echo "bench: $f is missing: run 'make all build/workloads/bench_cpu' (or 'make bench')" >&2
 		exit 1

@@ -37,6 +37,11 @@ struct path_view {
 	__u32 trunc, un, kn, extra, n;
 	__u64 extra_addr;
 	__u16 extra_flags;
+	__u16 other;		/* folded for another task than the current one (off-CPU
+				 * time, at its switch-in): its image and comm below */
+	__u32 image;
+	__u64 weight;		/* BASE added on the leaf (0: one sample) */
+	char comm[ST_COMM_LEN];
 };
 
 static __always_inline __u64 path_at(const struct scratch *sc, const struct path_view *pv,
@@ -195,7 +200,8 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 			 __u64 pid_tgid, __u32 ev)
 {
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0);
+	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0) |
+			   (ev == ST_EVENT_OFFCPU ? ST_NODE_OFFCPU : 0);
 	struct fold_ctx fc = {};
 	struct st_node_rec *rec;
 	__u32 ep, gen, n, leaf;
@@ -215,8 +221,8 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	gen = ep & 1;
 	/* a thread's first sample folded here (a handed-back path has no ids) */
 	fresh = !ts->spare && ts->root == 0 && (ts->depth == 0 || ts->epoch == ST_EPOCH_HANDOFF);
-	if (fresh)	/* a thread's first sample: is its process new? */
-		notify_new_proc(tgid, tid);
+	if (fresh && !pv->other)	/* a thread's first sample: is its process new? */
+		notify_new_proc(tgid, tid);	/* (another task's: told at its switch-out) */
 
 	/* common prefix with the previous path, by address */
 	fc.prev_depth = ts->depth;
@@ -231,7 +237,7 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 		 * the prefix still tells which frames are new calls */
 		struct st_comm_key ck = {
 			.addr = ((__u64)tgid << 32) | tid,
-			.image = task_image(bpf_get_current_task_btf()),
+			.image = pv->other ? pv->image : task_image(bpf_get_current_task_btf()),
 		};
 		__u32 root = node_get(ev, gen, ck.image, root_flags, ck.addr, &created);
 
@@ -239,7 +245,9 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 			ts->depth = 0;
 			goto out;
 		}
-		if (created) {
+		if (created && pv->other) {
+			bpf_map_update_elem(&thread_comms, &ck, pv->comm, BPF_ANY);
+		} else if (created) {
 			char comm[ST_COMM_LEN];
 
 			bpf_get_current_comm(comm, sizeof(comm));
@@ -274,7 +282,7 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	leaf = ts->ids[(n - 1) & (ST_PATH_SLOTS - 1)];
 	rec = bpf_map_lookup_elem(&nodes, &leaf);
 	if (rec)
-		rec->base += 1;
+		rec->base += pv->weight ? pv->weight : 1;
 	stat_ev(ev, ST_STAT_FOLDED);
 out:
 	__sync_fetch_and_sub(busy, 1);
@@ -296,7 +304,7 @@ out:
 __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
 			   __u64 pid_tgid, __u32 ev)
 {
-	__u32 k = ev == ST_EVENT_FAULTS ? ST_EVENT_FAULTS : ST_EVENT_CPU;
+	__u32 k = ev < ST_EVENTS ? ev : ST_EVENT_CPU;
 	struct thread_state *spare;
 
 	if (!pv)

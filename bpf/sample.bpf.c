@@ -20,6 +20,7 @@
  *   walk.bpf.h       the walkers (frame pointers; DWARF: unwind.h)
  *   defer.bpf.h      deferral to the daemon and the handoff back
  *   fold.bpf.h       the fold (the CALLS rule: fold_frame())
+ *   offcpu.bpf.h     the sched_switch program: time off the CPU
  *   lifecycle.bpf.h  the fork/exec/exit programs
  *   endmaps.bpf.h    a sampled process's executable mappings kept at its end
  *   fault.bpf.h      the page-fault program and its classification
@@ -43,6 +44,7 @@
 #include "defer.bpf.h"
 #include "fold.bpf.h"
 #include "python.bpf.h"
+#include "offcpu.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -123,6 +125,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	/* the path, root first: [truncated], user frames, kernel frames */
 	path_user(&pv, sc, un, ST_EVENT_CPU, dwarf);
 	pv.kn = kn;
+	pv.weight = offcpu_wall ? ctx->sample_period : 0;	/* --event wall: ns */
 	if (!un && !kn) {
 		/* no frame at all (kernel thread without --kernel): "[kernel]" */
 		stat_inc(ST_STAT_EMPTY_STACK);

@@ -63,12 +63,29 @@
 				 * index (ST_PY_ADDR below) */
 #define ST_NODE_JAVA 0x1000	/* a HotSpot interpreted frame: addr = ST_JAVA_ADDR(Method*,
 				 * bci) (bpf/javawalk.h) */
+#define ST_NODE_OFFCPU 0x4000	/* with ROOT: the thread's off-CPU tree (--event offcpu) */
+#define ST_NODE_STATE 0x8000	/* off-CPU leaf: the thread's state when it left the CPU,
+				 * addr = enum st_offcpu_state (bpf/offcpu.bpf.h) */
 #define ST_NODE_DATA (ST_NODE_DATA_MODULE | ST_NODE_DATA_STACK | ST_NODE_DATA_HEAP)
+
+/* An off-CPU path's leaf (ST_NODE_STATE): how the thread left the CPU, from
+ * sched_switch's preempt flag and prev_state. */
+enum st_offcpu_state {
+	ST_OFFCPU_PREEMPTED,	/* runnable, waiting for a CPU: preempted (in the kernel
+				 * or on its way back to user space), or it yielded */
+	ST_OFFCPU_SLEEPING,	/* TASK_INTERRUPTIBLE (ps S) */
+	ST_OFFCPU_DISK,		/* TASK_UNINTERRUPTIBLE (ps D) */
+	ST_OFFCPU_IDLE,		/* TASK_IDLE: uninterruptible, not counted in the load (ps I) */
+	ST_OFFCPU_STOPPED,	/* stopped or traced (ps T, t) */
+	ST_OFFCPU_OTHER,
+	ST_OFFCPU_STATES,
+};
 
 /* What a sample is; the stats map holds ST_STAT__MAX counters per event. */
 #define ST_EVENT_CPU 0
 #define ST_EVENT_FAULTS 1
-#define ST_EVENTS 2
+#define ST_EVENT_OFFCPU 2	/* time off the CPU (bpf/offcpu.bpf.h): BASE in ns */
+#define ST_EVENTS 3
 
 struct st_node_rec {
 	__u64 addr;
@@ -125,6 +142,13 @@ enum st_stat {
 	ST_STAT_MAP_EVENTS,	 /* processes whose executable mappings were kept at their end
 				  * (bpf/endmaps.bpf.h) */
 	ST_STAT_MAP_LOST,	 /* ... mappings not kept: over ST_EXEC_MAPS for their process */
+	/* off-CPU (bpf/offcpu.bpf.h), counted in ST_EVENT_OFFCPU's row even with
+	 * --event wall */
+	ST_STAT_OFFCPU_NS,	 /* ns of off-CPU time folded */
+	ST_STAT_OFFCPU_SHORT,	 /* off-CPU periods under --offcpu-min-us: not folded */
+	ST_STAT_OFFCPU_SHORT_NS, /* ... their ns */
+	ST_STAT_OFFCPU_RATE,	 /* switch-outs over --offcpu-max-rate: not walked, not folded */
+	ST_STAT_OFFCPU_RATE_NS,	 /* ... their ns off the CPU */
 	ST_STAT__MAX,
 };
 

@@ -3,7 +3,8 @@
  * threads.bpf.h - per-thread state, in task storage: the previous sample's
  * path (ids, addresses, flags) that the next sample's fold compares with,
  * the thread's node cache, and its deferral sequence (defer.bpf.h). One
- * map per event: `threads` (cpu-clock) and `fault_threads` (page faults).
+ * map per event: `threads` (cpu-clock; --event wall's off-CPU time too),
+ * `fault_threads` (page faults) and `offcpu_threads` (off-CPU time).
  */
 #ifndef STACKTREE_THREADS_BPF_H
 #define STACKTREE_THREADS_BPF_H
@@ -52,12 +53,13 @@ struct {
  * it cannot allocate. Such a sample is folded all the same (fold_sample),
  * its frames counted as no new call; the thread's own path is left as it
  * was. The timer program does not nest on a CPU, nor does the fault
- * program: one spare per event is never used twice at once. */
+ * program, nor the off-CPU one (sched_switch runs with interrupts off): one
+ * spare per event is never used twice at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct thread_state);
-	__uint(max_entries, ST_EVENT_FAULTS + 1);
+	__uint(max_entries, ST_EVENTS);
 } spare_threads SEC(".maps");
 
 /* thread_state.epoch of a path handed back: ids to be looked up again */
@@ -70,5 +72,13 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } fault_threads SEC(".maps");
+
+/* The same for the off-CPU trees (--event offcpu). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} offcpu_threads SEC(".maps");
 
 #endif

@@ -35,6 +35,7 @@
 #include "binsym/elflayout.h"
 #include "binsym/symbolizer.h"
 #include "user/collect/unwind/unwinder.h"
+#include "user/perfflags.h"
 #include "user/summary.h"
 
 /* The one global: what the signals asked for. */
@@ -249,12 +250,19 @@ static char *describe_target(const struct st_options *o)
 
 static const char *const event_names[ST_EVENTS] = {
 	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+	[ST_EVENT_OFFCPU] = "offcpu",
 };
 
-/* File name prefixes when one session records both events. */
+/* File name prefixes when one session records two events. */
 static const char *const event_prefixes[ST_EVENTS] = {
-	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.",
+	[ST_EVENT_CPU] = "cpu.", [ST_EVENT_FAULTS] = "faults.", [ST_EVENT_OFFCPU] = "offcpu.",
 };
+
+/* The profile's event: --event wall's trees are the timer's. */
+static const char *event_name(const struct st_options *o, unsigned ev)
+{
+	return ev == ST_EVENT_CPU && (o->events & ST_EVENTS_WALL) ? "wall" : event_names[ev];
+}
 
 /* The parts whose counters the notes and the summary tell. */
 static struct st_summary_src parts(const struct run *r)
@@ -278,6 +286,14 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	for (int i = 0; i < ST_STAT__MAX; i++) {
 		st[i] = now_st[i] - r->prev_stats[ev][i];
 		r->prev_stats[ev][i] = now_st[i];
+	}
+	if (ev == ST_EVENT_CPU && (r->o->events & ST_EVENTS_WALL)) {
+		/* wall: the off-CPU program's own counters (its folds are the timer's) */
+		st_session__stats(r->sess, ST_EVENT_OFFCPU, now_st);
+		for (int i = ST_STAT_OFFCPU_NS; i <= ST_STAT_OFFCPU_RATE_NS; i++) {
+			st[i] = now_st[i] - r->prev_stats[ST_EVENT_OFFCPU][i];
+			r->prev_stats[ST_EVENT_OFFCPU][i] = now_st[i];
+		}
 	}
 	p->frequency_hz = ev == ST_EVENT_CPU ? r->o->freq : 0;
 	p->duration_s = secs;
@@ -328,7 +344,7 @@ static void budget_sync(struct run *r)
 	if (!r->pending || bs.part[ST_BUDGET_TREES] <= (over ? bs.limit / 16 : bs.limit / 4))
 		return;
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
-		__u64 n = st_collector__samples(r->coll, ev == ST_EVENT_FAULTS);
+		__u64 n = st_collector__samples(r->coll, ev);
 
 		r->dropped[ev] += n;
 		r->dropped_total += n;
@@ -414,9 +430,15 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	if (err || o->interval <= 0)
 		return err;
 	r->snapshots++;
-	fprintf(stderr, "stacktreed: snapshot %s: %" PRIu64 " samples, %zu threads, lost %"
-		PRIu64 ", RSS %ld MiB\n", where, (uint64_t)ps[0]->samples, ps[0]->nthreads,
-		(uint64_t)ps[0]->lost, st_summary__rss_mib());
+	{
+		char v[64];
+
+		fprintf(stderr, "stacktreed: snapshot %s: %s %s, %zu threads, lost %" PRIu64
+			", RSS %ld MiB\n", where, st_profile__value(ps[0], ps[0]->samples, v,
+								  sizeof(v)),
+			st_profile__what(ps[0]), ps[0]->nthreads, (uint64_t)ps[0]->lost,
+			st_summary__rss_mib());
+	}
 	return 0;
 }
 
@@ -461,7 +483,7 @@ static int snapshot(struct run *r)
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
-		p[n] = st_profile__build(r->coll, r->names, event_names[ev], ev == ST_EVENT_FAULTS);
+		p[n] = st_profile__build(r->coll, r->names, event_name(o, ev), ev);
 		if (!p[n]) {
 			fprintf(stderr, "stacktreed: cannot build the profile: out of memory\n");
 			err = -ENOMEM;
@@ -474,7 +496,7 @@ static int snapshot(struct run *r)
 			goto cleanup;
 		}
 		ps[n] = p[n];
-		prefixes[n] = o->events == (1u << ev) ? "" : event_prefixes[ev];
+		prefixes[n] = (o->events & ST_EVENTS_MASK) == (1u << ev) ? "" : event_prefixes[ev];
 		n++;
 	}
 	/* service: the DWARF files are not held between snapshots (memory) */
@@ -679,7 +701,8 @@ static int open_parts(struct run *r)
 		.freq = o->freq, .kernel = o->kernel, .all = o->all, .max_nodes = o->max_nodes,
 		.max_targets = 4096, .verbose = o->verbose, .bare = o->bench_bare,
 		.comm = o->comm, .cgroup = o->cgroup, .include_self = o->include_self,
-		.events = o->events,
+		.events = o->events & ST_EVENTS_MASK, .wall = (o->events & ST_EVENTS_WALL) != 0,
+		.offcpu_min_ns = o->offcpu_min_ns, .offcpu_max_rate = o->offcpu_max_rate,
 		.unwind_mode = o->unwind, .unwind_procs = 4096, .defer_ring_mb = o->defer_mb,
 		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 		.tids = o->tids, .ntids = o->ntids, .filter_uid = o->filter_uid, .uid = o->uid,
@@ -798,7 +821,7 @@ static void http_header(void *ctx, struct st_profile *p)
 {
 	struct run *r = ctx;
 
-	p->frequency_hz = strcmp(p->event, event_names[ST_EVENT_CPU]) ? 0 : r->o->freq;
+	p->frequency_hz = strcmp(p->event, event_name(r->o, ST_EVENT_CPU)) ? 0 : r->o->freq;
 	p->command = describe_target(r->o);
 }
 
@@ -818,19 +841,26 @@ static int http_metrics(void *ctx, FILE *out)
 }
 
 /* --listen: the endpoint, served from the sampling loop (which wakes on
- * its sockets); profiles of the timer's trees (the faults' when only they
- * are sampled). */
+ * its sockets); profiles of the timer's trees (wall's too), else the
+ * off-CPU ones, else the faults'. */
 static int open_endpoint(struct run *r)
 {
 	const struct st_options *o = r->o;
-	bool faults = !(o->events & (1u << ST_EVENT_CPU));
+	unsigned ev = (o->events & (1u << ST_EVENT_CPU)) ? ST_EVENT_CPU :
+		      (o->events & (1u << ST_EVENT_OFFCPU)) ? ST_EVENT_OFFCPU : ST_EVENT_FAULTS;
+	/* a second event's trees for ?event=NAME: off-CPU, else page faults */
+	unsigned alt = ev != ST_EVENT_OFFCPU && (o->events & (1u << ST_EVENT_OFFCPU)) ?
+			       ST_EVENT_OFFCPU :
+		       ev != ST_EVENT_FAULTS && (o->events & (1u << ST_EVENT_FAULTS)) ?
+			       ST_EVENT_FAULTS : ST_EVENTS;
 	struct st_http_opts ho = {
 		.listen = o->listen, .nlisten = o->nlisten,
 		.allow = o->listen_allow, .nallow = o->nlisten_allow,
 		.token = r->token, .token_len = r->token_len, .max_seconds = o->listen_max_seconds,
 		.tls_cert = o->listen_tls_cert, .tls_key = o->listen_tls_key,
 		.coll = r->coll, .names = r->names,
-		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
+		.event = event_name(o, ev), .ev = ev,
+		.alt_event = alt < ST_EVENTS ? event_name(o, alt) : NULL, .alt_ev = alt,
 		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
 		.verbose = o->verbose,
 	};
@@ -941,12 +971,18 @@ static int start_sampling(struct run *r)
 	     now_s() < end && !(signal_flags & SIG_STOP);)
 		st_unwinder__work(r->unw);
 	if (o->verbose || !r->child) {
+		char rate[64];
+
+		if (o->events & (1u << ST_EVENT_CPU))
+			snprintf(rate, sizeof(rate), "%u Hz per CPU", o->freq);
+		else	/* page faults, off-CPU time: every event */
+			snprintf(rate, sizeof(rate), "every %s",
+				 (o->events & (1u << ST_EVENT_FAULTS)) ? "page fault" :
+									 "switch off the CPU");
 		if (o->duration > 0)
-			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU for %g s\n",
-				o->freq, o->duration);
+			fprintf(stderr, "stacktreed: sampling at %s for %g s\n", rate, o->duration);
 		else
-			fprintf(stderr, "stacktreed: sampling at %u Hz per CPU; Ctrl-C to stop\n",
-				o->freq);
+			fprintf(stderr, "stacktreed: sampling at %s; Ctrl-C to stop\n", rate);
 	}
 	return 0;
 }

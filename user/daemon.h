@@ -45,7 +45,10 @@ struct st_options {
 	const char *comm;	/* --comm filter */
 	const char *cgroup;	/* --cgroup filter */
 	bool include_self;	/* --no-exclude-self */
-	unsigned events;	/* --event: 1 << ST_EVENT_CPU, 1 << ST_EVENT_FAULTS */
+	unsigned events;	/* --event: 1 << ST_EVENT_CPU, 1 << ST_EVENT_FAULTS,
+				 * 1 << ST_EVENT_OFFCPU, ST_EVENTS_WALL (perfflags.h) */
+	__u64 offcpu_min_ns;	/* --offcpu-min-us, in ns */
+	__u32 offcpu_max_rate;	/* --offcpu-max-rate: walks per CPU a second, 0: no bound */
 	__u32 unwind;		/* --unwind: ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
 	size_t memory_mb;	/* --memory-mb: the daemon's budget, MiB; 0 = ST_MEMORY_MB */
 	size_t unwind_memory_mb; /* --unwind-memory: budget of the CFI rows maps, MiB */

@@ -61,6 +61,7 @@ int st_perfflags__events(const char *list, bool have_pmu, unsigned *events, char
 			 size_t errlen)
 {
 	const char *p = list;
+	bool cpu = false, wall = false;
 
 	*events = 0;
 	for (;;) {
@@ -78,11 +79,17 @@ int st_perfflags__events(const char *list, bool have_pmu, unsigned *events, char
 #define IS(w) (name == strlen(w) && !strncmp(p, w, name))
 		if (IS("cpu") || IS("cpu-clock")) {
 			*events |= 1u << ST_EVENT_CPU;
+			cpu = true;
 		} else if (IS("faults") || IS("page-faults")) {
 			*events |= 1u << ST_EVENT_FAULTS;
+		} else if (IS("offcpu") || IS("off-cpu")) {
+			*events |= 1u << ST_EVENT_OFFCPU;
+		} else if (IS("wall")) {
+			*events |= 1u << ST_EVENT_CPU | ST_EVENTS_WALL;
+			wall = true;
 		} else if (!name) {
-			snprintf(err, errlen, "-e '%s': give cpu-clock, page-faults or "
-				 "cpu-clock,page-faults", list);
+			snprintf(err, errlen, "-e '%s': give cpu-clock, page-faults, offcpu or wall, "
+				 "or a comma list of them", list);
 			return -EINVAL;
 		} else if (hardware_event(p, name)) {
 			snprintf(err, errlen, "-e %.*s: a hardware event, which stacktreed does not "
@@ -90,11 +97,16 @@ int st_perfflags__events(const char *list, bool have_pmu, unsigned *events, char
 				 have_pmu ? "" : " (and this machine has no hardware PMU)");
 			return -EINVAL;
 		} else {
-			snprintf(err, errlen, "-e %.*s: stacktreed samples cpu-clock (cpu) and "
-				 "page-faults (faults) only", (int)name, p);
+			snprintf(err, errlen, "-e %.*s: stacktreed samples cpu-clock (cpu), "
+				 "page-faults (faults), offcpu and wall only", (int)name, p);
 			return -EINVAL;
 		}
 #undef IS
+		if (wall && (cpu || (*events & (1u << ST_EVENT_OFFCPU)))) {
+			snprintf(err, errlen, "-e '%s': wall is on-CPU and off-CPU time in one tree: "
+				 "give it without cpu and offcpu (cpu,offcpu: two trees)", list);
+			return -EINVAL;
+		}
 		if (!p[len])
 			return 0;
 		p += len + 1;
@@ -106,8 +118,12 @@ int st_perfflags__count(double n, unsigned events, __u32 *freq, char *err, size_
 	if (!(events & (1u << ST_EVENT_CPU))) {
 		if (n == 1)
 			return 0;
-		snprintf(err, errlen, "-c %.0f: every page fault is recorded: -c 1 (perf's "
-			 "meaning for page-faults) is the only period", n);
+		if (events & (1u << ST_EVENT_FAULTS))
+			snprintf(err, errlen, "-c %.0f: every page fault is recorded: -c 1 (perf's "
+				 "meaning for page-faults) is the only period", n);
+		else
+			snprintf(err, errlen, "-c %.0f: off-CPU time is recorded at every switch: "
+				 "-c sets cpu-clock's period (with -e cpu,offcpu or wall)", n);
 		return -EINVAL;
 	}
 	if (events & (1u << ST_EVENT_FAULTS)) {

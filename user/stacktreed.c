@@ -52,6 +52,8 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_FORCE_FAULTS,
+	OPT_OFFCPU_MIN_US,
+	OPT_OFFCPU_MAX_RATE,
 	OPT_OUTPUT_MODE,
 	OPT_MEMORY_MB,
 	OPT_LISTEN,
@@ -98,7 +100,9 @@ static const struct argp_option options[] = {
 	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files, even with DEBUGINFOD_URLS set", 1 },
 	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },
 	{ "max-file-mb", OPT_MAX_FILE_MB, "MB", 0, "Largest binary or debug file read for symbols, in MiB (default 2048)", 2 },
-	{ "event", 'e', "LIST", 0, "What a sample is (perf's -e): cpu-clock (or cpu: the timer, the default), page-faults (or faults: user page faults), or both as a comma list; perf's :u suffix is accepted", 0 },
+	{ "event", 'e', "LIST", 0, "What a sample is (perf's -e): cpu-clock (or cpu: the timer, the default), page-faults (or faults: user page faults), offcpu (time off the CPU, in ns, at the blocking point), wall (on-CPU samples and off-CPU time in one tree, in ns), or a comma list (cpu,offcpu: two trees); perf's :u suffix is accepted", 0 },
+	{ "offcpu-min-us", OPT_OFFCPU_MIN_US, "US", 0, "offcpu and wall: periods off the CPU shorter than US microseconds are not folded, only counted (default 1, as bcc's offcputime; 0: all)", 1 },
+	{ "offcpu-max-rate", OPT_OFFCPU_MAX_RATE, "N", 0, "offcpu and wall: walk at most N switch-outs per CPU a second (default 20000; 0: no bound); the time of those over it is counted, not folded", 1 },
 	{ "force-faults", OPT_FORCE_FAULTS, "RATE", OPTION_ARG_OPTIONAL, "With --event faults and --pid or -- CMD: page out RATE random resident pages per second of the targets (default 1000, at most 20000) so that warmed-up memory keeps faulting; adds a zram swap device for the session (see stacktreed(8), docs/page-faults.md)", 0 },
 	{ "min-pct", OPT_MIN_PCT, "P", 0, "xtree: fold nodes under P% of the thread's samples into [other]", 1 },
 	{ "merge-threads", OPT_MERGE_THREADS, NULL, 0, "One tree per process instead of per thread", 1 },
@@ -254,7 +258,7 @@ static void check_output(struct st_options *o, struct argp_state *state)
 	if (o->interval > 0)
 		argp_error(state, "--interval writes a snapshot directory every interval: give -o "
 			   "a directory, not %s", o->output);
-	if (o->events & (o->events - 1))
+	if ((o->events & ST_EVENTS_MASK) & ((o->events & ST_EVENTS_MASK) - 1))
 		argp_error(state, "-o %s holds one profile: with two events (-e cpu,faults) give "
 			   "-o a directory", o->output);
 	if (st_report__output_formats(o->output, o->output_kind, ext, &o->formats, err,
@@ -472,6 +476,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 64, 0, "%s", err);
 		break;
 	}
+	case OPT_OFFCPU_MIN_US:
+		if (parse_double(arg, 0, 60e6, &v))
+			argp_error(state, "invalid --offcpu-min-us '%s': give microseconds, "
+				   "0..60000000", arg);
+		o->offcpu_min_ns = (__u64)(v * 1000);
+		break;
+	case OPT_OFFCPU_MAX_RATE:
+		if (parse_double(arg, 0, 10e6, &v) || v != (__u32)v)
+			argp_error(state, "invalid --offcpu-max-rate '%s': give switch-outs per CPU "
+				   "a second, 0 (no bound)..10000000", arg);
+		o->offcpu_max_rate = (__u32)v;
+		break;
 	case OPT_FORCE_FAULTS:
 		o->force_faults = ST_FF_DEFAULT_RATE;
 		if (arg && (parse_double(arg, 1, ST_FF_MAX_RATE, &v) || v != (__u32)v))
@@ -646,6 +662,7 @@ int main(int argc, char **argv)
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
 		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .defer_mb = 32, .unwind_cache_mb = 512,
 		.events = 1u << ST_EVENT_CPU, .interpreters = ST_INTERP_ALL,
+		.offcpu_min_ns = 1000, .offcpu_max_rate = 20000,
 	};
 	struct parse_state ps = { .o = &o };
 	const struct argp argp = { options, parse_opt,

@@ -79,6 +79,13 @@ static const struct {
 	{ ST_STAT_FAULT_HEAP, "fault_heap", "data faults in the heap (h)", false },
 	{ ST_STAT_FAULT_UNKNOWN, "fault_unknown", "data faults not classified (no mapping found)", false },
 	{ ST_STAT_FAULT_FORCED, "fault_forced", "data faults on pages --force-faults paged out (*)", false },
+	{ ST_STAT_OFFCPU_NS, "offcpu_ns", "off-CPU time folded (ns)", false },
+	{ ST_STAT_OFFCPU_SHORT, "offcpu_short",
+	  "off-CPU periods under --offcpu-min-us (not folded)", false },
+	{ ST_STAT_OFFCPU_SHORT_NS, "offcpu_short_ns", "... their time (ns)", false },
+	{ ST_STAT_OFFCPU_RATE, "offcpu_rate",
+	  "switch-outs over --offcpu-max-rate (not walked, not folded)", false },
+	{ ST_STAT_OFFCPU_RATE_NS, "offcpu_rate_ns", "... their time off the CPU (ns)", false },
 };
 
 /* Samples whose walk stopped short, whatever stopped it: the [truncated]
@@ -309,6 +316,7 @@ static void prom_key(FILE *out, const char *s)
 
 static const char *const metric_events[ST_EVENTS] = {
 	[ST_EVENT_CPU] = "cpu-clock", [ST_EVENT_FAULTS] = "page-faults",
+	[ST_EVENT_OFFCPU] = "offcpu",
 };
 
 /* The kernel's counters of every event sampled (the daemon's late walks
@@ -661,7 +669,11 @@ static void write_summary(FILE *out, const struct st_profile *p, const struct st
 	char line[1024], path[ST_SUMMARY_PATH];	/* names are data: escaped */
 
 	getrusage(RUSAGE_SELF, &ru);
-	if (p->frequency_hz)
+	if (p->unit == ST_UNIT_NS)	/* offcpu, wall: time */
+		fprintf(out, "stacktreed: %.3f %s (%s) in %zu threads of %zu processes, %.2f s\n",
+			(double)p->samples / 1e6, st_profile__what(p), p->event, p->nthreads,
+			st_collector__processes(s->coll), p->duration_s);
+	else if (p->frequency_hz)
 		fprintf(out, "stacktreed: %" PRIu64 " %s samples in %zu threads of %zu processes, "
 			"%.2f s at %u Hz per CPU\n", (uint64_t)p->samples, p->event, p->nthreads,
 			st_collector__processes(s->coll), p->duration_s, p->frequency_hz);

@@ -46,7 +46,7 @@ def test_perfflags_refused():
     cases = [
         (["-e", "cycles", "-a"], "hardware event"),
         (["-e", "instructions", "-a"], "hardware event"),
-        (["-e", "task-clock", "-a"], "cpu-clock (cpu) and page-faults"),
+        (["-e", "task-clock", "-a"], "cpu-clock (cpu), page-faults (faults), offcpu and wall"),
         (["-e", "cpu-clock:k", "-a"], ":u modifier"),
         (["--call-graph", "lbr", "-a"], "give fp or dwarf"),
         (["--call-graph", "fp,4096", "-a"], "SIZE goes with dwarf"),

@@ -59,17 +59,20 @@ def test_verified_instructions_within_budgets():
 
     for unwind in ("fp", "dwarf", "auto"):
         variant = "fp" if unwind == "fp" else "dwarf"
-        for event in ("cpu", "faults", "cpu,faults"):
-            # both events with --kernel: the timer's largest program
+        for event in ("cpu", "faults", "cpu,faults", "wall", "cpu,offcpu"):
+            # two events with --kernel: the timer's and the off-CPU
+            # program's largest (offcpu alone loads the same program)
             args = ["--unwind", unwind, "--event", event] + \
-                (["--kernel"] if event == "cpu,faults" else [])
+                (["--kernel"] if "," in event else [])
             progs = loaded(args)
             want = set()
-            if "cpu" in event.split(","):
+            if {"cpu", "wall"} & set(event.split(",")):
                 want.add("on_timer_" + variant)
             if "faults" in event.split(","):
                 want.add("on_fault_" + variant)
-            sampling = {p for p in progs if p.startswith(("on_timer", "on_fault"))}
+            if {"offcpu", "wall"} & set(event.split(",")):
+                want.add("on_offcpu_" + variant)
+            sampling = {p for p in progs if p.startswith(("on_timer", "on_fault", "on_offcpu"))}
             check(sampling == want, "%s loaded the sampling programs %s, not %s"
                   % (" ".join(args), sorted(sampling), sorted(want)))
             for life in ("on_fork", "on_exec", "on_exit"):

@@ -26,14 +26,14 @@ static void comm_of(void *ctx, __u32 pid, __u32 tid, __u32 image, char *comm, si
 	snprintf(comm, len, "t%u.%u", (tid - pid) % 100, image);
 }
 
-/* The raw thread (pid, tid) of the timer trees (faults: the fault trees). */
-static const struct st_raw_thread *raw(struct st_collector *c, __u32 pid, __u32 tid, bool faults)
+/* The raw thread (pid, tid) of event ev's trees (ST_EVENT_*). */
+static const struct st_raw_thread *raw(struct st_collector *c, __u32 pid, __u32 tid, __u32 ev)
 {
 	static struct st_raw_thread t;
 	size_t pos = 0;
 
 	while (st_collector__next_thread(c, &pos, &t))
-		if (t.pid == pid && t.tid == tid && t.faults == faults)
+		if (t.pid == pid && t.tid == tid && t.ev == ev)
 			return &t;
 	return NULL;
 }
@@ -82,7 +82,7 @@ static void test_merge_builds_and_sums(void **state)
 	assert_int_equal(st_collector__merge(c, g, 500, 4), 0);
 	assert_int_equal(st_collector__threads(c), 1);
 	assert_int_equal(st_collector__bad_records(c), 0);
-	t = raw(c, PID, TID, false);
+	t = raw(c, PID, TID, ST_EVENT_CPU);
 	assert_non_null(t);
 	assert_string_equal(t->comm, "t1.3");	/* named once the thread was known */
 	root = st_tree__root(t->tree);
@@ -164,7 +164,7 @@ static void test_merge_drops_bad_records(void **state)
 	(void)state;
 	assert_int_equal(st_collector__merge(c, g, 10, 7), 0);
 	assert_int_equal(st_collector__bad_records(c), 4);
-	t = raw(c, PID, TID, false);
+	t = raw(c, PID, TID, ST_EVENT_CPU);
 	assert_non_null(t);
 	assert_int_equal(st_tree__node_count(t->tree), 2);
 	assert_non_null(child(st_tree__root(t->tree), ST_FRAME_LEAF, 0x1000));
@@ -206,7 +206,7 @@ static void test_merge_flags(void **state)
 	t = NULL;
 	pos = 0;
 	while (st_collector__next_thread(c, &pos, &any))
-		if (!any.faults && st_tree__node_count(any.tree) > 1)
+		if (any.ev == ST_EVENT_CPU && st_tree__node_count(any.tree) > 1)
 			img1 = any;
 	t = img1.tree ? &img1 : NULL;
 	assert_non_null(t);
@@ -220,7 +220,7 @@ static void test_merge_flags(void **state)
 	assert_int_equal(n->f.runtime, ST_RUNTIME_KERNEL);
 	assert_string_equal(n->f.function, "[kernel]");
 
-	f = raw(c, PID, TID, true);
+	f = raw(c, PID, TID, ST_EVENT_FAULTS);
 	assert_non_null(f);
 	cs = child(st_tree__root(f->tree), ST_FRAME_CALLSITE, 0x1100);
 	assert_non_null(cs);
@@ -242,6 +242,44 @@ static void test_merge_flags(void **state)
 	assert_int_equal(n->f.data_class, ST_DATA_MODULE);
 	assert_int_equal(n->f.addr, 0x601000);
 	assert_null(n->next_sibling);
+	st_collector__free(c);
+}
+
+/* An off-CPU root starts the thread's off-CPU tree (beside its timer
+ * tree); its state leaves are named pseudo frames, BASE the ns away. */
+static void test_merge_offcpu(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	struct st_node_rec g[] = {
+		root_rec(PID, TID, 1, 0),
+		rec(0, 0x1000, ST_NODE_LEAF, 1, 1),
+		root_rec(PID, TID, 1, ST_NODE_OFFCPU),
+		rec(2, 0x1100, 0, 0, 1),
+		rec(3, 0xffffffff81000000ull, ST_NODE_KERNEL | ST_NODE_LEAF, 0, 1),
+		rec(4, ST_OFFCPU_SLEEPING, ST_NODE_STATE | ST_NODE_LEAF, 2500000, 1),
+		rec(4, ST_OFFCPU_PREEMPTED, ST_NODE_STATE | ST_NODE_LEAF, 7000, 1),
+		rec(4, 99, ST_NODE_STATE | ST_NODE_LEAF, 1, 1),	/* unknown: "off-cpu" */
+	};
+	const struct st_raw_thread *t;
+	const struct st_node *n;
+
+	(void)state;
+	assert_int_equal(st_collector__merge(c, g, 0, 8), 0);
+	assert_int_equal(st_collector__threads(c), 2);
+	assert_int_equal(st_collector__samples(c, ST_EVENT_CPU), 1);
+	assert_int_equal(st_collector__samples(c, ST_EVENT_OFFCPU), 2507001);
+	t = raw(c, PID, TID, ST_EVENT_OFFCPU);
+	assert_non_null(t);
+	n = child(st_tree__root(t->tree), ST_FRAME_CALLSITE, 0x1100);
+	assert_non_null(n);
+	n = n->first_child;
+	assert_int_equal(n->f.runtime, ST_RUNTIME_KERNEL);
+	n = n->first_child;
+	assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
+	assert_string_equal(n->f.function, "[sleeping]");
+	assert_int_equal(n->base, 2500000);
+	assert_string_equal(n->next_sibling->f.function, "[preempted]");
+	assert_string_equal(n->next_sibling->next_sibling->f.function, "[off-cpu]");
 	st_collector__free(c);
 }
 
@@ -271,7 +309,7 @@ static void test_late_fold_calls(void **state)
 	assert_int_equal(add(c, b, 2, false, NULL, 0), 0);
 	assert_int_equal(add(c, d, 3, false, NULL, 0), 0);
 	assert_int_equal(add(c, e, 1, false, NULL, 0), 0);
-	t = raw(c, PID, TID, false);
+	t = raw(c, PID, TID, ST_EVENT_CPU);
 	assert_non_null(t);
 	assert_string_equal(t->comm, "late");
 	root = st_tree__root(t->tree);
@@ -313,7 +351,7 @@ static void test_late_fold_cut_between_complete(void **state)
 	assert_int_equal(add(c, a, 2, false, NULL, 0), 0);
 	assert_int_equal(add(c, cut, 2, true, NULL, 0), 0);
 	assert_int_equal(add(c, b, 2, false, NULL, 0), 0);
-	t = raw(c, PID, TID, false);
+	t = raw(c, PID, TID, ST_EVENT_CPU);
 	root = st_tree__root(t->tree);
 	n = child(root, ST_FRAME_CALLSITE, 0x1000);
 	assert_int_equal(n->calls, 1);			/* not 2 */
@@ -347,7 +385,7 @@ static void test_late_fold_path(void **state)
 	(void)state;
 	assert_int_equal(st_collector__late_path(c, PID, TID, 7, &h), -ENOENT);
 	assert_int_equal(add(c, u, 2, true, k, 2), 0);
-	t = raw(c, PID, TID, false);
+	t = raw(c, PID, TID, ST_EVENT_CPU);
 	n = st_tree__root(t->tree)->first_child;
 	assert_int_equal(n->f.kind, ST_FRAME_SPECIAL);
 	assert_string_equal(n->f.function, ST_TRUNCATED_NAME);
@@ -387,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_merge_builds_and_sums),
 		cmocka_unit_test(test_merge_drops_bad_records),
 		cmocka_unit_test(test_merge_flags),
+		cmocka_unit_test(test_merge_offcpu),
 		cmocka_unit_test(test_late_fold_calls),
 		cmocka_unit_test(test_late_fold_path),
 		cmocka_unit_test(test_late_fold_cut_between_complete),

@@ -49,6 +49,19 @@ static void test_events(void **state)
 	assert_int_equal(st_perfflags__events("faults,cpu-clock:u,cpu", false, &ev, err,
 					      sizeof(err)), 0);
 	assert_int_equal(ev, (1u << ST_EVENT_CPU) | (1u << ST_EVENT_FAULTS));
+	/* time off the CPU: its own tree, or with the timer's in one (wall) */
+	assert_int_equal(st_perfflags__events("offcpu", false, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev, 1u << ST_EVENT_OFFCPU);
+	assert_int_equal(st_perfflags__events("cpu,off-cpu", false, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev, (1u << ST_EVENT_CPU) | (1u << ST_EVENT_OFFCPU));
+	assert_int_equal(st_perfflags__events("wall", false, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev, (1u << ST_EVENT_CPU) | ST_EVENTS_WALL);
+	assert_int_equal(st_perfflags__events("wall,faults", false, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev, (1u << ST_EVENT_CPU) | (1u << ST_EVENT_FAULTS) | ST_EVENTS_WALL);
+	assert_int_equal(st_perfflags__events("wall,cpu", false, &ev, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "wall is on-CPU and off-CPU time in one tree"));
+	assert_int_equal(st_perfflags__events("offcpu,wall", false, &ev, err, sizeof(err)),
+			 -EINVAL);
 
 	assert_int_equal(st_perfflags__events("cycles", false, &ev, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "-e cycles: a hardware event, which stacktreed does not sample "
@@ -63,8 +76,8 @@ static void test_events(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(err, "hardware event"));
 	assert_int_equal(st_perfflags__events("task-clock", true, &ev, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "-e task-clock: stacktreed samples cpu-clock (cpu) and "
-			    "page-faults (faults) only");
+	assert_string_equal(err, "-e task-clock: stacktreed samples cpu-clock (cpu), "
+			    "page-faults (faults), offcpu and wall only");
 	assert_int_equal(st_perfflags__events("random", true, &ev, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "-e random: stacktreed samples"));
 	assert_int_equal(st_perfflags__events("cpu-clock:k", true, &ev, err, sizeof(err)), -EINVAL);
@@ -73,7 +86,7 @@ static void test_events(void **state)
 	assert_int_equal(st_perfflags__events("", true, &ev, err, sizeof(err)), -EINVAL);
 	assert_int_equal(st_perfflags__events("cpu,", true, &ev, err, sizeof(err)), -EINVAL);
 	assert_int_equal(st_perfflags__events(":u", true, &ev, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "give cpu-clock, page-faults"));
+	assert_non_null(strstr(err, "give cpu-clock, page-faults, offcpu or wall"));
 }
 
 static void test_count(void **state)
@@ -100,6 +113,12 @@ static void test_count(void **state)
 	assert_int_equal(freq, 7);
 	assert_int_equal(st_perfflags__count(10, faults, &freq, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "every page fault is recorded"));
+	assert_int_equal(st_perfflags__count(10, 1u << ST_EVENT_OFFCPU, &freq, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "off-CPU time is recorded at every switch"));
+	assert_int_equal(st_perfflags__count(1000000, cpu | ST_EVENTS_WALL, &freq, err,
+					     sizeof(err)), 0);
+	assert_int_equal(freq, 1000);
 	assert_int_equal(st_perfflags__count(1000000, cpu | faults, &freq, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "give -F for the timer"));

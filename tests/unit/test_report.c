@@ -319,6 +319,40 @@ static void test_xtree_min_pct(void **state)
 	st_profile__free(p);
 }
 
+/* Time profiles (offcpu, wall): BASE and CUM are ns, shown as ms, and
+ * profile.json says so ("unit"), read back as such. */
+static void test_time_unit(void **state)
+{
+	struct st_profile *p = sample_profile(), *q = NULL;
+	char *buf = NULL, *path = tmpfile_with(""), err[256] = "";
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(p->unit, ST_UNIT_COUNT);
+	free(p->event);
+	p->event = strdup("offcpu");
+	p->unit = st_unit__of(p->event);
+	assert_int_equal(p->unit, ST_UNIT_NS);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(st_xtree__write(p, f, 0), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "# unit: ms (BASE and CUM are ms off the CPU"));
+	assert_non_null(strstr(buf, "# time: 0.000 ms, lost: 3"));
+	assert_non_null(strstr(buf, "=== pid 10 tid 10 comm prog: 0.000 ms off the CPU"));
+	assert_non_null(strstr(buf, "    BASE ms      CUM ms"));
+	free(buf);
+	f = fopen(path, "w");
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), 0);
+	assert_string_equal(st_profile__unit_name(q), "nanoseconds");
+	assert_int_equal(q->unit, ST_UNIT_NS);
+	st_profile__free(q);
+	free(path);
+	st_profile__free(p);
+}
+
 static void test_merge_threads(void **state)
 {
 	struct st_profile *p = sample_profile(), *m;
@@ -392,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_json_too_deep),
 		cmocka_unit_test(test_json_utf8),
 		cmocka_unit_test(test_xtree_min_pct),
+		cmocka_unit_test(test_time_unit),
 		cmocka_unit_test(test_merge_threads),
 	};
 

@@ -55,7 +55,7 @@ static const double followup_delays[] = { 0.005, 0.02, 0.1, 0.5 };
 
 struct rthread {
 	__u32 pid, tid, image;
-	bool faults;		/* the page-fault tree */
+	__u32 ev;		/* its event's tree (ST_EVENT_*) */
 	char comm[ST_COMM_LEN];
 	struct st_tree *tree;	/* raw: nodes keyed by (kind, address) */
 	struct proc *proc;
@@ -602,14 +602,14 @@ static void read_comm(__u32 pid, __u32 tid, char *comm, size_t len)
 }
 
 /* A thread's tree: one per (pid, tid, image) and per event. */
-static __u64 thread_key(__u32 pid, __u32 tid, __u32 image, bool faults)
+static __u64 thread_key(__u32 pid, __u32 tid, __u32 image, __u32 ev)
 {
-	return st_hash_mix(st_hash_mix((__u64)pid << 32 | tid, image), faults);
+	return st_hash_mix(st_hash_mix((__u64)pid << 32 | tid, image), ev);
 }
 
 struct thread_id {
 	__u32 pid, tid, image;
-	bool faults;
+	__u32 ev;
 };
 
 static bool is_thread(const void *value, const void *key)
@@ -618,26 +618,26 @@ static bool is_thread(const void *value, const void *key)
 	const struct thread_id *k = key;
 
 	return t->pid == k->pid && t->tid == k->tid && t->image == k->image &&
-	       t->faults == k->faults;
+	       t->ev == k->ev;
 }
 
 /* The thread's tree, or NULL; *key: its key in c->threads. */
 static struct rthread *thread_find(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
-				   bool faults, __u64 *key)
+				   __u32 ev, __u64 *key)
 {
-	struct thread_id id = { pid, tid, image, faults };
+	struct thread_id id = { pid, tid, image, ev };
 
-	*key = thread_key(pid, tid, image, faults);
+	*key = thread_key(pid, tid, image, ev);
 	return st_u64map__find(c->threads, *key, is_thread, &id);
 }
 
 /* comm: the name the kernel recorded with the sample (deferred samples), or
  * NULL; it is the image's own, where /proc may show a later exec's. */
 static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
-				  bool faults, const char *comm)
+				  __u32 ev, const char *comm)
 {
 	__u64 key;
-	struct rthread *t = thread_find(c, pid, tid, image, faults, &key);
+	struct rthread *t = thread_find(c, pid, tid, image, ev, &key);
 	bool created;
 
 	if (t)
@@ -648,7 +648,7 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	t->pid = pid;
 	t->tid = tid;
 	t->image = image;
-	t->faults = faults;
+	t->ev = ev;
 	t->tree = st_tree__new();
 	t->proc = proc_get(c, pid, image, false, &created);
 	if (!t->tree || !t->proc || st_u64map__add(c->threads, key, t)) {
@@ -671,6 +671,19 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	if (!t->comm[0] && !t->proc->superseded && proc_current(c, t->proc))
 		read_comm(pid, tid, t->comm, sizeof(t->comm));	/* /proc has the newest image's */
 	return t;
+}
+
+/* An off-CPU leaf's name (ST_NODE_STATE): how its thread left the CPU. */
+static const char *st_offcpu_state_name(__u64 state)
+{
+	static const char *const names[ST_OFFCPU_STATES] = {
+		[ST_OFFCPU_PREEMPTED] = "[preempted]",
+		[ST_OFFCPU_SLEEPING] = "[sleeping]", [ST_OFFCPU_DISK] = "[uninterruptible]",
+		[ST_OFFCPU_IDLE] = "[idle]", [ST_OFFCPU_STOPPED] = "[stopped]",
+		[ST_OFFCPU_OTHER] = "[off-cpu]",
+	};
+
+	return state < ST_OFFCPU_STATES ? names[state] : names[ST_OFFCPU_OTHER];
 }
 
 static struct st_frame raw_frame(const struct st_node_rec *r)
@@ -700,6 +713,10 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = ST_TRUNCATED_NAME;
+	} else if (r->flags & ST_NODE_STATE) {
+		f.kind = ST_FRAME_SPECIAL;
+		f.function = st_offcpu_state_name(r->addr);
+		f.runtime = ST_RUNTIME_NATIVE;
 	} else if (f.runtime == ST_RUNTIME_KERNEL && r->addr == 0) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = NAME_KERNEL;
@@ -727,13 +744,14 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		if (r->flags & ST_NODE_DEAD)
 			continue;
 		if (r->flags & ST_NODE_ROOT) {
-			bool faults = (r->flags & ST_NODE_FAULTS) != 0;
+			__u32 ev = (r->flags & ST_NODE_FAULTS) ? ST_EVENT_FAULTS :
+				   (r->flags & ST_NODE_OFFCPU) ? ST_EVENT_OFFCPU : ST_EVENT_CPU;
 			__u32 pid = (__u32)(r->addr >> 32), tid = (__u32)r->addr;
 			__u64 key;
 			/* the root's image stands where a parent would */
-			bool known = thread_find(c, pid, tid, r->parent, faults, &key) != NULL;
+			bool known = thread_find(c, pid, tid, r->parent, ev, &key) != NULL;
 
-			ref->t = thread_get(c, pid, tid, r->parent, faults, NULL);
+			ref->t = thread_get(c, pid, tid, r->parent, ev, NULL);
 			if (!ref->t)
 				return -ENOMEM;
 			/* a root per generation: threads rename themselves after start */
@@ -776,7 +794,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			     const __u64 *kstack, size_t kn)
 {
 	size_t n = (truncated ? 1 : 0) + un + kn, prefix = 0;
-	struct rthread *t = thread_get(c, pid, tid, image, false, comm);
+	struct rthread *t = thread_get(c, pid, tid, image, ST_EVENT_CPU, comm);
 	struct st_frame *path;
 	struct st_node *node;
 	bool cut;
@@ -872,7 +890,7 @@ bool st_collector__next_thread(const struct st_collector *c, size_t *pos,
 		return false;
 	*out = (struct st_raw_thread){
 		.pid = t->pid, .tid = t->tid, .uid = t->proc->owner, .image = t->image,
-		.faults = t->faults, .comm = t->comm,
+		.ev = t->ev, .comm = t->comm,
 		.cgroup = t->proc->cgroup, .tree = t->tree, .maps = t->proc->maps,
 		.jit = t->proc->jit,
 	};
@@ -910,14 +928,14 @@ static int add_base(const struct st_node *n, void *ctx)
 	return 0;
 }
 
-__u64 st_collector__samples(const struct st_collector *c, bool faults)
+__u64 st_collector__samples(const struct st_collector *c, __u32 ev)
 {
 	size_t pos = 0;
 	struct rthread *t;
 	__u64 n = 0;
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL)))
-		if (t->faults == faults)
+		if (t->ev == ev)
 			st_tree__walk(t->tree, add_base, &n);
 	return n;
 }

@@ -39,7 +39,8 @@ struct st_raw_thread {
 	 * and was not evicted yet (the two share the process's entry). */
 	__u32 uid;
 	__u32 image;			/* the program the process ran (self_exec_id) */
-	bool faults;			/* the page-fault tree, else the timer's */
+	__u32 ev;			/* its event's tree: ST_EVENT_CPU (the timer's,
+					 * --event wall's too), _FAULTS, _OFFCPU */
 	const char *comm;
 	const char *cgroup;		/* the process's cgroup v2 path, or NULL */
 	const struct st_tree *tree;	/* raw: frames keyed by (kind, address) */
@@ -159,9 +160,9 @@ size_t st_collector__processes(const struct st_collector *c);
 size_t st_collector__memory(const struct st_collector *c);
 /* Bytes held by the processes: maps tables, perf maps, cgroup paths. */
 size_t st_collector__maps_memory(const struct st_collector *c);
-/* Samples in the page-fault trees (faults) or the timer's now (the
- * interval's, or every unwritten one's). */
-__u64 st_collector__samples(const struct st_collector *c, bool faults);
+/* BASE in the trees of event ev (ST_EVENT_*) now (the interval's, or every
+ * unwritten one's): samples, faults, or ns off the CPU. */
+__u64 st_collector__samples(const struct st_collector *c, __u32 ev);
 
 /* The daemon's memory budget (common/budget.h; NULL: none): the processes'
  * bytes are its ST_BUDGET_MAPS part, and a process is not kept (its samples

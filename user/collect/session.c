@@ -1,7 +1,8 @@
 /* session.c - load, attach and drain the BPF timer sampler. Loads only the
  * programs (and creates only the maps) the session's mode uses: the fp or
  * dwarf variant of each sampling program (bpf/walk.bpf.h), the page-fault
- * program with --event faults, the bare walk with --bench-bare. */
+ * program with --event faults, the sched_switch program with --event
+ * offcpu or wall, the bare walk with --bench-bare. */
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
@@ -32,6 +33,8 @@ struct st_session {
 	struct bpf_program *timer;	/* the timer program loaded, or NULL */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
+	struct bpf_program *offcpu;	/* the sched_switch program loaded, or NULL */
+	struct bpf_link *offcpu_link;
 	struct st_session_opts opts;
 	int ncpus;
 	int *perf_fds;
@@ -171,6 +174,7 @@ static int choose_programs(struct st_session *s)
 	struct bpf_program *sampling[] = {
 		k->progs.on_timer_fp, k->progs.on_timer_dwarf, k->progs.on_timer_bare,
 		k->progs.on_fault_fp, k->progs.on_fault_dwarf,
+		k->progs.on_offcpu_fp, k->progs.on_offcpu_dwarf,
 	};
 	/* used by the DWARF walker and by deferral only (the fp programs do
 	 * not call them; the lifecycle programs' uses are dead code in fp
@@ -191,10 +195,13 @@ static int choose_programs(struct st_session *s)
 			   dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
 	if (has_event(s, ST_EVENT_FAULTS))
 		s->fault = dwarf ? k->progs.on_fault_dwarf : k->progs.on_fault_fp;
+	if (has_event(s, ST_EVENT_OFFCPU) || s->opts.wall)
+		s->offcpu = dwarf ? k->progs.on_offcpu_dwarf : k->progs.on_offcpu_fp;
 	for (size_t i = 0; i < sizeof(sampling) / sizeof(sampling[0]); i++)
 		if (!err)
 			err = bpf_program__set_autoload(sampling[i], sampling[i] == s->timer ||
-								     sampling[i] == s->fault);
+								     sampling[i] == s->fault ||
+								     sampling[i] == s->offcpu);
 	for (size_t i = 0; i < sizeof(dwarf_maps) / sizeof(dwarf_maps[0]); i++)
 		if (!err && !dwarf)
 			err = bpf_map__set_autocreate(dwarf_maps[i], false);
@@ -205,6 +212,11 @@ static int choose_programs(struct st_session *s)
 	/* forced pages: the page-fault program's only */
 	if (!err && !s->fault)
 		err = bpf_map__set_autocreate(k->maps.forced_pages, false);
+	/* the sched_switch program's own (--event wall folds into `threads`) */
+	if (!err && !s->offcpu &&
+	    !(err = bpf_map__set_autocreate(k->maps.offcpu_pending, false)) &&
+	    !(err = bpf_map__set_autocreate(k->maps.offcpu_rate, false)))
+		err = bpf_map__set_autocreate(k->maps.offcpu_threads, false);
 	return err;
 }
 
@@ -294,6 +306,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		memcpy((void *)s->skel->rodata->cpu_filter, opts->cpus, ST_MAX_CPUS / 8);
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
 	s->skel->rodata->interpreters = opts->interpreters;
+	s->skel->rodata->offcpu_wall = opts->wall;
+	s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+	s->skel->rodata->offcpu_max_rate = opts->offcpu_max_rate;
 	s->skel->rodata->defer_unwind = opts->unwind_mode != ST_UNWIND_FP && opts->defer_ring_mb;
 	if (getenv("STACKTREED_TEST_SPARE_EVERY"))	/* tests only: base.bpf.h */
 		s->skel->rodata->test_spare_every =
@@ -396,6 +411,8 @@ void st_session__stop(struct st_session *s)
 		return;
 	bpf_link__destroy(s->fault_link);
 	s->fault_link = NULL;
+	bpf_link__destroy(s->offcpu_link);
+	s->offcpu_link = NULL;
 	if (!s->links)
 		return;
 	for (int i = 0; i < s->ncpus; i++) {
@@ -529,12 +546,14 @@ int st_session__attach(struct st_session *s)
 			strerror(errno));
 	if (s->fault)
 		s->fault_link = bpf_program__attach(s->fault);
+	if (s->offcpu)
+		s->offcpu_link = bpf_program__attach(s->offcpu);
 
 	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit ||
-	    (s->fault && !s->fault_link)) {
+	    (s->fault && !s->fault_link) || (s->offcpu && !s->offcpu_link)) {
 		err = -errno;
-		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit/page-fault "
-			"tracepoints (tp_btf): %s\n",
+		fprintf(stderr, "stacktreed: cannot attach the fork/exec/exit/page-fault/"
+			"sched_switch tracepoints (tp_btf): %s\n",
 			strerror(-err));
 		return err;
 	}
@@ -547,7 +566,7 @@ int st_session__attach(struct st_session *s)
 			return -ENODEV;
 		}
 	if (!s->timer)
-		return 0;	/* page faults only: no timer */
+		return 0;	/* page faults or off-CPU only: no timer */
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		bool named = s->opts.cpus && cpu < ST_MAX_CPUS &&
 			     (s->opts.cpus[cpu / 64] & (1ull << (cpu % 64)));
@@ -730,7 +749,8 @@ void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STA
 
 int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs)
 {
-	struct bpf_program *prog = ev == ST_EVENT_FAULTS ? s->fault : s->timer;
+	struct bpf_program *prog = ev == ST_EVENT_FAULTS ? s->fault :
+				   ev == ST_EVENT_OFFCPU ? s->offcpu : s->timer;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 

@@ -21,7 +21,12 @@ struct st_session_opts {
 	const char *comm;	/* only processes with this name (NULL: any) */
 	const char *cgroup;	/* only tasks in this cgroup (v2 directory), or NULL */
 	bool include_self;	/* sample the daemon too */
-	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS; 0 = cpu */
+	unsigned events;	/* 1 << ST_EVENT_CPU | 1 << ST_EVENT_FAULTS |
+				 * 1 << ST_EVENT_OFFCPU; 0 = cpu */
+	bool wall;		/* --event wall (with ST_EVENT_CPU): off-CPU time folded
+				 * into the timer's trees, samples weighing their period */
+	__u64 offcpu_min_ns;	/* off-CPU periods shorter are not folded (counted) */
+	__u32 offcpu_max_rate;	/* off-CPU walks per CPU a second (0: no bound) */
 	__u32 unwind_mode;	/* ST_UNWIND_FP, _DWARF or _AUTO (bpf/stacktree.h) */
 	__u32 unwind_procs;	/* dwarf/auto: processes with unwinding tables */
 	__u32 forced_pages;	/* --force-faults: entries of forced_pages (0: 1) */
@@ -105,7 +110,8 @@ void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 i
 
 /* Counters of one event (ST_EVENT_*), summed over CPUs. */
 void st_session__stats(const struct st_session *s, unsigned ev, __u64 out[ST_STAT__MAX]);
-/* Kernel BPF run-time statistics of the timer program; -ENOTSUP if off. */
+/* Kernel BPF run-time statistics of event ev's program (ST_EVENT_OFFCPU:
+ * the sched_switch one); -ENOTSUP if off. */
 int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, __u64 *runs);
 /* DWARF unwinding tables (user/collect/unwind/unwinder.c): the fd of `unwind_shards`,
  * the map of rows shards (-EINVAL in fp mode; *slots: its size), the pids

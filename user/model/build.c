@@ -23,7 +23,7 @@ int st_build__finish(struct st_profile *p)
 }
 
 struct st_profile *st_profile__build(struct st_collector *c, const struct st_namer *n,
-				     const char *event, bool faults)
+				     const char *event, __u32 ev)
 {
 	struct st_profile *p = st_profile__new(event);
 	struct st_short_counts cut = { 0, 0 };
@@ -36,7 +36,7 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 	while (st_collector__next_thread(c, &pos, &t)) {
 		struct st_thread *pt;
 
-		if (t.faults != faults)
+		if (t.ev != ev)
 			continue;
 		pt = st_profile__add_thread(p, t.pid, t.tid, t.comm);
 		if (!pt || st_thread__set_cgroup(pt, t.cgroup) ||

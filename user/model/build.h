@@ -9,16 +9,17 @@
 #define STACKTREE_BUILD_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 struct st_collector;
 struct st_namer;
 struct st_profile;
 
-/* The named profile (finalized) of the collector's timer trees, or of its
- * page-fault trees when faults is set; event names it. The collector keeps
+/* The named profile (finalized) of the collector's trees of event ev
+ * (ST_EVENT_*: the timer's, the page faults', off-CPU); event names it. The collector keeps
  * its trees. NULL with errno ENOMEM. */
 struct st_profile *st_profile__build(struct st_collector *c, const struct st_namer *n,
-				     const char *event, bool faults);
+				     const char *event, __u32 ev);
 
 /* st_module_fn (user/symbolize/namer.h) adding to profile p's modules
  * (JSON "modules", pprof mappings with their build ids). */

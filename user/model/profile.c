@@ -2,8 +2,10 @@
 #include "user/model/profile.h"
 
 #include <ctype.h>
-#include <stdint.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,12 +20,51 @@ struct st_profile *st_profile__new(const char *event)
 	if (!p)
 		return NULL;
 	p->event = strdup(event ? event : "cpu-clock");
+	p->unit = st_unit__of(p->event);
 	p->strs = st_strtab__new();
 	if (!p->event || !p->strs) {
 		st_profile__free(p);
 		return NULL;
 	}
 	return p;
+}
+
+enum st_unit st_unit__of(const char *event)
+{
+	return event && (!strcmp(event, "offcpu") || !strcmp(event, "wall")) ? ST_UNIT_NS :
+									   ST_UNIT_COUNT;
+}
+
+const char *st_profile__unit_name(const struct st_profile *p)
+{
+	if (p->unit == ST_UNIT_NS)
+		return "nanoseconds";
+	return p->event && !strcmp(p->event, "page-faults") ? "faults" : "samples";
+}
+
+const char *st_profile__value(const struct st_profile *p, __u64 v, char *buf, size_t len)
+{
+	if (p->unit == ST_UNIT_NS)
+		snprintf(buf, len, "%.3f", (double)v / 1e6);
+	else
+		snprintf(buf, len, "%" PRIu64, (uint64_t)v);
+	return buf;
+}
+
+const char *st_profile__what(const struct st_profile *p)
+{
+	if (p->unit == ST_UNIT_NS)
+		return p->event && !strcmp(p->event, "wall") ? "ms of wall time" : "ms off the CPU";
+	return p->event && !strcmp(p->event, "page-faults") ? "page faults" : "samples";
+}
+
+const char *st_profile__how(const struct st_profile *p)
+{
+	if (p->unit != ST_UNIT_NS)
+		return "";
+	return p->event && !strcmp(p->event, "wall") ?
+		       "on-CPU samples weigh their period, off-CPU periods their length" :
+		       "each period off the CPU its length";
 }
 
 static void thread_free(struct st_thread *t)

@@ -44,8 +44,15 @@ struct st_count {
 };
 #define ST_COUNT_ID_MAX 64
 
+/* What a profile's BASE and CUM count (profile.json's "unit"): samples
+ * (page faults: faults), one each; or nanoseconds (--event offcpu: time off
+ * the CPU; wall: the timer's samples weigh their period, the off-CPU time
+ * its own). */
+enum st_unit { ST_UNIT_COUNT, ST_UNIT_NS };
+
 struct st_profile {
-	char *event;		/* "cpu-clock", "page-faults", "folded" */
+	char *event;		/* "cpu-clock", "page-faults", "offcpu", "wall", "folded" */
+	enum st_unit unit;	/* set from the event (st_unit__of()), or read */
 	__u32 frequency_hz;	/* 0 when not timer based */
 	double duration_s;
 	double start_s, end_s;	/* wall clock (Unix time, s) of the first and last sample
@@ -71,7 +78,22 @@ struct st_profile {
 	struct st_u64map *module_index;	/* interned name pointer -> index + 1 */
 };
 
+/* A new empty profile of event (NULL: "cpu-clock"), its unit the event's. */
 struct st_profile *st_profile__new(const char *event);
+/* The unit of an event's counts: ST_UNIT_NS for "offcpu" and "wall". */
+enum st_unit st_unit__of(const char *event);
+/* profile.json's "unit": "nanoseconds", "faults" (page-faults) or "samples". */
+const char *st_profile__unit_name(const struct st_profile *p);
+/* A count as reports show it: the number, or (ST_UNIT_NS) milliseconds with
+ * three decimals, into buf. */
+const char *st_profile__value(const struct st_profile *p, __u64 v, char *buf, size_t len);
+/* What a count is, in a sentence's words: "samples", "page faults" or "ms
+ * off the CPU" / "ms of wall time" (the value st_profile__value() shows). */
+const char *st_profile__what(const struct st_profile *p);
+/* How a time profile's counts were made, for report headers: "each period
+ * off the CPU its length" (offcpu), "on-CPU samples weigh their period,
+ * off-CPU periods their length" (wall); "" for counts. */
+const char *st_profile__how(const struct st_profile *p);
 void st_profile__free(struct st_profile *p);
 
 /* Add a thread (comm copied); the profile owns the new empty tree. */

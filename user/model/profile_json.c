@@ -743,7 +743,7 @@ static int read_thread(struct reader *r)
 
 static int read_doc(struct reader *r)
 {
-	bool has_event = false, has_samples = false, has_threads = false;
+	bool has_event = false, has_unit = false, has_samples = false, has_threads = false;
 	__u64 x = 0, lost = 0;
 	const char *s;
 	int err;
@@ -764,6 +764,15 @@ static int read_doc(struct reader *r)
 				if (!(r->p->event = strdup(s)))
 					return -ENOMEM;
 				has_event = true;
+				if (!has_unit)
+					r->p->unit = st_unit__of(s);
+			}
+		} else if (key_is(r, "unit")) {
+			if ((err = val_str(r, "top level", &s)))
+				return err;
+			if (s) {	/* version 3 files without it count samples */
+				r->p->unit = !strcmp(s, "nanoseconds") ? ST_UNIT_NS : ST_UNIT_COUNT;
+				has_unit = true;
 			}
 		} else if (key_is(r, "frequency_hz")) {
 			if ((err = val_u64(r, "top level", &x)) < 0)

@@ -23,7 +23,7 @@ struct mark {
 struct st_window {
 	struct st_collector *coll;
 	const struct st_namer *names;
-	bool faults;
+	__u32 ev;
 	char *comm, *container, *cgroup;
 	__u32 pid;
 	bool own_only, hide_kernel;
@@ -42,7 +42,7 @@ static bool keeps(const struct st_window *w, const struct st_raw_thread *t)
 {
 	char id[80];
 
-	if (t->faults != w->faults || (w->pid && t->pid != w->pid))
+	if (t->ev != w->ev || (w->pid && t->pid != w->pid))
 		return false;
 	if (w->own_only && (t->uid == ST_UID_UNKNOWN || t->uid != w->uid))
 		return false;
@@ -212,7 +212,7 @@ int st_window__fold(struct st_window *w, bool reset)
 }
 
 struct st_window *st_window__new(struct st_collector *c, const struct st_namer *n,
-				 const char *event, bool faults, const struct st_window_filter *f)
+				 const char *event, __u32 ev, const struct st_window_filter *f)
 {
 	struct st_window *w = calloc(1, sizeof(*w));
 
@@ -220,7 +220,7 @@ struct st_window *st_window__new(struct st_collector *c, const struct st_namer *
 		goto fail;
 	w->coll = c;
 	w->names = n;
-	w->faults = faults;
+	w->ev = ev;
 	w->pid = f ? f->pid : 0;
 	w->own_only = f && f->own_only;
 	w->uid = f ? f->uid : 0;

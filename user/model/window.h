@@ -42,11 +42,11 @@ struct st_window_filter {
 };
 #define ST_WINDOW_KERNEL "[kernel]"
 
-/* Open a window on c's timer trees (page-fault trees when faults), named
+/* Open a window on c's trees of event ev (ST_EVENT_*), named
  * by n, its profile's event named event; the filter's strings are copied.
  * NULL with errno ENOMEM. */
 struct st_window *st_window__new(struct st_collector *c, const struct st_namer *n,
-				 const char *event, bool faults, const struct st_window_filter *f);
+				 const char *event, __u32 ev, const struct st_window_filter *f);
 void st_window__free(struct st_window *w);
 
 /* Name what the collector counted since the mark into the window's profile.

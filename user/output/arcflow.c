@@ -405,15 +405,26 @@ static double pct(const struct st_arcflow *a, __u64 v)
 	return a->total ? 100.0 * (double)v / (double)a->total : 0.0;
 }
 
-static void print_row(const struct st_arcflow *a, FILE *out, const struct af_row *r)
+/* BASE or CUM in a 10-wide column: the count, or ns as ms (offcpu, wall). */
+static void put_val(FILE *out, bool ms, __u64 v)
+{
+	if (ms)
+		fprintf(out, " %10.3f", (double)v / 1e6);
+	else
+		fprintf(out, " %10" PRIu64, (uint64_t)v);
+}
+
+static void print_row(const struct st_arcflow *a, FILE *out, const struct af_row *r, bool ms)
 {
 	const struct af_entry *o = &a->ents[r->other];
 	const char *src = r->dir == DIR_PARENT ? (r->recursive ? "rPARENT" : "PARENT")
 					      : (r->recursive ? "rCHILD" : "CHILD");
 
 	/* names are data: escaped (common/textesc.h) */
-	fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  ", src,
-		(uint64_t)r->calls, (uint64_t)r->base, (uint64_t)r->cum, pct(a, r->cum));
+	fprintf(out, "%-8s %10" PRIu64, src, (uint64_t)r->calls);
+	put_val(out, ms, r->base);
+	put_val(out, ms, r->cum);
+	fprintf(out, " %7.2f  ", pct(a, r->cum));
 	st_textesc__put(out, o->name);
 	fprintf(out, " [%zu]\n", o->rank);
 }
@@ -426,6 +437,9 @@ static void print_legend(const struct st_profile *p, FILE *out)
 	if (p->frequency_hz)
 		snprintf(rate, sizeof(rate), " at %u Hz, one sample ~ %.3f ms", p->frequency_hz,
 			 1000.0 / p->frequency_hz);
+	if (p->unit == ST_UNIT_NS)	/* BASE and CUM in ms: the words below say samples */
+		fprintf(out, "# unit: BASE and CUM are %s (%s); a \"sample\" below is one "
+			"such period\n", st_profile__what(p), st_profile__how(p));
 	fprintf(out,
 		"# arcflow: callers (PARENT) and callees (CHILD) of every function F; call sites\n"
 		"#   are merged into their function, each thread root is a pseudo-function.\n"
@@ -451,26 +465,35 @@ int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *
 {
 	st_report__header(p, out, "arcflow");
 	print_legend(p, out);
-	fprintf(out, "# total samples: %" PRIu64 ", functions: %zu\n\n", (uint64_t)a->total,
-		a->nents);
-	fprintf(out, "%-8s %10s %10s %10s %7s  %s\n", "SOURCE", "CALLS", "BASE", "CUM", "%CUM",
-		"FUNCTION");
+	bool ms = p->unit == ST_UNIT_NS;
+
+	if (ms)
+		fprintf(out, "# total: %.3f %s, functions: %zu\n\n", (double)a->total / 1e6,
+			st_profile__what(p), a->nents);
+	else
+		fprintf(out, "# total samples: %" PRIu64 ", functions: %zu\n\n",
+			(uint64_t)a->total, a->nents);
+	fprintf(out, "%-8s %10s %10s %10s %7s  %s\n", "SOURCE", "CALLS", ms ? "BASE ms" : "BASE",
+		ms ? "CUM ms" : "CUM", "%CUM", "FUNCTION");
 	for (size_t i = 0; i < a->nents; i++) {
 		const struct af_entry *e = &a->ents[a->order[i]];
 
 		fprintf(out, "------------------------------------------------------------\n");
 		for (size_t j = 0; j < e->count[DIR_PARENT]; j++)
-			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_PARENT] + j]]);
-		fprintf(out, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7.2f  [%zu] ",
-			"SELF", (uint64_t)e->calls, (uint64_t)e->base, (uint64_t)e->cum,
-			pct(a, e->cum), i);
+			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_PARENT] + j]], ms);
+		fprintf(out, "%-8s %10" PRIu64, "SELF", (uint64_t)e->calls);
+		put_val(out, ms, e->base);
+		put_val(out, ms, e->cum);
+		fprintf(out, " %7.2f  [%zu] ", pct(a, e->cum), i);
 		st_textesc__put(out, e->name);
 		fputc('\n', out);
-		if (e->cum_all != e->cum)
-			fprintf(out, "%-8s %10s %10s %10" PRIu64 " %7.2f  (CUM_ALL)\n", "", "", "",
-				(uint64_t)e->cum_all, pct(a, e->cum_all));
+		if (e->cum_all != e->cum) {
+			fprintf(out, "%-8s %10s %10s", "", "", "");
+			put_val(out, ms, e->cum_all);
+			fprintf(out, " %7.2f  (CUM_ALL)\n", pct(a, e->cum_all));
+		}
 		for (size_t j = 0; j < e->count[DIR_CHILD]; j++)
-			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_CHILD] + j]]);
+			print_row(a, out, &a->rows[a->rowlist[e->first[DIR_CHILD] + j]], ms);
 	}
 	fflush(out);
 	return ferror(out) ? -EIO : 0;

@@ -373,12 +373,19 @@ static void box(struct fg *g, unsigned level, double x, const struct fg_box *b)
 		fputc('\n', out);
 		xml_put(out, line);
 	}
-	fprintf(out, "\nBASE %" PRIu64 ", CUM %" PRIu64 " (%.2f%%), CALLS %" PRIu64
-		     "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
+	if (g->p->unit == ST_UNIT_NS)	/* the width is time: ms in the title */
+		fprintf(out, "\nBASE %.3f ms, CUM %.3f ms (%.2f%%), CALLS %" PRIu64,
+			(double)b->base / 1e6, (double)b->cum / 1e6,
+			g->total ? 100.0 * (double)b->cum / (double)g->total : 0.0,
+			(uint64_t)b->calls);
+	else
+		fprintf(out, "\nBASE %" PRIu64 ", CUM %" PRIu64 " (%.2f%%), CALLS %" PRIu64,
+			(uint64_t)b->base, (uint64_t)b->cum,
+			g->total ? 100.0 * (double)b->cum / (double)g->total : 0.0,
+			(uint64_t)b->calls);
+	fprintf(out, "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%d\" "
 		     "fill=\"#%06x\"/><text x=\"%.3f\" y=\"%.1f\">",
-		(uint64_t)b->base, (uint64_t)b->cum,
-		g->total ? 100.0 * (double)b->cum / (double)g->total : 0.0, (uint64_t)b->calls, x, y,
-		w, FG_BOX_H, b->rgb, x + 3, y + 12);
+		x, y, w, FG_BOX_H, b->rgb, x + 3, y + 12);
 	put_label(out, b->name, w);
 	fputs("</text></g>\n", out);
 }
@@ -665,7 +672,11 @@ static void header(struct fg *g, const struct fg_proc *ps, size_t nps, double he
 	xml_put(out, p->event);
 	if (p->frequency_hz)
 		fprintf(out, " at %u Hz, %.1f s", p->frequency_hz, p->duration_s);
-	fprintf(out, ", %" PRIu64 " samples", (uint64_t)g->total);
+	if (p->unit == ST_UNIT_NS)	/* a box's width is time, not samples */
+		fprintf(out, ", %.3f %s (a box's width: its time)", (double)g->total / 1e6,
+			st_profile__what(p));
+	else
+		fprintf(out, ", %" PRIu64 " samples", (uint64_t)g->total);
 	if (p->command) {
 		fputs(" - ", out);
 		xml_putn(out, p->command, 100);

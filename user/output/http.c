@@ -272,6 +272,8 @@ static void start_profile(struct st_http *h, struct conn *c, const struct st_htt
 		.hide_kernel = c->view != ST_VIEW_ALL,
 	};
 	const char *s = st_http__param(req, "seconds"), *pid = st_http__param(req, "pid");
+	const char *ev = st_http__param(req, "event");
+	bool alt = ev && h->o.alt_event && !strcmp(ev, h->o.alt_event);
 	unsigned long max = h->o.max_seconds, p = 0;
 	unsigned long secs = ST_HTTP_DEFAULT_SECONDS < max ? ST_HTTP_DEFAULT_SECONDS : max;
 	struct st_http_holder held[ST_HTTP_MAX_CONNS];
@@ -296,6 +298,12 @@ static void start_profile(struct st_http *h, struct conn *c, const struct st_htt
 		conn_error(h, c, now, 400, ST_REFUSE_BAD_REQUEST, "pid: give a process id");
 		return;
 	}
+	if (ev && !alt && strcmp(ev, h->o.event)) {
+		snprintf(why, sizeof(why), "event: this session has %s%s%s", h->o.event,
+			 h->o.alt_event ? " and " : "", h->o.alt_event ? h->o.alt_event : "");
+		conn_error(h, c, now, 400, ST_REFUSE_BAD_REQUEST, why);
+		return;
+	}
 	switch (st_http_places__admit(&places, held, holders(h, C_WAITING, true, held), &who)) {
 	case 0:
 		break;
@@ -313,7 +321,8 @@ static void start_profile(struct st_http *h, struct conn *c, const struct st_htt
 		return;
 	}
 	f.pid = (__u32)p;
-	c->win = st_window__new(h->o.coll, h->o.names, h->o.event, h->o.faults, &f);
+	c->win = st_window__new(h->o.coll, h->o.names, alt ? h->o.alt_event : h->o.event,
+				alt ? h->o.alt_ev : h->o.ev, &f);
 	if (!c->win) {
 		conn_error(h, c, now, 500, ST_REFUSE__N, "out of memory");
 		return;

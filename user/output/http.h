@@ -74,7 +74,12 @@ struct st_http_opts {
 	struct st_collector *coll;	/* the profiles' samples, named by names */
 	const struct st_namer *names;
 	const char *event;	/* the profiles' event ("cpu-clock", "page-faults") */
-	bool faults;		/* the page-fault trees, else the timer's */
+	__u32 ev;		/* the trees served: ST_EVENT_CPU (the timer's, or wall),
+				 * _FAULTS, _OFFCPU */
+	/* the session's other trees, served for ?event=NAME (-e cpu,offcpu:
+	 * "offcpu"), or NULL */
+	const char *alt_event;
+	__u32 alt_ev;
 	/* before a profile is taken: the kernel's trees drained into coll */
 	int (*drain)(void *ctx);
 	/* a profile's header (frequency, command, notes) */

@@ -185,6 +185,7 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 	put_time(out, "end", p->end_s);
 	fputs("\"event\":", out);
 	st_json__put(out, p->event);
+	fprintf(out, ",\"unit\":\"%s\"", st_profile__unit_name(p));
 	fprintf(out, ",\"frequency_hz\":%u,\"duration_s\":%.9g,\"samples\":%" PRId64
 		",\"lost\":%" PRId64 ",", p->frequency_hz,
 		isfinite(p->duration_s) ? p->duration_s : 0, (int64_t)p->samples, (int64_t)p->lost);

@@ -572,8 +572,16 @@ static int pack(struct pp *b, PProfile *prof, unsigned char **buf, size_t *len)
 	if (!samples || !sp || !lp || !fp || !mp || !locp)
 		goto cleanup;
 	main_first(b);
-	vt[0].type = str(b, "samples");
-	vt[0].unit = str(b, "count");
+	if (p->unit == ST_UNIT_NS) {
+		/* time, one value: "wall" (py-spy --idle's, async-profiler's wall
+		 * mode as Pyroscope names it) or "off_cpu" (the OpenTelemetry
+		 * profiler's off-CPU samples), in nanoseconds */
+		vt[0].type = str(b, strcmp(p->event, "wall") ? "off_cpu" : "wall");
+		vt[0].unit = str(b, "nanoseconds");
+	} else {
+		vt[0].type = str(b, "samples");
+		vt[0].unit = str(b, "count");
+	}
 	vt[1].type = str(b, "cpu");
 	vt[1].unit = str(b, "nanoseconds");
 	period_type = vt[b->nvals - 1];
@@ -663,14 +671,16 @@ cleanup:
 
 int st_pprof__encode(const struct st_profile *p, unsigned char **buf, size_t *len)
 {
-	struct pp b = { .p = p, .nvals = p->frequency_hz ? 2 : 1, .period = 1 };
+	/* samples and their CPU time; time profiles (offcpu, wall) are ns already */
+	struct pp b = { .p = p, .nvals = p->frequency_hz && p->unit != ST_UNIT_NS ? 2 : 1,
+			.period = 1 };
 	PProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct walk w = { .b = &b };
 	int err = -ENOMEM;
 
 	*buf = NULL;
 	*len = 0;
-	if (p->frequency_hz)
+	if (b.nvals > 1)
 		b.period = (int64_t)llround(1e9 / p->frequency_hz);
 	if (!(b.stri = st_u64map__new()) || !(b.funci = st_u64map__new()) ||
 	    !(b.mapi = st_u64map__new()) || !(b.loci = st_u64map__new()))

@@ -19,6 +19,7 @@ struct xtree_ctx {
 	__u64 total;	/* the thread's samples */
 	__u64 min_cum;	/* nodes under this are folded into [other] */
 	bool lines;	/* file:line after frames */
+	bool ms;	/* counts are ns, shown as ms (offcpu, wall) */
 };
 
 static const char *short_module(const char *m)
@@ -35,8 +36,12 @@ static void line(struct xtree_ctx *x, unsigned depth, __u64 base, __u64 cum, __u
 	unsigned indent = depth > MAX_INDENT ? MAX_INDENT : depth;
 
 	/* names, modules and files are data: escaped (common/textesc.h) */
-	fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s", (uint64_t)base,
-		(uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "");
+	if (x->ms)
+		fprintf(x->out, "%11.3f %11.3f %6.2f%% %8" PRIu64 "  %*s", (double)base / 1e6,
+			(double)cum / 1e6, pct, (uint64_t)calls, (int)(2 * indent), "");
+	else
+		fprintf(x->out, "%9" PRIu64 " %9" PRIu64 " %6.2f%% %8" PRIu64 "  %*s",
+			(uint64_t)base, (uint64_t)cum, pct, (uint64_t)calls, (int)(2 * indent), "");
 	st_textesc__put(x->out, name);
 	/* an interpreted runtime's frame: its file and line, as Python and Java
 	 * users read them */
@@ -180,11 +185,26 @@ void st_report__header(const struct st_profile *p, FILE *out, const char *title)
 			p->frequency_hz, p->duration_s);
 	else
 		fprintf(out, "# event: %s\n", event);
-	fprintf(out, "# BASE: %s samples where the frame is the leaf;"
-		     " CUM: samples where it is on the stack\n", event);
-	fprintf(out, "# CALLS: calls seen starting between consecutive samples of a thread\n");
-	fprintf(out, "# samples: %" PRIu64 ", lost: %" PRIu64, (uint64_t)p->samples,
-		(uint64_t)p->lost);
+	if (p->unit == ST_UNIT_NS) {
+		char v[64];
+
+		fprintf(out, "# unit: ms (BASE and CUM are %s: %s)\n", st_profile__what(p),
+			st_profile__how(p));
+		fprintf(out, "# BASE: %s where the frame is the leaf;"
+			     " CUM: %s where it is on the stack\n", st_profile__what(p),
+			st_profile__what(p));
+		fprintf(out, "# CALLS: calls seen starting between consecutive samples or "
+			     "switches of a thread\n");
+		fprintf(out, "# time: %s ms, lost: %" PRIu64,
+			st_profile__value(p, p->samples, v, sizeof(v)), (uint64_t)p->lost);
+	} else {
+		fprintf(out, "# BASE: %s samples where the frame is the leaf;"
+			     " CUM: samples where it is on the stack\n", event);
+		fprintf(out, "# CALLS: calls seen starting between consecutive samples of a "
+			     "thread\n");
+		fprintf(out, "# samples: %" PRIu64 ", lost: %" PRIu64, (uint64_t)p->samples,
+			(uint64_t)p->lost);
+	}
 	/* the sentences are ours, unless read back from another's profile.json */
 	for (size_t i = 0; i < p->nlost_by; i++) {
 		fputs(i ? ", " : " (", out);
@@ -231,14 +251,22 @@ int st_xtree__write_lines(const struct st_profile *p, FILE *out, double min_pct,
 	}
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_thread *t = p->threads[i];
-		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t), .lines = lines };
-		char root[128], comm[ST_TEXTESC_GROWTH * 64];
+		struct xtree_ctx x = { .out = out, .total = st_thread__samples(t), .lines = lines,
+				       .ms = p->unit == ST_UNIT_NS };
+		char root[128], comm[ST_TEXTESC_GROWTH * 64], v[64];
 
 		x.min_cum = min_pct > 0 ? (__u64)((double)x.total * min_pct / 100.0 + 0.999999) : 0;
-		fprintf(out, "\n=== pid %u tid %u comm %s: %" PRIu64 " samples (%.1f%% of all)\n",
-			t->pid, t->tid, st_textesc__str(t->comm, comm, sizeof(comm)), (uint64_t)x.total,
+		fprintf(out, "\n=== pid %u tid %u comm %s: %s %s (%.1f%% of all)\n",
+			t->pid, t->tid, st_textesc__str(t->comm, comm, sizeof(comm)),
+			st_profile__value(p, x.total, v, sizeof(v)),
+			x.ms ? st_profile__what(p) : "samples",
 			all ? 100.0 * (double)x.total / (double)all : 0.0);
-		fprintf(out, "%9s %9s %7s %8s  %s\n", "BASE", "CUM", "%CUM", "CALLS", "FRAME");
+		if (x.ms)
+			fprintf(out, "%11s %11s %7s %8s  %s\n", "BASE ms", "CUM ms", "%CUM", "CALLS",
+				"FRAME");
+		else
+			fprintf(out, "%9s %9s %7s %8s  %s\n", "BASE", "CUM", "%CUM", "CALLS",
+				"FRAME");
 		snprintf(root, sizeof(root), "[pid %u tid %u %s]", t->pid, t->tid, t->comm);
 		print_node(&x, st_tree__root(t->tree), root);
 	}
