@@ -128,7 +128,7 @@ int st_session__map_fd(struct st_session *s, const char *name);
  * (bpf/python.bpf.h, py_procs_epoch). */
 void st_session__py_procs_changed(struct st_session *s);
 /* Read ring buffer map fd in st_session__poll() too, handing each record to
- * fn: 0 or a negative errno. Before st_session__attach(); two at most. */
+ * fn: 0 or a negative errno. Before st_session__attach(); four at most. */
 typedef int (*st_ring_fn)(void *ctx, void *data, size_t size);
 int st_session__add_ring(struct st_session *s, int fd, st_ring_fn fn, void *ctx);
 /* --force-faults: the fd of forced_pages (struct st_forced_key -> __u8). */
