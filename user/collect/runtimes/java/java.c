@@ -221,9 +221,6 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	    lo && lo < hi && hi <= ST_USER_END) {
 		bp.code_start = lo;
 		bp.code_end = hi;
-	} else {		/* (the rule's test: code_end != 0) */
-		bp.code_start = bp.interp_start;
-		bp.code_end = bp.interp_end;
 	}
 	bp.image = image;
 	p = st_u64map__get(j->procs, KEY(pid, image));
