@@ -23,8 +23,8 @@ lines in at least 90% of the walks, on JDK 17 and Temurin 25.
 
 test_java_bpf: stacktreed on that class, java -Xint, under -- CMD, --pid
 and -a, with both CPUs busy (another 2-CPU load beside it): the main Java
-thread's samples with Java frames >= 90% (-- CMD: its start-up, some
-hundreds of ms of JVM set-up on that thread, is in its samples: >= 80%),
+thread's samples with Java frames >= 90% (of those outside the JVM's
+start-up, JNI_CreateJavaVM, which runs on that thread),
 the chain Deep.main > Deep.a > Deep.b > Deep.c at its source lines,
 runtime "java", the names in stacks.folded and profile.pb.gz; with the
 JIT (default flags) the run completes with Java frames named, and the
@@ -43,8 +43,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (BUILD, Daemon, Failure, Skip, busy_cpus, check, load, nodes,
-                     run_profiled)
+from stcheck import BUILD, Failure, Skip, busy_cpus, check, load, nodes, run_profiled
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
         ("25", "/usr/lib/jvm/temurin-25-jdk-amd64")]
@@ -197,12 +196,18 @@ def java_thread_of(prof, pid):
 
 
 def java_share(t):
-    """Share of t's samples under a Java frame."""
-    def top(n, under):
-        if n.get("runtime") == "java" and not under:
+    """Share of t's samples under a Java frame, of those not in the JVM's
+    start-up (JNI_CreateJavaVM: its fixed CPU cost on that thread, some
+    35 samples at 199 Hz, measured; a share that grows as the CPUs are
+    busier and the Java part gets less of the run)."""
+    def top(n):
+        if n.get("runtime") == "java":
             return n["cum"]
-        return sum(top(c, under or n.get("runtime") == "java") for c in n.get("children", []))
-    return top(t["root"], False) / max(t["samples"], 1)
+        if n["function"] == "JNI_CreateJavaVM":
+            return 0
+        return sum(top(c) for c in n.get("children", []))
+    startup = sum(n["cum"] for n, _, _ in nodes(t["root"]) if n["function"] == "JNI_CreateJavaVM")
+    return top(t["root"]) / max(t["samples"] - startup, 1)
 
 
 def check_chain(t, what):
@@ -253,7 +258,7 @@ def test_java_bpf():
                 share = java_share(t)
                 print("    JDK %s -- CMD: %d samples, %.1f%% with Java frames" % (
                     major, t["samples"], 100 * share))
-                check(share >= 0.80, "-- CMD: %.1f%% with Java frames" % (100 * share))
+                check(share >= 0.90, "-- CMD: %.1f%% with Java frames" % (100 * share))
                 check_chain(t, "-- CMD")
                 check_outputs(out, "-- CMD")
                 check("stacktreed: java: JVMs seen 1;" in err, "summary: " + err)
@@ -261,14 +266,10 @@ def test_java_bpf():
                 for mode in ("--pid", "-a"):
                     p = started(java, os.path.join(tmp, "long"), ["-Xint"], "Deep")
                     try:
-                        out = tempfile.mkdtemp(prefix="st-it-")
+                        # (-a symbolizes every process of the busy machine: minutes)
+                        out, err, _ = run_profiled(fmt + ["-d", "4"] + (
+                            ["--pid", str(p.pid)] if mode == "--pid" else ["-a"]), timeout=600)
                         outs.append(out)
-                        args = ["-o", out] + fmt + (["--pid", str(p.pid)] if mode == "--pid"
-                                                    else ["-a"])
-                        d = Daemon(args)
-                        time.sleep(4)
-                        rc, err = d.stop()
-                        check(rc == 0, "%s exited %d: %s" % (mode, rc, err))
                     finally:
                         p.kill()
                         p.wait()
