@@ -115,6 +115,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	d->bp = BPF_CORE_READ(regs, bp);
 	d->r10 = BPF_CORE_READ(regs, r10);
 	d->rbx = BPF_CORE_READ(regs, bx);
+	d->r13 = BPF_CORE_READ(regs, r13);
 	bpf_get_current_comm(d->comm, sizeof(d->comm));
 	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
 	if (d->kn)

@@ -63,6 +63,9 @@ static __always_inline __u64 path_at(const struct scratch *sc, const struct path
 		if (a & ST_PY_TAG) {	/* merged in by st_py_sample() */
 			*flags |= ST_NODE_PYTHON;
 			a &= ~ST_PY_TAG;
+		} else if (a & ST_JAVA_TAG) {	/* bpf/hotspot_step.h's */
+			*flags |= ST_NODE_JAVA;
+			a &= ~ST_JAVA_TAG;
 		}
 		return a;
 	}

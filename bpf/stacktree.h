@@ -41,7 +41,8 @@
  * bitmask in .rodata, from --interpreters: user/collect/interp.h), one bit
  * each: bpf/python.bpf.h for CPython. */
 #define ST_INTERP_PYTHON (1u << 0)
-#define ST_INTERP_ALL ST_INTERP_PYTHON
+#define ST_INTERP_JAVA (1u << 1)	/* bpf/hotspot_step.h for HotSpot */
+#define ST_INTERP_ALL (ST_INTERP_PYTHON | ST_INTERP_JAVA)
 
 /* st_node_rec.flags */
 #define ST_NODE_ROOT 0x1	/* a thread's root; addr = pid << 32 | tid */
@@ -62,7 +63,7 @@
 #define ST_NODE_PYTHON 0x800	/* a CPython frame: addr = code object << 16 | instruction
 				 * index (ST_PY_ADDR below) */
 #define ST_NODE_JAVA 0x1000	/* a HotSpot interpreted frame: addr = ST_JAVA_ADDR(Method*,
-				 * bci) (bpf/javawalk.h) */
+				 * bci) (bpf/hotspot_step.h) */
 #define ST_NODE_OFFCPU 0x4000	/* with ROOT: the thread's off-CPU tree (--event offcpu) */
 #define ST_NODE_STATE 0x8000	/* off-CPU leaf: the thread's state when it left the CPU,
 				 * addr = enum st_offcpu_state (bpf/offcpu.bpf.h) */
@@ -554,7 +555,7 @@ struct st_deferred {
 	__u32 pid, tid;
 	__u32 image;		/* the image the thread ran (self_exec_id) */
 	__u32 seq;		/* the thread's deferred samples, this one included */
-	__u64 ip, sp, bp, r10, rbx;	/* the interrupted user registers */
+	__u64 ip, sp, bp, r10, rbx, r13;	/* the interrupted user registers */
 	__u32 stack_len;	/* bytes of stack[] (from sp) */
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
 	char comm[ST_COMM_LEN];
@@ -563,11 +564,9 @@ struct st_deferred {
 	__u8 stack[ST_DEFER_STACK];
 };
 
-/* ---- HotSpot (bpf/javawalk.h walks its interpreted frames,
- * user/collect/runtimes/java/ feeds it and names them) ---- */
+/* ---- HotSpot (bpf/hotspot_step.h walks its interpreted frames inside the
+ * native unwinder, user/collect/runtimes/java/ feeds it and names them) ---- */
 
-#define ST_JAVA_MAX_FRAMES 64	/* Java frames kept per walk */
-#define ST_JAVA_MAX_STEPS 128	/* frame pointer steps per walk (Java and native frames) */
 #define ST_JAVA_BCI_NONE 0xffffULL	/* no bci (a code size is a u2: bci <= 0xfffe) */
 
 /* A Java node's address (ST_NODE_JAVA): (Method* >> 3) << 16 | bci. A
@@ -602,17 +601,21 @@ struct st_java_layout {
 	__s8 frame_bcp;			/* the bytecode pointer slot (-8) */
 };
 
-/* What the daemon pushes per JVM (key: tgid): the template interpreter's
- * code, AbstractInterpreter::_code's StubQueue buffer
- * [_stub_buffer, _stub_buffer + _buffer_limit), which no JIT code shares. */
+/* What the daemon pushes per JVM (java_procs, key: tgid): the template
+ * interpreter's code, AbstractInterpreter::_code's StubQueue buffer
+ * [_stub_buffer, _stub_buffer + _buffer_limit), which no JIT code shares,
+ * and the code cache [CodeCache::_low_bound, _high_bound), which holds it
+ * and every other blob (compiled methods, stubs). */
 struct st_java_proc {
 	__u64 interp_start, interp_end;
+	__u64 code_start, code_end;	/* (0, 0: not known) */
 	__u32 image;			/* the image (self_exec_id) it was found in */
 	__u32 pad;
 	struct st_java_layout l;
 };
 
-/* Why a Java walk stopped, and what it met (bpf/javawalk.h). */
+/* What the Java rule of the unwinder met (bpf/hotspot_step.h), per CPU in
+ * java_stats; the daemon adds those of the samples it unwinds. */
 enum st_java_stat {
 	ST_JAVA_STAT_WALKS,	/* walks of threads of a known JVM */
 	ST_JAVA_STAT_WALKED,	/* ... with at least one Java frame */
@@ -620,20 +623,29 @@ enum st_java_stat {
 	ST_JAVA_STAT_LEAF_OUT,	/* the sample's pc was not in the interpreter */
 	ST_JAVA_STAT_BAD_METHOD, /* a frame in the interpreter without a Method* in its
 				  * slot (not aligned, not a user address, its
-				  * ConstMethod unreadable): not kept, walk goes on */
+				  * ConstMethod unreadable): its return address kept */
 	ST_JAVA_STAT_BAD_BCP,	/* ... whose bcp is outside its method's bytecodes
 				 * (entry or exit code: the frame not built yet) */
-	ST_JAVA_STAT_END_ZERO,	/* stop: a frame pointer or return address of 0 */
-	ST_JAVA_STAT_END_READ,	/* stop: a frame unreadable (the chain left the stack) */
-	ST_JAVA_STAT_END_BAD_FP, /* stop: a frame pointer not above the last, unaligned
-				  * or out of user space (code without frame pointers) */
-	ST_JAVA_STAT_END_STEPS,	/* stop: ST_JAVA_MAX_STEPS frames walked */
-	ST_JAVA_STAT_TRUNCATED,	/* stop: ST_JAVA_MAX_FRAMES Java frames kept */
+	ST_JAVA_STAT_END_READ,	/* an interpreted frame's slots unreadable: walk stopped */
+	ST_JAVA_STAT_CODE_CACHE, /* frames elsewhere in the code cache (compiled code,
+				  * stubs): walked as before, not named */
+	ST_JAVA_STAT_FP_MODE,	/* samples of a JVM walked by --unwind fp: no Java frames */
+	ST_JAVA_STAT_METHODS,	/* methods reported to the daemon (first sight) */
+	ST_JAVA_STAT_METHODS_LOST, /* ... lost: the ring buffer was full */
+	ST_JAVA_STAT_DEFERRED,	/* samples of a JVM unwound by the daemon */
+	ST_JAVA_STAT_LATE_NO_MEM, /* ... whose method reads failed there (process gone) */
 	ST_JAVA_STAT__MAX,
 };
 
 struct st_java_counts {
 	__u64 n[ST_JAVA_STAT__MAX];
+};
+
+/* java_events ring buffer: a method not reported before by the process. */
+struct st_java_event {
+	__u32 pid;
+	__u32 image;
+	__u64 method;	/* its Method* */
 };
 
 #endif

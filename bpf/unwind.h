@@ -14,6 +14,7 @@
 #define STACKTREE_UNWIND_BPF_H
 
 #include "stacktree.h"
+#include "java.bpf.h"
 
 #define ST_PF_KTHREAD 0x00200000	/* task_struct.flags: a kernel thread */
 #define ST_UNW_REQUEST_NS (100 * 1000 * 1000ull) /* table requests per process: 10/s */
@@ -26,6 +27,8 @@ struct st_unwind_result {
 	bool over_budget;	/* a frame in a module left out by --unwind-memory */
 	bool pending;		/* a frame in a module whose rows are not compiled yet */
 	bool miss;		/* an address no mapping of the table covers */
+	bool java;		/* the process has a JVM (java_procs) */
+	__u32 jframes;		/* Java frames written (bpf/hotspot_step.h) */
 };
 
 /* Shards of rows, created by the daemon as needed (user/collect/unwind/unwind_store.c):
@@ -119,6 +122,11 @@ static __always_inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 s
 	return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
+/* bpf/hotspot_step.h's: the task's memory; its rule a global function */
+#define ST_HS_READ(io, dst, n, a) bpf_probe_read_user((dst), (n), (const void *)(a))
+#define ST_HS_GLOBAL __noinline
+#define ST_HS_COUNT(io, what) st_java_count(what)
+
 /* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
 static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
 {
@@ -197,7 +205,7 @@ static __always_inline void st_unw_cache_put(struct st_unw_env *e, struct st_unw
 
 /* The walk's inputs and outputs, on the caller's stack. */
 struct st_unwind_io {
-	__u64 ip, sp, bp, r10, rbx;	/* in: the interrupted user registers */
+	__u64 ip, sp, bp, r10, rbx, r13;	/* in: the interrupted user registers */
 	__u32 tgid, max;	/* in: the process; frames wanted (<= ST_MAX_USER) */
 	__u32 image;		/* in: the image it runs (a table of another is none) */
 	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
@@ -209,6 +217,8 @@ struct st_unwind_io {
 	__u32 pending;		/* out: a frame in a module whose rows are not in yet */
 	__u32 truncated;	/* out: the table left mappings out */
 	__u32 slot;		/* in: 0 timer program, 1 page-fault program (window) */
+	__u32 java;		/* out: the process has a JVM (its rule applied) */
+	__u32 jframes;		/* out: Java frames written */
 };
 
 struct st_unwind_frames {
@@ -222,6 +232,7 @@ struct st_unwind_frames {
  */
 __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *out)
 {
+	const struct st_java_proc *jp;
 	struct st_unw_state s = {};
 	__u32 zero = 0;
 
@@ -238,6 +249,13 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	io->no_proc = !s.proc;
 	if (!s.proc)	/* the empty table at key 0 (pushed first by the daemon) */
 		s.proc = bpf_map_lookup_elem(&unwind_procs, &zero);
+	/* a JVM: bpf/hotspot_step.h's rule for its code (one lookup a walk) */
+	/* copied without a branch (a failed read leaves zeros: no JVM), or
+	 * the verifier checks the whole walk twice, with and without one */
+	jp = (interpreters & ST_INTERP_JAVA) ? bpf_map_lookup_elem(&java_procs, &io->tgid) : NULL;
+	bpf_probe_read_kernel(&s.hs.java, sizeof(s.hs.java), jp);
+	s.image = io->image;
+	s.jc = bpf_map_lookup_elem(&java_stats, &zero);
 	s.env.cache = bpf_map_lookup_elem(&unwind_cache, &zero);
 	s.env.win = bpf_map_lookup_elem(&unwind_window, &io->slot);
 	if (s.env.win)
@@ -248,8 +266,11 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	s.max = io->max;
 	s.env.tgid = io->tgid;
 	s.env.gen = s.proc->gen;
-	st_unw_start(&s, io->ip, io->sp, io->bp, io->r10, io->rbx, io->fallback != 0);
+	st_unw_start(&s, io->ip, io->sp, io->bp, io->r10, io->rbx, io->r13, io->fallback != 0);
 	st_unw_run(&s);
+	st_hs_walk_end(&s, io->ip);
+	io->java = s.hs.java.code_end != 0;
+	io->jframes = s.hs.jframes;
 	io->stop = s.stop;
 	io->fp_frames = s.fp_frames;
 	io->miss = s.miss;
@@ -283,6 +304,8 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->over_budget = false;
 	res->pending = false;
 	res->miss = false;
+	res->java = false;
+	res->jframes = 0;
 	if ((BPF_CORE_READ(task, flags) & ST_PF_KTHREAD) || !BPF_CORE_READ(task, mm))
 		return 0;
 	io.ip = BPF_CORE_READ(uregs, ip);
@@ -290,6 +313,7 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	io.bp = BPF_CORE_READ(uregs, bp);
 	io.r10 = BPF_CORE_READ(uregs, r10);
 	io.rbx = BPF_CORE_READ(uregs, bx);
+	io.r13 = BPF_CORE_READ(uregs, r13);
 	io.tgid = BPF_CORE_READ(task, tgid);
 	io.image = (__u32)BPF_CORE_READ(task, self_exec_id);
 	io.max = max < ST_MAX_USER ? max : ST_MAX_USER;
@@ -304,6 +328,8 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->over_budget = io.over_budget;
 	res->pending = io.pending;
 	res->miss = io.miss != 0;
+	res->java = io.java != 0;
+	res->jframes = io.jframes;
 	if (io.truncated)
 		st_unw_left_out(&res->stop, &res->miss);
 	if (res->miss) {

@@ -24,6 +24,7 @@
  *   struct st_unw_cache_ent	a row cache entry (native: left incomplete)
  *   st_unw_read(e, dst, size, addr), st_unw_read8(e, addr, out)
  *				user memory: 0, or negative when unreadable
+ *   ST_HS_READ, ST_HS_GLOBAL	bpf/hotspot_step.h's (its contract)
  *   st_unw_rows(e, &shard)	a shard's rows (an opaque handle), or NULL
  *   st_unw_chunk(e, gen, k)	chunk k of the table of version gen, or NULL
  *   st_unw_row(handle, idx)	row idx of a shard, or NULL past its end
@@ -42,6 +43,7 @@
 
 #include "dual.h"
 #include "stacktree.h"
+#include "hotspot_step.h"
 
 /* st_unw_frame() tells the two leaf-only kinds apart by their low bit */
 _Static_assert(ST_UNW_R10 == 8 && ST_UNW_RBX == 9, "R10 and RBX differ in bit 0 only");
@@ -84,6 +86,9 @@ struct st_unw_state {
 	__u64 rbx;		/* the leaf's rbx (ld.so's lazy-binding resolver) */
 	__u64 *out;		/* the frames, leaf first */
 	const struct st_unwind_proc *proc;	/* the process's mappings (never NULL) */
+	__u32 image;				/* the image sampled (hs.java.image's) */
+	struct st_java_counts *jc;		/* ... its rule's counts, or NULL */
+	struct st_hs_io hs;			/* its JVM (hs.java; 0s: none) and rule */
 	struct st_unw_env env;
 	__u32 n, max;
 	__u32 stop;		/* enum st_unw_stop */
@@ -268,6 +273,59 @@ static __always_inline long st_unw_signal_step(struct st_unw_state *s)
 	return 0;
 }
 
+/* Whether the JVM's entry is the sampled image's (read before an exec,
+ * pushed after it: another program's). */
+static __always_inline bool st_hs_image_ok(const struct st_unw_state *s)
+{
+	return s->hs.java.image == s->image || s->hs.java.image == ST_UNWIND_ANY_IMAGE;
+}
+
+static __always_inline void st_hs_count(struct st_unw_state *s, __u32 what)
+{
+	if (s->jc && what < ST_JAVA_STAT__MAX)
+		s->jc->n[what]++;
+}
+
+/* Frame n of the walk, at s->ip in the code cache of the process's JVM
+ * (bpf/hotspot_step.h's rule):
+ * 0 to go on, 1 when the walk ended (s->stop says why), as st_unw_frame()
+ * returns. */
+static __always_inline long st_hs_step(struct st_unw_state *s, __u32 n)
+{
+	int r;
+
+	s->hs.ip = s->ip;
+	s->hs.sp = s->sp;
+	s->hs.bp = s->bp;
+	s->hs.n = n;
+	r = st_hs_frame(&s->hs);
+	if (s->hs.entry & ST_JAVA_TAG)
+		s->out[n] = s->hs.entry;
+	s->unmapped = false;
+	if (r) {
+		s->stop = ST_UNW_STOP_NO_TABLE;
+		return 1;
+	}
+	s->ip = s->hs.ip;
+	s->sp = s->hs.sp;
+	s->bp = s->hs.bp;
+	s->exact = false;
+	s->fp_frames++;
+	return 0;
+}
+
+/* A walk of a JVM's thread ended (leaf: its first pc): counted. */
+static __always_inline void st_hs_walk_end(struct st_unw_state *s, __u64 leaf)
+{
+	if (!s->hs.java.code_end || !st_hs_image_ok(s))
+		return;
+	st_hs_count(s, ST_JAVA_STAT_WALKS);
+	if (s->hs.jframes)
+		st_hs_count(s, ST_JAVA_STAT_WALKED);
+	if (!st_hs_in(leaf, s->hs.java.interp_start, s->hs.java.interp_end))
+		st_hs_count(s, ST_JAVA_STAT_LEAF_OUT);
+}
+
 /* One frame: 0 to go on, 1 when the walk ended (s->stop says why). */
 ST_CB long st_unw_frame(__u32 i, void *data)
 {
@@ -294,6 +352,10 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 	}
 	s->out[n] = s->ip;
 	s->n = n + 1;
+	/* a JVM's interpreter and code cache: its rule, a path of its own
+	 * that ends this frame (one branch for the verifier's states) */
+	if (st_hs_in(s->ip, s->hs.java.code_start, s->hs.java.code_end) && st_hs_image_ok(s))
+		return st_hs_step(s, n);
 
 	/* return addresses: look up the call (a noreturn call may end a function) */
 	pc = s->ip - (s->exact ? 0 : 1);
@@ -405,8 +467,10 @@ fault:
 /* Start a walk at the interrupted registers: s->env, proc, out and max
  * are the caller's to set. */
 static __always_inline void st_unw_start(struct st_unw_state *s, __u64 ip, __u64 sp, __u64 bp,
-					 __u64 r10, __u64 rbx, bool fallback)
+					 __u64 r10, __u64 rbx, __u64 r13, bool fallback)
 {
+	s->hs.r13 = r13;	/* HotSpot's interpreter: the live bcp */
+	s->hs.fallback = fallback;
 	s->ip = ip;
 	s->sp = sp;
 	s->bp = bp;

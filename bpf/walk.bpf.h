@@ -17,6 +17,7 @@
 
 /* The current sample, per CPU. */
 #define ST_USTACK_SLOTS 128	/* power of two > ST_MAX_USER */
+_Static_assert(ST_USTACK_SLOTS == ST_JAVA_FRAME_ROOM, "java.bpf.h reads the frames so");
 
 struct scratch {
 	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
@@ -75,6 +76,9 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 		stat_inc(ST_STAT_UNW_PENDING);
 	if (res.request)
 		notify_unwind(task->tgid, task->pid);
+	/* methods seen first: named by the daemon while the process lives */
+	if (res.jframes && n > 0)
+		st_java_report(sc->ustack, (__u32)n, task->tgid, task_image(task));
 	return n;
 }
 
@@ -121,6 +125,13 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	if (r < 0)
 		return r;
+	/* the kernel's walk has no Java rule: a JVM's samples are counted */
+	if (interpreters & ST_INTERP_JAVA) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+		if (bpf_map_lookup_elem(&java_procs, &tgid))
+			st_java_count(ST_JAVA_STAT_FP_MODE);
+	}
 	c.n = (__u32)(r >> 3);	/* bytes to frames (no signed division in BPF) */
 	bpf_loop(ST_MAX_USER, fp_user_end_step, &c, 0);
 	if (c.n < (__u32)(r >> 3)) {

@@ -100,7 +100,7 @@ struct run {
 	struct st_demangler *dm;	/* NULL: --no-demangle */
 	struct st_namer *names;		/* names the raw trees' frames */
 	struct st_python *py;		/* CPython frames (NULL: --no-python) */
-	struct st_java *java;		/* the JVMs met (counted only, for now) */
+	struct st_java *java;		/* HotSpot JVMs (NULL: --interpreters without java) */
 	struct st_launch *child;
 	struct st_forcefault *ff;	/* --force-faults, or NULL */
 	struct st_outdir *out;		/* -o, opened before sampling (a file's: its directory) */
@@ -148,7 +148,7 @@ static void on_event(void *ctx, const struct st_event *e)
 			st_unwinder__forget(r->unw, e->pid);
 		}
 		st_python__exited(r->py, e->pid, NULL);
-		st_java__exited(r->java, e->pid);
+		st_java__exited(r->java, e->pid, NULL);
 	} else {
 		/* ST_EV_UNWIND: an address without tables, maybe a new library;
 		 * ST_EV_TABLES, _STARTED: the launched command exec'd, then left
@@ -158,7 +158,7 @@ static void on_event(void *ctx, const struct st_event *e)
 		if (e->type == ST_EV_EXEC) {	/* no interpreter state of the old
 						 * program walked in the new one */
 			st_python__exited(r->py, e->pid, &e->image);
-			st_java__exited(r->java, e->pid);
+			st_java__exited(r->java, e->pid, &e->image);
 		}
 		st_collector__capture(r->coll, e->pid, e->image,
 				      e->type == ST_EV_NEW_PROC ? e->ppid : 0,
@@ -354,6 +354,7 @@ static void budget_sync(struct run *r)
 	st_http__before_reset(r->http);
 	st_collector__reset(r->coll);
 	st_python__reset(r->py);
+	st_java__reset(r->java);
 	st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
 	if (!r->dropped_said)
 		fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over their share of "
@@ -540,6 +541,7 @@ static int snapshot(struct run *r)
 		st_http__before_reset(r->http);	/* open live profiles keep their samples */
 		st_collector__reset(r->coll);
 		st_python__reset(r->py);	/* the codes of processes gone */
+		st_java__reset(r->java);	/* ... and methods */
 		/* what the interval's trees, profiles and the freed caches held
 		 * goes back to the system, not kept by malloc for a flood that
 		 * has stopped (measured: RSS held at its peak without it) */
@@ -593,6 +595,7 @@ static int sample_loop(struct run *r, double t0)
 		if (r->top && (err = st_top__work(r->top, t)))
 			return err < 0 ? err : 0;	/* 1: 'q' or its last view */
 		st_forcefault__tick(r->ff, t);
+		st_java__tick(r->java, t);
 		if (o->duration > 0 && t - t0 >= o->duration)
 			break;
 		if (r->child && st_launch__exited(r->child, &status))
@@ -763,9 +766,16 @@ static int open_parts(struct run *r)
 		st_python__budget(r->py, r->budget);
 		st_namer__python(r->names, r->py);
 	}
-	r->java = st_java__new();
-	if (!r->java)
-		return -ENOMEM;
+	if (o->interpreters & ST_INTERP_JAVA) {
+		r->java = st_java__new(r->sess);
+		if (!r->java) {
+			err = errno ? errno : ENOMEM;
+			fprintf(stderr, "stacktreed: cannot set up Java frames: %s "
+				"(--interpreters none profiles without them)\n", strerror(err));
+			return -err;
+		}
+		st_namer__java(r->names, r->java);
+	}
 	st_collector__on_refresh(r->coll, on_refresh, r);
 	return 0;
 }
@@ -792,6 +802,7 @@ static int open_unwinding(struct run *r)
 	}
 	if (o->cmd)
 		st_unwinder__preload(r->unw, o->cmd[0]);
+	st_java__unwinder(r->java, r->unw);	/* deferred samples: its rule too */
 	/* its thread reads the deferred ring from now on */
 	r->defer = o->defer_mb ? st_defer__new(r->unw, r->coll, st_session__deferred_fd(r->sess)) :
 				 NULL;

@@ -625,8 +625,7 @@ static void budget_line(FILE *out, const struct st_summary_src *s)
 			(uint64_t)s->pending_dropped);
 }
 
-/* The JVMs met (docs/java.md: found, their frames not walked yet), when
- * any was. */
+/* The JVMs met and what their walks met (docs/java.md), when any was. */
 static void java_line(FILE *out, const struct st_java *j)
 {
 	struct st_java_stats js;
@@ -640,7 +639,25 @@ static void java_line(FILE *out, const struct st_java *j)
 	if (js.failed)
 		fprintf(out, ", %" PRIu64 " more whose structure tables could not be read",
 			(uint64_t)js.failed);
-	fprintf(out, " (Java frames not named yet)\n");
+	if (js.unsupported)
+		fprintf(out, ", %" PRIu64 " of a frame layout not supported", (uint64_t)js.unsupported);
+	fprintf(out, "; walks %" PRIu64 ", %" PRIu64 " with Java frames, %" PRIu64
+		" Java frames (interpreted)\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
+		(uint64_t)js.bpf[ST_JAVA_STAT_WALKED], (uint64_t)js.bpf[ST_JAVA_STAT_FRAMES]);
+	fprintf(out, "stacktreed: java: frames kept as addresses: %" PRIu64 " without a method, %"
+		PRIu64 " with a bcp outside it; walks stopped at an unreadable frame %" PRIu64
+		"; code-cache frames not named (compiled, stubs) %" PRIu64 "; samples at no "
+		"interpreter pc %" PRIu64 "\n", (uint64_t)js.bpf[ST_JAVA_STAT_BAD_METHOD],
+		(uint64_t)js.bpf[ST_JAVA_STAT_BAD_BCP], (uint64_t)js.bpf[ST_JAVA_STAT_END_READ],
+		(uint64_t)js.bpf[ST_JAVA_STAT_CODE_CACHE], (uint64_t)js.bpf[ST_JAVA_STAT_LEAF_OUT]);
+	fprintf(out, "stacktreed: java: methods reported %" PRIu64 " (lost %" PRIu64 "), read %"
+		PRIu64 ", unreadable %" PRIu64 ", dropped %" PRIu64 " (over %u), held %" PRIu64
+		"; samples unwound late %" PRIu64 " (%" PRIu64 " with methods unreadable then); "
+		"--unwind fp samples without Java frames %" PRIu64 "\n",
+		(uint64_t)js.bpf[ST_JAVA_STAT_METHODS], (uint64_t)js.bpf[ST_JAVA_STAT_METHODS_LOST],
+		(uint64_t)js.methods, (uint64_t)js.method_failed, (uint64_t)js.method_dropped,
+		ST_JAVA_MAX_HELD, (uint64_t)js.held, (uint64_t)js.bpf[ST_JAVA_STAT_DEFERRED],
+		(uint64_t)js.bpf[ST_JAVA_STAT_LATE_NO_MEM], (uint64_t)js.bpf[ST_JAVA_STAT_FP_MODE]);
 }
 
 /* Notes that describe how the session ran, not what it found: the full

@@ -1,17 +1,18 @@
 /* fuzz_jmethod.c - libFuzzer target: the namer of HotSpot methods
  * (user/collect/runtimes/java/jmethod.c: names through the constant pool,
- * the line table copied and decoded) and the interpreted frame walker
- * (bpf/javawalk.h, built natively), over an input that stands for a JVM's
- * memory at JM_MEM (tests/fuzz/jmethod_fake.h: byte 0 the layout, bytes
- * 2-3 a bci; bytes 4-5 the walk's frame pointer's offset). The walk takes
- * the whole input for the interpreter's code. Seeds:
+ * the line table copied and decoded) and the unwinder's HotSpot rule
+ * (bpf/hotspot_step.h in bpf/unwind_step.h, built natively), over an input
+ * that stands for a JVM's memory at JM_MEM (tests/fuzz/jmethod_fake.h:
+ * byte 0 the layout, bytes 2-3 a bci; bytes 4-5 the walk's frame
+ * pointer's offset). The walk takes the whole input for the interpreter's
+ * code and for the stack. Seeds:
  * tests/fuzz/corpus/jmethod/ (tests/fuzz/jmethod_seed.py). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "tests/fuzz/jmethod_fake.h"
-#include "user/collect/runtimes/java/javawalk_native.h"
+#include "user/collect/unwind/unwind_native.h"
 #include "user/collect/runtimes/java/jmethod.h"
 
 struct mem {
@@ -36,9 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mem m = { data, size };
 	struct st_jvm_layout l;
 	struct st_java_proc p = {};
-	struct st_java_frames f = {};
 	struct st_java_counts c = {};
-	struct st_java_walk w = {};
+	struct st_unw_native_in in = { .fallback = true };
+	struct st_unw_native_out res;
+	__u64 out[ST_MAX_USER];
+	size_t n;
 	__u16 bci = 0, fpo = 0;
 	int jdk25;
 
@@ -60,18 +63,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	p.interp_start = JM_MEM;
 	p.interp_end = JM_MEM + size;
+	p.code_start = JM_MEM;
+	p.code_end = JM_MEM + size;
 	p.l.method_constmethod = 8;
 	p.l.constmethod_size = jdk25 ? 56 : 48;
 	p.l.constmethod_code_size = jdk25 ? 34 : 32;
 	p.l.frame_method = -3;
 	p.l.frame_bcp = -8;
-	w.p = &p;
-	w.f = &f;
-	w.c = &c;
-	w.read = rd;
-	w.read_arg = &m;
-	st_java_walk_frames(&w, JM_MEM + bci, JM_MEM + fpo, JM_MEM + 64);
-	if (f.n > ST_JAVA_MAX_FRAMES || f.stop >= ST_JAVA_STAT__MAX)
+	in.ip = JM_MEM + bci;
+	in.sp = JM_MEM;
+	in.bp = JM_MEM + fpo;
+	in.r13 = JM_MEM + 64;
+	in.stack = data;
+	in.stack_len = size;
+	in.java = &p;
+	in.jc = &c;
+	in.mem = rd;
+	in.mem_arg = &m;
+	n = st_unw_walk_native(&in, out, ST_MAX_USER, &res);
+	if (n > ST_MAX_USER || res.jframes > n || c.n[ST_JAVA_STAT_FRAMES] != res.jframes)
 		__builtin_trap();
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* jmethod_fake.h - the layout of the synthetic JVM memory that
- * tests/fuzz/fuzz_jmethod.c reads and tests/unit/test_javawalk.c replays
+ * tests/fuzz/fuzz_jmethod.c reads and tests/unit/test_hotspot_step.c replays
  * (seeds: tests/fuzz/jmethod_seed.py). An input is memory at JM_MEM:
  * byte 0 picks the layout (bit 0: Temurin 25's offsets, else JDK 17's,
  * both as their VMStructs say), bytes 2-3 a bci; the Method is at

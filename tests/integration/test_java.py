@@ -1,6 +1,7 @@
 """Java (issue 32): a running HotSpot JVM found and its own structure
 tables read (user/collect/runtimes/java/); its interpreted frames walked
-and named (bpf/javawalk.h natively, jmethod.c).
+inside the unwinder (bpf/hotspot_step.h: in BPF, and natively) and named
+(jmethod.c).
 
 A small CPU-bound class, compiled with JDK 17's javac into a temporary
 directory, runs under JDK 17 (Debian's openjdk-17) and, when installed,
@@ -13,15 +14,27 @@ oopSize 8, sizeof(Method) > 0, the version's major and release text, and
 that a second probe of the same libjvm is served from the cache.
 
 test_java_walk: java -Xint on a class whose main thread recurses
-Deep.main -> a -> b -> c, spinning in c; tests/unit/test_javawalk.c's
-test_live stops that thread (ptrace) 50 times, walks its interpreted
-frames from its registers (bpf/javawalk.h built natively), names them
+Deep.main -> a -> b -> c, spinning in c; tests/unit/test_hotspot_step.c's
+test_live stops that thread (ptrace) 50 times, copies its stack and walks
+it from its registers (the unwinder with bpf/hotspot_step.h, built
+natively, as the daemon walks a deferred sample), names them
 (jmethod.c) and requires Deep.c, b, a, main in that order at their source
 lines in at least 90% of the walks, on JDK 17 and Temurin 25.
+
+test_java_bpf: stacktreed on that class, java -Xint, under -- CMD, --pid
+and -a (JDK 17 only), with both CPUs busy (another 2-CPU load beside it): the main Java
+thread's samples with Java frames >= 90% (of those outside the JVM's
+start-up, JNI_CreateJavaVM, which runs on that thread),
+the chain Deep.main > Deep.a > Deep.b > Deep.c at its source lines,
+runtime "java", the names in stacks.folded and profile.pb.gz; with the
+JIT (default flags) the run completes with Java frames named, and the
+JVM's own threads (VM Thread, G1 Service, compiler threads: which a short
+run samples varies) are there, named, with native frames.
 
 test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
 in its summary, -a beside a running JVM at least 1; -- a program without
 a JVM says nothing of Java."""
+import gzip
 import os
 import re
 import select
@@ -30,7 +43,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import BUILD, Failure, Skip, check, run_profiled
+from stcheck import BUILD, Failure, Skip, busy_cpus, check, load, nodes, run_profiled
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
         ("25", "/usr/lib/jvm/temurin-25-jdk-amd64")]
@@ -54,7 +67,7 @@ LIFETIME = 120
 READY_TIMEOUT = 60
 
 
-WALK_TEST = os.path.join(BUILD, "tests", "test_javawalk")
+WALK_TEST = os.path.join(BUILD, "tests", "test_hotspot_step")
 # line numbers: the test_live expectations are taken from the markers
 DEEP = """public class Deep {
     static volatile long sink;
@@ -126,7 +139,7 @@ def installed_javas():
 
 def test_java_walk():
     check(os.access(WALK_TEST, os.X_OK), "%s not built (make integration builds it)" % WALK_TEST)
-    tmp = tempfile.mkdtemp(prefix="st-javawalk-")
+    tmp = tempfile.mkdtemp(prefix="st-hotspot-")
     seen = []
     try:
         javac = os.path.join(JDKS[0][1], "bin", "javac")
@@ -146,10 +159,10 @@ def test_java_walk():
                 r = subprocess.run([WALK_TEST], env=env, capture_output=True, text=True,
                                    timeout=300)
                 out = r.stdout + r.stderr
-                check(r.returncode == 0, "test_javawalk on JDK %s (pid %d, tid %d) failed:\n%s"
+                check(r.returncode == 0, "test_hotspot_step on JDK %s (pid %d, tid %d) failed:\n%s"
                       % (major, p.pid, tid, out))
                 check("[       OK ] test_live" in out,
-                      "test_javawalk's test_live did not run on JDK %s:\n%s" % (major, out))
+                      "test_hotspot_step's test_live did not run on JDK %s:\n%s" % (major, out))
                 check(p.poll() is None, "JDK %s exited during the walks" % major)
             finally:
                 p.kill()
@@ -161,6 +174,137 @@ def test_java_walk():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     check(seen and seen[0] == "17", "JDK 17 not walked")
+
+
+def compile_deep(tmp, secs):
+    javac = os.path.join(JDKS[0][1], "bin", "javac")
+    if not os.access(javac, os.X_OK):
+        raise Skip("no JDK 17 (%s)" % javac)
+    os.makedirs(tmp, exist_ok=True)
+    with open(os.path.join(tmp, "Deep.java"), "w") as f:
+        f.write(DEEP % secs)
+    subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Deep.java")],
+                   check=True, capture_output=True, timeout=180)
+
+
+def java_thread_of(prof, pid):
+    """The main Java thread's tree: comm java, not the launcher's."""
+    ts = [t for t in prof["threads"] if t["pid"] == pid and t["tid"] != pid and
+          t["comm"] == "java"]
+    check(ts, "no main Java thread of pid %d in the profile" % pid)
+    return max(ts, key=lambda t: t["samples"])
+
+
+def java_share(t):
+    """Share of t's samples under a Java frame, of those not in the JVM's
+    start-up (JNI_CreateJavaVM: its fixed CPU cost on that thread, some
+    35 samples at 199 Hz, measured; a share that grows as the CPUs are
+    busier and the Java part gets less of the run)."""
+    def top(n):
+        if n.get("runtime") == "java":
+            return n["cum"]
+        if n["function"] == "JNI_CreateJavaVM":
+            return 0
+        return sum(top(c) for c in n.get("children", []))
+    startup = sum(n["cum"] for n, _, _ in nodes(t["root"]) if n["function"] == "JNI_CreateJavaVM")
+    return top(t["root"]) / max(t["samples"] - startup, 1)
+
+
+def check_chain(t, what):
+    """Deep.main > a > b > c, in order, at their lines."""
+    want = [w.split(":") for w in deep_expect().split("|")][::-1]
+    node, cum = t["root"], 0
+    for name, lines in want:
+        lo, hi = (int(x) for x in lines.split("-"))
+        kids = [c for c in node.get("children", []) if c["function"] == name]
+        if not kids:	# below native frames: search the subtree
+            kids = [n for n, _, _ in nodes(node) if n["function"] == name]
+        check(kids, "%s: %s not found under %s" % (what, name, node.get("function")))
+        node = max(kids, key=lambda n: n["cum"])
+        check(node["runtime"] == "java", "%s: %s runtime %s" % (what, name, node["runtime"]))
+        check(node["file"] == "Deep.java", "%s: %s file %s" % (what, name, node["file"]))
+        check(lo <= node["line"] <= hi or name == "Deep.c",
+              "%s: %s line %s not in %d-%d" % (what, name, node["line"], lo, hi))
+        cum = node["cum"]
+    lines = [n["line"] for n, _, _ in nodes(node) if n["function"] == "Deep.c"]
+    lo, hi = (int(x) for x in want[-1][1].split("-"))
+    check(all(lo <= ln <= hi for ln in lines), "%s: Deep.c lines %s" % (what, lines))
+    return cum
+
+
+def check_outputs(out, what):
+    folded = open(os.path.join(out, "stacks.folded")).read()
+    check("Deep.main;Deep.a;Deep.b;Deep.c" in folded, "%s: no Java chain in stacks.folded" % what)
+    raw = gzip.open(os.path.join(out, "profile.pb.gz")).read()
+    check(b"Deep.c" in raw and b"Deep.java" in raw, "%s: no Java names in profile.pb.gz" % what)
+
+
+def test_java_bpf():
+    tmp = tempfile.mkdtemp(prefix="st-javabpf-")
+    outs = []
+    try:
+        compile_deep(os.path.join(tmp, "short"), 6)
+        compile_deep(os.path.join(tmp, "long"), LIFETIME)
+        fmt = ["-F", "199", "--format", "json,folded,pprof"]
+        for major, java in installed_javas():
+            with busy_cpus(2):
+                # -- CMD
+                out, err, _ = run_profiled(fmt + ["--", java, "-Xint", "-Xmx64m", "-cp",
+                                                  os.path.join(tmp, "short"), "Deep"])
+                outs.append(out)
+                prof = load(out)
+                t = java_thread_of(prof, [x for x in prof["threads"]
+                                          if x["comm"] == "java"][0]["pid"])
+                share = java_share(t)
+                print("    JDK %s -- CMD: %d samples, %.1f%% with Java frames" % (
+                    major, t["samples"], 100 * share))
+                check(share >= 0.90, "-- CMD: %.1f%% with Java frames" % (100 * share))
+                check_chain(t, "-- CMD")
+                check_outputs(out, "-- CMD")
+                check("stacktreed: java: JVMs seen 1;" in err, "summary: " + err)
+                # --pid and -a
+                # -a on JDK 17 only: it symbolizes every process of the
+                # machine (8-10 min under the busy suite, measured)
+                for mode in ("--pid", "-a") if major == "17" else ("--pid",):
+                    p = started(java, os.path.join(tmp, "long"), ["-Xint"], "Deep")
+                    try:
+                        # (-a symbolizes every process of the busy machine: minutes)
+                        out, err, _ = run_profiled(fmt + ["-d", "4"] + (
+                            ["--pid", str(p.pid)] if mode == "--pid" else ["-a"]), timeout=600)
+                        outs.append(out)
+                    finally:
+                        p.kill()
+                        p.wait()
+                    prof = load(out)
+                    t = java_thread_of(prof, p.pid)
+                    share = java_share(t)
+                    print("    JDK %s %s: %d samples, %.1f%% with Java frames" % (
+                        major, mode, t["samples"], 100 * share))
+                    check(share >= 0.90, "%s: %.1f%% with Java frames" % (mode, 100 * share))
+                    check_chain(t, mode)
+                    check_outputs(out, mode)
+            # the JIT: default flags; Java frames named while interpreted,
+            # the compiler threads with their names and native stacks
+            out, err, _ = run_profiled(fmt + ["--", java, "-Xmx64m", "-cp",
+                                              os.path.join(tmp, "short"), "Deep"])
+            outs.append(out)
+            prof = load(out)
+            javas = [n for th in prof["threads"] for n, _, _ in nodes(th["root"])
+                     if n.get("runtime") == "java"]
+            check(any(n["function"].startswith("Deep.") for n in javas),
+                  "JIT: no Deep method named")
+            # the JVM's own threads (VM Thread, G1 Service, compiler and GC
+            # threads: which of them a short run samples varies)
+            own = [th for th in prof["threads"] if th["comm"] != "java"]
+            check(own and any(n["module"] and "libjvm" in n["module"]
+                              for th in own for n, _, _ in nodes(th["root"])),
+                  "JIT: no JVM thread with libjvm frames: %s"
+                  % sorted({th["comm"] for th in prof["threads"]}))
+            print("    JDK %s JIT: %d Java nodes; JVM threads %s" % (
+                major, len(javas), sorted({th["comm"] for th in own})))
+    finally:
+        for d in [tmp] + outs:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def compile_spin(tmp):
@@ -235,7 +379,7 @@ def test_java_summary():
         java = os.path.join(JDKS[0][1], "bin", "java")
         out, err, _ = run_profiled(["-F", "99", "--", java, "-Xmx64m", "-cp", tmp, "Spin", "3"])
         outs.append(out)
-        check("stacktreed: java: JVMs seen 1 " in err,
+        check("stacktreed: java: JVMs seen 1;" in err,
               "no 'java: JVMs seen 1' in the summary of -- java:\n" + err)
         p = started(java, tmp)
         try:
@@ -244,7 +388,7 @@ def test_java_summary():
         finally:
             p.kill()
             p.wait()
-        m = re.search(r"stacktreed: java: JVMs seen (\d+) ", err)
+        m = re.search(r"stacktreed: java: JVMs seen (\d+);", err)
         check(m and int(m.group(1)) >= 1, "-a beside a JVM: no JVM seen:\n" + err)
         out, err, _ = run_profiled(["-F", "99", "--", "/bin/sleep", "0.5"])
         outs.append(out)

@@ -900,7 +900,7 @@ def test_python_interpreters_switch():
                        capture_output=True, text=True, timeout=30)
     lines = [l for l in p.stderr.splitlines() if not l.startswith("Try ")]
     check(p.returncode == 64 and len(lines) == 1 and
-          "unknown runtime 'ruby': give python, all or none" in lines[0],
+          "unknown runtime 'ruby': give python,java, all or none" in lines[0],
           "exit %d: %s" % (p.returncode, p.stderr))
 
 

@@ -24,7 +24,11 @@ static void test_names(void **state)
 	assert_int_equal(m, ST_INTERP_ALL);
 	assert_int_equal(st_interp__parse("none,python", &m, bad, sizeof(bad)), 0);
 	assert_int_equal(m, ST_INTERP_PYTHON);
-	assert_string_equal(st_interp__names(names, sizeof(names)), "python");
+	assert_int_equal(st_interp__parse("java", &m, bad, sizeof(bad)), 0);
+	assert_int_equal(m, ST_INTERP_JAVA);
+	assert_int_equal(st_interp__parse("python,java", &m, bad, sizeof(bad)), 0);
+	assert_int_equal(m, ST_INTERP_ALL);
+	assert_string_equal(st_interp__names(names, sizeof(names)), "python,java");
 	assert_string_equal(st_interp__names(names, 4), "pyt");	/* cut, terminated */
 }
 

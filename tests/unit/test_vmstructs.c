@@ -555,7 +555,7 @@ static void test_live_jvm(void **state)
 	/* the session's count (java.c): once per pid, anew after an exit or
 	 * exec; the tables read once */
 	{
-		struct st_java *j = st_java__new();
+		struct st_java *j = st_java__new(NULL);
 		struct st_java_stats js;
 
 		assert_non_null(j);
@@ -564,7 +564,7 @@ static void test_live_jvm(void **state)
 		st_java__stats(j, &js);
 		assert_int_equal(js.jvms, 1);
 		assert_int_equal(js.failed, 0);
-		st_java__exited(j, (__u32)atoi(pid_s));
+		st_java__exited(j, (__u32)atoi(pid_s), NULL);
 		st_java__probe(j, (__u32)atoi(pid_s));
 		st_java__stats(j, &js);
 		assert_int_equal(js.jvms, 2);
@@ -586,12 +586,12 @@ static void test_no_jvm(void **state)
 	assert_int_equal(st_jvm_proc__probe(NULL, getpid(), p), ST_JVM_PROBE_NONE);
 	assert_true(st_jvm_proc__probe(NULL, -1, p) < 0);
 	{
-		struct st_java *j = st_java__new();
+		struct st_java *j = st_java__new(NULL);
 		struct st_java_stats js;
 
 		assert_non_null(j);
 		st_java__probe(j, (__u32)getpid());
-		st_java__exited(j, (__u32)getpid());
+		st_java__exited(j, (__u32)getpid(), NULL);
 		st_java__stats(j, &js);
 		assert_int_equal(js.jvms + js.failed + js.table_reads, 0);
 		st_java__free(j);

@@ -26,6 +26,7 @@
 static const char NAME_BRK[] = ST_RAW_NAME_BRK;
 static const char NAME_ANON[] = ST_RAW_NAME_ANON;
 static const char NAME_PYTHON[] = ST_PYTHON_MODULE;	/* raw frames: ST_NODE_PYTHON */
+static const char NAME_JAVA[] = "[java]";	/* raw frames: ST_NODE_JAVA */
 
 /* Processes are kept per image (pid, the program it runs: self_exec_id,
  * bpf/stacktree.h): an exec starts a new one, and the old one keeps the
@@ -692,7 +693,8 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 		.kind = (r->flags & ST_NODE_LEAF) ? ST_FRAME_LEAF : ST_FRAME_CALLSITE,
 		.addr = r->addr,
 		.runtime = (r->flags & ST_NODE_KERNEL) ? ST_RUNTIME_KERNEL :
-			   (r->flags & ST_NODE_PYTHON) ? ST_RUNTIME_PYTHON : ST_RUNTIME_NATIVE,
+			   (r->flags & ST_NODE_PYTHON) ? ST_RUNTIME_PYTHON :
+			   (r->flags & ST_NODE_JAVA) ? ST_RUNTIME_JAVA : ST_RUNTIME_NATIVE,
 	};
 
 	if (r->flags & ST_NODE_DATA) {
@@ -710,6 +712,8 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 		}
 	} else if (r->flags & ST_NODE_PYTHON) {
 		f.module = NAME_PYTHON;
+	} else if (r->flags & ST_NODE_JAVA) {
+		f.module = NAME_JAVA;
 	} else if (r->flags & ST_NODE_TRUNCATED) {
 		f.kind = ST_FRAME_SPECIAL;
 		f.function = ST_TRUNCATED_NAME;
@@ -776,7 +780,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		ref->n->base += r->base;
 		ref->n->calls += r->calls;
 		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA &&
-		    f.runtime != ST_RUNTIME_KERNEL && !ref->t->proc->gone &&
+		    f.runtime == ST_RUNTIME_NATIVE && !ref->t->proc->gone &&
 		    !covered(ref->t->proc, f.addr))
 			ref->t->proc->missing = true;
 	}
@@ -812,6 +816,12 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			path[n].module = NAME_PYTHON;
 			path[n].runtime = ST_RUNTIME_PYTHON;
 			path[n++].addr = user[i] & ~ST_PY_TAG;
+			continue;
+		}
+		if (st_java_entry_is(user[i])) {	/* bpf/hotspot_step.h's */
+			path[n].module = NAME_JAVA;
+			path[n].runtime = ST_RUNTIME_JAVA;
+			path[n++].addr = user[i] & ~ST_JAVA_TAG;
 			continue;
 		}
 		path[n++].addr = user[i];
@@ -866,6 +876,7 @@ int st_collector__late_path(struct st_collector *c, __u32 pid, __u32 tid, __u32 
 		out->flags[i] = (__u16)(f->kind == ST_FRAME_SPECIAL ? ST_NODE_TRUNCATED :
 					(f->runtime == ST_RUNTIME_KERNEL ? ST_NODE_KERNEL : 0) |
 					(f->runtime == ST_RUNTIME_PYTHON ? ST_NODE_PYTHON : 0) |
+					(f->runtime == ST_RUNTIME_JAVA ? ST_NODE_JAVA : 0) |
 					(f->kind == ST_FRAME_LEAF ? ST_NODE_LEAF : 0));
 	}
 	out->n = (__u32)t->nlate;

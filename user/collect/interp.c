@@ -10,6 +10,7 @@ static const struct {
 	unsigned bit;
 } runtimes[] = {
 	{ "python", ST_INTERP_PYTHON },	/* CPython 3.10-3.13: bpf/python.bpf.h */
+	{ "java", ST_INTERP_JAVA },	/* HotSpot, interpreted frames: bpf/hotspot_step.h */
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -54,7 +54,7 @@ struct st_session {
 		int fd;
 		st_ring_fn fn;
 		void *ctx;
-	} rings[2];
+	} rings[4];
 	unsigned nrings;
 };
 

@@ -141,7 +141,7 @@ int st_session__file_path(struct st_session *s, const struct st_file_key *key,
 			  struct st_file_path *out);
 
 /* Read ring buffer map fd in st_session__poll() too, handing each record to
- * fn: 0 or a negative errno. Before st_session__attach(); two at most. */
+ * fn: 0 or a negative errno. Before st_session__attach(); four at most. */
 typedef int (*st_ring_fn)(void *ctx, void *data, size_t size);
 int st_session__add_ring(struct st_session *s, int fd, st_ring_fn fn, void *ctx);
 /* --force-faults: the fd of forced_pages (struct st_forced_key -> __u8). */

@@ -15,6 +15,7 @@
 #include "binsym/symbolizer.h"
 #include "user/collect/collector.h"
 #include "user/collect/procmaps.h"
+#include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/python/python.h"
 #include "user/symbolize/demangle.h"
 
@@ -22,6 +23,7 @@ struct st_namer {
 	struct st_symbolizer *sym;
 	struct st_demangler *dm;	/* NULL: names as the symbol tables have them */
 	struct st_python *py;	/* CPython frames' names, or NULL */
+	struct st_java *java;	/* HotSpot frames' names, or NULL */
 	bool no_inline;			/* no inline frames (source lines still) */
 };
 
@@ -52,6 +54,11 @@ void st_namer__inline(struct st_namer *n, bool on)
 void st_namer__python(struct st_namer *n, struct st_python *py)
 {
 	n->py = py;
+}
+
+void st_namer__java(struct st_namer *n, struct st_java *j)
+{
+	n->java = j;
 }
 
 struct symctx {
@@ -251,6 +258,8 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	}
 	if (raw->runtime == ST_RUNTIME_PYTHON)	/* ST_NODE_PYTHON */
 		return st_python__symbolize(x->n->py, x->t->pid, x->t->image, raw, x->strs);
+	if (raw->runtime == ST_RUNTIME_JAVA)	/* ST_NODE_JAVA */
+		return st_java__symbolize(x->n->java, x->t->pid, x->t->image, raw, x->strs);
 	if (raw->runtime == ST_RUNTIME_KERNEL) {
 		r = st_symbolizer__resolve_kernel(x->n->sym, raw->addr, is_return, &s);
 	} else {

@@ -41,6 +41,11 @@ void st_namer__inline(struct st_namer *n, bool on);
 struct st_python;
 void st_namer__python(struct st_namer *n, struct st_python *py);
 
+/* Name HotSpot frames (ST_NODE_JAVA) with j (user/collect/runtimes/java/java.h);
+ * without one they are "[java method]". */
+struct st_java;
+void st_namer__java(struct st_namer *n, struct st_java *j);
+
 /* Add the named frames of raw thread t's tree under dst's root (counts
  * summed where names merge: a leaf's IPs in one function are one node).
  * Strings are interned in strs; every module a frame names is passed to

@@ -3,12 +3,15 @@
  * with the same rows and the same rules as BPF, reading the stack from the
  * copy BPF took at the sample and the rows from the daemon's copy of the
  * shards (user/collect/unwind/unwinder.c). The step is bpf/unwind_step.h's; only
- * the reads are here. Pure: no syscall, no recursion, no allocation. */
+ * the reads are here. Pure: no syscall, no recursion, no allocation (a
+ * JVM's methods, off the stack, are read through the caller's reader:
+ * bpf/hotspot_step.h). */
 #ifndef STACKTREE_UNWIND_NATIVE_H
 #define STACKTREE_UNWIND_NATIVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <linux/types.h>
 
@@ -18,6 +21,9 @@
 /* The rows of shard slot (rows and pc index buckets), and how many it
  * has; NULL: no such shard. */
 typedef const struct st_unwind_row *(*st_unw_rows_fn)(void *ctx, __u32 shard, size_t *n);
+
+/* Memory off the copied stack (a JVM's methods): 0, or negative. */
+typedef long (*st_unw_mem_fn)(void *arg, void *dst, __u32 n, __u64 addr);
 
 /* One shard's rows, as st_unw_row() reads them. */
 struct st_unw_rowset {
@@ -34,6 +40,9 @@ struct st_unw_env {
 	struct st_unw_rowset set;	/* the shard st_unw_rows() found last */
 	const struct st_unwind_proc *chunks;	/* the table's chunks, in order */
 	size_t nchunks;
+	st_unw_mem_fn mem;	/* NULL: nothing off the stack is readable */
+	void *mem_arg;
+	__u32 mem_failed;	/* reads through mem that failed */
 };
 
 struct st_unw_cache_ent;	/* no row cache natively */
@@ -47,6 +56,27 @@ static inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 size, __u6
 	memcpy(dst, e->stack + off, size);
 	return 0;
 }
+
+/* bpf/hotspot_step.h's reads: the copy, else the process's memory (a
+ * JVM's methods, off the stack). */
+static inline long st_unw_read_any(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
+{
+	if (!st_unw_read(e, dst, size, addr))
+		return 0;
+	if (e->mem && !e->mem(e->mem_arg, dst, size, addr))
+		return 0;
+	e->mem_failed++;
+	return -1;
+}
+
+#define ST_HS_READ(io, dst, n, a)                                                                \
+	st_unw_read_any((struct st_unw_env *)(uintptr_t)(io)->env, (dst), (n), (a))
+#define ST_HS_GLOBAL static inline
+#define ST_HS_COUNT(io, what)                                                                     \
+	do {                                                                                      \
+		if ((io)->jc)                                                                     \
+			((struct st_java_counts *)(uintptr_t)(io)->jc)->n[(what)]++;              \
+	} while (0)
 
 static inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
 {
@@ -105,7 +135,7 @@ static inline void st_unw_cache_put(struct st_unw_env *e, struct st_unw_cache_en
  * process's table (NULL: none, every frame is "no CFI") and its chunks,
  * its rows. */
 struct st_unw_native_in {
-	__u64 ip, sp, bp, r10, rbx;
+	__u64 ip, sp, bp, r10, rbx, r13;
 	const __u8 *stack;	/* the stack from sp up, */
 	size_t stack_len;	/* ... this many bytes of it */
 	const struct st_unwind_proc *proc;
@@ -114,6 +144,10 @@ struct st_unw_native_in {
 	st_unw_rows_fn rows;
 	void *ctx;
 	bool fallback;		/* auto: frame pointers where there is no CFI */
+	const struct st_java_proc *java;	/* the process's JVM, or NULL */
+	struct st_java_counts *jc;		/* ... its rule's counts, or NULL */
+	st_unw_mem_fn mem;			/* ... its methods' reader */
+	void *mem_arg;
 };
 
 /* What a walk found besides its frames. */
@@ -123,6 +157,8 @@ struct st_unw_native_out {
 	bool miss;		/* an address no mapping covers */
 	bool over_budget;	/* a frame in a module left out by --unwind-memory */
 	bool pending;		/* a frame in a module whose rows are not compiled */
+	__u32 jframes;		/* Java frames written */
+	__u32 mem_failed;	/* reads of its methods that failed */
 };
 
 /* Walk: up to max (<= ST_MAX_USER) addresses, leaf first, into out; the
@@ -135,11 +171,21 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 		.out = out, .max = max, .proc = in->proc ? in->proc : &empty,
 		.env = { .stack = in->stack, .stack_len = in->stack_len, .stack_base = in->sp,
 			 .rows = in->rows, .ctx = in->ctx, .chunks = in->chunks,
-			 .nchunks = in->nchunks },
+			 .nchunks = in->nchunks, .mem = in->mem, .mem_arg = in->mem_arg },
+		.jc = in->java ? in->jc : NULL,
 	};
 
-	st_unw_start(&s, in->ip, in->sp, in->bp, in->r10, in->rbx, in->fallback);
+	if (in->java) {
+		s.hs.java = *in->java;
+		s.image = in->java->image;	/* the caller's choice */
+	}
+	st_unw_start(&s, in->ip, in->sp, in->bp, in->r10, in->rbx, in->r13, in->fallback);
+	s.hs.env = (__u64)(uintptr_t)&s.env;
+	s.hs.jc = (__u64)(uintptr_t)s.jc;
 	st_unw_run(&s);
+	st_hs_walk_end(&s, in->ip);
+	res->jframes = s.hs.jframes;
+	res->mem_failed = s.env.mem_failed;
 	res->stop = s.stop;
 	res->fp_frames = s.fp_frames;
 	res->miss = s.miss;

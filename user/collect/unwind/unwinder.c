@@ -56,6 +56,7 @@ struct st_unwinder {
 	__u32 gen;			/* versions of the pushed tables */
 	bool wrapped;			/* gen went round once */
 	struct st_unwinder_stats st;
+	struct st_unw_java_ops java;	/* .proc NULL: no JVM's rule */
 };
 
 static void preload_common(struct st_unwinder *u);
@@ -613,8 +614,9 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		      size_t max, unsigned *stop, size_t *fp_frames)
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
+	int pid = (int)d->pid;
 	struct st_unw_native_in in = {
-		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx,
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
 		.stack = d->stack, .stack_len = d->stack_len,
 		.rows = shard_rows, .ctx = u->mods,
 		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
@@ -650,10 +652,29 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		    !st_umod__rows(p->mods[i], p->pgoffs[i], p->bases[i], mp))
 			mp->flags &= ~ST_UNWIND_MAP_PENDING;
 	}
+	if (u->java.proc && (in.java = u->java.proc(u->java.ctx, d->pid, d->image))) {
+		in.jc = u->java.counts;
+		in.mem = u->java.mem;
+		in.mem_arg = &pid;
+	}
 	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);
+	if (in.java) {
+		in.jc->n[ST_JAVA_STAT_DEFERRED]++;
+		if (res.jframes) {
+			u->java.seen(u->java.ctx, d->pid, d->image, out, n);
+		}
+		if (res.mem_failed)	/* (the process gone: frames kept as addresses) */
+			in.jc->n[ST_JAVA_STAT_LATE_NO_MEM]++;
+	}
 	*stop = !in.proc && res.stop == ST_UNW_STOP_NO_TABLE ? ST_UNW_STOP_NO_PROC : res.stop;
 	*fp_frames = res.fp_frames;
 	return (int)n;
+}
+
+void st_unwinder__java(struct st_unwinder *u, const struct st_unw_java_ops *ops)
+{
+	if (u && ops && ops->proc && ops->mem && ops->seen && ops->counts)
+		u->java = *ops;
 }
 
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out)

@@ -1,96 +1,426 @@
-/* java.c - the JVMs a session meets, found and counted (see java.h). */
+/* java.c - the JVMs a session meets: found, pushed to the unwinder's
+ * HotSpot rule, their methods named (see java.h). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
+#include "common/strtab.h"
+#include "common/tree.h"
 #include "common/u64map.h"
 #include "user/collect/runtimes/java/java.h"
+#include "user/collect/runtimes/java/jmethod.h"
 #include "user/collect/runtimes/java/jvmproc.h"
+#include "user/collect/session.h"
+#include "user/collect/unwind/unwinder.h"
 
-/* What is known of a pid (the map's values; none: look again): found,
- * failed, or TRIES times the probes that found a libjvm but could not
- * read its tables yet. While a JVM loads libjvm its tables are still zero,
- * or cannot be read, for a moment (a probe then failed once in 9 runs of
- * test_java.py's -- java under the sanitized daemon): they are read at a
- * later read of its maps, up to MAX_TRIES probes in all. */
+/* What is known of a pid (the state map's values; none: look again):
+ * found, failed, or TRIES times the probes that found a libjvm but could
+ * not read its tables yet. While a JVM loads libjvm its tables are still
+ * zero, or cannot be read, for a moment (a probe then failed once in 9
+ * runs of test_java.py's -- java under the sanitized daemon): they are
+ * read at a later read of its maps, up to MAX_TRIES probes in all. */
 enum { FOUND = 1, FAILED = 2, TRIES = 4 };
-#define MAX_TRIES 8
+#define MAX_TRIES 64	/* (st_java__tick(): 50 ms apart, some 3 s) */
+#define TICK_S 0.05
 
-struct st_java {
-	struct st_jvm_cache *cache;
-	struct st_u64map *done;		/* pid + 1 -> FOUND or FAILED */
-	struct st_java_stats stats;
+#define KEY(pid, image) ((__u64)(image) << 32 | (pid))
+
+/* A method read: its name, source file and line table, in one block. */
+struct jm {
+	const char *source;	/* "" when none */
+	const __u8 *lines;
+	__u32 nlines;
+	__u8 x;			/* the table's UNSIGNED5 X */
+	char name[];		/* "pkg.Class.method", then source, then lines */
 };
 
-struct st_java *st_java__new(void)
+/* A JVM of one image of a process. */
+struct jproc {
+	__u32 pid, image;
+	bool retired;		/* exited or exec'd: freed at the next reset */
+	struct st_java_proc bp;	/* java_procs' entry */
+	struct st_jvm_layout l;
+	int major;
+	struct st_u64map *methods;	/* Method* -> struct jm */
+};
+
+struct st_java {
+	struct st_session *sess;
+	int procs_fd, stats_fd;	/* -1: no session */
+	struct st_jvm_cache *cache;
+	struct st_u64map *state;	/* pid + 1 -> FOUND, FAILED, tries */
+	struct st_u64map *procs;	/* KEY(pid, image) -> struct jproc */
+	struct st_u64map *live;		/* pid + 1 -> its current struct jproc */
+	struct st_java_counts late;	/* the daemon's walks' counts */
+	struct st_java_stats st;
+	struct st_jmethod scratch;	/* one method being read (4 KiB: off the stack) */
+	double next_tick;
+};
+
+static void proc_free(struct jproc *p)
+{
+	size_t pos = 0;
+	struct jm *m;
+
+	if (!p)
+		return;
+	while (p->methods && (m = st_u64map__next(p->methods, &pos, NULL)))
+		free(m);
+	st_u64map__free(p->methods);
+	free(p);
+}
+
+/* Read method of p now (its process must live): kept, or NULL. */
+static struct jm *method_read(struct st_java *j, struct jproc *p, __u64 method)
+{
+	struct st_jmethod *r = &j->scratch;
+	size_t nl, ns, nn;
+	int pid = (int)p->pid;
+	struct jm *m;
+
+	if (st_jmethod__read(&p->l, p->major, st_jvm_read_process, &pid, method, r)) {
+		j->st.method_failed++;
+		return NULL;
+	}
+	if (j->st.held >= ST_JAVA_MAX_HELD) {
+		j->st.method_dropped++;
+		return NULL;
+	}
+	nn = strnlen(r->klass, ST_JNAME_MAX) + 1 + strnlen(r->name, ST_JNAME_MAX) + 1;
+	ns = strnlen(r->source, ST_JNAME_MAX) + 1;
+	nl = r->nlines <= ST_JLINES_MAX ? r->nlines : 0;
+	m = malloc(sizeof(*m) + nn + ns + nl);
+	if (!m) {
+		j->st.method_dropped++;
+		return NULL;
+	}
+	snprintf(m->name, nn, "%s.%s", r->klass, r->name);
+	m->source = m->name + nn;
+	memcpy((char *)m->source, r->source, ns - 1);
+	((char *)m->source)[ns - 1] = '\0';
+	m->lines = (const __u8 *)m->source + ns;
+	memcpy((__u8 *)m->lines, r->lines, nl);
+	m->nlines = (__u32)nl;
+	m->x = r->lines_x;
+	if (st_u64map__put(p->methods, method, m)) {
+		free(m);
+		j->st.method_dropped++;
+		return NULL;
+	}
+	j->st.methods++;
+	j->st.held++;
+	return m;
+}
+
+/* The JVM of (pid, image): its own, or one found before the kernel
+ * knew the process's image; NULL: none. */
+static struct jproc *proc_of(struct st_java *j, __u32 pid, __u32 image)
+{
+	struct jproc *p = st_u64map__get(j->procs, KEY(pid, image));
+
+	return p ? p : st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE));
+}
+
+/* Method m of (pid, image), read now when new. */
+static struct jm *method_get(struct st_java *j, __u32 pid, __u32 image, __u64 method)
+{
+	struct jproc *p = proc_of(j, pid, image);
+	struct jm *m;
+
+	if (!p || !method)
+		return NULL;
+	m = st_u64map__get(p->methods, method);
+	return m ? m : method_read(j, p, method);
+}
+
+/* java_events: a method first seen by a sample, read while it lives. */
+static int on_method(void *ctx, void *data, size_t size)
+{
+	const struct st_java_event *e = data;
+
+	if (size >= sizeof(*e))
+		(void)method_get(ctx, e->pid, e->image, e->method);
+	return 0;
+}
+
+struct st_java *st_java__new(struct st_session *s)
 {
 	struct st_java *j = calloc(1, sizeof(*j));
+	int events_fd, err = -ENOMEM;
 
 	if (!j)
 		return NULL;
+	j->sess = s;
+	j->procs_fd = j->stats_fd = -1;
 	j->cache = st_jvm_cache__new();
-	j->done = st_u64map__new();
-	if (!j->cache || !j->done) {
-		st_java__free(j);
-		return NULL;
+	j->state = st_u64map__new();
+	j->procs = st_u64map__new();
+	j->live = st_u64map__new();
+	if (!j->cache || !j->state || !j->procs || !j->live)
+		goto fail;
+	if (s) {
+		j->procs_fd = st_session__map_fd(s, "java_procs");
+		j->stats_fd = st_session__map_fd(s, "java_stats");
+		events_fd = st_session__map_fd(s, "java_events");
+		err = j->procs_fd < 0 ? j->procs_fd : j->stats_fd < 0 ? j->stats_fd : events_fd;
+		if (err >= 0)
+			err = st_session__add_ring(s, events_fd, on_method, j);
+		if (err < 0)
+			goto fail;
 	}
 	return j;
+fail:
+	st_java__free(j);
+	errno = -err;
+	return NULL;
 }
 
 void st_java__free(struct st_java *j)
 {
+	struct jproc *p;
+	size_t pos = 0;
+
 	if (!j)
 		return;
+	while (j->procs && (p = st_u64map__next(j->procs, &pos, NULL)))
+		proc_free(p);
+	st_u64map__free(j->procs);
+	st_u64map__free(j->live);
 	st_jvm_cache__free(j->cache);
-	st_u64map__free(j->done);
+	st_u64map__free(j->state);
 	free(j);
+}
+
+/* The JVM probed in pid (image): pushed to java_procs. 0, -EAGAIN (its
+ * interpreter not generated yet), or another negative errno (told). */
+static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_proc *jp)
+{
+	struct st_java_proc bp;
+	struct jproc *p, *old;
+	int ipid = (int)pid, r;
+	__u64 lo = 0, hi = 0;
+
+	r = st_jvm_layout__java_proc(&jp->l, st_jvm_read_process, &ipid, &bp);
+	if (r == -EFAULT)
+		return -EAGAIN;
+	if (r) {
+		j->st.unsupported++;
+		fprintf(stderr, "stacktreed: java %s in pid %u: %s, native frames only\n",
+			jp->version.release[0] ? jp->version.release : "(version unknown)", pid,
+			r == -ENOTSUP ? "frame layout not supported" : strerror(-r));
+		return r;
+	}
+	/* the code cache: every blob's pc, the interpreter's included */
+	if (jp->l.codecache_low_bound && jp->l.codecache_high_bound &&
+	    !st_jvm_read_process(&ipid, &lo, sizeof(lo), jp->l.codecache_low_bound) &&
+	    !st_jvm_read_process(&ipid, &hi, sizeof(hi), jp->l.codecache_high_bound) &&
+	    lo && lo < hi && hi <= ST_USER_END) {
+		bp.code_start = lo;
+		bp.code_end = hi;
+	}
+	bp.image = image;
+	p = st_u64map__get(j->procs, KEY(pid, image));
+	if (!p) {
+		if (!(p = calloc(1, sizeof(*p))) || !(p->methods = st_u64map__new()) ||
+		    st_u64map__put(j->procs, KEY(pid, image), p)) {
+			proc_free(p);
+			return -ENOMEM;
+		}
+		p->pid = pid;
+		p->image = image;
+	}
+	p->bp = bp;
+	p->l = jp->l;
+	p->major = jp->version.major;
+	p->retired = false;
+	if ((old = st_u64map__get(j->live, (__u64)pid + 1)) && old != p)
+		old->retired = true;
+	(void)st_u64map__put(j->live, (__u64)pid + 1, p);
+	if (j->procs_fd >= 0 && bpf_map_update_elem(j->procs_fd, &pid, &bp, BPF_ANY))
+		fprintf(stderr, "stacktreed: cannot follow java in pid %u: %s (java_procs)\n", pid,
+			strerror(errno));
+	return 0;
 }
 
 void st_java__probe(struct st_java *j, __u32 pid)
 {
+	__u32 image = ST_UNWIND_ANY_IMAGE;
 	struct st_jvm_proc *p;
 	uintptr_t state;
 	int r;
 
 	if (!j)
 		return;
-	state = (uintptr_t)st_u64map__get(j->done, (__u64)pid + 1);
+	state = (uintptr_t)st_u64map__get(j->state, (__u64)pid + 1);
 	if (state == FOUND || state == FAILED)
 		return;
+	if (j->sess) {
+		r = st_session__proc_image(j->sess, pid, &image);
+		if (r == -EBUSY)	/* inside an exec: its own refresh probes again */
+			return;
+		if (r)
+			image = ST_UNWIND_ANY_IMAGE;
+	}
 	p = malloc(sizeof(*p));	/* 1.5 KiB: off the stack of the drain */
 	if (!p)
 		return;
 	r = st_jvm_proc__probe(j->cache, (int)pid, p);
+	if (r == ST_JVM_PROBE_OK && push(j, pid, image, p) == -EAGAIN)
+		r = ST_JVM_PROBE_STARTING;
 	free(p);
 	if (r == ST_JVM_PROBE_NONE || r == -ENOENT || r == -ESRCH)
 		return;		/* none (yet), or the process is gone */
 	if (r == ST_JVM_PROBE_OK) {
 		state = FOUND;
-		j->stats.jvms++;
+		j->st.jvms++;
 	} else if (state / TRIES + 1 < MAX_TRIES) {
 		state += TRIES;	/* starting, or unreadable for now */
 	} else {
 		state = FAILED;
-		j->stats.failed++;
+		j->st.failed++;
 	}
 	/* untracked (no memory): probed again at the next read (and a JVM
 	 * found counted again: better than one not counted) */
-	(void)st_u64map__put(j->done, (__u64)pid + 1, (void *)state);
+	(void)st_u64map__put(j->state, (__u64)pid + 1, (void *)state);
 }
 
-void st_java__exited(struct st_java *j, __u32 pid)
+void st_java__tick(struct st_java *j, double t)
 {
+	__u64 key, pids[16];
+	size_t pos = 0, n = 0;
+	uintptr_t state;
+
+	if (!j || t < j->next_tick)
+		return;
+	j->next_tick = t + TICK_S;
+	while (n < 16 && (state = (uintptr_t)st_u64map__next(j->state, &pos, &key)))
+		if (state != FOUND && state != FAILED)
+			pids[n++] = key;
+	for (size_t i = 0; i < n; i++)
+		st_java__probe(j, (__u32)(pids[i] - 1));
+}
+
+void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
+{
+	struct jproc *p;
+
+	if (!j)
+		return;
+	if (j->procs_fd >= 0)
+		(void)bpf_map_delete_elem(j->procs_fd, &pid);
+	if ((p = st_u64map__get(j->live, (__u64)pid + 1)) && (!image || p->image != *image)) {
+		p->retired = true;	/* (an exec's new image may be probed already) */
+		st_u64map__put(j->live, (__u64)pid + 1, NULL);
+	}
+	if ((p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))))
+		p->retired = true;
 	/* only a pid known: the slot stays (a pid reused finds it), so
 	 * slots are bounded by the JVM processes seen, not all exits */
-	if (j && st_u64map__get(j->done, (__u64)pid + 1))
-		st_u64map__put(j->done, (__u64)pid + 1, NULL);
+	if (st_u64map__get(j->state, (__u64)pid + 1))
+		st_u64map__put(j->state, (__u64)pid + 1, NULL);
+}
+
+void st_java__reset(struct st_java *j)
+{
+	struct st_u64map *keep;
+	struct jproc *p;
+	size_t pos = 0;
+	__u64 key;
+
+	if (!j || !(keep = st_u64map__new()))
+		return;	/* on ENOMEM: freed at a later reset */
+	while ((p = st_u64map__next(j->procs, &pos, &key)))
+		if (!p->retired && st_u64map__put(keep, key, p)) {
+			st_u64map__free(keep);
+			return;
+		}
+	pos = 0;
+	while ((p = st_u64map__next(j->procs, &pos, NULL)))
+		if (p->retired) {
+			j->st.held -= st_u64map__count(p->methods);
+			proc_free(p);
+			j->st.procs_freed++;
+		}
+	st_u64map__free(j->procs);
+	j->procs = keep;
+}
+
+/* ---- the daemon's walks of deferred samples --------------------------- */
+
+static const struct st_java_proc *unw_proc(void *ctx, __u32 pid, __u32 image)
+{
+	struct jproc *p = proc_of(ctx, pid, image);
+
+	return p && !p->retired ? &p->bp : NULL;
+}
+
+static long unw_mem(void *pid, void *dst, __u32 n, __u64 addr)
+{
+	return st_jvm_read_process(pid, dst, n, addr);
+}
+
+static void unw_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (st_java_entry_is(frames[i]))
+			(void)method_get(ctx, pid, image, ST_JAVA_METHOD(frames[i]));
+}
+
+void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
+{
+	struct st_unw_java_ops ops = { .proc = unw_proc, .mem = unw_mem, .seen = unw_seen,
+				       .ctx = j };
+
+	if (!j || !u)
+		return;
+	ops.counts = &j->late;
+	st_unwinder__java(u, &ops);
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
+				   const struct st_frame *raw, struct st_strtab *strs)
+{
+	struct st_frame f = *raw;
+	__u64 method = ST_JAVA_METHOD(raw->addr);
+	struct jm *m = j ? method_get(j, pid, image, method) : NULL;
+
+	f.module = st_strtab__intern(strs, st_runtime__module(ST_RUNTIME_JAVA));
+	f.addr = method;
+	f.offset = 0;
+	if (!m) {
+		f.function = st_strtab__intern(strs, "[java method]");
+		return f;
+	}
+	f.function = st_strtab__intern(strs, m->name);
+	f.file = m->source[0] ? st_strtab__intern(strs, m->source) : NULL;
+	f.line = st_jlines__find(m->lines, m->nlines, m->x, ST_JAVA_BCI(raw->addr));
+	f.offset = f.line;
+	return f;
 }
 
 void st_java__stats(const struct st_java *j, struct st_java_stats *out)
 {
+	int ncpus = libbpf_num_possible_cpus();
+	struct st_java_counts *v;
 	size_t hits = 0, reads = 0;
+	__u32 zero = 0;
 
-	*out = j->stats;
+	*out = j->st;
 	st_jvm_cache__stats(j->cache, &reads, &hits);
 	out->table_reads = reads;
+	for (__u32 k = 0; k < ST_JAVA_STAT__MAX; k++)
+		out->bpf[k] = j->late.n[k];
+	if (j->stats_fd < 0 || ncpus <= 0 || !(v = calloc((size_t)ncpus, sizeof(*v))))
+		return;
+	if (!bpf_map_lookup_elem(j->stats_fd, &zero, v))
+		for (int c = 0; c < ncpus; c++)
+			for (__u32 k = 0; k < ST_JAVA_STAT__MAX; k++)
+				out->bpf[k] += v[c].n[k];
+	free(v);
 }

@@ -1,21 +1,36 @@
-/* java.h - the daemon's side of Java: the HotSpot JVMs a session meets.
+/* java.h - the daemon's side of Java: the HotSpot JVMs a session meets,
+ * their walker's inputs and their methods' names.
  *
  * Owner: user/collect/runtimes/java/java.c. After each read of a process's
  * maps, st_java__probe() looks for a JVM in it (jvmproc.h) until one is
  * found (or its tables could not be read); the tables of one libjvm build
- * are read once. For now only counted (the summary's "java: JVMs seen"):
- * the walker of interpreted frames (bpf/javawalk.h) and the namer
- * (jmethod.h) are not called by a session yet (docs/java.md).
+ * are read once. A JVM found is pushed into `java_procs` (struct
+ * st_java_proc: the interpreter's and the code cache's bounds, the frame
+ * layout), which the unwinder's HotSpot rule reads (bpf/hotspot_step.h);
+ * the daemon's walk of deferred samples reads the same copy
+ * (st_java__unwinder()). Each method the BPF side reports on
+ * `java_events` (its first sight in the process) is read at once from
+ * the process's memory (jmethod.h): "pkg.Class.method", its source file
+ * and line table, kept per (pid, image, Method*) until the snapshot after
+ * the process exited or exec'd (st_java__reset()), at most ST_JAVA_MAX_HELD
+ * methods (those over it counted: dropped, and named "[java method]").
  */
 #ifndef STACKTREE_JAVA_DAEMON_H
 #define STACKTREE_JAVA_DAEMON_H
 
 #include <linux/types.h>
 
-struct st_java;
+#include "bpf/stacktree.h"
 
-/* NULL on ENOMEM. */
-struct st_java *st_java__new(void);
+#define ST_JAVA_MAX_HELD 200000	/* methods kept at once (~100 bytes each) */
+
+struct st_java;
+struct st_session;
+struct st_unwinder;
+
+/* Set up on a loaded session (its java_* maps; NULL: count the JVMs only,
+ * as the unit tests do). NULL and errno on error. */
+struct st_java *st_java__new(struct st_session *s);
 void st_java__free(struct st_java *j);
 
 /* Look for a JVM in pid (maps just read). Nothing once pid's JVM was
@@ -23,13 +38,46 @@ void st_java__free(struct st_java *j);
  * to 8 probes) while its tables cannot be read yet. j NULL: nothing. */
 void st_java__probe(struct st_java *j, __u32 pid);
 
-/* pid exited or exec'd: the next probe of pid looks anew. */
-void st_java__exited(struct st_java *j, __u32 pid);
+/* Probe again, every 50 ms, the JVMs still starting (libjvm mapped, its
+ * tables or its interpreter not set up yet): a JVM generates its
+ * interpreter some 100 ms after libjvm is mapped, when no read of its maps
+ * may come. t: CLOCK_MONOTONIC seconds. */
+void st_java__tick(struct st_java *j, double t);
+
+/* The main thread of pid exited (image NULL), or pid exec'd into *image:
+ * its java_procs entry goes, the next probe of pid looks anew; its
+ * methods stay until st_java__reset(). */
+void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image);
+
+/* A snapshot was written: free the methods of the processes that exited
+ * or exec'd before it (their samples were named). */
+void st_java__reset(struct st_java *j);
+
+/* Let u's walks of deferred samples apply the HotSpot rule (the JVMs as
+ * pushed; the methods they meet read at once). */
+void st_java__unwinder(struct st_java *j, struct st_unwinder *u);
+
+/* The symbolized frame of raw Java frame raw (runtime ST_RUNTIME_JAVA, addr
+ * ST_JAVA_ADDR) of process (pid, image), strings interned in strs:
+ * function "pkg.Class.method", module "[java]", file the source file,
+ * line the line at the bci; offset = line (one node per line); addr = the
+ * Method*. "[java method]" when the method could not be read. */
+struct st_frame;
+struct st_strtab;
+struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
+				   const struct st_frame *raw, struct st_strtab *strs);
 
 struct st_java_stats {
+	__u64 bpf[ST_JAVA_STAT__MAX];	/* the rule's (BPF and the daemon's walks) */
 	__u64 jvms;		/* processes in which a JVM was found */
 	__u64 failed;		/* JVMs whose tables could not be read */
+	__u64 unsupported;	/* ... whose frame layout the walker does not know */
 	__u64 table_reads;	/* tables read (the others from the cache) */
+	__u64 methods;		/* methods read */
+	__u64 method_failed;	/* ... unreadable (process gone, not a Method) */
+	__u64 method_dropped;	/* ... read but not kept (ST_JAVA_MAX_HELD) */
+	__u64 procs_freed;	/* processes' methods freed after they exited */
+	__u64 held;		/* methods held now */
 };
 void st_java__stats(const struct st_java *j, struct st_java_stats *out);
 

@@ -192,6 +192,8 @@ int st_jvm_layout__java_proc(const struct st_jvm_layout *l, st_vm_read_fn rd, vo
 		return -EFAULT;
 	out->interp_start = buf;
 	out->interp_end = buf + (__u64)limit;
+	out->code_start = out->interp_start;	/* the code cache: the caller's to widen */
+	out->code_end = out->interp_end;
 	out->l.method_constmethod = (__u16)l->method_constmethod;
 	out->l.constmethod_size = (__u16)l->constmethod_size;
 	out->l.constmethod_code_size = (__u16)l->constmethod_code_size;

@@ -152,7 +152,8 @@ static inline bool st_jvm_layout__has(const struct st_jvm_layout *l, enum st_jvm
  * x86-64's frame_x86.hpp (JDK 9+): Method* one word below the last SP
  * slot, bcp five below that (mirror, mdp, cache, locals between), which
  * holds only where the sender SP and last SP slots are -1 and -2 as
- * there. 0, -ENOENT (a member missing), -ENOTSUP (another frame layout),
+ * there. The code cache's bounds are the interpreter's (the caller
+ * widens them). 0, -ENOENT (a member missing), -ENOTSUP (another frame layout),
  * -EFAULT (the interpreter's bounds unreadable or absurd). */
 int st_jvm_layout__java_proc(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
 			     struct st_java_proc *out);

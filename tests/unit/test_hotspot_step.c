@@ -1,14 +1,16 @@
-/* test_javawalk.c - bpf/javawalk.h's walker of HotSpot interpreted frames,
- * natively, and the namer (user/collect/runtimes/java/jmethod.c): the walk
- * on fake stacks (the leaf's bcp in r13 or its slot, recursion, a frame
- * without a method or with its bcp outside, a loop, a native frame between,
- * the frame limit); the line table's decoding (both UNSIGNED5 forms); the
- * names and lines of the seeds of fuzz_jmethod (tests/fuzz/corpus/
- * jmethod/); the interpreter's slots derived from the exported ones; and,
- * when ST_TEST_JVM_PID and ST_TEST_JVM_TID name a JVM's thread running
- * interpreted code (tests/integration/test_java.py), that thread stopped
- * again and again with ptrace and walked from its registers, the frames
- * named and compared with ST_TEST_JAVA_EXPECT. */
+/* test_hotspot_step.c - bpf/hotspot_step.h's HotSpot rule inside the
+ * unwinder (bpf/unwind_step.h, built natively: unwind_native.h) and the
+ * namer (user/collect/runtimes/java/jmethod.c): walks of fake stacks (the
+ * leaf's bcp in r13 or its slot, recursion, a frame without a method or
+ * with its bcp outside, which keeps its return address, a loop, a native
+ * frame between, the depth limit); the line table's decoding (both
+ * UNSIGNED5 forms); the names and lines of the seeds of fuzz_jmethod
+ * (tests/fuzz/corpus/jmethod/); the interpreter's slots derived from the
+ * exported ones; and, when ST_TEST_JVM_PID and ST_TEST_JVM_TID name a
+ * JVM's thread running interpreted code (tests/integration/test_java.py),
+ * that thread stopped again and again with ptrace, its stack copied and
+ * walked from its registers as the daemon walks a deferred sample, the
+ * frames named and compared with ST_TEST_JAVA_EXPECT. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,7 +29,7 @@
 #include <unistd.h>
 
 #include "tests/fuzz/jmethod_fake.h"
-#include "user/collect/runtimes/java/javawalk_native.h"
+#include "user/collect/unwind/unwind_native.h"
 #include "user/collect/runtimes/java/jmethod.h"
 #include "user/collect/runtimes/java/jvmlayout.h"
 #include "user/collect/runtimes/java/jvmproc.h"
@@ -82,6 +84,8 @@ static void meta16(__u64 a, __u16 v)
 static const struct st_java_proc fake_proc = {
 	.interp_start = INTERP,
 	.interp_end = INTERP + 0x100000,
+	.code_start = INTERP,
+	.code_end = INTERP + 0x100000,
 	.l = { .method_constmethod = 8, .constmethod_size = 48, .constmethod_code_size = 32,
 	       .frame_method = -3, .frame_bcp = -8 },
 };
@@ -124,104 +128,155 @@ static void fake_stack(void)
 	word(fp_at(3) + 8, NATIVE_PC + 0x10);
 }
 
-static struct st_java_frames out;
+/* A walk's output. */
+static __u64 out[ST_MAX_USER];
+static size_t nout;
+static __u32 stop;
 static struct st_java_counts cnt;
+
+/* Walk from pc, fp = sp0 (the fake stack copied from sp0 up), r13; proc
+ * NULL: no CFI anywhere, frame pointers (auto). */
+static void walk_from(__u64 pc, __u64 fp, __u64 sp0, __u64 r13, __u32 max)
+{
+	struct st_unw_native_in in = {
+		.ip = pc, .sp = sp0, .bp = fp, .r13 = r13, .fallback = true,
+		.stack = (const __u8 *)fk.stack + (sp0 - STACK),
+		.stack_len = sizeof(fk.stack) - (sp0 - STACK),
+		.java = &fake_proc, .jc = &cnt, .mem = fake_rd, .mem_arg = &fk,
+	};
+	struct st_unw_native_out res;
+
+	memset(out, 0, sizeof(out));
+	memset(&cnt, 0, sizeof(cnt));
+	nout = st_unw_walk_native(&in, out, max, &res);
+	stop = res.stop;
+}
 
 static void walk(__u64 pc, __u64 r13)
 {
-	struct st_java_walk w = { .p = &fake_proc, .f = &out, .c = &cnt, .read = fake_rd,
-				  .read_arg = &fk };
-
-	memset(&out, 0, sizeof(out));
-	memset(&cnt, 0, sizeof(cnt));
-	st_java_walk_frames(&w, pc, fp_at(0), r13);
+	walk_from(pc, fp_at(0), STACK, r13, ST_MAX_USER);
 }
 
 static void test_walk_fake(void **state)
 {
 	(void)state;
 	fake_stack();
-	/* the leaf's live bcp from r13 */
+	/* the leaf's live bcp from r13; the native frames kept */
 	walk(INTERP + 0x100, CODE(CM_A) + 7);
-	assert_int_equal(out.stop, ST_JAVA_STAT_END_ZERO);
-	assert_int_equal(out.n, 3);
-	assert_int_equal(out.addr[0], ST_JAVA_ADDR(M_A, 7));
-	assert_int_equal(out.addr[1], ST_JAVA_ADDR(M_B, 30));
-	assert_int_equal(out.addr[2], ST_JAVA_ADDR(M_B, 5));
-	assert_int_equal(out.fp[1], fp_at(1));
-	assert_int_equal(ST_JAVA_METHOD(out.addr[1]), M_B);
-	assert_int_equal(ST_JAVA_BCI(out.addr[1]), 30);
+	/* (a zero fp at an address no mapping covers proves no end) */
+	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 7));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(out[3], NATIVE_PC);
+	assert_int_equal(out[4], NATIVE_PC + 0x10);
+	assert_int_equal(ST_JAVA_METHOD(out[1]), M_B);
+	assert_int_equal(ST_JAVA_BCI(out[1]), 30);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_WALKS], 1);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_WALKED], 1);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], 3);
-	assert_int_equal(cnt.n[ST_JAVA_STAT_END_ZERO], 1);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_LEAF_OUT], 0);
 	/* r13 elsewhere: the leaf's slot */
 	walk(INTERP + 0x100, 0x1234);
-	assert_int_equal(out.n, 3);
-	assert_int_equal(out.addr[0], ST_JAVA_ADDR(M_A, 3));
-	/* the leaf in native code: its caller is the first Java frame (its
-	 * slot's bcp) */
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 3));
+	/* the leaf in native code (its rbp the first Java frame's fp): the
+	 * leaf's pc, then its caller, the first Java frame, by its slot */
 	walk(NATIVE_PC, CODE(CM_A) + 7);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_LEAF_OUT], 1);
-	assert_int_equal(out.n, 2);
-	assert_int_equal(out.addr[0], ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], NATIVE_PC);
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
 	/* the tag: neither native nor Python */
-	assert_true(st_java_entry_is(ST_JAVA_TAG | out.addr[0]));
+	assert_true(st_java_entry_is(out[1]));
 	assert_false(st_java_entry_is(ST_PY_TAG | ST_PY_ADDR(ST_USER_END - 16, 5)));
 	assert_false(st_java_entry_is(ST_USER_END - 1));
 	assert_true(ST_JAVA_ADDR(ST_USER_END - 8, 0xffff) < (1ULL << 60));
+	/* no JVM: the same stack walked by frame pointers, addresses only */
+	{
+		struct st_unw_native_in in = {
+			.ip = INTERP + 0x100, .sp = STACK, .bp = fp_at(0), .fallback = true,
+			.stack = (const __u8 *)fk.stack, .stack_len = sizeof(fk.stack),
+		};
+		struct st_unw_native_out res;
+
+		nout = st_unw_walk_native(&in, out, ST_MAX_USER, &res);
+		assert_int_equal(nout, 5);
+		assert_int_equal(out[1], INTERP + 0x500);
+		assert_int_equal(res.jframes, 0);
+	}
 }
 
 static void test_walk_bad(void **state)
 {
 	(void)state;
-	/* a frame without a Method*: skipped, counted, the walk goes on */
+	/* a frame without a Method*: its return address kept, counted, the
+	 * walk goes on */
 	fake_stack();
 	word(fp_at(1) - 24, M_B + 1);
 	walk(INTERP + 0x100, CODE(CM_A) + 7);
-	assert_int_equal(out.n, 2);
+	assert_int_equal(nout, 5);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_BAD_METHOD], 1);
-	assert_int_equal(out.addr[1], ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(out[1], INTERP + 0x500);
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
 	/* a method whose ConstMethod is unreadable */
 	fake_stack();
 	meta64(M_B + 8, 0x30000000);
 	walk(INTERP + 0x100, CODE(CM_A) + 7);
-	assert_int_equal(out.n, 1);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], 1);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_BAD_METHOD], 2);
 	/* a bcp past its method's code (also the leaf's: r13 and slot) */
 	fake_stack();
 	word(fp_at(2) - 64, CODE(CM_B) + 40);
 	word(fp_at(0) - 64, CODE(CM_A) - 1);
 	walk(INTERP + 0x100, CODE(CM_A) + 20);
-	assert_int_equal(out.n, 1);
-	assert_int_equal(out.addr[0], ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], 1);
+	assert_int_equal(out[0], INTERP + 0x100);
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
 	assert_int_equal(cnt.n[ST_JAVA_STAT_BAD_BCP], 2);
 	/* a loop: a caller's fp not above */
 	fake_stack();
 	word(fp_at(1), fp_at(0));
 	walk(INTERP + 0x100, CODE(CM_A) + 7);
-	assert_int_equal(out.stop, ST_JAVA_STAT_END_BAD_FP);
-	assert_int_equal(out.n, 2);
+	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(nout, 3);
 	/* unaligned, unreadable */
 	fake_stack();
 	word(fp_at(1), fp_at(2) + 1);
 	walk(INTERP + 0x100, CODE(CM_A) + 7);
-	assert_int_equal(out.stop, ST_JAVA_STAT_END_BAD_FP);
+	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
 	fake_stack();
 	word(fp_at(1), STACK + 8 * STACK_WORDS + 0x1000);
 	walk(INTERP + 0x100, CODE(CM_A) + 7);
-	assert_int_equal(out.stop, ST_JAVA_STAT_END_READ);
+	assert_int_equal(stop, ST_UNW_STOP_NO_TABLE);
 	assert_int_equal(cnt.n[ST_JAVA_STAT_END_READ], 1);
-	assert_int_equal(out.n, 2);
+	assert_int_equal(nout, 3);
+	/* its methods unreadable (the process gone): addresses, counted */
+	fake_stack();
+	{
+		struct st_unw_native_in in = {
+			.ip = INTERP + 0x100, .sp = STACK, .bp = fp_at(0), .fallback = true,
+			.stack = (const __u8 *)fk.stack, .stack_len = sizeof(fk.stack),
+			.java = &fake_proc, .jc = &cnt,
+		};
+		struct st_unw_native_out res;
+
+		memset(&cnt, 0, sizeof(cnt));
+		nout = st_unw_walk_native(&in, out, ST_MAX_USER, &res);
+		assert_int_equal(nout, 5);
+		assert_int_equal(res.jframes, 0);
+		assert_true(res.mem_failed > 0);
+		assert_int_equal(cnt.n[ST_JAVA_STAT_BAD_METHOD], 3);
+	}
 }
 
 static void test_walk_limits(void **state)
 {
-	int i, frames = ST_JAVA_MAX_FRAMES + 10;
+	int i, frames = ST_MAX_USER + 10;
 
 	(void)state;
-	/* more Java frames than kept: cut, counted */
+	/* more Java frames than walked: cut at the depth limit */
 	memset(&fk, 0, sizeof(fk));
 	meta64(M_A + 8, CM_A);
 	meta16(CM_A + 32, 20);
@@ -233,32 +288,12 @@ static void test_walk_limits(void **state)
 		word(fp, fp + 0x60);
 		word(fp + 8, INTERP + 0x40);
 	}
-	{
-		struct st_java_walk w = { .p = &fake_proc, .f = &out, .c = &cnt, .read = fake_rd,
-					  .read_arg = &fk };
-
-		memset(&cnt, 0, sizeof(cnt));
-		st_java_walk_frames(&w, INTERP + 0x10, STACK + 0x100, 0);
-	}
-	assert_int_equal(out.n, ST_JAVA_MAX_FRAMES);
-	assert_int_equal(out.stop, ST_JAVA_STAT_TRUNCATED);
-	assert_int_equal(cnt.n[ST_JAVA_STAT_TRUNCATED], 1);
-	/* more native frames than steps */
-	memset(&fk, 0, sizeof(fk));
-	for (i = 0; i < ST_JAVA_MAX_STEPS + 10; i++) {
-		__u64 fp = STACK + 0x100 + 0x10 * (__u64)i;
-
-		word(fp, fp + 0x10);
-		word(fp + 8, NATIVE_PC);
-	}
-	{
-		struct st_java_walk w = { .p = &fake_proc, .f = &out, .c = &cnt, .read = fake_rd,
-					  .read_arg = &fk };
-
-		st_java_walk_frames(&w, NATIVE_PC, STACK + 0x100, 0);
-	}
-	assert_int_equal(out.n, 0);
-	assert_int_equal(out.stop, ST_JAVA_STAT_END_STEPS);
+	walk_from(INTERP + 0x10, STACK + 0x100, STACK, 0, ST_MAX_USER);
+	assert_int_equal(nout, ST_MAX_USER);
+	assert_int_equal(stop, ST_UNW_STOP_DEPTH);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], ST_MAX_USER);
+	for (i = 0; i < ST_MAX_USER; i++)
+		assert_int_equal(out[i], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 1));
 }
 
 /* ---- the line table ----------------------------------------------------- */
@@ -481,9 +516,26 @@ static double now_ms(void)
 }
 
 static const char *const stat_names[ST_JAVA_STAT__MAX] = {
-	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-zero", "end-read",
-	"end-bad-fp", "end-steps", "truncated",
+	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-read", "code-cache",
+	"fp-mode", "methods", "methods-lost", "deferred", "late-no-mem",
 };
+_Static_assert(ST_JAVA_STAT__MAX == 13, "stat_names");
+
+#define LIVE_STACK (256 << 10)	/* bytes of the stack copied (from rsp) */
+
+/* Copy up to LIVE_STACK bytes of tid's stack from sp into buf: the bytes
+ * copied (a read that crosses the stack's top is retried shorter). */
+static size_t copy_stack(int pid, __u64 sp, __u8 *buf)
+{
+	size_t n = LIVE_STACK;
+
+	while (n >= 4096) {
+		if (!st_jvm_read_process(&pid, buf, (__u32)n, sp))
+			return n;
+		n /= 2;
+	}
+	return 0;
+}
 
 /* Stop the seized thread tid (PTRACE_INTERRUPT) and wait for that stop;
  * a signal the thread got meanwhile (the JVM's own SIGSEGV at a safepoint
@@ -511,6 +563,7 @@ static void test_live(void **state)
 	struct st_java_proc p;
 	struct want want[8];
 	struct st_java_counts c = {};
+	__u8 *stack = malloc(LIVE_STACK);
 	int nwant, pid, tid, walks, full = 0, other = 0;
 	double t_walk = 0, t_name = 0;
 
@@ -519,9 +572,11 @@ static void test_live(void **state)
 		printf("    needs a JVM's thread in interpreted code: ST_TEST_JVM_PID, "
 		       "ST_TEST_JVM_TID, ST_TEST_JAVA_EXPECT (tests/integration/test_java.py)\n");
 		free(jp);
+		free(stack);
 		skip();
 	}
 	assert_non_null(jp);
+	assert_non_null(stack);
 	pid = atoi(pid_s);
 	tid = atoi(tid_s);
 	walks = walks_s ? atoi(walks_s) : 50;
@@ -537,22 +592,32 @@ static void test_live(void **state)
 	assert_int_equal(ptrace(PTRACE_SEIZE, tid, NULL, NULL), 0);
 	for (int i = 0; i < walks; i++) {
 		struct user_regs_struct regs;
-		struct st_java_walk w = { .p = &p, .f = &out, .c = &c, .read = st_jvm_read_process,
-					  .read_arg = &pid };
-		int k = 0, matched = 0;
+		struct st_unw_native_in in = { .fallback = true, .java = &p, .jc = &c,
+					       .mem = st_jvm_read_process, .mem_arg = &pid };
+		struct st_unw_native_out res;
+		int k = 0, matched = 0, jn = 0;
 		char chain[1024] = "";
 		double t0;
 
 		usleep(20000 + (i % 7) * 3000);	/* somewhere else in the loop each time */
 		stop_thread(tid);
 		assert_int_equal(ptrace(PTRACE_GETREGS, tid, NULL, &regs), 0);
+		in.ip = regs.rip;
+		in.sp = regs.rsp;
+		in.bp = regs.rbp;
+		in.r13 = regs.r13;
+		in.stack = stack;
+		in.stack_len = copy_stack(pid, regs.rsp, stack);
 		t0 = now_ms();
-		st_java_walk_frames(&w, regs.rip, regs.rbp, regs.r13);
+		nout = st_unw_walk_native(&in, out, ST_MAX_USER, &res);
 		t_walk += now_ms() - t0;
-		/* the frames named, in order, against the expected chain */
-		for (__u32 f = 0; f < out.n; f++) {
-			__u64 m = ST_JAVA_METHOD(out.addr[f]);
-			__u32 bci = ST_JAVA_BCI(out.addr[f]), line;
+		/* the Java frames named, in order, against the expected chain */
+		for (size_t f = 0; f < nout; f++) {
+			__u64 m = ST_JAVA_METHOD(out[f]);
+			__u32 bci = ST_JAVA_BCI(out[f]), line;
+
+			if (!st_java_entry_is(out[f]))
+				continue;
 			char name[2 * ST_JNAME_MAX + 2];
 			const char *dot;
 
@@ -565,7 +630,7 @@ static void test_live(void **state)
 			snprintf(name, sizeof(name), "%s.%s", dot ? dot + 1 : jm.klass, jm.name);
 			if (strlen(chain) < sizeof(chain) - 200)
 				snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain), "%s%s:%u(%s)",
-					 f ? " < " : "", name, line, jm.source);
+					 jn++ ? " < " : "", name, line, jm.source);
 			if (k < nwant && !strcmp(name, want[k].name)) {
 				if (line >= want[k].lo && line <= want[k].hi)
 					matched++;
@@ -573,11 +638,11 @@ static void test_live(void **state)
 			}
 		}
 		if (i < 3 || (matched != nwant && other < 5))
-			printf("    walk %d: pc %#llx %s, %u frames, stop %s: %s\n", i,
+			printf("    walk %d: pc %#llx %s, %zu frames (%u Java), stop %u: %s\n", i,
 			       (unsigned long long)regs.rip,
 			       regs.rip >= p.interp_start && regs.rip < p.interp_end ? "(interpreter)"
 										      : "(elsewhere)",
-			       out.n, stat_names[out.stop % ST_JAVA_STAT__MAX], chain);
+			       nout, res.jframes, res.stop, chain);
 		if (matched == nwant)
 			full++;
 		else
@@ -594,6 +659,7 @@ static void test_live(void **state)
 	printf("\n");
 	assert_int_equal(c.n[ST_JAVA_STAT_WALKS], walks);
 	assert_true(full * 10 >= walks * 9);
+	free(stack);
 	free(jp);
 }
 

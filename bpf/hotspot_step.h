@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * hotspot_step.h - the unwinder's HotSpot rule: a frame of the template
+ * interpreter becomes a Java frame (ST_JAVA_TAG | ST_JAVA_ADDR(Method*,
+ * bci), bpf/stacktree.h) in place of its return address, then the walk
+ * goes on by the frame pointer. Included by bpf/unwind_step.h, whose
+ * st_unw_frame() calls st_hs_step() for each frame of a process with a JVM
+ * (struct st_java_proc, looked up once per walk: BPF's java_procs, the
+ * daemon's copy natively). One source for both builds (bpf/dual.h): the
+ * BPF walk at every sample and the daemon's walk of deferred samples
+ * (user/collect/unwind/unwind_native.h); tests/unit/test_hotspot_step.c
+ * walks fake stacks and a live JVM's stopped thread with it.
+ *
+ * The frames: HotSpot's x86-64 interpreter keeps rbp as each interpreted
+ * frame's frame pointer ([fp] the caller's fp, [fp + 8] the return
+ * address), the frame's Method* at fp + 8 * frame_method and its bytecode
+ * pointer at fp + 8 * frame_bcp (frame_x86.hpp, JDK 9+: -3 and -8). The
+ * bcp slot is written at each call the frame makes: in the frame that
+ * runs (the sample's leaf) the live bcp is in r13, and the slot is stale.
+ * A frame is kept when its Method*'s ConstMethod is readable and the bcp
+ * lies in its bytecodes; one that fails (a sample in the interpreter's
+ * entry or exit code, its frame not built yet or torn down) keeps its
+ * return address, counted by reason (enum st_java_stat); before the
+ * callee's rbp is set, its caller is taken for the leaf.
+ *
+ * Any other pc in the code cache (compiled methods, stubs) is
+ * st_hs_blob_step()'s (bpf/hotspot_blob.h): until it is in, such a frame
+ * is walked as any frame without CFI (frame pointers in --unwind auto, the
+ * end of the walk in dwarf), counted (ST_JAVA_STAT_CODE_CACHE), but never
+ * taken for an address no mapping covers (which would defer the sample to
+ * the daemon for tables that will not come). The call site is marked
+ * below.
+ *
+ * The rule is a global function in BPF (st_hs_frame(), verified once,
+ * whatever the states the walk reaches it in: inlined in the unwinder's
+ * frame callback it was verified in each, +430,000 instructions, the
+ * dwarf timer program at 68% of the verifier's limit), on its own state
+ * (struct st_hs_io, in the walk's state: scalars only).
+ *
+ * bpf/unwind_step.h keeps the rule's state in its walk's (struct
+ * st_hs_io hs: hs.java a copy of the JVM's entry, all 0 for none: a copy,
+ * not a pointer, so that the verifier does not check the whole walk twice,
+ * with and without one) and calls st_hs_frame() from st_unw_frame()
+ * (st_hs_step()). Contract with the includer:
+ *   ST_HS_READ(io, dst, n, addr)  n bytes of user memory: 0, or non-zero
+ *                              (BPF: the task's memory; natively: the
+ *                              copied stack, else the process's through
+ *                              the env's reader, io->env)
+ *   ST_HS_GLOBAL               the storage of st_hs_frame() (BPF: a
+ *                              global function; natively static inline)
+ *   ST_HS_COUNT(io, what)      count enum st_java_stat what (BPF:
+ *                              java_stats; natively io->jc's)
+ * The walk's state keeps nothing that changes per Java frame (the count
+ * of Java frames, the counts): in it, the verifier told each count from
+ * the next and checked the walk again for each (the program over 1M).
+ */
+#ifndef STACKTREE_HOTSPOT_STEP_H
+#define STACKTREE_HOTSPOT_STEP_H
+
+#include "dual.h"
+#include "stacktree.h"
+
+/* One frame of the rule: its inputs, outputs and scratch. */
+struct st_hs_io {
+	struct st_java_proc java;	/* the JVM (set once per walk) */
+	__u64 env;		/* natively: the walk's struct st_unw_env * */
+	__u64 jc;		/* natively: the rule's struct st_java_counts *, or 0 */
+	__u32 jframes;		/* Java frames written in the walk */
+	__u32 pad;
+	__u64 ip, sp, bp;	/* in: the frame; out: its caller's (return 0) */
+	__u64 r13;		/* in: the leaf's r13 (the live bcp) */
+	__u64 entry;		/* out: the Java entry for out[n], or 0 (keep the ip) */
+	__u64 method, base;	/* the last method's bytecodes (recursion: read once) */
+	__u32 size;		/* ... their size */
+	__u32 n;		/* in: the frame's index (0: the leaf) */
+	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
+	__u32 stat;		/* out: what was counted (ST_JAVA_STAT_*, __MAX: none) */
+	__u64 words[16];	/* the frame: fp - 64 .. fp + 16 (room: a mask) */
+	__u64 cm, cn;		/* a method's ConstMethod, its code size */
+};
+
+/* Whether a is [lo, hi)'s (one compare: hi - lo as unsigned). */
+static __always_inline bool st_hs_in(__u64 a, __u64 lo, __u64 hi)
+{
+	return a - lo < hi - lo;
+}
+
+static __always_inline bool st_hs_ptr_ok(__u64 a)
+{
+	return a && a < ST_USER_END && !(a & 7);
+}
+
+/* A word of the frame read last (words from its fp, -ST_JAVA_SLOTS_BELOW
+ * .. 1: [fp] the caller's fp, [fp + 8] the return address). */
+static __always_inline __u64 st_hs_word(const struct st_hs_io *io, int slot)
+{
+	return io->words[(__u32)(slot + ST_JAVA_SLOTS_BELOW) & 15];
+}
+
+/* The bytecodes of method (its ConstMethod's, after the object) into
+ * io->base and io->size: 0, or -1 (not a Method: unreadable or absurd). */
+static __always_inline int st_hs_code_of(struct st_hs_io *io, __u64 method)
+{
+	const struct st_java_layout *l = &io->java.l;
+
+	if (method == io->method && method)
+		return 0;	/* recursion: its caller's */
+	io->method = 0;
+	io->cm = 0;
+	io->cn = 0;
+	if (!st_hs_ptr_ok(method) ||
+	    ST_HS_READ(io, &io->cm, sizeof(io->cm), method + l->method_constmethod) ||
+	    !st_hs_ptr_ok(io->cm) ||
+	    ST_HS_READ(io, &io->cn, sizeof(__u16), io->cm + l->constmethod_code_size))
+		return -1;
+	io->method = method;
+	io->base = io->cm + l->constmethod_size;
+	io->size = (__u16)io->cn;
+	return 0;
+}
+
+/* The interpreted frame at io->bp, read into io->words: its entry when it
+ * validates (else its stat says why not). */
+static __always_inline void st_hs_interp(struct st_hs_io *io)
+{
+	const struct st_java_layout *l = &io->java.l;
+	__u64 method = st_hs_word(io, l->frame_method), bcp = st_hs_word(io, l->frame_bcp);
+
+	if (st_hs_code_of(io, method)) {
+		io->stat = ST_JAVA_STAT_BAD_METHOD;
+		return;
+	}
+	/* the leaf's live bcp is r13; the slot's is the last call's */
+	if (io->n == 0 && st_hs_in(io->r13, io->base, io->base + io->size))
+		bcp = io->r13;
+	if (!st_hs_in(bcp, io->base, io->base + io->size)) {
+		io->stat = ST_JAVA_STAT_BAD_BCP;
+		return;
+	}
+	io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, bcp - io->base);
+	io->stat = ST_JAVA_STAT_FRAMES;
+}
+
+static __always_inline int st_hs_frame_do(struct st_hs_io *io);
+
+/*
+ * The frame at io->ip, in the JVM's code cache (the interpreter is in
+ * it): 0, its caller in io->ip, sp, bp (by the frame pointer) and its
+ * entry in io->entry (0: keep the return address); 1: the walk ends
+ * there. io->stat: what to count.
+ */
+ST_HS_GLOBAL int st_hs_frame(struct st_hs_io *io)
+{
+	int r;
+
+	if (!io)
+		return 1;
+	r = st_hs_frame_do(io);
+	if (io->stat < ST_JAVA_STAT__MAX)
+		ST_HS_COUNT(io, io->stat);
+	if (io->entry)
+		io->jframes++;
+	return r;
+}
+
+static __always_inline int st_hs_frame_do(struct st_hs_io *io)
+{
+	bool interp;
+	__u64 lo;
+
+	io->entry = 0;
+	io->stat = ST_JAVA_STAT__MAX;
+	interp = st_hs_in(io->ip, io->java.interp_start, io->java.interp_end);
+	if (!interp) {
+		/* javajit: st_hs_blob_step() (bpf/hotspot_blob.h) plugs in here,
+		 * for a pc of the code cache outside the interpreter: 1: its
+		 * caller (io->ip, sp, bp = f's, io->entry = f.entry; return 0);
+		 * -1: the walk stops (io->stat = f.stop; return 1); 0: on as
+		 * below */
+		io->stat = ST_JAVA_STAT_CODE_CACHE;
+		/* no CFI there: what the unwinder does with such a frame
+		 * (frame pointers in auto, the end in dwarf) */
+		if (!io->fallback)
+			return 1;
+	}
+	/* the frame: an interpreted one's slots with its links */
+	lo = interp ? io->bp - 8 * ST_JAVA_SLOTS_BELOW : io->bp;
+	if (!st_hs_ptr_ok(io->bp) || lo < io->sp ||
+	    ST_HS_READ(io, interp ? &io->words[0] : &io->words[ST_JAVA_SLOTS_BELOW],
+		       interp ? 8 * (ST_JAVA_SLOTS_BELOW + 2) : 16, lo)) {
+		if (interp)
+			io->stat = ST_JAVA_STAT_END_READ;
+		return 1;
+	}
+	if (interp)
+		st_hs_interp(io);
+	io->sp = io->bp + 16;
+	io->bp = st_hs_word(io, 0);
+	io->ip = st_hs_word(io, 1);
+	return 0;
+}
+
+#endif
