@@ -32,6 +32,7 @@ test_pkgs=(llvm libcmocka-dev elfutils binutils linux-perf python3 jq
       prometheus	# scrapes the live endpoint's /metrics (test_endpoint.py)
       chromium	# headless: speedscope reads stacks.folded (test_outputs.py)
       python3-jsonschema	# validates every profile.json against schema/ (stcheck.py)
+      ant	# a real Java program to profile (test_java_accuracy.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 
 set_=test list=

@@ -203,6 +203,55 @@ def profile_stacks(prof, pid=None):
     return out
 
 
+def as_profile(stacks, pid):
+    """Stacks (JFR's) as a profile.json document of the fields the rules
+    read: each thread's tree under a native root frame, a "[truncated]"
+    root for stacks cut short, a zlib leaf under each "N" stack (a JNI
+    method's native code). Lets the tests check that profile_stacks and
+    the rules read a profile as they read JFR."""
+    def node(function, runtime, module=None):
+        return {"function": function, "runtime": runtime, "module": module, "base": 0,
+                "cum": 0, "children": [], "kind": "callsite"}
+    threads = {}
+    for s in stacks:
+        if s.tid not in threads:
+            root = node(None, "native")
+            threads[s.tid] = {"pid": pid, "tid": s.tid, "comm": s.thread[:15], "root": root,
+                              "samples": 0}
+        t = threads[s.tid]
+        path = [t["root"], None]
+        path[1] = next((c for c in t["root"]["children"] if c["function"] ==
+                        ("[truncated]" if s.truncated else "start_thread")), None)
+        if path[1] is None:
+            path[1] = node("[truncated]" if s.truncated else "start_thread", "native")
+            t["root"]["children"].append(path[1])
+        n = path[1]
+        frames = [(f, "java", None) for f in s.frames]
+        if s.kind == "N":
+            frames.append(("deflate_slow", "native", "/usr/lib/x86_64-linux-gnu/libz.so.1"))
+        for f, rt, mod in frames:
+            c = next((c for c in n["children"] if c["function"] == f), None)
+            if c is None:
+                c = node(f, rt, mod)
+                n["children"].append(c)
+            n = c
+        n["base"] += s.count
+        t["samples"] += s.count
+    for t in threads.values():
+        def cum(n):
+            # iterative: stacks are 200+ frames deep
+            order, stack = [], [n]
+            while stack:
+                x = stack.pop()
+                order.append(x)
+                stack.extend(x["children"])
+            for x in reversed(order):
+                x["cum"] = x["base"] + sum(c["cum"] for c in x["children"])
+        cum(t["root"])
+    return {"threads": list(threads.values()), "samples": sum(t["samples"]
+                                                               for t in threads.values())}
+
+
 # ---- the rules ----------------------------------------------------------------
 
 def of_thread(stacks, tid, kinds=None):
