@@ -19,7 +19,9 @@
  * Ledger$Worker.run) spends 2 ms in Ledger.sieve, then sleeps 2 ms, until
  * main is done.
  *
- * Each phase's unit of work (7 us to 0.9 ms, JIT or -Xint) runs in
+ * Each phase is called through an interface with five implementations
+ * (Ledger$Recurse.work, ...), a call the JIT does not inline: every phase
+ * is compiled code of its own. Each phase's unit of work (7 us to 0.9 ms, JIT or -Xint) runs in
  * batches of about 200 us between two reads of the thread's CPU clock
  * (whose cost, ~2 us, is measured and taken out) until the phase has
  * spent WEIGHT x 2 ms of CPU in the cycle.
@@ -204,15 +206,50 @@ public class Ledger {
 		}
 	}
 
-	static void runPhase(int k, Matrix m) {
-		switch (k) {
-		case 0: sink += descend(depth, sink); break;
-		case 1: sink += phaseInline(2000); break;
-		case 2: sink += (long)m.multiply(m).a[1]; break;
-		case 3: sink += phaseStream(1000); break;
-		default: sink += phaseDeflate(); break;
+	/* Each phase called through an interface with five implementations: a
+	 * megamorphic call the JIT does not inline, so each phase's code is a
+	 * compiled method of its own. (With a switch, the JIT inlined every
+	 * phase into one method, where a profiler that maps a pc to the
+	 * nearest debug scope, as JFR does, gives one phase's samples to
+	 * another: JDK 17's JIT 4-13 points off.) */
+	interface Phase {
+		long work();
+	}
+
+	static final class Recurse implements Phase {
+		public long work() {
+			return descend(depth, sink);
 		}
 	}
+
+	static final class Inline implements Phase {
+		public long work() {
+			return phaseInline(2000);
+		}
+	}
+
+	static final class Multiply implements Phase {
+		final Matrix m = new Matrix(24, 1);
+
+		public long work() {
+			return (long)m.multiply(m).a[1];
+		}
+	}
+
+	static final class Stream implements Phase {
+		public long work() {
+			return phaseStream(1000);
+		}
+	}
+
+	static final class Compress implements Phase {
+		public long work() {
+			return phaseDeflate();
+		}
+	}
+
+	static final Phase[] WORK = {new Recurse(), new Inline(), new Multiply(), new Stream(),
+				     new Compress()};
 
 	static int depth = 200;
 
@@ -236,7 +273,6 @@ public class Ledger {
 		Random fill = new Random(32);
 		for (int i = 0; i < INPUT.length; i++)	/* compressible, not trivially */
 			INPUT[i] = (byte)('a' + (fill.nextInt(16) & fill.nextInt(16)));
-		Matrix m = new Matrix(24, 1);
 		System.out.println("ready");
 		System.out.flush();
 
@@ -271,7 +307,7 @@ public class Ledger {
 				long t0 = cpu(), t = t0, budget = (long)(weight[k] * QUANTUM * 1e9);
 				while (t - t0 < budget) {
 					for (int r = 0; r < reps[k]; r++)
-						runPhase(k, m);
+						sink += WORK[k].work();
 					t = cpu();
 					units[k] += reps[k];
 					reads[k]++;
