@@ -5,8 +5,8 @@ stacktreed's profile.json brought to one form and measured by one rule.
 The workload is tests/workloads/java/Ledger.java (built into
 build/workloads/java by `make`): five phases in its main thread, each
 measuring its own CPU time through ThreadMXBean, and a thread named
-"worker" spinning in Ledger.sieve; its last line of output ("ledger-truth
-{json}"), or $WL_REPORT, is the truth.
+"worker" sieving in Ledger.sieve half of the time; its last line of
+output ("ledger-truth {json}"), or $WL_REPORT, is the truth.
 
 Every profile, JFR's or stacktreed's, becomes a list of Stack records:
 the sampled thread (Linux tid and name), the Java frames of the sample
@@ -27,7 +27,9 @@ The rules, the same for both:
                 as their innermost frame (the top-15 comparison);
   entry share   of a thread's samples with Java frames, those whose
                 outermost Java frame is the thread's entry (Ledger.main,
-                java.lang.Thread.run), the stack not cut short.
+                java.lang.Thread.run; a real program's main or run) or
+                a method the JVM calls as it starts (START_ENTRIES), the
+                stack not cut short.
 
 JFR is run with its sampling period at 1 ms for both events (the profile
 settings' 10 and 20 ms give a few hundred samples a run, too few for
