@@ -862,9 +862,10 @@ JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 JAVA_CLASSES = os.path.join(ROOT, "build", "workloads", "java")
 JAVA_ROUNDS = 3  # BENCH_JAVA_ROUNDS by default
 JAVA_SECONDS = 4
-# Ledger's recursion alone, this deep: main -> runPhase -> descend x 29 ->
-# leafWork, 32 Java frames over the launcher's ~8 native ones, near the
-# ~38 frames of the native workload (deep: descend x 33 under main)
+# Ledger's recursion alone, this deep: main -> Ledger$Recurse.work ->
+# descend x 29 -> leafWork, 32 Java frames over the launcher's ~8 native
+# ones, near the ~38 frames of the native workload (deep: descend x 33
+# under main)
 JAVA_DEPTH = 28
 DEEP = os.path.join(ROOT, "build", "workloads", "deep")
 
