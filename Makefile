@@ -182,7 +182,7 @@ demo: deps
 	$(MAKE) all $(B)/workloads/demo
 	@scripts/demo.sh
 
-bench: all $(WORKLOADS)
+bench: all $(WORKLOADS) $(B)/workloads/java/stamp
 	@bench/run.sh
 
 # The integration suite RUNS times (LOAD=1: the other CPUs kept busy), with

@@ -16,7 +16,9 @@ STACKTREED (the binary to measure, build/stacktreed), BENCH_DWARF (1: also
 stacktreed --unwind dwarf against perf record --call-graph dwarf; 0: skip),
 BENCH_CC_ROUNDS (rounds of the compiler part, 3; 0: skip it), BENCH_CC_FUNCS
 (size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2),
-BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped).
+BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped),
+BENCH_JAVA_ROUNDS (rounds of the Java part, 3; 0: skip it; `bench/run.sh
+java` runs only that).
 
 First, start-up: a whole `stacktreed --unwind fp -- true` (and --unwind
 auto) next to `perf record -g -- true`, interleaved, BENCH_STARTUP_ROUNDS
@@ -537,6 +539,9 @@ def main():
     if sys.argv[1:] == ["storm"]:
         bench_storm(env_int("BENCH_STORM_ROUNDS", 5, lo=1), out)
         return 0
+    if sys.argv[1:] == ["java"]:
+        bench_java(env_int("BENCH_JAVA_ROUNDS", JAVA_ROUNDS, lo=1), freq, out)
+        return 0
     startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
     if startup_rounds:
         bench_startup(startup_rounds, have_perf, out)
@@ -773,6 +778,9 @@ def main():
     storm_rounds = env_int("BENCH_STORM_ROUNDS", 5, lo=0)
     if storm_rounds:
         bench_storm(storm_rounds, out)
+    java_rounds = env_int("BENCH_JAVA_ROUNDS", JAVA_ROUNDS, lo=0)
+    if java_rounds:
+        bench_java(java_rounds, freq, out)
     return 0
 
 
@@ -859,6 +867,127 @@ def python_steady(freq, d, off):
             os.unlink(go)
     r = parse_stacktreed(err, d)
     return r.get("bpf_ns_walked") if st.returncode == 0 else None
+
+
+# ---- Java ------------------------------------------------------------------
+
+JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
+JAVA_CLASSES = os.path.join(ROOT, "build", "workloads", "java")
+JAVA_ROUNDS = 3  # BENCH_JAVA_ROUNDS by default
+JAVA_SECONDS = 4
+# Ledger's recursion alone, this deep: main -> Ledger$Recurse.work ->
+# descend x 29 -> leafWork, 32 Java frames over the launcher's ~8 native
+# ones, near the ~38 frames of the native workload (deep: descend x 33
+# under main)
+JAVA_DEPTH = 28
+DEEP = os.path.join(ROOT, "build", "workloads", "deep")
+
+
+def java_steady(freq, d, xint):
+    """stacktreed --pid on Ledger's recursion (tests/workloads/java) once
+    its main thread waits for its go file (WL_GO): (BPF ns per walked
+    sample, the profile's mean depth, its share of samples with a Java
+    frame), or None."""
+    go = d + ".go"
+    env = dict(os.environ, WL_GO=go)
+    argv = [JAVA, "-Xmx128m"] + (["-Xint"] if xint else []) + \
+        ["-cp", JAVA_CLASSES, "Ledger", str(JAVA_SECONDS),
+         "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0", str(JAVA_DEPTH)]
+    jvm = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    st = None
+    err = ""
+    try:
+        if jvm.stdout.readline().strip() != "ready":
+            return None
+        st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(jvm.pid)],
+                              stderr=subprocess.PIPE, text=True)
+        for line in st.stderr:
+            err += line
+            if "sampling at" in line:
+                break
+        open(go, "w").close()
+        jvm.communicate(timeout=300)
+        err += st.communicate(timeout=120)[1]
+    finally:
+        for p in (jvm, st):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        if os.path.exists(go):
+            os.unlink(go)
+    return bpf_and_depth(err, d, st.returncode)
+
+
+def bpf_and_depth(err, d, rc):
+    """(BPF ns per walked sample, mean frames per sample, % of samples
+    with a Java frame) of a finished run, or None."""
+    r = parse_stacktreed(err, d)
+    if rc != 0 or "bpf_ns_walked" not in r:
+        return None
+    try:
+        with open(os.path.join(d, "profile.json")) as f:
+            prof = json.load(f)
+    except (OSError, ValueError):
+        return None
+    frames = samples = java = 0
+    for t in prof.get("threads", []):
+        stack = [(t["root"], 0, False)]
+        while stack:
+            n, depth, jv = stack.pop()
+            jv = jv or n.get("runtime") == "java"
+            if n["base"]:
+                frames += depth * n["base"]
+                samples += n["base"]
+                java += n["base"] if jv else 0
+            stack.extend((c, depth + 1, jv) for c in n["children"])
+    if not samples:
+        return None
+    return r["bpf_ns_walked"], frames / samples, 100.0 * java / samples
+
+
+def bench_java(rounds, freq, out):
+    """Issue 32, item 5: BPF run time per sample of a Java thread (Ledger's
+    recursion, JIT and -Xint, attached by --pid once it runs) against a
+    native stack of about the same depth (the deep workload); the ratio of
+    the medians (goal: <= 1.5). Before the HotSpot walkers, the Java runs
+    have no Java frame (the share printed says so) and the ratio is the
+    native walk's over the JVM's unnamed frames."""
+    if not os.access(JAVA, os.X_OK) or not os.path.exists(os.path.join(JAVA_CLASSES,
+                                                                        "Ledger.class")):
+        print(f"java: {JAVA} or {JAVA_CLASSES}/Ledger.class missing (make builds it), skipped")
+        return
+    if not os.access(DEEP, os.X_OK):
+        print(f"java: {DEEP} missing (make bench builds it), skipped")
+        return
+    res = {"jit": [], "xint": [], "native": []}
+    for i in range(rounds):
+        for mode in res:
+            d = os.path.join(out, f"java-{mode}-{i}")
+            if mode == "native":
+                p = subprocess.run([STACKTREED, "-F", str(freq), "-o", d, "--", DEEP,
+                                    str(JAVA_SECONDS)], capture_output=True, text=True,
+                                   timeout=300)
+                r = bpf_and_depth(p.stderr, d, p.returncode)
+            else:
+                r = java_steady(freq, d, mode == "xint")
+            if r:
+                res[mode].append(r)
+    if not all(res.values()):
+        print("java: no BPF run time (kernel BPF stats off, or a run failed: "
+              f"{ {k: len(v) for k, v in res.items()} })")
+        return
+    ns = {k: med([x[0] for x in v]) for k, v in res.items()}
+    depth = {k: med([x[1] for x in v]) for k, v in res.items()}
+    java = {k: med([x[2] for x in v]) for k, v in res.items()}
+    print(f"java: BPF run time per sample at {freq} Hz: {ns['jit']:.0f} ns on a JIT-compiled "
+          f"Java thread, {ns['xint']:.0f} ns interpreted (-Xint), {ns['native']:.0f} ns on a "
+          f"native stack (ratios {ns['jit'] / ns['native']:.2f} and "
+          f"{ns['xint'] / ns['native']:.2f}; goal <= 1.5; medians of {rounds})")
+    print(f"  mean frames per sample {depth['jit']:.0f} (JIT), {depth['xint']:.0f} (-Xint), "
+          f"{depth['native']:.0f} (native); samples with a Java frame "
+          f"{java['jit']:.1f}% and {java['xint']:.1f}%"
+          + ("" if java["jit"] and java["xint"] else
+             " (none: stacktreed does not walk Java frames yet, the ratios are not Java's)"))
 
 
 # ---- a real compiler -------------------------------------------------------

@@ -95,3 +95,22 @@ WORKLOAD_EXTRA += $(B)/workloads/fakepy314
 # VMStructs reader and of the interpreted frame walker on live JVMs (their
 # test_live_jvm, test_live).
 WORKLOAD_EXTRA += $(B)/tests/test_vmstructs $(B)/tests/test_javawalk
+
+# The Java accuracy workload (issue 32, item 4; tests/workloads/java/):
+# Ledger (phases with their own CPU clock) and JfrFold (a JFR recording's
+# samples as folded stacks), built with JDK 17's javac for
+# tests/integration/test_java_accuracy.py and `make bench`; without that
+# javac they are not built, said once, and those tests skip.
+JAVAC17 ?= /usr/lib/jvm/java-17-openjdk-amd64/bin/javac
+JAVA_WL_SRCS := $(wildcard tests/workloads/java/*.java)
+$(B)/workloads/java/stamp: $(JAVA_WL_SRCS)
+	@mkdir -p $(@D)
+	@if [ -x "$(JAVAC17)" ]; then \
+		echo "$(JAVAC17) -> $(@D)" && \
+		$(JAVAC17) --release 17 -g -d $(@D) $(JAVA_WL_SRCS) && touch $@; \
+	else \
+		echo "no JDK 17 javac ($(JAVAC17)): the Java accuracy workload is not built;" \
+		     "test_java_accuracy skips (Debian: apt-get install openjdk-17-jdk-headless)"; \
+	fi
+
+WORKLOAD_EXTRA += $(B)/workloads/java/stamp

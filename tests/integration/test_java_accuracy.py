@@ -1,0 +1,552 @@
+"""Java accuracy (issue 32, items 4 and 5): stacktreed's Java profiles held
+against the truth of a bundled workload and against JDK Flight Recorder
+on the same run, and the completeness of its Java stacks on Java programs
+nobody here wrote.
+
+The workload is tests/workloads/java/Ledger.java (javatruth.py says how
+it measures itself and the rules every comparison uses).
+
+test_java_accuracy_jfr_truth (passes now): the workload's own truth
+against JFR alone, JDK 17 and Temurin 25, JIT and -Xint: each Java phase's
+share of JFR's execution samples of the main thread against its
+ThreadMXBean share, the worker's time in sieve, the JNI phase under
+Deflater's native method, and JFR's stacks reaching their entries. This
+checks the workload and the JFR parsing the stacktreed tests rely on.
+
+The stacktreed tests (test_java_accuracy_{cmd,pid,all}_{jit,xint}
+[_loaded], _jdk25_*): one run each, on which every check is made: each
+of the five phases within TOL points of the truth, the worker's sieve
+share, >= 99% of each Java thread's samples reaching its entry
+(Ledger.main, java.lang.Thread.run), the JNI call's native frames under
+Ledger.phaseDeflate; under -- CMD, JFR records the same run and the top 15
+methods by leaf share must be within TOL_JFR points of its. Until
+stacktreed walks Java frames they fail at once with "stacktreed shows no
+Java frames".
+
+test_java_real_javac, test_java_real_ant: javac compiling part of a JDK's
+own source tree (java.base's java/util) and ant building a generated
+project: the share of each Java thread's samples that reach an entry (a
+main or run method, or a method the JVM itself calls: a static
+initializer, the launcher, the class loaders), >= 99%."""
+import contextlib
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import javatruth as jt
+from stcheck import (Daemon, Skip, busy_cpus, check, load, metric, plain_build_only, read_report,
+                     run_profiled)
+
+# ---- JFR against the truth -----------------------------------------------------
+# JFR's share of a Java phase against its ThreadMXBean share, in points,
+# is allowed a bias (BIAS_JFR, by JDK and mode) plus SIGMAS binomial
+# standard deviations of its share at the run's number of samples (a
+# loaded machine gives JFR 450 to 2,000 samples of the main thread a run).
+# Measured (2026-11-28, the 2 CPUs at load 12-20 from other sessions;
+# `make spread RUNS=4 T=test_java_accuracy_jfr_truth` and 3 more runs by
+# hand; docs/java-accuracy.md), each run's largest error: JDK 17 JIT
+# 1.3-5.0 points (stream 3.1 under on average), -Xint 1.9-4.0 (stream 2.8
+# under, matrix 2.4 over), Temurin 25 JIT 1.9-3.8 (matrix 2.2 under),
+# -Xint 0.4-2.0. JFR does not sample a thread while it runs the JVM's own
+# code (allocation, interpreter runtime calls: stream makes the most) and
+# drops the samples it cannot walk.
+BIAS_JFR = {("17", "jit"): 3.0, ("17", "xint"): 2.5, ("25", "jit"): 2.0}
+BIAS_JFR_DEFAULT = 1.5
+SIGMAS = 3.0
+# JFR's stacks that reach their entry, of the main thread's (its own
+# start-up included) and the worker's: measured 99.1-100% before the
+# start-up entries (javatruth.START_ENTRIES) were counted as entries
+ENTRY_MIN_JFR = 99.0
+# of main's samples in a native method other than the CPU clock's, those
+# in Deflater's (the rest: class loading and JFR's own at start-up):
+# measured 93-99.7% with the clock's counted in, 88.6% once at 185
+# samples (load 20)
+DEFLATE_NATIVE_MIN = 90.0
+
+# ---- stacktreed ---------------------------------------------------------------
+# The issue's bounds: each phase within 2 points of the truth, the top 15
+# methods within 2 points of JFR's, >= 99% of samples at their entry.
+# Not yet measured (no Java frames to measure): once the walkers land,
+# `make spread T=test_java_accuracy` gives the spread, and TOL and
+# TOL_JFR are set from it as test_python.py's are (at -F 1999 a 6 s run
+# gives the main thread ~6,000 samples idle: 0.56 points of binomial SD
+# on a 25% share).
+TOL = 2.0
+TOL_JFR = 2.0
+ENTRY_MIN = 99.0
+FREQ = "1999"
+# -a samples every process: at 1999 Hz on the test machine at a load of
+# 16-20 (other sessions) a run took 194 s to stop idle, over 600 s with
+# both CPUs kept busy besides (2026-11-28); half the rate halves the
+# work, and leaves the workload's main thread ~3,000 samples a run
+FREQ_ALL = "999"
+STOP_TIMEOUT = 600
+SECONDS = 6
+# the 200-deep recursion is the workload's default; a stack walk stops at
+# 127 frames today (docs/unwinding.md): deep enough that any Java frame
+# limit shows
+DEPTH = "200"
+# real programs
+JAVAC_FILES = 40	# ~8 s of CPU for javac (JDK 25) here, 40-80 s under load
+ANT_CLASSES = 150
+
+
+def binomial(p, n):
+    """Points of one standard deviation of a share p (percent) over n
+    samples."""
+    return 100.0 * math.sqrt(max(p, 1.0) / 100 * (1 - min(p, 99.0) / 100) / max(n, 1))
+
+
+def test_java_accuracy_jfr_truth():
+    jt.require_classes()
+    tmp = tempfile.mkdtemp(prefix="st-jfr-")
+    try:
+        for major, home in jt.installed_jdks():
+            for mode in ("jit", "xint"):
+                rec = os.path.join(tmp, "%s-%s.jfr" % (major, mode))
+                t0 = time.time()
+                truth, _ = jt.run_ledger(home, SECONDS, mode == "xint",
+                                         jt.jfr_options(home, rec, tmp))
+                stacks = jt.jfr_stacks(home, rec)
+                check_jfr_truth(truth, stacks, "%s_%s" % (major, mode),
+                                BIAS_JFR.get((major, mode), BIAS_JFR_DEFAULT))
+                check_rules_agree(truth, stacks, "%s_%s" % (major, mode))
+                print("    JDK %s %s: %.0f s" % (major, mode, time.time() - t0))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_jfr_truth(truth, stacks, label, bias):
+    r = jt.jfr_vs_truth(truth, stacks)
+    n = r["samples"]
+    check(n >= 200, "JFR (%s): only %d execution samples of the main thread" % (label, n))
+    worst = 0.0
+    for p, (got, want) in r["main"].items():
+        tol = bias + SIGMAS * binomial(want, n)
+        metric("jfr_share_err_%s_%s" % (label, p), got - want)
+        worst = max(worst, abs(got - want))
+        check(abs(got - want) <= tol, "JFR (%s): %s in %.1f%% of main's %d execution samples, "
+              "ThreadMXBean says %.1f%% (tolerance %.1f): %s"
+              % (label, p, got, n, want, tol, r["main"]))
+    metric("jfr_share_maxerr_" + label, worst)
+    metric("jfr_main_samples_" + label, n)
+    print("    JFR %s: %d samples of main, phases within %.2f points of the truth" % (label, n, worst))
+    check(r["native"] > 0 and r["deflate_native"] >= DEFLATE_NATIVE_MIN,
+          "JFR (%s): %.1f%% of main's %d native-method samples under %s"
+          % (label, r["deflate_native"], r["native"], jt.PHASES["deflate"]))
+    got, want = r["worker"]
+    wn = r["worker_samples"]
+    tol = bias + SIGMAS * binomial(want, wn)
+    metric("jfr_worker_err_" + label, got - want)
+    check(wn > 0 and abs(got - want) <= tol, "JFR (%s): sieve in %.1f%% of the worker's %d "
+          "samples, ThreadMXBean says %.1f%%" % (label, got, wn, want))
+    for name in ("main", "worker"):
+        share, total, others = jt.entry_share(stacks, truth["threads"][name],
+                                              jt.ENTRIES + jt.START_ENTRIES)
+        metric("jfr_entry_share_%s_%s" % (label, name), share)
+        check(total and share >= ENTRY_MIN_JFR, "JFR (%s): %.2f%% of %s's %d samples reach "
+              "its entry; the others' outermost frames: %s" % (label, share, name, total,
+                                                              top_items(others)))
+
+
+def check_rules_agree(truth, stacks, label):
+    """The same samples read from JFR and from a profile.json holding them
+    (javatruth.as_profile) give the same phase, leaf and entry shares,
+    native frames under the JNI phase, and check_ledger's comparison with
+    JFR finds no difference: the profile side of the rules is right
+    before there is a Java profile of stacktreed's to read."""
+    main, worker = truth["threads"]["main"], truth["threads"]["worker"]
+    prof = jt.as_profile(stacks, pid=1)
+    mine = jt.profile_stacks(prof)
+    for tid in (main, worker):
+        a = jt.phase_counts(jt.of_thread(mine, tid), jt.PHASES)
+        b = jt.phase_counts(jt.of_thread(stacks, tid), jt.PHASES)
+        check(a == b, "%s: phase counts read from a profile %s, from JFR %s" % (label, a, b))
+        a, b = jt.entry_share(mine, tid), jt.entry_share(stacks, tid)
+        check(a == b, "%s: entry shares read from a profile %s, from JFR %s" % (label, a, b))
+    a, b = jt.leaf_shares(mine, {main, worker}), jt.leaf_shares(stacks, {main, worker})
+    rows = jt.compare_top(a[0], b[0])
+    check(a[1] == b[1] and rows and all(abs(r[3]) < 1e-9 for r in rows),
+          "%s: leaf shares read from a profile differ from JFR's:\n%s" % (label, jt.table(rows)))
+    hit, total = native_under(prof, main, jt.PHASES["deflate"])
+    deflate_n = sum(s.count for s in jt.of_thread(stacks, main, "N")
+                    if jt.PHASES["deflate"] in s.frames)
+    check(hit == deflate_n and total >= hit, "%s: %d native leaves under %s in the profile, "
+          "JFR has %d" % (label, hit, jt.PHASES["deflate"], deflate_n))
+
+
+def top_items(d, n=5):
+    return sorted(d.items(), key=lambda kv: -kv[1])[:n]
+
+
+# ---- stacktreed on the workload -------------------------------------------------
+
+def ledger_args(home, mode, jvm_opts=()):
+    return jt.ledger_argv(home, SECONDS, mode == "xint", jvm_opts,
+                          ["recurse=1,inline=1,matrix=1,stream=1,deflate=1,worker=1", DEPTH])
+
+
+def wait_ready(p):
+    """Until the JVM p (stdout piped) prints that main() runs."""
+    line = p.stdout.readline()
+    check(line.strip() == "ready", "the workload did not start: %r" % line)
+
+
+def profiled_ledger(home, mode, attach, loaded=False, with_jfr=False):
+    """Ledger run under stacktreed: attach "cmd" (-- CMD), "pid" (--pid of
+    a JVM waiting for its go file) or "all" (-a, the JVM started once
+    sampling has). Returns (profile, truth, JFR's Stacks of the same run
+    or None, the JVM's pid)."""
+    tmp = tempfile.mkdtemp(prefix="st-it-jfr-")
+    rec = os.path.join(tmp, "ledger.jfr")
+    opts = jt.jfr_options(home, rec, tmp) if with_jfr else []
+    argv = ledger_args(home, mode, opts)
+    try:
+        with busy_cpus() if loaded else contextlib.nullcontext():
+            if attach == "cmd":
+                out, _, rep = run_profiled(["-F", FREQ, "--"] + argv, timeout=jt.JVM_TIMEOUT * 2)
+                pid = None
+            else:
+                out = tempfile.mkdtemp(prefix="st-it-java-")
+                report = os.path.join(out, "workload.txt")
+                env = dict(os.environ, WL_REPORT=report)
+                p = d = None
+                try:
+                    if attach == "pid":
+                        # the workload's clocks start once sampling has
+                        env["WL_GO"] = os.path.join(out, "go")
+                        p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+                        wait_ready(p)
+                        d = Daemon(["--pid", str(p.pid), "-F", FREQ, "-o", out], timeout=120)
+                        open(env["WL_GO"], "w").close()
+                    else:
+                        d = Daemon(["-a", "-F", FREQ_ALL, "-o", out], timeout=120)
+                        p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+                    p.communicate(timeout=jt.JVM_TIMEOUT)
+                    check(p.returncode == 0, "the workload exited %d" % p.returncode)
+                    # -a on the busy test machine: ~100,000 samples of every
+                    # process to fold and name (60 s was not enough once)
+                    rc, err = d.stop(timeout=STOP_TIMEOUT)
+                finally:
+                    # a JVM waiting for its go file waits for ever
+                    for q in (p, d and d.p):
+                        if q is not None and q.poll() is None:
+                            q.kill()
+                            q.wait()
+                check(rc == 0, "stacktreed: " + err)
+                rep, pid = read_report(report), p.pid
+            prof = load(out)
+            jfr = jt.jfr_stacks(home, rec) if with_jfr else None
+        shutil.rmtree(out, ignore_errors=True)
+        return prof, jt.truth_from_report(rep), jfr, pid
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def native_under(prof, tid, method, modules=("libz", "libzip")):
+    """(samples under the Java frame method whose leaf is native code of
+    one of modules, all samples under it) in thread tid."""
+    hit = total = 0
+    for t in prof["threads"]:
+        if t["tid"] != tid:
+            continue
+        stack = [(t["root"], False)]
+        while stack:
+            n, under = stack.pop()
+            under = under or (jt.is_java(n) and jt.norm(n["function"] or "") == method)
+            if under and n["base"]:
+                total += n["base"]
+                mod = os.path.basename(n.get("module") or "")
+                if not jt.is_java(n) and any(mod.startswith(m) for m in modules):
+                    hit += n["base"]
+            stack.extend((c, under) for c in n["children"])
+    return hit, total
+
+
+def check_ledger(prof, truth, jfr, label, what):
+    """Every check of one profiled run of the workload."""
+    check(jt.java_nodes(prof) > 0, jt.no_java_frames(prof, what))
+    main, worker = truth["threads"]["main"], truth["threads"]["worker"]
+    stacks = jt.profile_stacks(prof)
+    fails = []
+    # each phase's share of the main thread's phase samples
+    counts = jt.phase_counts(jt.of_thread(stacks, main), jt.PHASES)
+    got, want = jt.shares(counts), jt.truth_shares(truth, jt.PHASES)
+    n = sum(counts.values())
+    worst = 0.0
+    for p in jt.PHASES:
+        metric("java_share_err_%s_%s" % (label, p), got[p] - want[p])
+        worst = max(worst, abs(got[p] - want[p]))
+        if abs(got[p] - want[p]) > TOL:
+            fails.append("%s in %.1f%% of main's %d phase samples, ThreadMXBean says %.1f%%"
+                         % (p, got[p], n, want[p]))
+    metric("java_share_maxerr_" + label, worst)
+    print("    %s: %d phase samples of main, phases within %.2f points" % (label, n, worst))
+    # the worker's sieve (its sleeps' wake-ups are the rest)
+    w = jt.of_thread(stacks, worker)
+    wn = sum(s.count for s in w)
+    wgot = 100.0 * sum(s.count for s in w if jt.WORKER in s.frames) / max(wn, 1)
+    wwant = 100.0 * truth["phases"]["worker_sieve"] / max(truth["phases"]["worker"], 1e-9)
+    metric("java_worker_err_" + label, wgot - wwant)
+    if wgot < wwant - TOL - 2 * binomial(wwant, wn):
+        fails.append("sieve in %.1f%% of the worker's %d samples, ThreadMXBean says %.1f%%"
+                     % (wgot, wn, wwant))
+    names = {t["tid"]: t["comm"] for t in prof["threads"]}
+    if names.get(worker) != "worker":
+        fails.append("the worker thread (tid %d) is named %r" % (worker, names.get(worker)))
+    # complete stacks
+    for name, tid in (("main", main), ("worker", worker)):
+        share, total, others = jt.entry_share(stacks, tid)
+        metric("java_entry_share_%s_%s" % (label, name), share)
+        if share < ENTRY_MIN:
+            fails.append("%.2f%% of %s's %d samples with Java frames reach its entry; the "
+                         "others' outermost Java frames: %s" % (share, name, total,
+                                                                top_items(others)))
+    # the JNI call: zlib's frames under the Java method that called it
+    hit, total = native_under(prof, main, jt.PHASES["deflate"])
+    metric("java_deflate_native_share_" + label, 100.0 * hit / max(total, 1))
+    if not total or hit < 0.5 * total:
+        fails.append("%d of the %d samples under %s end in libz/libzip"
+                     % (hit, total, jt.PHASES["deflate"]))
+    # beside JFR on the same run: the top 15 methods by leaf share
+    if jfr is not None:
+        tids = {main, worker}
+        mine, n_mine = jt.leaf_shares(stacks, tids)
+        ref, n_ref = jt.leaf_shares(jfr, tids)
+        rows = jt.compare_top(mine, ref)
+        worst = abs(rows[0][3]) if rows else 0.0
+        metric("java_jfr_top15_maxerr_" + label, worst)
+        print("    %s: top 15 methods within %.2f points of JFR's (%d and %d samples)"
+              % (label, worst, n_mine, n_ref))
+        if worst > TOL_JFR:
+            r = jt.jfr_vs_truth(truth, jfr)
+            fails.append("top 15 methods by leaf share against JFR's on the same run (%d and %d "
+                         "samples; method, stacktreed %%, JFR %%, difference):\n%s\n    (JFR's own "
+                         "phases against the truth on this run: %s)"
+                         % (n_mine, n_ref, jt.table(rows),
+                            ", ".join("%s %+.1f" % (p, a - b) for p, (a, b) in r["main"].items())))
+    check(not fails, "%s (%s):\n  " % (what, label) + "\n  ".join(fails))
+
+
+def accuracy(major, mode, attach, loaded=False):
+    jt.require_classes()
+    home = dict(jt.JDKS)[major]
+    if not os.access(jt.java(home), os.X_OK):
+        if major == "17":
+            raise Skip("no JDK 17 (%s)" % home)
+        print("    (JDK %s not installed: %s)" % (major, home))
+        return
+    with_jfr = attach == "cmd"
+    t0 = time.time()
+    prof, truth, jfr, _ = profiled_ledger(home, mode, attach, loaded, with_jfr)
+    label = "%s_%s_%s%s" % (major, attach, mode, "_loaded" if loaded else "")
+    print("    %s: profiled in %.0f s, %d samples" % (label, time.time() - t0, prof["samples"]))
+    what = "stacktreed %s on Ledger (JDK %s, %s%s)" % (
+        {"cmd": "-- java", "pid": "--pid", "all": "-a"}[attach], major,
+        "-Xint" if mode == "xint" else "JIT", ", both CPUs busy" if loaded else "")
+    check_ledger(prof, truth, jfr, label, what)
+
+
+def test_java_accuracy_cmd_jit():
+    accuracy("17", "jit", "cmd")
+
+
+def test_java_accuracy_cmd_xint():
+    accuracy("17", "xint", "cmd")
+
+
+def test_java_accuracy_pid_jit():
+    accuracy("17", "jit", "pid")
+
+
+def test_java_accuracy_pid_xint():
+    accuracy("17", "xint", "pid")
+
+
+def test_java_accuracy_all_jit():
+    accuracy("17", "jit", "all")
+
+
+def test_java_accuracy_all_xint():
+    accuracy("17", "xint", "all")
+
+
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
+                  "test_java_accuracy_cmd_jit")
+def test_java_accuracy_cmd_jit_loaded():
+    accuracy("17", "jit", "cmd", loaded=True)
+
+
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
+                  "test_java_accuracy_cmd_xint")
+def test_java_accuracy_cmd_xint_loaded():
+    accuracy("17", "xint", "cmd", loaded=True)
+
+
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
+                  "test_java_accuracy_pid_jit")
+def test_java_accuracy_pid_jit_loaded():
+    accuracy("17", "jit", "pid", loaded=True)
+
+
+@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
+                  "test_java_accuracy_all_jit")
+def test_java_accuracy_all_jit_loaded():
+    accuracy("17", "jit", "all", loaded=True)
+
+
+def test_java_accuracy_jdk25_jit():
+    accuracy("25", "jit", "cmd")
+
+
+def test_java_accuracy_jdk25_xint():
+    accuracy("25", "xint", "cmd")
+
+
+# ---- real programs ------------------------------------------------------------
+
+def java_threads(prof, pid=None):
+    """{tid: comm} of the threads with a Java frame in some sample."""
+    out = {}
+    for s in jt.profile_stacks(prof, pid):
+        if s.frames:
+            out[s.tid] = s.thread
+    return out
+
+
+def check_complete(prof, what, label, pid=None, min_samples=100):
+    """>= ENTRY_MIN% of each Java thread's samples with Java frames reach an
+    entry (a main or run method, or one the JVM calls); threads with fewer
+    than min_samples such samples are counted together."""
+    check(jt.java_nodes(prof) > 0, jt.no_java_frames(prof, what))
+    stacks = jt.profile_stacks(prof, pid)
+    entries = jt.PROGRAM_ENTRIES + jt.START_ENTRIES
+    fails, small = [], [0, 0, {}]
+    overall = [0, 0]
+    for tid, comm in sorted(java_threads(prof, pid).items()):
+        share, total, others = jt.entry_share(stacks, tid, entries)
+        good = round(share * total / 100)
+        overall[0] += good
+        overall[1] += total
+        if total < min_samples:
+            small[0] += good
+            small[1] += total
+            for k, v in others.items():
+                small[2][k] = small[2].get(k, 0) + v
+            continue
+        metric("java_complete_%s_%s" % (label, comm.replace(" ", "_")), share)
+        print("    %s: %s (tid %d): %.2f%% of %d samples complete" % (label, comm, tid, share,
+                                                                    total))
+        if share < ENTRY_MIN:
+            fails.append("%s (tid %d): %.2f%% of %d samples reach an entry; the others' "
+                         "outermost Java frames: %s" % (comm, tid, share, total,
+                                                        top_items(others)))
+    if small[1]:
+        share = 100.0 * small[0] / small[1]
+        if share < ENTRY_MIN:
+            fails.append("threads with fewer than %d Java samples each: %.2f%% of %d reach an "
+                         "entry: %s" % (min_samples, share, small[1], top_items(small[2])))
+    check(overall[1] > 0, "%s: no sample with a Java frame" % what)
+    metric("java_complete_%s" % label, 100.0 * overall[0] / overall[1])
+    check(not fails, "%s:\n  " % what + "\n  ".join(fails))
+
+
+def source_tree(tmp):
+    """(javac, its options, files): part of java.base's java/util from the
+    JDK's own src.zip, compiled as java.base patched (JDK 17's when
+    openjdk-17-source is installed, else Temurin 25's with its own javac)."""
+    for major, home, srczip in (("17", jt.JDKS[0][1], "/usr/lib/jvm/openjdk-17/src.zip"),
+                                ("25", jt.JDKS[1][1],
+                                 os.path.join(jt.JDKS[1][1], "lib", "src.zip"))):
+        javac = os.path.join(home, "bin", "javac")
+        if not (os.path.isfile(srczip) and os.access(javac, os.X_OK)):
+            continue
+        src = os.path.join(tmp, "src")
+        os.makedirs(src)
+        subprocess.run(["unzip", "-q", srczip, "java.base/java/util/*", "-d", src], check=True,
+                       timeout=300)
+        top = os.path.join(src, "java.base", "java", "util")
+        files = sorted(os.path.join(top, f) for f in os.listdir(top) if f.endswith(".java"))
+        opts = ["--patch-module", "java.base=" + os.path.join(src, "java.base"),
+                "-implicit:none", "-proc:none", "-nowarn", "-Xlint:none"]
+        return major, javac, opts, files[:JAVAC_FILES]
+    raise Skip("no JDK source tree: neither /usr/lib/jvm/openjdk-17/src.zip (Debian's "
+               "openjdk-17-source) nor Temurin 25's lib/src.zip")
+
+
+def test_java_real_javac():
+    """javac (a JDK's own compiler, in its JVM) compiling JAVAC_FILES of
+    java.base's java/util sources: ~12 s of CPU here."""
+    tmp = tempfile.mkdtemp(prefix="st-it-javac-")
+    try:
+        major, javac, opts, files = source_tree(tmp)
+        classes = os.path.join(tmp, "classes")
+        argfile = os.path.join(tmp, "files")
+        with open(argfile, "w") as f:
+            f.write("\n".join(files) + "\n")
+        t0 = time.time()
+        out, err, _ = run_profiled(["-F", "999", "--", javac] + opts +
+                                   ["-d", classes, "@" + argfile], timeout=900)
+        print("    javac (JDK %s) of %d files: %.0f s under stacktreed" % (major, len(files),
+                                                                          time.time() - t0))
+        check(os.path.exists(os.path.join(classes, "java.base", "java", "util",
+                                          "ArrayList.class")) or
+              any(f.endswith(".class") for _, _, fs in os.walk(classes) for f in fs),
+              "javac wrote no class: %s" % err[-500:])
+        prof = load(out)
+        shutil.rmtree(out, ignore_errors=True)
+        check_complete(prof, "stacktreed -- javac (JDK %s)" % major, "javac")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+ANT = "/usr/bin/ant"
+BUILD_XML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "java",
+                         "ant", "build.xml")
+
+
+def java_project(src, n):
+    """n generated classes in package gen, each calling the one before."""
+    pkg = os.path.join(src, "gen")
+    os.makedirs(pkg)
+    for i in range(n):
+        with open(os.path.join(pkg, "C%d.java" % i), "w") as f:
+            f.write("""package gen;
+import java.util.*;
+public class C%(i)d {
+    private final Map<String, List<Integer>> m = new HashMap<>();
+    public int f(int k) {
+        List<Integer> l = m.computeIfAbsent("k" + k, x -> new ArrayList<>());
+        for (int j = 0; j < %(m)d; j++) l.add(j * k %% 7);
+        return l.stream().mapToInt(Integer::intValue).sum() + %(prev)s;
+    }
+    public String name() { return String.format("C%%d-%%s", %(i)d, m.keySet()); }
+}
+""" % {"i": i, "m": 10 + i % 50, "prev": ("new C%d().f(k - 1)" % (i - 1)) if i else "0"})
+
+
+def test_java_real_ant():
+    """ant (Debian's, on JDK 17) running tests/workloads/java/ant/build.xml:
+    ANT_CLASSES generated classes compiled by javac inside ant's JVM, then
+    jarred."""
+    if not os.access(ANT, os.X_OK):
+        raise Skip("ant is not installed (Debian: apt-get install ant)")
+    tmp = tempfile.mkdtemp(prefix="st-it-ant-")
+    try:
+        java_project(os.path.join(tmp, "src"), ANT_CLASSES)
+        env = {"JAVA_HOME": jt.JDKS[0][1]}
+        t0 = time.time()
+        out, err, _ = run_profiled(["-F", "999", "--", ANT, "-q", "-f", BUILD_XML,
+                                    "-Dsrc=" + os.path.join(tmp, "src"),
+                                    "-Dout=" + os.path.join(tmp, "out")], env_extra=env,
+                                   timeout=900)
+        print("    ant: %.0f s under stacktreed" % (time.time() - t0))
+        check(os.path.exists(os.path.join(tmp, "out", "gen.jar")), "ant built no jar: " + err[-500:])
+        prof = load(out)
+        shutil.rmtree(out, ignore_errors=True)
+        check_complete(prof, "stacktreed -- ant", "ant")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
