@@ -86,6 +86,21 @@ static const struct argp_option top_options[] = {
 	{ 0 }
 };
 
+/* --svg-width's pixels, for report and diff alike. */
+static unsigned svg_width(struct argp_state *state, const char *arg)
+{
+	unsigned long w;
+	char *end;
+
+	errno = 0;
+	w = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || w < ST_FLAMEGRAPH_MIN_WIDTH ||
+	    w > ST_FLAMEGRAPH_MAX_WIDTH)
+		argp_failure(state, EXIT_USAGE, 0,
+			     "--svg-width: '%s' is not a width in pixels (400..100000)", arg);
+	return (unsigned)w;
+}
+
 static error_t top_parse(int key, char *arg, struct argp_state *state)
 {
 	struct top_args *a = state->input;
@@ -249,18 +264,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case OPT_NO_COLOR:
 		a->no_color = true;
 		return 0;
-	case OPT_SVG_WIDTH: {
-		unsigned long w;
-
-		errno = 0;
-		w = strtoul(arg, &end, 10);
-		if (errno || end == arg || *end || w < ST_FLAMEGRAPH_MIN_WIDTH ||
-		    w > ST_FLAMEGRAPH_MAX_WIDTH)
-			argp_failure(state, EXIT_USAGE, 0,
-				     "--svg-width: '%s' is not a width in pixels (400..100000)", arg);
-		a->svg_width = (unsigned)w;
+	case OPT_SVG_WIDTH:
+		a->svg_width = svg_width(state, arg);
 		return 0;
-	}
 	case OPT_FORMAT: {
 		char err[256];
 
@@ -531,18 +537,9 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 			argp_failure(state, EXIT_USAGE, 0,
 				     "--threshold: '%s' is not points of %% in 0..100", arg);
 		return 0;
-	case OPT_SVG_WIDTH: {
-		unsigned long w;
-
-		errno = 0;
-		w = strtoul(arg, &end, 10);
-		if (errno || end == arg || *end || w < ST_FLAMEGRAPH_MIN_WIDTH ||
-		    w > ST_FLAMEGRAPH_MAX_WIDTH)
-			argp_failure(state, EXIT_USAGE, 0,
-				     "--svg-width: '%s' is not a width in pixels (400..100000)", arg);
-		a->svg_width = (unsigned)w;
+	case OPT_SVG_WIDTH:
+		a->svg_width = svg_width(state, arg);
 		return 0;
-	}
 	case ARGP_KEY_ARG:
 		if (state->arg_num >= 2)
 			argp_failure(state, EXIT_USAGE, 0,
