@@ -19,6 +19,16 @@ frames from its registers (bpf/javawalk.h built natively), names them
 (jmethod.c) and requires Deep.c, b, a, main in that order at their source
 lines in at least 90% of the walks, on JDK 17 and Temurin 25.
 
+test_java_jit: the JIT's frames, default flags: a class whose main
+thread runs Jit.main -> outer (C2-compiled) -> mid -> leaf (both inlined
+into outer); tests/unit/test_hsblob.c's test_live_jit waits until the
+thread runs compiled code, stops it 50 times, walks it from its registers
+(compiled frames and stubs by bpf/hotspot_blob.h, interpreted ones by
+bpf/javawalk.h's rule, natively), expands the compiled frames' inlined
+methods (jscopes.c), names every frame and requires Jit.mid (inlined),
+outer and main in that order at their source lines, and inlined frames,
+in at least 90% of the walks, on JDK 17 and Temurin 25.
+
 test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
 in its summary, -a beside a running JVM at least 1; -- a program without
 a JVM says nothing of Java."""
@@ -81,6 +91,60 @@ DEEP = """public class Deep {
     }
 }
 """
+
+JIT_TEST = os.path.join(BUILD, "tests", "test_hsblob")
+# a hot chain the JIT compiles (C2) with mid and leaf inlined into outer:
+# their loops' strides vary, so that they keep safepoint polls, whose PC
+# descriptors carry the inlined scopes a sampled pc is named by
+JIT = """public class Jit {
+    static volatile long sink;
+    static int leaf(int x) {
+        int s = x;                                    // leaf-first
+        for (int k = 0; k < 32; k += (s & 1) + 1) {
+            s = s * 31 + k;
+        }
+        return s;                                     // leaf-last
+    }
+    static int mid(int x) {
+        int s = 0;                                    // mid-first
+        for (int i = 0; i < 256; i += (s & 1) + 1) {
+            s += leaf(x + i);
+        }
+        return s;                                     // mid-last
+    }
+    static long outer(long n) {
+        long s = 0;                                   // outer-first
+        for (long i = 0; i < n; i++) {
+            s += mid((int) i);
+        }
+        return s;                                     // outer-last
+    }
+    public static void main(String[] args) {
+        System.out.println("ready");
+        System.out.flush();
+        long end = System.nanoTime() + %dL * 1000000000L;
+        while (System.nanoTime() < end) {
+            sink += outer(10000);                     // main-call
+        }
+    }
+}
+"""
+
+
+def marks(src, *names):
+    """The source line of each "// name" marker of src."""
+    lines = src.splitlines()
+    return [next(i + 1 for i, l in enumerate(lines) if l.rstrip().endswith("// " + n))
+            for n in names]
+
+
+def jit_expect():
+    """ST_TEST_JAVA_EXPECT for JIT: mid (inlined), outer (compiled), main
+    (interpreted or compiled) at their lines; leaf, inlined too, may come
+    first (when the sampled pc's next PC descriptor is in its loop)."""
+    mf, ml, of, ol, mc = marks(JIT % LIFETIME, "mid-first", "mid-last", "outer-first",
+                               "outer-last", "main-call")
+    return "Jit.mid:%d-%d|Jit.outer:%d-%d|Jit.main:%d-%d" % (mf, ml, of, ol, mc, mc)
 
 
 def deep_expect():
@@ -156,6 +220,48 @@ def test_java_walk():
                 p.wait()
             for line in out.splitlines():
                 if "walks named" in line or line.strip().startswith("pid "):
+                    print("    JDK %s: %s" % (major, line.strip()))
+            seen.append(major)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    check(seen and seen[0] == "17", "JDK 17 not walked")
+
+
+def test_java_jit():
+    """The JIT's frames: a C2-compiled chain walked from a stopped thread's
+    registers (bpf/hotspot_blob.h natively), its inlined methods expanded
+    (jscopes.c) and named, on JDK 17 and Temurin 25 with default flags."""
+    check(os.access(JIT_TEST, os.X_OK), "%s not built (make integration builds it)" % JIT_TEST)
+    tmp = tempfile.mkdtemp(prefix="st-javajit-")
+    seen = []
+    try:
+        javac = os.path.join(JDKS[0][1], "bin", "javac")
+        if not os.access(javac, os.X_OK):
+            raise Skip("no JDK 17 (%s)" % javac)
+        with open(os.path.join(tmp, "Jit.java"), "w") as f:
+            f.write(JIT % LIFETIME)
+        subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Jit.java")],
+                       check=True, capture_output=True, timeout=180)
+        for major, java in installed_javas():
+            p = started(java, tmp, [], "Jit")
+            try:
+                time.sleep(0.5)	# into the loop
+                tid = java_main_thread(p.pid)
+                env = dict(os.environ, ST_TEST_JVM_PID=str(p.pid), ST_TEST_JVM_TID=str(tid),
+                           ST_TEST_JAVA_EXPECT=jit_expect(), ST_TEST_JAVA_WALKS="50")
+                r = subprocess.run([JIT_TEST], env=env, capture_output=True, text=True,
+                                   timeout=300)
+                out = r.stdout + r.stderr
+                check(r.returncode == 0, "test_hsblob on JDK %s (pid %d, tid %d) failed:\n%s"
+                      % (major, p.pid, tid, out))
+                check("[       OK ] test_live_jit" in out,
+                      "test_hsblob's test_live_jit did not run on JDK %s:\n%s" % (major, out))
+                check(p.poll() is None, "JDK %s exited during the walks" % major)
+            finally:
+                p.kill()
+                p.wait()
+            for line in out.splitlines():
+                if "walks named" in line or line.strip().startswith(("pid ", "in compiled")):
                     print("    JDK %s: %s" % (major, line.strip()))
             seen.append(major)
     finally:
