@@ -40,12 +40,15 @@
  *     (ST_JAVA_STAT_HS_STUB_LEAF).
  * Stubs: those with a frame size (runtime stubs, the safepoint,
  * deoptimization, uncommon trap and exception blobs, native wrappers) are
- * left the same way; those without (StubRoutines, adapters) by rbp, where
+ * left the same way; those without (StubRoutines, adapters, C1's Runtime1
+ * stubs whose frame size is -1) by rbp, where
  * rbp is a frame pointer of theirs (within ST_HS_STUB_FP_MAX above sp, its
  * return address code cache code): the call stub (its return address
  * StubRoutines::_call_stub_return_address, called from the VM's C++)
  * always, others only so, else the leaf stops (ST_JAVA_STAT_HS_STUB_LEAF);
- * a vtable stub (a leaf that only jumps) by its return address at sp.
+ * a vtable stub (a leaf that only jumps) and JNI's fast field getters
+ * (leaves called from native code that push nothing) by the return
+ * address at sp.
  * Every caller of compiled code, a native wrapper or a stub but the call
  * stub is code cache code: a return address elsewhere stops the walk
  * (ST_JAVA_STAT_HS_BAD_RA) rather than emit a wrong frame.
@@ -83,6 +86,7 @@
 #define ST_HS_NAME_NATIVE 0x6974616eU	/* "native nmethod" */
 #define ST_HS_NAME_INTERP 0x65746e49U	/* "Interpreter" */
 #define ST_HS_NAME_VTABLE 0x62617476U	/* "vtable chunks" */
+#define ST_HS_NAME_JNI_FAST 0x5f696e6aU	/* "jni_fast_Get...Field" */
 
 /* One step's output: the caller's registers and what to keep. */
 struct st_hs_frame {
@@ -207,30 +211,19 @@ static __always_inline int st_hs_epilogue(struct st_unw_env *e, __u64 ip)
 	return 0;
 }
 
-/* One frame at (ip, sp, bp) of the JVM p: 1 when ip was in a code blob and
- * f holds its caller (and the entry for this frame; f->note something to
- * count); 0 when ip is not a blob's (outside the code cache, or the
- * interpreter's: the caller goes on as before); -1 when the walk must stop
- * (f->stop says why: a ST_JAVA_STAT_HS_*). exact: ip is an interrupted pc
- * (the leaf, or after a signal frame), not a return address. */
-static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st_java_proc *p,
-					   __u64 ip, __u64 sp, __u64 bp, bool exact,
-					   struct st_hs_frame *f)
+/* The CodeBlob holding ip, a code cache pc out of the interpreter, into
+ * *blob: 1; 0 (not a blob's pc: outside the code cache, in the
+ * interpreter, between heaps); -1 (a free segment, a map absurd or longer
+ * than ST_HS_SEGMAP_STEPS hops). */
+static __always_inline int st_hs_blob_find(struct st_unw_env *e, const struct st_java_proc *p,
+					   __u64 ip, __u64 *blob)
 {
 	const struct st_java_blobs *b = &p->blobs;
 	struct st_hs_seg q = { .e = e };
-	__u64 lo = 0, blob, name = 0, code = 0, size, method = 0;
-	__u32 kind = 0, log2 = b->log2_segment & 31, cid = 0, stub = 0;
-	__s32 fs = 0, coff = 0;
-	__s16 fc = 0;
-	int i, epi;
+	__u32 log2 = b->log2_segment & 31;
+	__u64 lo = 0;
+	int i;
 
-	f->ip = 0;
-	f->sp = 0;
-	f->bp = 0;
-	f->entry = 0;
-	f->stop = ST_JAVA_STAT__MAX;
-	f->note = ST_JAVA_STAT__MAX;
 	if (!b->nheaps || !st_hs_in_cc(b, ip) || (ip >= p->interp_start && ip < p->interp_end))
 		return 0;
 	for (i = 0; i < ST_JAVA_MAX_HEAPS; i++) {
@@ -245,8 +238,37 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 	q.seg = (ip - lo) >> log2;
 	st_loop(ST_HS_SEGMAP_STEPS, st_hs_seg_step, &q);
 	if (q.found != 1)
-		return st_hs_stop(f, ST_JAVA_STAT_HS_NO_BLOB);
-	blob = lo + (q.seg << log2) + b->heapblock;
+		return -1;
+	*blob = lo + (q.seg << log2) + b->heapblock;
+	return 1;
+}
+
+/* One frame at (ip, sp, bp) of the JVM p: 1 when ip was in a code blob and
+ * f holds its caller (and the entry for this frame; f->note something to
+ * count); 0 when ip is not a blob's (outside the code cache, or the
+ * interpreter's: the caller goes on as before); -1 when the walk must stop
+ * (f->stop says why: a ST_JAVA_STAT_HS_*). exact: ip is an interrupted pc
+ * (the leaf, or after a signal frame), not a return address. */
+static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st_java_proc *p,
+					   __u64 ip, __u64 sp, __u64 bp, bool exact,
+					   struct st_hs_frame *f)
+{
+	const struct st_java_blobs *b = &p->blobs;
+	__u64 blob = 0, name = 0, code = 0, size, method = 0;
+	__u32 kind = 0, log2 = b->log2_segment & 31, cid = 0, stub = 0;
+	__s32 fs = 0, coff = 0;
+	__s16 fc = 0;
+	int epi;
+
+	f->ip = 0;
+	f->sp = 0;
+	f->bp = 0;
+	f->entry = 0;
+	f->stop = ST_JAVA_STAT__MAX;
+	f->note = ST_JAVA_STAT__MAX;
+	epi = st_hs_blob_find(e, p, ip, &blob);
+	if (epi <= 0)
+		return epi ? st_hs_stop(f, ST_JAVA_STAT_HS_NO_BLOB) : 0;
 	/* the blob's name (its kind), frame size, frame-complete offset, code */
 	if (st_unw_read(e, &name, sizeof(name), blob + b->name) ||
 	    st_unw_read(e, &kind, sizeof(kind), name) ||
@@ -260,6 +282,9 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 	} else if (st_unw_read(e, &code, sizeof(code), blob + b->code)) {
 		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
 	}
+	/* -1: a stub that builds no frame (C1's Runtime1 stubs) */
+	if (fs == -1)
+		fs = 0;
 	if (fs < 0 || fs > ST_HS_FRAME_MAX || code < blob || code > ip)
 		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
 	if (kind == ST_HS_NAME_INTERP)
@@ -302,7 +327,13 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 	}
 
 	/* stubs */
-	if (kind == ST_HS_NAME_VTABLE && exact) {
+	if (kind == ST_HS_NAME_JNI_FAST && exact) {
+		/* JNI's fast field getters: leaves that push nothing, called
+		 * from native code */
+		if (st_hs_leave(e, sp, bp, 0, false, f))
+			return -1;
+		return f->ip && f->ip < ST_USER_END ? 1 : st_hs_stop(f, ST_JAVA_STAT_HS_BAD_RA);
+	} else if (kind == ST_HS_NAME_VTABLE && exact) {
 		if (st_hs_leave(e, sp, bp, 0, false, f))
 			return -1;
 	} else if (size) {

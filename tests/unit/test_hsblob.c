@@ -163,6 +163,7 @@ static void fake_cc(void)
 	blob(RT, 50, 10, "_new_instance_Java", 2, 0x10, RT + 0x80);
 	blob(CALLSTUB, 60, 10, "StubRoutines (1)", 0, -1, CALLSTUB + 0x80);
 	blob(VT, 70, 10, "vtable chunks", 0, -1, VT + 0x40);
+	blob(BLOB(80), 80, 4, "jni_fast_GetIntField", 0, -1, BLOB(80) + 0x40);
 	blob(BIG, 100, 600, "nmethod", 4, 0x20, BIG + 0x180);
 	put32(BIG + 304, 77);
 	put32(BIG + 252, 600 * 64 - 0x100);
@@ -330,6 +331,20 @@ static void test_stubs(void **state)
 	assert_int_equal(f.stop, ST_JAVA_STAT_HS_STUB_LEAF);
 	assert_int_equal(step(CALLSTUB + 0x200, SP, SP + 0x2000, true), -1);
 	assert_int_equal(f.stop, ST_JAVA_STAT_HS_STUB_LEAF);
+	/* JNI's fast field getter: its caller native code */
+	put64(SP, NATIVE_PC);
+	assert_int_equal(step(BLOB(80) + 0x50, SP, 3, true), 1);
+	assert_int_equal(f.ip, NATIVE_PC);
+	assert_int_equal(f.sp, SP + 8);
+	assert_int_equal(f.entry, 0);
+	/* a stub whose frame size is -1 (C1's Runtime1 stubs): frameless */
+	put32(CALLSTUB + 28, (__u32)-1);
+	assert_int_equal(step(CALLSTUB + 0x200, SP, SP + 0x2000, true), -1);
+	assert_int_equal(f.stop, ST_JAVA_STAT_HS_STUB_LEAF);
+	put32(CALLSTUB + 28, (__u32)-2);
+	assert_int_equal(step(CALLSTUB + 0x200, SP, SP + 0x2000, true), -1);
+	assert_int_equal(f.stop, ST_JAVA_STAT_HS_BAD_BLOB);
+	put32(CALLSTUB + 28, 0);
 	/* a vtable stub: the return address at sp */
 	put64(SP, NM_CODE + 0x90);
 	assert_int_equal(step(VT + 0x50, SP, 3, true), 1);
@@ -732,10 +747,11 @@ static int name_method(const struct st_jvm_proc *jp, int *pid, __u64 method, __s
  * blob step, interpreted ones by javawalk.h's frame rule (their caller's
  * sp the frame's sender sp slot, fp - 8), until a native frame or a stop;
  * every Java frame named into out (leaf first). The frames' count, and
- * *stop the step's stop (ST_JAVA_STAT__MAX: it reached native code). */
+ * *stop the step's stop (ST_JAVA_STAT__MAX: it reached native code), at
+ * the pc *stop_ip. */
 static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp, int *pid,
 		     const struct user_regs_struct *regs, struct st_java_counts *c, struct named *out,
-		     __u32 *stop, double *t_walk, double *t_name)
+		     __u32 *stop, __u64 *stop_ip, double *t_walk, double *t_name)
 {
 	struct st_unw_env e = { st_jvm_read_process, pid };
 	static struct st_java_frames jf;
@@ -786,6 +802,7 @@ static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp,
 				break;	/* native code: the rest is the native unwinder's */
 			if (r < 0) {
 				*stop = hf.stop;
+				*stop_ip = ip;
 				c->n[hf.stop % ST_JAVA_STAT__MAX]++;
 				break;
 			}
@@ -819,6 +836,32 @@ static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp,
 		}
 	}
 	return n;
+}
+
+/* What the blob at a leaf pc that stopped the walk holds (a walk's
+ * diagnosis): its name, frame size, frame-complete and code offsets. */
+static void describe_blob(const struct st_java_proc *p, int *pid, __u64 ip)
+{
+	struct st_unw_env e = { st_jvm_read_process, pid };
+	__u64 blob = 0, name = 0, code = 0;
+	__s32 fs = 0;
+	__s16 fc = 0;
+	char text[32] = "";
+
+	if (st_hs_blob_find(&e, p, ip, &blob) != 1) {
+		printf("      (no blob found for %#llx)\n", (unsigned long long)ip);
+		return;
+	}
+	st_unw_read(&e, &name, 8, blob + p->blobs.name);
+	st_unw_read(&e, text, sizeof(text) - 1, name);
+	st_unw_read(&e, &fs, 4, blob + p->blobs.frame_size);
+	st_unw_read(&e, &fc, 2, blob + p->blobs.frame_complete);
+	st_unw_read(&e, &code, p->blobs.code_is_offset ? 4 : 8, blob + p->blobs.code);
+	if (p->blobs.code_is_offset)
+		code += blob;
+	printf("      blob %#llx \"%.31s\": frame size %d, frame complete %d, code +%lld, pc +%lld\n",
+	       (unsigned long long)blob, text, fs, fc, (long long)(code - blob),
+	       (long long)(ip - blob));
 }
 
 static const char *stat_name(__u32 s)
@@ -899,12 +942,13 @@ static void test_live_jit(void **state)
 		int n, k = 0, matched = 0, has_inlined = 0;
 		char chain[1536] = "";
 		__u32 stop;
+		__u64 stop_ip = 0;
 
 		usleep(20000 + (i % 7) * 3000);
 		stop_thread(tid);
 		assert_int_equal(ptrace(PTRACE_GETREGS, tid, NULL, &regs), 0);
 		c.n[ST_JAVA_STAT_WALKS]++;
-		n = live_walk(&p, jp, &pid, &regs, &c, fr, &stop, &t_walk, &t_name);
+		n = live_walk(&p, jp, &pid, &regs, &c, fr, &stop, &stop_ip, &t_walk, &t_name);
 		for (int j = 0; j < n; j++) {
 			if (strlen(chain) < sizeof(chain) - 200)
 				snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain),
@@ -919,10 +963,12 @@ static void test_live_jit(void **state)
 				k++;
 			}
 		}
+		if (stop < ST_JAVA_STAT__MAX && stop >= ST_JAVA_STAT_HS_NO_BLOB)
+			describe_blob(&p, &pid, stop_ip);
 		if (n && (fr[0].kind == 'i' || fr[0].kind == 'c'))
 			compiled_leaf++;
 		inlined += has_inlined;
-		if (i < 3 || (matched != nwant && other < 6))
+		if (i < 3 || (matched != nwant && other < 6) || (stop < ST_JAVA_STAT__MAX && getenv("ST_TEST_JAVA_VERBOSE")))
 			printf("    walk %d: pc %#llx, %d frames, end %s: %s\n", i,
 			       (unsigned long long)regs.rip, n, stat_name(stop), chain);
 		if (matched == nwant)
