@@ -28,8 +28,9 @@
  * the frame is not whole:
  *   - before CodeBlob::_frame_complete_offset (the prologue: the inline
  *     cache check, the stack bang, push rbp, sub rsp): the return address
- *     is at sp, sp + 8 or sp + frame size - 8; the one candidate that is
- *     code cache code is taken, and none or more than one stops the walk
+ *     is at sp, sp + 8 or sp + frame size - 8, as the instruction at the
+ *     pc tells (st_hs_prologue), else the one candidate that is code
+ *     cache code; none or more than one stops the walk
  *     (ST_JAVA_STAT_HS_PROLOGUE): never a guess;
  *   - in the return sequence (add rsp; pop rbp; the return poll, cmp rsp,
  *     [r15 + d]; ja; ret): recognized by its bytes at the pc, which
@@ -46,7 +47,8 @@
  * return address code cache code): the call stub (its return address
  * StubRoutines::_call_stub_return_address, called from the VM's C++)
  * always, others only so, else the leaf stops (ST_JAVA_STAT_HS_STUB_LEAF);
- * a vtable stub (a leaf that only jumps) and JNI's fast field getters
+ * a vtable stub and a method handle intrinsic (a native nmethod without
+ * a frame: leaves that only jump) and JNI's fast field getters
  * (leaves called from native code that push nothing) by the return
  * address at sp.
  * Every caller of compiled code, a native wrapper or a stub but the call
@@ -152,15 +154,40 @@ static __always_inline int st_hs_leave(struct st_unw_env *e, __u64 sp, __u64 bp,
 }
 
 /* The leaf in a frame's prologue (size: the whole frame's bytes, return
- * address included): the one place of the return address that holds code
- * cache code, of: sp (nothing pushed yet), sp + 8 (rbp pushed), size - 8
- * (the frame built). 0, or -1 (none, or more than one, or unreadable). */
+ * address included). First from the instruction at ip, which decodes
+ * exactly (ip is an instruction's start): at the stack bang (89 84 24
+ * d32) or push rbp (55) nothing is pushed yet; at sub rsp (48 83|81 ec)
+ * after push rbp (55, or 48 89 e5 after it) rbp is pushed, else nothing
+ * is; at mov [rsp + d], rbp (48 89 6c|ac 24: C2 without a stack bang) the
+ * frame is allocated, rbp not saved. Elsewhere (the inline cache check,
+ * an entry barrier): the one place of the return address that holds code
+ * cache code, of sp (nothing pushed), sp + 8 (rbp pushed), size - 8 (the
+ * frame built). 0, or -1 (no place or more than one, a return address
+ * out of the code cache, unreadable). */
 static __always_inline int st_hs_prologue(struct st_unw_env *e, const struct st_java_blobs *b,
-					  __u64 sp, __u64 bp, __u64 size, struct st_hs_frame *f)
+					  __u64 ip, __u64 sp, __u64 bp, __u64 size,
+					  struct st_hs_frame *f)
 {
 	__u64 w0 = 0, w1 = 0, wf = 0;
+	__u8 c[8];	/* the code at [ip - 4, ip + 4) */
 	__u32 n = 0;
+	int state = -1;	/* 0: nothing pushed; 1: rbp pushed; 2: frame allocated */
 
+	if (!st_unw_read(e, c, sizeof(c), ip - 4)) {
+		if (c[4] == 0x55 || (c[4] == 0x89 && c[5] == 0x84 && c[6] == 0x24))
+			state = 0;
+		else if (c[4] == 0x48 && (c[5] == 0x83 || c[5] == 0x81) && c[6] == 0xec)
+			state = c[3] == 0x55 || (c[1] == 0x48 && c[2] == 0x89 && c[3] == 0xe5) ? 1 : 0;
+		else if (c[4] == 0x48 && c[5] == 0x89 && c[6] == 0xe5 && c[3] == 0x55)
+			state = 1;
+		else if (c[4] == 0x48 && c[5] == 0x89 && (c[6] == 0x6c || c[6] == 0xac) && c[7] == 0x24)
+			state = 2;
+	}
+	if (state >= 0) {
+		if (st_hs_leave(e, sp, bp, state == 0 ? 0 : state == 1 ? 8 : size - 8, state == 1, f))
+			return -1;
+		return st_hs_in_cc(b, f->ip) ? 0 : st_hs_stop(f, ST_JAVA_STAT_HS_PROLOGUE);
+	}
 	if (st_unw_read8(e, sp, &w0) || st_unw_read8(e, sp + 8, &w1))
 		return st_hs_stop(f, ST_JAVA_STAT_HS_READ);
 	if (size > 16 && st_unw_read8(e, sp + size - 8, &wf))
@@ -291,11 +318,18 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 		return 0;
 	size = 8ULL * (__u64)fs;
 
+	if (kind == ST_HS_NAME_NATIVE && !size && exact) {
+		/* a method handle intrinsic (linkToStatic ...): a native
+		 * nmethod without a frame, that only jumps */
+		if (st_hs_leave(e, sp, bp, 0, false, f))
+			return -1;
+		return st_hs_in_cc(b, f->ip) ? 1 : st_hs_stop(f, ST_JAVA_STAT_HS_BAD_RA);
+	}
 	if (kind == ST_HS_NAME_NMETHOD || kind == ST_HS_NAME_NATIVE) {
 		if (size < 16)
 			return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
 		if (exact && (fc < 0 || ip < code + (__u64)fc)) {
-			if (st_hs_prologue(e, b, sp, bp, size, f))
+			if (st_hs_prologue(e, b, ip, sp, bp, size, f))
 				return -1;
 		} else if (exact && kind == ST_HS_NAME_NMETHOD &&
 			   (st_unw_read(e, &stub, sizeof(stub), blob + b->stub) || ip >= blob + stub)) {

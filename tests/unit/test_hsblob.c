@@ -12,7 +12,10 @@
  * thread stopped again and again with ptrace and walked from its
  * registers (compiled frames and stubs by this step, interpreted ones by
  * bpf/javawalk.h's rule), every frame named (jscopes.c, jmethod.c), the
- * chain compared with ST_TEST_JAVA_EXPECT. */
+ * chain compared with ST_TEST_JAVA_EXPECT; with ST_TEST_JAVA_MIXED, a
+ * program that runs the VM's and native code too (javac in process): the
+ * chain required of the walks that start in Java code (native frames are
+ * the native unwinder's, not walked here). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +289,41 @@ static void test_leaf_edges(void **state)
 	put64(SP + 40, 0);			/* none */
 	assert_int_equal(step(NM_CODE + 0x10, SP, 5, true), -1);
 	assert_int_equal(f.stop, ST_JAVA_STAT_HS_PROLOGUE);
+	/* the prologue decoded: the stack bang, push rbp, sub rsp after it;
+	 * C2's sub rsp first, then mov [rsp + d], rbp */
+	{
+		static const __u8 pro[] = { 0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, 0x55, 0x48, 0x83,
+					    0xec, 0x20 };
+		static const __u8 c2[] = { 0x90, 0x48, 0x81, 0xec, 0x28, 0x00, 0x00, 0x00, 0x48, 0x89,
+					   0x6c, 0x24, 0x20 };
+
+		put(NM_CODE + 0x8, pro, sizeof(pro));
+		put(NM_CODE + 0x14, c2, sizeof(c2));
+	}
+	memset(fk.stack, 0, sizeof(fk.stack));
+	put64(SP, INTERP_PC);
+	put64(SP + 8, NM_CODE + 0x44);		/* a code address: no matter */
+	assert_int_equal(step(NM_CODE + 0x8, SP, 5, true), 1);	/* at the bang */
+	assert_int_equal(f.ip, INTERP_PC);
+	assert_int_equal(f.sp, SP + 8);
+	assert_int_equal(step(NM_CODE + 0xf, SP, 5, true), 1);	/* at push rbp */
+	assert_int_equal(f.sp, SP + 8);
+	assert_int_equal(step(NM_CODE + 0x15, SP, 5, true), 1);	/* at sub, no push before */
+	assert_int_equal(f.sp, SP + 8);
+	put64(SP, STACK + 0x3000);
+	put64(SP + 8, INTERP_PC);
+	assert_int_equal(step(NM_CODE + 0x10, SP, 5, true), 1);	/* at sub after push */
+	assert_int_equal(f.ip, INTERP_PC);
+	assert_int_equal(f.sp, SP + 16);
+	assert_int_equal(f.bp, STACK + 0x3000);
+	put64(SP + 40, INTERP_PC + 4);
+	assert_int_equal(step(NM_CODE + 0x1c, SP, 5, true), 1);	/* at mov [rsp + d], rbp */
+	assert_int_equal(f.ip, INTERP_PC + 4);
+	assert_int_equal(f.sp, SP + 48);
+	assert_int_equal(f.bp, 5);
+	put64(SP, NATIVE_PC);			/* decoded, but not code cache code */
+	assert_int_equal(step(NM_CODE + 0x8, SP, 5, true), -1);
+	assert_int_equal(f.stop, ST_JAVA_STAT_HS_PROLOGUE);
 	/* the stub section: stop */
 	assert_int_equal(step(NM + 0x900, SP, 5, true), -1);
 	assert_int_equal(f.stop, ST_JAVA_STAT_HS_STUB_LEAF);
@@ -331,6 +369,14 @@ static void test_stubs(void **state)
 	assert_int_equal(f.stop, ST_JAVA_STAT_HS_STUB_LEAF);
 	assert_int_equal(step(CALLSTUB + 0x200, SP, SP + 0x2000, true), -1);
 	assert_int_equal(f.stop, ST_JAVA_STAT_HS_STUB_LEAF);
+	/* a method handle intrinsic: a native nmethod without a frame */
+	put32(NAT + 28, 0);
+	put64(SP, NM_CODE + 0x30);
+	assert_int_equal(step(NAT + 0x110, SP, 3, true), 1);
+	assert_int_equal(f.ip, NM_CODE + 0x30);
+	assert_int_equal(f.sp, SP + 8);
+	assert_int_equal(f.entry, 0);
+	put32(NAT + 28, 4);
 	/* JNI's fast field getter: its caller native code */
 	put64(SP, NATIVE_PC);
 	assert_int_equal(step(BLOB(80) + 0x50, SP, 3, true), 1);
@@ -719,7 +765,7 @@ static void stop_thread(int tid)
 	fail_msg("thread %d: no interrupt stop after 100 signals", tid);
 }
 
-#define LIVE_FRAMES 64
+#define LIVE_FRAMES 512
 
 /* One frame named: "Class.method", its line. */
 struct named {
@@ -748,10 +794,12 @@ static int name_method(const struct st_jvm_proc *jp, int *pid, __u64 method, __s
  * sp the frame's sender sp slot, fp - 8), until a native frame or a stop;
  * every Java frame named into out (leaf first). The frames' count, and
  * *stop the step's stop (ST_JAVA_STAT__MAX: it reached native code), at
- * the pc *stop_ip. */
+ * the pc *stop_ip; *call_stub: the last frame was the call stub's (the
+ * Java code below was called from the VM's C++ or JNI: the rest is the
+ * native unwinder's). */
 static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp, int *pid,
 		     const struct user_regs_struct *regs, struct st_java_counts *c, struct named *out,
-		     __u32 *stop, __u64 *stop_ip, double *t_walk, double *t_name)
+		     __u32 *stop, __u64 *stop_ip, bool *call_stub, double *t_walk, double *t_name)
 {
 	struct st_unw_env e = { st_jvm_read_process, pid };
 	static struct st_java_frames jf;
@@ -760,7 +808,8 @@ static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp,
 	int n = 0;
 
 	*stop = ST_JAVA_STAT__MAX;
-	for (int step = 0; step < ST_JAVA_MAX_STEPS && n < LIVE_FRAMES - ST_JSCOPES_MAX; step++) {
+	*call_stub = false;
+	for (int step = 0; step < 4 * ST_JAVA_MAX_STEPS && n < LIVE_FRAMES - ST_JSCOPES_MAX; step++) {
 		double t0 = now_ms();
 
 		if (ip >= p->interp_start && ip < p->interp_end) {
@@ -771,11 +820,18 @@ static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp,
 
 			jf.n = 0;
 			w.stop = ST_JAVA_STAT__MAX;
-			if (st_java_frame_one(&w)) {
+			/* a compiled caller's rbp is no frame pointer (compiled
+			 * code keeps none): javawalk.h's rule stops at it, the
+			 * walk goes on from the frame's links all the same */
+			if (st_java_frame_one(&w) &&
+			    !(w.stop == ST_JAVA_STAT_END_BAD_FP && st_hs_in_cc(&p->blobs, w.pc) &&
+			      !(w.pc >= p->interp_start && w.pc < p->interp_end) && jf.n)) {
 				*stop = w.stop;
 				*t_walk += now_ms() - t0;
 				break;
 			}
+			if (w.stop == ST_JAVA_STAT_END_BAD_FP)
+				w.fp = st_java_slot(&jf, 0);
 			sender = st_java_slot(&jf, -1);
 			*t_walk += now_ms() - t0;
 			if (jf.n) {
@@ -807,6 +863,7 @@ static int live_walk(const struct st_java_proc *p, const struct st_jvm_proc *jp,
 				break;
 			}
 			c->n[ST_JAVA_STAT_HS_FRAMES]++;
+			*call_stub = !exact && ip == p->blobs.call_stub_ret;
 			if (hf.note < ST_JAVA_STAT__MAX)
 				c->n[hf.note]++;
 			t0 = now_ms();
@@ -880,8 +937,12 @@ static void test_live_jit(void **state)
 {
 	const char *pid_s = getenv("ST_TEST_JVM_PID"), *tid_s = getenv("ST_TEST_JVM_TID"),
 		   *expect_s = getenv("ST_TEST_JAVA_EXPECT"), *walks_s = getenv("ST_TEST_JAVA_WALKS");
+	/* mixed: a program that also runs the VM's and native code (javac):
+	 * no warm-up, the chain required of the walks that start in Java */
+	bool mixed = getenv("ST_TEST_JAVA_MIXED") != NULL;
 	struct st_jvm_proc *jp = calloc(1, sizeof(*jp));
 	static struct named fr[LIVE_FRAMES];
+	int java_leaf = 0, shown = 0, upcalls = 0;
 	struct st_java_proc p;
 	struct want want[8];
 	struct st_java_counts c = {};
@@ -917,7 +978,7 @@ static void test_live_jit(void **state)
 		double t0 = now_ms();
 		int in_row = 0;
 
-		while (in_row < 10 && now_ms() - t0 < 60000) {
+		while (!mixed && in_row < 10 && now_ms() - t0 < 60000) {
 			struct user_regs_struct regs = {};
 			struct st_unw_env e = { st_jvm_read_process, &pid };
 			struct st_hs_frame hf;
@@ -940,15 +1001,17 @@ static void test_live_jit(void **state)
 	for (int i = 0; i < walks; i++) {
 		struct user_regs_struct regs = {};
 		int n, k = 0, matched = 0, has_inlined = 0;
-		char chain[1536] = "";
+		char chain[4096] = "";
 		__u32 stop;
 		__u64 stop_ip = 0;
+		bool call_stub = false;
 
 		usleep(20000 + (i % 7) * 3000);
 		stop_thread(tid);
 		assert_int_equal(ptrace(PTRACE_GETREGS, tid, NULL, &regs), 0);
 		c.n[ST_JAVA_STAT_WALKS]++;
-		n = live_walk(&p, jp, &pid, &regs, &c, fr, &stop, &stop_ip, &t_walk, &t_name);
+		n = live_walk(&p, jp, &pid, &regs, &c, fr, &stop, &stop_ip, &call_stub, &t_walk,
+			      &t_name);
 		for (int j = 0; j < n; j++) {
 			if (strlen(chain) < sizeof(chain) - 200)
 				snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain),
@@ -968,9 +1031,17 @@ static void test_live_jit(void **state)
 		if (n && (fr[0].kind == 'i' || fr[0].kind == 'c'))
 			compiled_leaf++;
 		inlined += has_inlined;
-		if (i < 3 || (matched != nwant && other < 6) || (stop < ST_JAVA_STAT__MAX && getenv("ST_TEST_JAVA_VERBOSE")))
-			printf("    walk %d: pc %#llx, %d frames, end %s: %s\n", i,
-			       (unsigned long long)regs.rip, n, stat_name(stop), chain);
+		java_leaf += n > 0;
+		/* Java called from the VM (class loading, call site linking)
+		 * or from JNI: main is beyond native frames */
+		if (n > 0 && matched != nwant && call_stub && stop == ST_JAVA_STAT__MAX &&
+		    strcmp(fr[n - 1].name, want[nwant - 1].name))
+			upcalls++;
+		if (i < 3 || (matched != nwant && shown < 6 && (n || !mixed) &&
+			      !(mixed && call_stub && strcmp(fr[n - 1].name, want[nwant - 1].name))) || (stop < ST_JAVA_STAT__MAX && getenv("ST_TEST_JAVA_VERBOSE")))
+			shown += printf("    walk %d: pc %#llx, %d frames, end %s: %s\n", i,
+					(unsigned long long)regs.rip, n, stat_name(stop), chain) > 0 &&
+				 i >= 3;
 		if (matched == nwant)
 			full++;
 		else
@@ -979,9 +1050,10 @@ static void test_live_jit(void **state)
 	}
 	stop_thread(tid);
 	assert_int_equal(ptrace(PTRACE_DETACH, tid, NULL, NULL), 0);
-	printf("    %d of %d walks named the whole chain (%.0f%%), %d with a compiled leaf, %d with "
-	       "inlined frames; walk %.3f ms, naming %.3f ms on average; counts:", full, walks,
-	       100.0 * full / walks, compiled_leaf, inlined, t_walk / walks, t_name / walks);
+	printf("    %d of %d walks named the whole chain (%.0f%%; %d started in Java code, %d of them "
+	       "in Java the VM or JNI called), %d with a compiled leaf, %d with inlined frames; walk "
+	       "%.3f ms, naming %.3f ms on average; counts:", full, walks, 100.0 * full / walks,
+	       java_leaf, upcalls, compiled_leaf, inlined, t_walk / walks, t_name / walks);
 	for (int s = 0; s < ST_JAVA_STAT__MAX; s++)
 		if (c.n[s])
 			printf(" %s %llu", stat_name((__u32)s), (unsigned long long)c.n[s]);
@@ -990,9 +1062,17 @@ static void test_live_jit(void **state)
 	 * half the walks at least (tiered compilation may still be replacing
 	 * C1's code, which inlines less, with C2's: mid then a compiled frame
 	 * of its own, the chain whole all the same) */
-	assert_true(full * 10 >= walks * 9);
-	assert_true(compiled_leaf * 10 >= walks * 9);
-	assert_true(inlined * 2 >= walks);
+	if (mixed) {
+		/* the walks that start in Java code reach main: 90%, of 20 at
+		 * least; inlined frames among them */
+		assert_true(java_leaf - upcalls >= 20);
+		assert_true(full * 10 >= (java_leaf - upcalls) * 9);
+		assert_true(inlined > 0);
+	} else {
+		assert_true(full * 10 >= walks * 9);
+		assert_true(compiled_leaf * 10 >= walks * 9);
+		assert_true(inlined * 2 >= walks);
+	}
 	free(jp);
 }
 
