@@ -62,10 +62,12 @@
  * native method's, ST_JAVA_TAG | ST_JAVA_ADDR(Method*, ST_JAVA_BCI_NONE);
  * a stub's 0 (the caller keeps the return address: a native frame).
  *
+ * A deoptimized frame returns to its nmethod's deopt handler: its entry
+ * takes the original pc the JVM saved (at sp + nmethod::_orig_pc_offset)
+ * for its scopes (counted ST_JAVA_STAT_HS_DEOPT).
+ *
  * Not handled (left for later, each stops or shows as its own method):
- * a deoptimized frame's original pc (nmethod::_orig_pc_offset: its pc is
- * the deopt handler's, named as the method without inlined frames), a
- * method handle call site's saved sp (rbp_mh_SP_save), the upcall stubs.
+ * the upcall stubs of the foreign function API.
  *
  * Contract with the includer (as bpf/unwind_step.h's): struct st_unw_env,
  * st_unw_read(e, dst, size, addr) (code cache and blob reads: one helper
@@ -238,6 +240,31 @@ static __always_inline int st_hs_epilogue(struct st_unw_env *e, __u64 ip)
 	return 0;
 }
 
+/* Whether ip is the nmethod's deopt handler (a deoptimized frame's return
+ * address): then *ip becomes the original pc the JVM saved at sp +
+ * nmethod::_orig_pc_offset, when it lies in the nmethod's code. */
+static __always_inline bool st_hs_deopt_pc(struct st_unw_env *e, const struct st_java_blobs *b,
+					   __u64 blob, __u64 code, __u64 sp, __u64 *ip)
+{
+	__u64 h = 0, orig = 0;
+	__s32 off = 0, size = 0;
+
+	if (b->deopt_is_offset) {
+		if (st_unw_read(e, &off, sizeof(off), blob + b->deopt))
+			return false;
+		h = blob + (__u64)(__s64)off;
+	} else if (st_unw_read(e, &h, sizeof(h), blob + b->deopt)) {
+		return false;
+	}
+	if (*ip != h || st_unw_read(e, &off, sizeof(off), blob + b->orig_pc) || off < 0 ||
+	    off > 8 * ST_HS_FRAME_MAX || st_unw_read8(e, sp + (__u64)off, &orig) ||
+	    st_unw_read(e, &size, sizeof(size), blob + b->size) || size <= 0 || orig < code ||
+	    orig >= blob + (__u64)size)
+		return false;
+	*ip = orig;
+	return true;
+}
+
 /* The CodeBlob holding ip, a code cache pc out of the interpreter, into
  * *blob: 1; 0 (not a blob's pc: outside the code cache, in the
  * interpreter, between heaps); -1 (a free segment, a map absurd or longer
@@ -349,6 +376,10 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 				f->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, ST_JAVA_BCI_NONE);
 			return 1;
 		}
+		/* a deoptimized frame returns to its deopt handler: its pc
+		 * for the scopes is the original one the JVM saved */
+		if (!exact && b->deopt && st_hs_deopt_pc(e, b, blob, code, sp, &ip))
+			f->note = ST_JAVA_STAT_HS_DEOPT;
 		if (ip - blob >= ST_JAVA_JIT_PC_MAX) {
 			f->note = ST_JAVA_STAT_HS_FAR_PC;
 			return 1;

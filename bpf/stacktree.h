@@ -596,7 +596,14 @@ struct st_java_blobs {
 	__u16 method;		/* nmethod's _method (JDK 17: CompiledMethod's) */
 	__u16 compile_id;	/* nmethod::_compile_id */
 	__u16 stub;		/* nmethod::_stub_offset (an int from the blob): its stubs */
-	__u16 pad;
+	__u16 deopt;		/* the deopt handler: CompiledMethod::_deopt_handler_begin (JDK
+				 * 17, a pointer) or nmethod::_deopt_handler_offset (23+, an
+				 * int from the blob) when deopt_is_offset; 0: not read */
+	__u16 orig_pc;		/* nmethod::_orig_pc_offset (an int): a deoptimized frame's
+				 * pc saved at sp + it */
+	__u16 size;		/* CodeBlob::_size (an int): the blob's bytes */
+	__u8 deopt_is_offset;
+	__u8 pad[3];
 	__u8 code_is_offset;
 	__u8 heapblock;		/* sizeof(HeapBlock): the blob follows its block's header */
 	__u8 log2_segment;	/* CodeHeap::_log2_segment_size (the same in every heap) */
@@ -632,6 +639,7 @@ enum st_java_stat {
 	ST_JAVA_STAT_HS_FRAMES,	/* code blob frames stepped (compiled, native wrappers, stubs) */
 	ST_JAVA_STAT_HS_EPILOGUE, /* ... the leaf in a compiled method's return sequence */
 	ST_JAVA_STAT_HS_FAR_PC,	/* ... a compiled pc past ST_JAVA_JIT_PC_MAX: kept unnamed */
+	ST_JAVA_STAT_HS_DEOPT,	/* ... a deoptimized frame: its original pc taken */
 	ST_JAVA_STAT_HS_NO_BLOB, /* stop: a code cache pc in no blob (a free or absurd segment
 				  * map, or more hops than ST_HS_SEGMAP_STEPS) */
 	ST_JAVA_STAT_HS_BAD_BLOB, /* stop: a blob unreadable, or its frame size absurd */

@@ -71,6 +71,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.blobs.compile_id = jdk25 ? 212 : 304;
 	p.blobs.stub = jdk25 ? 168 : 252;
 	p.blobs.call_stub_ret = JS_MEM + data[3];
+	p.blobs.deopt = jdk25 ? 176 : 128;
+	p.blobs.deopt_is_offset = (__u8)jdk25;
+	p.blobs.orig_pc = jdk25 ? 208 : 300;
+	p.blobs.size = jdk25 ? 24 : 12;
 	r = st_hs_blob_step(&e, &p, JS_MEM + (data[12] | (__u32)data[13] << 8),
 			    JS_MEM + (data[14] | (__u32)data[15] << 8), JS_MEM + data[2], data[0] & 2, &f);
 	if (r < -1 || r > 1 || (r == -1 && f.stop >= ST_JAVA_STAT__MAX) ||

@@ -89,7 +89,8 @@ static struct st_java_proc fake_proc(void)
 		.blobs = { .cc_lo = CC, .cc_hi = CC + CC_BYTES, .nheaps = 1,
 			   .heaps = { { CC, CC + CC_BYTES, SEGMAP } }, .log2_segment = 6, .heapblock = 16,
 			   .name = 96, .frame_size = 28, .frame_complete = 20, .code = 32, .method = 112,
-			   .compile_id = 304, .stub = 252, .call_stub_ret = 0 },
+			   .compile_id = 304, .stub = 252, .call_stub_ret = 0, .deopt = 128,
+			   .orig_pc = 300, .size = 12 },
 	};
 	return p;
 }
@@ -227,6 +228,20 @@ static void test_compiled(void **state)
 	assert_int_equal(ST_JAVA_JIT_CID(f.entry), 77);
 	assert_int_equal(st_jscopes__nmethod(&(struct st_java_blobs){ .cc_lo = CC, .log2_segment = 6,
 								      .heapblock = 16 }, f.entry), BIG);
+	/* a deoptimized frame: its return address the deopt handler, its
+	 * original pc saved at sp + _orig_pc_offset */
+	put64(NM + 128, NM_CODE + 0x800);
+	put32(NM + 300, 16);
+	put32(NM + 12, 40 * 64 - 16);
+	put64(SP + 16, NM_CODE + 0x66);
+	assert_int_equal(step(NM_CODE + 0x800, SP, 0, false), 1);
+	assert_int_equal(f.note, ST_JAVA_STAT_HS_DEOPT);
+	assert_int_equal(f.sp, SP + 48);
+	assert_int_equal(ST_JAVA_JIT_PC(f.entry), NM_CODE + 0x66 - NM);
+	put64(SP + 16, NATIVE_PC);		/* an original pc out of the nmethod: kept */
+	assert_int_equal(step(NM_CODE + 0x800, SP, 0, false), 1);
+	assert_int_equal(f.note, ST_JAVA_STAT__MAX);
+	assert_int_equal(ST_JAVA_JIT_PC(f.entry), NM_CODE + 0x800 - NM);
 	/* a return address out of the code cache: stop, never a wrong frame */
 	put64(SP + 40, NATIVE_PC);
 	assert_int_equal(step(ip, SP, 0, false), -1);
@@ -691,6 +706,7 @@ static void test_java_blobs(void **state)
 	assert_int_equal(b.code, 32);
 	assert_int_equal(b.code_is_offset, 0);
 	assert_int_equal(b.compile_id, 304);
+	assert_int_equal(b.deopt, 0);		/* its members not given: not read */
 	/* heaps of different segment sizes; a heap outside the bounds; too
 	 * many heaps; a member missing */
 	cc32(&m, 0x1280 + 256, 7);
@@ -926,7 +942,7 @@ static const char *stat_name(__u32 s)
 	static const char *const names[ST_JAVA_STAT__MAX] = {
 		"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-zero",
 		"end-read", "end-bad-fp", "end-steps", "truncated", "hs-frames", "hs-epilogue",
-		"hs-far-pc", "hs-no-blob", "hs-bad-blob", "hs-prologue", "hs-stub-leaf", "hs-bad-ra",
+		"hs-far-pc", "hs-deopt", "hs-no-blob", "hs-bad-blob", "hs-prologue", "hs-stub-leaf", "hs-bad-ra",
 		"hs-read",
 	};
 

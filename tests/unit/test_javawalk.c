@@ -482,7 +482,7 @@ static double now_ms(void)
 
 static const char *const stat_names[ST_JAVA_STAT__MAX] = {
 	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-zero", "end-read",
-	"end-bad-fp", "end-steps", "truncated", "hs-frames", "hs-epilogue", "hs-far-pc", "hs-no-blob",
+	"end-bad-fp", "end-steps", "truncated", "hs-frames", "hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob",
 	"hs-bad-blob", "hs-prologue", "hs-stub-leaf", "hs-bad-ra", "hs-read",
 };
 

@@ -247,6 +247,22 @@ int st_jvm_layout__java_blobs(const struct st_jvm_layout *l, st_vm_read_fn rd, v
 	out->compile_id = (__u16)l->nmethod_compile_id;
 	out->stub = (__u16)l->nmethod_stub_offset;
 	out->heapblock = (__u8)l->heapblock_size;
+	/* a deoptimized frame's original pc: optional (without it such a
+	 * frame is named by its method alone) */
+	if (st_jvm_layout__has(l, ST_JF_nmethod_orig_pc_offset) && l->nmethod_orig_pc_offset <= 0xfff0 &&
+	    st_jvm_layout__has(l, ST_JF_codeblob_size) && l->codeblob_size <= 0xfff0) {
+		out->size = (__u16)l->codeblob_size;
+		if (st_jvm_layout__has(l, ST_JF_nmethod_deopt_handler_begin) &&
+		    l->nmethod_deopt_handler_begin <= 0xfff0) {
+			out->deopt = (__u16)l->nmethod_deopt_handler_begin;
+		} else if (st_jvm_layout__has(l, ST_JF_nmethod_deopt_handler_offset) &&
+			   l->nmethod_deopt_handler_offset <= 0xfff0) {
+			out->deopt = (__u16)l->nmethod_deopt_handler_offset;
+			out->deopt_is_offset = 1;
+		}
+		if (out->deopt)
+			out->orig_pc = (__u16)l->nmethod_orig_pc_offset;
+	}
 	if (rd64(rd, arg, l->codecache_low_bound, &out->cc_lo) ||
 	    rd64(rd, arg, l->codecache_high_bound, &out->cc_hi) ||
 	    rd64(rd, arg, l->stubroutines_call_stub_return_address, &out->call_stub_ret) ||
