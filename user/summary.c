@@ -633,6 +633,19 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.methods, (uint64_t)js.method_failed, (uint64_t)js.method_dropped,
 		ST_JAVA_MAX_HELD, (uint64_t)js.held, (uint64_t)js.bpf[ST_JAVA_STAT_DEFERRED],
 		(uint64_t)js.bpf[ST_JAVA_STAT_LATE_NO_MEM], (uint64_t)js.bpf[ST_JAVA_STAT_FP_MODE]);
+	fprintf(out, "stacktreed: java: code blob frames %" PRIu64 " (deoptimized %" PRIu64
+		", in a return sequence %" PRIu64 ", pc too far to name %" PRIu64 "); walks stopped "
+		"at: no blob %" PRIu64 ", a bad blob %" PRIu64 ", a prologue %" PRIu64 ", a stub "
+		"leaf %" PRIu64 ", a return address out of the code cache %" PRIu64 ", an unreadable "
+		"stack %" PRIu64 ", a stub's frame pointer %" PRIu64 "; compiled frames named %"
+		PRIu64 " (nmethod gone %" PRIu64 ", unreadable %" PRIu64 ")\n",
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_FRAMES], (uint64_t)js.bpf[ST_JAVA_STAT_HS_DEOPT],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_EPILOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_FAR_PC],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_NO_BLOB], (uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_BLOB],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_PROLOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_STUB_LEAF],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_RA], (uint64_t)js.bpf[ST_JAVA_STAT_HS_READ],
+		(uint64_t)js.bpf[ST_JAVA_STAT_END_BAD_FP], (uint64_t)js.jits, (uint64_t)js.jit_gone,
+		(uint64_t)js.jit_failed);
 }
 
 void st_summary__write(FILE *out, const struct st_profile *p, const struct st_summary_src *s,
