@@ -621,7 +621,7 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.bpf[ST_JAVA_STAT_WALKED], (uint64_t)js.bpf[ST_JAVA_STAT_FRAMES]);
 	fprintf(out, "stacktreed: java: frames kept as addresses: %" PRIu64 " without a method, %"
 		PRIu64 " with a bcp outside it; walks stopped at an unreadable frame %" PRIu64
-		"; code-cache frames not named (compiled, stubs) %" PRIu64 "; samples at no "
+		"; code-cache frames not taken by the blob step %" PRIu64 "; samples at no "
 		"interpreter pc %" PRIu64 "\n", (uint64_t)js.bpf[ST_JAVA_STAT_BAD_METHOD],
 		(uint64_t)js.bpf[ST_JAVA_STAT_BAD_BCP], (uint64_t)js.bpf[ST_JAVA_STAT_END_READ],
 		(uint64_t)js.bpf[ST_JAVA_STAT_CODE_CACHE], (uint64_t)js.bpf[ST_JAVA_STAT_LEAF_OUT]);

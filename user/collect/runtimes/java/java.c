@@ -473,6 +473,7 @@ struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
 				   const struct st_src_frame **chain, size_t *nchain)
 {
 	struct st_frame f = *raw;
+	__u64 e = raw->addr | ST_JAVA_TAG;	/* (the frame array's tag is dropped there) */
 	__u64 method = ST_JAVA_METHOD(raw->addr);
 	__s32 bci = ST_JAVA_BCI(raw->addr) == ST_JAVA_BCI_NONE ? -1 : (__s32)ST_JAVA_BCI(raw->addr);
 	struct jjit *t = NULL;
@@ -482,10 +483,10 @@ struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
 	*nchain = 0;
 	f.module = st_strtab__intern(strs, st_runtime__module(ST_RUNTIME_JAVA));
 	f.offset = 0;
-	if (j && st_java_entry_jit(raw->addr)) {
+	if (j && st_java_entry_jit(e)) {
 		/* compiled: the outermost method the frame, the inlined ones
 		 * (innermost last) its chain, as native inline frames */
-		t = jit_get(j, pid, image, raw->addr);
+		t = jit_get(j, pid, image, e);
 		if (!t) {
 			f.function = st_strtab__intern(strs, "[java compiled]");
 			return f;
