@@ -47,6 +47,12 @@ Java code the VM or JNI called, beyond the call stub, left out: the native
 frames below it are the native unwinder's), 90% reach JavacLoop.main at
 its line.
 
+test_java_jit_bpf: stacktreed -- java Jit, default flags (JDK 17 and
+Temurin 25): compiled frames from BPF (bpf/hotspot_blob.h in the
+unwinder's HotSpot rule) named with their inlined methods (jscopes.c):
+Jit.main > outer > mid (an inline frame), runtime "java", at least 90% of
+the main thread's samples (start-up left out) down to Jit.main.
+
 test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
 in its summary, -a beside a running JVM at least 1; -- a program without
 a JVM says nothing of Java."""
@@ -461,6 +467,63 @@ def test_java_jit():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     check(seen and seen[0] == "17", "JDK 17 not walked")
+
+
+def test_java_jit_bpf():
+    """Compiled frames from BPF: stacktreed -- java Jit, default flags, on
+    JDK 17 and Temurin 25: Jit.main > outer (C2) > mid (inlined into
+    outer: an inline frame) as Java frames, in that order, and >= 90% of
+    the main Java thread's samples (start-up left out) under Jit.main."""
+    tmp = tempfile.mkdtemp(prefix="st-javajitbpf-")
+    outs, seen = [], []
+    try:
+        javac = os.path.join(JDKS[0][1], "bin", "javac")
+        if not os.access(javac, os.X_OK):
+            raise Skip("no JDK 17 (%s)" % javac)
+        with open(os.path.join(tmp, "Jit.java"), "w") as f:
+            f.write(JIT % 10)
+        subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Jit.java")],
+                       check=True, capture_output=True, timeout=180)
+        for major, java in installed_javas():
+            out, err, _ = run_profiled(["-F", "199", "--format", "json,folded", "--", java,
+                                        "-Xmx64m", "-cp", tmp, "Jit"], timeout=300)
+            outs.append(out)
+            prof = load(out)
+            t = java_thread_of(prof, [x for x in prof["threads"] if x["comm"] == "java"][0]["pid"])
+            share = java_share(t)
+            mains = [n for n, _, _ in nodes(t["root"]) if n.get("function") == "Jit.main"]
+            check(mains, "JDK %s: no Jit.main" % major)
+            main = max(mains, key=lambda n: n["cum"])
+            startup = sum(n["cum"] for n, _, _ in nodes(t["root"])
+                          if n.get("function") == "JNI_CreateJavaVM")
+            to_main = main["cum"] / max(t["samples"] - startup, 1)
+            # main > outer > mid (inlined), each a Java frame
+            chain = None
+            for o in main["children"]:
+                if o.get("function") != "Jit.outer":
+                    continue
+                for m in o["children"]:
+                    if m.get("function") == "Jit.mid" and m.get("kind") == "inline":
+                        chain = (o, m) if not chain or m["cum"] > chain[1]["cum"] else chain
+            check(chain, "JDK %s: no Jit.main > Jit.outer > Jit.mid (inline) chain" % major)
+            for n in (main,) + chain:
+                check(n["runtime"] == "java" and n["file"] == "Jit.java",
+                      "JDK %s: %s runtime %s file %s" % (major, n["function"], n["runtime"],
+                                                         n["file"]))
+            m = re.search(r"code blob frames (\d+).*compiled frames named (\d+)", err)
+            check(m and int(m.group(1)) > 0 and int(m.group(2)) > 0,
+                  "JDK %s: summary without compiled frames: %s" % (major, err))
+            print("    JDK %s: main thread %d samples, %.1f%% with Java frames, %.1f%% down to "
+                  "Jit.main; outer > mid (inlined) %d; blob frames %s, compiled frames named %s"
+                  % (major, t["samples"], 100 * share, 100 * to_main, chain[1]["cum"],
+                     m.group(1), m.group(2)))
+            check(to_main >= 0.90, "JDK %s: %.1f%% of the main thread's samples down to "
+                  "Jit.main" % (major, 100 * to_main))
+            seen.append(major)
+    finally:
+        for d in [tmp] + outs:
+            shutil.rmtree(d, ignore_errors=True)
+    check(seen and seen[0] == "17", "JDK 17 not run")
 
 
 def compile_spin(tmp):
