@@ -617,7 +617,7 @@ static void java_line(FILE *out, const struct st_java *j)
 	if (js.unsupported)
 		fprintf(out, ", %" PRIu64 " of a frame layout not supported", (uint64_t)js.unsupported);
 	fprintf(out, "; walks %" PRIu64 ", %" PRIu64 " with Java frames, %" PRIu64
-		" Java frames (interpreted)\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
+		" Java frames interpreted\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
 		(uint64_t)js.bpf[ST_JAVA_STAT_WALKED], (uint64_t)js.bpf[ST_JAVA_STAT_FRAMES]);
 	fprintf(out, "stacktreed: java: frames kept as addresses: %" PRIu64 " without a method, %"
 		PRIu64 " with a bcp outside it; walks stopped at an unreadable frame %" PRIu64
