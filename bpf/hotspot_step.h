@@ -23,13 +23,20 @@
  * return address, counted by reason (enum st_java_stat); before the
  * callee's rbp is set, its caller is taken for the leaf.
  *
- * Any other pc in the code cache (compiled methods, stubs) is
- * st_hs_blob_step()'s (bpf/hotspot_blob.h): until it is in, such a frame
- * is walked as any frame without CFI (frame pointers in --unwind auto, the
- * end of the walk in dwarf), counted (ST_JAVA_STAT_CODE_CACHE), but never
- * taken for an address no mapping covers (which would defer the sample to
- * the daemon for tables that will not come). The call site is marked
- * below.
+ * Any other pc in the code cache (compiled methods, native method
+ * wrappers, stubs) is st_hs_blob_step()'s (bpf/hotspot_blob.h): a compiled
+ * frame becomes ST_JAVA_TAG | ST_JAVA_JIT | ST_JAVA_JIT_ADDR (the daemon
+ * expands its inlined methods), a native wrapper its method's frame, a
+ * stub keeps its return address; the walk goes on from the frame's caller
+ * (counted ST_JAVA_STAT_HS_FRAMES), or stops where the blob step cannot
+ * tell it (counted by reason). A pc the step does not take is walked as
+ * any frame without CFI (frame pointers in --unwind auto, the end of the
+ * walk in dwarf), counted (ST_JAVA_STAT_CODE_CACHE), but never taken for
+ * an address no mapping covers (which would defer the sample to the
+ * daemon for tables that will not come). An interpreted frame called by
+ * compiled code: its caller's sp is the frame's sender sp slot (fp - 8;
+ * fp + 16 is its own args' end), and the rbp it saved is compiled code's
+ * register, not a frame pointer: the blob step does not need it.
  *
  * The rule is a global function in BPF (st_hs_frame(), verified once,
  * whatever the states the walk reaches it in: inlined in the unwinder's
@@ -50,6 +57,12 @@
  *                              global function; natively static inline)
  *   ST_HS_COUNT(io, what)      count enum st_java_stat what (BPF:
  *                              java_stats; natively io->jc's)
+ *   ST_HS_ENV(io)              the blob step's struct st_unw_env * (BPF:
+ *                              an empty one, helper reads; natively
+ *                              io->env), with bpf/hotspot_blob.h's reads
+ *   ST_HS_PROC(io)             the JVM's whole struct st_java_proc *, or
+ *                              NULL (BPF: java_procs' entry of io->tgid;
+ *                              natively io->proc)
  * The walk's state keeps nothing that changes per Java frame (the count
  * of Java frames, the counts): in it, the verifier told each count from
  * the next and checked the walk again for each (the program over 1M).
@@ -59,14 +72,18 @@
 
 #include "dual.h"
 #include "stacktree.h"
+#include "hotspot_blob.h"
 
 /* One frame of the rule: its inputs, outputs and scratch. */
 struct st_hs_io {
-	struct st_java_proc java;	/* the JVM (set once per walk) */
+	struct st_java_head java;	/* the JVM (set once per walk) */
+	__u64 proc;		/* natively: its struct st_java_proc * (the blobs) */
+	__u32 tgid;		/* BPF: its java_procs key (the blobs) */
+	__u32 pad;
 	__u64 env;		/* natively: the walk's struct st_unw_env * */
 	__u64 jc;		/* natively: the rule's struct st_java_counts *, or 0 */
 	__u32 jframes;		/* Java frames written in the walk */
-	__u32 pad;
+	__u32 exact;		/* in: io->ip is the interrupted pc, not a return address */
 	__u64 ip, sp, bp;	/* in: the frame; out: its caller's (return 0) */
 	__u64 r13;		/* in: the leaf's r13 (the live bcp) */
 	__u64 entry;		/* out: the Java entry for out[n], or 0 (keep the ip) */
@@ -172,11 +189,25 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 	io->stat = ST_JAVA_STAT__MAX;
 	interp = st_hs_in(io->ip, io->java.interp_start, io->java.interp_end);
 	if (!interp) {
-		/* javajit: st_hs_blob_step() (bpf/hotspot_blob.h) plugs in here,
-		 * for a pc of the code cache outside the interpreter: 1: its
-		 * caller (io->ip, sp, bp = f's, io->entry = f.entry; return 0);
-		 * -1: the walk stops (io->stat = f.stop; return 1); 0: on as
-		 * below */
+		const struct st_java_proc *p = ST_HS_PROC(io);
+		struct st_hs_frame f;
+		int r = p ? st_hs_blob_step(ST_HS_ENV(io), p, io->ip, io->sp, io->bp, io->exact, &f)
+			  : 0;
+
+		if (r > 0) {
+			if (f.note < ST_JAVA_STAT__MAX)
+				ST_HS_COUNT(io, f.note);
+			io->stat = ST_JAVA_STAT_HS_FRAMES;
+			io->entry = f.entry;
+			io->ip = f.ip;
+			io->sp = f.sp;
+			io->bp = f.bp;
+			return 0;
+		}
+		if (r < 0) {
+			io->stat = f.stop;
+			return 1;
+		}
 		io->stat = ST_JAVA_STAT_CODE_CACHE;
 		/* no CFI there: what the unwinder does with such a frame
 		 * (frame pointers in auto, the end in dwarf) */
@@ -194,9 +225,14 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 	}
 	if (interp)
 		st_hs_interp(io);
-	io->sp = io->bp + 16;
+	lo = io->bp;
 	io->bp = st_hs_word(io, 0);
 	io->ip = st_hs_word(io, 1);
+	/* a compiled caller: its sp the sender sp slot (fp - 8) */
+	io->sp = interp && st_hs_in(io->ip, io->java.code_start, io->java.code_end) &&
+			 !st_hs_in(io->ip, io->java.interp_start, io->java.interp_end)
+		 ? st_hs_word(io, -1)
+		 : lo + 16;
 	return 0;
 }
 

@@ -110,7 +110,8 @@ static long st_java_report_one(__u32 i, void *data)
 	e = c->frames[i & (ST_JAVA_FRAME_ROOM - 1)];
 	if (!st_java_entry_is(e))
 		return 0;
-	k.method = ST_JAVA_METHOD(e);
+	/* a compiled frame: its entry (the daemon reads its methods) */
+	k.method = st_java_entry_jit(e) ? e : ST_JAVA_METHOD(e);
 	m = &c->memo->e[st_hash_u64(k.method ^ ((__u64)k.tgid << 48)) & (ST_JAVA_MEMO - 1)];
 	if (m->method == k.method && m->tgid == k.tgid && m->image == k.image)
 		return 0;

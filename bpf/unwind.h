@@ -122,10 +122,20 @@ static __always_inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 s
 	return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
-/* bpf/hotspot_step.h's: the task's memory; its rule a global function */
+/* bpf/hotspot_blob.h's: code cache memory */
+static __always_inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+/* bpf/hotspot_step.h's: the task's memory; its rule a global function
+ * (the blob step's env in it: none of the walk's, helper reads) */
 #define ST_HS_READ(io, dst, n, a) bpf_probe_read_user((dst), (n), (const void *)(a))
 #define ST_HS_GLOBAL __noinline
 #define ST_HS_COUNT(io, what) st_java_count(what)
+#define ST_HS_ENV(io) (&(struct st_unw_env){})
+#define ST_HS_PROC(io)                                                                             \
+	((const struct st_java_proc *)bpf_map_lookup_elem(&java_procs, &(io)->tgid))
 
 /* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
 static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
@@ -254,6 +264,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	 * the verifier checks the whole walk twice, with and without one */
 	jp = (interpreters & ST_INTERP_JAVA) ? bpf_map_lookup_elem(&java_procs, &io->tgid) : NULL;
 	bpf_probe_read_kernel(&s.hs.java, sizeof(s.hs.java), jp);
+	s.hs.tgid = io->tgid;
 	s.image = io->image;
 	s.jc = bpf_map_lookup_elem(&java_stats, &zero);
 	s.env.cache = bpf_map_lookup_elem(&unwind_cache, &zero);

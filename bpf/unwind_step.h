@@ -297,6 +297,7 @@ static __always_inline long st_hs_step(struct st_unw_state *s, __u32 n)
 	s->hs.ip = s->ip;
 	s->hs.sp = s->sp;
 	s->hs.bp = s->bp;
+	s->hs.exact = s->exact;
 	s->hs.n = n;
 	r = st_hs_frame(&s->hs);
 	if (s->hs.entry & ST_JAVA_TAG)

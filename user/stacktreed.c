@@ -88,7 +88,7 @@ static const struct argp_option options[] = {
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "MB", 0, "dwarf/auto: kernel memory for the modules' CFI rows, in MiB (default 2/7 of --memory-mb: 128; clang needs ~20); modules no process maps any more are released", 2 },
 	{ "symbol-cache-mb", OPT_SYMBOL_CACHE_MB, "MB", 0, "Symbols of modules no process maps any more are freed (least recently used first) beyond MB MiB of symbol caches (default 2/7 of --memory-mb: 128)", 2 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust function names mangled (profile.json and pprof keep the mangled name as system_name anyway)", 1 },
-	{ "interpreters", OPT_INTERPRETERS, "LIST", 0, "Interpreted runtimes whose own stacks are walked and merged with the native one: python (CPython 3.10, 3.11, 3.12, 3.13), java (HotSpot interpreted frames; not with --unwind fp, whose kernel walk has no Java rule), all (the default) or none; comma-separated", 1 },
+	{ "interpreters", OPT_INTERPRETERS, "LIST", 0, "Interpreted runtimes whose own stacks are walked and merged with the native one: python (CPython 3.10, 3.11, 3.12, 3.13), java (HotSpot interpreted and compiled frames; not with --unwind fp, whose kernel walk has no Java rule), all (the default) or none; comma-separated", 1 },
 	{ "no-python", OPT_NO_PYTHON, NULL, 0, "No Python frames (--interpreters without python): CPython processes are profiled natively only (the interpreter's evaluation loop, not the Python functions)", 1 },
 	{ "no-inline", OPT_NO_INLINE, NULL, 0, "No inline frames: a function the compiler inlined is not a frame of its own (DWARF source lines are still given)", 1 },
 	{ "lines", OPT_LINES, NULL, 0, "xtree: file:line of each frame (from DWARF) after its name", 1 },

@@ -642,11 +642,11 @@ static void java_line(FILE *out, const struct st_java *j)
 	if (js.unsupported)
 		fprintf(out, ", %" PRIu64 " of a frame layout not supported", (uint64_t)js.unsupported);
 	fprintf(out, "; walks %" PRIu64 ", %" PRIu64 " with Java frames, %" PRIu64
-		" Java frames (interpreted)\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
+		" Java frames interpreted\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
 		(uint64_t)js.bpf[ST_JAVA_STAT_WALKED], (uint64_t)js.bpf[ST_JAVA_STAT_FRAMES]);
 	fprintf(out, "stacktreed: java: frames kept as addresses: %" PRIu64 " without a method, %"
 		PRIu64 " with a bcp outside it; walks stopped at an unreadable frame %" PRIu64
-		"; code-cache frames not named (compiled, stubs) %" PRIu64 "; samples at no "
+		"; code-cache frames not taken by the blob step %" PRIu64 "; samples at no "
 		"interpreter pc %" PRIu64 "\n", (uint64_t)js.bpf[ST_JAVA_STAT_BAD_METHOD],
 		(uint64_t)js.bpf[ST_JAVA_STAT_BAD_BCP], (uint64_t)js.bpf[ST_JAVA_STAT_END_READ],
 		(uint64_t)js.bpf[ST_JAVA_STAT_CODE_CACHE], (uint64_t)js.bpf[ST_JAVA_STAT_LEAF_OUT]);
@@ -658,6 +658,19 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.methods, (uint64_t)js.method_failed, (uint64_t)js.method_dropped,
 		ST_JAVA_MAX_HELD, (uint64_t)js.held, (uint64_t)js.bpf[ST_JAVA_STAT_DEFERRED],
 		(uint64_t)js.bpf[ST_JAVA_STAT_LATE_NO_MEM], (uint64_t)js.bpf[ST_JAVA_STAT_FP_MODE]);
+	fprintf(out, "stacktreed: java: code blob frames %" PRIu64 " (deoptimized %" PRIu64
+		", in a return sequence %" PRIu64 ", pc too far to name %" PRIu64 "); walks stopped "
+		"at: no blob %" PRIu64 ", a bad blob %" PRIu64 ", a prologue %" PRIu64 ", a stub "
+		"leaf %" PRIu64 ", a return address out of the code cache %" PRIu64 ", an unreadable "
+		"stack %" PRIu64 ", a stub's frame pointer %" PRIu64 "; compiled frames named %"
+		PRIu64 " (nmethod gone %" PRIu64 ", unreadable %" PRIu64 ")\n",
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_FRAMES], (uint64_t)js.bpf[ST_JAVA_STAT_HS_DEOPT],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_EPILOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_FAR_PC],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_NO_BLOB], (uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_BLOB],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_PROLOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_STUB_LEAF],
+		(uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_RA], (uint64_t)js.bpf[ST_JAVA_STAT_HS_READ],
+		(uint64_t)js.bpf[ST_JAVA_STAT_END_BAD_FP], (uint64_t)js.jits, (uint64_t)js.jit_gone,
+		(uint64_t)js.jit_failed);
 }
 
 /* Notes that describe how the session ran, not what it found: the full

@@ -31,6 +31,28 @@ JIT (default flags) the run completes with Java frames named, and the
 JVM's own threads (VM Thread, G1 Service, compiler threads: which a short
 run samples varies) are there, named, with native frames.
 
+test_java_jit: the JIT's frames, default flags: a class whose main
+thread runs Jit.main -> outer (C2-compiled) -> mid -> leaf (both inlined
+into outer); tests/unit/test_hsblob.c's test_live_jit waits until the
+thread runs compiled code, stops it 50 times, walks it from its registers
+(compiled frames and stubs by bpf/hotspot_blob.h, interpreted ones by
+bpf/hotspot_step.h's rule, natively), expands the compiled frames' inlined
+methods (jscopes.c), names every frame and requires Jit.mid (inlined),
+outer and main in that order at their source lines in at least 90% of
+the walks (inlined frames in half), on JDK 17 and Temurin 25. Then the
+same on javac run in process again and again on generated classes
+(compiled and interpreted frames, stubs, JNI calls and the VM's own code
+mixed), 300 stops: of the walks that start in Java code (20 at least;
+Java code the VM or JNI called, beyond the call stub, left out: the native
+frames below it are the native unwinder's), 90% reach JavacLoop.main at
+its line.
+
+test_java_jit_bpf: stacktreed -- java Jit, default flags (JDK 17 and
+Temurin 25): compiled frames from BPF (bpf/hotspot_blob.h in the
+unwinder's HotSpot rule) named with their inlined methods (jscopes.c):
+Jit.main > outer > mid (an inline frame), runtime "java", at least 90% of
+the main thread's samples (start-up left out) down to Jit.main.
+
 test_java_summary: stacktreed -- java (JDK 17) says "java: JVMs seen 1"
 in its summary, -a beside a running JVM at least 1; -- a program without
 a JVM says nothing of Java."""
@@ -94,6 +116,93 @@ DEEP = """public class Deep {
     }
 }
 """
+
+JIT_TEST = os.path.join(BUILD, "tests", "test_hsblob")
+# a hot chain the JIT compiles (C2) with mid and leaf inlined into outer:
+# their loops' strides vary, so that they keep safepoint polls, whose PC
+# descriptors carry the inlined scopes a sampled pc is named by
+JIT = """public class Jit {
+    static volatile long sink;
+    static int leaf(int x) {
+        int s = x;                                    // leaf-first
+        for (int k = 0; k < 32; k += (s & 1) + 1) {
+            s = s * 31 + k;
+        }
+        return s;                                     // leaf-last
+    }
+    static int mid(int x) {
+        int s = 0;                                    // mid-first
+        for (int i = 0; i < 256; i += (s & 1) + 1) {
+            s += leaf(x + i);
+        }
+        return s;                                     // mid-last
+    }
+    static long outer(long n) {
+        long s = 0;                                   // outer-first
+        for (long i = 0; i < n; i++) {
+            s += mid((int) i);
+        }
+        return s;                                     // outer-last
+    }
+    public static void main(String[] args) {
+        System.out.println("ready");
+        System.out.flush();
+        long end = System.nanoTime() + %dL * 1000000000L;
+        while (System.nanoTime() < end) {
+            sink += outer(10000);                     // main-call
+        }
+    }
+}
+"""
+
+# javac in process, again and again, on generated classes (lambdas,
+# streams, generics): compiled, inlined and interpreted frames, stubs,
+# JNI calls (the file system's) and the VM's own code mixed
+JAVAC_LOOP = """import java.io.File;
+import java.util.*;
+import javax.tools.*;
+public class JavacLoop {
+    public static void main(String[] a) throws Exception {
+        JavaCompiler jc = ToolProvider.getSystemJavaCompiler();
+        List<String> args = new ArrayList<>(List.of("-d", a[1], "-proc:none"));
+        for (File f : new File(a[0]).listFiles()) args.add(f.getPath());
+        System.out.println("ready");
+        System.out.flush();
+        long end = System.nanoTime() + %dL * 1000000000L;
+        while (System.nanoTime() < end) {
+            jc.run(null, null, null, args.toArray(new String[0]));   // main-call
+        }
+    }
+}
+"""
+
+
+def javac_sources(d, classes=150, methods=20):
+    """classes generated Java classes in d (package gen)."""
+    os.makedirs(d)
+    m = ("    public int m%d(int x) { List<String> l = new ArrayList<>(); "
+         "for (int k = 0; k < x; k++) l.add(\"v\" + k); "
+         "return l.stream().mapToInt(String::length).sum() + %d; }")
+    for i in range(classes):
+        with open(os.path.join(d, "C%d.java" % i), "w") as f:
+            f.write("package gen;\nimport java.util.*;\npublic class C%d {\n%s\n}\n"
+                    % (i, "\n".join(m % (j, j) for j in range(methods))))
+
+
+def marks(src, *names):
+    """The source line of each "// name" marker of src."""
+    lines = src.splitlines()
+    return [next(i + 1 for i, l in enumerate(lines) if l.rstrip().endswith("// " + n))
+            for n in names]
+
+
+def jit_expect():
+    """ST_TEST_JAVA_EXPECT for JIT: mid (inlined), outer (compiled), main
+    (interpreted or compiled) at their lines; leaf, inlined too, may come
+    first (when the sampled pc's next PC descriptor is in its loop)."""
+    mf, ml, of, ol, mc = marks(JIT % LIFETIME, "mid-first", "mid-last", "outer-first",
+                               "outer-last", "main-call")
+    return "Jit.mid:%d-%d|Jit.outer:%d-%d|Jit.main:%d-%d" % (mf, ml, of, ol, mc, mc)
 
 
 def deep_expect():
@@ -307,6 +416,116 @@ def test_java_bpf():
             shutil.rmtree(d, ignore_errors=True)
 
 
+
+def test_java_jit():
+    """The JIT's frames: a C2-compiled chain walked from a stopped thread's
+    registers (bpf/hotspot_blob.h natively), its inlined methods expanded
+    (jscopes.c) and named, on JDK 17 and Temurin 25 with default flags."""
+    check(os.access(JIT_TEST, os.X_OK), "%s not built (make integration builds it)" % JIT_TEST)
+    tmp = tempfile.mkdtemp(prefix="st-javajit-")
+    seen = []
+    try:
+        javac = os.path.join(JDKS[0][1], "bin", "javac")
+        if not os.access(javac, os.X_OK):
+            raise Skip("no JDK 17 (%s)" % javac)
+        with open(os.path.join(tmp, "Jit.java"), "w") as f:
+            f.write(JIT % LIFETIME)
+        with open(os.path.join(tmp, "JavacLoop.java"), "w") as f:
+            f.write(JAVAC_LOOP % LIFETIME)
+        javac_sources(os.path.join(tmp, "gen"))
+        subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Jit.java"),
+                        os.path.join(tmp, "JavacLoop.java")],
+                       check=True, capture_output=True, timeout=180)
+        loop_line, = marks(JAVAC_LOOP % LIFETIME, "main-call")
+        runs = [("Jit", [], {"ST_TEST_JAVA_EXPECT": jit_expect(), "ST_TEST_JAVA_WALKS": "50"}),
+                ("JavacLoop", [os.path.join(tmp, "gen"), os.path.join(tmp, "out")],
+                 {"ST_TEST_JAVA_EXPECT": "JavacLoop.main:%d-%d" % (loop_line, loop_line),
+                  "ST_TEST_JAVA_WALKS": "300", "ST_TEST_JAVA_MIXED": "1"})]
+        for major, java in installed_javas():
+            for cls, args, extra in runs:
+                p = started(java, tmp, ["-Xmx256m"], cls, args)
+                try:
+                    time.sleep(0.5)	# into the loop
+                    tid = java_main_thread(p.pid)
+                    env = dict(os.environ, ST_TEST_JVM_PID=str(p.pid), ST_TEST_JVM_TID=str(tid),
+                               **extra)
+                    r = subprocess.run([JIT_TEST], env=env, capture_output=True, text=True,
+                                       timeout=300)
+                    out = r.stdout + r.stderr
+                    check(r.returncode == 0, "test_hsblob (%s) on JDK %s (pid %d, tid %d) "
+                          "failed:\n%s" % (cls, major, p.pid, tid, out))
+                    check("[       OK ] test_live_jit" in out, "test_hsblob's test_live_jit (%s) "
+                          "did not run on JDK %s:\n%s" % (cls, major, out))
+                    check(p.poll() is None, "JDK %s exited during the walks" % major)
+                finally:
+                    p.kill()
+                    p.wait()
+                for line in out.splitlines():
+                    if "walks named" in line or line.strip().startswith(("pid ", "in compiled")):
+                        print("    JDK %s, %s: %s" % (major, cls, line.strip()))
+            seen.append(major)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    check(seen and seen[0] == "17", "JDK 17 not walked")
+
+
+def test_java_jit_bpf():
+    """Compiled frames from BPF: stacktreed -- java Jit, default flags, on
+    JDK 17 and Temurin 25: Jit.main > outer (C2) > mid (inlined into
+    outer: an inline frame) as Java frames, in that order, and >= 90% of
+    the main Java thread's samples (start-up left out) under Jit.main."""
+    tmp = tempfile.mkdtemp(prefix="st-javajitbpf-")
+    outs, seen = [], []
+    try:
+        javac = os.path.join(JDKS[0][1], "bin", "javac")
+        if not os.access(javac, os.X_OK):
+            raise Skip("no JDK 17 (%s)" % javac)
+        with open(os.path.join(tmp, "Jit.java"), "w") as f:
+            f.write(JIT % 10)
+        subprocess.run([javac, "--release", "17", "-g", "-d", tmp, os.path.join(tmp, "Jit.java")],
+                       check=True, capture_output=True, timeout=180)
+        for major, java in installed_javas():
+            out, err, _ = run_profiled(["-F", "199", "--format", "json,folded", "--", java,
+                                        "-Xmx64m", "-cp", tmp, "Jit"], timeout=300)
+            outs.append(out)
+            prof = load(out)
+            t = java_thread_of(prof, [x for x in prof["threads"] if x["comm"] == "java"][0]["pid"])
+            share = java_share(t)
+            mains = [n for n, _, _ in nodes(t["root"]) if n.get("function") == "Jit.main"]
+            check(mains, "JDK %s: no Jit.main" % major)
+            main = max(mains, key=lambda n: n["cum"])
+            startup = sum(n["cum"] for n, _, _ in nodes(t["root"])
+                          if n.get("function") == "JNI_CreateJavaVM")
+            to_main = main["cum"] / max(t["samples"] - startup, 1)
+            # main > outer > mid (inlined), each a Java frame
+            chain = None
+            for o in main["children"]:
+                if o.get("function") != "Jit.outer":
+                    continue
+                for m in o["children"]:
+                    if m.get("function") == "Jit.mid" and m.get("kind") == "inline":
+                        chain = (o, m) if not chain or m["cum"] > chain[1]["cum"] else chain
+            check(chain, "JDK %s: no Jit.main > Jit.outer > Jit.mid (inline) chain" % major)
+            for n in (main,) + chain:
+                check(n["runtime"] == "java" and n["file"] == "Jit.java",
+                      "JDK %s: %s runtime %s file %s" % (major, n["function"], n["runtime"],
+                                                         n["file"]))
+            m = re.search(r"code blob frames (\d+).*compiled frames named (\d+)", err)
+            check(m and int(m.group(1)) > 0 and int(m.group(2)) > 0,
+                  "JDK %s: summary without compiled frames: %s" % (major, err))
+            print("    JDK %s: main thread %d samples, %.1f%% with Java frames, %.1f%% down to "
+                  "Jit.main; outer > mid (inlined) %d; blob frames %s, compiled frames named %s"
+                  % (major, t["samples"], 100 * share, 100 * to_main, chain[1]["cum"],
+                     m.group(1), m.group(2)))
+            check(to_main >= 0.90, "JDK %s: %.1f%% of the main thread's samples down to "
+                  "Jit.main" % (major, 100 * to_main))
+            seen.append(major)
+    finally:
+        for d in [tmp] + outs:
+            shutil.rmtree(d, ignore_errors=True)
+    check(seen and seen[0] == "17", "JDK 17 not run")
+
+
 def compile_spin(tmp):
     javac = os.path.join(JDKS[0][1], "bin", "javac")
     if not os.access(javac, os.X_OK):
@@ -317,10 +536,11 @@ def compile_spin(tmp):
                    check=True, capture_output=True, timeout=180)
 
 
-def started(java, tmp, opts=(), cls="Spin"):
-    """java running cls (Spin), once it has printed that main() runs."""
-    p = subprocess.Popen([java, "-Xmx64m"] + list(opts) + ["-cp", tmp, cls], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+def started(java, tmp, opts=(), cls="Spin", args=()):
+    """java running cls (Spin) with args, once it has printed that main()
+    runs."""
+    p = subprocess.Popen([java, "-Xmx64m"] + list(opts) + ["-cp", tmp, cls] + list(args),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     end = time.time() + READY_TIMEOUT
     while time.time() < end:
         ready, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.time()))

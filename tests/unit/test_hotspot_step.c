@@ -517,9 +517,11 @@ static double now_ms(void)
 
 static const char *const stat_names[ST_JAVA_STAT__MAX] = {
 	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-read", "code-cache",
-	"fp-mode", "methods", "methods-lost", "deferred", "late-no-mem",
+	"fp-mode", "methods", "methods-lost", "deferred", "late-no-mem", "end-bad-fp", "hs-frames",
+	"hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob", "hs-bad-blob", "hs-prologue",
+	"hs-stub-leaf", "hs-bad-ra", "hs-read",
 };
-_Static_assert(ST_JAVA_STAT__MAX == 13, "stat_names");
+_Static_assert(ST_JAVA_STAT__MAX == 24, "stat_names");
 
 #define LIVE_STACK (256 << 10)	/* bytes of the stack copied (from rsp) */
 

@@ -404,12 +404,13 @@ static void test_bad_names(void **state)
 static const int missing17[] = {
 	ST_JF_codeblob_code_offset, ST_JF_nmethod_scopes_data_offset, ST_JF_nmethod_immutable_data,
 	ST_JF_nmethod_deopt_handler_offset, ST_JF_frame_interpreter_method_offset,
-	ST_JF_frame_interpreter_bcp_offset, -1,
+	ST_JF_frame_interpreter_bcp_offset, ST_JF_codeblob_relocation_size, ST_JF_codeblob_mutable_data,
+	ST_JF_codeblob_mutable_data_size, ST_JF_nmethod_immutable_data_size, -1,
 };
 static const int missing25[] = {
 	ST_JF_codeblob_code_begin, ST_JF_nmethod_scopes_data_begin, ST_JF_nmethod_metadata_offset,
 	ST_JF_nmethod_deopt_handler_begin, ST_JF_method_flags, ST_JF_frame_interpreter_method_offset,
-	ST_JF_frame_interpreter_bcp_offset, -1,
+	ST_JF_frame_interpreter_bcp_offset, ST_JF_nmethod_dependencies_offset, -1,
 };
 
 /* l has every member but those of expect, and the facts of any JVM. */

@@ -259,7 +259,8 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	if (raw->runtime == ST_RUNTIME_PYTHON)	/* ST_NODE_PYTHON */
 		return st_python__symbolize(x->n->py, x->t->pid, x->t->image, raw, x->strs);
 	if (raw->runtime == ST_RUNTIME_JAVA)	/* ST_NODE_JAVA */
-		return st_java__symbolize(x->n->java, x->t->pid, x->t->image, raw, x->strs);
+		return st_java__symbolize(x->n->java, x->t->pid, x->t->image, raw, x->strs, &sc->f,
+					  &sc->n);
 	if (raw->runtime == ST_RUNTIME_KERNEL) {
 		r = st_symbolizer__resolve_kernel(x->n->sym, raw->addr, is_return, &s);
 	} else {

@@ -69,8 +69,16 @@ static inline long st_unw_read_any(struct st_unw_env *e, void *dst, __u32 size, 
 	return -1;
 }
 
+/* bpf/hotspot_blob.h's: the code cache (the process's memory) */
+static inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
+{
+	return st_unw_read_any(e, dst, size, addr);
+}
+
+#define ST_HS_ENV(io) ((struct st_unw_env *)(uintptr_t)(io)->env)
+#define ST_HS_PROC(io) ((const struct st_java_proc *)(uintptr_t)(io)->proc)
 #define ST_HS_READ(io, dst, n, a)                                                                \
-	st_unw_read_any((struct st_unw_env *)(uintptr_t)(io)->env, (dst), (n), (a))
+	st_unw_read_any(ST_HS_ENV(io), (dst), (n), (a))
 #define ST_HS_GLOBAL static inline
 #define ST_HS_COUNT(io, what)                                                                     \
 	do {                                                                                      \
@@ -176,7 +184,8 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 	};
 
 	if (in->java) {
-		s.hs.java = *in->java;
+		memcpy(&s.hs.java, in->java, sizeof(s.hs.java));	/* its head */
+		s.hs.proc = (__u64)(uintptr_t)in->java;
 		s.image = in->java->image;	/* the caller's choice */
 	}
 	st_unw_start(&s, in->ip, in->sp, in->bp, in->r10, in->rbx, in->r13, in->fallback);

@@ -8,11 +8,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "binsym/symbolizer.h"
 #include "common/strtab.h"
 #include "common/tree.h"
 #include "common/u64map.h"
 #include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/java/jmethod.h"
+#include "user/collect/runtimes/java/jscopes.h"
 #include "user/collect/runtimes/java/jvmproc.h"
 #include "user/collect/session.h"
 #include "user/collect/unwind/unwinder.h"
@@ -46,6 +48,14 @@ struct jproc {
 	struct st_jvm_layout l;
 	int major;
 	struct st_u64map *methods;	/* Method* -> struct jm */
+	struct st_u64map *jits;		/* compiled frame entry -> struct jjit */
+};
+
+/* A compiled frame's methods (jscopes.c), innermost first; n 0: none
+ * read (its nmethod gone: the entry named as such). */
+struct jjit {
+	__u32 n;
+	struct st_jscope s[];
 };
 
 struct st_java {
@@ -58,6 +68,8 @@ struct st_java {
 	struct st_java_counts late;	/* the daemon's walks' counts */
 	struct st_java_stats st;
 	struct st_jmethod scratch;	/* one method being read (4 KiB: off the stack) */
+	struct st_jscopes scopes;	/* one compiled frame being read */
+	struct st_src_frame chain[ST_JSCOPES_MAX];	/* st_java__symbolize()'s inlined */
 	double next_tick;
 };
 
@@ -71,6 +83,10 @@ static void proc_free(struct jproc *p)
 	while (p->methods && (m = st_u64map__next(p->methods, &pos, NULL)))
 		free(m);
 	st_u64map__free(p->methods);
+	pos = 0;
+	while (p->jits && (m = st_u64map__next(p->jits, &pos, NULL)))
+		free(m);
+	st_u64map__free(p->jits);
 	free(p);
 }
 
@@ -137,13 +153,63 @@ static struct jm *method_get(struct st_java *j, __u32 pid, __u32 image, __u64 me
 	return m ? m : method_read(j, p, method);
 }
 
-/* java_events: a method first seen by a sample, read while it lives. */
+/* Compiled frame entry of (pid, image): its methods (and theirs, read
+ * now when new), read now when new; NULL: not readable. */
+static struct jjit *jit_get(struct st_java *j, __u32 pid, __u32 image, __u64 entry)
+{
+	struct jproc *p = proc_of(j, pid, image);
+	struct st_jscopes *s = &j->scopes;
+	int ipid = (int)pid;
+	struct jjit *t;
+
+	if (!p)
+		return NULL;
+	if ((t = st_u64map__get(p->jits, entry)))
+		return t;
+	st_jscopes__read(&p->l, p->major, st_jvm_read_process, &ipid,
+			 st_jscopes__nmethod(&p->bp.blobs, entry), ST_JAVA_JIT_PC(entry),
+			 ST_JAVA_JIT_LEAF(entry), (int)ST_JAVA_JIT_CID(entry), s);
+	if (s->stop == ST_JSCOPES_GONE)
+		j->st.jit_gone++;
+	if (!s->n) {
+		j->st.jit_failed++;
+		return NULL;
+	}
+	if (j->st.held >= ST_JAVA_MAX_HELD || !(t = malloc(sizeof(*t) + s->n * sizeof(s->s[0])))) {
+		j->st.method_dropped++;
+		return NULL;
+	}
+	t->n = s->n;
+	memcpy(t->s, s->s, s->n * sizeof(s->s[0]));
+	if (st_u64map__put(p->jits, entry, t)) {
+		free(t);
+		j->st.method_dropped++;
+		return NULL;
+	}
+	j->st.jits++;
+	j->st.held++;
+	for (__u32 i = 0; i < t->n; i++)
+		(void)method_get(j, pid, image, t->s[i].method);
+	return t;
+}
+
+/* An entry of a sample (Method* or a compiled frame's) read now. */
+static void entry_seen(struct st_java *j, __u32 pid, __u32 image, __u64 e)
+{
+	if (st_java_entry_jit(e))
+		(void)jit_get(j, pid, image, e);
+	else
+		(void)method_get(j, pid, image, st_java_entry_is(e) ? ST_JAVA_METHOD(e) : e);
+}
+
+/* java_events: a method (or compiled frame) first seen by a sample, read
+ * while it lives. */
 static int on_method(void *ctx, void *data, size_t size)
 {
 	const struct st_java_event *e = data;
 
 	if (size >= sizeof(*e))
-		(void)method_get(ctx, e->pid, e->image, e->method);
+		entry_seen(ctx, e->pid, e->image, e->method);
 	return 0;
 }
 
@@ -222,10 +288,20 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 		bp.code_start = lo;
 		bp.code_end = hi;
 	}
+	/* compiled frames and stubs (bpf/hotspot_blob.h): none walked without */
+	r = st_jvm_layout__java_blobs(&jp->l, st_jvm_read_process, &ipid, &bp.blobs);
+	if (r) {
+		memset(&bp.blobs, 0, sizeof(bp.blobs));
+		fprintf(stderr, "stacktreed: java %s in pid %u: code cache not read (%s): compiled "
+			"frames stay native addresses\n",
+			jp->version.release[0] ? jp->version.release : "(version unknown)", pid,
+			r == -ENOTSUP ? "layout not supported" : strerror(-r));
+	}
 	bp.image = image;
 	p = st_u64map__get(j->procs, KEY(pid, image));
 	if (!p) {
 		if (!(p = calloc(1, sizeof(*p))) || !(p->methods = st_u64map__new()) ||
+		    !(p->jits = st_u64map__new()) ||
 		    st_u64map__put(j->procs, KEY(pid, image), p)) {
 			proc_free(p);
 			return -ENOMEM;
@@ -341,7 +417,7 @@ void st_java__reset(struct st_java *j)
 	pos = 0;
 	while ((p = st_u64map__next(j->procs, &pos, NULL)))
 		if (p->retired) {
-			j->st.held -= st_u64map__count(p->methods);
+			j->st.held -= st_u64map__count(p->methods) + st_u64map__count(p->jits);
 			proc_free(p);
 			j->st.procs_freed++;
 		}
@@ -367,7 +443,7 @@ static void unw_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, siz
 {
 	for (size_t i = 0; i < n; i++)
 		if (st_java_entry_is(frames[i]))
-			(void)method_get(ctx, pid, image, ST_JAVA_METHOD(frames[i]));
+			entry_seen(ctx, pid, image, frames[i]);
 }
 
 void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
@@ -383,24 +459,60 @@ void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
 
 /* ---- names ---------------------------------------------------------- */
 
+/* Method m at bci (-1: none) as frame f (its name, file, line). */
+static void name_method(struct jm *m, __s32 bci, struct st_frame *f, struct st_strtab *strs)
+{
+	f->function = st_strtab__intern(strs, m->name);
+	f->file = m->source[0] ? st_strtab__intern(strs, m->source) : NULL;
+	f->line = bci >= 0 ? st_jlines__find(m->lines, m->nlines, m->x, (__u32)bci) : 0;
+	f->offset = f->line;
+}
+
 struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
-				   const struct st_frame *raw, struct st_strtab *strs)
+				   const struct st_frame *raw, struct st_strtab *strs,
+				   const struct st_src_frame **chain, size_t *nchain)
 {
 	struct st_frame f = *raw;
+	__u64 e = raw->addr | ST_JAVA_TAG;	/* (the frame array's tag is dropped there) */
 	__u64 method = ST_JAVA_METHOD(raw->addr);
-	struct jm *m = j ? method_get(j, pid, image, method) : NULL;
+	__s32 bci = ST_JAVA_BCI(raw->addr) == ST_JAVA_BCI_NONE ? -1 : (__s32)ST_JAVA_BCI(raw->addr);
+	struct jjit *t = NULL;
+	struct jm *m;
 
+	*chain = NULL;
+	*nchain = 0;
 	f.module = st_strtab__intern(strs, st_runtime__module(ST_RUNTIME_JAVA));
-	f.addr = method;
 	f.offset = 0;
+	if (j && st_java_entry_jit(e)) {
+		/* compiled: the outermost method the frame, the inlined ones
+		 * (innermost last) its chain, as native inline frames */
+		t = jit_get(j, pid, image, e);
+		if (!t) {
+			f.function = st_strtab__intern(strs, "[java compiled]");
+			return f;
+		}
+		method = t->s[t->n - 1].method;
+		bci = t->s[t->n - 1].bci;
+		*chain = j->chain;
+		for (__u32 i = t->n - 1; i-- > 0;) {
+			struct st_src_frame *c = &j->chain[t->n - 1 - i];
+			struct jm *im = method_get(j, pid, image, t->s[i].method);
+
+			c->function = im ? im->name : "[java method]";
+			c->file = im && im->source[0] ? im->source : NULL;
+			c->line = im && t->s[i].bci >= 0 ?
+				st_jlines__find(im->lines, im->nlines, im->x, (__u32)t->s[i].bci) : 0;
+		}
+		*nchain = t->n > 1 ? t->n : 0;	/* [0]: the frame's own (unused) */
+		j->chain[0] = (struct st_src_frame){ 0 };
+	}
+	m = j ? method_get(j, pid, image, method) : NULL;
+	f.addr = method;
 	if (!m) {
 		f.function = st_strtab__intern(strs, "[java method]");
 		return f;
 	}
-	f.function = st_strtab__intern(strs, m->name);
-	f.file = m->source[0] ? st_strtab__intern(strs, m->source) : NULL;
-	f.line = st_jlines__find(m->lines, m->nlines, m->x, ST_JAVA_BCI(raw->addr));
-	f.offset = f.line;
+	name_method(m, bci, &f, strs);
 	return f;
 }
 

@@ -61,11 +61,19 @@ void st_java__unwinder(struct st_java *j, struct st_unwinder *u);
  * ST_JAVA_ADDR) of process (pid, image), strings interned in strs:
  * function "pkg.Class.method", module "[java]", file the source file,
  * line the line at the bci; offset = line (one node per line); addr = the
- * Method*. "[java method]" when the method could not be read. */
+ * Method*. "[java method]" when the method could not be read. A compiled
+ * frame (st_java_entry_jit: its methods read by jscopes.c while the
+ * process lives, kept by entry): the outermost method, and in *chain
+ * (*nchain entries, [0] unused; 0: none) the methods inlined into it,
+ * outer to inner, as the symbolizer gives a native frame's inline chain
+ * (valid until the next call); "[java compiled]" when its methods could
+ * not be read. A native method's wrapper (bci ST_JAVA_BCI_NONE): line 0. */
 struct st_frame;
 struct st_strtab;
+struct st_src_frame;
 struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
-				   const struct st_frame *raw, struct st_strtab *strs);
+				   const struct st_frame *raw, struct st_strtab *strs,
+				   const struct st_src_frame **chain, size_t *nchain);
 
 struct st_java_stats {
 	__u64 bpf[ST_JAVA_STAT__MAX];	/* the rule's (BPF and the daemon's walks) */
@@ -77,7 +85,10 @@ struct st_java_stats {
 	__u64 method_failed;	/* ... unreadable (process gone, not a Method) */
 	__u64 method_dropped;	/* ... read but not kept (ST_JAVA_MAX_HELD) */
 	__u64 procs_freed;	/* processes' methods freed after they exited */
-	__u64 held;		/* methods held now */
+	__u64 jits;		/* compiled frames' methods read (jscopes.c) */
+	__u64 jit_gone;		/* ... whose nmethod was freed and reused before */
+	__u64 jit_failed;	/* ... unreadable (gone, or its tables absurd) */
+	__u64 held;		/* methods and compiled frames held now */
 };
 void st_java__stats(const struct st_java *j, struct st_java_stats *out);
 

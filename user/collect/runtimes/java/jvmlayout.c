@@ -201,3 +201,104 @@ int st_jvm_layout__java_proc(const struct st_jvm_layout *l, st_vm_read_fn rd, vo
 	out->l.frame_bcp = (__s8)bcp;
 	return 0;
 }
+
+/* A 64-bit word at a of the process: 0 or -EFAULT. */
+static int rd64(st_vm_read_fn rd, void *arg, __u64 a, __u64 *out)
+{
+	return rd(arg, out, sizeof(*out), a) ? -EFAULT : 0;
+}
+
+int st_jvm_layout__java_blobs(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
+			      struct st_java_blobs *out)
+{
+	static const enum st_jvm_field need[] = {
+		ST_JF_codecache_heaps, ST_JF_codecache_low_bound, ST_JF_codecache_high_bound,
+		ST_JF_growablearray_len, ST_JF_growablearray_data, ST_JF_codeheap_memory,
+		ST_JF_codeheap_segmap, ST_JF_codeheap_log2_segment_size, ST_JF_virtualspace_low,
+		ST_JF_virtualspace_high_boundary, ST_JF_heapblock_size,
+		ST_JF_stubroutines_call_stub_return_address, ST_JF_codeblob_name,
+		ST_JF_codeblob_frame_size, ST_JF_codeblob_frame_complete_offset, ST_JF_nmethod_method,
+		ST_JF_nmethod_compile_id, ST_JF_nmethod_stub_offset,
+	};
+	__u64 arr = 0, data = 0, at;
+	__s32 len = 0, log2 = -1;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!st_jvm_layout__has(l, need[i]))
+			return -ENOENT;
+	if (st_jvm_layout__has(l, ST_JF_codeblob_code_begin)) {
+		out->code = (__u16)l->codeblob_code_begin;
+		at = l->codeblob_code_begin;
+	} else if (st_jvm_layout__has(l, ST_JF_codeblob_code_offset)) {
+		out->code = (__u16)l->codeblob_code_offset;
+		out->code_is_offset = 1;
+		at = l->codeblob_code_offset;
+	} else {
+		return -ENOENT;
+	}
+	if (at > 0xfff0 || l->codeblob_name > 0xfff0 || l->codeblob_frame_size > 0xfff0 ||
+	    l->codeblob_frame_complete_offset > 0xfff0 || l->nmethod_method > 0xfff0 ||
+	    l->nmethod_compile_id > 0xfff0 || l->nmethod_stub_offset > 0xfff0 ||
+	    l->heapblock_size == 0 || l->heapblock_size > 64)
+		return -ENOTSUP;
+	out->name = (__u16)l->codeblob_name;
+	out->frame_size = (__u16)l->codeblob_frame_size;
+	out->frame_complete = (__u16)l->codeblob_frame_complete_offset;
+	out->method = (__u16)l->nmethod_method;
+	out->compile_id = (__u16)l->nmethod_compile_id;
+	out->stub = (__u16)l->nmethod_stub_offset;
+	out->heapblock = (__u8)l->heapblock_size;
+	/* a deoptimized frame's original pc: optional (without it such a
+	 * frame is named by its method alone) */
+	if (st_jvm_layout__has(l, ST_JF_nmethod_orig_pc_offset) && l->nmethod_orig_pc_offset <= 0xfff0 &&
+	    st_jvm_layout__has(l, ST_JF_codeblob_size) && l->codeblob_size <= 0xfff0) {
+		out->size = (__u16)l->codeblob_size;
+		if (st_jvm_layout__has(l, ST_JF_nmethod_deopt_handler_begin) &&
+		    l->nmethod_deopt_handler_begin <= 0xfff0) {
+			out->deopt = (__u16)l->nmethod_deopt_handler_begin;
+		} else if (st_jvm_layout__has(l, ST_JF_nmethod_deopt_handler_offset) &&
+			   l->nmethod_deopt_handler_offset <= 0xfff0) {
+			out->deopt = (__u16)l->nmethod_deopt_handler_offset;
+			out->deopt_is_offset = 1;
+		}
+		if (out->deopt)
+			out->orig_pc = (__u16)l->nmethod_orig_pc_offset;
+	}
+	if (rd64(rd, arg, l->codecache_low_bound, &out->cc_lo) ||
+	    rd64(rd, arg, l->codecache_high_bound, &out->cc_hi) ||
+	    rd64(rd, arg, l->stubroutines_call_stub_return_address, &out->call_stub_ret) ||
+	    rd64(rd, arg, l->codecache_heaps, &arr) || !arr ||
+	    rd(arg, &len, sizeof(len), arr + l->growablearray_len) ||
+	    rd64(rd, arg, arr + l->growablearray_data, &data) || !data)
+		return -EFAULT;
+	if (!out->cc_lo || out->cc_lo >= out->cc_hi || out->cc_hi > ST_USER_END || len <= 0)
+		return -EFAULT;
+	if (len > ST_JAVA_MAX_HEAPS)
+		return -ENOTSUP;
+	for (__s32 i = 0; i < len; i++) {
+		struct st_java_heap *h = &out->heaps[i];
+		__u64 heap = 0;
+		__s32 lg = 0;
+
+		if (rd64(rd, arg, data + 8ULL * (__u64)i, &heap) || !heap ||
+		    rd64(rd, arg, heap + l->codeheap_memory + l->virtualspace_low, &h->lo) ||
+		    rd64(rd, arg, heap + l->codeheap_memory + l->virtualspace_high_boundary, &h->hi) ||
+		    rd64(rd, arg, heap + l->codeheap_segmap + l->virtualspace_low, &h->segmap) ||
+		    rd(arg, &lg, sizeof(lg), heap + l->codeheap_log2_segment_size))
+			return -EFAULT;
+		/* segments of 16 bytes to 64 KiB; a heap within the code cache */
+		if (lg < 4 || lg > 16 || h->lo >= h->hi || h->lo < out->cc_lo || h->hi > out->cc_hi ||
+		    !h->segmap || h->segmap >= ST_USER_END || ((h->lo - out->cc_lo) & ((1ULL << lg) - 1)))
+			return -EFAULT;
+		if (log2 >= 0 && lg != log2)
+			return -ENOTSUP;
+		log2 = lg;
+	}
+	/* the entries' segment field spans the whole code cache */
+	if (((out->cc_hi - out->cc_lo) >> log2) > ST_JAVA_JIT_SEG_MAX)
+		return -ENOTSUP;
+	out->log2_segment = (__u8)log2;
+	out->nheaps = (__u8)len;
+	return 0;
+}

@@ -42,6 +42,8 @@
 	X(virtualspace_low_boundary, OFF, "VirtualSpace", "_low_boundary", NULL, NULL)		\
 	X(virtualspace_high_boundary, OFF, "VirtualSpace", "_high_boundary", NULL, NULL)	\
 	X(heapblock_size, SIZE, "HeapBlock", NULL, NULL, NULL)					\
+	X(stubroutines_call_stub_return_address, ADDR, "StubRoutines",				\
+	  "_call_stub_return_address", NULL, NULL)						\
 	/* the template interpreter's code: a StubQueue's buffer */				\
 	X(abstractinterpreter_code, ADDR, "AbstractInterpreter", "_code", NULL, NULL)		\
 	X(stubqueue_stub_buffer, OFF, "StubQueue", "_stub_buffer", NULL, NULL)			\
@@ -54,6 +56,9 @@
 	X(codeblob_code_begin, OFF, "CodeBlob", "_code_begin", NULL, NULL)			\
 	X(codeblob_code_offset, OFF, "CodeBlob", "_code_offset", NULL, NULL)			\
 	X(codeblob_data_offset, OFF, "CodeBlob", "_data_offset", NULL, NULL)			\
+	X(codeblob_relocation_size, OFF, "CodeBlob", "_relocation_size", NULL, NULL)		\
+	X(codeblob_mutable_data, OFF, "CodeBlob", "_mutable_data", NULL, NULL)			\
+	X(codeblob_mutable_data_size, OFF, "CodeBlob", "_mutable_data_size", NULL, NULL)	\
 	X(nmethod_method, OFF, "nmethod", "_method", "CompiledMethod", "_method")		\
 	X(nmethod_compile_id, OFF, "nmethod", "_compile_id", NULL, NULL)			\
 	X(nmethod_orig_pc_offset, OFF, "nmethod", "_orig_pc_offset", NULL, NULL)		\
@@ -62,11 +67,15 @@
 	X(nmethod_scopes_data_offset, OFF, "nmethod", "_scopes_data_offset", NULL, NULL)	\
 	X(nmethod_metadata_offset, OFF, "nmethod", "_metadata_offset", NULL, NULL)		\
 	X(nmethod_immutable_data, OFF, "nmethod", "_immutable_data", NULL, NULL)		\
+	X(nmethod_immutable_data_size, OFF, "nmethod", "_immutable_data_size", NULL, NULL)	\
+	X(nmethod_dependencies_offset, OFF, "nmethod", "_dependencies_offset", NULL, NULL)	\
+	X(nmethod_stub_offset, OFF, "nmethod", "_stub_offset", NULL, NULL)			\
 	X(nmethod_deopt_handler_begin, OFF, "CompiledMethod", "_deopt_handler_begin", NULL, NULL) \
 	X(nmethod_deopt_handler_offset, OFF, "nmethod", "_deopt_handler_offset", NULL, NULL)	\
 	X(pcdesc_pc_offset, OFF, "PcDesc", "_pc_offset", NULL, NULL)				\
 	X(pcdesc_scope_decode_offset, OFF, "PcDesc", "_scope_decode_offset", NULL, NULL)	\
 	X(pcdesc_size, SIZE, "PcDesc", NULL, NULL, NULL)					\
+	X(invocation_entry_bci, INT, "InvocationEntryBci", NULL, NULL, NULL)			\
 	/* methods and their names */								\
 	X(method_constmethod, OFF, "Method", "_constMethod", NULL, NULL)			\
 	X(method_access_flags, OFF, "Method", "_access_flags", NULL, NULL)			\
@@ -157,6 +166,18 @@ static inline bool st_jvm_layout__has(const struct st_jvm_layout *l, enum st_jvm
  * -EFAULT (the interpreter's bounds unreadable or absurd). */
 int st_jvm_layout__java_proc(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
 			     struct st_java_proc *out);
+
+/* What the BPF step over code blobs needs of this JVM (bpf/stacktree.h's
+ * st_java_blobs; bpf/hotspot_blob.h): the code cache's bounds, each heap's
+ * reserved bounds and segment map (CodeCache::_heaps, a GrowableArray of
+ * CodeHeap*), read once from the process (rd, arg), and the blob offsets.
+ * The heaps are reserved at start-up and never move; their committed part
+ * grows within them (a read past it fails: counted). 0, -ENOENT (a member
+ * missing), -ENOTSUP (more than ST_JAVA_MAX_HEAPS heaps, heaps of
+ * different segment sizes, an offset past 64 KiB), -EFAULT (unreadable or
+ * absurd: a heap outside the code cache's bounds, no heap). */
+int st_jvm_layout__java_blobs(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
+			      struct st_java_blobs *out);
 
 /* "codecache_heaps" ... for f, or NULL out of range. */
 const char *st_jvm_field__name(int f);
