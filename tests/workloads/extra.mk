@@ -92,9 +92,9 @@ $(B)/workloads/fakepy314: tests/workloads/fakepy.c tests/workloads/workload.h
 WORKLOAD_EXTRA += $(B)/workloads/fakepy314
 
 # Java (issue 32): tests/integration/test_java.py runs the unit tests of the
-# VMStructs reader and of the interpreted frame walker on live JVMs (their
-# test_live_jvm, test_live).
-WORKLOAD_EXTRA += $(B)/tests/test_vmstructs $(B)/tests/test_javawalk
+# VMStructs reader, of the HotSpot frame rule and of the code blob step on
+# live JVMs (their test_live_jvm, test_live).
+WORKLOAD_EXTRA += $(B)/tests/test_vmstructs $(B)/tests/test_hotspot_step $(B)/tests/test_hsblob
 
 # The Java accuracy workload (issue 32, item 4; tests/workloads/java/):
 # Ledger (phases with their own CPU clock) and JfrFold (a JFR recording's
