@@ -28,6 +28,7 @@ REASONS = {
     "protobuf-c-compiler": ("Makefile", r"protoc-c"),
     "libprotobuf-c-dev": ("Makefile", r"-lprotobuf-c"),
     "libiberty-dev": ("Makefile", r"-liberty"),
+    "libssl-dev": ("Makefile", r"-lssl"),
     "libdebuginfod-dev": ("binsym/debuginfod.c", r"<elfutils/debuginfod\.h>"),
     "util-linux": ("user/collect/faults/forcefault.c", r"mkswap"),
     "kmod": ("user/collect/faults/forcefault.c", r"modprobe"),
