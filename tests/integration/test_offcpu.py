@@ -196,15 +196,23 @@ def test_endpoint_serves_offcpu_and_wall():
     the workload's blocked (or wall) time of the 3 s asked, not a count."""
     from test_endpoint import free_port, pprof_raw
     tmp = tempfile.mkdtemp(prefix="st-it-offcpu-ep-")
-    env = dict(os.environ, WL_SCALE="8")
+    report = os.path.join(tmp, "report")
+    env = dict(os.environ, WL_SCALE="8", WL_REPORT=report)
     for event, query, want in (("cpu,offcpu", "&event=offcpu", "off_cpu"),
                                ("cpu,offcpu", "", "samples"),
                                ("wall", "", "wall")):
+        if os.path.exists(report):
+            os.unlink(report)
         wl = subprocess.Popen([workload("offcpu")], env=env, stderr=subprocess.DEVNULL)
         port = free_port()
         d = Daemon(["--pid", str(wl.pid), "-e", event, "-F", "199", "-o",
                     os.path.join(tmp, "out"), "--listen", str(port)])
         try:
+            # the window in the sleep phase (4.8 s at WL_SCALE 8), after the
+            # spin phase: a window that fell in the spin (the first 4.8 s)
+            # held no off-CPU time of the main thread (0.00 s seen)
+            wait_for(lambda: os.path.exists(report) and "phase_spin" in open(report).read(),
+                     60, "the workload did not finish its spin phase")
             url = "http://127.0.0.1:%d/debug/pprof/profile?seconds=3%s" % (port, query)
             with urllib.request.urlopen(url, timeout=30) as r:
                 body = r.read()
