@@ -65,7 +65,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import BUILD, Failure, Skip, busy_cpus, check, load, nodes, run_profiled
+from stcheck import (BUILD, Failure, Skip, busy_cpus, check, load, nodes, plain_build_only,
+                     run_profiled)
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
         ("25", "/usr/lib/jvm/temurin-25-jdk-amd64")]
@@ -591,6 +592,8 @@ def test_java_vmstructs():
     check(seen and seen[0] == "17", "JDK 17 not probed")
 
 
+@plain_build_only("the summary's java lines are text; the sanitized suite drives the same "
+                  "discovery and walks in test_java_bpf and test_java_jit_bpf")
 def test_java_summary():
     tmp = tempfile.mkdtemp(prefix="st-java-")
     outs = []
