@@ -905,7 +905,7 @@ static int open_top(struct run *r)
 	bool faults = !(o->events & (1u << ST_EVENT_CPU));
 	struct st_top_opts to = {
 		.refresh = o->top_refresh, .iterations = o->top_iterations,
-		.target = describe_target(o), .freq = faults ? 0 : o->freq,
+		.freq = faults ? 0 : o->freq,
 		.event = event_names[faults ? ST_EVENT_FAULTS : ST_EVENT_CPU], .faults = faults,
 		.drain = http_drain, .reset = top_reset, .ctx = r,
 	};
@@ -913,6 +913,7 @@ static int open_top(struct run *r)
 
 	if (!o->top)
 		return 0;
+	to.target = describe_target(o);	/* (not before: it is freed here) */
 	err = st_top__new(r->coll, r->names, &to, now_s(), &r->top);
 	free((char *)to.target);	/* st_top__new() copied it */
 	return err;
