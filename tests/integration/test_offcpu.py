@@ -331,9 +331,10 @@ def test_offcpu_beside_bpftrace():
     """bpftrace's sched_switch script summing blocked time by user stack and
     stacktreed -e offcpu --pid on the same run: each blocked phase's share
     of the time agrees within 2 points. bpftrace needs tracefs for the
-    tracepoint: where it cannot attach (this machine does not mount it),
-    the test says so and is skipped."""
-    from test_peers import BPFTRACE, bpftrace_stacks
+    tracepoint, which this machine does not mount: scripts/bpftrace-tracefs
+    runs it in a mount namespace of its own with tracefs there. Where it
+    still cannot attach, the test says why and is skipped."""
+    from test_peers import BPFTRACE, BPFTRACE_TRACEFS, bpftrace_stacks
     if not BPFTRACE:
         raise Skip("bpftrace is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-it-offcpu-bt-")
@@ -342,7 +343,7 @@ def test_offcpu_beside_bpftrace():
     wl = subprocess.Popen([workload("offcpu")], env=env)
     bt = d = None
     try:
-        bt = subprocess.Popen([BPFTRACE, "-e", BT_OFFCPU % wl.pid], stdout=subprocess.PIPE,
+        bt = subprocess.Popen([BPFTRACE_TRACEFS, "-e", BT_OFFCPU % wl.pid], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         said = ""
         line = bt.stdout.readline()

@@ -18,13 +18,18 @@ from stcheck import (Daemon, check, check_invariants, function_cum, load, main_t
 from test_dwarf import agreement_tolerance
 
 BPFTRACE = shutil.which("bpftrace")
+# bpftrace with tracefs mounted in a mount namespace of its own (for
+# `tracepoint:` probes; this machine does not mount tracefs)
+BPFTRACE_TRACEFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                                "bpftrace-tracefs")
 FUNCS = ("phase_a", "phase_b", "phase_c", "helper", "work_a", "work_b", "work_c1", "work_c2")
 
 
 def bpftrace_stacks(text):
-    """(count, set of function names) per stack of bpftrace's @[ustack]
-    map: blocks of '    name+off' lines between '@[' and ']: N'."""
-    for m in re.finditer(r"@\[\n(.*?)\]: (\d+)", text, re.S):
+    """(count, set of function names) per stack of a bpftrace map keyed by
+    ustack (`@[ustack]`, `@off[...]`): blocks of '    name+off' lines
+    between '@NAME[' and ']: N'."""
+    for m in re.finditer(r"@\w*\[\n(.*?)\]: (\d+)", text, re.S):
         names = {l.strip().split("+")[0] for l in m.group(1).split("\n") if l.strip()}
         yield int(m.group(2)), names
 
