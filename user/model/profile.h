@@ -181,7 +181,7 @@ const char *st_frame__class_name(unsigned data_class);
  * node without "runtime" is python when its "kind" is "python" (or its
  * module [python]), kernel when it has "kernel": true, else native. */
 #define ST_PROFILE_JSON_FORMAT "stacktree-profile"
-#define ST_PROFILE_JSON_VERSION 3
+#define ST_PROFILE_JSON_VERSION 4
 /* Load profile.json (docs/reports.md, "profile.json"). On a malformed file returns -EINVAL and writes one line
  * (what is wrong and where) into err. */
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);
