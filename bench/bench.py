@@ -60,7 +60,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from stcheck import c_source  # noqa: E402  the compiler tests' generated C file
+from stcheck import c_source, tree_form  # noqa: E402  the compiler tests' C file; v4 -> nested
 STACKTREED = os.environ.get("STACKTREED", os.path.join(ROOT, "build", "stacktreed"))
 WORKLOAD = os.path.join(ROOT, "build", "workloads", "bench_cpu")
 WL_COMM = "bench_cpu"
@@ -242,7 +242,7 @@ def parse_stacktreed(text, outdir):
             r[k] = float(m.group(1))
     try:
         with open(os.path.join(outdir, "profile.json")) as f:
-            d = json.load(f)
+            d = tree_form(json.load(f))
         r["wl_samples"] = sum(t["root"]["cum"] for t in d.get("threads", [])
                               if t.get("comm") == WL_COMM)
     except (OSError, ValueError, KeyError, TypeError):
@@ -926,7 +926,7 @@ def bpf_and_depth(err, d, rc):
         return None
     try:
         with open(os.path.join(d, "profile.json")) as f:
-            prof = json.load(f)
+            prof = tree_form(json.load(f))
     except (OSError, ValueError):
         return None
     frames = samples = java = 0

@@ -626,8 +626,10 @@ static int read_frame(struct reader *r, const char *where, struct st_frame *f)
 		case 9:	/* class */
 			if ((err = val_sref(r, where, what[i], &s)))
 				return err;
-			if (!s)
+			if (!s && i < 2)
 				return fail(r, where, "%s must not be null", what[i]);
+			if (!s)
+				break;
 			if (i == 0) {
 				n.python = strcmp(s, KIND_PYTHON) == 0;
 				if (n.python)
