@@ -174,6 +174,17 @@ static int add_node(struct tables *tb, const struct st_node *n)
 	return 0;
 }
 
+/* The node after n in pre-order under root (the order written), or NULL
+ * at the end: no recursion, whatever the depth. */
+static const struct st_node *preorder_next(const struct st_node *root, const struct st_node *n)
+{
+	if (n->first_child)
+		return n->first_child;
+	while (n != root && !n->next_sibling)
+		n = n->parent;
+	return n == root ? NULL : n->next_sibling;
+}
+
 /* Every node of every thread, in the order written (pre-order, without
  * recursion), into the tables. */
 static int build_tables(struct tables *tb, const struct st_profile *p)
@@ -185,19 +196,9 @@ static int build_tables(struct tables *tb, const struct st_profile *p)
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct st_node *root = st_tree__root(p->threads[i]->tree), *n = root;
 
-		for (;;) {
+		for (; n; n = preorder_next(root, n))
 			if ((err = add_node(tb, n)))
 				return err;
-			if (n->first_child) {
-				n = n->first_child;
-				continue;
-			}
-			while (n != root && !n->next_sibling)
-				n = n->parent;
-			if (n == root)
-				break;
-			n = n->next_sibling;
-		}
 	}
 	return 0;
 }
@@ -314,15 +315,8 @@ static int put_nodes(FILE *out, const struct st_node *root, const struct tables 
 			tb->node_frame[(*next)++], (uint64_t)n->base, (uint64_t)n->cum,
 			(uint64_t)n->calls);
 		id++;
-		if (n->first_child) {
-			n = n->first_child;
-			continue;
-		}
-		while (n != root && !n->next_sibling)
-			n = n->parent;
-		if (n == root)
+		if (!(n = preorder_next(root, n)))
 			break;
-		n = n->next_sibling;
 	}
 	free(ids);
 	fputc(']', out);
