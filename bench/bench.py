@@ -43,8 +43,14 @@ Last, the switch storm (issue 33): tests/workloads/switchstorm.c's ping-pong
 (BENCH_STORM_TRIPS round trips, 100000) bare, under `stacktreed -e offcpu`
 (with its default --offcpu-max-rate, and with 0: no bound) and under
 bpftrace's sched_switch script summing blocked time by user stack (run by
-scripts/bpftrace-tracefs, which mounts tracefs for it privately); BENCH_STORM_ROUNDS (5; 0: skip it).
-`bench/run.sh storm` runs only that part."""
+scripts/bpftrace-tracefs, which mounts tracefs for it privately);
+BENCH_STORM_ROUNDS (5; 0: skip it). `bench/run.sh storm` runs only that part.
+
+Then the bytes of a build profile (issue 37): BENCH_BYTES_JOBS (6; 0: skip
+it) compiles of the generated C file, two at a time, sampled by
+`stacktreed -a` and `perf record -a -g` at once: profile.json (and
+profile.pb.gz) over perf.data, goal <= 1.0x. `bench/run.sh bytes` runs only
+that part."""
 
 import atexit
 import json
@@ -60,7 +66,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from stcheck import c_source  # noqa: E402  the compiler tests' generated C file
+from stcheck import c_source, tree_form  # noqa: E402  the compiler tests' C file; v4 -> nested
 STACKTREED = os.environ.get("STACKTREED", os.path.join(ROOT, "build", "stacktreed"))
 WORKLOAD = os.path.join(ROOT, "build", "workloads", "bench_cpu")
 WL_COMM = "bench_cpu"
@@ -242,7 +248,7 @@ def parse_stacktreed(text, outdir):
             r[k] = float(m.group(1))
     try:
         with open(os.path.join(outdir, "profile.json")) as f:
-            d = json.load(f)
+            d = tree_form(json.load(f))
         r["wl_samples"] = sum(t["root"]["cum"] for t in d.get("threads", [])
                               if t.get("comm") == WL_COMM)
     except (OSError, ValueError, KeyError, TypeError):
@@ -545,6 +551,10 @@ def main():
     if sys.argv[1:] == ["java"]:
         bench_java(env_int("BENCH_JAVA_ROUNDS", JAVA_ROUNDS, lo=1), freq, out)
         return 0
+    if sys.argv[1:] == ["bytes"]:
+        os.makedirs(out, exist_ok=True)
+        bench_bytes(have_perf, freq, out)
+        return 0
     startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
     if startup_rounds:
         bench_startup(startup_rounds, have_perf, out)
@@ -784,6 +794,8 @@ def main():
     java_rounds = env_int("BENCH_JAVA_ROUNDS", JAVA_ROUNDS, lo=0)
     if java_rounds:
         bench_java(java_rounds, freq, out)
+    if env_int("BENCH_BYTES_JOBS", 6, lo=0):
+        bench_bytes(have_perf, freq, out)
     return 0
 
 
@@ -929,7 +941,7 @@ def bpf_and_depth(err, d, rc):
         return None
     try:
         with open(os.path.join(d, "profile.json")) as f:
-            prof = json.load(f)
+            prof = tree_form(json.load(f))
     except (OSError, ValueError):
         return None
     frames = samples = java = 0
@@ -1128,6 +1140,75 @@ def bench_compiler(name, rounds, nfuncs, freq, have_perf, out):
               f" ns (goal: <= 3000 ns); the frame-pointer walk of the {WL_COMM} runs above "
               f"{fp:.0f} ns ({med(of('stacktreed', 'bpf_ns_walked')) / fp:.2f}x; system-wide: "
               "every process on the machine, other jobs included)")
+
+
+GOAL_BYTES = 1.0  # profile.json of a -a build profile / perf.data of the same run
+
+
+def bench_bytes(have_perf, freq, out):
+    """Issue 37 item 4: the bytes of a system-wide profile of a C build
+    (BENCH_BYTES_JOBS compiles of the generated C file, two at a time)
+    written by `stacktreed -a` (profile.json, and profile.pb.gz) and by
+    `perf record -a -g` sampling the same run at the same frequency, side
+    by side; goal: profile.json <= perf.data."""
+    print()
+    if not have_perf:
+        print("profile bytes: perf not found (scripts/deps.sh installs linux-perf): skipped")
+        return
+    gcc = shutil.which("gcc")
+    if not gcc:
+        print("profile bytes: gcc not found: skipped")
+        return
+    jobs = env_int("BENCH_BYTES_JOBS", 6)
+    tmp = tempfile.mkdtemp(prefix="stacktree-bench-bytes.")
+    src = c_source(os.path.join(tmp, "big.c"), env_int("BENCH_CC_FUNCS", 600))
+    st_out, perf_out = os.path.join(tmp, "st"), os.path.join(tmp, "perf.data")
+    print(f"profile bytes: {jobs} x gcc -O2 -c of a {os.path.getsize(src) // 1024} KB C file, "
+          f"two at a time, under stacktreed -a and perf record -a -g at once ({freq} Hz)")
+    sys.stdout.flush()
+    profs = [Profiler("stacktreed", [STACKTREED, "-a", "-F", str(freq), "-o", st_out,
+                                     "--format", "json,pprof"], os.path.join(tmp, "st.err")),
+             Profiler("perf", ["perf", "record", "-a", "-g", "-F", str(freq), "-o", perf_out],
+                      os.path.join(tmp, "perf.err"))]
+    started = []
+    try:
+        for pr in profs:
+            pr.start()
+            started.append(pr)
+        build = " ".join(f"{gcc} -O2 -c {src} -o {tmp}/o{i}.o" + (" &" if i % 2 == 0 else "; wait;")
+                         for i in range(jobs)) + " wait"
+        t0 = time.monotonic()
+        subprocess.run(["sh", "-c", build], check=True, timeout=1800)
+        wall = time.monotonic() - t0
+    except (BenchError, subprocess.SubprocessError, OSError) as e:
+        print(f"  profile bytes part stopped: {e}")
+        for pr in started:
+            pr.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    for pr in profs:
+        pr.stop()
+    try:
+        js = os.path.getsize(os.path.join(st_out, "profile.json"))
+        pb = os.path.getsize(os.path.join(st_out, "profile.pb.gz"))
+        pd = os.path.getsize(perf_out)
+        m = re.search(r"(\d+) \S+ samples in (\d+) threads", profs[0].stderr_text())
+    except OSError as e:
+        print(f"  profile bytes: a file is missing: {e}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    shutil.rmtree(tmp, ignore_errors=True)
+    ratio = js / pd if pd else float("inf")
+    with open(os.path.join(out, "bytes.json"), "w") as f:
+        json.dump({"wall": wall, "profile_json": js, "pprof": pb, "perf_data": pd,
+                   "freq": freq, "jobs": jobs}, f, indent=1)
+    print(f"  build {wall:.1f} s; {m.group(1) + ' samples, ' if m else ''}"
+          f"profile.json {js / 2**20:.1f} MiB, profile.pb.gz {pb / 2**20:.1f} MiB, "
+          f"perf.data {pd / 2**20:.1f} MiB")
+    verdict = ("goal met" if ratio <= GOAL_BYTES else
+               f"goal missed by {ratio - GOAL_BYTES:.2f}x")
+    print(f"  build profile bytes / perf.data: profile.json {ratio:.2f}x (goal <= {GOAL_BYTES:.1f}x: "
+          f"{verdict}), profile.pb.gz {pb / pd if pd else 0:.3f}x")
 
 
 STORM = os.path.join(ROOT, "build", "workloads", "switchstorm")

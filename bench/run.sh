@@ -11,11 +11,12 @@
 # --event offcpu next to bpftrace's sched_switch script (`bench/run.sh
 # storm`: only that), and the BPF run time per sample of a Java thread
 # against a native stack of the same depth (`bench/run.sh java`: only
-# that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
+# that), and the bytes of a system-wide build profile next to perf.data's
+# (`bench/run.sh bytes`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
 # (BENCH_STARTUP_ROUNDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
 # BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS,
-# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS).
+# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS, BENCH_BYTES_JOBS).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ "$(id -u)" -ne 0 ]; then

@@ -115,10 +115,11 @@ def validate(prof, what):
             schema = json.load(f)
         jsonschema.Draft202012Validator.check_schema(schema)
         _validator = jsonschema.Draft202012Validator(schema)
-    # a tree level is a few frames of the validator's recursion; trees are
-    # at most ST_TREE_MAX_DEPTH (2048) deep
+    # version 3 nests a node per tree level, a few frames of the
+    # validator's recursion each; trees are at most ST_TREE_MAX_DEPTH (2048)
+    # deep. Version 4's rows are flat: the default limit holds
     import sys
-    if sys.getrecursionlimit() < 40000:
+    if "frames" not in prof and sys.getrecursionlimit() < 40000:
         sys.setrecursionlimit(40000)
     errors = sorted(_validator.iter_errors(prof), key=lambda e: list(e.absolute_path))
     check(not errors, "%s does not match schema/profile.schema.json: %s" % (what, "; ".join(
@@ -137,6 +138,7 @@ def load(path, generated=False):
     with open(path) as f:
         prof = json.load(f)
     validate(prof, path)
+    prof = tree_form(prof)
     for key in ("notes", "lost_by"):
         prof[key + "_id" if key == "lost_by" else "notes_by_id"] = {
             k: v["value"] for k, v in prof[key].items()}
@@ -145,6 +147,68 @@ def load(path, generated=False):
     # unmarked (folded input names no roots: it is rendered as it came)
     if prof.get("event") != "folded" and not generated:
         check_stacks_end_at_roots(prof)
+    return prof
+
+
+# a version 4 frame row's fields, in order (schema/profile.schema.json)
+FRAME_FIELDS = ("kind", "runtime", "function", "module", "offset", "address", "file", "line",
+                "system_name", "class", "forced")
+
+
+def tree_form(prof):
+    """A profile.json document in the shape of version 3, which the tests
+    read: each thread's "root" a node holding its "children". Version 4
+    (flat "nodes" rows over "strings" and "frames") is turned into it
+    without recursion, whatever the depth; version 3 is returned as it is.
+    The nodes have version 3's keys: function (function_raw when its bytes
+    are not UTF-8), system_name, offset, module, address, kind, runtime,
+    file and line, kernel: true (kernel frames), class, forced and symbol
+    (data leaves), base, cum, calls, children."""
+    if "frames" not in prof:
+        return prof
+    strs = prof.pop("strings")
+
+    def put(node, key, i):
+        if i is None:
+            node[key] = None
+            return
+        s = strs[i]
+        if isinstance(s, dict):
+            node[key], node[key + "_raw"] = s["text"], s["raw"]
+        else:
+            node[key] = s
+
+    heads = []
+    for row in prof.pop("frames"):
+        f = dict(zip(FRAME_FIELDS, list(row) + [None] * (len(FRAME_FIELDS) - len(row))))
+        kind, runtime = strs[f["kind"]], strs[f["runtime"]]
+        n = {}
+        if kind == "data":
+            n["class"], n["forced"] = strs[f["class"]], bool(f["forced"])
+            put(n, "symbol", f["function"])
+            n["function"] = None
+        else:
+            put(n, "function", f["function"])
+            if f["system_name"] is not None:
+                put(n, "system_name", f["system_name"])
+        n["offset"] = f["offset"]
+        put(n, "module", f["module"])
+        n["address"] = f["address"]
+        n["kind"], n["runtime"] = kind, runtime
+        if f["file"] is not None:
+            put(n, "file", f["file"])
+            n["line"] = f["line"]
+        if runtime == "kernel":
+            n["kernel"] = True
+        heads.append(n)
+    for t in prof["threads"]:
+        made = []
+        for parent, frame, base, cum, calls in t.pop("nodes"):
+            n = dict(heads[frame], base=base, cum=cum, calls=calls, children=[])
+            if parent is not None:
+                made[parent]["children"].append(n)
+            made.append(n)
+        t["root"] = made[0]
     return prof
 
 

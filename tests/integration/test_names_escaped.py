@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 
-from stcheck import STACKTREE, STACKTREED, Skip, check
+from stcheck import STACKTREE, STACKTREED, Skip, check, tree_form
 
 PY311 = "/usr/bin/python3.11"
 NAME = "\x1b]0;pwned\x07\x1b[2J\r\nforged line"
@@ -165,7 +165,7 @@ def check_reports(out, name_esc, must_have):
 
 
 def json_names(out):
-    prof = json.load(open(os.path.join(out, "profile.json"), "rb"))
+    prof = tree_form(json.load(open(os.path.join(out, "profile.json"), "rb")))
     names, files = set(), set()
     for t in prof["threads"]:
         stack = [t["root"]]

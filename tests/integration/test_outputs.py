@@ -439,27 +439,31 @@ def big_folded(path, lines, seed=7):
 
 def test_large_input_is_written_as_a_stream():
     """Issue 12 item 10: profile.json and arcflow.txt are streamed, not built
-    in memory. 50,000 folded lines make a 96 MiB profile.json; the writer's
-    peak RSS is the tree's (measured 111 MiB here, 1.2x the output; a json-c
-    document of the whole output took 17x) and must stay below 2x the output.
-    Memory, not time: no timing in this test."""
+    in memory. 50,000 folded lines make a 21 MB profile.json (version 4:
+    version 3 wrote 96 MiB); the writer's peak RSS is the tree's, and its
+    string and frame tables, 4 bytes a node and a row per distinct frame,
+    add less than the output's size to it (the same tree written as
+    xtree.txt alone: a json-c document of the whole output took 17x the
+    output). Memory, not time: no timing in this test."""
     tmp = tempfile.mkdtemp(prefix="st-big-folded-")
     try:
         src = os.path.join(tmp, "in.folded")
         big_folded(src, 50000)
-        out = os.path.join(tmp, "out")
-        p = subprocess.Popen([STACKTREE, "report", "--folded", src, "--format",
-                              "xtree,arcflow,json", "-o", out], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
-        _, status, ru = os.wait4(p.pid, 0)
-        err = p.stderr.read().decode()
-        check(os.waitstatus_to_exitcode(status) == 0, "stacktree report: %s" % err)
+        peaks = {}
+        for formats in ("xtree", "xtree,arcflow,json"):
+            out = os.path.join(tmp, formats.replace(",", "-"))
+            p = subprocess.Popen([STACKTREE, "report", "--folded", src, "--format", formats,
+                                  "-o", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(p.pid, 0)
+            err = p.stderr.read().decode()
+            check(os.waitstatus_to_exitcode(status) == 0, "stacktree report: %s" % err)
+            peaks[formats] = ru.ru_maxrss * 1024
         size = os.path.getsize(os.path.join(out, "profile.json"))
-        peak = ru.ru_maxrss * 1024
-        check(size > 50 << 20, "profile.json is only %d bytes" % size)
+        check(size > 10 << 20, "profile.json is only %d bytes" % size)
+        extra = peaks["xtree,arcflow,json"] - peaks["xtree"]
         if not SANITIZED:	# ASan's redzones and quarantine
-            check(peak < 2 * size, "writing %d MB of profile.json took %d MB of memory"
-                  % (size >> 20, peak >> 20))
+            check(extra < size, "writing %d MB of profile.json took %d MB of memory over the "
+                  "tree's" % (size >> 20, extra >> 20))
         # every sample is in (the header comes first)
         with open(os.path.join(out, "profile.json")) as f:
             m = re.search(r'"samples":(\d+)', f.read(65536))
@@ -544,8 +548,8 @@ def raw_samples(text):
 def test_outputs_runtime():
     """Issue 31, item 3: a frame's runtime. `stacktree report --input` reads
     a profile.json written before "runtime" (the fuzz corpus's python.json:
-    no version, CPython frames as "kind": "python"), and writes version 3
-    (valid against the schema) with "runtime" on every node: python for
+    no version, CPython frames as "kind": "python"), and writes version 4
+    (valid against the schema) with a runtime on every frame: python for
     those frames, native for the rest; pprof puts the Python frames in one
     [python] mapping and labels each sample with its leaf's
     profile.frame.type (go tool pprof -raw); the flame graph colours Python
@@ -554,7 +558,7 @@ def test_outputs_runtime():
     out = tempfile.mkdtemp(prefix="st-it-runtime-")
     run([STACKTREE, "report", "--input", old, "--format", "json,pprof,svg", "-o", out])
     prof = load(out)
-    check(prof["version"] == 3, "version %s" % prof["version"])
+    check(prof["version"] == 4, "version %s" % prof["version"])
     count = {}
     for t in prof["threads"]:
         for n, d, _ in nodes(t["root"]):

@@ -12,7 +12,7 @@ import stat
 import subprocess
 import tempfile
 
-from stcheck import STACKTREED, check, check_invariants, nodes, workload
+from stcheck import STACKTREED, check, check_invariants, nodes, tree_form, workload
 
 USER = "st-unpriv"	# made for the test when missing, removed after
 
@@ -65,7 +65,7 @@ def test_privileges_file_caps():
         check("not used" not in p.stderr, "with capabilities: %s" % p.stderr)
         out = os.path.join(home, "stacktree.out")
         with open(os.path.join(out, "profile.json")) as f:
-            prof = json.load(f)
+            prof = tree_form(json.load(f))
         check_invariants(prof)
         check(prof["samples"] > 0, "with capabilities: no samples")
         funcs = {n["function"] for t in prof["threads"] for n, _, _ in nodes(t["root"])}

@@ -192,9 +192,9 @@ static void test_json_and_folded(void **state)
 
 	(void)state;
 	assert_clean("profile.json", j, len);
-	assert_non_null(strstr(j, "\"function\":\"\\u001b]0;pwned\\u0007\\u001b[2J\\u000d\\n"
+	assert_non_null(strstr(j, "{\"text\":\"\\u001b]0;pwned\\u0007\\u001b[2J\\u000d\\n"
 				  "forged\\u009b\xef\xbf\xbd\""));
-	assert_non_null(strstr(j, "\"function_raw\":\"\\u001b]0;pwned\\u0007\\u001b[2J"
+	assert_non_null(strstr(j, "\"raw\":\"\\u001b]0;pwned\\u0007\\u001b[2J"
 				  "\\u000d\\nforged\xc3\x82\\u009b\xc3\xbf\""));
 	f = written(p, w_folded, NULL, &len);
 	/* C0, DEL and C1 controls one '?' each; a bad byte as it is */

@@ -1,13 +1,17 @@
-/* profile_json.c - profile.json reader; the writer is user/output/json.c.
+/* profile_json.c - profile.json reader (versions 4, 3, 2 and files without a
+ * version); the writer is user/output/json.c.
  *
  * One pass over the file with the pull tokenizer (user/model/jsonpull.h):
  * trees are built node by node as the file is read, with no document in
  * memory, so memory is the profile itself plus a fixed amount, whatever the
  * file's size (64-bit offsets throughout). The tree is walked with an
- * explicit stack of at most ST_TREE_MAX_DEPTH levels, no recursion. A node's
- * keys may come in any order, but "children" after the node's own frame
- * keys, and a thread's "root" after its "pid", "tid", "comm" and "cgroup"
- * (the writer's order); the top level's keys in any order. */
+ * explicit stack of at most ST_TREE_MAX_DEPTH levels, no recursion.
+ * Version 4: "strings" then "frames" (tables held while reading), then each
+ * thread's "nodes", flat rows in pre-order, the path to the current node
+ * held as the same stack. Version 3 and older: nested nodes, whose keys may
+ * come in any order, but "children" after the node's own frame keys. A
+ * thread's "nodes" (or "root") after its "pid", "tid", "comm" and "cgroup"
+ * (the writer's order); the other top-level keys in any order. */
 #include "user/model/profile.h"
 
 #include <errno.h>
@@ -24,6 +28,7 @@
 
 #include "user/model/jsonpull.h"
 #include "user/model/jsonstr.h"
+#include "common/grow.h"
 #include "common/strtab.h"
 
 static const char *const kind_names[] = {
@@ -96,6 +101,12 @@ struct reader {
 	size_t thread;		/* index of the thread being read */
 	struct nstate *ns;	/* ST_TREE_MAX_DEPTH + 1 */
 	char where[4096];
+	/* version 4's tables */
+	const char **strs;	/* "strings": interned in the profile */
+	size_t nstrs, capstrs;
+	struct st_frame *frames;	/* "frames" */
+	size_t nframes, capframes;
+	bool has_strings, has_frames;
 };
 
 static int fail(struct reader *r, const char *where, const char *fmt, ...)
@@ -345,17 +356,12 @@ static int node_key(struct reader *r, struct nstate *n, size_t d)
 	return skip(r);
 }
 
-/* Create node d (below the root) from its keys, under node d - 1. */
-static int node_create(struct reader *r, struct st_tree *t, size_t d)
+/* The frame a node's keys (version 3 and older) or a frame row (version 4)
+ * gave n, checked; where names it in an error. */
+static int frame_of(struct reader *r, struct nstate *n, const char *where, struct st_frame *out)
 {
-	struct nstate *n = &r->ns[d];
 	struct st_frame f = { .kind = ST_FRAME_CALLSITE };
-	struct st_node *child;
 
-	if (!n->has_base)
-		return fail(r, where_at(r, d), "missing \"base\"");
-	if (!n->has_cum)
-		return fail(r, where_at(r, d), "missing \"cum\"");
 	f.function = n->fn_r ? n->fn_raw : n->fn;
 	f.system_name = n->sys_r ? n->sys_raw : n->sys;
 	f.module = n->mod_r ? n->mod_raw : n->mod;
@@ -366,15 +372,14 @@ static int node_create(struct reader *r, struct st_tree *t, size_t d)
 		f.kind = f.function && !n->offset_key ? ST_FRAME_FUNCTION : ST_FRAME_CALLSITE;
 	if (f.kind == ST_FRAME_DATA) {
 		if (n->cls == ST_DATA_NONE)
-			return fail(r, where_at(r, d),
-				    "data leaf needs \"class\": module, stack or heap");
+			return fail(r, where, "data leaf needs \"class\": module, stack or heap");
 		f.data_class = (__u8)(n->cls | (n->forced ? ST_DATA_FORCED : 0));
 		f.function = n->sym_r ? n->sym_raw : n->sym;
 		if (n->has_offset)
 			f.offset = n->offset.neg ? (__u64)n->offset.i : n->offset.u;
 	} else if (n->has_offset) {
 		if (n->offset.neg)
-			return fail(r, where_at(r, d), "\"offset\" must not be negative");
+			return fail(r, where, "\"offset\" must not be negative");
 		f.offset = n->offset.u;
 	}
 	/* version 2 and older: "kind": "python" or module [python] is a
@@ -384,38 +389,64 @@ static int node_create(struct reader *r, struct st_tree *t, size_t d)
 					   (f.kind == ST_FRAME_CALLSITE || f.kind == ST_FRAME_LEAF)) ?
 				     ST_RUNTIME_PYTHON : n->kernel ? ST_RUNTIME_KERNEL : ST_RUNTIME_NATIVE;
 	else if (n->python && n->runtime != ST_RUNTIME_PYTHON)
-		return fail(r, where_at(r, d), "\"kind\": \"python\" with \"runtime\": \"%s\"",
+		return fail(r, where, "\"kind\": \"python\" with \"runtime\": \"%s\"",
 			    st_runtime__name(n->runtime));
 	else if (n->kernel && n->runtime != ST_RUNTIME_KERNEL)
-		return fail(r, where_at(r, d), "\"kernel\": true with \"runtime\": \"%s\"",
+		return fail(r, where, "\"kernel\": true with \"runtime\": \"%s\"",
 			    st_runtime__name(n->runtime));
 	f.runtime = (__u8)n->runtime;
 	f.file = n->file_r ? n->file_raw : n->file;
 	if (n->line > UINT32_MAX)
-		return fail(r, where_at(r, d), "\"line\" %" PRIu64 " is past 2^32 - 1",
-			    (uint64_t)n->line);
+		return fail(r, where, "\"line\" %" PRIu64 " is past 2^32 - 1", (uint64_t)n->line);
 	if (n->line && !f.file)
-		return fail(r, where_at(r, d), "\"line\" without \"file\"");
+		return fail(r, where, "\"line\" without \"file\"");
 	f.line = (__u32)n->line;
 	if (n->python) {
 		/* the writer's is_python(): a call site has its line as offset,
 		 * the leaf a null one (its line is the node's) */
 		if (!f.module || strcmp(f.module, ST_PYTHON_MODULE) != 0)
-			return fail(r, where_at(r, d), "\"kind\": \"python\" needs \"module\": \"%s\"",
+			return fail(r, where, "\"kind\": \"python\" needs \"module\": \"%s\"",
 				    ST_PYTHON_MODULE);
 		f.kind = n->has_offset ? ST_FRAME_CALLSITE : ST_FRAME_LEAF;
 	}
 	if (f.kind == ST_FRAME_LEAF && is_python(&f))
 		f.offset = f.line;	/* as user/collect/runtimes/python/python.c names it (older files too) */
-	child = st_tree__child(t, r->ns[d - 1].node, &f, true);
+	*out = f;
+	return 0;
+}
+
+/* Under parent, a new child of frame f with base and calls (version 4's
+ * rows and version 3's nodes). */
+static int child_of(struct reader *r, struct st_tree *t, struct st_node *parent,
+		    const struct st_frame *f, __u64 base, __u64 calls, const char *where,
+		    struct st_node **out)
+{
+	struct st_node *child = st_tree__child(t, parent, f, true);
+
 	if (!child)
 		return -ENOMEM;
 	if (child->base || child->first_child)
-		return fail(r, where_at(r, d), "duplicate node (same frame twice under one parent)");
-	child->base = n->base;
-	child->calls = n->calls;
-	n->node = child;
+		return fail(r, where, "duplicate node (same frame twice under one parent)");
+	child->base = base;
+	child->calls = calls;
+	*out = child;
 	return 0;
+}
+
+/* Create node d (below the root) from its keys, under node d - 1. */
+static int node_create(struct reader *r, struct st_tree *t, size_t d)
+{
+	struct nstate *n = &r->ns[d];
+	struct st_frame f;
+	int err;
+
+	if (!n->has_base)
+		return fail(r, where_at(r, d), "missing \"base\"");
+	if (!n->has_cum)
+		return fail(r, where_at(r, d), "missing \"cum\"");
+	if ((err = frame_of(r, n, where_at(r, d), &f)))
+		return err;
+	return child_of(r, t, r->ns[d - 1].node, &f, n->base, n->calls, where_at(r, d), &n->node);
 }
 
 /* A thread's tree; r->v is the root's first token. Iterative: r->ns is
@@ -506,6 +537,311 @@ static int read_tree(struct reader *r, struct st_tree *t)
 		}
 		if ((err = node_key(r, n, d)))
 			return err;
+	}
+}
+
+/* ---- version 4: the tables and the flat node list ---------------------- */
+
+/* "strings": each a string, or {"text": ..., "raw": ...} (the raw bytes
+ * win). Interned in the profile as they come. */
+static int read_strings(struct reader *r)
+{
+	char where[48];
+	int err;
+
+	if (r->v.tok != ST_J_ARR || r->has_strings)
+		return fail(r, "top level", "\"strings\" must be an array, given once");
+	r->has_strings = true;
+	for (;;) {
+		const char *text = NULL, *raw = NULL;
+
+		if ((err = next(r)))
+			return err;
+		if (r->v.tok == ST_J_ARR_END)
+			return 0;
+		snprintf(where, sizeof(where), "strings[%zu]", r->nstrs);
+		if (ST_GROW(r->strs, r->capstrs, r->nstrs, 256))
+			return -ENOMEM;
+		if (r->v.tok == ST_J_STR) {
+			if ((err = val_bytes(r, where, false, &text)))
+				return err;
+		} else if (r->v.tok == ST_J_OBJ) {
+			while ((err = next_key(r)) == 1) {
+				if (key_is(r, "text"))
+					err = val_bytes(r, where, false, &text);
+				else if (key_is(r, "raw"))
+					err = val_bytes(r, where, true, &raw);
+				else
+					err = skip(r);
+				if (err)
+					return err;
+			}
+			if (err)
+				return err;
+		}
+		if (!(r->strs[r->nstrs] = raw ? raw : text))
+			return fail(r, where, "must be a string or {\"text\", \"raw\"}");
+		r->nstrs++;
+	}
+}
+
+/* The current value as a string of the table (NULL for null). */
+static int val_sref(struct reader *r, const char *where, const char *what, const char **out)
+{
+	*out = NULL;
+	if (r->v.tok == ST_J_NULL)
+		return 0;
+	if (r->v.tok != ST_J_INT || r->v.neg || r->v.u >= r->nstrs)
+		return fail(r, where, "%s must be an index into \"strings\" (%zu of them) or null",
+			    what, r->nstrs);
+	*out = r->strs[r->v.u];
+	return 0;
+}
+
+/* One frame row: [kind, runtime, function, module, offset, address, file,
+ * line, system_name, class, forced], strings by index, trailing values
+ * optional (null). r->v is its '['. */
+static int read_frame(struct reader *r, const char *where, struct st_frame *f)
+{
+	static const char *const what[] = { "kind", "runtime", "function", "module", "offset",
+					     "address", "file", "line", "system_name", "class",
+					     "forced" };
+	struct nstate n = { .has_runtime = true };
+	const char *s;
+	size_t i;
+	int err;
+
+	if (r->v.tok != ST_J_ARR)
+		return fail(r, where, "a frame must be an array");
+	for (i = 0;; i++) {
+		if ((err = next(r)))
+			return err;
+		if (r->v.tok == ST_J_ARR_END)
+			break;
+		if (i >= sizeof(what) / sizeof(what[0]))
+			return fail(r, where, "more than %zu values", sizeof(what) / sizeof(what[0]));
+		switch (i) {
+		case 0:	/* kind */
+		case 1:	/* runtime */
+		case 9:	/* class */
+			if ((err = val_sref(r, where, what[i], &s)))
+				return err;
+			if (!s && i < 2)
+				return fail(r, where, "%s must not be null", what[i]);
+			if (!s)
+				break;
+			if (i == 0) {
+				n.python = strcmp(s, KIND_PYTHON) == 0;
+				if (n.python)
+					n.kind = ST_FRAME_CALLSITE;
+				else if (parse_kind(s, &n.kind))
+					return fail(r, where, "unknown kind \"%.40s\"", s);
+				n.has_kind = true;
+			} else if (i == 1) {
+				if (st_runtime__parse(s, &n.runtime))
+					return fail(r, where, "unknown runtime \"%.40s\" (known: "
+						    "native, kernel, python, java)", s);
+			} else {
+				for (size_t c = 1; c < sizeof(class_names) / sizeof(class_names[0]); c++)
+					if (strcmp(s, class_names[c]) == 0)
+						n.cls = (__u8)c;
+			}
+			break;
+		case 2:
+			err = val_sref(r, where, what[i], &n.fn);
+			break;
+		case 3:
+			err = val_sref(r, where, what[i], &n.mod);
+			break;
+		case 6:
+			err = val_sref(r, where, what[i], &n.file);
+			break;
+		case 8:
+			err = val_sref(r, where, what[i], &n.sys);
+			break;
+		case 4:	/* offset */
+			if (r->v.tok != ST_J_NULL && r->v.tok != ST_J_INT)
+				return fail(r, where, "offset must be an integer or null");
+			n.offset_key = true;
+			n.has_offset = r->v.tok == ST_J_INT;
+			n.offset = r->v;
+			break;
+		case 5:	/* address */
+			if (r->v.tok != ST_J_NULL) {
+				char *end;
+
+				if (r->v.tok != ST_J_STR)
+					return fail(r, where, "address must be a string or null");
+				errno = 0;
+				n.addr = strtoull(r->v.s, &end, 0);
+				if (errno || *end || end == r->v.s)
+					return fail(r, where, "address is not a number: \"%.40s\"",
+						    r->v.s);
+			}
+			break;
+		case 7:	/* line */
+			if (r->v.tok != ST_J_NULL && (r->v.tok != ST_J_INT || r->v.neg))
+				return fail(r, where, "line must be an integer >= 0 or null");
+			n.line = r->v.tok == ST_J_INT ? r->v.u : 0;
+			break;
+		default:	/* forced */
+			if (r->v.tok != ST_J_TRUE && r->v.tok != ST_J_FALSE && r->v.tok != ST_J_NULL)
+				return fail(r, where, "forced must be true, false or null");
+			n.forced = r->v.tok == ST_J_TRUE;
+			break;
+		}
+		if (err)
+			return err;
+	}
+	if (i < 2)
+		return fail(r, where, "a frame needs at least its kind and runtime");
+	if (n.kind == ST_FRAME_DATA) {	/* a data leaf's function slot is its symbol */
+		n.sym = n.fn;
+		n.fn = NULL;
+	}
+	return frame_of(r, &n, where, f);
+}
+
+/* "frames": after "strings". */
+static int read_frames(struct reader *r)
+{
+	char where[48];
+	int err;
+
+	if (r->v.tok != ST_J_ARR || r->has_frames)
+		return fail(r, "top level", "\"frames\" must be an array, given once");
+	if (!r->has_strings)
+		return fail(r, "top level", "\"frames\" before \"strings\" (write the tables "
+			    "first: strings, frames, then threads)");
+	r->has_frames = true;
+	for (;;) {
+		if ((err = next(r)))
+			return err;
+		if (r->v.tok == ST_J_ARR_END)
+			return 0;
+		snprintf(where, sizeof(where), "frames[%zu]", r->nframes);
+		if (ST_GROW(r->frames, r->capframes, r->nframes, 1024))
+			return -ENOMEM;
+		if ((err = read_frame(r, where, &r->frames[r->nframes])))
+			return err;
+		r->nframes++;
+	}
+}
+
+/* The next integer of a node row into *out (null: *is_null). */
+static int row_u64(struct reader *r, const char *where, const char *what, bool null_ok,
+		   __u64 *out, bool *is_null)
+{
+	int err;
+
+	if ((err = next(r)))
+		return err;
+	if (is_null)
+		*is_null = r->v.tok == ST_J_NULL;
+	if (r->v.tok == ST_J_NULL && null_ok)
+		return 0;
+	if (r->v.tok != ST_J_INT || r->v.neg)
+		return fail(r, where, "%s must be an integer >= 0", what);
+	*out = r->v.u;
+	return 0;
+}
+
+/* Node d of the path is complete: its cum checked and added to its
+ * parent's. */
+static int node_done(struct reader *r, size_t d, const char *where)
+{
+	struct nstate *n = &r->ns[d];
+	__u64 cum;
+
+	if (__builtin_add_overflow(n->base, n->sum, &cum) || cum != n->cum)
+		return fail(r, where, "node %" PRIu64 ": cum %" PRIu64 " != base + children's cum %"
+			    PRIu64, (uint64_t)n->nchild, (uint64_t)n->cum, (uint64_t)cum);
+	n->node->cum = cum;
+	if (d && __builtin_add_overflow(r->ns[d - 1].sum, cum, &r->ns[d - 1].sum))
+		return fail(r, where, "the children's cum add up past 2^64");
+	return 0;
+}
+
+/* A thread's "nodes": rows [parent, frame, base, cum, calls], a node's id
+ * its index, in pre-order: the root first (parent null), then each node
+ * after its parent, whose subtree it belongs to. r->ns is the path from
+ * the root (an id in nchild), so no more than ST_TREE_MAX_DEPTH levels are
+ * held, whatever the file. */
+static int read_nodes(struct reader *r, struct st_tree *t)
+{
+	char where[64];
+	size_t d = 0;
+	__u64 id;
+	int err;
+
+	snprintf(where, sizeof(where), "threads[%zu].nodes", r->thread);
+	if (r->v.tok != ST_J_ARR)
+		return fail(r, where, "must be an array");
+	if (!r->has_frames)
+		return fail(r, where, "\"nodes\" before \"frames\" (write the tables first)");
+	for (id = 0;; id++) {
+		__u64 parent = 0, frame = 0;
+		bool root;
+		struct nstate *n;
+
+		if ((err = next(r)))
+			return err;
+		if (r->v.tok == ST_J_ARR_END)
+			break;
+		snprintf(where, sizeof(where), "threads[%zu].nodes[%" PRIu64 "]", r->thread,
+			 (uint64_t)id);
+		if (r->v.tok != ST_J_ARR)
+			return fail(r, where, "a node must be an array [parent, frame, base, cum, calls]");
+		if ((err = row_u64(r, where, "parent", true, &parent, &root)))
+			return err;
+		if (root != (id == 0))
+			return fail(r, where, id ? "only the first node (the root) has no parent" :
+					       "the first node is the root: its parent null");
+		if (!root) {
+			/* back up the path to the parent: the nodes left are complete */
+			while (r->ns[d].nchild != parent) {
+				if (d == 0)
+					return fail(r, where, "parent %" PRIu64 " is not on the path to "
+						    "the node before (nodes in pre-order)", (uint64_t)parent);
+				if ((err = node_done(r, d, where)))
+					return err;
+				d--;
+			}
+			if (d >= ST_TREE_MAX_DEPTH)
+				return fail(r, where, "a tree deeper than %d frames (deeper trees are "
+					    "refused)", ST_TREE_MAX_DEPTH);
+			d++;
+		}
+		n = &r->ns[d];
+		*n = (struct nstate){ .nchild = id };
+		if ((err = row_u64(r, where, "frame", false, &frame, NULL)) ||
+		    (err = row_u64(r, where, "base", false, &n->base, NULL)) ||
+		    (err = row_u64(r, where, "cum", false, &n->cum, NULL)) ||
+		    (err = row_u64(r, where, "calls", false, &n->calls, NULL)))
+			return err;
+		if (frame >= r->nframes)
+			return fail(r, where, "frame %" PRIu64 " past \"frames\" (%zu of them)",
+				    (uint64_t)frame, r->nframes);
+		if ((err = next(r)))
+			return err;
+		if (r->v.tok != ST_J_ARR_END)
+			return fail(r, where, "a node has 5 values: [parent, frame, base, cum, calls]");
+		if (root) {
+			n->node = st_tree__root(t);
+			n->node->base = n->base;
+			n->node->calls = n->calls;
+		} else if ((err = child_of(r, t, r->ns[d - 1].node, &r->frames[frame], n->base,
+					   n->calls, where, &n->node))) {
+			return err;
+		}
+	}
+	if (id == 0)
+		return fail(r, where, "no root node");
+	for (;; d--) {	/* the path's nodes are complete */
+		if ((err = node_done(r, d, where)))
+			return err;
+		if (d == 0)
+			return 0;
 	}
 }
 
@@ -694,11 +1030,11 @@ static int read_thread(struct reader *r)
 		return fail(r, where, "must be an object");
 	while ((err = next_key(r)) == 1) {
 		bool mine = key_is(r, "pid") || key_is(r, "tid") || key_is(r, "comm") ||
-			    key_is(r, "cgroup") || key_is(r, "root");
+			    key_is(r, "cgroup") || key_is(r, "root") || key_is(r, "nodes");
 
 		if (mine && has_root) {
-			err = fail(r, where, "\"%s\" after \"root\" (write a thread's \"root\" last)",
-				   r->key);
+			err = fail(r, where, "\"%s\" after \"root\" or \"nodes\" (write a thread's "
+				   "tree last)", r->key);
 		} else if (key_is(r, "pid") || key_is(r, "tid")) {
 			err = val_u64(r, where, key_is(r, "pid") ? &pid : &tid);
 			if (err == 0)
@@ -712,7 +1048,9 @@ static int read_thread(struct reader *r)
 				if (!(*dst = strdup(s)))
 					err = -ENOMEM;
 			}
-		} else if (key_is(r, "root")) {
+		} else if (key_is(r, "root") || key_is(r, "nodes")) {
+			bool flat = key_is(r, "nodes");
+
 			has_root = true;
 			if (!has_pid)
 				err = fail(r, where, "missing \"pid\"");
@@ -721,7 +1059,7 @@ static int read_thread(struct reader *r)
 			else if (!(t = st_profile__add_thread(r->p, (__u32)pid, (__u32)tid, comm)))
 				err = -ENOMEM;
 			else if (!(err = st_thread__set_cgroup(t, cgroup)))
-				err = read_tree(r, t->tree);
+				err = flat ? read_nodes(r, t->tree) : read_tree(r, t->tree);
 		} else {
 			err = skip(r);
 		}
@@ -737,7 +1075,7 @@ static int read_thread(struct reader *r)
 	if (!has_tid)
 		return fail(r, where, "missing \"tid\"");
 	if (!has_root)
-		return fail(r, where, "missing \"root\"");
+		return fail(r, where, "missing \"nodes\" (or version 3's \"root\")");
 	return 0;
 }
 
@@ -809,6 +1147,12 @@ static int read_doc(struct reader *r)
 				return err;
 		} else if (key_is(r, "unresolved_by")) {
 			if ((err = read_counts(r, false, add_unresolved)))
+				return err;
+		} else if (key_is(r, "strings")) {
+			if ((err = read_strings(r)))
+				return err;
+		} else if (key_is(r, "frames")) {
+			if ((err = read_frames(r)))
 				return err;
 		} else if (key_is(r, "modules")) {
 			if ((err = read_modules(r)))
@@ -888,6 +1232,8 @@ cleanup:
 	st_jpull__free(r.j);
 	free(r.ns);
 	free(r.key);
+	free(r.strs);
+	free(r.frames);
 	close(fd);
 	return ret;
 }
