@@ -156,6 +156,13 @@ static __always_inline void st_hs_interp(struct st_hs_io *io)
 	/* the leaf's live bcp is r13; the slot's is the last call's */
 	if (io->n == 0 && st_hs_in(io->r13, io->base, io->base + io->size))
 		bcp = io->r13;
+	/* a native method (no bytecodes: the interpreter's native entry
+	 * called it, a JNI call under -Xint) has no bcp */
+	if (!io->size) {
+		io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, ST_JAVA_BCI_NONE);
+		io->stat = ST_JAVA_STAT_FRAMES;
+		return;
+	}
 	if (!st_hs_in(bcp, io->base, io->base + io->size)) {
 		io->stat = ST_JAVA_STAT_BAD_BCP;
 		return;

@@ -200,6 +200,14 @@ static void test_walk_fake(void **state)
 	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
 	assert_int_equal(cnt.n[ST_JAVA_STAT_BAD_METHOD], 1);
 	leaf_rbx = 0;
+	/* a native method's interpreted frame (no bytecodes: a JNI call
+	 * under -Xint): the method without a bci */
+	meta16(CM_A + 32, 0);
+	walk(INTERP + 0x100, 0x1234);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, ST_JAVA_BCI_NONE));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	meta16(CM_A + 32, 20);
 	/* the leaf in native code (its rbp the first Java frame's fp): the
 	 * leaf's pc, then its caller, the first Java frame, by its slot */
 	walk(NATIVE_PC, CODE(CM_A) + 7);
