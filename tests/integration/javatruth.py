@@ -59,11 +59,15 @@ ENTRIES = ("Ledger.main", "java.lang.Thread.run")
 # entry: methods the JVM itself calls, mostly while it starts (a class's
 # static initializer, the launcher loading the main class, the class
 # loaders, the system's initialization, JFR's start-up command, method
-# handle linkage; the main thread's own Thread object, built by the JVM).
+# handle linkage; the main thread's own Thread and ThreadGroup objects,
+# built by the JVM; a thread's exit and the JVM's shutdown, both called
+# by the JVM).
 # A walk stopped short ends at an ordinary method.
 START_ENTRIES = (".<clinit>", "sun.launcher.LauncherHelper.", "java.lang.System.initPhase1",
                  "java.lang.System.initPhase2", "java.lang.System.initPhase3",
-                 "java.lang.Thread.<init>", "jdk.internal.loader.", "java.lang.ClassLoader.",
+                 "java.lang.Thread.<init>", "java.lang.ThreadGroup.<init>",
+                 "java.lang.Thread.exit", "java.lang.Shutdown.shutdown",
+                 "jdk.internal.loader.", "java.lang.ClassLoader.",
                  "jdk.jfr.internal.", "java.lang.invoke.MethodHandleNatives.")
 # a real program's threads: any main or run method is an entry
 PROGRAM_ENTRIES = (".main", ".run")

@@ -16,7 +16,8 @@
  *            buffer, a JNI call (libzip, then zlib: native frames under
  *            the Java ones)
  * and a second thread named "worker" (java.lang.Thread.run ->
- * Ledger$Worker.run) spends 2 ms in Ledger.sieve, then sleeps 2 ms, until
+ * Ledger$Worker.run) spends 2 ms in Ledger.sieve (in batches of ~200 us
+ * between clock reads), then sleeps 2 ms, until
  * main is done.
  *
  * Each phase is called through an interface with five implementations
@@ -186,17 +187,22 @@ public class Ledger {
 		public void run() {
 			tid = tid();
 			waitGo();
-			long t0 = cpu(), in = 0, n = 0;
+			long t0 = cpu(), in = 0, n = 0, units = 0;
+			int reps = 1;
 			while (!done) {
 				/* 2 ms of sieving, then 2 ms asleep: the main thread
-				 * keeps most of a CPU on a busy 2-CPU machine */
+				 * keeps most of a CPU on a busy 2-CPU machine; the
+				 * clock read every ~200 us of sieves, as main's */
 				long t = cpu(), u = t;
 				while (u - t < 2000000L) {
-					sink += sieve(20000);
+					for (int r = 0; r < reps; r++)
+						sink += sieve(20000);
 					u = cpu();
 					n++;
+					units += reps;
 				}
 				in += u - t;
+				reps = (int)Math.max(1, Math.min(100000, Math.round(BATCH * units / Math.max(in, 1))));
 				try {
 					Thread.sleep(2);
 				} catch (InterruptedException e) {
