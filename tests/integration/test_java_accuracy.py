@@ -116,8 +116,11 @@ def binomial(p, n):
 #           (CI's budget, docs/testing.md, has no room for them all);
 #  PENDING  not yet seen to pass here: --pid's worker sieve share was 4.3
 #           points under the truth before the worker's clock reads were
-#           batched (the fix not re-measured under --pid), -a and the
-#           loaded runs not run this session; ant: 98.09% of its main
+#           batched (the fix not re-measured under --pid); -a -Xint at a
+#           load of 20+: the JVM was never found (no java: lines; the
+#           daemon 18,423 samples behind, its ring full 1,591 times),
+#           though an -a run by hand found it; the loaded runs not run
+#           this session; ant: 98.09% of its main
 #           thread's samples complete, the rest cut short ([truncated]:
 #           deep javac stacks inside Ant, issue 35's deeper walks).
 HEAVY = ("passes (docs/java-accuracy.md) but takes 60-200 s on the loaded test machine, "

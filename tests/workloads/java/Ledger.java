@@ -17,7 +17,8 @@
  *            the Java ones)
  * and a second thread named "worker" (java.lang.Thread.run ->
  * Ledger$Worker.run) spends 2 ms in Ledger.sieve (in batches of ~200 us
- * between clock reads), then sleeps 2 ms, until
+ * between clock reads, a read's cost measured as it runs and taken
+ * out), then sleeps 2 ms, until
  * main is done.
  *
  * Each phase is called through an interface with five implementations
@@ -183,11 +184,12 @@ public class Ledger {
 
 	static final class Worker implements Runnable {
 		volatile long total, inSieve, reads, tid;
+		volatile double readCost;	/* one clock read, measured as it runs */
 
 		public void run() {
 			tid = tid();
 			waitGo();
-			long t0 = cpu(), in = 0, n = 0, units = 0;
+			long t0 = cpu(), in = 0, n = 0, units = 0, pair = 0, pairs = 0;
 			int reps = 1;
 			while (!done) {
 				/* 2 ms of sieving, then 2 ms asleep: the main thread
@@ -202,6 +204,11 @@ public class Ledger {
 					units += reps;
 				}
 				in += u - t;
+				/* what a read costs now (a loaded machine makes
+				 * it dearer than at start): two reads back to back */
+				long a = cpu();
+				pair += cpu() - a;
+				pairs++;
 				reps = (int)Math.max(1, Math.min(100000, Math.round(BATCH * units / Math.max(in, 1))));
 				try {
 					Thread.sleep(2);
@@ -211,6 +218,7 @@ public class Ledger {
 			}
 			inSieve = in;
 			reads = n;
+			readCost = pairs > 0 ? (double)pair / pairs : 0;
 			total = cpu() - t0;
 		}
 	}
@@ -338,7 +346,7 @@ public class Ledger {
 			phases.put(PHASES[k], spent[k] / 1e9);
 		phases.put("worker", w.total / 1e9);
 		/* the worker's clock reads (one per sieve) are not sieving */
-		phases.put("worker_sieve", Math.max(0, w.inSieve - (long)(w.reads * readCost)) / 1e9);
+		phases.put("worker_sieve", Math.max(0, w.inSieve - (long)(w.reads * w.readCost)) / 1e9);
 		StringBuilder js = new StringBuilder("{\"pid\": " + ProcessHandle.current().pid() +
 						     ", \"cycles\": " + cycles + ", \"depth\": " + depth +
 						     ", \"phases\": {");
