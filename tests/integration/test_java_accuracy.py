@@ -22,7 +22,8 @@ Ledger.phaseDeflate; under -- CMD, JFR records the same run and each
 thread's top 15 methods by leaf share over the measured run must be
 within TOL_JFR points of its (plus the noise of JFR's few samples). The
 JDK 17 -- java ones run by default, the others with
-STACKTREED_JAVA_ACCURACY=1 (HEAVY and PENDING below say why).
+STACKTREED_JAVA_ACCURACY=1 (HEAVY and PENDING below say why), as do
+--pid -Xint's.
 
 test_java_real_javac, test_java_real_ant: javac compiling part of a JDK's
 own source tree (java.base's java/util) and ant building a generated
@@ -110,13 +111,15 @@ def binomial(p, n):
 # other sessions, DEPTH 100): -- java, JDK 17 JIT and -Xint, Temurin 25
 # JIT and -Xint: every check held (phases within 0.3-2.0 points at
 # 1,900-5,700 samples, 99.55-100% at the entry, JFR's top 15 within
-# 1.7-3.0 points per thread). The JDK 17 -- java ones run by default;
-# the rest with STACKTREED_JAVA_ACCURACY=1:
+# 1.7-3.0 points per thread); --pid -Xint too (phases within 0.68
+# points, 18 s). Those run by default; the rest with
+# STACKTREED_JAVA_ACCURACY=1:
 #  HEAVY    passed, but each takes 60-200 s on the loaded test machine
 #           (CI's budget, docs/testing.md, has no room for them all);
-#  PENDING  not yet seen to pass here: --pid's worker sieve share was 4.3
-#           points under the truth before the worker's clock reads were
-#           batched (the fix not re-measured under --pid); -a -Xint at a
+#  PENDING  not yet seen to pass here: under the JIT (--pid, loaded) the
+#           worker's sieve share is 3.6-5.2 points under the truth (its
+#           clock reads batched and their cost measured as it runs: still
+#           so; -- java 0.8-2.0 under); -a -Xint at a
 #           load of 20+: the JVM was never found (no java: lines; the
 #           daemon 18,423 samples behind, its ring full 1,591 times),
 #           though an -a run by hand found it; the loaded runs not run
@@ -418,8 +421,9 @@ def test_java_accuracy_pid_jit():
     accuracy("17", "jit", "pid")
 
 
+@plain_build_only("numbers from a 6 s run; test_java_bpf runs the Java walker sanitized")
 def test_java_accuracy_pid_xint():
-    accuracy("17", "xint", "pid")
+    accuracy("17", "xint", "pid", gate=None)
 
 
 def test_java_accuracy_all_jit():
