@@ -42,7 +42,7 @@
  *           address; a pc farther is not encoded: the return address is
  *           kept instead, counted ST_JAVA_STAT_HS_FAR_PC)
  *   20      1: the leaf (an interrupted pc, not a return address: its
- *           scope is the PcDesc at or after it, as AsyncGetCallTrace's)
+ *           scope is the first PcDesc after it, as AsyncGetCallTrace's)
  *   21..45  the nmethod's segment in the code cache: (nmethod -
  *           st_java_proc.cc_lo) >> log2 segment size (a HeapBlock starts
  *           each segment-aligned block, the nmethod its header's size
@@ -174,6 +174,8 @@ enum st_java_stat {
 	ST_JAVA_STAT_HS_BAD_RA,	/* stop: a blob frame's return address outside the code cache
 				 * (compiled code is called from code cache code only) */
 	ST_JAVA_STAT_HS_READ,	/* stop: the stack unreadable at a blob frame */
+	ST_JAVA_STAT_HS_ENTRY,	/* the leaf in a method entry building its frame: its method
+				 * from rbx, its caller by its links */
 	ST_JAVA_STAT__MAX,
 };
 

@@ -21,7 +21,12 @@
  * lies in its bytecodes; one that fails (a sample in the interpreter's
  * entry or exit code, its frame not built yet or torn down) keeps its
  * return address, counted by reason (enum st_java_stat); before the
- * callee's rbp is set, its caller is taken for the leaf.
+ * callee's rbp is set, its caller is taken for the leaf; once it is set
+ * and before its slots are all pushed (fp - 8 * ST_JAVA_SLOTS_BELOW below
+ * sp: the method entry's generate_fixed_frame), the leaf is the method in
+ * rbx (the entry's Method*) at bci 0, its caller by its links
+ * (ST_JAVA_STAT_HS_ENTRY): before, such a walk stopped there, 7% of an
+ * -Xint run's samples of a call-heavy thread.
  *
  * Any other pc in the code cache (compiled methods, native method
  * wrappers, stubs) is st_hs_blob_step()'s (bpf/hotspot_blob.h): a compiled
@@ -86,6 +91,7 @@ struct st_hs_io {
 	__u32 exact;		/* in: io->ip is the interrupted pc, not a return address */
 	__u64 ip, sp, bp;	/* in: the frame; out: its caller's (return 0) */
 	__u64 r13;		/* in: the leaf's r13 (the live bcp) */
+	__u64 rbx;		/* in: the leaf's rbx (the Method* at a method entry) */
 	__u64 entry;		/* out: the Java entry for out[n], or 0 (keep the ip) */
 	__u64 method, base;	/* the last method's bytecodes (recursion: read once) */
 	__u32 size;		/* ... their size */
@@ -150,6 +156,13 @@ static __always_inline void st_hs_interp(struct st_hs_io *io)
 	/* the leaf's live bcp is r13; the slot's is the last call's */
 	if (io->n == 0 && st_hs_in(io->r13, io->base, io->base + io->size))
 		bcp = io->r13;
+	/* a native method (no bytecodes: the interpreter's native entry
+	 * called it, a JNI call under -Xint) has no bcp */
+	if (!io->size) {
+		io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, ST_JAVA_BCI_NONE);
+		io->stat = ST_JAVA_STAT_FRAMES;
+		return;
+	}
 	if (!st_hs_in(bcp, io->base, io->base + io->size)) {
 		io->stat = ST_JAVA_STAT_BAD_BCP;
 		return;
@@ -216,6 +229,26 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 	}
 	/* the frame: an interpreted one's slots with its links */
 	lo = interp ? io->bp - 8 * ST_JAVA_SLOTS_BELOW : io->bp;
+	if (interp && io->exact && st_hs_ptr_ok(io->bp) && lo < io->sp && io->bp >= io->sp) {
+		/* the leaf in a method entry building its frame (rbp set,
+		 * its slots not all pushed): its links only, its method the
+		 * entry's rbx, at bci 0 */
+		if (ST_HS_READ(io, &io->words[ST_JAVA_SLOTS_BELOW], 16, io->bp)) {
+			io->stat = ST_JAVA_STAT_END_READ;
+			return 1;
+		}
+		if (!st_hs_code_of(io, io->rbx)) {
+			io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(io->rbx, 0);
+			io->stat = ST_JAVA_STAT_HS_ENTRY;
+		} else {
+			io->stat = ST_JAVA_STAT_BAD_METHOD;
+		}
+		lo = io->bp;
+		io->bp = st_hs_word(io, 0);
+		io->ip = st_hs_word(io, 1);
+		io->sp = lo + 16;
+		return 0;
+	}
 	if (!st_hs_ptr_ok(io->bp) || lo < io->sp ||
 	    ST_HS_READ(io, interp ? &io->words[0] : &io->words[ST_JAVA_SLOTS_BELOW],
 		       interp ? 8 * (ST_JAVA_SLOTS_BELOW + 2) : 16, lo)) {

@@ -471,6 +471,7 @@ static __always_inline void st_unw_start(struct st_unw_state *s, __u64 ip, __u64
 					 __u64 r10, __u64 rbx, __u64 r13, bool fallback)
 {
 	s->hs.r13 = r13;	/* HotSpot's interpreter: the live bcp */
+	s->hs.rbx = rbx;	/* ... and the Method* at a method entry */
 	s->hs.fallback = fallback;
 	s->ip = ip;
 	s->sp = sp;

@@ -59,13 +59,24 @@ ENTRIES = ("Ledger.main", "java.lang.Thread.run")
 # entry: methods the JVM itself calls, mostly while it starts (a class's
 # static initializer, the launcher loading the main class, the class
 # loaders, the system's initialization, JFR's start-up command, method
-# handle linkage). A walk stopped short ends at an ordinary method.
-START_ENTRIES = (".<clinit>", "sun.launcher.LauncherHelper.", "java.lang.System.initPhase",
-                 "jdk.internal.loader.", "java.lang.ClassLoader.", "jdk.jfr.internal.",
-                 "java.lang.invoke.MethodHandleNatives.")
+# handle linkage; the main thread's own Thread and ThreadGroup objects,
+# built by the JVM; a thread's exit and the JVM's shutdown, both called
+# by the JVM).
+# A walk stopped short ends at an ordinary method.
+START_ENTRIES = (".<clinit>", "sun.launcher.LauncherHelper.", "java.lang.System.initPhase1",
+                 "java.lang.System.initPhase2", "java.lang.System.initPhase3",
+                 "java.lang.Thread.<init>", "java.lang.ThreadGroup.<init>",
+                 "java.lang.Thread.exit", "java.lang.Shutdown.shutdown",
+                 "jdk.internal.loader.", "java.lang.ClassLoader.",
+                 "jdk.jfr.internal.", "java.lang.invoke.MethodHandleNatives.")
 # a real program's threads: any main or run method is an entry
 PROGRAM_ENTRIES = (".main", ".run")
 WORKER = "Ledger.sieve"
+# a sample of the measured run: one of these on its stack (the phases, the
+# worker's loop); JFR records from after its own start-up, which
+# stacktreed sees (JFR's start command on the main thread: 20% of its
+# Java samples in a 6 s run)
+IN_RUN = tuple(PHASES.values()) + ("Ledger$Worker.run",)
 # the workload's clock (ThreadMXBean's native method)
 CLOCK = "sun.management.ThreadImpl."
 JFR_PERIOD = "1 ms"
@@ -106,14 +117,15 @@ def java(home):
     return os.path.join(home, "bin", "java")
 
 
-_HIDDEN = re.compile(r"[./+]0x[0-9a-fA-F]+")
+_HIDDEN = re.compile(r"[./+](?:0x[0-9a-fA-F]+|[0-9]+)(?=\.|$)")
 _SIG = re.compile(r"\s*\(.*$")
 
 
 def norm(name):
     """One spelling of a Java method for both profilers: no signature, no
-    hidden class address (Ledger$$Lambda$14/0x0000000801001000 in the JVM's
-    Symbol, Ledger$$Lambda$14.0x... or +0x... in JFR), '/' as '.'."""
+    hidden class suffix (Ledger$$Lambda$14/0x0000000801001000 as the JVM
+    names it, +0x... in its Symbol; JFR writes its mirror's identity hash
+    in decimal instead: Ledger$$Lambda$14.898557489), '/' as '.'."""
     name = _SIG.sub("", name)
     name = _HIDDEN.sub("", name)
     return name.replace("/", ".")
@@ -291,6 +303,11 @@ def leaf_shares(stacks, tids, kinds=("E",)):
             counts[s.frames[-1]] = counts.get(s.frames[-1], 0) + s.count
             total += s.count
     return {k: 100.0 * v / total for k, v in counts.items()}, total
+
+
+def in_run(stacks):
+    """The stacks of the measured run (IN_RUN)."""
+    return [s for s in stacks if any(f in IN_RUN for f in s.frames)]
 
 
 def is_entry(frame, entries):

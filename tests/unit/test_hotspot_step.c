@@ -133,13 +133,14 @@ static __u64 out[ST_MAX_USER];
 static size_t nout;
 static __u32 stop;
 static struct st_java_counts cnt;
+static __u64 leaf_rbx;	/* the leaf's rbx (a method entry's Method*) */
 
 /* Walk from pc, fp = sp0 (the fake stack copied from sp0 up), r13; proc
  * NULL: no CFI anywhere, frame pointers (auto). */
 static void walk_from(__u64 pc, __u64 fp, __u64 sp0, __u64 r13, __u32 max)
 {
 	struct st_unw_native_in in = {
-		.ip = pc, .sp = sp0, .bp = fp, .r13 = r13, .fallback = true,
+		.ip = pc, .sp = sp0, .bp = fp, .r13 = r13, .rbx = leaf_rbx, .fallback = true,
 		.stack = (const __u8 *)fk.stack + (sp0 - STACK),
 		.stack_len = sizeof(fk.stack) - (sp0 - STACK),
 		.java = &fake_proc, .jc = &cnt, .mem = fake_rd, .mem_arg = &fk,
@@ -181,6 +182,32 @@ static void test_walk_fake(void **state)
 	walk(INTERP + 0x100, 0x1234);
 	assert_int_equal(nout, 5);
 	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 3));
+	/* the leaf in a method entry building its frame (rbp set, two of
+	 * its slots pushed): rbx's method at bci 0, then its caller by the
+	 * links; rbx not a method: its pc kept, the walk goes on */
+	leaf_rbx = M_B;
+	walk_from(INTERP + 0x100, fp_at(0), fp_at(0) - 16, 0x1234, ST_MAX_USER);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 0));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(cnt.n[ST_JAVA_STAT_HS_ENTRY], 1);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_END_READ], 0);
+	leaf_rbx = 0x1235;
+	walk_from(INTERP + 0x100, fp_at(0), fp_at(0) - 16, 0x1234, ST_MAX_USER);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], INTERP + 0x100);
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(cnt.n[ST_JAVA_STAT_BAD_METHOD], 1);
+	leaf_rbx = 0;
+	/* a native method's interpreted frame (no bytecodes: a JNI call
+	 * under -Xint): the method without a bci */
+	meta16(CM_A + 32, 0);
+	walk(INTERP + 0x100, 0x1234);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, ST_JAVA_BCI_NONE));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	meta16(CM_A + 32, 20);
 	/* the leaf in native code (its rbp the first Java frame's fp): the
 	 * leaf's pc, then its caller, the first Java frame, by its slot */
 	walk(NATIVE_PC, CODE(CM_A) + 7);
@@ -399,6 +426,18 @@ static void test_names(void **state)
 		/* out of the code: no line */
 		assert_int_equal(st_jmethod__line(&jm, 320), 0);
 	}
+	/* a hidden class (a lambda's): its Symbol's '+' shown '/', as the
+	 * JVM's Class.getName() */
+	load_seed("jdk17_bci0");
+	jm_fake_layout(&l, 0);
+	{
+		char *k = memmem(seed.b, seed.n, "com/example/Deep", 16);
+
+		assert_non_null(k);
+		memcpy(k, "Led$$Lam+0x7f10a", 16);
+	}
+	assert_int_equal(st_jmethod__read(&l, 17, seed_rd, &seed, JM_METHOD, &jm), 0);
+	assert_string_equal(jm.klass, "Led$$Lam/0x7f10a");
 	/* a name index out of the pool; a layout member missing */
 	load_seed("jdk17_bci0");
 	jm_fake_layout(&l, 0);
@@ -519,9 +558,9 @@ static const char *const stat_names[ST_JAVA_STAT__MAX] = {
 	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-read", "code-cache",
 	"fp-mode", "methods", "methods-lost", "deferred", "late-no-mem", "end-bad-fp", "hs-frames",
 	"hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob", "hs-bad-blob", "hs-prologue",
-	"hs-stub-leaf", "hs-bad-ra", "hs-read",
+	"hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry",
 };
-_Static_assert(ST_JAVA_STAT__MAX == 24, "stat_names");
+_Static_assert(ST_JAVA_STAT__MAX == 25, "stat_names");
 
 #define LIVE_STACK (256 << 10)	/* bytes of the stack copied (from rsp) */
 

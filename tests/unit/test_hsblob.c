@@ -502,6 +502,11 @@ static void test_scopes(void **state)
 		/* the leaf at 0x18: the desc after it (0x20) */
 		assert_int_equal(scopes(jdk25, 0x18, true, -1), 0);
 		assert_int_equal(sc.n, 3);
+		/* the leaf at 0x20 exactly: the desc after it (0x30, no scope),
+		 * as pc_desc_near(pc + 1) */
+		assert_int_equal(scopes(jdk25, 0x20, true, -1), 0);
+		assert_int_equal(sc.stop, ST_JSCOPES_NO_SCOPE);
+		assert_int_equal(sc.n, 1);
 		/* a return address at 0x18: none exactly there */
 		assert_int_equal(scopes(jdk25, 0x18, false, -1), 0);
 		assert_int_equal(sc.stop, ST_JSCOPES_NO_PCDESC);
@@ -933,9 +938,9 @@ static const char *stat_name(__u32 s)
 		"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-read",
 		"code-cache", "fp-mode", "methods", "methods-lost", "deferred", "late-no-mem",
 		"end-bad-fp", "hs-frames", "hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob",
-		"hs-bad-blob", "hs-prologue", "hs-stub-leaf", "hs-bad-ra", "hs-read",
+		"hs-bad-blob", "hs-prologue", "hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry",
 	};
-	_Static_assert(ST_JAVA_STAT__MAX == 24, "names");
+	_Static_assert(ST_JAVA_STAT__MAX == 25, "names");
 
 	return s < ST_JAVA_STAT__MAX && names[s] ? names[s] : "native";
 }

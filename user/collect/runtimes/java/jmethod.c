@@ -44,6 +44,17 @@ static void symbol(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg, _
 	}
 }
 
+/* A hidden class's name as the JVM shows it (Klass::external_name,
+ * Class.getName()): its Symbol joins the name and the address with '+'
+ * ("Ledger$$Lambda$14+0x0000000801001000"), shown with '/'. */
+static void hidden_name(char *klass)
+{
+	char *plus = strrchr(klass, '+');
+
+	if (plus && plus[1] == '0' && plus[2] == 'x')
+		*plus = '/';
+}
+
 /* The Symbol* at pool entry idx of the pool at cp (length entries), or 0. */
 static __u64 pool_symbol(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg, __u64 cp,
 			 __s32 length, __u16 idx)
@@ -115,6 +126,7 @@ int st_jmethod__read(const struct st_jvm_layout *l, int major, st_vm_read_fn rd,
 	out->code_size = code_size;
 	if (!rd(arg, &kname, sizeof(kname), holder + l->klass_name))
 		symbol(l, rd, arg, kname, true, out->klass);
+	hidden_name(out->klass);
 	symbol(l, rd, arg, pool_symbol(l, rd, arg, cp, length, name_idx), false, out->name);
 	symbol(l, rd, arg, pool_symbol(l, rd, arg, cp, length, sig_idx), false, out->sig);
 	if (off_ok(l->constantpool_source_file_name_index) &&

@@ -137,7 +137,8 @@ static int unsigned5(const __u8 *t, size_t n, size_t *at, __u8 x, __u32 *out)
 }
 
 /* The scope decode offset of the PC desc for the code offset want: the
- * one at want (exact), else the first at or after it. 0 and *scope, or -1
+ * one at want (exact), else the first at or after it (the leaf asks for
+ * its pc + 1). 0 and *scope, or -1
  * (none, or unreadable). */
 static int find_pcdesc(const struct st_jvm_layout *l, st_vm_read_fn rd, void *arg,
 		       const struct tables *t, __s32 want, bool exact, __s32 *scope)
@@ -236,7 +237,10 @@ int st_jscopes__read(const struct st_jvm_layout *l, int major, st_vm_read_fn rd,
 		return 0;
 	out->pc_offset = (__s32)(pc_off - (t.code - nmethod));
 	out->stop = ST_JSCOPES_NO_PCDESC;
-	if (find_pcdesc(l, rd, arg, &t, out->pc_offset, !leaf, &scope))
+	/* a leaf's pc: the first desc after it (pc_desc_near(pc + 1), as
+	 * AsyncGetCallTrace and JFR take it): a desc at the pc itself is the
+	 * state after the instruction before it (a call's return) */
+	if (find_pcdesc(l, rd, arg, &t, out->pc_offset + (leaf ? 1 : 0), !leaf, &scope))
 		return 0;
 	out->stop = ST_JSCOPES_NO_SCOPE;
 	if (scope <= 0)

@@ -9,8 +9,8 @@
  * id's low bits. The nmethod's PC descriptors (PcDesc: pc offset from the
  * code's start, scope decode offset; sorted by pc) give the pc's scope:
  * a return address's is the one at its offset exactly (HotSpot's
- * pc_desc_at), the leaf's the first at or after it (pc_desc_near, as
- * AsyncGetCallTrace takes it). A scope, in the scopes data (a
+ * pc_desc_at), the leaf's the first after it (pc_desc_near(pc + 1), as
+ * AsyncGetCallTrace and JFR take it). A scope, in the scopes data (a
  * CompressedReadStream: UNSIGNED5 numbers, the byte 0 excluded from JDK 20
  * on as in jmethod.h's line tables), is: its sender's decode offset (0:
  * none), its method's index in the nmethod's metadata (index i is entry
