@@ -24,7 +24,11 @@ First, start-up: a whole `stacktreed --unwind fp -- true` (and --unwind
 auto) next to `perf record -g -- true`, interleaved, BENCH_STARTUP_ROUNDS
 times (7; 0: skip it), with the share of it spent loading the BPF object
 (maps and the verifier: `stacktreed -v`'s "BPF programs loaded in" line).
-`bench/run.sh startup` runs only that part.
+`bench/run.sh startup` runs only that part. Then the daemon's memory: a
+default `stacktreed -a -d BENCH_RSS_SECONDS` (30) as the machine is and with
+its CPUs busy, BENCH_RSS_ROUNDS (2; 0: skipped) each: RSS while sampling, the
+summary's max RSS and BPF maps, against the goal of 64 MiB (`bench/run.sh
+rss`: only that).
 
 The frame-pointer configurations run stacktreed with --unwind fp; the DWARF
 pair measures in-kernel CFI unwinding against perf copying 8 KiB of stack per
@@ -526,6 +530,88 @@ def bench_startup(rounds, have_perf, out):
     sys.stdout.flush()
 
 
+# issue 37 item 3: a default `stacktreed -a` on a quiet machine, RSS at most this
+GOAL_RSS_MIB = 64
+
+
+def rss_once(secs, busy, tmp, tag):
+    """stacktreed -a -d secs (default mode): the highest VmRSS while it samples
+    (MiB), and the summary's max RSS (reports included) and BPF maps."""
+    burners = [subprocess.Popen(["python3", "-c", "while True: pass"])
+               for _ in range(NCPUS if busy else 0)]
+    try:
+        p = subprocess.Popen([STACKTREED, "-a", "-d", str(secs), "-o",
+                              os.path.join(tmp, f"rss-{tag}")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err, peak, started = [], 0, None
+        while True:  # stderr line by line: sampling starts after the BPF load
+            line = p.stderr.readline()
+            if not line:
+                break
+            err.append(line)
+            if "stacktreed: sampling at" in line:
+                started = time.monotonic()
+                break
+        while started and p.poll() is None and time.monotonic() - started < secs:
+            try:
+                with open(f"/proc/{p.pid}/status") as f:
+                    for ln in f:
+                        if ln.startswith("VmRSS:"):
+                            peak = max(peak, int(ln.split()[1]) / 1024)
+            except OSError:
+                break
+            time.sleep(0.2)
+        err.append(p.communicate()[1])
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    text = "".join(err)
+    m = re.search(r"max RSS (\d+) MiB.*BPF maps ~(\d+) MiB", text)
+    if p.returncode != 0 or not m:
+        raise BenchError(f"stacktreed -a exited {p.returncode}: {tail(text)}")
+    return {"sampling": peak, "max": int(m.group(1)), "maps": int(m.group(2))}
+
+
+def bench_rss(out):
+    secs = env_int("BENCH_RSS_SECONDS", 30)
+    rounds = env_int("BENCH_RSS_ROUNDS", 2)
+    print(f"daemon memory: stacktreed -a -d {secs} (default mode), as the machine is and with "
+          f"its {NCPUS} CPUs busy, {rounds} rounds each")
+    sys.stdout.flush()
+    tmp = tempfile.mkdtemp(prefix="stacktree-bench-rss.")
+    res = {"as is": [], "CPUs busy": []}
+    try:
+        for r in range(rounds):
+            for k in res:
+                res[k].append(rss_once(secs, k != "as is", tmp, f"{r}-{len(res[k])}"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "rss.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"{'load':<10} {'RSS sampling':>12} {'max RSS':>8} {'BPF maps':>8}  (MiB, median, "
+          "min-max)")
+    for k, rs in res.items():
+        cols = [num_spread([x[c] for x in rs]) for c in ("sampling", "max", "maps")]
+        print(f"{k:<10} {cols[0]:>12} {cols[1]:>8} {cols[2]:>8}")
+    samp = med([x["sampling"] for x in res["as is"]])
+    top = med([x["max"] for x in res["as is"]])
+    for what, v in (("while sampling", samp), ("max, reports included", top)):
+        verdict = "holds" if v <= GOAL_RSS_MIB else f"MISSED by {v - GOAL_RSS_MIB:.0f} MiB"
+        print(f"  default -a RSS {what}: {v:.0f} MiB (goal <= {GOAL_RSS_MIB} MiB: {verdict})")
+    print("  max RSS: the summary's (VmHWM), the end's symbolization included (libdw's line "
+          "tables of every module")
+    print("  with DWARF, kernel-notes/README.md \"Maps sized by use\"); BPF maps: their memlock, "
+          "charged to the memory cgroup.")
+    print()
+    sys.stdout.flush()
+
+
+def num_spread(xs):
+    return f"{med(xs):.0f} ({min(xs):.0f}-{max(xs):.0f})"
+
+
 def main():
     rounds = env_int("BENCH_ROUNDS", 5)
     iters = env_int("BENCH_ITERS", 1200000)
@@ -555,11 +641,16 @@ def main():
         os.makedirs(out, exist_ok=True)
         bench_bytes(have_perf, freq, out)
         return 0
+    if sys.argv[1:] == ["rss"]:
+        bench_rss(out)
+        return 0
     startup_rounds = env_int("BENCH_STARTUP_ROUNDS", 7, lo=0)
     if startup_rounds:
         bench_startup(startup_rounds, have_perf, out)
     if sys.argv[1:] == ["startup"]:
         return 0
+    if env_int("BENCH_RSS_ROUNDS", 2, lo=0):
+        bench_rss(out)
     dwarf = env_int("BENCH_DWARF", 1, lo=0) > 0
     configs = ["baseline", "stacktreed", "bare"] + (["perf"] if have_perf else []) + \
         (["bpftrace"] if BPFTRACE else [])

@@ -3,7 +3,8 @@
 # with deep stacks, next to `perf record -g` and a bare BPF stack walk, and
 # its DWARF unwinding next to `perf record --call-graph dwarf`, in one
 # run, after the start-up of a whole `stacktreed -- true` next to
-# `perf record -g -- true` (`bench/run.sh startup`: only that); then real compilers (gcc and clang-14 -O2 on a generated C file: the
+# `perf record -g -- true` (`bench/run.sh startup`: only that), and the RSS of
+# a default `stacktreed -a` (`bench/run.sh rss`: only that); then real compilers (gcc and clang-14 -O2 on a generated C file: the
 # cost per sample on cc1 and on clang-14 with libLLVM, the compile's slowdown
 # and bytes written, next to perf's DWARF mode), and the BPF run time per
 # sample on a Python workload with and without Python frames
@@ -14,7 +15,7 @@
 # that), and the bytes of a system-wide build profile next to perf.data's
 # (`bench/run.sh bytes`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
-# (BENCH_STARTUP_ROUNDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
+# (BENCH_STARTUP_ROUNDS, BENCH_RSS_ROUNDS, BENCH_RSS_SECONDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
 # BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS,
 # BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS, BENCH_BYTES_JOBS).
 set -u

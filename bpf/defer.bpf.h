@@ -17,10 +17,19 @@
 #include "walk.bpf.h"
 #include "python.bpf.h"
 
-/* samples whose walk waits for tables (struct st_deferred, variable size) */
+/* samples whose walk waits for tables (struct st_deferred, variable size):
+ * the ring buffer in slot 0, put there by the daemon, which starts it small
+ * and swaps in one twice as big when it fills, up to --unwind-defer-mb
+ * (user/collect/unwind/defer_ring.c; inner ring buffers of any size since
+ * Linux 5.10: kernel-notes/README.md, "Map sizes") */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);	/* resized before load */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, 1);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_RINGBUF);
+		__uint(max_entries, 4096);
+	});
 } deferred SEC(".maps");
 
 /* a deferred sample being assembled, one per CPU (by CPU number: a per-CPU
@@ -97,8 +106,9 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct stack_top top = {};
 	struct st_deferred *d;
-	__u32 cpu = bpf_get_smp_processor_id(), len = 0;
+	__u32 cpu = bpf_get_smp_processor_id(), len = 0, zero = 0;
 	struct stack_copy cp = {};
+	void *ring;
 	__u64 avail, start_stack;
 
 	d = bpf_map_lookup_elem(&defer_buf, &cpu);
@@ -137,7 +147,10 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	if (len > ST_DEFER_STACK)
 		len = 0;
 	d->stack_len = len;
-	return bpf_ringbuf_output(&deferred, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
+	ring = bpf_map_lookup_elem(&deferred, &zero);
+	if (!ring)	/* none yet: as a full one (counted by the caller) */
+		return 0;
+	return bpf_ringbuf_output(ring, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
 }
 
 /* A thread comes back to the fold here without the daemon's path: its

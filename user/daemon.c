@@ -804,7 +804,8 @@ static int open_unwinding(struct run *r)
 		st_unwinder__preload(r->unw, o->cmd[0]);
 	st_java__unwinder(r->java, r->unw);	/* deferred samples: its rule too */
 	/* its thread reads the deferred ring from now on */
-	r->defer = o->defer_mb ? st_defer__new(r->unw, r->coll, st_session__deferred_fd(r->sess)) :
+	r->defer = o->defer_mb ? st_defer__new(r->unw, r->coll, st_session__deferred_fd(r->sess),
+					       (size_t)o->defer_mb << 20) :
 				 NULL;
 	if (o->defer_mb && !r->defer) {
 		err = errno ? errno : ENOMEM;

@@ -95,7 +95,7 @@ static const struct argp_option options[] = {
 	{ "unwind-cache", OPT_UNWIND_CACHE, "DIR", 0, "dwarf/auto: keep compiled unwind tables in DIR (default /var/cache/stacktreed as root, else ~/.cache/stacktreed); it must be ours and not writable by others", 2 },
 	{ "no-unwind-cache", OPT_NO_UNWIND_CACHE, NULL, 0, "dwarf/auto: compile every module's unwind table, keep nothing on disk", 2 },
 	{ "unwind-cache-mb", OPT_UNWIND_CACHE_MB, "MB", 0, "dwarf/auto: size bound of the unwind table cache, oldest files out first (default 512)", 2 },
-	{ "unwind-defer-mb", OPT_DEFER_MB, "MB", 0, "dwarf/auto: ring buffer for samples taken before their unwind tables were in, unwound later by the daemon (default 32; a power of two; 0: fold them as walked)", 2 },
+	{ "unwind-defer-mb", OPT_DEFER_MB, "MB", 0, "dwarf/auto: ring buffer for samples taken before their unwind tables were in, unwound later by the daemon (default 32; a power of two; 0: fold them as walked); it starts at 2 MiB and grows up to MB as it fills", 2 },
 	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0, "Fetch debug files not found locally by build id from the servers in DEBUGINFOD_URLS (the default when it is set; without it, an error); cache: DEBUGINFOD_CACHE_PATH, as root /var/cache/stacktreed/debuginfod", 1 },
 	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files, even with DEBUGINFOD_URLS set", 1 },
 	{ "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SEC", 0, "Give up one debug file's fetch after SEC seconds (default DEBUGINFOD_TIMEOUT if set, else 5)", 2 },

@@ -506,10 +506,23 @@ static void process_metrics(FILE *out)
 	}
 }
 
+/* The BPF maps' memory: the session's, and the deferred samples' ring
+ * buffer, which the daemon creates and grows (defer_ring.h). */
+static size_t bpf_map_bytes(const struct st_summary_src *s, unsigned *ring_grows)
+{
+	unsigned grows = 0;
+	size_t ring = s->defer ? st_defer__ring_bytes(s->defer, &grows) : 0;
+
+	if (ring_grows)
+		*ring_grows = grows;
+	return st_session__map_memory(s->sess) + ring;
+}
+
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			 const struct st_summary_run *run)
 {
 	struct rusage ru;
+	unsigned grows = 0;
 	const struct {
 		const char *name, *type, *help;
 		double value;
@@ -519,7 +532,7 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 		{ "stacktreed_max_resident_bytes", "gauge", "The daemon's peak resident set.",
 		  (double)status_kib("VmHWM:") * 1024 },
 		{ "stacktreed_bpf_map_bytes", "gauge", "BPF maps, estimated from their sizes.",
-		  (double)st_session__map_memory(s->sess) },
+		  (double)bpf_map_bytes(s, NULL) },
 		{ "stacktreed_symbol_cache_bytes", "gauge", "Symbol caches.",
 		  (double)st_symbolizer__memory(s->sym) },
 		{ "stacktreed_tree_bytes", "gauge", "The daemon's call trees.",
@@ -570,6 +583,14 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 		prom_head(out, "stacktreed_deferred_queue_limit_bytes", "gauge",
 			  "The queue's bound: samples over it are dropped (lost, counted).");
 		fprintf(out, "stacktreed_deferred_queue_limit_bytes %u\n", ST_DEFER_MEMORY);
+		prom_head(out, "stacktreed_deferred_ring_bytes", "gauge",
+			  "The deferred samples' ring buffer (grown from 2 MiB up to "
+			  "--unwind-defer-mb as it fills).");
+		fprintf(out, "stacktreed_deferred_ring_bytes %zu\n",
+			st_defer__ring_bytes(s->defer, &grows));
+		prom_head(out, "stacktreed_deferred_ring_grows_total", "counter",
+			  "Times the deferred samples' ring buffer was replaced by one twice as big.");
+		fprintf(out, "stacktreed_deferred_ring_grows_total %u\n", grows);
 	}
 	prom_head(out, "stacktreed_http_answers_total", "counter",
 		  "The live endpoint's answers, by kind.");
@@ -698,6 +719,7 @@ static void write_summary(FILE *out, const struct st_profile *p, const struct st
 {
 	struct st_symbolizer_stats ss;
 	struct rusage ru;
+	unsigned grows = 0;
 	char line[1024], path[ST_SUMMARY_PATH];	/* names are data: escaped */
 
 	getrusage(RUSAGE_SELF, &ru);
@@ -740,9 +762,13 @@ static void write_summary(FILE *out, const struct st_profile *p, const struct st
 		"BPF maps ~%zu MiB; budget %zu MiB (--memory-mb)",
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		status_mib("VmHWM:"), st_summary__rss_mib(), st_session__map_memory(s->sess) >> 20,
+		status_mib("VmHWM:"), st_summary__rss_mib(), bpf_map_bytes(s, &grows) >> 20,
 		s->memory_mb);
 	budget_line(out, s);
+	if (s->defer)
+		fprintf(out, "stacktreed: deferred samples' ring buffer %zu KiB (grown %u times, "
+			"up to --unwind-defer-mb)\n", st_defer__ring_bytes(s->defer, &grows) >> 10,
+			grows);
 	fprintf(out, "stacktreed: symbol caches %zu KiB, trees %zu KiB\n",
 		st_symbolizer__memory(s->sym) >> 10, st_collector__memory(s->coll) >> 10);
 findings:

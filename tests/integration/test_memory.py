@@ -14,7 +14,8 @@ import tempfile
 import time
 import urllib.request
 
-from stcheck import Daemon, check, metric, plain_build_only, wait_for
+from stcheck import (Daemon, check, check_invariants, load, metric, plain_build_only, wait_for,
+                     workload)
 
 AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 # the system's python: the suite's may be a pyenv build under /root, which
@@ -187,3 +188,93 @@ def test_python_name_flood_stays_within_the_budget():
     shutil.rmtree(out, ignore_errors=True)
     check("python: code names evicted" in summary, "no eviction count in the summary")
     check("code object reports lost" in summary, "no lost-report count in the summary")
+
+
+# The resident set of an -a session with nothing to sample (-u of a user
+# that runs nothing: the machine's own load samples nothing), while it
+# samples: the BPF maps it maps (the deferred samples' ring twice: the
+# kernel's ring buffer ABI; the node arrays; the CFI rows) and its own heap.
+# Measured (6 runs, both CPUs busy and other daemons and builds running):
+# 28 MiB each; before the ring grew by use (32 MiB from the start, 64 MiB
+# of RSS) 88 in 3 of 3. (A run with one process of the user sampled and
+# symbolized: 58 MiB.)
+QUIET_RSS_BOUND = 48 * MIB
+# the summary's "BPF maps" then: measured 44 MiB, before 75
+QUIET_MAPS_BOUND_MIB = 56
+
+
+def unused_uid():
+    """A uid no process has (the first from 61000 on)."""
+    used = set()
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/status" % pid) as f:
+                used.update(int(x) for ln in f if ln.startswith("Uid:")
+                            for x in ln.split()[1:])
+        except (OSError, ValueError):
+            pass
+    return next(u for u in range(61000, 65000) if u not in used)
+
+
+@plain_build_only("measures the daemon's resident set")
+def test_quiet_all_session_stays_small():
+    """stacktreed -a -u UID (a quiet machine: UID runs nothing) for 8 s:
+    the daemon's RSS while it samples stays under QUIET_RSS_BOUND, the
+    BPF maps under QUIET_MAPS_BOUND_MIB, and the deferred samples' ring is
+    the small one it starts with (issue 37 item 3: maps sized by use, the
+    worst case's budget unchanged)."""
+    out = tempfile.mkdtemp(prefix="st-quiet-")
+    d = Daemon(["-a", "-u", str(unused_uid()), "-d", "8", "-o", out])
+    peak = 0
+    while d.p.poll() is None:
+        peak = max(peak, rss(d.pid))
+        time.sleep(0.2)
+    rc, err = d.stop(sig=None)
+    check(rc == 0, "stacktreed -a -u exited %d: %s" % (rc, err))
+    m = re.search(r"max RSS (\d+) MiB.*BPF maps ~(\d+) MiB", err)
+    ring = re.search(r"deferred samples' ring buffer (\d+) KiB \(grown (\d+) times", err)
+    check(m and ring, "no memory line in the summary: %s" % err)
+    metric("quiet.rss_mib", peak / MIB)
+    metric("quiet.maps_mib", int(m.group(2)))
+    check(0 < peak <= QUIET_RSS_BOUND, "RSS %.1f MiB while sampling, over %d MiB"
+          % (peak / MIB, QUIET_RSS_BOUND // MIB))
+    check(int(m.group(2)) <= QUIET_MAPS_BOUND_MIB, "BPF maps %s MiB, over %d"
+          % (m.group(2), QUIET_MAPS_BOUND_MIB))
+    check(int(ring.group(1)) == 2048 and int(ring.group(2)) == 0,
+          "the deferred ring is %s KiB (grown %s times): not the 2 MiB it starts with"
+          % (ring.group(1), ring.group(2)))
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def test_deferred_ring_grows_and_loses_nothing():
+    """The deferred samples' ring started at 16 KiB (a test hook) under
+    -a --comm bench_cpu --no-unwind-cache, two bench_cpu born during the
+    session (their first samples deferred: no tables yet): the daemon swaps
+    in rings twice as big as it fills, none beyond --unwind-defer-mb, and
+    every sample deferred is unwound late, none lost on the way (a record
+    left in a ring swapped out would be)."""
+    out = tempfile.mkdtemp(prefix="st-ring-grow-")
+    env = dict(os.environ, STACKTREED_TEST_DEFER_RING_START="16384")
+    d = Daemon(["-a", "--comm", "bench_cpu", "-F", "999", "--no-unwind-cache",
+                "--unwind-defer-mb", "1", "-o", out], env=env)
+    try:
+        procs = [subprocess.Popen([workload("bench_cpu"), "300000"]) for _ in range(2)]
+        for p in procs:
+            check(p.wait() == 0, "bench_cpu exited %d" % p.returncode)
+    finally:
+        rc, err = d.stop()
+    check(rc == 0, "stacktreed: " + err)
+    ring = re.search(r"deferred samples' ring buffer (\d+) KiB \(grown (\d+) times", err)
+    check(ring, "no ring line in the summary: %s" % err)
+    prof = load(out)
+    check_invariants(prof)
+    notes = prof["notes"]
+    late = notes.get("unwind: samples unwound late in the daemon", 0)
+    metric("ring_grow.grows", int(ring.group(2)))
+    metric("ring_grow.late", late)
+    check(int(ring.group(2)) >= 1, "the ring never grew: %s" % ring.group(0))
+    check(int(ring.group(1)) <= 1024, "ring %s KiB, over --unwind-defer-mb 1" % ring.group(1))
+    check(late > 0, "no sample deferred: %s" % notes)
+    check(prof["lost"] == 0, "lost: %s" % prof["lost_by"])
+    check(not any("queue full" in k for k in notes), "dropped by the queue: %s" % notes)
+    shutil.rmtree(out, ignore_errors=True)

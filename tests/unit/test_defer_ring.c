@@ -69,7 +69,7 @@ static size_t free_list(struct st_defer_rec *s, size_t *n)
 
 static void test_take_in_order(void **state)
 {
-	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20);
+	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20, 1 << 20);
 	struct st_defer_rec *s, *h;
 	size_t n;
 
@@ -117,7 +117,7 @@ static void test_take_in_order(void **state)
  * (counted), and fits again once room is given back. */
 static void test_bound_and_drops(void **state)
 {
-	struct st_defer_ring *r = st_defer_ring__new(-1, 3 * REC_BYTES(1000));
+	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20, 3 * REC_BYTES(1000));
 	struct st_defer_rec *h, *h2;
 	size_t n, bytes;
 
@@ -160,7 +160,7 @@ static void test_bound_and_drops(void **state)
  * the largest, still fits; room released, reads go on. */
 static void test_full_stops_the_read(void **state)
 {
-	struct st_defer_ring *r = st_defer_ring__new(-1, 2 * REC_MAX);
+	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20, 2 * REC_MAX);
 	struct st_defer_rec *h;
 	size_t n;
 
@@ -181,7 +181,7 @@ static void test_full_stops_the_read(void **state)
 /* What is not a sample is ignored, not counted as a drop. */
 static void test_malformed(void **state)
 {
-	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20);
+	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20, 1 << 20);
 	size_t size;
 	struct st_deferred *d = make(7, 100, &size);
 
@@ -226,7 +226,7 @@ static void *pusher_main(void *arg)
  * and the bytes come back to 0. */
 static void test_concurrent(void **state)
 {
-	struct st_defer_ring *r = st_defer_ring__new(-1, 20 * REC_BYTES(200));
+	struct st_defer_ring *r = st_defer_ring__new(-1, 1 << 20, 20 * REC_BYTES(200));
 	struct pusher ps[PUSHERS];
 	pthread_t th[PUSHERS];
 	__u32 next_tid[PUSHERS] = { 0 };

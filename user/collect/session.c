@@ -322,8 +322,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
 					       opts->unwind_procs + ST_UNWIND_CHUNK_ENTRIES);
-	if (!err && s->skel->rodata->defer_unwind &&
-	    !(err = bpf_map__set_max_entries(s->skel->maps.deferred, opts->defer_ring_mb << 20)))
+	/* the `deferred` ring itself is the daemon's to create, small, and to
+	 * grow up to defer_ring_mb (user/collect/unwind/defer_ring.c) */
+	if (!err && s->skel->rodata->defer_unwind)
 		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
 					       (__u32)libbpf_num_possible_cpus());
 	if (err) {

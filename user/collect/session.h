@@ -79,10 +79,12 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
  * open while it polls. -EBADF for fd < 0. */
 #define ST_SESSION_WAKE_FDS 3
 int st_session__wake_on(struct st_session *s, int fd);
-/* The `deferred` ring buffer of samples BPF could not walk (struct
- * st_deferred, its stack cut at stack_len): not read by st_session__poll(),
- * but by a thread of its own (user/collect/unwind/defer_ring.c). -ENOENT when the
- * session defers nothing (fp mode, or no ring asked). */
+/* The `deferred` map (an array of one ring buffer map) for the ring of
+ * samples BPF could not walk (struct st_deferred, its stack cut at
+ * stack_len): not read by st_session__poll(), but by a thread of its own
+ * (user/collect/unwind/defer_ring.c), which creates the ring, puts it in
+ * slot 0 and grows it up to defer_ring_mb. -ENOENT when the session defers
+ * nothing (fp mode, or no ring asked). */
 int st_session__deferred_fd(struct st_session *s);
 
 /* Node records of one drained generation, in id order: ids are

@@ -1,7 +1,9 @@
-/* defer_ring.c - the `deferred` ring buffer's consumer thread and its inbox
+/* defer_ring.c - the `deferred` ring buffer's consumer thread and its inbox,
+ * and the ring itself: created small, grown by swapping in one twice as big
  * (see defer_ring.h). */
 #include "user/collect/unwind/defer_ring.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +26,30 @@
 /* the most one record takes: a read of the ring stops when less than this
  * is left under the bound, so that every record it copies fits */
 #define REC_MAX (offsetof(struct st_defer_rec, d) + sizeof(struct st_deferred))
+/* a ring this full when the consumer looks (1/GROW_AT of it) is replaced
+ * by one twice as big, up to the session's size: early, since the consumer
+ * may not run for tens of milliseconds on a loaded machine while BPF
+ * writes tens of MB/s there (compiles starting at -F 999) */
+#define GROW_AT 4
+/* a ring swapped out is read until empty and freed this long after the
+ * swap at the earliest: a program that took it before the swap (in
+ * interrupt context, microseconds) has written by then */
+#define RETIRE_S 0.05
+/* rings swapped out and not freed yet: while the inbox is full none is
+ * read, so that a ring may grow again before the last one is freed, as
+ * long as they all fit in the session's size (16, 8, 4, 2 of 32 MiB) */
+#define MAX_OLD 8
+
+/* One ring buffer map and its reader. */
+struct ring {
+	int fd;				/* -1: none */
+	size_t size;			/* data bytes */
+	struct ring_buffer *rb;
+	/* the ring's positions, mapped read-only (the kernel's ring buffer
+	 * ABI: the consumer page, then the producer page): equal, every
+	 * record committed has been through push() */
+	const unsigned long *cons_pos, *prod_pos;
+};
 
 struct st_defer_ring {
 	pthread_mutex_t lock;
@@ -36,14 +62,18 @@ struct st_defer_ring {
 	bool stop;
 	/* the consumer's alone once started (the main thread's before, and
 	 * after the join) */
-	struct ring_buffer *rb;
-	int epfd;			/* the ring's epoll fd and wakefd */
+	/* the rings: written by the consumer under lock once it runs (the
+	 * main thread reads their positions under lock) */
+	struct ring cur;
+	struct ring old[MAX_OLD];	/* swapped out, oldest first: read until empty */
+	double old_t[MAX_OLD];		/* when each was swapped out */
+	unsigned nold;
+	int map_fd;			/* `deferred`: slot 0 holds cur */
+	size_t ring_max;		/* cur grows up to this */
+	unsigned grows;			/* swaps made */
+	int epfd;			/* the rings' epoll fds and wakefd */
 	int wakefd;			/* eventfd: sync and stop requests */
 	int notifyfd;			/* eventfd: the inbox is no longer empty */
-	/* the ring's positions, mapped read-only (the kernel's ring buffer
-	 * ABI: the consumer page, then the producer page): equal, every
-	 * record committed has been through push() */
-	const unsigned long *cons_pos, *prod_pos;
 	size_t page;
 	pthread_t thread;
 	bool running;			/* the main thread's: started, not joined */
@@ -73,6 +103,118 @@ static void post(int fd)
 	if (write(fd, &one, sizeof(one)) < 0) {
 		/* EAGAIN */
 	}
+}
+
+/* Bytes committed or reserved in g and not read yet (0 without a ring). */
+static size_t ring_used(const struct ring *g)
+{
+	if (!g->cons_pos || !g->prod_pos)
+		return 0;
+	return __atomic_load_n(g->prod_pos, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(g->cons_pos, __ATOMIC_ACQUIRE);
+}
+
+static void ring_close(struct st_defer_ring *r, struct ring *g)
+{
+	if (g->rb && r->epfd >= 0)
+		epoll_ctl(r->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(g->rb), NULL);
+	ring_buffer__free(g->rb);
+	if (g->cons_pos)
+		munmap((void *)g->cons_pos, r->page);
+	if (g->prod_pos)
+		munmap((void *)g->prod_pos, r->page);
+	if (g->fd >= 0)
+		close(g->fd);
+	*g = (struct ring){ .fd = -1 };
+}
+
+/* A new ring buffer map of size bytes (a power of two, at least a page),
+ * its records read by push(), polled in epfd. 0 or a negative errno. */
+static int ring_open(struct st_defer_ring *r, size_t size, struct ring *g)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	*g = (struct ring){ .fd = -1, .size = size };
+	g->fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "deferred", 0, 0, (__u32)size, NULL);
+	if (g->fd < 0) {
+		err = -errno;
+		g->fd = -1;
+		return err;
+	}
+	g->rb = ring_buffer__new(g->fd, st_defer_ring__push, r, NULL);
+	if (!g->rb)
+		goto fail;
+	g->cons_pos = mmap(NULL, r->page, PROT_READ, MAP_SHARED, g->fd, 0);
+	if (g->cons_pos == MAP_FAILED) {
+		g->cons_pos = NULL;
+		goto fail;
+	}
+	g->prod_pos = mmap(NULL, r->page, PROT_READ, MAP_SHARED, g->fd, (off_t)r->page);
+	if (g->prod_pos == MAP_FAILED) {
+		g->prod_pos = NULL;
+		goto fail;
+	}
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(g->rb), &ev))
+		goto fail;
+	return 0;
+fail:
+	err = -errno;
+	ring_close(r, g);
+	return err ? err : -ENOMEM;
+}
+
+/* The consumer saw used bytes in the current ring: at 1/GROW_AT of it or
+ * more, a ring twice as big takes its place in `deferred`, while it and
+ * the rings swapped out and not freed yet fit in ring_max together; the
+ * old one is read until empty, then freed (retire()). Without memory for
+ * it, the ring stays as it is: BPF counts the samples it cannot defer. */
+static void grow(struct st_defer_ring *r, size_t used)
+{
+	size_t held = 0;
+	struct ring g;
+	__u32 zero = 0;
+
+	for (unsigned i = 0; i < r->nold; i++)
+		held += r->old[i].size;
+	if (r->nold >= MAX_OLD || r->cur.size * 2 + held > r->ring_max ||
+	    used * GROW_AT < r->cur.size)
+		return;
+	if (ring_open(r, r->cur.size * 2, &g))
+		return;
+	if (bpf_map_update_elem(r->map_fd, &zero, &g.fd, BPF_ANY)) {
+		ring_close(r, &g);
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	r->old[r->nold] = r->cur;
+	r->old_t[r->nold++] = now_s();
+	r->cur = g;
+	r->grows++;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Free the oldest swapped-out rings that are read to the end. */
+static void retire(struct st_defer_ring *r)
+{
+	while (r->nold && now_s() - r->old_t[0] >= RETIRE_S && !ring_used(&r->old[0])) {
+		pthread_mutex_lock(&r->lock);
+		ring_close(r, &r->old[0]);
+		r->nold--;
+		memmove(r->old, r->old + 1, r->nold * sizeof(r->old[0]));
+		memmove(r->old_t, r->old_t + 1, r->nold * sizeof(r->old_t[0]));
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+/* Bytes unread in any ring (lock held, or the consumer's own). */
+static size_t unread(const struct st_defer_ring *r)
+{
+	size_t n = ring_used(&r->cur);
+
+	for (unsigned i = 0; i < r->nold; i++)
+		n += ring_used(&r->old[i]);
+	return n;
 }
 
 int st_defer_ring__push(void *ctx, void *data, size_t size)
@@ -133,6 +275,7 @@ static void *consume(void *arg)
 	while (!stop) {
 		struct timespec pause = { .tv_nsec = FULL_WAIT_MS * 1000 * 1000 };
 		uint64_t v;
+		size_t used;
 		__u64 req;
 
 		if (paused || (epoll_wait(r->epfd, ev, 2, RING_WAIT_MS) < 0 && errno != EINTR))
@@ -147,8 +290,14 @@ static void *consume(void *arg)
 		stop = r->stop;
 		paused = full(r);
 		pthread_mutex_unlock(&r->lock);
-		if (!paused)
-			ring_buffer__consume(r->rb);
+		used = ring_used(&r->cur);
+		if (!paused) {	/* the older records first */
+			for (unsigned i = 0; i < r->nold; i++)
+				ring_buffer__consume(r->old[i].rb);
+			ring_buffer__consume(r->cur.rb);
+		}
+		grow(r, used);
+		retire(r);
 		pthread_mutex_lock(&r->lock);
 		if (r->sync_done != req) {
 			r->sync_done = req;
@@ -164,12 +313,15 @@ static void wake(struct st_defer_ring *r)
 	post(r->wakefd);
 }
 
-struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes)
+struct st_defer_ring *st_defer_ring__new(int map_fd, size_t ring_max, size_t max_bytes)
 {
 	struct st_defer_ring *r = calloc(1, sizeof(*r));
 	struct epoll_event ev = { .events = EPOLLIN };
 	pthread_condattr_t ca;
 	sigset_t all, old;
+	size_t start, first;
+	const char *test_start;
+	__u32 zero;
 	int err;
 
 	if (!r)
@@ -177,6 +329,9 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes)
 	r->max_bytes = max_bytes;
 	r->tail = &r->head;
 	r->epfd = r->wakefd = r->notifyfd = -1;
+	r->cur.fd = -1;
+	r->map_fd = map_fd;
+	r->ring_max = ring_max;
 	r->page = (size_t)sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -185,23 +340,24 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes)
 	pthread_condattr_destroy(&ca);
 	if (map_fd < 0)
 		return r;
-	r->rb = ring_buffer__new(map_fd, st_defer_ring__push, r, NULL);
-	if (!r->rb) {
-		err = -errno;
-		goto cleanup;
-	}
-	r->cons_pos = mmap(NULL, r->page, PROT_READ, MAP_SHARED, map_fd, 0);
-	if (r->cons_pos == MAP_FAILED)
-		r->cons_pos = NULL;
-	r->prod_pos = mmap(NULL, r->page, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page);
-	if (r->prod_pos == MAP_FAILED)
-		r->prod_pos = NULL;
 	r->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	r->notifyfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (r->wakefd < 0 || r->notifyfd < 0 || r->epfd < 0 ||
-	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &ev) ||
 	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->wakefd, &ev)) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* tests only: a smaller first ring, to see it grow */
+	test_start = getenv("STACKTREED_TEST_DEFER_RING_START");
+	first = test_start && strtoul(test_start, NULL, 10) ? strtoul(test_start, NULL, 10) :
+							       ST_DEFER_RING_START;
+	for (start = r->page; start < first && start < ring_max; start <<= 1)
+		;
+	zero = 0;
+	if ((err = ring_open(r, start, &r->cur)))
+		goto cleanup;
+	if (bpf_map_update_elem(map_fd, &zero, &r->cur.fd, BPF_ANY)) {
 		err = -errno;
 		goto cleanup;
 	}
@@ -244,11 +400,9 @@ void st_defer_ring__free(struct st_defer_ring *r)
 		r->head = s->next;
 		free(s);
 	}
-	ring_buffer__free(r->rb);
-	if (r->cons_pos)
-		munmap((void *)r->cons_pos, r->page);
-	if (r->prod_pos)
-		munmap((void *)r->prod_pos, r->page);
+	while (r->nold)
+		ring_close(r, &r->old[--r->nold]);
+	ring_close(r, &r->cur);
 	if (r->epfd >= 0)
 		close(r->epfd);
 	if (r->wakefd >= 0)
@@ -295,6 +449,7 @@ void st_defer_ring__release(struct st_defer_ring *r, size_t bytes)
 int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 {
 	struct timespec until;
+	bool left;
 	__u64 mine;
 	int err = 0;
 
@@ -304,9 +459,10 @@ int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 	 * round trip. libbpf moves the consumer position past a record after
 	 * its callback returned; the producer's moves at reserve time, so a
 	 * record reserved and not yet committed makes them differ too. */
-	if (r->cons_pos && r->prod_pos &&
-	    __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE) ==
-	    __atomic_load_n(r->cons_pos, __ATOMIC_ACQUIRE))
+	pthread_mutex_lock(&r->lock);
+	left = unread(r) > 0;
+	pthread_mutex_unlock(&r->lock);
+	if (!left)
 		return 0;
 	/* nor while the inbox is full: nothing is read before room is
 	 * released (a wait here, at every exit, kept the main thread from
@@ -355,4 +511,14 @@ size_t st_defer_ring__bytes(struct st_defer_ring *r)
 	n = r->bytes;
 	pthread_mutex_unlock(&r->lock);
 	return n;
+}
+
+void st_defer_ring__ring(struct st_defer_ring *r, size_t *bytes, unsigned *grows)
+{
+	pthread_mutex_lock(&r->lock);
+	*bytes = r->cur.size;
+	for (unsigned i = 0; i < r->nold; i++)
+		*bytes += r->old[i].size;
+	*grows = r->grows;
+	pthread_mutex_unlock(&r->lock);
 }

@@ -33,11 +33,20 @@ struct st_defer_rec {
 
 struct st_defer_ring;
 
-/* map_fd: the `deferred` ring buffer map, read by a new thread; -1: no
- * thread (records come only through st_defer_ring__push: the unit tests).
- * max_bytes: the bound on the records alive (inbox, and taken but not
- * released). NULL and errno on failure. */
-struct st_defer_ring *st_defer_ring__new(int map_fd, size_t max_bytes);
+/* The ring buffer's size at the start (or ring_max if smaller): a quiet
+ * session's deferred samples fit (the consumer reads them as they come), and
+ * it is mapped twice in the daemon's RSS (the kernel's ring buffer ABI). */
+#define ST_DEFER_RING_START (2u << 20)
+
+/* map_fd: the `deferred` map (an array of one ring buffer map,
+ * st_session__deferred_fd()): a new ring buffer of ST_DEFER_RING_START goes
+ * in its slot, read by a new thread, which replaces it by one twice as big
+ * whenever it finds it a quarter full or more, up to ring_max bytes (a power of
+ * two), and frees the old one once read. -1: no thread (records come only
+ * through st_defer_ring__push: the unit tests). max_bytes: the bound on the
+ * records alive (inbox, and taken but not released). NULL and errno on
+ * failure. */
+struct st_defer_ring *st_defer_ring__new(int map_fd, size_t ring_max, size_t max_bytes);
 /* Stops and joins the thread (after a last read of the ring), frees what
  * the inbox holds. NULL is fine. */
 void st_defer_ring__free(struct st_defer_ring *r);
@@ -73,5 +82,8 @@ void st_defer_ring__stop(struct st_defer_ring *r);
 __u64 st_defer_ring__dropped(struct st_defer_ring *r);
 /* Bytes alive (in the inbox, and taken but not released). */
 size_t st_defer_ring__bytes(struct st_defer_ring *r);
+/* The ring buffers' bytes now (the one written, and one swapped out not yet
+ * freed), and the times it grew. */
+void st_defer_ring__ring(struct st_defer_ring *r, size_t *bytes, unsigned *grows);
 
 #endif

@@ -47,7 +47,8 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd)
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd,
+			       size_t ring_max)
 {
 	struct st_defer *d = calloc(1, sizeof(*d));
 	int err = -ENOMEM;
@@ -63,7 +64,7 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 	d->exited = st_u64map__new();
 	if (!d->refresh || !d->gone || !d->walked || !d->exited)
 		goto cleanup;
-	d->ring = st_defer_ring__new(ring_fd, ST_DEFER_MEMORY);
+	d->ring = st_defer_ring__new(ring_fd, ring_max, ST_DEFER_MEMORY);
 	if (!d->ring) {
 		err = -errno;
 		goto cleanup;
@@ -436,4 +437,12 @@ void st_defer__py_stats(const struct st_defer *d, __u64 py[ST_PY_STAT__MAX])
 size_t st_defer__queued_bytes(const struct st_defer *d)
 {
 	return st_defer_ring__bytes(d->ring);
+}
+
+size_t st_defer__ring_bytes(const struct st_defer *d, unsigned *grows)
+{
+	size_t bytes;
+
+	st_defer_ring__ring(d->ring, &bytes, grows);
+	return bytes;
 }

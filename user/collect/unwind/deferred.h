@@ -31,10 +31,12 @@ struct st_defer;
 struct st_unwinder;
 struct st_collector;
 
-/* ring_fd: the `deferred` ring buffer (st_session__deferred_fd()), read
- * by a thread started here (-1: none, samples never come). NULL and errno
- * on failure. */
-struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd);
+/* ring_fd: the `deferred` map (st_session__deferred_fd()), its ring buffer
+ * made, grown up to ring_max bytes and read by a thread started here (-1:
+ * none, samples never come; user/collect/unwind/defer_ring.h). NULL and
+ * errno on failure. */
+struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd,
+			       size_t ring_max);
 /* Called after a pass for each thread whose deferred samples are all
  * walked: the daemon hands the thread's last path back to BPF (h: seq and
  * the path, from st_collector__late_path()), so that the thread's next
@@ -74,5 +76,8 @@ void st_defer__py_stats(const struct st_defer *d, __u64 py[ST_PY_STAT__MAX]);
 /* Bytes of deferred samples waiting now (read from the ring, not walked
  * yet), at most ST_DEFER_MEMORY. */
 size_t st_defer__queued_bytes(const struct st_defer *d);
+/* The ring buffer's bytes now (BPF map memory, not counted in the session's
+ * maps), and the times it grew. */
+size_t st_defer__ring_bytes(const struct st_defer *d, unsigned *grows);
 
 #endif
