@@ -584,6 +584,8 @@ static int sample_loop(struct run *r, double t0)
 		double t;
 
 		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
+		/* first: a /metrics body the endpoint's thread waits for */
+		st_http__work(r->http, now_s());
 		/* one pass: the follow-ups now due, and when the next one is */
 		wait = st_collector__followups(r->coll);
 		if (r->unw)	/* modules left over by the compile budget */
@@ -591,7 +593,6 @@ static int sample_loop(struct run *r, double t0)
 		if (r->defer && (err = st_defer__process(r->defer, false)))
 			return err;
 		t = now_s();
-		st_http__work(r->http, t);
 		if (r->top && (err = st_top__work(r->top, t)))
 			return err < 0 ? err : 0;	/* 1: 'q' or its last view */
 		st_forcefault__tick(r->ff, t);
@@ -851,8 +852,9 @@ static int http_metrics(void *ctx, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-/* --listen: the endpoint, served from the sampling loop (which wakes on
- * its sockets); profiles of the timer's trees (wall's too), else the
+/* --listen: the endpoint, served by its own thread; the sampling loop
+ * (which wakes on its eventfd) opens and names the windows and writes the
+ * /metrics body (user/output/http.h); profiles of the timer's trees (wall's too), else the
  * off-CPU ones, else the faults'. */
 static int open_endpoint(struct run *r)
 {
