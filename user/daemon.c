@@ -852,6 +852,15 @@ static int http_metrics(void *ctx, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* The /metrics lines written at each answer, on the endpoint's thread:
+ * they read /proc/self only, nothing of the run. */
+static int http_metrics_now(void *ctx, FILE *out)
+{
+	(void)ctx;
+	st_summary__process_metrics(out);
+	return ferror(out) ? -EIO : 0;
+}
+
 /* --listen: the endpoint, served by its own thread; the sampling loop
  * (which wakes on its eventfd) opens and names the windows and writes the
  * /metrics body (user/output/http.h); profiles of the timer's trees (wall's too), else the
@@ -874,7 +883,8 @@ static int open_endpoint(struct run *r)
 		.coll = r->coll, .names = r->names,
 		.event = event_name(o, ev), .ev = ev,
 		.alt_event = alt < ST_EVENTS ? event_name(o, alt) : NULL, .alt_ev = alt,
-		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
+		.drain = http_drain, .header = http_header, .metrics = http_metrics,
+		.metrics_now = http_metrics_now, .ctx = r,
 		.verbose = o->verbose,
 	};
 	int err;
@@ -1086,6 +1096,9 @@ int st_daemon__run(const struct st_options *o)
 	}
 	if (start_sampling(&r))
 		goto cleanup;
+	/* the endpoint's first /metrics body, before the loop's first pass
+	 * (the events queued since the attach can take it seconds) */
+	st_http__work(r.http, now_s());
 	t0 = r.interval_start = now_s();
 	r.next_snapshot = t0 + o->interval;
 	if (r.child && st_launch__go(r.child)) {

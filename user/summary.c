@@ -469,7 +469,7 @@ static long open_fds(void)
 
 /* The standard process_* metrics, as the Prometheus client libraries'
  * process collectors define them (client_golang's procfs one). */
-static void process_metrics(FILE *out)
+void st_summary__process_metrics(FILE *out)
 {
 	char buf[1024];
 	const char *st = self_stat(buf, sizeof(buf));
@@ -587,7 +587,6 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 	prom_head(out, "stacktreed_build_info", "gauge",
 		  "Always 1: the daemon's version in its label.");
 	fprintf(out, "stacktreed_build_info{version=\"%s\"} 1\n", ST_VERSION);
-	process_metrics(out);
 }
 
 /* The rest of the memory line: what the budget's parts hold now, then

@@ -75,9 +75,14 @@ struct st_summary_run {
  * samples by reason, the others by name) since the start, per event;
  * samples, BPF run time, memory (RSS, BPF maps, symbol caches, trees,
  * unwind tables), snapshots and endpoint answers. docs/service.md, "Live
- * endpoint", lists the names. */
+ * endpoint", lists the names. The process_* ones are apart: */
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			 const struct st_summary_run *run);
+
+/* The standard process_* metrics (CPU, memory, descriptors, start time),
+ * from /proc/self alone: any thread may write them (the endpoint's, at
+ * each answer). */
+void st_summary__process_metrics(FILE *out);
 
 /* The daemon's resident set now, MiB (/proc/self/status). */
 long st_summary__rss_mib(void);

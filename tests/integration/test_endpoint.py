@@ -20,8 +20,8 @@ import threading
 import time
 import urllib.request
 
-from stcheck import (STACKTREED, Daemon, Skip, check, function_cum, load, metric, wait_for,
-                     workload)
+from stcheck import (STACKTREED, Daemon, Skip, busy_cpus, check, function_cum, load, metric,
+                     plain_build_only, wait_for, workload)
 
 DEMO_FUNCS = ("handle_request", "build_response", "checksum", "render_html", "walk_index",
               "parse_request", "flush_log")
@@ -67,6 +67,11 @@ class Service:
 
     def snapshots(self):
         return sorted(n for n in os.listdir(self.dir) if n[:8].isdigit() and "T" in n)
+
+    def settled(self):
+        """Once the first snapshot is written: the loop past its start (the
+        events queued since the attach took it 10 s with the load at 30)."""
+        wait_for(lambda: self.snapshots(), 60, "no first snapshot within 60 s")
 
     def stop(self):
         rc, err = self.d.stop()
@@ -343,6 +348,7 @@ def test_endpoint_hostile_clients():
     s = Service()
     socks = []
     try:
+        s.settled()
         # never reads: a tiny receive window, a system-wide profile
         slow = socket.socket()
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
@@ -428,6 +434,192 @@ def test_endpoint_hostile_clients():
             c.close()
         err = s.stop()
     check("snapshot not written" not in err, "a snapshot failed: %s" % err)
+
+
+# ---- /metrics beside hostile clients, windows whole (issue 37 item 5) -------
+
+LAT_PHASE = 2.5		# s of scrapes per hostile client (at --interval 1: 2 snapshots)
+LAT_LIMIT = 0.1		# s: the p99 of /metrics the issue asks for
+LAT_RATIO = 3.0		# ... or, on a machine where an idle scrape's p99 is over a third
+			# of it, this times that p99 (measured: 1.0-1.3x under load 20-24)
+
+
+def scrape(port, seconds):
+    """Latencies (s, sorted) of /metrics asked every 20 ms for seconds: a
+    raw client, connect to the answer's end; every answer a 200."""
+    lat, end = [], time.time() + seconds
+    while time.time() < end:
+        a = time.monotonic()
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        data = read_answer(c, 5)
+        c.close()
+        lat.append(time.monotonic() - a)
+        check(data.startswith(b"HTTP/1.1 200") and b"stacktreed_metrics_age_seconds" in data,
+              "/metrics answered %r" % data[:60])
+        time.sleep(0.02)
+    return sorted(lat)
+
+
+def p99(lat):
+    return lat[min(len(lat) - 1, int(0.99 * len(lat)))]
+
+
+def slowloris(port, n, stop):
+    """n connections sending their request heads a byte every 0.3 s."""
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+    head = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+    i = 0
+    while not stop.is_set() and i < len(head) - 1:
+        for c in socks:
+            try:
+                c.send(head[i:i + 1])
+            except OSError:
+                pass
+        i += 1
+        stop.wait(0.3)
+    for c in socks:
+        c.close()
+
+
+@plain_build_only("times /metrics against an idle scrape's spread")
+def test_endpoint_metrics_latency():
+    """/metrics within 100 ms whatever other clients do (issue 37 item 5):
+    with both CPUs busy and the service writing a snapshot every second
+    (its loop busy for its length: 0.4-1.1 s measured here), the p99 of
+    /metrics asked every 20 ms beside each hostile client in turn (one
+    that never reads its answers, slowloris heads, 40 reconnecting clients
+    of nobody, a long profile window) is within 100 ms, or, when the
+    machine is so loaded that an undisturbed scrape's p99 is over a third
+    of that, within LAT_RATIO times it. Before the endpoint had its own
+    thread a scrape waited for the whole snapshot (p99 0.77 s, max 1.75
+    s)."""
+    s = Service(interval="1")
+    socks, res = [], {}
+    try:
+        s.settled()
+        with busy_cpus(2):
+            base = scrape(s.port, LAT_PHASE)
+            # never reads: a tiny receive window, a profile and a /metrics
+            for path in ("/debug/pprof/profile?seconds=1", "/metrics"):
+                c = socket.socket()
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+                c.connect(("127.0.0.1", s.port))
+                c.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+                socks.append(c)
+            n0 = len(s.snapshots())
+            res["never_reads"] = scrape(s.port, LAT_PHASE)
+            check(len(s.snapshots()) > n0, "no snapshot while /metrics was timed")
+            for c in socks:
+                c.close()
+            stop = threading.Event()
+            t = threading.Thread(target=slowloris, args=(s.port, 3, stop))
+            t.start()
+            res["slowloris"] = scrape(s.port, LAT_PHASE)
+            stop.set()
+            t.join()
+            flood = subprocess.Popen(AS_NOBODY + [SYS_PYTHON, "-c", FLOOD, str(s.port),
+                                                  str(LAT_PHASE + 0.5)],
+                                     stdout=subprocess.PIPE, text=True, cwd="/")
+            time.sleep(0.3)
+            res["reconnecting_40"] = scrape(s.port, LAT_PHASE)
+            flood.communicate(timeout=60)
+            long = socket.create_connection(("127.0.0.1", s.port))
+            socks.append(long)
+            long.sendall(b"GET /debug/pprof/profile?seconds=%d HTTP/1.1\r\nHost: x\r\n\r\n"
+                         % int(LAT_PHASE + 1))
+            wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 1, 5,
+                     "the long profile did not open")
+            res["long_profile"] = scrape(s.port, LAT_PHASE)
+            ans = read_answer(long, 10)
+            check(ans.startswith(b"HTTP/1.1 200"), "the long profile answered %r" % ans[:40])
+    finally:
+        for c in socks:
+            c.close()
+        err = s.stop()
+    limit = max(LAT_LIMIT, LAT_RATIO * p99(base))
+    metric("endpoint.metrics_p99_idle_s", p99(base))
+    said = ["idle p99 %.3f s max %.3f s (%d)" % (p99(base), base[-1], len(base))]
+    for k, lat in res.items():
+        metric("endpoint.metrics_p99_%s_s" % k, p99(lat))
+        said.append("%s p99 %.3f s max %.3f s (%d)" % (k, p99(lat), lat[-1], len(lat)))
+    print("    " + "; ".join(said))
+    for k, lat in res.items():
+        check(p99(lat) <= limit, "/metrics beside %s: p99 %.3f s over %.3f s (%s)"
+              % (k, p99(lat), limit, "; ".join(said)))
+    check("snapshot not written" not in err, "a snapshot failed: %s" % err)
+
+
+def pprof_totals(body, tmp):
+    """A gzipped profile's total samples (cpu seconds x 199) and duration
+    (s), as `go tool pprof -top` reads them."""
+    path = os.path.join(tmp, "w%d.pb.gz" % time.monotonic_ns())
+    with open(path, "wb") as f:
+        f.write(body)
+    env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"), PPROF_TMPDIR=tmp)
+    p = subprocess.run(["go", "tool", "pprof", "-top", path], env=env, capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, "go tool pprof -top: %s" % p.stderr)
+    d = re.search(r"Duration: ([\d.]+)(ms|s)", p.stdout)
+    m = re.search(r"Total samples = ([\d.]+)(ms|s)", p.stdout)
+    check(d, "no duration in go tool pprof's output: %s" % p.stdout)
+    secs = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1) if m else 0.0
+    return secs * 199, float(d.group(1)) / (1000 if d.group(2) == "ms" else 1)
+
+
+@plain_build_only("compares sample counts with CPU time under load")
+def test_endpoint_window_whole():
+    """An endpoint window holds the samples of its whole duration (issue 37
+    item 5), on a busy machine: a `?seconds=2&pid=P` profile of a busy
+    single-threaded demo, beside two spinners, says a duration of 2 s or
+    more (the window's own, from its mark to its end) and holds what the
+    demo used of a CPU in it, at the rate the snapshot files of the same
+    run recorded the demo (their samples over its CPU seconds): at most its
+    CPU over the request's span, at least that less the span outside the
+    window; 5% and 3 samples more either way (clock ticks, sampling)."""
+    s = Service(interval="1")
+    tmp = tempfile.mkdtemp(prefix="st-ep-win-")
+    demo = None
+    try:
+        s.settled()
+        with busy_cpus(2):
+            demo = subprocess.Popen([workload("demo")], env=dict(os.environ, WL_SCALE="20"))
+            time.sleep(0.5)
+            c0, t0 = cpu_s(demo.pid), time.monotonic()
+            st, body = s.get("/debug/pprof/profile?seconds=2&pid=%d" % demo.pid, timeout=60)
+            c1, t1 = cpu_s(demo.pid), time.monotonic()
+            time.sleep(0.5)
+            used = cpu_s(demo.pid)
+            demo.kill()
+            demo.wait()
+            time.sleep(1.5)	# a snapshot after its end
+    finally:
+        if demo and demo.poll() is None:
+            demo.kill()
+            demo.wait()
+        rc, err = s.d.stop()
+    check(rc == 0, "service exit %d: %s" % (rc, err))
+    check(st == 200, "profile answered %d" % st)
+    got, dur = pprof_totals(body, tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+    files = 0
+    for name in s.snapshots():
+        path = os.path.join(s.dir, name, "profile.json")
+        if os.path.exists(path):
+            files += sum(t["samples"] for t in load(path)["threads"] if t["pid"] == demo.pid)
+    shutil.rmtree(s.dir, ignore_errors=True)
+    check(used > 0.2 and files > 0, "the demo used %.2f s of CPU, %d samples in the files"
+          % (used, files))
+    rate = files / used	# samples per CPU second, as this run recorded them
+    hi = c1 - c0
+    lo = max(0.0, hi - max(0.0, (t1 - t0) - dur))
+    metric("endpoint.window_vs_cpu", got / (rate * hi) if hi else 0)
+    check(2.0 <= dur <= (t1 - t0) + 0.05, "a 2 s window says %.2f s (the request took %.2f s)"
+          % (dur, t1 - t0))
+    check(0.95 * lo * rate - 3 <= got <= 1.05 * hi * rate + 3,
+          "a 2 s window holds %.0f samples; the demo used %.2f s of CPU in the request's "
+          "%.2f s (at least %.2f in the window's %.2f s), at %.0f samples a CPU second in "
+          "the files" % (got, hi, t1 - t0, lo, dur, rate))
 
 
 # ---- who gets what (issue 34) ----------------------------------------------

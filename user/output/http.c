@@ -152,6 +152,7 @@ struct st_http {
 	char *metrics;		/* the body published last, or NULL */
 	size_t metrics_len;
 	double metrics_at;	/* when it was written */
+	double metrics_asked;	/* the last request's time, 0: none yet */
 	unsigned long metrics_gen;	/* bodies published so far */
 	bool metrics_wanted;
 	struct st_http_stats shared;	/* the server's counters, copied */
@@ -345,34 +346,40 @@ static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigne
 	return errno || *end || *out < lo || *out > hi ? -EINVAL : 0;
 }
 
-#define AGE_LINES 192	/* the bytes of the age's lines, at most */
-
 /* Answer c's /metrics if a body fresh enough (or, after the wait, any
- * body) is there, with its age; 503 when the main thread published none
- * within the head timeout (it has not reached its loop yet). */
+ * body) is there, with its age and the lines written now; 503 when the
+ * main thread published none within the head timeout (it has not reached
+ * its loop yet). */
 static void metrics_ready(struct st_http *h, struct conn *c, double now)
 {
 	char *body = NULL;
 	size_t len = 0;
 	double at = now;
 	bool have;
+	FILE *f = NULL;
+	int err = 0;
 
 	pthread_mutex_lock(&h->lock);
 	have = h->metrics && (h->metrics_gen >= c->metrics_gen || now >= c->deadline);
-	if (have && (body = malloc(h->metrics_len + AGE_LINES))) {
-		memcpy(body, h->metrics, len = h->metrics_len);
+	if (have && (f = open_memstream(&body, &len))) {
+		fwrite(h->metrics, 1, h->metrics_len, f);
 		at = h->metrics_at;
 	}
 	pthread_mutex_unlock(&h->lock);
-	if (body)
-		len += (size_t)snprintf(body + len, AGE_LINES,
-					"# HELP stacktreed_metrics_age_seconds How long ago the "
-					"daemon's loop wrote these metrics.\n"
-					"# TYPE stacktreed_metrics_age_seconds gauge\n"
-					"stacktreed_metrics_age_seconds %.3f\n",
-					now > at ? now - at : 0.0);
+	if (f) {
+		fprintf(f, "# HELP stacktreed_metrics_age_seconds How long ago the daemon's loop "
+			"wrote these metrics (the process_* ones are written now).\n"
+			"# TYPE stacktreed_metrics_age_seconds gauge\n"
+			"stacktreed_metrics_age_seconds %.3f\n", now > at ? now - at : 0.0);
+		if (h->o.metrics_now)
+			err = h->o.metrics_now(h->o.ctx, f);
+		if (fclose(f) || err) {
+			free(body);
+			body = NULL;
+		}
+	}
 	if (have && !body) {
-		conn_error(h, c, now, 500, ST_REFUSE__N, "out of memory");
+		conn_error(h, c, now, 500, ST_REFUSE__N, "cannot write the metrics");
 	} else if (body) {
 		h->stats.metrics++;
 		conn_answer(h, c, now, 200, "text/plain; version=0.0.4; charset=utf-8", body, len,
@@ -397,6 +404,7 @@ static void serve_metrics(struct st_http *h, struct conn *c, double now)
 	pthread_mutex_lock(&h->lock);
 	young = h->metrics && now - h->metrics_at <= ST_HTTP_METRICS_YOUNG_S;
 	c->metrics_gen = h->metrics_gen + !young;
+	h->metrics_asked = now;
 	h->metrics_wanted = true;	/* (young: fresher for the next request) */
 	pthread_mutex_unlock(&h->lock);
 	poke(h->main_wake);
@@ -901,10 +909,14 @@ void st_http__work(struct st_http *h, double now)
 
 	if (!h)
 		return;
-	(void)now;	/* (the windows' times are the endpoint's own clock's) */
+	/* (now: the windows' times are the endpoint's own clock's) */
 	unpoke(h->main_wake);
 	pthread_mutex_lock(&h->lock);
-	wanted = h->metrics_wanted || !h->metrics;
+	now = mono_now();
+	/* asked for; or scraped lately and aging */
+	wanted = h->metrics_wanted || !h->metrics ||
+		 (h->metrics_asked > 0 && now - h->metrics_asked <= ST_HTTP_METRICS_KEEP_S &&
+		  now - h->metrics_at >= ST_HTTP_METRICS_YOUNG_S / 2);
 	h->metrics_wanted = false;
 	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
 		st[i] = h->jobs[i].state;

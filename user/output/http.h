@@ -38,7 +38,8 @@
  * loop wrote last if it is at most ST_HTTP_METRICS_YOUNG_S old, else with
  * a fresh one written for it, or, when the loop is busy (a snapshot, a
  * drain), the one there is; the answer's stacktreed_metrics_age_seconds
- * tells its age.
+ * tells its age. While scraped (a request within ST_HTTP_METRICS_KEEP_S)
+ * the loop rewrites the body every ST_HTTP_METRICS_YOUNG_S / 2.
  * Nothing waits on a client.
  */
 #ifndef STACKTREE_HTTP_H
@@ -58,7 +59,8 @@
 #define ST_HTTP_PEER_PROFILES 1		/* what any other client may take at once */
 #define ST_HTTP_HEAD_TIMEOUT_S 5.0
 #define ST_HTTP_WRITE_TIMEOUT_S 10.0
-#define ST_HTTP_METRICS_YOUNG_S 1.0	/* a /metrics body this young is served at once */
+#define ST_HTTP_METRICS_YOUNG_S 1.0	/* a /metrics body this young is served at once; */
+#define ST_HTTP_METRICS_KEEP_S 60.0	/* ... rewritten as it ages, this long after a request */
 #define ST_HTTP_METRICS_WAIT_S 0.05	/* else a fresh one waited for, at most */
 #define ST_HTTP_DEFAULT_SECONDS 30	/* a profile's without seconds= */
 #define ST_HTTP_MAX_SECONDS_DEFAULT 60	/* --listen-max-seconds' default */
@@ -95,8 +97,13 @@ struct st_http_opts {
 	int (*drain)(void *ctx);
 	/* a profile's header (frequency, command, notes) */
 	void (*header)(void *ctx, struct st_profile *p);
-	/* the /metrics body; 0 or a negative errno */
+	/* the /metrics body, on the daemon's loop's thread; 0 or a negative
+	 * errno */
 	int (*metrics)(void *ctx, FILE *out);
+	/* the /metrics lines written at each answer, on the endpoint's thread
+	 * (what reads nothing of the daemon's state: its process_* lines), or
+	 * NULL */
+	int (*metrics_now)(void *ctx, FILE *out);
 	void *ctx;
 	bool verbose;
 };
