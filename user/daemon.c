@@ -823,10 +823,15 @@ static int open_unwinding(struct run *r)
 
 _Static_assert(ST_MAX_LISTEN == ST_HTTP_MAX_LISTEN, "--listen's bound is the endpoint's");
 
-/* The live endpoint's hooks (user/output/http.h). */
+/* The live endpoint's hooks (user/output/http.h). A window's edge: the
+ * deferred samples whose tables are in walked, then the kernel's trees
+ * drained, so that what was sampled before the edge is on its side. */
 static int http_drain(void *ctx)
 {
-	return drain(ctx);
+	struct run *r = ctx;
+	int err = r->defer ? st_defer__process(r->defer, false) : 0;
+
+	return err ? err : drain(r);
 }
 
 static void http_header(void *ctx, struct st_profile *p)
@@ -846,9 +851,7 @@ static int http_metrics(void *ctx, FILE *out)
 		.snapshots_failed = r->snapshots_failed,
 	};
 
-	st_http__stats(r->http, &run.http);
 	st_summary__metrics(out, &src, &run);
-	st_http__metrics(r->http, out);
 	return ferror(out) ? -EIO : 0;
 }
 

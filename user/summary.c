@@ -571,19 +571,6 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			  "The queue's bound: samples over it are dropped (lost, counted).");
 		fprintf(out, "stacktreed_deferred_queue_limit_bytes %u\n", ST_DEFER_MEMORY);
 	}
-	prom_head(out, "stacktreed_http_answers_total", "counter",
-		  "The live endpoint's answers, by kind.");
-	fprintf(out, "stacktreed_http_answers_total{answer=\"profile\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"metrics\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"busy\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"refused\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"timed_out\"} %" PRIu64 "\n",
-		(uint64_t)run->http.profiles, (uint64_t)run->http.metrics,
-		(uint64_t)run->http.refused_busy, (uint64_t)run->http.refused_bad,
-		(uint64_t)run->http.timed_out);
-	prom_head(out, "stacktreed_http_profiles_open", "gauge",
-		  "Profiles the live endpoint is taking now.");
-	fprintf(out, "stacktreed_http_profiles_open %u\n", run->http.open_profiles);
 	prom_head(out, "stacktreed_build_info", "gauge",
 		  "Always 1: the daemon's version in its label.");
 	fprintf(out, "stacktreed_build_info{version=\"%s\"} 1\n", ST_VERSION);

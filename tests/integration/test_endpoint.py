@@ -440,8 +440,11 @@ def test_endpoint_hostile_clients():
 
 LAT_PHASE = 2.5		# s of scrapes per hostile client (at --interval 1: 2 snapshots)
 LAT_LIMIT = 0.1		# s: the p99 of /metrics the issue asks for
-LAT_RATIO = 3.0		# ... or, on a machine where an idle scrape's p99 is over a third
-			# of it, this times that p99 (measured: 1.0-1.3x under load 20-24)
+LAT_RATIO = 5.0		# ... or, on a machine where an idle scrape's p99 is over a fifth
+			# of it, this times that p99 (measured with the load at 30: idle
+			# 0.098 s; never reading 1.4x, slowloris 1.7x, 40 reconnecting
+			# clients 2.8x (their CPU), a long window 0.8x; a scrape that
+			# waits for a snapshot: 0.5-3.3 s)
 
 
 def scrape(port, seconds):
@@ -490,7 +493,7 @@ def test_endpoint_metrics_latency():
     /metrics asked every 20 ms beside each hostile client in turn (one
     that never reads its answers, slowloris heads, 40 reconnecting clients
     of nobody, a long profile window) is within 100 ms, or, when the
-    machine is so loaded that an undisturbed scrape's p99 is over a third
+    machine is so loaded that an undisturbed scrape's p99 is over a fifth
     of that, within LAT_RATIO times it. Before the endpoint had its own
     thread a scrape waited for the whole snapshot (p99 0.77 s, max 1.75
     s)."""
@@ -550,16 +553,22 @@ def test_endpoint_metrics_latency():
     check("snapshot not written" not in err, "a snapshot failed: %s" % err)
 
 
-def pprof_totals(body, tmp):
-    """A gzipped profile's total samples (cpu seconds x 199) and duration
-    (s), as `go tool pprof -top` reads them."""
-    path = os.path.join(tmp, "w%d.pb.gz" % time.monotonic_ns())
+def go_pprof(body, tmp, how):
+    """`go tool pprof HOW` of a gzipped profile: its output."""
+    path = os.path.join(tmp, "p%d.pb.gz" % time.monotonic_ns())
     with open(path, "wb") as f:
         f.write(body)
     env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"), PPROF_TMPDIR=tmp)
-    p = subprocess.run(["go", "tool", "pprof", "-top", path], env=env, capture_output=True,
+    p = subprocess.run(["go", "tool", "pprof", how, path], env=env, capture_output=True,
                        text=True, timeout=120)
-    check(p.returncode == 0, "go tool pprof -top: %s" % p.stderr)
+    check(p.returncode == 0, "go tool pprof %s: %s" % (how, p.stderr))
+    return p
+
+
+def pprof_totals(body, tmp):
+    """A gzipped profile's total samples (cpu seconds x 199) and duration
+    (s), as `go tool pprof -top` reads them."""
+    p = go_pprof(body, tmp, "-top")
     d = re.search(r"Duration: ([\d.]+)(ms|s)", p.stdout)
     m = re.search(r"Total samples = ([\d.]+)(ms|s)", p.stdout)
     check(d, "no duration in go tool pprof's output: %s" % p.stdout)
@@ -672,13 +681,7 @@ def raw_get(where, path, headers=(), nobody=False, timeout=120):
 def pprof_raw(body, tmp):
     """`go tool pprof -raw` of a gzipped profile: its locations' function
     names and addresses, and the whole text."""
-    path = os.path.join(tmp, "p%d.pb.gz" % time.monotonic_ns())
-    with open(path, "wb") as f:
-        f.write(body)
-    env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"), PPROF_TMPDIR=tmp)
-    p = subprocess.run(["go", "tool", "pprof", "-raw", path], env=env, capture_output=True,
-                       text=True, timeout=120)
-    check(p.returncode == 0, "go tool pprof -raw: %s" % p.stderr)
+    p = go_pprof(body, tmp, "-raw")
     funcs, addrs, locs = set(), [], False
     for line in p.stdout.splitlines():
         if line.startswith("Locations"):
@@ -899,13 +902,16 @@ def test_endpoint_bearer_token():
               == 403, "another scheme: not 403")
         status, body = raw_get(where, "/debug/pprof/profile?seconds=2", [auth])
         check(status == 200, "the token: %d %r" % (status, body[:200]))
-        check(b"checksum" in gzip.decompress(body), "the token holder does not see root's demo")
+        # any of root's demo (a function, its path): under load the demo
+        # gets a few samples a second, and a window holds only its own span
+        check(any(n in gzip.decompress(body) for n in ROOT_ONLY),
+              "the token holder does not see root's demo")
         # on loopback the token counts too: a wrong one refuses even root
         check(raw_get("127.0.0.1:%d" % port, "/metrics", ["Authorization: Bearer no"])[0] == 403,
               "root with a wrong token: not 403")
-        status, body = raw_get("127.0.0.1:%d" % port, "/debug/pprof/profile?seconds=1",
+        status, body = raw_get("127.0.0.1:%d" % port, "/debug/pprof/profile?seconds=2",
                                [auth], nobody=True)
-        check(status == 200 and b"checksum" in gzip.decompress(body),
+        check(status == 200 and any(n in gzip.decompress(body) for n in ROOT_ONLY),
               "nobody with the token does not see everything")
         up = []
 

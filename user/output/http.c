@@ -16,8 +16,9 @@
  *  - between them, under `lock` (held for copies and state changes only,
  *    never across a socket call or a drain): the jobs (one profile request
  *    each: asked by the server, opened, done by the main thread, taken
- *    back or cancelled by the server), the published /metrics body and a
- *    copy of the server's counters. Each side wakes the other through an
+ *    back or cancelled by the server) and the published /metrics body
+ *    (the endpoint's own lines are added by the server at each answer,
+ *    the process_* ones too: metrics_now). Each side wakes the other through an
  *    eventfd (main_wake: the daemon polls it; server_wake: in the server's
  *    epoll set).
  *
@@ -155,7 +156,6 @@ struct st_http {
 	double metrics_asked;	/* the last request's time, 0: none yet */
 	unsigned long metrics_gen;	/* bodies published so far */
 	bool metrics_wanted;
-	struct st_http_stats shared;	/* the server's counters, copied */
 	bool stop;
 };
 
@@ -346,6 +346,49 @@ static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigne
 	return errno || *end || *out < lo || *out > hi ? -EINVAL : 0;
 }
 
+/* The server's counters, with what is open now. */
+static void live_stats(const struct st_http *h, struct st_http_stats *out)
+{
+	*out = h->stats;
+	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
+		out->open_conns += h->conns[i].state != C_FREE;
+		out->open_profiles += h->conns[i].state == C_WAITING;
+	}
+}
+
+/* The endpoint's own /metrics lines (the server thread, at each answer):
+ * answers by kind, refusals by reason, what is open now. */
+static void endpoint_metrics(const struct st_http *h, FILE *out)
+{
+	struct st_http_stats s;
+
+	live_stats(h, &s);
+	fprintf(out, "# HELP stacktreed_http_answers_total The live endpoint's answers, by kind.\n"
+		"# TYPE stacktreed_http_answers_total counter\n"
+		"stacktreed_http_answers_total{answer=\"profile\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"metrics\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"busy\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"refused\"} %" PRIu64 "\n"
+		"stacktreed_http_answers_total{answer=\"timed_out\"} %" PRIu64 "\n",
+		(uint64_t)s.profiles, (uint64_t)s.metrics, (uint64_t)s.refused_busy,
+		(uint64_t)s.refused_bad, (uint64_t)s.timed_out);
+	fprintf(out, "# HELP stacktreed_http_profiles_open Profiles the live endpoint is taking "
+		"now.\n# TYPE stacktreed_http_profiles_open gauge\n"
+		"stacktreed_http_profiles_open %u\n", s.open_profiles);
+	fprintf(out, "# HELP stacktreed_http_refused_total Connections and requests the live "
+		"endpoint refused, by reason.\n# TYPE stacktreed_http_refused_total counter\n");
+	for (int i = 0; i < ST_REFUSE__N; i++)
+		fprintf(out, "stacktreed_http_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+			st_http_refusal_names[i], (uint64_t)s.refused[i]);
+	if (h->tls)
+		fprintf(out, "# HELP stacktreed_http_tls_failed_total TLS handshakes and streams "
+			"that failed.\n# TYPE stacktreed_http_tls_failed_total counter\n"
+			"stacktreed_http_tls_failed_total %" PRIu64 "\n", (uint64_t)s.tls_failed);
+	fprintf(out, "# HELP stacktreed_http_connections_open Connections the live endpoint "
+		"holds now.\n# TYPE stacktreed_http_connections_open gauge\n"
+		"stacktreed_http_connections_open %u\n", s.open_conns);
+}
+
 /* Answer c's /metrics if a body fresh enough (or, after the wait, any
  * body) is there, with its age and the lines written now; 503 when the
  * main thread published none within the head timeout (it has not reached
@@ -371,6 +414,7 @@ static void metrics_ready(struct st_http *h, struct conn *c, double now)
 			"wrote these metrics (the process_* ones are written now).\n"
 			"# TYPE stacktreed_metrics_age_seconds gauge\n"
 			"stacktreed_metrics_age_seconds %.3f\n", now > at ? now - at : 0.0);
+		endpoint_metrics(h, f);
 		if (h->o.metrics_now)
 			err = h->o.metrics_now(h->o.ctx, f);
 		if (fclose(f) || err) {
@@ -700,20 +744,6 @@ static void accept_all(struct st_http *h, size_t l, double now)
 	}
 }
 
-/* The server's counters, copied for the main thread's /metrics. */
-static void publish_stats(struct st_http *h)
-{
-	struct st_http_stats st = h->stats;
-
-	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
-		st.open_conns += h->conns[i].state != C_FREE;
-		st.open_profiles += h->conns[i].state == C_WAITING;
-	}
-	pthread_mutex_lock(&h->lock);
-	h->shared = st;
-	pthread_mutex_unlock(&h->lock);
-}
-
 /* How long the server may sleep: until the next deadline, at most 1 s. */
 static int sleep_ms(const struct st_http *h, double now)
 {
@@ -786,7 +816,6 @@ static void *serve(void *arg)
 			else	/* a client that does not read its answer */
 				conn_close(h, c);
 		}
-		publish_stats(h);
 	}
 	return NULL;
 }
@@ -1261,29 +1290,3 @@ int st_http__fd(const struct st_http *h)
 	return h->main_wake;
 }
 
-void st_http__stats(const struct st_http *h, struct st_http_stats *out)
-{
-	pthread_mutex_lock((pthread_mutex_t *)&h->lock);
-	*out = h->shared;
-	pthread_mutex_unlock((pthread_mutex_t *)&h->lock);
-}
-void st_http__metrics(const struct st_http *h, FILE *out)
-{
-	struct st_http_stats s;
-
-	if (!h)
-		return;
-	st_http__stats(h, &s);
-	fprintf(out, "# HELP stacktreed_http_refused_total Connections and requests the live "
-		"endpoint refused, by reason.\n# TYPE stacktreed_http_refused_total counter\n");
-	for (int i = 0; i < ST_REFUSE__N; i++)
-		fprintf(out, "stacktreed_http_refused_total{reason=\"%s\"} %" PRIu64 "\n",
-			st_http_refusal_names[i], (uint64_t)s.refused[i]);
-	if (h->tls)
-		fprintf(out, "# HELP stacktreed_http_tls_failed_total TLS handshakes and streams "
-			"that failed.\n# TYPE stacktreed_http_tls_failed_total counter\n"
-			"stacktreed_http_tls_failed_total %" PRIu64 "\n", (uint64_t)s.tls_failed);
-	fprintf(out, "# HELP stacktreed_http_connections_open Connections the live endpoint "
-		"holds now.\n# TYPE stacktreed_http_connections_open gauge\n"
-		"stacktreed_http_connections_open %u\n", s.open_conns);
-}

@@ -136,8 +136,8 @@ void st_http__work(struct st_http *h, double now);
  * profiles keep what they have seen so far. The daemon's loop's thread. */
 void st_http__before_reset(struct st_http *h);
 
-/* Requests answered and refused so far (for /metrics), as the endpoint's
- * thread counted them last; any thread. */
+/* Requests answered and refused so far: the endpoint's own /metrics lines,
+ * written by its thread at each answer. */
 struct st_http_stats {
 	__u64 profiles, metrics, refused_busy, refused_bad, timed_out;
 	__u64 tls_failed;	/* TLS handshakes or streams that failed */
@@ -145,10 +145,5 @@ struct st_http_stats {
 	unsigned open_profiles;	/* profiles being taken now */
 	unsigned open_conns;	/* connections open now */
 };
-void st_http__stats(const struct st_http *h, struct st_http_stats *out);
-
-/* The endpoint's own /metrics lines beside the summary's
- * stacktreed_http_answers_total: refusals by reason, connections open. */
-void st_http__metrics(const struct st_http *h, FILE *out);
 
 #endif
