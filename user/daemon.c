@@ -584,6 +584,8 @@ static int sample_loop(struct run *r, double t0)
 		double t;
 
 		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
+		/* first: a /metrics body the endpoint's thread waits for */
+		st_http__work(r->http, now_s());
 		/* one pass: the follow-ups now due, and when the next one is */
 		wait = st_collector__followups(r->coll);
 		if (r->unw)	/* modules left over by the compile budget */
@@ -591,7 +593,6 @@ static int sample_loop(struct run *r, double t0)
 		if (r->defer && (err = st_defer__process(r->defer, false)))
 			return err;
 		t = now_s();
-		st_http__work(r->http, t);
 		if (r->top && (err = st_top__work(r->top, t)))
 			return err < 0 ? err : 0;	/* 1: 'q' or its last view */
 		st_forcefault__tick(r->ff, t);
@@ -823,10 +824,15 @@ static int open_unwinding(struct run *r)
 
 _Static_assert(ST_MAX_LISTEN == ST_HTTP_MAX_LISTEN, "--listen's bound is the endpoint's");
 
-/* The live endpoint's hooks (user/output/http.h). */
+/* The live endpoint's hooks (user/output/http.h). A window's edge: the
+ * deferred samples whose tables are in walked, then the kernel's trees
+ * drained, so that what was sampled before the edge is on its side. */
 static int http_drain(void *ctx)
 {
-	return drain(ctx);
+	struct run *r = ctx;
+	int err = r->defer ? st_defer__process(r->defer, false) : 0;
+
+	return err ? err : drain(r);
 }
 
 static void http_header(void *ctx, struct st_profile *p)
@@ -846,14 +852,22 @@ static int http_metrics(void *ctx, FILE *out)
 		.snapshots_failed = r->snapshots_failed,
 	};
 
-	st_http__stats(r->http, &run.http);
 	st_summary__metrics(out, &src, &run);
-	st_http__metrics(r->http, out);
 	return ferror(out) ? -EIO : 0;
 }
 
-/* --listen: the endpoint, served from the sampling loop (which wakes on
- * its sockets); profiles of the timer's trees (wall's too), else the
+/* The /metrics lines written at each answer, on the endpoint's thread:
+ * they read /proc/self only, nothing of the run. */
+static int http_metrics_now(void *ctx, FILE *out)
+{
+	(void)ctx;
+	st_summary__process_metrics(out);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* --listen: the endpoint, served by its own thread; the sampling loop
+ * (which wakes on its eventfd) opens and names the windows and writes the
+ * /metrics body (user/output/http.h); profiles of the timer's trees (wall's too), else the
  * off-CPU ones, else the faults'. */
 static int open_endpoint(struct run *r)
 {
@@ -873,7 +887,8 @@ static int open_endpoint(struct run *r)
 		.coll = r->coll, .names = r->names,
 		.event = event_name(o, ev), .ev = ev,
 		.alt_event = alt < ST_EVENTS ? event_name(o, alt) : NULL, .alt_ev = alt,
-		.drain = http_drain, .header = http_header, .metrics = http_metrics, .ctx = r,
+		.drain = http_drain, .header = http_header, .metrics = http_metrics,
+		.metrics_now = http_metrics_now, .ctx = r,
 		.verbose = o->verbose,
 	};
 	int err;
@@ -1085,6 +1100,9 @@ int st_daemon__run(const struct st_options *o)
 	}
 	if (start_sampling(&r))
 		goto cleanup;
+	/* the endpoint's first /metrics body, before the loop's first pass
+	 * (the events queued since the attach can take it seconds) */
+	st_http__work(r.http, now_s());
 	t0 = r.interval_start = now_s();
 	r.next_snapshot = t0 + o->interval;
 	if (r.child && st_launch__go(r.child)) {

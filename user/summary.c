@@ -469,7 +469,7 @@ static long open_fds(void)
 
 /* The standard process_* metrics, as the Prometheus client libraries'
  * process collectors define them (client_golang's procfs one). */
-static void process_metrics(FILE *out)
+void st_summary__process_metrics(FILE *out)
 {
 	char buf[1024];
 	const char *st = self_stat(buf, sizeof(buf));
@@ -592,23 +592,9 @@ void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			  "Times the deferred samples' ring buffer was replaced by one twice as big.");
 		fprintf(out, "stacktreed_deferred_ring_grows_total %u\n", grows);
 	}
-	prom_head(out, "stacktreed_http_answers_total", "counter",
-		  "The live endpoint's answers, by kind.");
-	fprintf(out, "stacktreed_http_answers_total{answer=\"profile\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"metrics\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"busy\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"refused\"} %" PRIu64 "\n"
-		"stacktreed_http_answers_total{answer=\"timed_out\"} %" PRIu64 "\n",
-		(uint64_t)run->http.profiles, (uint64_t)run->http.metrics,
-		(uint64_t)run->http.refused_busy, (uint64_t)run->http.refused_bad,
-		(uint64_t)run->http.timed_out);
-	prom_head(out, "stacktreed_http_profiles_open", "gauge",
-		  "Profiles the live endpoint is taking now.");
-	fprintf(out, "stacktreed_http_profiles_open %u\n", run->http.open_profiles);
 	prom_head(out, "stacktreed_build_info", "gauge",
 		  "Always 1: the daemon's version in its label.");
 	fprintf(out, "stacktreed_build_info{version=\"%s\"} 1\n", ST_VERSION);
-	process_metrics(out);
 }
 
 /* The rest of the memory line: what the budget's parts hold now, then

@@ -67,17 +67,22 @@ double st_summary__ns_per_sample(__u64 run_ns, __u64 runs, __u64 idle);
 struct st_summary_run {
 	unsigned events;		/* 1 << ST_EVENT_* sampled */
 	__u64 snapshots_written, snapshots_failed;
-	struct st_http_stats http;	/* the live endpoint's answers (zero: none) */
 };
 
 /* The daemon's health in Prometheus text format 0.0.4 (the live
  * endpoint's /metrics): every counter of the table the notes use (lost
  * samples by reason, the others by name) since the start, per event;
  * samples, BPF run time, memory (RSS, BPF maps, symbol caches, trees,
- * unwind tables), snapshots and endpoint answers. docs/service.md, "Live
- * endpoint", lists the names. */
+ * unwind tables), snapshots. docs/service.md, "Live endpoint", lists the
+ * names. The endpoint's own lines are its (user/output/http.c), the
+ * process_* ones apart: */
 void st_summary__metrics(FILE *out, const struct st_summary_src *s,
 			 const struct st_summary_run *run);
+
+/* The standard process_* metrics (CPU, memory, descriptors, start time),
+ * from /proc/self alone: any thread may write them (the endpoint's, at
+ * each answer). */
+void st_summary__process_metrics(FILE *out);
 
 /* The daemon's resident set now, MiB (/proc/self/status). */
 long st_summary__rss_mib(void);

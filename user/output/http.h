@@ -1,6 +1,7 @@
 /* http.h - the live endpoint (--listen): pprof profiles of the next N
- * seconds and the daemon's health for scrapers, served from the daemon's
- * own loop without ever blocking it, to each client what it may see.
+ * seconds and the daemon's health for scrapers, served by a thread of its
+ * own that never waits for the daemon's loop (nor blocks it), to each
+ * client what it may see.
  * Owner: user/output/http.c (the server); user/output/http_parse.c reads
  * the requests; user/output/http_peer.c tells who the client is and
  * user/output/http_policy.c what it gets; user/model/window.c makes the
@@ -29,8 +30,17 @@
  * within ST_HTTP_HEAD_TIMEOUT_S, an answer written within
  * ST_HTTP_WRITE_TIMEOUT_S (a client that does not read is closed then); a
  * client that goes away while its profile is taken gives its place back
- * at once. Every socket is non-blocking: the daemon calls st_http__work()
- * from its loop and wakes on st_http__fd(); nothing waits on a client.
+ * at once. Every socket is non-blocking, served by the endpoint's thread;
+ * the daemon calls st_http__work() from its loop and wakes on
+ * st_http__fd() to do what needs its collector (open and name the profile
+ * windows, write the /metrics body). /metrics is answered within
+ * ST_HTTP_METRICS_WAIT_S whatever the loop does: at once with the body the
+ * loop wrote last if it is at most ST_HTTP_METRICS_YOUNG_S old, else with
+ * a fresh one written for it, or, when the loop is busy (a snapshot, a
+ * drain), the one there is; the answer's stacktreed_metrics_age_seconds
+ * tells its age. While scraped (a request within ST_HTTP_METRICS_KEEP_S)
+ * the loop rewrites the body every ST_HTTP_METRICS_YOUNG_S / 2.
+ * Nothing waits on a client.
  */
 #ifndef STACKTREE_HTTP_H
 #define STACKTREE_HTTP_H
@@ -49,6 +59,9 @@
 #define ST_HTTP_PEER_PROFILES 1		/* what any other client may take at once */
 #define ST_HTTP_HEAD_TIMEOUT_S 5.0
 #define ST_HTTP_WRITE_TIMEOUT_S 10.0
+#define ST_HTTP_METRICS_YOUNG_S 1.0	/* a /metrics body this young is served at once; */
+#define ST_HTTP_METRICS_KEEP_S 60.0	/* ... rewritten as it ages, this long after a request */
+#define ST_HTTP_METRICS_WAIT_S 0.05	/* else a fresh one waited for, at most */
 #define ST_HTTP_DEFAULT_SECONDS 30	/* a profile's without seconds= */
 #define ST_HTTP_MAX_SECONDS_DEFAULT 60	/* --listen-max-seconds' default */
 #define ST_HTTP_MAX_SECONDS 3600	/* --listen-max-seconds' bound */
@@ -84,8 +97,13 @@ struct st_http_opts {
 	int (*drain)(void *ctx);
 	/* a profile's header (frequency, command, notes) */
 	void (*header)(void *ctx, struct st_profile *p);
-	/* the /metrics body; 0 or a negative errno */
+	/* the /metrics body, on the daemon's loop's thread; 0 or a negative
+	 * errno */
 	int (*metrics)(void *ctx, FILE *out);
+	/* the /metrics lines written at each answer, on the endpoint's thread
+	 * (what reads nothing of the daemon's state: its process_* lines), or
+	 * NULL */
+	int (*metrics_now)(void *ctx, FILE *out);
 	void *ctx;
 	bool verbose;
 };
@@ -103,20 +121,23 @@ int st_http__check_listen(const char *listen);
 int st_http__new(const struct st_http_opts *o, struct st_http **out);
 void st_http__free(struct st_http *h);
 
-/* Readable when the server has work (a connection, a request's bytes, a
- * client ready to read): for the daemon's poll. */
+/* Readable when the daemon's loop has work for the endpoint (a profile
+ * asked or given up, a /metrics body wanted): for the daemon's poll. */
 int st_http__fd(const struct st_http *h);
 
-/* Accept, read, answer, write what the sockets take, close what timed out;
- * answer the profiles whose N seconds are over. now: CLOCK_MONOTONIC
- * seconds. Never blocks. */
+/* The daemon's loop (the thread that owns the collector): write the
+ * /metrics body if one is wanted; open the windows asked for, name those
+ * whose N seconds are over (the kernel's trees drained first, through the
+ * drain hook) and hand their profiles to the endpoint's thread. now:
+ * CLOCK_MONOTONIC seconds. Never waits on a client. */
 void st_http__work(struct st_http *h, double now);
 
 /* The collector is about to drop its trees (a service snapshot): the open
- * profiles keep what they have seen so far. */
+ * profiles keep what they have seen so far. The daemon's loop's thread. */
 void st_http__before_reset(struct st_http *h);
 
-/* Requests answered and refused so far (for /metrics). */
+/* Requests answered and refused so far: the endpoint's own /metrics lines,
+ * written by its thread at each answer. */
 struct st_http_stats {
 	__u64 profiles, metrics, refused_busy, refused_bad, timed_out;
 	__u64 tls_failed;	/* TLS handshakes or streams that failed */
@@ -124,10 +145,5 @@ struct st_http_stats {
 	unsigned open_profiles;	/* profiles being taken now */
 	unsigned open_conns;	/* connections open now */
 };
-void st_http__stats(const struct st_http *h, struct st_http_stats *out);
-
-/* The endpoint's own /metrics lines beside the summary's
- * stacktreed_http_answers_total: refusals by reason, connections open. */
-void st_http__metrics(const struct st_http *h, FILE *out);
 
 #endif
