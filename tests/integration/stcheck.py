@@ -134,6 +134,11 @@ def load(path, generated=False):
     a document the test wrote (its stacks were never walked)."""
     if os.path.isdir(path):
         path = os.path.join(path, "profile.json")
+    # a nested tree is two levels of the decoder's recursion a frame (the
+    # merged stacks go 768 frames deep, trees ST_TREE_MAX_DEPTH)
+    import sys
+    if sys.getrecursionlimit() < 40000:
+        sys.setrecursionlimit(40000)
     with open(path) as f:
         prof = json.load(f)
     validate(prof, path)
@@ -200,7 +205,7 @@ def check_invariants(prof):
 CUT_SHORT = "stacks cut short ([truncated] root), all reasons"
 # what stops a DWARF walk short (--unwind dwarf: each such sample is counted
 # once, under one of these)
-STOP_REASONS = ("stacks truncated at 127 frames", "unwind: no tables for the process yet",
+STOP_REASONS = ("stacks truncated at 768 frames", "unwind: no tables for the process yet",
                 "unwind stopped: no CFI", "unwind stopped: stack read fault",
                 "unwind stopped: unsupported CFI", "unwind stopped: bad frame",
                 # the daemon's rule (user/model/roots.c), whatever the walk

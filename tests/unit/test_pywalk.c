@@ -515,7 +515,7 @@ static void test_code_memo(void **state)
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.addr[0], ST_PY_ADDR(FAKE + 0x800, 0));
 	assert_int_equal(s.addr[1], ST_PY_ADDR(FAKE + 0x900, 4) | 5ULL << 16);
-	assert_int_equal(s.unknown, 1);
+	assert_int_equal(s.unknown[0], 1);
 }
 
 static void test_merge(void **state)

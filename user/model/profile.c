@@ -390,31 +390,49 @@ cleanup:
 
 /* Merge src (interned in another profile's strtab) under dst_parent,
  * re-interning strings into p's strtab. */
+/* dst's child for src's frame c, its strings interned in p: NULL on ENOMEM. */
+static struct st_node *merge_child(struct st_profile *p, struct st_tree *t, struct st_node *dst,
+				   const struct st_node *c)
+{
+	struct st_frame f = c->f;
+
+	f.function = st_strtab__intern(p->strs, c->f.function);
+	f.module = st_strtab__intern(p->strs, c->f.module);
+	f.system_name = st_strtab__intern(p->strs, c->f.system_name);
+	f.file = st_strtab__intern(p->strs, c->f.file);
+	if ((c->f.function && !f.function) || (c->f.module && !f.module) ||
+	    (c->f.system_name && !f.system_name) || (c->f.file && !f.file))
+		return NULL;
+	return st_tree__child(t, dst, &f, true);
+}
+
+/* Pre-order over src's subtree by its links, d following in t: no
+ * recursion, whatever the tree's depth. */
 int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
 			   const struct st_node *src)
 {
-	dst_parent->base += src->base;
-	dst_parent->calls += src->calls;
-	for (const struct st_node *c = src->first_child; c; c = c->next_sibling) {
-		struct st_frame f = c->f;
-		struct st_node *d;
-		int err;
+	const struct st_node *s = src;
+	struct st_node *d = dst_parent;
 
-		f.function = st_strtab__intern(p->strs, c->f.function);
-		f.module = st_strtab__intern(p->strs, c->f.module);
-		f.system_name = st_strtab__intern(p->strs, c->f.system_name);
-		f.file = st_strtab__intern(p->strs, c->f.file);
-		if ((c->f.function && !f.function) || (c->f.module && !f.module) ||
-		    (c->f.system_name && !f.system_name) || (c->f.file && !f.file))
-			return -ENOMEM;
-		d = st_tree__child(t, dst_parent, &f, true);
+	for (;;) {
+		d->base += s->base;
+		d->calls += s->calls;
+		if (s->first_child) {
+			s = s->first_child;
+		} else {
+			while (s != src && !s->next_sibling) {
+				s = s->parent;
+				d = d->parent;
+			}
+			if (s == src)
+				return 0;
+			s = s->next_sibling;
+			d = d->parent;
+		}
+		d = merge_child(p, t, d, s);
 		if (!d)
 			return -ENOMEM;
-		err = st_profile__merge_tree(p, t, d, c);
-		if (err)
-			return err;
 	}
-	return 0;
 }
 
 int st_profile__drop_inline(struct st_profile *p)
