@@ -979,7 +979,7 @@ def test_python_subprocess_child():
 
 # Python recursion through C: each level is a Python frame and the native
 # frames of sorted() and of the evaluation loop, so the merged stack is
-# several hundred frames deep, over the 127 a path keeps.
+# about 1,700 frames deep at 150 levels, over the 768 a path keeps.
 DEEP = r"""
 import time
 def level(n):
@@ -991,16 +991,17 @@ def level(n):
     return sorted([n], key=lambda x: level(x - 1))[0]
 end = time.thread_time() + 1.5
 while time.thread_time() < end:
-    level(60)
+    level(150)
 """
 
 
 def test_python_merged_stack_cut_is_truncated():
-    """A merged stack over the path's 127 frames keeps its leaf side and
+    """A merged stack over ST_MAX_USER (768) frames (150 levels, each
+    through sorted()'s C code: ~1,700) keeps its leaf side and
     goes under [truncated] like a native walk cut short (it lost its
     outermost frames: the summary counts them as merged stacks cut), in
     --unwind dwarf and auto (Debian's python3.11 has no frame pointers:
-    --unwind fp walks a few native frames of it, never 127)."""
+    --unwind fp walks a few native frames of it, never 768)."""
     for mode in ("dwarf", "auto"):
         prof = profile_script(DEEP, ["-F", "499", "--unwind", mode])
         t = main_thread(prof, "python3.11")
