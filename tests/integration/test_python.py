@@ -979,7 +979,7 @@ def test_python_subprocess_child():
 
 # Python recursion through C: each level is a Python frame and the native
 # frames of sorted() and of the evaluation loop, so the merged stack is
-# about 1,700 frames deep at 150 levels, over the 768 a path keeps.
+# about 1,100 frames deep at 100 levels, over the 768 a path keeps.
 DEEP = r"""
 import time
 def level(n):
@@ -991,13 +991,13 @@ def level(n):
     return sorted([n], key=lambda x: level(x - 1))[0]
 end = time.thread_time() + 1.5
 while time.thread_time() < end:
-    level(150)
+    level(100)
 """
 
 
 def test_python_merged_stack_cut_is_truncated():
-    """A merged stack over ST_MAX_USER (768) frames (150 levels, each
-    through sorted()'s C code: ~1,700) keeps its leaf side and
+    """A merged stack over ST_MAX_USER (768) frames (100 levels, each
+    through sorted()'s C code: ~1,100) keeps its leaf side and
     goes under [truncated] like a native walk cut short (it lost its
     outermost frames: the summary counts them as merged stacks cut), in
     --unwind dwarf and auto (Debian's python3.11 has no frame pointers:
