@@ -241,6 +241,10 @@ def parse_stacktreed(text, outdir):
         if m:
             r[k] = float(m.group(1))
     try:
+        # a nested tree is two levels of the decoder's recursion a frame:
+        # a system-wide profile holds stacks up to 768 + 64 frames deep
+        if sys.getrecursionlimit() < 40000:
+            sys.setrecursionlimit(40000)
         with open(os.path.join(outdir, "profile.json")) as f:
             d = json.load(f)
         r["wl_samples"] = sum(t["root"]["cum"] for t in d.get("threads", [])

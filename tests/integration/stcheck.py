@@ -8,8 +8,16 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import time
+
+# A profile.json tree (format 3) nests two levels of the JSON decoder's
+# recursion a frame, and stacks go 768 user + 64 kernel frames deep (trees
+# up to ST_TREE_MAX_DEPTH, 2048): over Python's default limit of 1000, for
+# every test that reads one (json.load here or in the test itself).
+if sys.getrecursionlimit() < 40000:
+    sys.setrecursionlimit(40000)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("STACKTREE_BUILD") or os.path.join(ROOT, "build")
@@ -134,11 +142,6 @@ def load(path, generated=False):
     a document the test wrote (its stacks were never walked)."""
     if os.path.isdir(path):
         path = os.path.join(path, "profile.json")
-    # a nested tree is two levels of the decoder's recursion a frame (the
-    # merged stacks go 768 frames deep, trees ST_TREE_MAX_DEPTH)
-    import sys
-    if sys.getrecursionlimit() < 40000:
-        sys.setrecursionlimit(40000)
     with open(path) as f:
         prof = json.load(f)
     validate(prof, path)
