@@ -241,9 +241,10 @@ void st_tree__reset_calls(struct st_tree *t)
 	t->prevlen = 0;
 }
 
-/* Pre-order over src's subtree by its links (no recursion, whatever its
- * depth), d following in t: each node of src added to its counterpart. */
-int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src)
+int st_tree__merge_with(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src,
+			struct st_node *(*child)(struct st_tree *t, struct st_node *d,
+						 const struct st_node *s, void *ctx),
+			void *ctx)
 {
 	const struct st_node *s = src;
 	struct st_node *d = dst_parent;
@@ -263,10 +264,22 @@ int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct s
 			s = s->next_sibling;
 			d = d->parent;
 		}
-		d = st_tree__child(t, d, &s->f, true);
+		d = child(t, d, s, ctx);
 		if (!d)
 			return -ENOMEM;
 	}
+}
+
+static struct st_node *same_child(struct st_tree *t, struct st_node *d, const struct st_node *s,
+				  void *ctx)
+{
+	(void)ctx;
+	return st_tree__child(t, d, &s->f, true);
+}
+
+int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src)
+{
+	return st_tree__merge_with(t, dst_parent, src, same_child, NULL);
 }
 
 /* Unlink n from its parent's children (n stays in the index). */

@@ -37,15 +37,19 @@ while time.thread_time() < end:
 
 
 def recursion_samples(t, inside, top):
-    """(samples whose path goes through `inside`, those of them whose path
-    also has `top` and no [truncated], the deepest such path)."""
+    """(samples whose path goes through a frame inside(name) says is in the
+    recursion, those of them whose path also has a frame top(name) says is
+    its top and no [truncated], the deepest such path). inside, top: a
+    function name, or a predicate on one."""
+    is_in = inside if callable(inside) else (lambda f: f == inside)
+    is_top = top if callable(top) else (lambda f: f == top)
     total = whole = deepest = 0
     stack = [(t["root"], 0, False, False, False)]
     while stack:
         n, d, inrec, at_top, cut = stack.pop()
         f = n["function"] or ""
-        inrec = inrec or f == inside
-        at_top = at_top or f == top
+        inrec = inrec or is_in(f)
+        at_top = at_top or is_top(f)
         cut = cut or f == "[truncated]"
         if n["base"] and inrec:
             total += n["base"]
@@ -95,8 +99,8 @@ def test_deep_c_dwarf_auto():
 @plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_c_faults():
     """The page-fault program walks as deep."""
-    check_c("deeprec_o2", "fp", event="faults", leaf="fault")
-    check_c("deeprec_o2_nofp", "dwarf", event="faults", leaf="fault")
+    check_c("deeprec_o2", "fp", event="faults", leaf="fault", seconds=0.4)
+    check_c("deeprec_o2_nofp", "dwarf", event="faults", leaf="fault", seconds=0.4)
 
 
 @plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
@@ -167,19 +171,9 @@ def test_deep_java():
         prof = load(out)
         total = whole = deepest = 0
         for t in prof["threads"]:
-            stack = [(t["root"], 0, False, False, False)]
-            while stack:
-                n, d, inrec, at_main, cut = stack.pop()
-                f = n["function"] or ""
-                inrec = inrec or "descend" in f
-                at_main = at_main or f.startswith("Ledger.main")
-                cut = cut or f == "[truncated]"
-                if n["base"] and inrec:
-                    total += n["base"]
-                    if at_main and not cut:
-                        whole += n["base"]
-                        deepest = max(deepest, d)
-                stack.extend((c, d + 1, inrec, at_main, cut) for c in n["children"])
+            n, w, d = recursion_samples(t, lambda f: "descend" in f,
+                                        lambda f: f.startswith("Ledger.main"))
+            total, whole, deepest = total + n, whole + w, max(deepest, d)
         what = "java %s" % (" ".join(opts) or "(JIT)")
         metric("deep.java.%s.whole" % ("xint" if opts else "jit"), whole / max(total, 1))
         check(total >= 50, "%s: %d samples in Ledger.descend" % (what, total))

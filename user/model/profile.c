@@ -388,12 +388,12 @@ cleanup:
 	return NULL;
 }
 
-/* Merge src (interned in another profile's strtab) under dst_parent,
- * re-interning strings into p's strtab. */
-/* dst's child for src's frame c, its strings interned in p: NULL on ENOMEM. */
-static struct st_node *merge_child(struct st_profile *p, struct st_tree *t, struct st_node *dst,
-				   const struct st_node *c)
+/* dst's child for src's node c, its strings interned in the profile's
+ * strtab (ctx): NULL on ENOMEM. */
+static struct st_node *merge_child(struct st_tree *t, struct st_node *dst,
+				   const struct st_node *c, void *ctx)
 {
+	struct st_profile *p = ctx;
 	struct st_frame f = c->f;
 
 	f.function = st_strtab__intern(p->strs, c->f.function);
@@ -406,33 +406,12 @@ static struct st_node *merge_child(struct st_profile *p, struct st_tree *t, stru
 	return st_tree__child(t, dst, &f, true);
 }
 
-/* Pre-order over src's subtree by its links, d following in t: no
- * recursion, whatever the tree's depth. */
+/* Merge src (interned in another profile's strtab) under dst_parent,
+ * re-interning strings into p's strtab (no recursion: st_tree__merge_with()). */
 int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
 			   const struct st_node *src)
 {
-	const struct st_node *s = src;
-	struct st_node *d = dst_parent;
-
-	for (;;) {
-		d->base += s->base;
-		d->calls += s->calls;
-		if (s->first_child) {
-			s = s->first_child;
-		} else {
-			while (s != src && !s->next_sibling) {
-				s = s->parent;
-				d = d->parent;
-			}
-			if (s == src)
-				return 0;
-			s = s->next_sibling;
-			d = d->parent;
-		}
-		d = merge_child(p, t, d, s);
-		if (!d)
-			return -ENOMEM;
-	}
+	return st_tree__merge_with(t, dst_parent, src, merge_child, p);
 }
 
 int st_profile__drop_inline(struct st_profile *p)
