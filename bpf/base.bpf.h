@@ -31,6 +31,9 @@ const volatile __u32 uid_filter = 0;
 const volatile bool filter_cpus = false;	/* -C: only on the CPUs set in cpu_filter */
 const volatile __u64 cpu_filter[ST_MAX_CPUS / 64] = {};
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
+/* frames bpf_get_stack() walks at most (kernel.perf_event_max_stack, read
+ * by the loader): --unwind fp walks on in BPF past it (walk.bpf.h) */
+const volatile __u32 fp_kernel_max = 127;
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
 /* Tests only (STACKTREED_TEST_SPARE_EVERY=N): about one timer sample in N
  * is folded as if its thread's task storage could not be had, through the

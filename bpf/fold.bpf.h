@@ -86,7 +86,7 @@ static __always_inline __u64 path_at(const struct scratch *sc, const struct path
 static __always_inline void path_user(struct path_view *pv, const struct scratch *sc, long un,
 				      __u32 ev, bool dwarf)
 {
-	if (!dwarf && un >= ST_MAX_USER) {
+	if (!dwarf && sc->ufull) {
 		stat_ev(ev, ST_STAT_TRUNCATED);
 		pv->trunc = 1;
 	}

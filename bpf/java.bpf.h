@@ -23,7 +23,7 @@
 #define ST_JAVA_PROCS 1024	/* processes running a JVM */
 #define ST_JAVA_METHODS 65536	/* (process, method) pairs reported */
 #define ST_JAVA_MEMO 1024	/* per-CPU memo entries (power of two): 16 KiB */
-#define ST_JAVA_FRAME_ROOM 128	/* a walk's frame array (walk.bpf.h's ST_USTACK_SLOTS) */
+#define ST_JAVA_FRAME_ROOM 1024	/* a walk's frame array (walk.bpf.h's ST_USTACK_SLOTS) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

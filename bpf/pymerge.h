@@ -137,6 +137,36 @@ ST_CB long st_py_merge_step(__u32 k, void *ctx)
 	return st_py_merge_one(ctx) || st_py_merge_one(ctx);
 }
 
+/* Copy n (<= ST_PY_MAX_FRAMES * 2) frames, src to dst (two arrays of that
+ * room): a loop's callback, 8 frames a step. A bounded loop here (it
+ * copied up to 254 frames) was verified frame by frame, its cost growing
+ * with the depth limit (kernel-notes/README.md, "Stack depth"). */
+struct st_py_copy {
+	__u64 *dst;
+	const __u64 *src;
+	__u32 n;
+};
+
+ST_CB long st_py_copy_step(__u32 k, void *ctx)
+{
+	struct st_py_copy *c = ctx;
+	__u32 i = k * 8, e;
+
+	for (e = 0; e < 8; e++, i++) {
+		if (i >= c->n)
+			return 1;
+		ST_AT(c->dst, i, ST_PY_MAX_FRAMES * 2) = ST_AT(c->src, i, ST_PY_MAX_FRAMES * 2);
+	}
+	return 0;
+}
+
+static __always_inline void st_py_copy_frames(__u64 *dst, const __u64 *src, __u32 n)
+{
+	struct st_py_copy c = { .dst = dst, .src = src, .n = n };
+
+	st_loop((ST_PY_MAX_FRAMES * 2 + 7) / 8, st_py_copy_step, &c);
+}
+
 /* Merge w->s's Python frames into frames[0..un) (leaf first, at most max
  * entries, max <= ST_PY_MAX_FRAMES * 2): the new count. *cut: frames at the
  * root did not fit; *unmatched: evaluation frames and Python runs did not
@@ -152,15 +182,11 @@ static __always_inline __u32 st_py_merge(struct st_py_scratch *s, const struct s
 		.text_start = p->text_start, .text_end = p->text_end,
 		.max = max > ST_PY_MAX_FRAMES * 2 ? ST_PY_MAX_FRAMES * 2 : max,
 	};
-	__u32 k, o;
+	__u32 o;
 
 	if (un > ST_PY_MAX_FRAMES * 2)
 		un = ST_PY_MAX_FRAMES * 2;
-	for (k = 0; k < ST_PY_MAX_FRAMES * 2; k++) {
-		if (k >= un)
-			break;
-		s->native[k] = frames[k];
-	}
+	st_py_copy_frames(s->native, frames, un);
 	m.un = un;
 	/* runs pair with evaluation frames from the leaf; a second pass
 	 * when the first left evaluation frames over (st_py_merge_one()):

@@ -185,7 +185,7 @@ static long st_py_report_step(__u32 i, void *ctx)
 
 	if (i >= s->n)
 		return 1;
-	if (!(s->unknown & (1ULL << j)))
+	if (!st_py_unknown_is(s, j))
 		return 0;	/* the walk found its generation in the memo */
 	addr = s->addr[j];
 	k.code = ST_PY_CODE(addr);
@@ -340,7 +340,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 		st_py_add(c, w.stop, 1);
 	if (!s->n || bench_py_stop == 1)
 		return 0;
-	if (s->unknown) {
+	if (s->any_unknown) {
 		/* code objects the memo has not got: py_codes, or a report */
 		rep.s = s;
 		rep.memos = memos;
@@ -376,8 +376,7 @@ __noinline int st_py_merge_sample(struct st_py_ustack *u, __u32 un, __u32 max, _
 	n = st_py_merge(s, &s->proc, u->f, un, max, &cut, &unmatched);
 	if (bench_py_stop == 3) {
 		/* bench: the merge made, the native frames folded */
-		for (n = 0; n < ST_PY_MAX_FRAMES * 2 && n < un; n++)
-			u->f[n] = s->native[n];
+		st_py_copy_frames(u->f, s->native, un);
 		return un;
 	}
 	if (cut)
@@ -408,8 +407,9 @@ static __always_inline void st_py_defer(struct st_py_frames *out, __u32 tgid, __
 	out->cold_end = p->cold_end;
 	out->text_start = p->text_start;
 	out->text_end = p->text_end;
-	__builtin_memcpy(out->addr, s->addr, sizeof(out->addr));
-	__builtin_memcpy(out->ends, s->ends, sizeof(out->ends));
+	/* (4 KiB: one helper call, not an inlined copy) */
+	bpf_probe_read_kernel(out->addr, sizeof(out->addr), s->addr);
+	bpf_probe_read_kernel(out->ends, sizeof(out->ends), s->ends);
 	out->n = s->n;
 	out->whole = s->stop == ST_PY_STAT__MAX;
 }

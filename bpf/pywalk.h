@@ -67,10 +67,12 @@ struct st_py_scratch {
 	__u64 native[ST_PY_MAX_FRAMES * 2];	/* copy of the native frames */
 	__u32 n;				/* frames in addr[] */
 	__u32 stop;				/* enum st_py_stat (ST_PY_STAT__MAX: complete) */
-	__u64 unknown;				/* bit i: addr[i]'s generation is not in
+	__u64 unknown[ST_PY_MAX_FRAMES / 64];	/* bit i: addr[i]'s generation is not in
 						 * the memo (a py_codes lookup, perhaps a
 						 * report, gives it; addr[i]'s index is
 						 * then the instruction's) */
+	__u32 any_unknown;			/* a bit of unknown[] is set */
+	__u32 pad1;
 	struct st_py_runs runs;			/* the runs of the code object of the
 						 * frame walked last (memo hit), */
 	__u32 cover;				/* ... of its first `cover` units */
@@ -100,9 +102,21 @@ enum st_py_proc_state {
 	ST_PY_PROC_NONE,	/* proc_tgid has no py_procs entry */
 	ST_PY_PROC_COPIED,	/* proc is proc_tgid's entry */
 };
-_Static_assert(ST_PY_MAX_FRAMES <= 64, "st_py_scratch.unknown has a bit per frame");
+_Static_assert(ST_PY_MAX_FRAMES % 64 == 0, "st_py_scratch.unknown has a bit per frame");
 
 _Static_assert(ST_PY_MAX_FRAMES * 2 >= ST_MAX_USER, "native copy holds a user walk");
+
+/* Frame i's generation is not in the memo / is it (unknown[]'s bit i). */
+static __always_inline void st_py_unknown_set(struct st_py_scratch *s, __u32 i)
+{
+	s->unknown[(i >> 6) & (ST_PY_MAX_FRAMES / 64 - 1)] |= 1ULL << (i & 63);
+	s->any_unknown = 1;
+}
+
+static __always_inline bool st_py_unknown_is(const struct st_py_scratch *s, __u32 i)
+{
+	return (s->unknown[(i >> 6) & (ST_PY_MAX_FRAMES / 64 - 1)] >> (i & 63)) & 1;
+}
 
 /* The walker's context (on the caller's stack). */
 struct st_py_walk {
@@ -373,7 +387,7 @@ static __always_inline long st_py_frame_one(struct st_py_walk *w)
 	if (w->last_gen1)
 		addr = st_py_addr_key(addr, w->last_gen1 - 1, &s->runs, s->cover);
 	else
-		s->unknown |= 1ULL << (n & (ST_PY_MAX_FRAMES - 1));
+		st_py_unknown_set(s, n);
 	s->addr[n & (ST_PY_MAX_FRAMES - 1)] = addr;
 	s->ident[n & (ST_PY_MAX_FRAMES - 1)] = ident;
 	s->ends[n & (ST_PY_MAX_FRAMES - 1)] = ends;
@@ -398,7 +412,13 @@ static __always_inline void st_py_walk_frames(struct st_py_walk *w, __u64 tstate
 	__u64 cf = 0;
 
 	w->s->n = 0;
-	w->s->unknown = 0;
+	if (w->s->any_unknown) {
+		__u32 k;
+
+		for (k = 0; k < ST_PY_MAX_FRAMES / 64; k++)
+			w->s->unknown[k] = 0;
+		w->s->any_unknown = 0;
+	}
 	w->stop = ST_PY_STAT__MAX;
 	w->frame = 0;
 	w->s->win_len = 0;

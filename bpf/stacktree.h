@@ -24,7 +24,14 @@
 #include <linux/types.h>
 #endif
 
-#define ST_MAX_USER 127		/* user frames walked per sample */
+/* User frames per sample, native and interpreted merged (a C recursion
+ * 300 deep, a Python one 150 deep through C every fifth level, HotSpot
+ * frames): every walk is a bpf_loop() whose callback the verifier checks
+ * once, so the limit costs only the samples that go that deep, and the
+ * per-CPU arrays that hold the frames (kernel-notes/README.md, "Stack
+ * depth"). Deeper stacks are cut at their outermost frames, under
+ * [truncated], and counted (ST_STAT_TRUNCATED). */
+#define ST_MAX_USER 768
 /* x86-64 user addresses are below this (4-level paging; a process can map
  * above it only by asking for 5-level addresses, which stacktreed does not
  * support). A "return address" at or above it is stack garbage: no walker
@@ -32,10 +39,12 @@
  * frame can carry bit 63, ST_PY_TAG. */
 #define ST_USER_END (1ULL << 47)
 #define ST_MAX_KERNEL 64	/* kernel frames per sample (--kernel) */
-#define ST_PATH_SLOTS 256	/* path buffers: power of two >= user + kernel + 1 */
+#define ST_PATH_SLOTS 1024	/* path buffers: power of two >= user + kernel + 2 */
+_Static_assert(ST_PATH_SLOTS >= ST_MAX_USER + ST_MAX_KERNEL + 2, "a path's frames fit");
 #define ST_COMM_LEN 16
 #define ST_MAX_CPUS 1024	/* -C: CPUs a filter can name (cpu_filter bits) */
-#define ST_PY_MAX_FRAMES 64	/* Python frames walked per sample (bpf/pywalk.h) */
+#define ST_PY_MAX_FRAMES 512	/* Python frames walked per sample (bpf/pywalk.h);
+				 * a power of two, twice it >= ST_MAX_USER */
 
 /* Interpreted runtimes whose own stacks BPF walks (the `interpreters`
  * bitmask in .rodata, from --interpreters: user/collect/interp.h), one bit

@@ -16,13 +16,14 @@
 #include "unwind.h"
 
 /* The current sample, per CPU. */
-#define ST_USTACK_SLOTS 128	/* power of two > ST_MAX_USER */
+#define ST_USTACK_SLOTS 1024	/* power of two > ST_MAX_USER */
 _Static_assert(ST_USTACK_SLOTS == ST_JAVA_FRAME_ROOM, "java.bpf.h reads the frames so");
 
 struct scratch {
 	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
 	__u64 kstack[ST_MAX_KERNEL];	/* leaf first */
 	bool utrunc;		/* dwarf/auto: the user walk stopped early */
+	bool ufull;		/* fp: the walk reached ST_MAX_USER frames */
 	bool defer;		/* ... for want of tables: unwind it in the daemon */
 	bool force_defer;	/* in: the thread waits for its handoff (defer it anyway) */
 	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
@@ -113,18 +114,68 @@ static long fp_user_end_step(__u32 i, void *data)
 	return 0;
 }
 
+/* The frame-pointer walk in BPF, for a stack deeper than bpf_get_stack()
+ * walks (kernel.perf_event_max_stack: 127 by default, a system-wide
+ * setting stacktreed leaves alone). The kernel's walk, a frame a step:
+ * the saved frame pointer and the return address above it, from the
+ * user registers' rbp, until a read fails or the pointer leaves user
+ * space. Only stacks that filled the kernel's walk take it (they walk
+ * their first frames twice): shallow ones cost one comparison more
+ * (kernel-notes/README.md, "Stack depth"). */
+struct fp_walk {
+	struct scratch *sc;
+	__u64 fp;
+	__u32 n;	/* frames in sc->ustack */
+};
+
+/* Frame i + 1 (frame 0 is the ip). The count is written from i, which the
+ * verifier sees as any value, not incremented: a counter on the stack it
+ * knows exactly, each of its values one more state to check (it went
+ * through all 768 and gave up). */
+static long fp_walk_step(__u32 i, void *data)
+{
+	struct fp_walk *w = data;
+	__u64 fr[2];	/* saved rbp, return address */
+	__u32 n = i + 1;
+
+	if (n >= ST_MAX_USER || !w->fp || w->fp >= ST_USER_END - sizeof(fr) ||
+	    bpf_probe_read_user(fr, sizeof(fr), (const void *)w->fp))
+		return 1;
+	w->sc->ustack[n & (ST_USTACK_SLOTS - 1)] = fr[1];
+	w->n = n + 1;
+	w->fp = fr[0];
+	return 0;
+}
+
+static __always_inline long fp_walk_deep(struct scratch *sc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct fp_walk w = { .sc = sc, .n = 1 };
+
+	sc->ustack[0] = BPF_CORE_READ(regs, ip);
+	w.fp = BPF_CORE_READ(regs, bp);
+	bpf_loop(ST_MAX_USER, fp_walk_step, &w, 0);
+	return w.n;
+}
+
 static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
 {
 	struct fp_user_end c = { .sc = sc };
 	long r;
 
 	sc->utrunc = false;
+	sc->ufull = false;
 	sc->defer = false;
 	if (dwarf)
 		return dwarf_stack(sc, may_defer);
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 	if (r < 0)
 		return r;
+	/* the kernel's walk stopped at its limit: on in BPF */
+	if ((r >> 3) >= fp_kernel_max && fp_kernel_max < ST_MAX_USER)
+		r = fp_walk_deep(sc) << 3;
+	sc->ufull = (r >> 3) >= ST_MAX_USER;
 	/* the kernel's walk has no Java rule: a JVM's samples are counted */
 	if (interpreters & ST_INTERP_JAVA) {
 		__u32 tgid = bpf_get_current_pid_tgid() >> 32;

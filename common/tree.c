@@ -241,21 +241,45 @@ void st_tree__reset_calls(struct st_tree *t)
 	t->prevlen = 0;
 }
 
-int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src)
+int st_tree__merge_with(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src,
+			struct st_node *(*child)(struct st_tree *t, struct st_node *d,
+						 const struct st_node *s, void *ctx),
+			void *ctx)
 {
-	dst_parent->base += src->base;
-	dst_parent->calls += src->calls;
-	for (const struct st_node *c = src->first_child; c; c = c->next_sibling) {
-		struct st_node *d = st_tree__child(t, dst_parent, &c->f, true);
-		int err;
+	const struct st_node *s = src;
+	struct st_node *d = dst_parent;
 
+	for (;;) {
+		d->base += s->base;
+		d->calls += s->calls;
+		if (s->first_child) {
+			s = s->first_child;
+		} else {
+			while (s != src && !s->next_sibling) {
+				s = s->parent;
+				d = d->parent;
+			}
+			if (s == src)
+				return 0;
+			s = s->next_sibling;
+			d = d->parent;
+		}
+		d = child(t, d, s, ctx);
 		if (!d)
 			return -ENOMEM;
-		err = st_tree__merge(t, d, c);
-		if (err)
-			return err;
 	}
-	return 0;
+}
+
+static struct st_node *same_child(struct st_tree *t, struct st_node *d, const struct st_node *s,
+				  void *ctx)
+{
+	(void)ctx;
+	return st_tree__child(t, d, &s->f, true);
+}
+
+int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src)
+{
+	return st_tree__merge_with(t, dst_parent, src, same_child, NULL);
 }
 
 /* Unlink n from its parent's children (n stays in the index). */

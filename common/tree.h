@@ -140,9 +140,18 @@ struct st_node *st_tree__add_sample(struct st_tree *t, const struct st_frame *pa
 				    __u64 count, enum st_calls_rule rule);
 
 /* Merge the children of src (a node of another tree, or of this one) into
- * dst_parent: nodes with equal keys are summed (base, calls), recursively;
- * src's own base and calls are added to dst_parent. Returns 0 or -ENOMEM. */
+ * dst_parent: nodes with equal keys are summed (base, calls), all the way
+ * down (iteratively); src's own base and calls are added to dst_parent.
+ * Returns 0 or -ENOMEM. */
 int st_tree__merge(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src);
+
+/* st_tree__merge() with the counterpart of src's node s under d made by
+ * child(t, d, s, ctx) (NULL: -ENOMEM), e.g. with s's strings interned
+ * elsewhere. Pre-order by the links: no recursion, whatever the depth. */
+int st_tree__merge_with(struct st_tree *t, struct st_node *dst_parent, const struct st_node *src,
+			struct st_node *(*child)(struct st_tree *t, struct st_node *d,
+						 const struct st_node *s, void *ctx),
+			void *ctx);
 
 /* Move node n of t (not the root), with its subtree, under new_parent (a
  * node of t outside n's subtree): its depths follow. When new_parent has

@@ -250,14 +250,14 @@ void st_dump__free(struct st_dump *d)
 	d->n = 0;
 }
 
-_Static_assert(ST_MAX_USER == 127, "stop_reason() says 127 frames");
+_Static_assert(ST_MAX_USER == 768, "stop_reason() says 768 frames");
 
 /* Why a walk stopped short, for the reader. */
 static const char *stop_reason(unsigned stop)
 {
 	switch (stop) {
 	case ST_UNW_STOP_END: return NULL;
-	case ST_UNW_STOP_DEPTH: return "the frame limit (127 frames: ST_MAX_USER)";
+	case ST_UNW_STOP_DEPTH: return "the frame limit (768 frames: ST_MAX_USER)";
 	case ST_UNW_STOP_NO_TABLE: return "no unwind information (CFI or frame pointer) here";
 	case ST_UNW_STOP_READ_FAULT: return "the stack copy ends here";
 	case ST_UNW_STOP_UNSUPPORTED: return "CFI the unwinder does not support";

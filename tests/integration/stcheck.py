@@ -8,6 +8,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -264,7 +265,7 @@ def check_invariants(prof):
 CUT_SHORT = "stacks cut short ([truncated] root), all reasons"
 # what stops a DWARF walk short (--unwind dwarf: each such sample is counted
 # once, under one of these)
-STOP_REASONS = ("stacks truncated at 127 frames", "unwind: no tables for the process yet",
+STOP_REASONS = ("stacks truncated at 768 frames", "unwind: no tables for the process yet",
                 "unwind stopped: no CFI", "unwind stopped: stack read fault",
                 "unwind stopped: unsupported CFI", "unwind stopped: bad frame",
                 # the daemon's rule (user/model/roots.c), whatever the walk

@@ -405,12 +405,12 @@ def test_stack_garbage_with_bit_63_is_no_frame():
 
 
 def test_depth_limit_truncates():
-    prof, err, _ = run_nofp("dwarf", {"WL_DEPTH": "300", "WL_SCALE": "0.3"})
+    prof, err, _ = run_nofp("dwarf", {"WL_DEPTH": "1000", "WL_SCALE": "0.3"})
     t = main_thread(prof, "nofp")
     deep = function_cum(t["root"], "recurse_leaf")
     trunc = sum(c["cum"] for c in t["root"]["children"] if c["function"] == "[truncated]")
     check(deep > 50 and trunc >= deep, "%d samples in recurse_leaf, %d truncated" % (deep, trunc))
-    check(summary_count(err, "stacks truncated at 127 frames") >= deep, err)
+    check(summary_count(err, "stacks truncated at 768 frames") >= deep, err)
     check_cut_short_reasons(prof)
     # the cut samples between complete ones are no new calls of main or of
     # the phases around them (bpf/fold.bpf.h, fold_sample()): before, the
@@ -432,7 +432,7 @@ def test_depth_limit_truncates():
     for c in t["root"]["children"]:
         if c["function"] == "[truncated]":	# frames, not the inline nodes in them
             depth = max(frames for _, frames in frame_depths(c))
-            check(depth == 127, "truncated stack of %d frames" % depth)
+            check(depth == 768, "truncated stack of %d frames" % depth)
 
 
 def frame_depths(top):

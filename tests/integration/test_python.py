@@ -548,7 +548,7 @@ def test_python_issue_example_xtree_and_pprof():
 def test_python_hostile_state():
     """A non-Python program that fakes the interpreter's symbols and state
     (tests/workloads/fakepy.c: a looping frame chain, a code object whose
-    name has an absurd length): every walk is cut at 64 frames and counted,
+    name has an absurd length): every walk is cut at 512 frames (ST_PY_MAX_FRAMES) and counted,
     the code object is refused, the daemon finishes."""
     d = tempfile.mkdtemp(prefix="st-it-fakepy-")
     fake = os.path.join(d, "python3.11-fake")
@@ -558,21 +558,21 @@ def test_python_hostile_state():
     check_invariants(prof)
     t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
     notes = prof["notes"]
-    cut = notes.get("python: stacks cut at 64 python frames", 0)
+    cut = notes.get("python: stacks cut at 512 python frames", 0)
     check(cut >= 0.8 * t["samples"], "%d walks cut of %d samples: %s" % (cut, t["samples"], notes))
     check(notes.get("python: code objects unreadable", 0) >= 1, "code object read: %s" % notes)
     deepest = 0
     for n, _, _ in nodes(t["root"]):
         if is_py(n):
             check(n["function"] == "[python code]", "a fake frame named %s" % n["function"])
-    # at most 64 Python frames on any path
+    # at most 512 Python frames on any path
     stack = [(t["root"], 0)]
     while stack:
         n, k = stack.pop()
         k += is_py(n)
         deepest = max(deepest, k)
         stack.extend((c, k) for c in n["children"])
-    check(0 < deepest <= 64, "%d Python frames on a path" % deepest)
+    check(0 < deepest <= 512, "%d Python frames on a path" % deepest)
 
 
 def test_python_unsupported_version():
@@ -979,7 +979,7 @@ def test_python_subprocess_child():
 
 # Python recursion through C: each level is a Python frame and the native
 # frames of sorted() and of the evaluation loop, so the merged stack is
-# several hundred frames deep, over the 127 a path keeps.
+# about 1,100 frames deep at 100 levels, over the 768 a path keeps.
 DEEP = r"""
 import time
 def level(n):
@@ -991,20 +991,21 @@ def level(n):
     return sorted([n], key=lambda x: level(x - 1))[0]
 end = time.thread_time() + 1.5
 while time.thread_time() < end:
-    level(60)
+    level(100)
 """
 
 
 def test_python_merged_stack_cut_is_truncated():
-    """A merged stack over the path's 127 frames keeps its leaf side and
+    """A merged stack over ST_MAX_USER (768) frames (100 levels, each
+    through sorted()'s C code: ~1,100) keeps its leaf side and
     goes under [truncated] like a native walk cut short (it lost its
     outermost frames: the summary counts them as merged stacks cut), in
     --unwind dwarf and auto (Debian's python3.11 has no frame pointers:
-    --unwind fp walks a few native frames of it, never 127)."""
+    --unwind fp walks a few native frames of it, never 768)."""
     for mode in ("dwarf", "auto"):
         prof = profile_script(DEEP, ["-F", "499", "--unwind", mode])
         t = main_thread(prof, "python3.11")
-        cut = prof["notes"].get("python: merged stacks cut at 127 frames", 0)
+        cut = prof["notes"].get("python: merged stacks cut at 768 frames", 0)
         check(cut >= 0.5 * t["samples"], "%s: %d merged stacks cut of %d samples: %s"
               % (mode, cut, t["samples"], prof["notes"]))
         check_stacks_end_at_roots(prof, {"python3.11"})

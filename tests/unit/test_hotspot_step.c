@@ -37,7 +37,7 @@
 /* ---- fake memory: a stack and a metaspace ------------------------------ */
 
 #define STACK 0x7ff000000000ULL
-#define STACK_WORDS 2048
+#define STACK_WORDS (12 * (ST_MAX_USER + 16) + 64)	/* test_walk_limits(): 0x60 bytes a frame */
 #define META 0x20000000ULL
 #define META_BYTES 8192
 #define INTERP 0x1000000ULL

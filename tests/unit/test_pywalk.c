@@ -180,7 +180,7 @@ static void test_live_pyenv_313(void **state)
 
 /* fake memory: a buffer mapped at FAKE */
 #define FAKE 0x10000000ULL
-static __u8 mem[16384];
+static __u8 mem[0x1000 + (ST_PY_MAX_FRAMES + 2) * 0x80];	/* test_fake_depth_limit()'s frames */
 
 static long read_fake(void *arg, void *dst, __u32 n, __u64 addr)
 {
@@ -296,7 +296,18 @@ static void test_fake_depth_limit(void **state)
 		st_py_walk_frames(&w, ts);
 		assert_int_equal(s.n, ST_PY_MAX_FRAMES);
 		assert_int_equal(s.stop, extra ? ST_PY_STAT_TRUNCATED : ST_PY_STAT__MAX);
+		/* no memo: every frame's generation is left to py_codes, past
+		 * the 64 a word holds too */
+		assert_true(s.any_unknown);
+		for (__u32 k = 0; k < ST_PY_MAX_FRAMES; k++)
+			assert_true(st_py_unknown_is(&s, k));
 	}
+	/* the next walk starts with none */
+	put64(FAKE + 0x500 + p.l.frame_previous, 0);
+	st_py_walk_frames(&w, ts);
+	assert_int_equal(s.n, 1);
+	assert_true(st_py_unknown_is(&s, 0) && !st_py_unknown_is(&s, 1) &&
+		    !st_py_unknown_is(&s, ST_PY_MAX_FRAMES - 1));
 }
 
 /* 3.12+: the C-stack shim frames (owner 3) under each evaluation call's
@@ -515,7 +526,7 @@ static void test_code_memo(void **state)
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.addr[0], ST_PY_ADDR(FAKE + 0x800, 0));
 	assert_int_equal(s.addr[1], ST_PY_ADDR(FAKE + 0x900, 4) | 5ULL << 16);
-	assert_int_equal(s.unknown, 1);
+	assert_int_equal(s.unknown[0], 1);
 }
 
 static void test_merge(void **state)

@@ -171,6 +171,24 @@ static void test_deep_tree_no_recursion(void **state)
 	assert_ptr_equal(n->parent->first_child, n);
 	assert_int_equal(n->parent->last_child->f.addr, 0x9000);
 	assert_int_equal(n->parent->last_child->cum, 1);
+	/* merged into another tree as deep (the daemon's merge, the reader's):
+	 * no recursion either */
+	{
+		struct st_tree *other = st_tree__new();
+		struct st_node *m;
+		unsigned int d = 0;
+
+		assert_non_null(other);
+		assert_int_equal(st_tree__merge(other, st_tree__root(other), st_tree__root(f->t)), 0);
+		assert_int_equal(st_tree__merge(other, st_tree__root(other), st_tree__root(f->t)), 0);
+		st_tree__finalize(other);
+		assert_int_equal(st_tree__root(other)->cum, 16);
+		for (m = st_tree__root(other); m->first_child; m = m->first_child)
+			d++;
+		assert_int_equal(d, depth);
+		assert_int_equal(m->base, 14);
+		st_tree__free(other);
+	}
 }
 
 static void test_adopt(void **state)

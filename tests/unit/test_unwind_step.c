@@ -75,7 +75,7 @@ static const struct st_unwind_row *get_rows(void *ctx, __u32 shard, size_t *n)
 }
 
 static struct st_unwind_proc proc;
-static __u8 stack[4096];
+static __u8 stack[8 * (ST_MAX_USER + 64)];	/* room for a walk to the depth limit */
 
 static void put(__u64 addr, __u64 v)
 {

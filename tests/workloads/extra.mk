@@ -114,3 +114,15 @@ $(B)/workloads/java/stamp: $(JAVA_WL_SRCS)
 	fi
 
 WORKLOAD_EXTRA += $(B)/workloads/java/stamp
+
+# Deep stacks (issue 35, item 2): a C recursion of any depth, -O2 with
+# frame pointers and without them (DWARF).
+$(B)/workloads/deeprec_o2: tests/workloads/deeprec.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror $< -o $@
+
+$(B)/workloads/deeprec_o2_nofp: tests/workloads/deeprec.c tests/workloads/workload.h
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) $< -o $@
+
+WORKLOAD_EXTRA += $(B)/workloads/deeprec_o2 $(B)/workloads/deeprec_o2_nofp

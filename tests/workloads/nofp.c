@@ -69,7 +69,7 @@ NOIPA void recurse(int depth, double s)
 
 NOIPA void phase_recurse(double k)
 {
-	const char *d = getenv("WL_DEPTH");	/* the depth-limit test: > 127 */
+	const char *d = getenv("WL_DEPTH");	/* the depth-limit test: > 768 */
 
 	recurse(d ? atoi(d) : 40, 0.4 * k);
 	wl_sink++;

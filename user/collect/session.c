@@ -74,17 +74,23 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static int max_sample_rate(void)
+/* A kernel.* sysctl's integer value (0: not read). */
+static int sysctl_int(const char *path)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	int rate = 0;
+	FILE *f = fopen(path, "r");
+	int v = 0;
 
 	if (!f)
 		return 0;
-	if (fscanf(f, "%d", &rate) != 1)
-		rate = 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
 	fclose(f);
-	return rate;
+	return v;
+}
+
+static int max_sample_rate(void)
+{
+	return sysctl_int("/proc/sys/kernel/perf_event_max_sample_rate");
 }
 
 int st_session__check_privileges(void)
@@ -268,7 +274,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	struct st_session *s = calloc(1, sizeof(*s));
 	bool prepare_exec, vmas;
 	double t0;
-	int err;
+	int err, fp_max;
 
 	*out = NULL;
 	if (!s)
@@ -305,6 +311,10 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (opts->cpus)
 		memcpy((void *)s->skel->rodata->cpu_filter, opts->cpus, ST_MAX_CPUS / 8);
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	/* --unwind fp: bpf_get_stack() walks this many frames, BPF the rest
+	 * (bpf/walk.bpf.h; unread: the kernel's default) */
+	fp_max = sysctl_int("/proc/sys/kernel/perf_event_max_stack");
+	s->skel->rodata->fp_kernel_max = fp_max > 0 ? (__u32)fp_max : 127;
 	s->skel->rodata->interpreters = opts->interpreters;
 	s->skel->rodata->offcpu_wall = opts->wall;
 	s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;

@@ -81,9 +81,30 @@ static int add_node(struct st_faultsum_proc *pp, const struct st_node *n)
 		pp->instr += n->base; /* a fault that ended at a function: instruction */
 	}
 	pp->total += n->base;
-	for (const struct st_node *c = n->first_child; c && !err; c = c->next_sibling)
-		err = add_node(pp, c);
 	return err;
+}
+
+/* add_node() on every node of the subtree at top, in pre-order by its
+ * links: no recursion, whatever the tree's depth. */
+static int add_tree(struct st_faultsum_proc *pp, const struct st_node *top)
+{
+	const struct st_node *n = top;
+	int err;
+
+	for (;;) {
+		err = add_node(pp, n);
+		if (err)
+			return err;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n != top && !n->next_sibling)
+			n = n->parent;
+		if (n == top)
+			return 0;
+		n = n->next_sibling;
+	}
 }
 
 void st_faultsum__free(struct st_faultsum *s)
@@ -107,7 +128,7 @@ struct st_faultsum *st_faultsum__build(const struct st_profile *p)
 	for (size_t i = 0; i < p->nthreads; i++) {
 		struct st_faultsum_proc *pp = proc_of(s, p->threads[i]);
 
-		if (!pp || add_node(pp, st_tree__root(p->threads[i]->tree)))
+		if (!pp || add_tree(pp, st_tree__root(p->threads[i]->tree)))
 			goto cleanup;
 	}
 	for (size_t i = 0; i < s->nprocs; i++) {

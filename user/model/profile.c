@@ -388,33 +388,30 @@ cleanup:
 	return NULL;
 }
 
+/* dst's child for src's node c, its strings interned in the profile's
+ * strtab (ctx): NULL on ENOMEM. */
+static struct st_node *merge_child(struct st_tree *t, struct st_node *dst,
+				   const struct st_node *c, void *ctx)
+{
+	struct st_profile *p = ctx;
+	struct st_frame f = c->f;
+
+	f.function = st_strtab__intern(p->strs, c->f.function);
+	f.module = st_strtab__intern(p->strs, c->f.module);
+	f.system_name = st_strtab__intern(p->strs, c->f.system_name);
+	f.file = st_strtab__intern(p->strs, c->f.file);
+	if ((c->f.function && !f.function) || (c->f.module && !f.module) ||
+	    (c->f.system_name && !f.system_name) || (c->f.file && !f.file))
+		return NULL;
+	return st_tree__child(t, dst, &f, true);
+}
+
 /* Merge src (interned in another profile's strtab) under dst_parent,
- * re-interning strings into p's strtab. */
+ * re-interning strings into p's strtab (no recursion: st_tree__merge_with()). */
 int st_profile__merge_tree(struct st_profile *p, struct st_tree *t, struct st_node *dst_parent,
 			   const struct st_node *src)
 {
-	dst_parent->base += src->base;
-	dst_parent->calls += src->calls;
-	for (const struct st_node *c = src->first_child; c; c = c->next_sibling) {
-		struct st_frame f = c->f;
-		struct st_node *d;
-		int err;
-
-		f.function = st_strtab__intern(p->strs, c->f.function);
-		f.module = st_strtab__intern(p->strs, c->f.module);
-		f.system_name = st_strtab__intern(p->strs, c->f.system_name);
-		f.file = st_strtab__intern(p->strs, c->f.file);
-		if ((c->f.function && !f.function) || (c->f.module && !f.module) ||
-		    (c->f.system_name && !f.system_name) || (c->f.file && !f.file))
-			return -ENOMEM;
-		d = st_tree__child(t, dst_parent, &f, true);
-		if (!d)
-			return -ENOMEM;
-		err = st_profile__merge_tree(p, t, d, c);
-		if (err)
-			return err;
-	}
-	return 0;
+	return st_tree__merge_with(t, dst_parent, src, merge_child, p);
 }
 
 int st_profile__drop_inline(struct st_profile *p)

@@ -135,9 +135,9 @@ static void print_data(struct xtree_ctx *x, const struct st_node *n)
 	}
 }
 
-static void print_node(struct xtree_ctx *x, const struct st_node *n, const char *root_name)
+/* A node's own lines, before its children's. */
+static void node_open(struct xtree_ctx *x, const struct st_node *n, const char *root_name)
 {
-	__u64 obase = 0, ocum = 0, ocalls = 0, onodes = 0;
 	char name[512];
 
 	if (root_name)
@@ -147,23 +147,69 @@ static void print_node(struct xtree_ctx *x, const struct st_node *n, const char 
 		     st_frame__name(&n->f, name, sizeof(name)), n->f.function ? n->f.module : NULL,
 		     &n->f);
 	print_data(x, n);
+}
+
+/* Whether child c gets lines of its own (pruned subtrees count as leaf
+ * samples of [other]; data leaves are print_data()'s). */
+static bool shown(const struct xtree_ctx *x, const struct st_node *c)
+{
+	return c->f.kind != ST_FRAME_DATA && c->cum >= x->min_cum;
+}
+
+static const struct st_node *first_shown(const struct xtree_ctx *x, const struct st_node *c)
+{
+	while (c && !shown(x, c))
+		c = c->next_sibling;
+	return c;
+}
+
+/* After a node's children: its pruned ones, as one [other] line. */
+static void node_close(struct xtree_ctx *x, const struct st_node *n)
+{
+	__u64 obase = 0, ocum = 0, ocalls = 0, onodes = 0;
+	char name[512];
+
 	for (const struct st_node *c = n->first_child; c; c = c->next_sibling) {
-		if (c->f.kind == ST_FRAME_DATA)
+		if (c->f.kind == ST_FRAME_DATA || shown(x, c))
 			continue;
-		if (c->cum < x->min_cum) {
-			/* pruned subtrees count as leaf samples of [other] */
-			obase += c->cum;
-			ocum += c->cum;
-			ocalls += c->calls;
-			onodes++;
-			continue;
-		}
-		print_node(x, c, NULL);
+		obase += c->cum;
+		ocum += c->cum;
+		ocalls += c->calls;
+		onodes++;
 	}
 	if (onodes) {
 		snprintf(name, sizeof(name), "[other] (%" PRIu64 " subtrees under the threshold)",
 			 (uint64_t)onodes);
 		line(x, n->depth + 1, obase, ocum, ocalls, name, NULL, NULL);
+	}
+}
+
+/* The subtree at top, depth first by its links: no recursion, whatever
+ * the tree's depth. */
+static void print_tree(struct xtree_ctx *x, const struct st_node *top, const char *root_name)
+{
+	const struct st_node *n = top, *c;
+
+	node_open(x, n, root_name);
+	for (;;) {
+		c = first_shown(x, n->first_child);
+		if (c) {
+			n = c;
+			node_open(x, n, NULL);
+			continue;
+		}
+		for (;;) {	/* n and its subtree are done */
+			node_close(x, n);
+			if (n == top)
+				return;
+			c = first_shown(x, n->next_sibling);
+			if (c) {
+				n = c;
+				node_open(x, n, NULL);
+				break;
+			}
+			n = n->parent;
+		}
 	}
 }
 
@@ -268,7 +314,7 @@ int st_xtree__write_lines(const struct st_profile *p, FILE *out, double min_pct,
 			fprintf(out, "%9s %9s %7s %8s  %s\n", "BASE", "CUM", "%CUM", "CALLS",
 				"FRAME");
 		snprintf(root, sizeof(root), "[pid %u tid %u %s]", t->pid, t->tid, t->comm);
-		print_node(&x, st_tree__root(t->tree), root);
+		print_tree(&x, st_tree__root(t->tree), root);
 	}
 	return ferror(out) ? -EIO : 0;
 }

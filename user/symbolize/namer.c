@@ -326,26 +326,68 @@ static struct st_node *inline_chain(struct symctx *x, struct st_node *d, const s
 	return d;
 }
 
+/* Raw node s named under dst (its inline frames between): the node that
+ * takes s's counts and callees, or NULL (x->err set). */
+static struct st_node *convert_one(struct symctx *x, struct st_node *dst, const struct st_node *s,
+				   const struct st_node *src_parent)
+{
+	struct srcchain sc = { 0 };
+	struct st_frame f = symbolize(x, &s->f, src_parent->f.addr, &sc);
+	struct st_node *d = st_tree__child(x->dst, dst, &f, true);
+
+	if (!d) {
+		x->err = -ENOMEM;
+		return NULL;
+	}
+	place(x, d, s, sc.n ? &sc.f[0] : NULL);
+	if (!x->n->no_inline)
+		d = inline_chain(x, d, s, &sc);
+	if (x->err)
+		return NULL;
+	d->base += s->base;
+	d->calls += s->calls;
+	return d;
+}
+
+/* The raw tree under src into dst, in pre-order by src's links, at[k]
+ * the named node of the raw node k levels below src on the way: no
+ * recursion, whatever the tree's depth. */
 static void convert(struct symctx *x, struct st_node *dst, const struct st_node *src)
 {
+	const struct st_node *s = src;
+	struct st_node **at = NULL, *d;
+	size_t cap = 0, k = 0;
+
 	dst->base += src->base;
 	dst->calls += src->calls;
-	for (const struct st_node *s = src->first_child; s && !x->err; s = s->next_sibling) {
-		struct srcchain sc = { 0 };
-		struct st_frame f = symbolize(x, &s->f, src->f.addr, &sc);
-		struct st_node *d = st_tree__child(x->dst, dst, &f, true);
-
-		if (!d) {
-			x->err = -ENOMEM;
-			return;
-		}
-		place(x, d, s, sc.n ? &sc.f[0] : NULL);
-		if (!x->n->no_inline)
-			d = inline_chain(x, d, s, &sc);
-		if (x->err)
-			return;
-		convert(x, d, s);
+	if (ST_GROW(at, cap, 0, 64)) {
+		x->err = -ENOMEM;
+		return;
 	}
+	at[0] = dst;
+	while (!x->err) {
+		if (s->first_child) {
+			s = s->first_child;
+			k++;
+		} else {
+			while (s != src && !s->next_sibling) {
+				s = s->parent;
+				k--;
+			}
+			if (s == src)
+				break;
+			s = s->next_sibling;
+		}
+		d = convert_one(x, at[k - 1], s, s->parent);
+		if (!d)
+			break;
+		if (ST_GROW(at, cap, k, 64)) {
+			x->err = -ENOMEM;
+			break;
+		}
+		at[k] = d;
+	}
+	free(at);
 }
 
 int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, struct st_tree *dst,
