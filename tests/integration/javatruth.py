@@ -382,6 +382,22 @@ def run_ledger(home, seconds, xint=False, jvm_opts=(), args=(), env=None):
     return parse_truth(p.stdout), p.stdout + p.stderr
 
 
+def leaf_phases(stacks, tids, kinds=("E",)):
+    """{method: the Java phase (JAVA_PHASES) that most of the threads'
+    samples with that method as the innermost Java frame are under}, for
+    the methods under one."""
+    votes = {}
+    for s in stacks:
+        if s.tid not in tids or s.kind not in kinds or not s.frames:
+            continue
+        for p in JAVA_PHASES:
+            if PHASES[p] in s.frames:
+                v = votes.setdefault(s.frames[-1], {})
+                v[p] = v.get(p, 0) + s.count
+                break
+    return {m: max(v, key=v.get) for m, v in votes.items()}
+
+
 def jfr_vs_truth(truth, stacks):
     """What JFR says of the workload against its truth: {"main": {phase:
     (jfr %, truth %)} over the Java phases (E samples), "deflate_native":
