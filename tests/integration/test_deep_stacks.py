@@ -146,7 +146,9 @@ def test_deep_python_through_c():
         t = main_thread(prof, "python3.11")
         total, whole, deepest = recursion_samples(t, "level", "<module>")
         metric("deep.python.%s.whole" % mode, whole / max(total, 1))
-        check(total > 500, "%s: %d samples in level()" % (mode, total))
+        # 1 s of the thread's CPU time in level() at 499 Hz: ~499 samples
+        # (499 and 521 seen); 80% of them leaves 1% of the rest at >= 4
+        check(total >= 400, "%s: %d samples in level(), of ~499" % (mode, total))
         check(whole >= MIN_WHOLE * total, "%s: %d of %d (%.2f%%) samples in the 150-level "
               "recursion reach <module>: %s" % (mode, whole, total, 100.0 * whole / total,
                                                 "; ".join(l for l in err.splitlines()
