@@ -598,7 +598,7 @@ def test_python_unsupported_version():
 # main thread's Python stack (sys._current_frames) every ms or so (the
 # GIL switch interval lowered to 0.5 ms so that it gets the chance)
 REAL = r"""
-import difflib, pydoc, random, sys, threading, time
+import sys, threading, time
 main, edges, stop = threading.main_thread().ident, set(), threading.Event()
 sys.setswitchinterval(0.0005)
 def dumper():
@@ -611,6 +611,9 @@ def dumper():
         edges.update(zip(chain, chain[1:]))
         time.sleep(0.001)
 threading.Thread(target=dumper).start()
+# imported once the dumper runs: their import chains are in the profile
+# (since walks keep 768 frames, whole), so the dumps must see them too
+import difflib, pydoc, random
 rnd = random.Random(1)
 words = ['w%d' % rnd.randrange(500) for _ in range(6000)]
 a = [' '.join(words[i:i + 8]) for i in range(0, 6000, 8)]
