@@ -334,7 +334,7 @@ def test_offcpu_beside_bpftrace():
     tracepoint, which this machine does not mount: scripts/bpftrace-tracefs
     runs it in a mount namespace of its own with tracefs there. Where it
     still cannot attach, the test says why and is skipped."""
-    from test_peers import BPFTRACE, BPFTRACE_TRACEFS, bpftrace_stacks
+    from test_peers import BPFTRACE, BPFTRACE_TRACEFS, bpftrace_attach, bpftrace_stacks
     if not BPFTRACE:
         raise Skip("bpftrace is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-it-offcpu-bt-")
@@ -343,18 +343,9 @@ def test_offcpu_beside_bpftrace():
     wl = subprocess.Popen([workload("offcpu")], env=env)
     bt = d = None
     try:
-        bt = subprocess.Popen([BPFTRACE_TRACEFS, "-e", BT_OFFCPU % wl.pid], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        said = ""
-        line = bt.stdout.readline()
-        while line and "Attaching" not in line:
-            said += line
-            line = bt.stdout.readline()
-        if "Attaching" not in line:
-            bt.wait()
-            bt = None
-            raise Skip("bpftrace cannot attach to sched_switch here: %s" % " / ".join(
-                l for l in said.splitlines() if "ERROR" in l and "RLIMIT" not in l)[:200])
+        bt, why = bpftrace_attach([BPFTRACE_TRACEFS, "-e", BT_OFFCPU % wl.pid])
+        if not bt:
+            raise Skip("bpftrace cannot attach to sched_switch here: %s" % why[:200])
         d = Daemon(["--pid", str(wl.pid), "-e", "offcpu", "-o", out])
         time.sleep(1)	# bpftrace's "Attaching" comes before its probes are in
         open(start, "w").close()

@@ -34,6 +34,22 @@ def bpftrace_stacks(text):
         yield int(m.group(2)), names
 
 
+def bpftrace_attach(argv):
+    """Start bpftrace (argv) and wait until it says "Attaching N probes...":
+    (the running process, None), or (None, its ERROR lines) when it ends
+    without attaching."""
+    bt = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = ""
+    line = bt.stdout.readline()
+    while line and "Attaching" not in line:
+        said += line
+        line = bt.stdout.readline()
+    if "Attaching" in line:
+        return bt, None
+    bt.wait()
+    return None, " / ".join(l for l in said.splitlines() if "ERROR" in l and "RLIMIT" not in l)
+
+
 def test_bpftrace_agrees():
     check(BPFTRACE, "bpftrace is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-bt-")
@@ -43,13 +59,8 @@ def test_bpftrace_agrees():
     bt = d = None
     try:
         prog = "profile:hz:499 /pid == %d/ { @[ustack] = count(); }" % wl.pid
-        bt = subprocess.Popen([BPFTRACE, "-e", prog], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        # bpftrace says "Attaching 1 probe..." once it is attached
-        line = bt.stdout.readline()
-        while line and "Attaching" not in line:
-            line = bt.stdout.readline()
-        check("Attaching" in line, "bpftrace did not attach")
+        bt, why = bpftrace_attach([BPFTRACE, "-e", prog])
+        check(bt, "bpftrace did not attach: %s" % why)
         d = Daemon(["--pid", str(wl.pid), "-F", "499", "-o", out])
         open(start, "w").close()
         wait_for(lambda: os.path.exists(report) and "phase_c" in open(report).read(), 60,
