@@ -35,6 +35,7 @@ test_pkgs=(llvm libcmocka-dev elfutils binutils linux-perf python3 jq
       tmux	# a terminal for stacktreed top (test_top.py)
       openssl curl	# a certificate and a TLS client for the endpoint (test_endpoint.py)
       python3-jsonschema	# validates every profile.json against schema/ (stcheck.py)
+      openjdk-17-jdk-headless	# javac and a HotSpot JVM: the Java workloads and tests (test_java*.py)
       ant	# a real Java program to profile (test_java_accuracy.py)
       nodejs)	# a real JIT writing /tmp/perf-PID.map (--perf-basic-prof, test_jit.py)
 

@@ -65,6 +65,8 @@ def check_complete(prof, comm, what, min_samples=500, min_share=0.99):
     return total
 
 
+@plain_build_only("test_clang_complete_from_its_first_sample drives the same readers sanitized "
+                  "on a larger binary (clang-14 with libLLVM)")
 def test_gcc_cc1_complete_from_its_first_sample():
     check(GCC, "gcc is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-gcc-")
@@ -381,6 +383,8 @@ def test_clang_cum_shares_agree_with_perf_dwarf_system_wide():
 DEFER_LOST = "unwind: samples not deferred (ring buffer full)"
 
 
+@plain_build_only("a timing condition (compiles starting at once); the deferred ring's growth "
+                  "runs sanitized in test_deferred_ring_grows_and_loses_nothing")
 def test_no_deferred_sample_lost_while_compiles_start_at_once():
     """-a while four gcc and two clang-14 compiles start at once and two busy
     loops keep both CPUs loaded (--no-unwind-cache: cc1's and libLLVM's

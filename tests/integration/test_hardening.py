@@ -242,6 +242,9 @@ def big_binaries(d, n, nsyms=150000):
     return out
 
 
+@plain_build_only("a resident-set bound, which ASan's quarantine changes; big symbol tables are "
+                  "read sanitized in test_clang_complete_from_its_first_sample (libLLVM), the "
+                  "cache's eviction in the unit tests test_budget and test_lru")
 def test_symbol_cache_stays_within_its_budget():
     """8 distinct binaries with ~33 MiB of symbols each, one after the other
     under -a --symbol-cache-mb 32. Bound: ~20 MiB of daemon + the budget +

@@ -65,8 +65,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (BUILD, Failure, Skip, busy_cpus, check, load, nodes, plain_build_only,
-                     run_profiled)
+from stcheck import (BUILD, SANITIZED, Failure, Skip, busy_cpus, check, load, nodes,
+                     plain_build_only, run_profiled)
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
         ("25", "/usr/lib/jvm/temurin-25-jdk-amd64")]
@@ -373,9 +373,11 @@ def test_java_bpf():
                 check_outputs(out, "-- CMD")
                 check("stacktreed: java: JVMs seen 1;" in err, "summary: " + err)
                 # --pid and -a
-                # -a on JDK 17 only: it symbolizes every process of the
-                # machine (8-10 min under the busy suite, measured)
-                for mode in ("--pid", "-a") if major == "17" else ("--pid",):
+                # -a on JDK 17 only, and not sanitized: it symbolizes every
+                # process of the machine (8-10 min under the busy suite,
+                # measured); the sanitized suite runs -a in
+                # test_system_wide_sees_the_workload
+                for mode in ("--pid", "-a") if major == "17" and not SANITIZED else ("--pid",):
                     p = started(java, os.path.join(tmp, "long"), ["-Xint"], "Deep")
                     try:
                         # (-a symbolizes every process of the busy machine: minutes)

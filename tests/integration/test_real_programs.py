@@ -72,6 +72,8 @@ template <> struct Node<0> { int f(int x) { return x; } };
 '''
 
 
+@plain_build_only("shares against perf are numbers; test_sqlite3_beside_perf_under_command "
+                  "drives the same comparison sanitized")
 def test_python3_beside_perf_under_pid():
     check(os.access(PYTHON, os.X_OK), "%s is missing (scripts/deps.sh installs python3)" % PYTHON)
     tmp = tempfile.mkdtemp(prefix="st-py-")
@@ -157,6 +159,8 @@ def fde_starts(path):
     return {int(m, 16) for m in re.findall(r" FDE .*pc=([0-9a-f]+)\.\.", p.stdout)}
 
 
+@plain_build_only("shares against perf are numbers; test_sqlite3_beside_perf_under_command "
+                  "drives the same comparison sanitized")
 def test_ffmpeg_libx264_beside_perf_under_command():
     """Debian's ffmpeg encoding with libx264 (stripped: 47 exported functions
     in .dynsym, the rest C with CFI and ~400 KB of assembly without CFI or
