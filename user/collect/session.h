@@ -39,6 +39,9 @@ struct st_session_opts {
 	const __u64 *cpus;	/* -C: ST_MAX_CPUS bits; timers on these CPUs only and
 				 * page faults taken there (NULL: every CPU) */
 	unsigned interpreters;	/* ST_INTERP_* whose stacks BPF walks (bpf/stacktree.h) */
+	unsigned late_interp;	/* ... walked from the first full timer program (the
+				 * launched command is one); the others once a process
+				 * of theirs is seen */
 };
 
 struct st_session;
