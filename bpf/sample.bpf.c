@@ -89,11 +89,13 @@ static __always_inline bool try_defer(struct scratch *sc, struct thread_state *t
 /* A cpu-clock sample; dwarf: the variant (user_stack()): deferral and
  * handoff exist only with the DWARF walker. early: on_timer_early's own
  * path, taken before the full program is in (timer_jump): no walker but
- * the kernel's frame-pointer walk, no Python frames, and in dwarf/auto mode
- * every sample deferred (its stack copied for the daemon, which unwinds it
- * with CFI), frame pointers only when the deferred ring is full. Both are
- * constants of the calling program: the code a variant does not use is
- * not in it, and not verified. */
+ * the kernel's frame-pointer walk, and in dwarf/auto mode every sample of
+ * a target deferred (its stack copied for the daemon, which unwinds it with
+ * CFI), frame pointers only when the deferred ring is full (and with -a).
+ * Both are constants of the calling program: the code a variant does not
+ * use is not in it, and not verified. Python frames: as `interpreters`
+ * says, which for the early program's instance is only the runtimes
+ * walked from the start (the command is one: user/collect/session.c). */
 static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dwarf, bool early)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -104,6 +106,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	__u32 zero = 0, n;
 	int py_n = 0;
 	long un = 0, kn = 0;
+	bool py_walked = false;
 
 	if (!wanted(tgid, tid, ST_EVENT_CPU))
 		return 0;
@@ -120,13 +123,16 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		return 0;
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (early && unwind_mode != ST_UNWIND_FP && defer_unwind) {
+	/* (not -a: every sample of the system deferred would fill the ring) */
+	if (early && unwind_mode != ST_UNWIND_FP && defer_unwind && filter_targets) {
 		if (kernel_stacks) {
 			kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 			kn = kn < 0 ? 0 : kn / sizeof(__u64);
 		}
+		py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+		py_walked = true;
 		sc->stop_stat = ST_STAT__MAX;
-		if (try_defer(sc, ts, kn, 0, tgid, tid))
+		if (try_defer(sc, ts, kn, py_n, tgid, tid))
 			return 0;
 	}
 	/* a thread waiting for its handoff: deferred whatever its walk (whose
@@ -143,7 +149,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	}
 	/* CPython's frames are read now, while they are live, whether the
 	 * sample is folded here or unwound by the daemon (which merges them) */
-	if (!early)
+	if (!py_walked)
 		py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
 
 	if (dwarf && sc->defer && try_defer(sc, ts, kn, py_n, tgid, tid))

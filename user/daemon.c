@@ -696,15 +696,16 @@ static int prepare(struct run *r)
 	return 0;
 }
 
-/* The runtimes the launched command is (python*, java by its name): their
- * frames are walked from the first full timer program on, not from the
- * first process of theirs seen (user/collect/session.c). */
+/* The runtimes walked from the first full timer program on, not from the
+ * first process of theirs seen (user/collect/session.c): those the
+ * launched command is (python*, java by its name); with --pid and -a, all
+ * (processes of them run already, as a rule). */
 static unsigned cmd_runtimes(const struct st_options *o)
 {
 	const char *base;
 
 	if (!o->cmd || !o->cmd[0])
-		return 0;
+		return o->interpreters;
 	base = strrchr(o->cmd[0], '/') ? strrchr(o->cmd[0], '/') + 1 : o->cmd[0];
 	return !strncmp(base, "python", 6) ? ST_INTERP_PYTHON :
 	       !strcmp(base, "java") ? ST_INTERP_JAVA : 0;
@@ -1009,6 +1010,11 @@ static int start_sampling(struct run *r)
 
 	if ((err = st_session__attach(r->sess)))
 		return err;
+	/* --pid and -a: no command waits for the start; sampling is said to
+	 * have started once the full timer program is in (the early one
+	 * samples meanwhile) */
+	if (!r->child)
+		st_session__wait_full(r->sess);
 	for (double end = now_s() + 30; r->unw && o->npids && st_unwinder__pending(r->unw) &&
 	     now_s() < end && !(signal_flags & SIG_STOP);)
 		st_unwinder__work(r->unw);

@@ -69,6 +69,7 @@ struct st_session {
 	double late_checked_ms;		/* runtimes last looked for */
 	double attach_ms;		/* the timers attached */
 	bool late_wait;			/* tests: every load finished before the stop */
+	bool late_launch;		/* tests: the first one before the attach returns */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
 	struct bpf_program *offcpu;	/* the sched_switch program loaded, or NULL */
@@ -579,10 +580,13 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->stats_fd = -1;
 	s->late_in = ST_LATE_NONE;
 	s->late_want = opts->late_interp;
-	/* tests: every runtime walked at once, and the loads waited for at
-	 * the stop (test_verifier.py's figures of the full programs) */
+	/* tests: the loads waited for at the stop (test_verifier.py's figures
+	 * of the full programs); all: every runtime walked at once; launch:
+	 * the first full program in before the attach returns (no early
+	 * sample of a launched command: tests/integration/test_startup.py) */
 	if (getenv("STACKTREED_TEST_LATE")) {
 		s->late_wait = true;
+		s->late_launch = !strcmp(getenv("STACKTREED_TEST_LATE"), "launch");
 		if (!strcmp(getenv("STACKTREED_TEST_LATE"), "all"))
 			s->late_want = ST_INTERP_ALL;
 	}
@@ -683,6 +687,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (s->offcpu)
 		sched_text((__u64 *)&s->skel->rodata->sched_text_start,
 			   (__u64 *)&s->skel->rodata->sched_text_end);
+	/* the early program walks only the runtimes walked from the start
+	 * (-- python3: Python; -- true: none, their walkers not verified);
+	 * the page-fault and off-CPU programs, full walkers loaded now, need
+	 * them all */
+	if (s->timer == s->skel->progs.on_timer && !s->fault && !s->offcpu)
+		s->skel->rodata->interpreters = opts->interpreters & s->late_want;
 	t0 = now_ms();
 	err = sample_bpf__load(s->skel);
 	if (!err && opts->verbose) {
@@ -955,7 +965,7 @@ int st_session__attach(struct st_session *s)
 	if (!attached)
 		return -ENODEV;
 	s->attach_ms = now_ms();
-	late_work(s, false);	/* the full timer program, on its thread */
+	late_work(s, s->late_launch);	/* the full timer program, on its thread */
 	return 0;
 }
 
@@ -1124,6 +1134,12 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 	*run_ns = info.run_time_ns;
 	*runs = info.run_cnt;
 	return 0;
+}
+
+void st_session__wait_full(struct st_session *s)
+{
+	if (s->late)
+		late_work(s, true);
 }
 
 __u32 st_session__unwind_mode(const struct st_session *s)

@@ -40,8 +40,8 @@ struct st_session_opts {
 				 * page faults taken there (NULL: every CPU) */
 	unsigned interpreters;	/* ST_INTERP_* whose stacks BPF walks (bpf/stacktree.h) */
 	unsigned late_interp;	/* ... walked from the first full timer program (the
-				 * launched command is one); the others once a process
-				 * of theirs is seen */
+				 * launched command is one; all with --pid and -a); the
+				 * others once a process of theirs is seen */
 };
 
 struct st_session;
@@ -67,6 +67,9 @@ void st_session__free(struct st_session *s);
 int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec);
 /* Attach the timer on every online CPU and the fork/exec tracepoints. */
 int st_session__attach(struct st_session *s);
+/* Wait until the full timer program loading since the attach is in (or
+ * failed: sampling goes on with the early program, said on stderr). */
+void st_session__wait_full(struct st_session *s);
 /* Stop sampling (detach the timer programs). */
 void st_session__stop(struct st_session *s);
 
