@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -355,10 +356,19 @@ static int late_load_prog(struct late_load *l)
 	return err;
 }
 
+/* The verifier's seconds are taken at a lower priority than the daemon's
+ * main loop (reading a new process's maps, finding its interpreter,
+ * unwinding the early samples) and the profiled command: the early program
+ * samples meanwhile. */
+#define ST_LATE_NICE 10
+
 static void *late_run(void *arg)
 {
 	struct late_load *l = arg;
-	int err = late_load_prog(l);
+	int err;
+
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);	/* best effort */
+	err = late_load_prog(l);
 
 	l->end_ms = now_ms();
 	atomic_store(&l->done, err ? err : 1);
