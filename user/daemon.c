@@ -727,6 +727,7 @@ static int open_parts(struct run *r)
 		.tids = o->tids, .ntids = o->ntids, .filter_uid = o->filter_uid, .uid = o->uid,
 		.cpus = o->filter_cpus ? o->cpus : NULL,
 		.interpreters = o->interpreters, .late_interp = cmd_runtimes(o),
+		.late_background = o->cmd != NULL,
 	};
 	int err;
 	struct st_symbolizer_opts syo = {
@@ -1010,11 +1011,6 @@ static int start_sampling(struct run *r)
 
 	if ((err = st_session__attach(r->sess)))
 		return err;
-	/* --pid and -a: no command waits for the start; sampling is said to
-	 * have started once the full timer program is in (the early one
-	 * samples meanwhile) */
-	if (!r->child)
-		st_session__wait_full(r->sess);
 	for (double end = now_s() + 30; r->unw && o->npids && st_unwinder__pending(r->unw) &&
 	     now_s() < end && !(signal_flags & SIG_STOP);)
 		st_unwinder__work(r->unw);

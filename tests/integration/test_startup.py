@@ -17,7 +17,7 @@ from stcheck import (check, function_cum, function_nodes, load, main_thread, met
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYSCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
-EARLY = re.compile(r"samples taken before the full walker was in \([^)]*\): (\d+)")
+EARLY = re.compile(r"samples taken before the full timer program was in \([^)]*\): (\d+)")
 LATE = re.compile(r"^stacktreed: BPF program (on_timer_\w+): \d+ instructions verified .*; "
                   r"walking ([\w ]+), loaded on a thread", re.M)
 # phases.c scaled: phase_a (work_a) 50 ms first, then phase_b 150 ms and

@@ -51,6 +51,7 @@ struct late_load {
 	atomic_int refs;	/* 2 while both the session and the thread hold it */
 	atomic_int done;	/* 0 loading, 1 in its slot, else a negative errno */
 	bool dwarf;		/* on_timer_dwarf, else on_timer_fp */
+	bool background;	/* nobody waits for it: at ST_LATE_NICE */
 	unsigned interp;	/* ST_INTERP_* its program walks */
 	void *rodata;		/* the session's .rodata, interpreters set to interp */
 	size_t rodata_len;
@@ -356,10 +357,11 @@ static int late_load_prog(struct late_load *l)
 	return err;
 }
 
-/* The verifier's seconds are taken at a lower priority than the daemon's
- * main loop (reading a new process's maps, finding its interpreter,
- * unwinding the early samples) and the profiled command: the early program
- * samples meanwhile. */
+/* With a launched command, the verifier's seconds are taken at a lower
+ * priority than the daemon's main loop (reading a new process's maps,
+ * finding its interpreter, unwinding the early samples) and the command:
+ * the early program samples meanwhile. --pid and -a wait for it (at nice
+ * 10 beside two busy CPUs it took over 60 s). */
 #define ST_LATE_NICE 10
 
 static void *late_run(void *arg)
@@ -367,7 +369,8 @@ static void *late_run(void *arg)
 	struct late_load *l = arg;
 	int err;
 
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);	/* best effort */
+	if (l->background)	/* best effort */
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);
 	err = late_load_prog(l);
 
 	l->end_ms = now_ms();
@@ -397,6 +400,7 @@ static int late_start(struct st_session *s, unsigned interp)
 	atomic_init(&l->refs, 2);
 	atomic_init(&l->done, 0);
 	l->dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
+	l->background = s->opts.late_background && !s->late_launch;
 	l->interp = interp;
 	l->start_ms = now_ms();
 	ro = bpf_map__initial_value(s->skel->maps.rodata, &l->rodata_len);
@@ -940,6 +944,11 @@ int st_session__attach(struct st_session *s)
 		}
 	if (!s->timer)
 		return 0;	/* page faults or off-CPU only: no timer */
+	/* nobody to hurry (--pid, -a): the timers start with the full program,
+	 * as they did before it was loaded late (a target's samples before
+	 * 'sampling at' would be on no clock of the caller's) */
+	if (s->timer == s->skel->progs.on_timer && !s->opts.late_background)
+		late_work(s, true);
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		bool named = s->opts.cpus && cpu < ST_MAX_CPUS &&
 			     (s->opts.cpus[cpu / 64] & (1ull << (cpu % 64)));
@@ -1144,12 +1153,6 @@ int st_session__runtime(const struct st_session *s, unsigned ev, __u64 *run_ns, 
 	*run_ns = info.run_time_ns;
 	*runs = info.run_cnt;
 	return 0;
-}
-
-void st_session__wait_full(struct st_session *s)
-{
-	if (s->late)
-		late_work(s, true);
 }
 
 __u32 st_session__unwind_mode(const struct st_session *s)

@@ -42,6 +42,8 @@ struct st_session_opts {
 	unsigned late_interp;	/* ... walked from the first full timer program (the
 				 * launched command is one; all with --pid and -a); the
 				 * others once a process of theirs is seen */
+	bool late_background;	/* nobody waits for the full timer program (a launched
+				 * command runs): its verification at a lower priority */
 };
 
 struct st_session;
@@ -67,9 +69,6 @@ void st_session__free(struct st_session *s);
 int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec);
 /* Attach the timer on every online CPU and the fork/exec tracepoints. */
 int st_session__attach(struct st_session *s);
-/* Wait until the full timer program loading since the attach is in (or
- * failed: sampling goes on with the early program, said on stderr). */
-void st_session__wait_full(struct st_session *s);
 /* Stop sampling (detach the timer programs). */
 void st_session__stop(struct st_session *s);
 
