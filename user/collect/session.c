@@ -72,6 +72,7 @@ struct st_session {
 	double attach_ms;		/* the timers attached */
 	bool late_wait;			/* tests: every load finished before the stop */
 	bool late_launch;		/* tests: the first one before the attach returns */
+	bool late_failed;		/* a load failed (said): no other is tried */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
 	struct bpf_program *offcpu;	/* the sched_switch program loaded, or NULL */
@@ -446,11 +447,12 @@ static void late_finish(struct st_session *s)
 	s->late = NULL;
 	if (done < 0) {
 		fprintf(stderr, "stacktreed: cannot load the full timer program (%s, %s): %s: "
-			"samples stay on the early program (%s; -v shows the verifier log)\n",
+			"samples stay on the %s (-v shows the verifier log)\n",
 			l->dwarf ? "on_timer_dwarf" : "on_timer_fp", interp_names(l->interp),
-			strerror(-done), l->dwarf ? "unwound late by the daemon" : "no runtime frames");
-		s->late_in = s->late_in == ST_LATE_NONE ? 0 : s->late_in;
-		s->late_want = s->late_in;	/* not again */
+			strerror(-done), s->late_in != ST_LATE_NONE ? "one in, without it" :
+			l->dwarf ? "early program, unwound late by the daemon" :
+			"early program, without a runtime seen later");
+		s->late_failed = true;	/* not again */
 	} else {
 		s->late_in = l->interp;
 		if (s->opts.verbose)
@@ -480,12 +482,13 @@ static void late_work(struct st_session *s, bool wait)
 {
 	unsigned want;
 	double t = now_ms();
+	int err;
 
 	if (!s->timer || s->timer != s->skel->progs.on_timer)
 		return;
 	if (s->late && (wait || atomic_load(&s->late->done)))
 		late_finish(s);
-	if (s->late)
+	if (s->late || s->late_failed)
 		return;
 	if (t - s->late_checked_ms >= 50) {
 		s->late_checked_ms = t;
@@ -501,11 +504,11 @@ static void late_work(struct st_session *s, bool wait)
 		return;
 	if (s->late_in != ST_LATE_NONE)
 		want |= s->late_in;
-	if (late_start(s, want)) {
+	if ((err = late_start(s, want))) {
 		fprintf(stderr, "stacktreed: cannot start loading the full timer program: %s: "
-			"samples stay on the early program\n", strerror(ENOMEM));
-		s->late_in = s->late_in == ST_LATE_NONE ? 0 : s->late_in;
-		s->late_want = s->late_in;
+			"samples stay on the %s program\n", strerror(-err),
+			s->late_in == ST_LATE_NONE ? "early" : "current");
+		s->late_failed = true;
 	}
 	if (wait && s->late)
 		late_finish(s);
@@ -947,6 +950,7 @@ int st_session__attach(struct st_session *s)
 	/* nobody to hurry (--pid, -a): the timers start with the full program,
 	 * as they did before it was loaded late (a target's samples before
 	 * 'sampling at' would be on no clock of the caller's) */
+	s->attach_ms = now_ms();
 	if (s->timer == s->skel->progs.on_timer && !s->opts.late_background)
 		late_work(s, true);
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
@@ -983,7 +987,6 @@ int st_session__attach(struct st_session *s)
 	}
 	if (!attached)
 		return -ENODEV;
-	s->attach_ms = now_ms();
 	late_work(s, s->late_launch);	/* the full timer program, on its thread */
 	return 0;
 }
