@@ -43,8 +43,12 @@ const volatile bool offcpu_wall = false;	/* --event wall: into the cpu-clock tre
 const volatile __u64 offcpu_min_ns = 1000;	/* --offcpu-min-us */
 const volatile __u32 offcpu_max_rate = 0;	/* --offcpu-max-rate: walks per CPU a second */
 
-extern const void __sched_text_start __ksym __weak;
-extern const void __sched_text_end __ksym __weak;
+/* the scheduler's text (__sched_text_start .. __sched_text_end), from
+ * /proc/kallsyms by user space when this program is loaded (0: unknown):
+ * not __ksym externs, which make libbpf read kallsyms at every load,
+ * whatever programs it loads (0.2 s of the start-up, user/collect/session.c) */
+const volatile __u64 sched_text_start = 0;
+const volatile __u64 sched_text_end = 0;
 
 /* A thread's path and time at its last switch-out. */
 struct offcpu_pending {
@@ -126,7 +130,7 @@ struct offcpu_kscan {
 static long offcpu_kscan_step(__u32 i, void *data)
 {
 	struct offcpu_kscan *c = data;
-	__u64 a, lo = (__u64)&__sched_text_start, hi = (__u64)&__sched_text_end;
+	__u64 a, lo = sched_text_start, hi = sched_text_end;
 	bool sched;
 
 	if (i >= c->kn)
@@ -170,7 +174,7 @@ static __always_inline __u32 offcpu_kernel(void *ctx, struct scratch *sc)
 		return 0;
 	ks.kn = km.n = (__u32)(kn / sizeof(__u64));
 	ks.first = ks.kn;
-	if ((__u64)&__sched_text_start && (__u64)&__sched_text_end) {
+	if (sched_text_start && sched_text_end) {
 		bpf_loop(ST_MAX_KERNEL, offcpu_kscan_step, &ks, 0);
 		if (ks.first < ks.kn) {
 			km.from = ks.first;

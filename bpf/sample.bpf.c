@@ -48,9 +48,55 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* The timer's programs, tail-called by on_timer, the one attached: the
+ * full one (on_timer_fp or on_timer_dwarf, loaded after the launch:
+ * user/collect/session.c) once it is in, else on_timer_early. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} timer_jump SEC(".maps");
+
+/* The sample to the daemon whole (defer.bpf.h), its kernel frames kn and
+ * its py_n Python frames with it: true when it went; else counted, and the
+ * thread's deferral, if any, ended (the sample is then folded here). */
+static __always_inline bool try_defer(struct scratch *sc, struct thread_state *ts, long kn,
+				      int py_n, __u32 tgid, __u32 tid)
+{
+	__u32 seq = ts ? ts->defer_seq + 1 : 0;
+
+	if (defer_sample(sc, kn > 0 ? (__u32)kn : 0, seq, py_n > 0 ? (__u32)py_n : 0)) {
+		if (ts) {
+			ts->defer_seq = seq;
+			ts->deferring++;
+		}
+		stat_inc(ST_STAT_DEFERRED);
+		st_py_deferred(tgid);
+		/* its maps are read while it lives, and its exit
+		 * reported, even if no sample of it is folded here */
+		notify_new_proc(tgid, tid);
+		return true;
+	}
+	stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
+	if (sc->stop_stat < ST_STAT__MAX)
+		stat_inc(sc->stop_stat);
+	if (ts && ts->deferring)	/* the daemon's path is not this thread's last */
+		end_deferral(ts);
+	return false;
+}
+
 /* A cpu-clock sample; dwarf: the variant (user_stack()): deferral and
- * handoff exist only with the DWARF walker. */
-static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dwarf)
+ * handoff exist only with the DWARF walker. early: on_timer_early's own
+ * path, taken before the full program is in (timer_jump): no walker but
+ * the kernel's frame-pointer walk, and in dwarf/auto mode every sample of
+ * a target deferred (its stack copied for the daemon, which unwinds it with
+ * CFI), frame pointers only when the deferred ring is full (and with -a).
+ * Both are constants of the calling program: the code a variant does not
+ * use is not in it, and not verified. Python frames: as `interpreters`
+ * says, which for the early program's instance is only the runtimes
+ * walked from the start (the command is one: user/collect/session.c). */
+static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dwarf, bool early)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -58,8 +104,9 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	struct thread_state *ts;
 	struct scratch *sc;
 	__u32 zero = 0, n;
-	int py_n;
+	int py_n = 0;
 	long un = 0, kn = 0;
+	bool py_walked = false;
 
 	if (!wanted(tgid, tid, ST_EVENT_CPU))
 		return 0;
@@ -68,12 +115,26 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		return 0;
 	}
 	stat_inc(ST_STAT_SAMPLES);
+	if (early)
+		stat_inc(ST_STAT_EARLY);
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* (not -a: every sample of the system deferred would fill the ring) */
+	if (early && unwind_mode != ST_UNWIND_FP && defer_unwind && filter_targets) {
+		if (kernel_stacks) {
+			kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
+			kn = kn < 0 ? 0 : kn / sizeof(__u64);
+		}
+		py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+		py_walked = true;
+		sc->stop_stat = ST_STAT__MAX;
+		if (try_defer(sc, ts, kn, py_n, tgid, tid))
+			return 0;
+	}
 	/* a thread waiting for its handoff: deferred whatever its walk (whose
 	 * stop, if any, is then the daemon's to count) */
 	sc->force_defer = dwarf && ts && ts->deferring && take_handoff(ts, tid);
@@ -82,35 +143,17 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		stat_inc(ST_STAT_LOST_STACK);
 		return 0;
 	}
-	if (kernel_stacks) {
+	if (kernel_stacks && !kn) {
 		kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 		kn = kn < 0 ? 0 : kn / sizeof(__u64);
 	}
 	/* CPython's frames are read now, while they are live, whether the
 	 * sample is folded here or unwound by the daemon (which merges them) */
-	py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+	if (!py_walked)
+		py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
 
-	if (dwarf && sc->defer) {
-		__u32 seq = ts ? ts->defer_seq + 1 : 0;
-
-		if (defer_sample(sc, kn > 0 ? (__u32)kn : 0, seq, py_n > 0 ? (__u32)py_n : 0)) {
-			if (ts) {
-				ts->defer_seq = seq;
-				ts->deferring++;
-			}
-			stat_inc(ST_STAT_DEFERRED);
-			st_py_deferred(tgid);
-			/* its maps are read while it lives, and its exit
-			 * reported, even if no sample of it is folded here */
-			notify_new_proc(tgid, tid);
-			return 0;
-		}
-		stat_inc(ST_STAT_DEFER_LOST);	/* folded as walked, its reason counted */
-		if (sc->stop_stat < ST_STAT__MAX)
-			stat_inc(sc->stop_stat);
-		if (ts && ts->deferring)	/* the daemon's path is not this thread's last */
-			end_deferral(ts);
-	}
+	if (dwarf && sc->defer && try_defer(sc, ts, kn, py_n, tgid, tid))
+		return 0;
 
 	if (un > 0 && py_n > 0) {	/* CPython's frames in place of its evaluation loop's */
 		_Static_assert(ST_USTACK_SLOTS * 8 >= sizeof(struct st_py_ustack), "merge room");
@@ -153,12 +196,36 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
  * whose counts differ.
  */
 
+/* The program attached to the timers: the full one once it is in (slot
+ * ST_TIMER_SLOT_FULL of timer_jump, filled after the launch), else the
+ * early one (cheap to verify: loaded before the command starts, it delays
+ * it least). A dispatcher of its own rather than the early program with a
+ * tail call in it: a program that tail-calls has its subprograms' stacks
+ * limited more (the early one's fold would be over: "combined stack size"). */
+#define ST_BUDGET_ON_TIMER 1
+SEC("perf_event")
+int on_timer(struct bpf_perf_event_data *ctx)
+{
+	bpf_tail_call(ctx, &timer_jump, ST_TIMER_SLOT_FULL);
+	bpf_tail_call(ctx, &timer_jump, ST_TIMER_SLOT_EARLY);
+	return 0;
+}
+
+/* The early path (slot ST_TIMER_SLOT_EARLY): no DWARF walker, no runtime's
+ * frames (timer_sample()). */
+#define ST_BUDGET_ON_TIMER_EARLY 10
+SEC("perf_event")
+int on_timer_early(struct bpf_perf_event_data *ctx)
+{
+	return timer_sample(ctx, false, true);
+}
+
 /* --unwind fp (11.4% here, 8 points of it the Python walker) */
 #define ST_BUDGET_ON_TIMER_FP 20
 SEC("perf_event")
 int on_timer_fp(struct bpf_perf_event_data *ctx)
 {
-	return timer_sample(ctx, false);
+	return timer_sample(ctx, false, false);
 }
 
 /* --unwind dwarf and auto (unwind_mode tells them apart; 45.9% here with
@@ -169,7 +236,7 @@ int on_timer_fp(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int on_timer_dwarf(struct bpf_perf_event_data *ctx)
 {
-	return timer_sample(ctx, true);
+	return timer_sample(ctx, true, false);
 }
 
 #include "lifecycle.bpf.h"

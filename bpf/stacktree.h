@@ -159,8 +159,14 @@ enum st_stat {
 	ST_STAT_OFFCPU_SHORT_NS, /* ... their ns */
 	ST_STAT_OFFCPU_RATE,	 /* switch-outs over --offcpu-max-rate: not walked, not folded */
 	ST_STAT_OFFCPU_RATE_NS,	 /* ... their ns off the CPU */
+	ST_STAT_EARLY,		 /* timer samples taken before the full walker was in
+				  * (on_timer_early: deferred, or frame pointers) */
 	ST_STAT__MAX,
 };
+
+/* timer_jump's slots (bpf/sample.bpf.c): the programs on_timer tail-calls */
+#define ST_TIMER_SLOT_FULL 0	/* on_timer_fp or on_timer_dwarf, once loaded */
+#define ST_TIMER_SLOT_EARLY 1	/* on_timer_early, until then */
 
 /* targets map values */
 #define ST_TARGET_ACTIVE 1	/* sample this process */

@@ -696,6 +696,21 @@ static int prepare(struct run *r)
 	return 0;
 }
 
+/* The runtimes walked from the first full timer program on, not from the
+ * first process of theirs seen (user/collect/session.c): those the
+ * launched command is (python*, java by its name); with --pid and -a, all
+ * (processes of them run already, as a rule). */
+static unsigned cmd_runtimes(const struct st_options *o)
+{
+	const char *base;
+
+	if (!o->cmd || !o->cmd[0])
+		return o->interpreters;
+	base = strrchr(o->cmd[0], '/') ? strrchr(o->cmd[0], '/') + 1 : o->cmd[0];
+	return !strncmp(base, "python", 6) ? ST_INTERP_PYTHON :
+	       !strcmp(base, "java") ? ST_INTERP_JAVA : 0;
+}
+
 /* The pipeline's parts: the symbolizer, the BPF session, the collector and
  * the namer (with its demangler). */
 static int open_parts(struct run *r)
@@ -711,7 +726,8 @@ static int open_parts(struct run *r)
 		.forced_pages = o->force_faults ? ST_FF_MAP_ENTRIES : 0,
 		.tids = o->tids, .ntids = o->ntids, .filter_uid = o->filter_uid, .uid = o->uid,
 		.cpus = o->filter_cpus ? o->cpus : NULL,
-		.interpreters = o->interpreters,
+		.interpreters = o->interpreters, .late_interp = cmd_runtimes(o),
+		.late_background = o->cmd != NULL,
 	};
 	int err;
 	struct st_symbolizer_opts syo = {

@@ -86,6 +86,9 @@ static const struct {
 	{ ST_STAT_OFFCPU_RATE, "offcpu_rate",
 	  "switch-outs over --offcpu-max-rate (not walked, not folded)", false },
 	{ ST_STAT_OFFCPU_RATE_NS, "offcpu_rate_ns", "... their time off the CPU (ns)", false },
+	{ ST_STAT_EARLY, "early",
+	  "samples taken before the full timer program was in (dwarf/auto: unwound late "
+	  "by the daemon)", false },
 };
 
 /* Samples whose walk stopped short, whatever stopped it: the [truncated]

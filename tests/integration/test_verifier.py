@@ -3,7 +3,10 @@ instructions (bpf_prog_info.verified_insns, printed by `stacktreed -v`) in
 every mode, against the budget written beside the program in bpf/
 (`#define ST_BUDGET_<PROGRAM> <percent>` of the kernel's 1,000,000-instruction
 limit), with the headroom printed; and which programs each mode loads: one a
-mode does not use is neither loaded nor verified."""
+mode does not use is neither loaded nor verified. The full timer program is
+loaded after the launch (user/collect/session.c): STACKTREED_TEST_LATE=all
+has it walk every runtime at once and its load waited for, so that its
+figures are printed; without it, `-- true` loads it walking no runtime."""
 import glob
 import os
 import re
@@ -15,6 +18,8 @@ from stcheck import ROOT, STACKTREED, check, metric, plain_build_only
 
 LIMIT = 1000000  # BPF_COMPLEXITY_LIMIT_INSNS
 VERIFIED = re.compile(r"^stacktreed: BPF program (\w+): (\d+) instructions verified", re.M)
+LATE = re.compile(r"^stacktreed: BPF program (on_timer_\w+): \d+ instructions verified .*; "
+                  r"walking ([\w ]+), loaded on a thread", re.M)
 BUDGET = re.compile(r"^#define ST_BUDGET_(\w+)\s+(\d+)\b", re.M)
 
 
@@ -30,19 +35,39 @@ def budgets():
     return found
 
 
-def loaded(args):
-    """{program: verified instructions} of one `stacktreed -v ARGS -- true`."""
+def run_v(args, late="all"):
+    """stderr of one `stacktreed -v ARGS -- true` (STACKTREED_TEST_LATE=late)."""
     out = tempfile.mkdtemp(prefix="st-it-verifier-")
     try:
         p = subprocess.run([STACKTREED, "-v", "-o", out] + args + ["--", "true"],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, STACKTREED_TEST_LATE=late))
     finally:
         shutil.rmtree(out, ignore_errors=True)
     check(p.returncode == 0, "stacktreed %s exited %d: %s" % (args, p.returncode,
                                                              p.stderr[-2000:]))
-    progs = {m.group(1): int(m.group(2)) for m in VERIFIED.finditer(p.stderr)}
+    return p.stderr
+
+
+def loaded(args):
+    """{program: verified instructions} of one `stacktreed -v ARGS -- true`,
+    the full timer program walking every runtime."""
+    progs = {m.group(1): int(m.group(2)) for m in VERIFIED.finditer(run_v(args))}
     check(progs, "stacktreed -v %s printed no verified instruction counts" % args)
     return progs
+
+
+def test_true_loads_no_runtime_walker():
+    """`-- true` is neither Python nor Java: its full timer program, loaded
+    after the launch, walks no runtime (they are verified only once a
+    process of theirs is seen)."""
+    for unwind in ("fp", "auto"):
+        err = run_v(["--unwind", unwind], late="wait")
+        late = LATE.findall(err)
+        check(len(late) == 1, "--unwind %s -- true: not one full timer program loaded "
+              "after the launch: %s" % (unwind, late))
+        check(late[0][1] == "no runtime", "--unwind %s -- true loaded %s walking %s"
+              % (unwind, late[0][0], late[0][1]))
 
 
 @plain_build_only("verified instructions are the kernel's count, the same whatever the daemon's "
@@ -69,7 +94,8 @@ def test_verified_instructions_within_budgets():
             progs = loaded(args)
             want = set()
             if {"cpu", "wall"} & set(event.split(",")):
-                want.add("on_timer_" + variant)
+                # the dispatcher, the early program, the full one (late)
+                want |= {"on_timer", "on_timer_early", "on_timer_" + variant}
             if "faults" in event.split(","):
                 want.add("on_fault_" + variant)
             if {"offcpu", "wall"} & set(event.split(",")):

@@ -2,22 +2,35 @@
  * programs (and creates only the maps) the session's mode uses: the fp or
  * dwarf variant of each sampling program (bpf/walk.bpf.h), the page-fault
  * program with --event faults, the sched_switch program with --event
- * offcpu or wall, the bare walk with --bench-bare. */
+ * offcpu or wall, the bare walk with --bench-bare.
+ *
+ * The timers run the cheap on_timer_early from the start (bpf/sample.bpf.c):
+ * the full timer program (on_timer_fp or on_timer_dwarf) is verified after
+ * the attach, on a thread of its own, by a second instance of the object
+ * whose maps are the session's (bpf_map__reuse_fd()), and put in the early
+ * program's tail-call slot (timer_jump) once in; it walks a runtime's
+ * frames (Python, Java) only once a process of that runtime was seen, when
+ * it is loaded again with them (kernel-notes/README.md, "Start-up and
+ * verifier budgets"). */
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <linux/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,9 +41,38 @@
  * (BPF_COMPLEXITY_LIMIT_INSNS); the parts' ST_BUDGET_* are percentages of it. */
 #define ST_VERIFIER_LIMIT 1000000u
 
+/* One load of the full timer program, on its own thread (late_run()): a
+ * second instance of the object, whose maps are the session's (their fds
+ * duplicated here, so that the thread needs nothing of the session and
+ * may outlive it), its .rodata the session's but for the runtimes walked.
+ * Freed by the last of the session and the thread to let go of it. */
+struct late_load {
+	pthread_t thread;
+	atomic_int refs;	/* 2 while both the session and the thread hold it */
+	atomic_int done;	/* 0 loading, 1 in its slot, else a negative errno */
+	bool dwarf;		/* on_timer_dwarf, else on_timer_fp */
+	bool background;	/* nobody waits for it: at ST_LATE_NICE */
+	unsigned interp;	/* ST_INTERP_* its program walks */
+	void *rodata;		/* the session's .rodata, interpreters set to interp */
+	size_t rodata_len;
+	struct { const char *name; int fd; } *maps;	/* fd -1: not created */
+	size_t nmaps;
+	double start_ms, end_ms;	/* queued, slot filled */
+	__u32 verified;			/* its verified_insns */
+};
+
 struct st_session {
 	struct sample_bpf *skel;
-	struct bpf_program *timer;	/* the timer program loaded, or NULL */
+	struct bpf_program *timer;	/* the timer program attached, or NULL */
+	struct late_load *late;		/* the full timer program's load under way, or NULL */
+	unsigned late_in;		/* ST_INTERP_* of the full program in the slot,
+					 * ST_LATE_NONE before the first */
+	unsigned late_want;		/* ST_INTERP_* seen (or the command is one) */
+	double late_checked_ms;		/* runtimes last looked for */
+	double attach_ms;		/* the timers attached */
+	bool late_wait;			/* tests: every load finished before the stop */
+	bool late_launch;		/* tests: the first one before the attach returns */
+	bool late_failed;		/* a load failed (said): no other is tried */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
 	struct bpf_program *offcpu;	/* the sched_switch program loaded, or NULL */
@@ -179,6 +221,7 @@ static int choose_programs(struct st_session *s)
 	bool dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
 	struct bpf_program *sampling[] = {
 		k->progs.on_timer_fp, k->progs.on_timer_dwarf, k->progs.on_timer_bare,
+		k->progs.on_timer, k->progs.on_timer_early,
 		k->progs.on_fault_fp, k->progs.on_fault_dwarf,
 		k->progs.on_offcpu_fp, k->progs.on_offcpu_dwarf,
 	};
@@ -196,9 +239,9 @@ static int choose_programs(struct st_session *s)
 	};
 	int err = 0;
 
+	/* the full timer program is loaded later, by another instance */
 	if (has_event(s, ST_EVENT_CPU))
-		s->timer = s->opts.bare ? k->progs.on_timer_bare :
-			   dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
+		s->timer = s->opts.bare ? k->progs.on_timer_bare : k->progs.on_timer;
 	if (has_event(s, ST_EVENT_FAULTS))
 		s->fault = dwarf ? k->progs.on_fault_dwarf : k->progs.on_fault_fp;
 	if (has_event(s, ST_EVENT_OFFCPU) || s->opts.wall)
@@ -206,6 +249,8 @@ static int choose_programs(struct st_session *s)
 	for (size_t i = 0; i < sizeof(sampling) / sizeof(sampling[0]); i++)
 		if (!err)
 			err = bpf_program__set_autoload(sampling[i], sampling[i] == s->timer ||
+								     (sampling[i] == k->progs.on_timer_early &&
+								      s->timer == k->progs.on_timer) ||
 								     sampling[i] == s->fault ||
 								     sampling[i] == s->offcpu);
 	for (size_t i = 0; i < sizeof(dwarf_maps) / sizeof(dwarf_maps[0]); i++)
@@ -254,26 +299,295 @@ static void print_verified(const struct st_session *s, double load_ms)
 	}
 }
 
-/* sched_prepare_exec (kernels from 6.10): marks an exec in progress. */
-/* Whether the kernel's BTF has name of kind (a tracepoint's typedef, a
- * function fentry can attach to). */
-static bool kernel_has(const char *name, __u32 kind)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool has;
+#define ST_LATE_NONE (~0u)
 
-	if (!vmlinux)
-		return false;
-	has = btf__find_by_name_kind(vmlinux, name, kind) > 0;
-	btf__free(vmlinux);
-	return has;
+static void late_unref(struct late_load *l)
+{
+	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < l->nmaps; i++)
+		if (l->maps[i].fd >= 0)
+			close(l->maps[i].fd);
+	free(l->maps);
+	free(l->rodata);
+	free(l);
+}
+
+/* The load itself, on its thread: open another instance of the object, its
+ * maps the session's, its .rodata the session's (interpreters: l->interp),
+ * only the full timer program loaded; then in timer_jump's slot, where the
+ * early program finds it at its next sample. The instance is closed after:
+ * the slot holds the program. */
+static int late_load_prog(struct late_load *l)
+{
+	struct sample_bpf *k = sample_bpf__open();
+	struct bpf_program *p, *full;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	int err = 0, fd;
+
+	if (!k)
+		return -errno;
+	full = l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
+	_Static_assert(ST_TIMER_SLOT_FULL == 0, "the full program's slot");
+	bpf_object__for_each_program(p, k->obj)
+		if (!err)
+			err = bpf_program__set_autoload(p, p == full);
+	for (size_t i = 0; !err && i < l->nmaps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(k->obj, l->maps[i].name);
+
+		if (!m || m == k->maps.rodata)
+			continue;
+		err = l->maps[i].fd < 0 ? bpf_map__set_autocreate(m, false) :
+					  bpf_map__reuse_fd(m, l->maps[i].fd);
+	}
+	/* the session's settings (sizes equal: the same object) */
+	if (!err && !(err = bpf_map__set_initial_value(k->maps.rodata, l->rodata, l->rodata_len)))
+		k->rodata->interpreters = l->interp;
+	if (!err)
+		err = sample_bpf__load(k);
+	if (!err) {
+		fd = bpf_program__fd(full);
+		if (bpf_map__update_elem(k->maps.timer_jump, &zero, sizeof(zero), &fd, sizeof(fd),
+					 BPF_ANY))
+			err = -errno;
+		else if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			l->verified = info.verified_insns;
+	}
+	sample_bpf__destroy(k);
+	return err;
+}
+
+/* With a launched command, the verifier's seconds are taken at a lower
+ * priority than the daemon's main loop (reading a new process's maps,
+ * finding its interpreter, unwinding the early samples) and the command:
+ * the early program samples meanwhile. --pid and -a wait for it (at nice
+ * 10 beside two busy CPUs it took over 60 s). */
+#define ST_LATE_NICE 10
+
+static void *late_run(void *arg)
+{
+	struct late_load *l = arg;
+	int err;
+
+	if (l->background)	/* best effort */
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);
+	err = late_load_prog(l);
+
+	l->end_ms = now_ms();
+	atomic_store(&l->done, err ? err : 1);
+	late_unref(l);
+	return NULL;
+}
+
+static const char *interp_names(unsigned interp)
+{
+	return (interp & ST_INTERP_ALL) == ST_INTERP_ALL ? "python and java" :
+	       (interp & ST_INTERP_PYTHON) ? "python" : (interp & ST_INTERP_JAVA) ? "java" :
+	       "no runtime";
+}
+
+/* Start loading the full timer program walking the runtimes interp. */
+static int late_start(struct st_session *s, unsigned interp)
+{
+	struct late_load *l = calloc(1, sizeof(*l));
+	const void *ro;
+	struct bpf_map *m;
+	size_t n = 0;
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	atomic_init(&l->refs, 2);
+	atomic_init(&l->done, 0);
+	l->dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
+	l->background = s->opts.late_background && !s->late_launch;
+	l->interp = interp;
+	l->start_ms = now_ms();
+	ro = bpf_map__initial_value(s->skel->maps.rodata, &l->rodata_len);
+	l->rodata = ro ? malloc(l->rodata_len) : NULL;
+	bpf_object__for_each_map(m, s->skel->obj)
+		n++;
+	l->maps = calloc(n, sizeof(*l->maps));
+	if (!l->rodata || !l->maps) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(l->rodata, ro, l->rodata_len);
+	bpf_object__for_each_map(m, s->skel->obj) {
+		int fd = bpf_map__fd(m);
+
+		l->maps[l->nmaps].name = bpf_map__name(m);	/* the object's, static */
+		l->maps[l->nmaps].fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0 && l->maps[l->nmaps].fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		l->nmaps++;
+	}
+	if ((err = -pthread_create(&l->thread, NULL, late_run, l)))
+		goto cleanup;
+	s->late = l;
+	return 0;
+cleanup:
+	atomic_store(&l->refs, 1);
+	late_unref(l);
+	return err;
+}
+
+/* A load done: -v's figures, or one line on its failure (sampling goes on
+ * with the early program). */
+static void late_finish(struct st_session *s)
+{
+	struct late_load *l = s->late;
+	int done;
+
+	pthread_join(l->thread, NULL);
+	done = atomic_load(&l->done);
+	s->late = NULL;
+	if (done < 0) {
+		fprintf(stderr, "stacktreed: cannot load the full timer program (%s, %s): %s: "
+			"samples stay on the %s (-v shows the verifier log)\n",
+			l->dwarf ? "on_timer_dwarf" : "on_timer_fp", interp_names(l->interp),
+			strerror(-done), s->late_in != ST_LATE_NONE ? "one in, without it" :
+			l->dwarf ? "early program, unwound late by the daemon" :
+			"early program, without a runtime seen later");
+		s->late_failed = true;	/* not again */
+	} else {
+		s->late_in = l->interp;
+		if (s->opts.verbose)
+			fprintf(stderr, "stacktreed: BPF program %s: %u instructions verified "
+				"(%.1f%% of the kernel's %u; walking %s, loaded on a thread in "
+				"%.0f ms, in %.0f ms after the attach)\n",
+				l->dwarf ? "on_timer_dwarf" : "on_timer_fp", l->verified,
+				100.0 * l->verified / ST_VERIFIER_LIMIT, ST_VERIFIER_LIMIT,
+				interp_names(l->interp), l->end_ms - l->start_ms,
+				l->end_ms - s->attach_ms);
+	}
+	late_unref(l);
+}
+
+/* The runtimes seen: a process in py_procs or java_procs (the daemon puts
+ * one there once it found the runtime in it). */
+static bool map_has_entries(struct bpf_map *m)
+{
+	__u32 key;
+
+	return bpf_map__fd(m) >= 0 && !bpf_map_get_next_key(bpf_map__fd(m), NULL, &key);
+}
+
+/* The main loop's turn: a load finished, or one to start (the first, or
+ * one for a runtime newly seen). */
+static void late_work(struct st_session *s, bool wait)
+{
+	unsigned want;
+	double t = now_ms();
+	int err;
+
+	if (!s->timer || s->timer != s->skel->progs.on_timer)
+		return;
+	if (s->late && (wait || atomic_load(&s->late->done)))
+		late_finish(s);
+	if (s->late || s->late_failed)
+		return;
+	if (t - s->late_checked_ms >= 50) {
+		s->late_checked_ms = t;
+		if ((s->opts.interpreters & ST_INTERP_PYTHON) &&
+		    map_has_entries(s->skel->maps.py_procs))
+			s->late_want |= ST_INTERP_PYTHON;
+		if ((s->opts.interpreters & ST_INTERP_JAVA) &&
+		    map_has_entries(s->skel->maps.java_procs))
+			s->late_want |= ST_INTERP_JAVA;
+	}
+	want = s->late_want & s->opts.interpreters;
+	if (s->late_in != ST_LATE_NONE && !(want & ~s->late_in))
+		return;
+	if (s->late_in != ST_LATE_NONE)
+		want |= s->late_in;
+	if ((err = late_start(s, want))) {
+		fprintf(stderr, "stacktreed: cannot start loading the full timer program: %s: "
+			"samples stay on the %s program\n", strerror(-err),
+			s->late_in == ST_LATE_NONE ? "early" : "current");
+		s->late_failed = true;
+	}
+	if (wait && s->late)
+		late_finish(s);
+}
+
+/* Whether the kernel's BTF names each of names[n] (has[i]): a scan of its
+ * string section rather than a parse of its types (btf__load_vmlinux_btf():
+ * 0.3-0.4 s on a busy 2-CPU machine, as long as libbpf's own read of it at
+ * the load). The names asked for (a tracepoint's typedef, a kfunc) name
+ * nothing else. Unread or malformed: none. */
+#define ST_VMLINUX_BTF_MAX (256u << 20)
+static void kernel_btf_names(const char *const *names, bool *has, size_t n)
+{
+	FILE *f = fopen("/sys/kernel/btf/vmlinux", "re");
+	struct btf_header h;
+	char *buf = NULL, pat[128];
+	size_t len = 0, got;
+
+	for (size_t i = 0; i < n; i++)
+		has[i] = false;
+	if (!f)
+		return;
+	/* sysfs says no size: read it whole, growing */
+	for (size_t cap = 8u << 20; cap <= ST_VMLINUX_BTF_MAX; cap *= 2) {
+		char *nb = realloc(buf, cap);
+
+		if (!nb)
+			break;
+		buf = nb;
+		len += (got = fread(buf + len, 1, cap - len, f));
+		if (len < cap)
+			break;
+	}
+	fclose(f);
+	if (!buf || len < sizeof(h))
+		goto cleanup;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != BTF_MAGIC || h.hdr_len > len || h.str_off > len - h.hdr_len ||
+	    h.str_len > len - h.hdr_len - h.str_off)
+		goto cleanup;
+	for (size_t i = 0; i < n; i++) {
+		int pl = snprintf(pat + 1, sizeof(pat) - 1, "%s", names[i]) + 2;
+
+		pat[0] = '\0';	/* "\0name\0": a whole string of the table */
+		if (pl <= (int)sizeof(pat))
+			has[i] = memmem(buf + h.hdr_len + h.str_off, h.str_len, pat, (size_t)pl) != NULL;
+	}
+cleanup:
+	free(buf);
+}
+
+/* The scheduler's text from /proc/kallsyms, for the off-CPU program
+ * (bpf/offcpu.bpf.h); 0s when not found (or hidden: kptr_restrict). */
+static void sched_text(__u64 *start, __u64 *end)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[256], name[128];
+	unsigned long long a;
+	char t;
+
+	*start = *end = 0;
+	if (!f)
+		return;
+	while ((!*start || !*end) && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3) {
+			if (!strcmp(name, "__sched_text_start"))
+				*start = a;
+			else if (!strcmp(name, "__sched_text_end"))
+				*end = a;
+		}
+	fclose(f);
 }
 
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
 	bool prepare_exec, vmas;
-	double t0;
+	bool has[2];
+	double t0, t_open, t_btf;
 	int err, fp_max;
 
 	*out = NULL;
@@ -281,6 +595,18 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		return -ENOMEM;
 	s->opts = *opts;
 	s->stats_fd = -1;
+	s->late_in = ST_LATE_NONE;
+	s->late_want = opts->late_interp;
+	/* tests: the loads waited for at the stop (test_verifier.py's figures
+	 * of the full programs); all: every runtime walked at once; launch:
+	 * the first full program in before the attach returns (no early
+	 * sample of a launched command: tests/integration/test_startup.py) */
+	if (getenv("STACKTREED_TEST_LATE")) {
+		s->late_wait = true;
+		s->late_launch = !strcmp(getenv("STACKTREED_TEST_LATE"), "launch");
+		if (!strcmp(getenv("STACKTREED_TEST_LATE"), "all"))
+			s->late_want = ST_INTERP_ALL;
+	}
 	s->epfd = -1;
 	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
 	s->ncpus = libbpf_num_possible_cpus();
@@ -289,6 +615,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		fprintf(stderr, "stacktreed: cannot count CPUs: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	t0 = now_ms();
 	s->skel = sample_bpf__open();
 	if (!s->skel) {
 		err = -errno;
@@ -358,8 +685,15 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	}
 	if (!s->opts.events)
 		s->opts.events = 1u << ST_EVENT_CPU;
-	prepare_exec = kernel_has("btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF);
-	vmas = kernel_has("bpf_iter_task_vma_new", BTF_KIND_FUNC);	/* bpf/endmaps.bpf.h */
+	t_open = now_ms() - t0;
+	t0 = now_ms();
+	/* sched_prepare_exec (kernels from 6.10): marks an exec in progress;
+	 * the task VMA iterator: bpf/endmaps.bpf.h */
+	kernel_btf_names((const char *const[]){ "btf_trace_sched_prepare_exec",
+						 "bpf_iter_task_vma_new" }, has, 2);
+	prepare_exec = has[0];
+	vmas = has[1];
+	t_btf = now_ms() - t0;
 	if ((err = choose_programs(s)) ||
 	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec, prepare_exec)) ||
 	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps, prepare_exec && vmas)) ||
@@ -367,15 +701,40 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		fprintf(stderr, "stacktreed: cannot choose the BPF programs: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	if (s->offcpu)
+		sched_text((__u64 *)&s->skel->rodata->sched_text_start,
+			   (__u64 *)&s->skel->rodata->sched_text_end);
+	/* the early program walks only the runtimes walked from the start
+	 * (-- python3: Python; -- true: none, their walkers not verified);
+	 * the page-fault and off-CPU programs, full walkers loaded now, need
+	 * them all */
+	if (s->timer == s->skel->progs.on_timer && !s->fault && !s->offcpu)
+		s->skel->rodata->interpreters = opts->interpreters & s->late_want;
 	t0 = now_ms();
 	err = sample_bpf__load(s->skel);
-	if (!err && opts->verbose)
+	if (!err && opts->verbose) {
+		fprintf(stderr, "stacktreed: start-up: BPF object opened in %.0f ms, kernel BTF "
+			"checked in %.0f ms\n", t_open, t_btf);
 		print_verified(s, now_ms() - t0);
+	}
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot load the BPF programs: %s (needs root or "
 			"CAP_BPF+CAP_PERFMON, and a kernel with BTF; -v shows the verifier log)\n",
 			strerror(-err));
 		goto cleanup;
+	}
+	/* the timers' dispatcher finds the early program in its slot */
+	if (s->timer == s->skel->progs.on_timer) {
+		__u32 slot = ST_TIMER_SLOT_EARLY;
+		int fd = bpf_program__fd(s->skel->progs.on_timer_early);
+
+		if (bpf_map__update_elem(s->skel->maps.timer_jump, &slot, sizeof(slot), &fd,
+					 sizeof(fd), BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "stacktreed: cannot set up the timer's programs (timer_jump): "
+				"%s\n", strerror(errno));
+			goto cleanup;
+		}
 	}
 	if (opts->cgroup && (err = set_cgroup_filter(s, opts->cgroup)))
 		goto cleanup;
@@ -420,6 +779,9 @@ void st_session__stop(struct st_session *s)
 {
 	if (!s)
 		return;
+	/* tests: the loads finished (their figures printed) before the stop */
+	while (s->late_wait && s->late)
+		late_work(s, true);
 	bpf_link__destroy(s->fault_link);
 	s->fault_link = NULL;
 	bpf_link__destroy(s->offcpu_link);
@@ -440,6 +802,13 @@ void st_session__free(struct st_session *s)
 	if (!s)
 		return;
 	st_session__stop(s);
+	/* a load still under way is left to its thread, which frees it (or
+	 * which the process's exit ends: the verifier stops at a fatal signal) */
+	if (s->late) {
+		pthread_detach(s->late->thread);
+		late_unref(s->late);
+		s->late = NULL;
+	}
 	free(s->links);
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
@@ -578,6 +947,12 @@ int st_session__attach(struct st_session *s)
 		}
 	if (!s->timer)
 		return 0;	/* page faults or off-CPU only: no timer */
+	/* nobody to hurry (--pid, -a): the timers start with the full program,
+	 * as they did before it was loaded late (a target's samples before
+	 * 'sampling at' would be on no clock of the caller's) */
+	s->attach_ms = now_ms();
+	if (s->timer == s->skel->progs.on_timer && !s->opts.late_background)
+		late_work(s, true);
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		bool named = s->opts.cpus && cpu < ST_MAX_CPUS &&
 			     (s->opts.cpus[cpu / 64] & (1ull << (cpu % 64)));
@@ -610,7 +985,10 @@ int st_session__attach(struct st_session *s)
 		}
 		attached++;
 	}
-	return attached ? 0 : -ENODEV;
+	if (!attached)
+		return -ENODEV;
+	late_work(s, s->late_launch);	/* the full timer program, on its thread */
+	return 0;
 }
 
 int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void *ctx)
@@ -619,6 +997,7 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 
 	s->ev_fn = fn;
 	s->ev_ctx = ctx;
+	late_work(s, false);
 	if (s->epfd < 0) {
 		n = ring_buffer__poll(s->rb, timeout_ms);
 		return n == -EINTR ? 0 : n;
@@ -791,6 +1170,7 @@ int st_session__map_fd(struct st_session *s, const char *name)
 
 void st_session__py_procs_changed(struct st_session *s)
 {
+	s->late_want |= ST_INTERP_PYTHON;	/* a CPython process seen */
 	__atomic_fetch_add(&s->skel->bss->py_procs_epoch, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -39,6 +39,11 @@ struct st_session_opts {
 	const __u64 *cpus;	/* -C: ST_MAX_CPUS bits; timers on these CPUs only and
 				 * page faults taken there (NULL: every CPU) */
 	unsigned interpreters;	/* ST_INTERP_* whose stacks BPF walks (bpf/stacktree.h) */
+	unsigned late_interp;	/* ... walked from the first full timer program (the
+				 * launched command is one; all with --pid and -a); the
+				 * others once a process of theirs is seen */
+	bool late_background;	/* nobody waits for the full timer program (a launched
+				 * command runs): its verification at a lower priority */
 };
 
 struct st_session;
