@@ -38,6 +38,7 @@
  * makes a frame of it (bpf/unwind_step.h, bpf/walk.bpf.h), so no native
  * frame can carry bit 63, ST_PY_TAG. */
 #define ST_USER_END (1ULL << 47)
+#define ST_USER_MIN 4096ULL	/* the null page: below vm.mmap_min_addr nothing is mapped */
 #define ST_MAX_KERNEL 64	/* kernel frames per sample (--kernel) */
 #define ST_PATH_SLOTS 1024	/* path buffers: power of two >= user + kernel + 2 */
 _Static_assert(ST_PATH_SLOTS >= ST_MAX_USER + ST_MAX_KERNEL + 2, "a path's frames fit");

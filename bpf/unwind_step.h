@@ -382,8 +382,15 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 	}
 	/* what a step read as a return address is no frame when it is no
 	 * user address (0xebebebebebebebeb: pixel data where a frame-pointer
-	 * step looked); every kind of step comes through here */
-	if (s->ip >= ST_USER_END) {
+	 * step looked) or in the null page (0, 1: counters and flags), where
+	 * nothing is ever mapped (one unsigned test for both ends). Measured
+	 * under -a with process churn: zeros from frame-pointer steps through
+	 * code without them (a process without tables yet, its stack not
+	 * deferred) were most of the [unknown] frames left (kernel-notes
+	 * "Processes that end first"). (A stack address is garbage too, but
+	 * a thread's stack may end right below a library's code: no bound
+	 * above sp is sound.) Every kind of step comes through here. */
+	if (s->ip - ST_USER_MIN >= ST_USER_END - ST_USER_MIN) {
 		s->stop = ST_UNW_STOP_BAD_FRAME;
 		return 1;
 	}

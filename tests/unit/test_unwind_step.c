@@ -532,8 +532,8 @@ static void test_bad_frame_and_depth(void **state)
 }
 
 /* Stack garbage read as a return address (0xeb bytes, bit 63 set: pixel
- * data where a frame-pointer step looked) is no frame, whatever step read
- * it: the walk stops before it, a bad frame. */
+ * data where a frame-pointer step looked; an address in the null page) is
+ * no frame, whatever step read it: the walk stops before it, a bad frame. */
 static void test_garbage_return_address(void **state)
 {
 	const __u64 garbage = 0xebebebebebebebebULL;
@@ -565,6 +565,21 @@ static void test_garbage_return_address(void **state)
 	assert_int_equal(stop, ST_UNW_STOP_BAD_FRAME);
 	for (size_t i = 0; i < n; i++)
 		assert_true(out[i] < ST_USER_END);
+	/* in the null page (a frame-pointer step through code without
+	 * them read a counter or a flag): 0, 1, the page's last byte */
+	for (__u64 v = 0; v < 3; v++) {
+		put(bp, SP + 64);
+		put(bp + 8, v == 2 ? ST_USER_MIN - 1 : v);
+		in = input(0x500010, bp, sizeof(stack), true);
+		n = walk(&in, out, 8, &stop);
+		assert_int_equal(n, 1);
+		assert_int_equal(stop, ST_UNW_STOP_BAD_FRAME);
+	}
+	/* the first page past it is an address like any */
+	put(bp + 8, ST_USER_MIN);
+	n = walk(&in, out, 8, &stop);
+	assert_true(n >= 2);
+	assert_int_equal(out[1], ST_USER_MIN);
 }
 
 /* Rows a table points at but the shard does not have are "no CFI". */
