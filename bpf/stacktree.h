@@ -38,6 +38,7 @@
  * makes a frame of it (bpf/unwind_step.h, bpf/walk.bpf.h), so no native
  * frame can carry bit 63, ST_PY_TAG. */
 #define ST_USER_END (1ULL << 47)
+#define ST_USER_MIN 4096ULL	/* the null page: below vm.mmap_min_addr nothing is mapped */
 #define ST_MAX_KERNEL 64	/* kernel frames per sample (--kernel) */
 #define ST_PATH_SLOTS 1024	/* path buffers: power of two >= user + kernel + 2 */
 _Static_assert(ST_PATH_SLOTS >= ST_MAX_USER + ST_MAX_KERNEL + 2, "a path's frames fit");
@@ -285,7 +286,9 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 	ST_UNW_UNSUPPORTED,	/* a CFI form the BPF unwinder does not evaluate */
 	ST_UNW_R10,		/* CFA = r10 + off (DRAP prologue/epilogue): the leaf only */
 	ST_UNW_RBX,		/* CFA = rbx + off (glibc's lazy-binding resolver,
-				 * _dl_runtime_resolve*): the leaf only */
+				 * _dl_runtime_resolve*): where rbx is known (the
+				 * leaf's, a signal frame's, or restored through the
+				 * frames below by their ST_UNW_RBX_* rules) */
 };
 #define ST_UNW_KIND_MASK 0x0f
 #define ST_UNW_F_RBP_AT_RBP 0x10 /* saved rbp at rbp + 8 * rbp, not at CFA + 8 * rbp */
@@ -293,6 +296,23 @@ enum st_unw_kind {		/* st_unwind_row.kind & ST_UNW_KIND_MASK */
 #define ST_UNW_F_OVER_BUDGET 0x40 /* (BPF only, kind NONE) the module has no rows for want
 				   * of memory (--unwind-memory) */
 #define ST_UNW_F_PENDING 0x80	 /* (BPF only, kind NONE) its rows are not compiled yet */
+/* The same two bits in a row of any other kind: where this frame keeps the
+ * caller's rbx (callee-saved), so that a frame above whose CFA is rbx-based
+ * (ST_UNW_RBX) knows it. 96-99.9% of the rows of ld.so, libc, libpython and
+ * perl are one of the first three (compilers push rbx last, just below rbp
+ * when both are saved); kernel-notes/unwinding.md. */
+#define ST_UNW_RBX_SHIFT 6
+#define ST_UNW_RBX_SAME 0	/* rbx unchanged by this frame (or restored already) */
+#define ST_UNW_RBX_BELOW_RBP 1	/* at the slot below rbp's (CFA + 8 * rbp - 8) */
+#define ST_UNW_RBX_CFA16 2	/* at CFA - 16 (rbx pushed first, rbp not saved) */
+#define ST_UNW_RBX_LOST 3	/* elsewhere: not known above this frame */
+
+/* rbx as a walk goes (bpf/unwind_step.h): val, unless at is not 0: where a
+ * frame below saved it (read by an rbx-based CFA only); val 0 and at 0:
+ * not known. */
+struct st_unw_rbx {
+	__u64 val, at;
+};
 #define ST_UNW_RBP_SAME 0	 /* st_unwind_row.rbp: rbp unchanged by this frame */
 #define ST_UNW_RBP_UNKNOWN (-128) /* rbp not recoverable (later rbp-based frames fail) */
 

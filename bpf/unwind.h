@@ -91,6 +91,7 @@ struct {
 #define ST_UNW_WIN 4096
 
 struct st_unw_window {
+	struct st_unw_rbx rbx;	/* the walk's rbx (bpf/unwind_step.h) */
 	__u64 base;		/* user address of buf[0]; 0: empty */
 	__u8 buf[ST_UNW_WIN + 16];	/* + 16: masked offsets stay in bounds */
 };
@@ -136,6 +137,12 @@ static __always_inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u
 #define ST_HS_ENV(io) (&(struct st_unw_env){})
 #define ST_HS_PROC(io)                                                                             \
 	((const struct st_java_proc *)bpf_map_lookup_elem(&java_procs, &(io)->tgid))
+
+/* The walk's rbx: in the window (checked when the walk starts). */
+static __always_inline struct st_unw_rbx *st_unw_rbx(struct st_unw_env *e)
+{
+	return &e->win->rbx;
+}
 
 /* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
 static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
@@ -271,7 +278,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	s.env.win = bpf_map_lookup_elem(&unwind_window, &io->slot);
 	if (s.env.win)
 		s.env.win->base = 0;	/* another sample's stack */
-	if (!s.proc || !s.env.cache)
+	if (!s.proc || !s.env.cache || !s.env.win)	/* (an array's: never) */
 		return 0;
 	s.out = out->addr;
 	s.max = io->max;

@@ -13,7 +13,8 @@
  * so that a call at the end of a function finds its own row), narrowed
  * first by the module's pc index; compute the CFA by
  * the row's kind, read the return address at CFA - 8 and the saved rbp
- * where the row says, continue with sp = CFA. A frame without CFI is walked
+ * where the row says, note where it keeps the caller's rbx (for ld.so's
+ * resolver above, whose CFA is rbx-based), continue with sp = CFA. A frame without CFI is walked
  * with frame pointers in auto mode and ends the walk in dwarf mode.
  *
  * Contract with the includer. Memory reads and map lookups differ between
@@ -29,6 +30,10 @@
  *   st_unw_chunk(e, gen, k)	chunk k of the table of version gen, or NULL
  *   st_unw_row(handle, idx)	row idx of a shard, or NULL past its end
  *   st_unw_cache_slot/_get/_put the row cache by pc (native: none)
+ *   st_unw_rbx(e)		the walk's rbx (struct st_unw_rbx): in BPF in map
+ *				memory, which the verifier does not track (on the
+ *				stack its values multiplied the walk's states
+ *				past the 1M instructions limit)
  * The native build includes it through user/collect/unwind/unwind_native.h, which
  * supplies all of these over a copy of the stack and the daemon's copy of
  * the tables.
@@ -83,7 +88,8 @@ static __always_inline __u32 st_unwind_stop_stat(__u32 stop)
 struct st_unw_state {
 	__u64 ip, sp, bp;
 	__u64 r10;		/* the leaf's r10 (DRAP prologues) */
-	__u64 rbx;		/* the leaf's rbx (ld.so's lazy-binding resolver) */
+	__u64 rbx;		/* the leaf's rbx (ld.so's lazy-binding resolver); the
+				 * frame's as the walk goes: st_unw_rbx(&env) */
 	__u64 *out;		/* the frames, leaf first */
 	const struct st_unwind_proc *proc;	/* the process's mappings (never NULL) */
 	__u32 image;				/* the image sampled (hs.java.image's) */
@@ -231,6 +237,30 @@ st_unw_find_row(struct st_unw_env *e, const struct st_unwind_map *m, __u32 pc)
 }
 
 /* One frame-pointer step: [bp] = caller's bp, [bp + 8] = return address. */
+/* rbx not known above this frame (an rbx-based CFA there stops the walk) */
+static __always_inline void st_unw_rbx_lost(struct st_unw_env *e)
+{
+	st_unw_rbx(e)->val = 0;
+	st_unw_rbx(e)->at = 0;
+}
+
+/* A frame's rbx rule (ST_UNW_RBX_*) applied, its CFA cfa, its rbp field
+ * rbp, sp its stack pointer: where the caller's rbx is now. Arithmetic
+ * only (rule's two bits as masks). A slot below sp was popped, as rbp's
+ * (the register holds the caller's rbx again): where it was. */
+static __always_inline void st_unw_rbx_rule(struct st_unw_rbx *x, __u32 rule, __u64 cfa, __s8 rbp,
+					    __u64 sp)
+{
+	__u64 b0 = rule & 1, b1 = (rule >> 1) & 1;
+	__u64 below = b0 & (b1 ^ 1), cfa16 = b1 & (b0 ^ 1), lost = b0 & b1;
+	__u64 slot = cfa + (((__u64)((__s64)rbp * 8 - 8)) & (0 - below)) + ((0 - 16ull) & (0 - cfa16));
+	__u64 popped = (__u64)((__s64)(slot - sp)) >> 63;
+	__u64 take = (below | cfa16) & (popped ^ 1);
+
+	x->at = ((x->at & (take - 1)) | (slot & (0 - take))) & (lost - 1);
+	x->val &= lost - 1;
+}
+
 static __always_inline long st_unw_fp_step(struct st_unw_state *s)
 {
 	__u64 fr[2];
@@ -253,6 +283,7 @@ static __always_inline long st_unw_fp_step(struct st_unw_state *s)
 	s->bp = fr[0];
 	s->ip = fr[1];
 	s->exact = false;
+	st_unw_rbx_lost(&s->env);	/* whether the frame saved it, no table says */
 	s->fp_frames++;
 	return 0;
 }
@@ -267,6 +298,8 @@ static __always_inline long st_unw_signal_step(struct st_unw_state *s)
 		return 1;
 	}
 	s->bp = regs[0];
+	st_unw_rbx(&s->env)->val = regs[1];	/* the interrupted frame's: known again */
+	st_unw_rbx(&s->env)->at = 0;
 	s->sp = regs[5];
 	s->ip = regs[6];
 	s->exact = true;	/* the interrupted instruction, not a return address */
@@ -311,6 +344,7 @@ static __always_inline long st_hs_step(struct st_unw_state *s, __u32 n)
 	s->sp = s->hs.sp;
 	s->bp = s->hs.bp;
 	s->exact = false;
+	st_unw_rbx_lost(&s->env);
 	s->fp_frames++;
 	return 0;
 }
@@ -336,7 +370,9 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 	struct st_unw_cache_ent *ce;
 	const struct st_unwind_map *m;
 	__u64 cfa, fr[2], ra, pc, slot;
-	__u32 kind, n = i;	/* == s->n: one frame per iteration (i keeps the verifier's
+	__u32 kind, n = i;
+	struct st_unw_rbx *rbx = st_unw_rbx(&s->env);
+	__u64 rbx_val;	/* == s->n: one frame per iteration (i keeps the verifier's
 				 * view of the state the same every iteration) */
 	__s64 off;
 
@@ -346,8 +382,15 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 	}
 	/* what a step read as a return address is no frame when it is no
 	 * user address (0xebebebebebebebeb: pixel data where a frame-pointer
-	 * step looked); every kind of step comes through here */
-	if (s->ip >= ST_USER_END) {
+	 * step looked) or in the null page (0, 1: counters and flags), where
+	 * nothing is ever mapped (one unsigned test for both ends). Measured
+	 * under -a with process churn: zeros from frame-pointer steps through
+	 * code without them (a process without tables yet, its stack not
+	 * deferred) were most of the [unknown] frames left (kernel-notes
+	 * "Processes that end first"). (A stack address is garbage too, but
+	 * a thread's stack may end right below a library's code: no bound
+	 * above sp is sound.) Every kind of step comes through here. */
+	if (s->ip - ST_USER_MIN >= ST_USER_END - ST_USER_MIN) {
 		s->stop = ST_UNW_STOP_BAD_FRAME;
 		return 1;
 	}
@@ -380,19 +423,22 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 			st_unw_cache_put(&s->env, ce, pc, &row);
 	}
 	r = &row;
-	if (row.kind & ST_UNW_F_OVER_BUDGET)
-		s->over_budget = true;
-	if (row.kind & ST_UNW_F_PENDING)
-		s->pending = true;
 	kind = row.kind & ST_UNW_KIND_MASK;
-	/* R10 (8) or RBX (9): one test, no path more for the verifier (a
-	 * branch per register made the page-fault program too complex) */
-	if ((kind | 1) == ST_UNW_RBX && n)	/* known in the leaf only */
+	/* (the two flags of a NONE row are the rbx rule of any other) */
+	if (kind == ST_UNW_NONE && (row.kind & ST_UNW_F_OVER_BUDGET))
+		s->over_budget = true;
+	if (kind == ST_UNW_NONE && (row.kind & ST_UNW_F_PENDING))
+		s->pending = true;
+	/* r10 is known in the leaf only (no frame saves it); rbx where no
+	 * frame below lost it (s->rbx 0: the CFA is then no frame's, below)
+	 * (one test, no path more for the verifier: a branch per register
+	 * made the page-fault program too complex) */
+	if (kind == ST_UNW_R10 && n)
 		kind = ST_UNW_UNSUPPORTED;
 	if (kind == ST_UNW_NONE || kind == ST_UNW_UNSUPPORTED) {
 		/* auto: frame pointers where there is no CFI; not where it
 		 * is a form not evaluated here (ld.so's lazy-binding resolver
-		 * above the leaf): rbp is a register of code with CFI there,
+		 * above a frame that lost rbx): rbp is a register of code with CFI there,
 		 * a zero one no end a call saved (a sample in _dl_fixup ended
 		 * at the resolver, unmarked): cut short, "unsupported CFI" */
 		if (s->fallback && kind == ST_UNW_NONE)
@@ -415,7 +461,10 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 	} else if (kind == ST_UNW_RBP) {
 		cfa = s->bp + off;
 	} else if ((kind | 1) == ST_UNW_RBX) {	/* r10, or rbx when kind & 1 */
-		cfa = s->r10 + ((s->rbx - s->r10) & (0 - (__u64)(kind & 1))) + off;
+		rbx_val = rbx->val;
+		if (rbx->at && st_unw_read(&s->env, &rbx_val, 8, rbx->at))
+			rbx_val = 0;
+		cfa = s->r10 + ((rbx_val - s->r10) & (0 - (__u64)(kind & 1))) + off;
 	} else if (kind == ST_UNW_PLT) {
 		cfa = s->sp + off + ((s->ip & 15) >= (__u64)r->rbp ? 8 : 0);
 	} else {		/* ST_UNW_DEREF_RBP (the compiler makes no other kind) */
@@ -424,8 +473,8 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 			return 1;
 		}
 	}
-	if (cfa <= s->sp) {
-		s->stop = ST_UNW_STOP_BAD_FRAME;
+	if (cfa <= s->sp) {	/* (an rbx-based CFA: rbx not known here) */
+		s->stop = (kind | 1) == ST_UNW_RBX ? ST_UNW_STOP_UNSUPPORTED : ST_UNW_STOP_BAD_FRAME;
 		return 1;
 	}
 	if (kind == ST_UNW_PLT ||
@@ -452,6 +501,13 @@ ST_CB long st_unw_frame(__u32 i, void *data)
 		else if (slot >= s->sp && st_unw_read8(&s->env, slot, &s->bp))
 			goto fault;
 	}
+	/* the caller's rbx, where this frame saved it (a slot below sp was
+	 * popped, as rbp's above: the register holds it again); 0 where it
+	 * is not known. (.plt rows keep rbx: ST_UNW_RBX_SAME, their rbp
+	 * field is no slot.) */
+	/* (without a branch: branches here, on every frame's way out,
+	 * multiplied the verifier's paths) */
+	st_unw_rbx_rule(rbx, (__u32)(r->kind >> ST_UNW_RBX_SHIFT) & 3, cfa, r->rbp, s->sp);
 	s->sp = cfa;
 	s->ip = ra;
 	s->exact = false;
@@ -478,6 +534,8 @@ static __always_inline void st_unw_start(struct st_unw_state *s, __u64 ip, __u64
 	s->bp = bp;
 	s->r10 = r10;
 	s->rbx = rbx;
+	st_unw_rbx(&s->env)->val = rbx;
+	st_unw_rbx(&s->env)->at = 0;
 	s->exact = true;
 	s->fallback = fallback;
 	s->stop = ST_UNW_STOP_END;

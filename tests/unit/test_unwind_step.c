@@ -52,6 +52,16 @@ static struct st_unwind_row rows[] = {
 	{ .pc = 0xc000, .kind = ST_UNW_RSP, .rbp = -3, .off = 24 },
 	{ .pc = 0xc100, .kind = ST_UNW_UNSUPPORTED },
 	{ .pc = 0xc200, .kind = ST_UNW_NONE },
+	/* frames that keep their caller's rbx: below the saved rbp (CFA - 24) */
+	{ .pc = 0xd000, .kind = ST_UNW_RSP | ST_UNW_RBX_BELOW_RBP << ST_UNW_RBX_SHIFT,
+	  .rbp = -2, .off = 32 },
+	/* at CFA - 16 (rbx pushed first, rbp kept) */
+	{ .pc = 0xd100, .kind = ST_UNW_RSP | ST_UNW_RBX_CFA16 << ST_UNW_RBX_SHIFT,
+	  .rbp = ST_UNW_RBP_SAME, .off = 24 },
+	/* somewhere no rule says */
+	{ .pc = 0xd200, .kind = ST_UNW_RSP | ST_UNW_RBX_LOST << ST_UNW_RBX_SHIFT,
+	  .rbp = ST_UNW_RBP_SAME, .off = 16 },
+	{ .pc = 0xd300, .kind = ST_UNW_NONE },
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -196,9 +206,10 @@ static void test_return_address_minus_one(void **state)
 }
 
 /* CFA = rbx + off (ld.so's _dl_runtime_resolve after mov %rsp,%rbx) and
- * r10 + off (DRAP): the leaf's registers are known, a caller's are not,
- * so there the walk stops as unsupported. */
-static void test_rbx_r10_in_the_leaf_only(void **state)
+ * r10 + off (DRAP): the leaf's registers are known; above it r10 is not
+ * (no frame saves it), rbx is while the frames below keep it (B: unchanged)
+ * or save it where their rows say (test_rbx_restored). */
+static void test_rbx_r10_in_the_leaf(void **state)
 {
 	__u64 out[8];
 	__u32 stop;
@@ -221,10 +232,21 @@ static void test_rbx_r10_in_the_leaf_only(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(stop, ST_UNW_STOP_END);
 	assert_int_equal(out[1], BASE + 0x3005);
-	/* B (CFA = rsp + 32) returns into the resolver: not the leaf */
+	/* B (CFA = rsp + 32, rbx unchanged) returns into the resolver:
+	 * its CFA from the leaf's rbx (SP + 96 + 24) */
 	put(SP + 24, BASE + 0x7010);
+	put(SP + 112, BASE + 0x3005);
 	in = input(BASE + 0x2010, 0, sizeof(stack), false);
-	in.rbx = SP + 40;
+	in.rbx = SP + 96;
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 3);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	assert_int_equal(out[1], BASE + 0x7010);
+	assert_int_equal(out[2], BASE + 0x3005);
+	/* r10 above the leaf: A (rbp pushed) returns into the DRAP code */
+	put(SP + 8, BASE + 0xa010);
+	in = input(BASE + 0x1002, 0, sizeof(stack), false);
+	in.r10 = SP + 64;
 	n = walk(&in, out, 8, &stop);
 	assert_int_equal(n, 2);
 	assert_int_equal(stop, ST_UNW_STOP_UNSUPPORTED);
@@ -239,6 +261,66 @@ static void test_rbx_r10_in_the_leaf_only(void **state)
 	n = walk(&in, out, 8, &stop);
 	assert_int_equal(n, 1);
 	assert_int_equal(stop, ST_UNW_STOP_UNSUPPORTED);
+}
+
+/* A sample in _dl_fixup (and below it) under the resolver: the caller's
+ * rbx, the resolver's CFA base, restored from where each frame saved it;
+ * where a frame kept it where no rule says, the walk stops at the resolver
+ * (unsupported); a signal frame's registers make it known again. */
+static void test_rbx_restored(void **state)
+{
+	__u64 out[8];
+	__u32 stop;
+	size_t n;
+
+	(void)state;
+	/* the resolver's frame: CFA = rbx + 24 = SP + 120, RA into _start */
+	put(SP + 112, BASE + 0x3005);
+	/* C: CFA = SP + 32, rbp at SP + 16, rbx at SP + 8 */
+	put(SP + 24, BASE + 0x7010);
+	put(SP + 16, 0x5555);
+	put(SP + 8, SP + 96);
+	struct st_unw_native_in in = input(BASE + 0xd010, 0x9999, sizeof(stack), false);
+	in.rbx = 0x1234;		/* C's own: not the resolver's */
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 3);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	assert_int_equal(out[1], BASE + 0x7010);
+	assert_int_equal(out[2], BASE + 0x3005);
+	/* D: CFA = SP + 24, rbx at SP + 8 */
+	memset(stack, 0, 112);
+	put(SP + 16, BASE + 0x7010);
+	put(SP + 8, SP + 96);
+	in = input(BASE + 0xd110, 0, sizeof(stack), false);
+	in.rbx = 0x1234;
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 3);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	assert_int_equal(out[2], BASE + 0x3005);
+	/* E: rbx not known above it; auto mode takes no frame pointers */
+	memset(stack, 0, 112);
+	put(SP + 8, BASE + 0x7010);
+	in = input(BASE + 0xd210, 0, sizeof(stack), true);
+	in.rbx = SP + 96;
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, ST_UNW_STOP_UNSUPPORTED);
+	/* E interrupted by a signal: the handler's frames lose rbx, the
+	 * ucontext has the resolver's (gregs at SP + 16 + 40: rbp, rbx, ...
+	 * rsp, rip) */
+	memset(stack, 0, sizeof(stack));
+	put(SP + 8, BASE + 0x4001);	/* E returns into __restore_rt */
+	put(SP + 136 + 8, SP + 300);	/* rbx */
+	put(SP + 136 + 40, SP + 200);	/* rsp */
+	put(SP + 136 + 48, BASE + 0x7010); /* rip: in the resolver */
+	put(SP + 316, BASE + 0x3005);	/* its CFA = rbx + 24 */
+	in = input(BASE + 0xd210, 0, sizeof(stack), false);
+	in.rbx = 0x1234;
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 4);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	assert_int_equal(out[2], BASE + 0x7010);
+	assert_int_equal(out[3], BASE + 0x3005);
 }
 
 /* .plt entries: 8 more from the push of the entry's second half. */
@@ -450,8 +532,8 @@ static void test_bad_frame_and_depth(void **state)
 }
 
 /* Stack garbage read as a return address (0xeb bytes, bit 63 set: pixel
- * data where a frame-pointer step looked) is no frame, whatever step read
- * it: the walk stops before it, a bad frame. */
+ * data where a frame-pointer step looked; an address in the null page) is
+ * no frame, whatever step read it: the walk stops before it, a bad frame. */
 static void test_garbage_return_address(void **state)
 {
 	const __u64 garbage = 0xebebebebebebebebULL;
@@ -483,6 +565,21 @@ static void test_garbage_return_address(void **state)
 	assert_int_equal(stop, ST_UNW_STOP_BAD_FRAME);
 	for (size_t i = 0; i < n; i++)
 		assert_true(out[i] < ST_USER_END);
+	/* in the null page (a frame-pointer step through code without
+	 * them read a counter or a flag): 0, 1, the page's last byte */
+	for (__u64 v = 0; v < 3; v++) {
+		put(bp, SP + 64);
+		put(bp + 8, v == 2 ? ST_USER_MIN - 1 : v);
+		in = input(0x500010, bp, sizeof(stack), true);
+		n = walk(&in, out, 8, &stop);
+		assert_int_equal(n, 1);
+		assert_int_equal(stop, ST_UNW_STOP_BAD_FRAME);
+	}
+	/* the first page past it is an address like any */
+	put(bp + 8, ST_USER_MIN);
+	n = walk(&in, out, 8, &stop);
+	assert_true(n >= 2);
+	assert_int_equal(out[1], ST_USER_MIN);
 }
 
 /* Rows a table points at but the shard does not have are "no CFI". */
@@ -635,7 +732,8 @@ int main(void)
 		cmocka_unit_test_setup(test_rbp_rule, setup),
 		cmocka_unit_test_setup(test_epilogue_after_pop_rbp, setup),
 		cmocka_unit_test_setup(test_return_address_minus_one, setup),
-		cmocka_unit_test_setup(test_rbx_r10_in_the_leaf_only, setup),
+		cmocka_unit_test_setup(test_rbx_r10_in_the_leaf, setup),
+		cmocka_unit_test_setup(test_rbx_restored, setup),
 		cmocka_unit_test_setup(test_plt, setup),
 		cmocka_unit_test_setup(test_off8_and_saved_rbp_forms, setup),
 		cmocka_unit_test_setup(test_no_cfi_and_fallback, setup),

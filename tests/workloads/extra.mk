@@ -126,3 +126,24 @@ $(B)/workloads/deeprec_o2_nofp: tests/workloads/deeprec.c tests/workloads/worklo
 	$(CC) $(NOFP_CFLAGS) $< -o $@
 
 WORKLOAD_EXTRA += $(B)/workloads/deeprec_o2 $(B)/workloads/deeprec_o2_nofp
+
+# ld.so's lazy-binding resolver made hot (issue 35, item 5): lazybind
+# dlopen()s liblazycall.so, which calls the 4096 functions of liblazyfns.so
+# through its PLT, linked -z lazy: every call of a fresh dlopen() is bound
+# by _dl_runtime_resolve (an rbx-based CFA) and _dl_fixup.
+$(B)/workloads/liblazyfns.so: tests/workloads/lib/lazyfns.c tests/workloads/lib/lazyfns.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -fPIC -shared $< -o $@
+
+$(B)/workloads/liblazycall.so: tests/workloads/lib/lazycall.c tests/workloads/lib/lazyfns.h \
+			       $(B)/workloads/liblazyfns.so
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -fPIC -shared $< -o $@ -L$(B)/workloads -llazyfns \
+		-Wl,-z,lazy -Wl,-rpath,'$$ORIGIN'
+
+$(B)/workloads/lazybind: tests/workloads/lazybind.c tests/workloads/workload.h \
+			 $(B)/workloads/liblazycall.so
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) $< -o $@ -ldl
+
+WORKLOAD_EXTRA += $(B)/workloads/liblazyfns.so $(B)/workloads/liblazycall.so

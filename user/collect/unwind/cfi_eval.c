@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#define REG_RBX 3
 #define REG_RBP 6
 #define REG_RIP 16
 #define MAX_DEPTH 16		/* remember_state nesting (gcc: 1) */
@@ -64,7 +65,8 @@ static __s64 factored(__u64 v, __s64 align)
 
 static struct st_cfi_rule *rule_of(struct st_cfi_state *s, __u64 reg)
 {
-	return reg == REG_RIP ? &s->rip : reg == REG_RBP ? &s->rbp : NULL;
+	return reg == REG_RIP ? &s->rip : reg == REG_RBP ? &s->rbp :
+	       reg == REG_RBX ? &s->rbx : NULL;
 }
 
 static void set_rule(struct run *r, __u64 reg, __u8 how, __s64 val)
@@ -85,7 +87,7 @@ static int restore(struct run *r, __u64 reg)
 	if (!r->cie)
 		return -EOPNOTSUPP;
 	if (rule)
-		*rule = reg == REG_RIP ? r->cie->rip : r->cie->rbp;
+		*rule = reg == REG_RIP ? r->cie->rip : reg == REG_RBP ? r->cie->rbp : r->cie->rbx;
 	return 0;
 }
 
@@ -229,7 +231,7 @@ static bool plain_augmentation(const char *a)
 }
 
 /* The state after the CIE's initial instructions (on top of the x86-64
- * ABI's: rbp keeps its value), or -EOPNOTSUPP. */
+ * ABI's: rbp and rbx keep their values), or -EOPNOTSUPP. */
 static int run_cie(const struct st_cfi_cie *cie, struct run *r)
 {
 	const __u8 *p = cie->init;
@@ -240,6 +242,7 @@ static int run_cie(const struct st_cfi_cie *cie, struct run *r)
 	r->s.cfa_reg = UINT64_MAX;
 	r->s.rip.how = UNSET;
 	r->s.rbp.how = ST_CFI_SAME;
+	r->s.rbx.how = ST_CFI_SAME;
 	if (cie->code_align != 1 || cie->data_align != -8 || cie->ra_reg != REG_RIP ||
 	    !plain_augmentation(cie->augmentation))
 		return -EOPNOTSUPP;

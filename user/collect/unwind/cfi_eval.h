@@ -1,6 +1,6 @@
 /* cfi_eval.h - runs one FDE's DWARF CFI program (after its CIE's initial
  * instructions) for the forms x86-64 compilers emit, and reports the
- * rules of the CFA, rip and rbp at every row: the fast path of
+ * rules of the CFA, rip, rbp and rbx at every row: the fast path of
  * user/collect/unwind/unwind_tables.c, which asks libdw (dwarf_cfi_addrframe, one call per
  * row) only for the programs this returns -EOPNOTSUPP for. Row boundaries
  * are libdw's: one row per positive advance, the last one up to the FDE's
@@ -28,7 +28,7 @@ struct st_cfi_rule {
 struct st_cfi_state {
 	__u64 cfa_reg;		/* CFA = cfa_reg + cfa_off */
 	__s64 cfa_off;
-	struct st_cfi_rule rip, rbp;
+	struct st_cfi_rule rip, rbp, rbx;
 };
 
 /* Read a ULEB128 at *p (advanced past it): 0, or -EINVAL when it runs

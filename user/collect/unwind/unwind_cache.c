@@ -14,7 +14,8 @@
 
 #include "common/hash.h"
 
-#define MAGIC "STCFI\x05\r\n"	/* 8 bytes: version 5 (Go code without a stack
+#define MAGIC "STCFI\x06\r\n"	/* 8 bytes: version 6 (rbx's rule in the kind's
+					 * top bits, ST_UNW_RBX_*; 5: Go code without a stack
 					 * depth: ST_UNW_NONE rows; 4: an END row at an entry
 					 * point without CFI; 3: pcs from the module's base;
 					 * 2: rows of kind ST_UNW_RBX), and a text-mode trap */
@@ -185,7 +186,10 @@ static bool rows_ok(const struct st_unwind_row *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if ((r[i].kind & ST_UNW_KIND_MASK) > ST_UNW_RBX ||
-		    (r[i].kind & ~(ST_UNW_KIND_MASK | ST_UNW_F_RBP_AT_RBP | ST_UNW_F_OFF8)))
+		    (r[i].kind & ~(ST_UNW_KIND_MASK | ST_UNW_F_RBP_AT_RBP | ST_UNW_F_OFF8 |
+				   3u << ST_UNW_RBX_SHIFT)) ||
+		    ((r[i].kind & ST_UNW_KIND_MASK) == ST_UNW_NONE &&
+		     (r[i].kind & 3u << ST_UNW_RBX_SHIFT)))	/* (BPF's flags there) */
 			return false;
 		if (i && r[i].pc < r[i - 1].pc)
 			return false;

@@ -43,9 +43,15 @@ struct st_unw_env {
 	st_unw_mem_fn mem;	/* NULL: nothing off the stack is readable */
 	void *mem_arg;
 	__u32 mem_failed;	/* reads through mem that failed */
+	struct st_unw_rbx rbx;	/* the walk's rbx (bpf/unwind_step.h) */
 };
 
 struct st_unw_cache_ent;	/* no row cache natively */
+
+static inline struct st_unw_rbx *st_unw_rbx(struct st_unw_env *e)
+{
+	return &e->rbx;
+}
 
 static inline long st_unw_read(struct st_unw_env *e, void *dst, __u32 size, __u64 addr)
 {

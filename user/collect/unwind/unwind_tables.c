@@ -184,6 +184,48 @@ static void rbp_rule(Dwarf_Frame *f, struct st_unwind_row *r)
 	}
 }
 
+/* rbx's rule into r->kind's ST_UNW_RBX_* bits, once its rbp rule is set:
+ * unchanged (same), saved at CFA + off (at), or anything else. Only where
+ * it is kept in one of the three places the walk reads (bpf/stacktree.h);
+ * elsewhere a frame above whose CFA is rbx-based stops the walk. */
+static void set_rbx(struct st_unwind_row *r, bool same, bool at, __s64 off)
+{
+	__u8 rule = ST_UNW_RBX_LOST;
+
+	if (same)
+		rule = ST_UNW_RBX_SAME;
+	else if (at && !(r->kind & ST_UNW_F_RBP_AT_RBP) && r->rbp != ST_UNW_RBP_SAME &&
+		 r->rbp != ST_UNW_RBP_UNKNOWN && off == (__s64)r->rbp * 8 - 8)
+		rule = ST_UNW_RBX_BELOW_RBP;
+	else if (at && off == -16)
+		rule = ST_UNW_RBX_CFA16;
+	r->kind = (__u8)((r->kind & ~(3u << ST_UNW_RBX_SHIFT)) | rule << ST_UNW_RBX_SHIFT);
+}
+
+static void rbx_rule(Dwarf_Frame *f, struct st_unwind_row *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	__s64 off = 0;
+	bool at;
+
+	if (dwarf_frame_register(f, REG_RBX, mem, &ops, &n)) {
+		set_rbx(r, false, false, 0);
+		return;
+	}
+	/* same value (ops NULL) or undefined: both read as unchanged. libdw's
+	 * x86-64 ABI rules (elfutils backends/x86_64_cfi.c) name register 0,
+	 * not rbx (3), callee-saved, so every rbx without a rule of its FDE is
+	 * "undefined" there; compilers state no other undefined rbx (cfi_eval.c
+	 * reads it the same way: its rows and libdw's agree) */
+	if (n == 0) {
+		set_rbx(r, true, false, 0);
+		return;
+	}
+	at = at_cfa(ops, n, &off);
+	set_rbx(r, false, at, off);
+}
+
 /* sigreturn trampoline (CIE "S", glibc's __restore_rt): CFA = *(rsp + 160),
  * rip at rsp + 168, rbp at rsp + 120 */
 static __u8 signal_rule(Dwarf_Frame *f, const Dwarf_Op *cfa, size_t ncfa)
@@ -258,8 +300,10 @@ static struct st_unwind_row frame_row(Dwarf_Frame *f, __u64 pc, bool signal, int
 		return r;
 	}
 	r.kind = set_off(&r, r.kind, off);
-	if (r.kind != ST_UNW_UNSUPPORTED)
+	if (r.kind != ST_UNW_UNSUPPORTED) {
 		rbp_rule(f, &r);
+		rbx_rule(f, &r);
+	}
 	return r;
 }
 
@@ -291,6 +335,8 @@ static struct st_unwind_row state_row(__u64 pc, const struct st_cfi_state *s)
 	r.rbp = rbp->how == ST_CFI_SAME ? ST_UNW_RBP_SAME : ST_UNW_RBP_UNKNOWN;
 	if (rbp->how == ST_CFI_AT_CFA && rbp->val && slot8(rbp->val, &k))
 		r.rbp = (__s8)k;
+	set_rbx(&r, s->rbx.how == ST_CFI_SAME || s->rbx.how == ST_CFI_UNDEF,
+		s->rbx.how == ST_CFI_AT_CFA, s->rbx.val);
 	return r;
 }
 
@@ -696,6 +742,9 @@ static int go_rule(void *ctx, __u64 pc, __u8 kind, int rbp, __s64 off)
 	if (pc < t->base || pc - t->base > UINT32_MAX)
 		return -E2BIG;
 	r.kind = set_off(&r, kind, off);
+	/* Go's ABI saves no register for its caller: rbx is not known above */
+	if ((r.kind & ST_UNW_KIND_MASK) != ST_UNW_NONE && r.kind != ST_UNW_UNSUPPORTED)
+		set_rbx(&r, false, false, 0);
 	return push_row(t, pc, &r);
 }
 
