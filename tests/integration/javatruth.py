@@ -174,7 +174,12 @@ def jfr_stacks(home, recording):
 # ---- stacktreed -------------------------------------------------------------
 
 def is_java(node):
-    return node.get("runtime") == "java"
+    """A Java method's frame: runtime java, "pkg.Class.method" (or "[java
+    method]" when unreadable). The JVM's own code in its code cache (the
+    call stub "StubRoutines::call_stub", adapters, runtime stubs,
+    "Interpreter") is runtime java too, but no method: no dot in its name."""
+    f = node.get("function") or ""
+    return node.get("runtime") == "java" and ("." in f or f.startswith("[java"))
 
 
 def java_nodes(prof):

@@ -30,6 +30,8 @@ struct st_defer {
 	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
 	st_handoff_fn handoff;
 	void *handoff_ctx;
+	st_defer_pid_fn refreshed;
+	void *refreshed_ctx;
 	__u64 stats[ST_STAT__MAX];
 	__u64 py[ST_PY_STAT__MAX];	/* the merges of Python frames done here */
 };
@@ -150,6 +152,12 @@ void st_defer__on_handoff(struct st_defer *d, st_handoff_fn fn, void *ctx)
 {
 	d->handoff = fn;
 	d->handoff_ctx = ctx;
+}
+
+void st_defer__on_refresh(struct st_defer *d, st_defer_pid_fn fn, void *ctx)
+{
+	d->refreshed = fn;
+	d->refreshed_ctx = ctx;
 }
 
 /* The inbox onto the end of the queue (main thread). */
@@ -386,6 +394,8 @@ int st_defer__process(struct st_defer *d, bool force)
 		}
 		if (st_unwinder__finish_proc(d->u, (__u32)pid))	/* its table again */
 			st_unwinder__update(d->u, (__u32)pid);
+		if (d->refreshed)
+			d->refreshed(d->refreshed_ctx, (__u32)pid);
 	}
 	st_u64map__clear(d->refresh);
 	err = flush_set(d, d->gone);
