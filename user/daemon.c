@@ -197,6 +197,14 @@ static bool code_of(void *ctx, __u32 pid, __u32 image, __u64 addr)
 	return st_java__code_seen(r->java, pid, image, addr);
 }
 
+/* A deferred sample came: a JVM's Java frames read while it lives. */
+static void on_defer_sample(void *ctx, const struct st_deferred *s)
+{
+	struct run *r = ctx;
+
+	st_java__deferred(r->java, s);
+}
+
 static int exec_maps_of(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out)
 {
 	return st_session__exec_maps(ctx, pid, image, out);
@@ -835,6 +843,7 @@ static int open_unwinding(struct run *r)
 	if (r->defer) {
 		st_defer__on_handoff(r->defer, handoff, r->sess);
 		st_defer__on_refresh(r->defer, on_defer_refresh, r);
+		st_defer__on_sample(r->defer, on_defer_sample, r);
 		/* the loop wakes when samples come, as when it read them itself */
 		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
 	}

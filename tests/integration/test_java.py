@@ -88,6 +88,10 @@ public class Spin {
 LIFETIME = 120
 # a JVM starts in ~0.3 s idle; on the busy 2-CPU test machine in seconds
 READY_TIMEOUT = 60
+# test_java_bpf's -a run: a JVM started this long after sampling began,
+# sampled this long (the daemon reads every process of the machine first)
+LATE_S = 2
+LATE_RUN_S = 6
 
 
 WALK_TEST = os.path.join(BUILD, "tests", "test_hotspot_step")
@@ -385,22 +389,24 @@ def test_java_bpf():
                         else:
                             # -a: the JVM running before it, and one started
                             # once it samples (found when it maps libjvm,
-                            # seconds after its exec on the busy machine)
+                            # seconds after its exec on the busy machine),
+                            # alive until the daemon stops: one that exits
+                            # first loses the names of its samples the
+                            # daemon walks after its exit (docs/java.md)
                             out = tempfile.mkdtemp(prefix="st-it-java-")
                             d = Daemon(fmt + ["-a", "-o", out], timeout=120)
                             try:
-                                late = subprocess.Popen(
-                                    [java, "-Xint", "-Xmx64m", "-cp",
-                                     os.path.join(tmp, "short"), "Deep"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                                late.wait(timeout=300)
+                                time.sleep(LATE_S)
+                                late = started(java, os.path.join(tmp, "long"), ["-Xint"],
+                                               "Deep")
+                                time.sleep(LATE_RUN_S)
                             finally:
-                                if late and late.poll() is None:
-                                    late.kill()
-                                    late.wait()
                                 # (-a symbolizes every process of the busy
                                 # machine: minutes)
                                 rc, err = d.stop(timeout=600)
+                                if late:
+                                    late.kill()
+                                    late.wait()
                             check(rc == 0, "stacktreed -a: " + err)
                         outs.append(out)
                     finally:

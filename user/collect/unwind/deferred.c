@@ -32,6 +32,8 @@ struct st_defer {
 	void *handoff_ctx;
 	st_defer_pid_fn refreshed;
 	void *refreshed_ctx;
+	st_defer_sample_fn sampled;
+	void *sampled_ctx;
 	__u64 stats[ST_STAT__MAX];
 	__u64 py[ST_PY_STAT__MAX];	/* the merges of Python frames done here */
 };
@@ -160,6 +162,12 @@ void st_defer__on_refresh(struct st_defer *d, st_defer_pid_fn fn, void *ctx)
 	d->refreshed_ctx = ctx;
 }
 
+void st_defer__on_sample(struct st_defer *d, st_defer_sample_fn fn, void *ctx)
+{
+	d->sampled = fn;
+	d->sampled_ctx = ctx;
+}
+
 /* The inbox onto the end of the queue (main thread). */
 static void take_inbox(struct st_defer *d)
 {
@@ -171,6 +179,8 @@ static void take_inbox(struct st_defer *d)
 	for (; s; s = s->next) {
 		/* its table may lack a mapping (a library just mapped): read again */
 		st_u64map__put(d->refresh, s->d.pid ? s->d.pid : 1, (void *)1);
+		if (d->sampled)
+			d->sampled(d->sampled_ctx, &s->d);
 		d->tail = &s->next;
 	}
 }

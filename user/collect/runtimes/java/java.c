@@ -37,6 +37,7 @@ enum { FOUND = 1, FAILED = 2, TRIES = 4 };
 #define RECHECK_MS 200
 
 #define KEY(pid, image) ((__u64)(image) << 32 | (pid))
+#define READ_KEEP_MAX 256	/* bytes of one read kept for a late walk (unw_mem) */
 
 /* A method read: its name, source file and line table, in one block. */
 struct jm {
@@ -58,6 +59,7 @@ struct jproc {
 	struct st_u64map *jits;		/* compiled frame entry -> struct jjit */
 	struct st_u64map *blobs;	/* code blob -> struct jcode (malloc'd), or CODE_NONE */
 	struct st_u64map *pcs;		/* code cache pc -> the same name, or CODE_NONE */
+	struct st_u64map *mem;		/* MEM_KEY -> bytes its deferred walks read (unw_mem) */
 };
 
 /* A code cache pc or blob whose name could not be read (counted once). */
@@ -88,6 +90,8 @@ struct st_java {
 	struct st_jmethod scratch;	/* one method being read (4 KiB: off the stack) */
 	struct st_jscopes scopes;	/* one compiled frame being read */
 	struct st_src_frame chain[ST_JSCOPES_MAX];	/* st_java__symbolize()'s inlined */
+	struct jproc *cur;		/* the JVM of the deferred walk in progress */
+	__u64 frames[ST_MAX_USER];	/* st_java__deferred()'s walk */
 	double next_tick;
 };
 
@@ -111,6 +115,10 @@ static void proc_free(struct jproc *p)
 			free(m);
 	st_u64map__free(p->blobs);
 	st_u64map__free(p->pcs);
+	pos = 0;
+	while (p->mem && (m = st_u64map__next(p->mem, &pos, NULL)))
+		free(m);
+	st_u64map__free(p->mem);
 	free(p);
 }
 
@@ -328,7 +336,7 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	if (!p) {
 		if (!(p = calloc(1, sizeof(*p))) || !(p->methods = st_u64map__new()) ||
 		    !(p->jits = st_u64map__new()) || !(p->blobs = st_u64map__new()) ||
-		    !(p->pcs = st_u64map__new()) ||
+		    !(p->pcs = st_u64map__new()) || !(p->mem = st_u64map__new()) ||
 		    st_u64map__put(j->procs, KEY(pid, image), p)) {
 			proc_free(p);
 			return -ENOMEM;
@@ -464,27 +472,102 @@ void st_java__reset(struct st_java *j)
 	while ((p = st_u64map__next(j->procs, &pos, NULL)))
 		if (p->retired) {
 			j->st.held -= st_u64map__count(p->methods) + st_u64map__count(p->jits) +
-				      st_u64map__count(p->blobs) + st_u64map__count(p->pcs);
+				      st_u64map__count(p->blobs) + st_u64map__count(p->pcs) +
+				      st_u64map__count(p->mem);
 			proc_free(p);
 			j->st.procs_freed++;
 		}
 	st_u64map__free(j->procs);
 	j->procs = keep;
 	st_u64map__clear(j->recheck);	/* (a rate only: the slots of exits lost go) */
+	j->cur = NULL;	/* (it may be freed) */
 }
 
 /* ---- the daemon's walks of deferred samples --------------------------- */
 
+/* The memory the rule read in a walk of a JVM's deferred sample while the
+ * process lived, kept (MEM_MAX reads a process) so that the same walk
+ * done after it exited (the daemon behind: its samples walked when its
+ * exit flushes them) reads the same bytes: the key is the address and the
+ * size. */
+#define MEM_MAX 65536
+#define MEM_KEY(addr, n) ((addr) | (__u64)(n) << 47)
+
 static const struct st_java_proc *unw_proc(void *ctx, __u32 pid, __u32 image)
 {
-	struct jproc *p = proc_of(ctx, pid, image);
+	struct st_java *j = ctx;
+	struct jproc *p = st_u64map__get(j->procs, KEY(pid, image));
 
-	return p && !p->retired ? &p->bp : NULL;
+	/* an exited JVM's too, of its own image: its reads come from what
+	 * was kept; one found before its image was known only while it runs
+	 * (after an exec the image may be another program's) */
+	if (!p && (p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))) && p->retired)
+		p = NULL;
+	j->cur = p;
+	return p ? &p->bp : NULL;
 }
 
-static long unw_mem(void *pid, void *dst, __u32 n, __u64 addr)
+static long unw_mem(void *arg, void *dst, __u32 n, __u64 addr)
 {
-	return st_jvm_read_process(pid, dst, n, addr);
+	struct st_unw_java_arg *a = arg;
+	struct st_java *j = a->ctx;
+	struct jproc *p = j ? j->cur : NULL;
+	long r = st_jvm_read_process(&a->pid, dst, n, addr);
+	void *kept;
+
+	if (!p || p->pid != (__u32)a->pid || addr >= ST_USER_END || n > READ_KEEP_MAX)
+		return r;
+	if (r) {
+		if (!(kept = st_u64map__get(p->mem, MEM_KEY(addr, n))))
+			return r;
+		memcpy(dst, kept, n);
+		j->st.mem_replayed++;
+		return 0;
+	}
+	if (st_u64map__get(p->mem, MEM_KEY(addr, n)) || st_u64map__count(p->mem) >= MEM_MAX ||
+	    j->st.held >= ST_JAVA_MAX_HELD || !(kept = malloc(n)))
+		return 0;
+	memcpy(kept, dst, n);
+	if (st_u64map__put(p->mem, MEM_KEY(addr, n), kept))
+		free(kept);
+	else
+		j->st.held++;
+	return 0;
+}
+
+static const struct st_unwind_row *no_rows(void *ctx, __u32 shard, size_t *n)
+{
+	(void)ctx;
+	(void)shard;
+	*n = 0;
+	return NULL;
+}
+
+void st_java__deferred(struct st_java *j, const struct st_deferred *d)
+{
+	struct jproc *p = j ? st_u64map__get(j->live, (__u64)d->pid + 1) : NULL;
+	struct st_unw_java_arg arg = { .pid = (int)d->pid, .ctx = j };
+	struct st_unw_native_in in = {
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
+		.stack = d->stack, .stack_len = d->stack_len, .rows = no_rows,
+		.mem = unw_mem, .mem_arg = &arg,
+	};
+	struct st_unw_native_out res;
+	size_t n;
+
+	if (!p || p->retired || (p->image != d->image && p->image != ST_UNWIND_ANY_IMAGE) ||
+	    d->stack_len > sizeof(d->stack))
+		return;
+	in.java = &p->bp;
+	j->cur = p;
+	/* the Java frames from the leaf (no table: the walk ends at the
+	 * first native frame), their reads kept, their methods read */
+	n = st_unw_walk_native(&in, j->frames, ST_MAX_USER, &res);
+	j->cur = NULL;
+	j->st.prewalks++;
+	for (size_t i = 0; i < n; i++)
+		if (st_java_entry_is(j->frames[i]))
+			entry_seen(j, p->pid, p->image, j->frames[i]);
 }
 
 static void unw_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, size_t n)

@@ -68,6 +68,17 @@ void st_java__reset(struct st_java *j);
  * pushed; the methods they meet read at once). */
 void st_java__unwinder(struct st_java *j, struct st_unwinder *u);
 
+/* A deferred sample taken in (user/collect/unwind/deferred.h), its
+ * process likely alive: when it is a JVM's, its Java frames from the leaf
+ * are walked now (no unwinding table needed: the rule's), their methods
+ * read, and the memory the rule read kept (up to 65,536 reads of at most
+ * 256 bytes a process), so that its walk for the profile, which waits
+ * for the process's tables and may come after the JVM exited, still
+ * finds its Java frames (before: their methods unreadable then, the
+ * frames kept as addresses). */
+struct st_deferred;
+void st_java__deferred(struct st_java *j, const struct st_deferred *d);
+
 /* The symbolized frame of raw Java frame raw (runtime ST_RUNTIME_JAVA, addr
  * ST_JAVA_ADDR) of process (pid, image), strings interned in strs:
  * function "pkg.Class.method", module "[java]", file the source file,
@@ -116,6 +127,8 @@ struct st_java_stats {
 	__u64 jit_failed;	/* ... unreadable (gone, or its tables absurd) */
 	__u64 code_named;	/* code cache addresses named (st_java__code_seen()) */
 	__u64 code_failed;	/* ... whose blob could not be found or read */
+	__u64 prewalks;		/* deferred samples walked as they came (st_java__deferred()) */
+	__u64 mem_replayed;	/* reads of a late walk served from what was kept */
 	__u64 held;		/* methods, compiled frames and code names held now */
 };
 void st_java__stats(const struct st_java *j, struct st_java_stats *out);
