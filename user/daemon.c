@@ -197,11 +197,13 @@ static bool code_of(void *ctx, __u32 pid, __u32 image, __u64 addr)
 	return st_java__code_seen(r->java, pid, image, addr);
 }
 
-/* A deferred sample came: a JVM's Java frames read while it lives. */
+/* A deferred sample came: its process probed for a JVM (rate-limited),
+ * a JVM's Java frames read while it lives. */
 static void on_defer_sample(void *ctx, const struct st_deferred *s)
 {
 	struct run *r = ctx;
 
+	st_java__sampled(r->java, s->pid, now_s());
 	st_java__deferred(r->java, s);
 }
 
