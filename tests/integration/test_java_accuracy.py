@@ -120,10 +120,11 @@ def binomial(p, n):
 #           (CI's budget, docs/testing.md, has no room for them all):
 #           Temurin 25's, javac, ant (99.24% of its main thread's 5,808
 #           samples complete, 134 s), --pid JIT loaded (55 s);
-#  PENDING  -a (JIT, -Xint, loaded): -a -Xint passed at a load of 15-26
-#           (82 s, phases within 0.71 points) once JVMs are found from
-#           their deferred samples; 60-80 s each, over CI's budget, and
-#           not run 3 times loaded; -- java loaded not run this session.
+#  PENDING  -a: -Xint (82 s) and JIT (72 s) passed at a load of 15-26
+#           once JVMs are found from their deferred samples, over CI's
+#           budget; -a JIT loaded (120 s) walked the JVM's Java frames
+#           but named none (the daemon, behind, read its methods after it
+#           exited); -- java loaded: JIT passed once (162 s), not 3 times.
 HEAVY = ("passes (docs/java-accuracy.md) but takes 60-200 s on the loaded test machine, "
          "over CI's budget: run with STACKTREED_JAVA_ACCURACY=1")
 PENDING = ("not yet seen within the issue's bounds on this tree (docs/java-accuracy.md): "
