@@ -180,6 +180,33 @@ static void on_refresh(void *ctx, __u32 pid)
 	st_java__probe(r->java, pid);
 }
 
+/* The deferred walks read pid's maps again (samples came): a JVM that
+ * mapped libjvm since the collector's reads is found now. */
+static void on_defer_refresh(void *ctx, __u32 pid)
+{
+	struct run *r = ctx;
+
+	st_java__sampled(r->java, pid, now_s());
+}
+
+/* A native address no mapping covers: a JVM's stub or compiled code? */
+static bool code_of(void *ctx, __u32 pid, __u32 image, __u64 addr)
+{
+	struct run *r = ctx;
+
+	return st_java__code_seen(r->java, pid, image, addr);
+}
+
+/* A deferred sample came: its process probed for a JVM (rate-limited),
+ * a JVM's Java frames read while it lives. */
+static void on_defer_sample(void *ctx, const struct st_deferred *s)
+{
+	struct run *r = ctx;
+
+	st_java__sampled(r->java, s->pid, now_s());
+	st_java__deferred(r->java, s);
+}
+
 static int exec_maps_of(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out)
 {
 	return st_session__exec_maps(ctx, pid, image, out);
@@ -794,6 +821,7 @@ static int open_parts(struct run *r)
 		st_namer__java(r->names, r->java);
 	}
 	st_collector__on_refresh(r->coll, on_refresh, r);
+	st_collector__on_code(r->coll, code_of, r);
 	return 0;
 }
 
@@ -832,6 +860,8 @@ static int open_unwinding(struct run *r)
 	}
 	if (r->defer) {
 		st_defer__on_handoff(r->defer, handoff, r->sess);
+		st_defer__on_refresh(r->defer, on_defer_refresh, r);
+		st_defer__on_sample(r->defer, on_defer_sample, r);
 		/* the loop wakes when samples come, as when it read them itself */
 		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
 	}

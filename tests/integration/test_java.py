@@ -65,7 +65,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (BUILD, SANITIZED, Failure, Skip, busy_cpus, check, load, nodes,
+from stcheck import (BUILD, SANITIZED, Daemon, Failure, Skip, busy_cpus, check, load, nodes,
                      plain_build_only, run_profiled)
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
@@ -88,6 +88,10 @@ public class Spin {
 LIFETIME = 120
 # a JVM starts in ~0.3 s idle; on the busy 2-CPU test machine in seconds
 READY_TIMEOUT = 60
+# test_java_bpf's -a run: a JVM started this long after sampling began,
+# sampled this long (the daemon reads every process of the machine first)
+LATE_S = 2
+LATE_RUN_S = 6
 
 
 WALK_TEST = os.path.join(BUILD, "tests", "test_hotspot_step")
@@ -311,7 +315,7 @@ def java_share(t):
     35 samples at 199 Hz, measured; a share that grows as the CPUs are
     busier and the Java part gets less of the run)."""
     def top(n):
-        if n.get("runtime") == "java":
+        if n.get("runtime") == "java" and "." in (n["function"] or ""):	# (not a stub)
             return n["cum"]
         if n["function"] == "JNI_CreateJavaVM":
             return 0
@@ -379,21 +383,47 @@ def test_java_bpf():
                 # test_system_wide_sees_the_workload
                 for mode in ("--pid", "-a") if major == "17" and not SANITIZED else ("--pid",):
                     p = started(java, os.path.join(tmp, "long"), ["-Xint"], "Deep")
+                    late = None
                     try:
-                        # (-a symbolizes every process of the busy machine: minutes)
-                        out, err, _ = run_profiled(fmt + ["-d", "4"] + (
-                            ["--pid", str(p.pid)] if mode == "--pid" else ["-a"]), timeout=600)
+                        if mode == "--pid":
+                            out, err, _ = run_profiled(fmt + ["-d", "4", "--pid", str(p.pid)],
+                                                       timeout=600)
+                        else:
+                            # -a: the JVM running before it, and one started
+                            # once it samples (found when it maps libjvm,
+                            # seconds after its exec on the busy machine),
+                            # alive until the daemon stops: one that exits
+                            # first loses the names of its samples the
+                            # daemon walks after its exit (docs/java.md)
+                            out = tempfile.mkdtemp(prefix="st-it-java-")
+                            d = Daemon(fmt + ["-a", "-o", out], timeout=120)
+                            try:
+                                time.sleep(LATE_S)
+                                late = started(java, os.path.join(tmp, "long"), ["-Xint"],
+                                               "Deep")
+                                time.sleep(LATE_RUN_S)
+                            finally:
+                                # (-a symbolizes every process of the busy
+                                # machine: minutes)
+                                rc, err = d.stop(timeout=600)
+                                if late:
+                                    late.kill()
+                                    late.wait()
+                            check(rc == 0, "stacktreed -a: " + err)
                         outs.append(out)
                     finally:
                         p.kill()
                         p.wait()
                     prof = load(out)
-                    t = java_thread_of(prof, p.pid)
-                    share = java_share(t)
-                    print("    JDK %s %s: %d samples, %.1f%% with Java frames" % (
-                        major, mode, t["samples"], 100 * share))
-                    check(share >= 0.90, "%s: %.1f%% with Java frames" % (mode, 100 * share))
-                    check_chain(t, mode)
+                    for pid, what in ((p.pid, mode), (late and late.pid, mode + ", started late")):
+                        if not pid:
+                            continue
+                        t = java_thread_of(prof, pid)
+                        share = java_share(t)
+                        print("    JDK %s %s: %d samples, %.1f%% with Java frames" % (
+                            major, what, t["samples"], 100 * share))
+                        check(share >= 0.90, "%s: %.1f%% with Java frames" % (what, 100 * share))
+                        check_chain(t, what)
                     check_outputs(out, mode)
             # the JIT: default flags; Java frames named while interpreted,
             # the compiler threads with their names and native stacks
@@ -522,11 +552,48 @@ def test_java_jit_bpf():
                      m.group(1), m.group(2)))
             check(to_main >= 0.90, "JDK %s: %.1f%% of the main thread's samples down to "
                   "Jit.main" % (major, 100 * to_main))
+            check_stubs(prof, t["pid"], err, "JDK %s" % major)
             seen.append(major)
     finally:
         for d in [tmp] + outs:
             shutil.rmtree(d, ignore_errors=True)
     check(seen and seen[0] == "17", "JDK 17 not run")
+
+
+def check_stubs(prof, pid, err, what):
+    """The JVM's code cache frames that are not Java methods (its call
+    stub, adapters, runtime stubs) named as the JVM names them, runtime
+    java: the call stub under JavaCalls::call_helper, and no frame of the
+    process without a module (anonymous memory: the code cache) unnamed."""
+    call_stub = unnamed = 0
+    stubs = {}
+    for th in prof["threads"]:
+        if th["pid"] != pid:
+            continue
+        for n, _, parent in nodes(th["root"]):
+            if parent is None:
+                continue
+            f = n.get("function")
+            if f == "StubRoutines::call_stub":
+                check(n["runtime"] == "java" and n["module"] == "[java]",
+                      "%s: the call stub's runtime %s module %s" % (what, n["runtime"],
+                                                                   n["module"]))
+                if (parent.get("function") or "").startswith("JavaCalls::call_helper"):
+                    call_stub += n["cum"]
+            elif n.get("runtime") == "java" and f and "." not in f:
+                stubs[f] = stubs.get(f, 0) + n["cum"]
+            elif not f and not n.get("module"):
+                unnamed += n["cum"]
+    m = re.search(r"code cache addresses named (\d+) \(unreadable (\d+)\)", err)
+    print("    %s: StubRoutines::call_stub under JavaCalls::call_helper in %d samples; other "
+          "stubs %s; %d samples under an unnamed frame without a module; summary: %s"
+          % (what, call_stub, sorted(stubs.items(), key=lambda kv: -kv[1])[:6], unnamed,
+             m and m.group(0)))
+    check(call_stub > 0, "%s: no StubRoutines::call_stub under JavaCalls::call_helper" % what)
+    check(unnamed == 0, "%s: %d samples under unnamed frames without a module (the code "
+          "cache)" % (what, unnamed))
+    check(m and int(m.group(1)) > 0 and int(m.group(2)) == 0,
+          "%s: code cache addresses in the summary: %s" % (what, m and m.group(0)))
 
 
 def compile_spin(tmp):

@@ -85,6 +85,8 @@ struct st_collector {
 	void *image_ctx;
 	st_refresh_fn refresh_fn;	/* after a process's maps were read (unwinding tables) */
 	void *refresh_ctx;
+	st_code_fn code_fn;		/* a runtime's generated code, named by it */
+	void *code_ctx;
 	struct st_perfmap_stats jit_stats;	/* perf map files read and refused */
 	struct st_budget *budget;	/* the daemon's, or NULL */
 	size_t maps_bytes;		/* procs: their part ST_BUDGET_MAPS */
@@ -372,10 +374,11 @@ static void jit_refresh(struct st_collector *c, struct proc *p)
 	maps_account(c, before, proc_bytes(p));
 }
 
-/* An address some mapping or the perf map names. */
-static bool covered(const struct proc *p, __u64 addr)
+/* An address some mapping, the perf map or a runtime names. */
+static bool covered(const struct st_collector *c, const struct proc *p, __u64 addr)
 {
-	return st_procmaps__find(p->maps, addr) || st_perfmap__find(p->jit, addr, NULL);
+	return st_procmaps__find(p->maps, addr) || st_perfmap__find(p->jit, addr, NULL) ||
+	       (c->code_fn && c->code_fn(c->code_ctx, p->pid, p->image, addr));
 }
 
 static void proc_refresh(struct st_collector *c, struct proc *p)
@@ -420,6 +423,12 @@ void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ct
 {
 	c->refresh_fn = fn;
 	c->refresh_ctx = ctx;
+}
+
+void st_collector__on_code(struct st_collector *c, st_code_fn fn, void *ctx)
+{
+	c->code_fn = fn;
+	c->code_ctx = ctx;
 }
 
 static double mono_now(void)
@@ -781,7 +790,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		ref->n->calls += r->calls;
 		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA &&
 		    f.runtime == ST_RUNTIME_NATIVE && !ref->t->proc->gone &&
-		    !covered(ref->t->proc, f.addr))
+		    !covered(c, ref->t->proc, f.addr))
 			ref->t->proc->missing = true;
 	}
 	return 0;
@@ -825,7 +834,7 @@ int st_collector__add_sample(struct st_collector *c, __u32 pid, __u32 tid, __u32
 			continue;
 		}
 		path[n++].addr = user[i];
-		if (!t->proc->gone && !covered(t->proc, user[i]))
+		if (!t->proc->gone && !covered(c, t->proc, user[i]))
 			t->proc->missing = true;
 	}
 	for (size_t i = kn; i-- > 0;) {

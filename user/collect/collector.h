@@ -97,6 +97,14 @@ void st_collector__placed(const struct st_collector *c, struct st_exec_place_sta
 typedef void (*st_refresh_fn)(void *ctx, __u32 pid);
 void st_collector__on_refresh(struct st_collector *c, st_refresh_fn fn, void *ctx);
 
+/* Called for a sample's native address of pid (image) that no mapping or
+ * perf map covers, as it is merged (the process likely alive): true when
+ * a runtime's generated code holds it and the runtime named it (a JVM's
+ * code cache: user/collect/runtimes/java/java.h); else the process's maps
+ * are read again for it, as before. */
+typedef bool (*st_code_fn)(void *ctx, __u32 pid, __u32 image, __u64 addr);
+void st_collector__on_code(struct st_collector *c, st_code_fn fn, void *ctx);
+
 /* The image the kernel says pid runs now: 0, -ENOENT (it does not know),
  * -EBUSY (inside an exec). /proc/PID is read for an image only while it is
  * the current one, so that a quick exec does not lend its maps and name to

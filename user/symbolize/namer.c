@@ -228,6 +228,23 @@ static struct st_frame symbolize_jit(struct symctx *x, const struct st_frame *ra
 	return f;
 }
 
+/* An address in no file-backed mapping that a JVM's code cache holds (a
+ * stub, an adapter: named while the process lived, java.h): runtime java,
+ * module "[java]"; function NULL when none. */
+static struct st_frame java_code(struct symctx *x, const struct st_frame *raw)
+{
+	const char *name = st_java__code_name(x->n->java, x->t->pid, x->t->image, raw->addr);
+	struct st_frame f = *raw;
+
+	if (!name)
+		return f;
+	f.function = st_strtab__intern(x->strs, name);
+	f.module = st_strtab__intern(x->strs, st_runtime__module(ST_RUNTIME_JAVA));
+	f.runtime = ST_RUNTIME_JAVA;
+	f.offset = 0;
+	return f;
+}
+
 static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc,
 				 struct srcchain *sc)
 {
@@ -268,8 +285,10 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 		if (m)
 			r = st_symbolizer__resolve(x->n->sym, m->module, m->path, m->start, m->pgoff,
 						   raw->addr, is_return, &s);
-		else
+		else if (!(f = java_code(x, raw)).function)
 			return symbolize_jit(x, raw);
+		else
+			return f;
 		if (m->module && !r && s.function &&
 		    st_symbolizer__source(x->n->sym, m->module, m->path, m->start, m->pgoff,
 					  raw->addr, is_return, &sc->f, &sc->n) == -ENOMEM)

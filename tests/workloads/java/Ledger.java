@@ -34,7 +34,8 @@
  * At the end it prints one line, "ledger-truth " and a JSON object: the
  * pid, each phase's CPU seconds ("phases"; "worker" is the worker
  * thread's whole CPU time, "worker_sieve" its part in sieve, its clock
- * reads' cost taken out), the
+ * reads' cost taken out, "worker_clock" the cost of all its clock reads
+ * after its start), the
  * threads' Linux tids ("threads": main, worker) and the cycles run. With
  * $WL_REPORT set the same goes to that file as "phase NAME SECONDS" and
  * "thread NAME TID" lines (tests/integration/stcheck.py's read_report).
@@ -183,7 +184,7 @@ public class Ledger {
 	}
 
 	static final class Worker implements Runnable {
-		volatile long total, inSieve, reads, tid;
+		volatile long total, inSieve, reads, clockReads, tid;
 		volatile double readCost;	/* one clock read, measured as it runs */
 
 		public void run() {
@@ -218,6 +219,9 @@ public class Ledger {
 			}
 			inSieve = in;
 			reads = n;
+			/* every read after t0: the loop's, each cycle's first and its
+			 * pair, the last */
+			clockReads = n + 3 * pairs + 1;
 			readCost = pairs > 0 ? (double)pair / pairs : 0;
 			total = cpu() - t0;
 		}
@@ -347,6 +351,8 @@ public class Ledger {
 		phases.put("worker", w.total / 1e9);
 		/* the worker's clock reads (one per sieve) are not sieving */
 		phases.put("worker_sieve", Math.max(0, w.inSieve - (long)(w.reads * w.readCost)) / 1e9);
+		/* all its clock reads' cost (the measuring, not the work) */
+		phases.put("worker_clock", (long)(w.clockReads * w.readCost) / 1e9);
 		StringBuilder js = new StringBuilder("{\"pid\": " + ProcessHandle.current().pid() +
 						     ", \"cycles\": " + cycles + ", \"depth\": " + depth +
 						     ", \"phases\": {");

@@ -30,6 +30,10 @@ struct st_defer {
 	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
 	st_handoff_fn handoff;
 	void *handoff_ctx;
+	st_defer_pid_fn refreshed;
+	void *refreshed_ctx;
+	st_defer_sample_fn sampled;
+	void *sampled_ctx;
 	__u64 stats[ST_STAT__MAX];
 	__u64 py[ST_PY_STAT__MAX];	/* the merges of Python frames done here */
 };
@@ -152,6 +156,18 @@ void st_defer__on_handoff(struct st_defer *d, st_handoff_fn fn, void *ctx)
 	d->handoff_ctx = ctx;
 }
 
+void st_defer__on_refresh(struct st_defer *d, st_defer_pid_fn fn, void *ctx)
+{
+	d->refreshed = fn;
+	d->refreshed_ctx = ctx;
+}
+
+void st_defer__on_sample(struct st_defer *d, st_defer_sample_fn fn, void *ctx)
+{
+	d->sampled = fn;
+	d->sampled_ctx = ctx;
+}
+
 /* The inbox onto the end of the queue (main thread). */
 static void take_inbox(struct st_defer *d)
 {
@@ -163,6 +179,8 @@ static void take_inbox(struct st_defer *d)
 	for (; s; s = s->next) {
 		/* its table may lack a mapping (a library just mapped): read again */
 		st_u64map__put(d->refresh, s->d.pid ? s->d.pid : 1, (void *)1);
+		if (d->sampled)
+			d->sampled(d->sampled_ctx, &s->d);
 		d->tail = &s->next;
 	}
 }
@@ -386,6 +404,8 @@ int st_defer__process(struct st_defer *d, bool force)
 		}
 		if (st_unwinder__finish_proc(d->u, (__u32)pid))	/* its table again */
 			st_unwinder__update(d->u, (__u32)pid);
+		if (d->refreshed)
+			d->refreshed(d->refreshed_ctx, (__u32)pid);
 	}
 	st_u64map__clear(d->refresh);
 	err = flush_set(d, d->gone);

@@ -43,6 +43,17 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
  * sample folded in BPF counts its calls from there. */
 typedef void (*st_handoff_fn)(void *ctx, __u32 tid, const struct st_handoff *h);
 void st_defer__on_handoff(struct st_defer *d, st_handoff_fn fn, void *ctx);
+/* Called in a pass for each process whose new samples made it read its
+ * maps again (after its table): a library mapped since the last read (a
+ * JVM's libjvm) is there, whatever the process's other reads missed. */
+typedef void (*st_defer_pid_fn)(void *ctx, __u32 pid);
+void st_defer__on_refresh(struct st_defer *d, st_defer_pid_fn fn, void *ctx);
+/* Called for each sample as it is taken in, before it waits for its
+ * tables (the process likely alive: a JVM's methods read then, for a walk
+ * that may come after it exited). */
+struct st_deferred;
+typedef void (*st_defer_sample_fn)(void *ctx, const struct st_deferred *s);
+void st_defer__on_sample(struct st_defer *d, st_defer_sample_fn fn, void *ctx);
 
 /* Stops and joins the thread. NULL is fine. */
 void st_defer__free(struct st_defer *d);

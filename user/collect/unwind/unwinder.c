@@ -614,7 +614,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		      size_t max, unsigned *stop, size_t *fp_frames)
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
-	int pid = (int)d->pid;
+	struct st_unw_java_arg jarg = { .pid = (int)d->pid, .ctx = u->java.ctx };
 	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
 		.stack = d->stack, .stack_len = d->stack_len,
@@ -655,7 +655,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	if (u->java.proc && (in.java = u->java.proc(u->java.ctx, d->pid, d->image))) {
 		in.jc = u->java.counts;
 		in.mem = u->java.mem;
-		in.mem_arg = &pid;
+		in.mem_arg = &jarg;
 	}
 	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);
 	if (in.java) {

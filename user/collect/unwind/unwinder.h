@@ -95,14 +95,19 @@ void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *o
 /* The JVMs of the processes whose samples it walks (the daemon's copy of
  * java_procs: bpf/hotspot_step.h's rule applies to the deferred samples
  * too, its methods read from the process's memory). proc: pid's JVM in
- * image, or NULL; mem: reads pid's memory; seen: the Java frames of a
- * walk, for their methods to be read at once; counts: the rule's
+ * image, or NULL (called before each walk of pid's); mem: reads pid's
+ * memory, arg a struct st_unw_java_arg; seen: the Java frames of a walk,
+ * for their methods to be read at once; counts: the rule's
  * (ST_JAVA_STAT_DEFERRED and LATE_NO_MEM counted here). */
 struct st_java_proc;
 struct st_java_counts;
+struct st_unw_java_arg {
+	int pid;
+	void *ctx;	/* the ops' */
+};
 struct st_unw_java_ops {
 	const struct st_java_proc *(*proc)(void *ctx, __u32 pid, __u32 image);
-	long (*mem)(void *pid, void *dst, __u32 n, __u64 addr);
+	long (*mem)(void *arg, void *dst, __u32 n, __u64 addr);
 	void (*seen)(void *ctx, __u32 pid, __u32 image, const __u64 *frames, size_t n);
 	struct st_java_counts *counts;
 	void *ctx;

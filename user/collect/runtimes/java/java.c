@@ -17,19 +17,27 @@
 #include "user/collect/runtimes/java/jscopes.h"
 #include "user/collect/runtimes/java/jvmproc.h"
 #include "user/collect/session.h"
+#include "user/collect/unwind/unwind_native.h"
 #include "user/collect/unwind/unwinder.h"
 
 /* What is known of a pid (the state map's values; none: look again):
  * found, failed, or TRIES times the probes that found a libjvm but could
  * not read its tables yet. While a JVM loads libjvm its tables are still
- * zero, or cannot be read, for a moment (a probe then failed once in 9
- * runs of test_java.py's -- java under the sanitized daemon): they are
- * read at a later read of its maps, up to MAX_TRIES probes in all. */
+ * zero, or cannot be read, and its interpreter is not generated, for a
+ * while: some 100 ms idle, seconds on a saturated machine (the JVM's
+ * start-up gets a slice of a CPU; at a load of 20 on 2 CPUs 64 probes 50
+ * ms apart, 3.2 s, were not always enough): they are read again at each
+ * read of its maps and at st_java__tick(), up to MAX_TRIES probes in all. */
 enum { FOUND = 1, FAILED = 2, TRIES = 4 };
-#define MAX_TRIES 64	/* (st_java__tick(): 50 ms apart, some 3 s) */
+#define MAX_TRIES 1200	/* (st_java__tick(): 50 ms apart, a minute at least) */
 #define TICK_S 0.05
+/* A process none was found in, with samples the daemon unwinds (its
+ * libraries just mapped: st_java__sampled()): probed again at most so
+ * often. */
+#define RECHECK_MS 200
 
 #define KEY(pid, image) ((__u64)(image) << 32 | (pid))
+#define READ_KEEP_MAX 256	/* bytes of one read kept for a late walk (unw_mem) */
 
 /* A method read: its name, source file and line table, in one block. */
 struct jm {
@@ -49,7 +57,18 @@ struct jproc {
 	int major;
 	struct st_u64map *methods;	/* Method* -> struct jm */
 	struct st_u64map *jits;		/* compiled frame entry -> struct jjit */
+	struct st_u64map *blobs;	/* code blob -> struct jcode (malloc'd), or CODE_NONE */
+	struct st_u64map *pcs;		/* code cache pc -> the same name, or CODE_NONE */
+	struct st_u64map *mem;		/* MEM_KEY -> bytes its deferred walks read (unw_mem) */
 };
+
+/* A code cache pc or blob whose name could not be read (counted once). */
+static const char CODE_NONE[] = "";
+#define CODE_NAME_MAX 96	/* bytes of a blob's name read ("I2C/C2I adapters") */
+/* The JVM's own name of its call stub (StubRoutines::call_stub, entered
+ * from JavaCalls::call_helper), as its stack printing spells it. */
+#define CALL_STUB_NAME "StubRoutines::call_stub"
+#define INTERPRETER_NAME "Interpreter"
 
 /* A compiled frame's methods (jscopes.c), innermost first; n 0: none
  * read (its nmethod gone: the entry named as such). */
@@ -63,6 +82,7 @@ struct st_java {
 	int procs_fd, stats_fd;	/* -1: no session */
 	struct st_jvm_cache *cache;
 	struct st_u64map *state;	/* pid + 1 -> FOUND, FAILED, tries */
+	struct st_u64map *recheck;	/* pid + 1 -> ms + 1 of its last st_java__sampled() probe */
 	struct st_u64map *procs;	/* KEY(pid, image) -> struct jproc */
 	struct st_u64map *live;		/* pid + 1 -> its current struct jproc */
 	struct st_java_counts late;	/* the daemon's walks' counts */
@@ -70,6 +90,8 @@ struct st_java {
 	struct st_jmethod scratch;	/* one method being read (4 KiB: off the stack) */
 	struct st_jscopes scopes;	/* one compiled frame being read */
 	struct st_src_frame chain[ST_JSCOPES_MAX];	/* st_java__symbolize()'s inlined */
+	struct jproc *cur;		/* the JVM of the deferred walk in progress */
+	__u64 frames[ST_MAX_USER];	/* st_java__deferred()'s walk */
 	double next_tick;
 };
 
@@ -87,6 +109,16 @@ static void proc_free(struct jproc *p)
 	while (p->jits && (m = st_u64map__next(p->jits, &pos, NULL)))
 		free(m);
 	st_u64map__free(p->jits);
+	pos = 0;
+	while (p->blobs && (m = st_u64map__next(p->blobs, &pos, NULL)))
+		if ((void *)m != (void *)CODE_NONE)
+			free(m);
+	st_u64map__free(p->blobs);
+	st_u64map__free(p->pcs);
+	pos = 0;
+	while (p->mem && (m = st_u64map__next(p->mem, &pos, NULL)))
+		free(m);
+	st_u64map__free(p->mem);
 	free(p);
 }
 
@@ -226,7 +258,8 @@ struct st_java *st_java__new(struct st_session *s)
 	j->state = st_u64map__new();
 	j->procs = st_u64map__new();
 	j->live = st_u64map__new();
-	if (!j->cache || !j->state || !j->procs || !j->live)
+	j->recheck = st_u64map__new();
+	if (!j->cache || !j->state || !j->procs || !j->live || !j->recheck)
 		goto fail;
 	if (s) {
 		j->procs_fd = st_session__map_fd(s, "java_procs");
@@ -258,6 +291,7 @@ void st_java__free(struct st_java *j)
 	st_u64map__free(j->live);
 	st_jvm_cache__free(j->cache);
 	st_u64map__free(j->state);
+	st_u64map__free(j->recheck);
 	free(j);
 }
 
@@ -301,7 +335,8 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	p = st_u64map__get(j->procs, KEY(pid, image));
 	if (!p) {
 		if (!(p = calloc(1, sizeof(*p))) || !(p->methods = st_u64map__new()) ||
-		    !(p->jits = st_u64map__new()) ||
+		    !(p->jits = st_u64map__new()) || !(p->blobs = st_u64map__new()) ||
+		    !(p->pcs = st_u64map__new()) || !(p->mem = st_u64map__new()) ||
 		    st_u64map__put(j->procs, KEY(pid, image), p)) {
 			proc_free(p);
 			return -ENOMEM;
@@ -364,6 +399,23 @@ void st_java__probe(struct st_java *j, __u32 pid)
 	(void)st_u64map__put(j->state, (__u64)pid + 1, (void *)state);
 }
 
+void st_java__sampled(struct st_java *j, __u32 pid, double t)
+{
+	uintptr_t state, last, now = (uintptr_t)(t * 1000.0) + 1;
+
+	if (!j)
+		return;
+	state = (uintptr_t)st_u64map__get(j->state, (__u64)pid + 1);
+	if (state == FOUND || state == FAILED)
+		return;
+	last = (uintptr_t)st_u64map__get(j->recheck, (__u64)pid + 1);
+	if (last && now - last < RECHECK_MS)
+		return;
+	/* untracked (no memory): probed at each call, as at each read */
+	(void)st_u64map__put(j->recheck, (__u64)pid + 1, (void *)now);
+	st_java__probe(j, pid);
+}
+
 void st_java__tick(struct st_java *j, double t)
 {
 	__u64 key, pids[16];
@@ -398,6 +450,8 @@ void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
 	 * slots are bounded by the JVM processes seen, not all exits */
 	if (st_u64map__get(j->state, (__u64)pid + 1))
 		st_u64map__put(j->state, (__u64)pid + 1, NULL);
+	if (st_u64map__get(j->recheck, (__u64)pid + 1))
+		st_u64map__put(j->recheck, (__u64)pid + 1, NULL);
 }
 
 void st_java__reset(struct st_java *j)
@@ -417,26 +471,103 @@ void st_java__reset(struct st_java *j)
 	pos = 0;
 	while ((p = st_u64map__next(j->procs, &pos, NULL)))
 		if (p->retired) {
-			j->st.held -= st_u64map__count(p->methods) + st_u64map__count(p->jits);
+			j->st.held -= st_u64map__count(p->methods) + st_u64map__count(p->jits) +
+				      st_u64map__count(p->blobs) + st_u64map__count(p->pcs) +
+				      st_u64map__count(p->mem);
 			proc_free(p);
 			j->st.procs_freed++;
 		}
 	st_u64map__free(j->procs);
 	j->procs = keep;
+	st_u64map__clear(j->recheck);	/* (a rate only: the slots of exits lost go) */
+	j->cur = NULL;	/* (it may be freed) */
 }
 
 /* ---- the daemon's walks of deferred samples --------------------------- */
 
+/* The memory the rule read in a walk of a JVM's deferred sample while the
+ * process lived, kept (MEM_MAX reads a process) so that the same walk
+ * done after it exited (the daemon behind: its samples walked when its
+ * exit flushes them) reads the same bytes: the key is the address and the
+ * size. */
+#define MEM_MAX 65536
+#define MEM_KEY(addr, n) ((addr) | (__u64)(n) << 47)
+
 static const struct st_java_proc *unw_proc(void *ctx, __u32 pid, __u32 image)
 {
-	struct jproc *p = proc_of(ctx, pid, image);
+	struct st_java *j = ctx;
+	struct jproc *p = st_u64map__get(j->procs, KEY(pid, image));
 
-	return p && !p->retired ? &p->bp : NULL;
+	/* an exited JVM's too, of its own image: its reads come from what
+	 * was kept; one found before its image was known only while it runs
+	 * (after an exec the image may be another program's) */
+	if (!p && (p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))) && p->retired)
+		p = NULL;
+	j->cur = p;
+	return p ? &p->bp : NULL;
 }
 
-static long unw_mem(void *pid, void *dst, __u32 n, __u64 addr)
+static long unw_mem(void *arg, void *dst, __u32 n, __u64 addr)
 {
-	return st_jvm_read_process(pid, dst, n, addr);
+	struct st_unw_java_arg *a = arg;
+	struct st_java *j = a->ctx;
+	struct jproc *p = j ? j->cur : NULL;
+	long r = st_jvm_read_process(&a->pid, dst, n, addr);
+	void *kept;
+
+	if (!p || p->pid != (__u32)a->pid || addr >= ST_USER_END || n > READ_KEEP_MAX)
+		return r;
+	if (r) {
+		if (!(kept = st_u64map__get(p->mem, MEM_KEY(addr, n))))
+			return r;
+		memcpy(dst, kept, n);
+		j->st.mem_replayed++;
+		return 0;
+	}
+	if (st_u64map__get(p->mem, MEM_KEY(addr, n)) || st_u64map__count(p->mem) >= MEM_MAX ||
+	    j->st.held >= ST_JAVA_MAX_HELD || !(kept = malloc(n)))
+		return 0;
+	memcpy(kept, dst, n);
+	if (st_u64map__put(p->mem, MEM_KEY(addr, n), kept))
+		free(kept);
+	else
+		j->st.held++;
+	return 0;
+}
+
+static const struct st_unwind_row *no_rows(void *ctx, __u32 shard, size_t *n)
+{
+	(void)ctx;
+	(void)shard;
+	*n = 0;
+	return NULL;
+}
+
+void st_java__deferred(struct st_java *j, const struct st_deferred *d)
+{
+	struct jproc *p = j ? st_u64map__get(j->live, (__u64)d->pid + 1) : NULL;
+	struct st_unw_java_arg arg = { .pid = (int)d->pid, .ctx = j };
+	struct st_unw_native_in in = {
+		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
+		.stack = d->stack, .stack_len = d->stack_len, .rows = no_rows,
+		.mem = unw_mem, .mem_arg = &arg,
+	};
+	struct st_unw_native_out res;
+	size_t n;
+
+	if (!p || p->retired || (p->image != d->image && p->image != ST_UNWIND_ANY_IMAGE) ||
+	    d->stack_len > sizeof(d->stack))
+		return;
+	in.java = &p->bp;
+	j->cur = p;
+	/* the Java frames from the leaf (no table: the walk ends at the
+	 * first native frame), their reads kept, their methods read */
+	n = st_unw_walk_native(&in, j->frames, ST_MAX_USER, &res);
+	j->cur = NULL;
+	j->st.prewalks++;
+	for (size_t i = 0; i < n; i++)
+		if (st_java_entry_is(j->frames[i]))
+			entry_seen(j, p->pid, p->image, j->frames[i]);
 }
 
 static void unw_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, size_t n)
@@ -455,6 +586,152 @@ void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
 		return;
 	ops.counts = &j->late;
 	st_unwinder__java(u, &ops);
+}
+
+/* ---- code cache frames kept as addresses ------------------------------ */
+
+/* A code blob read: its bytes and its name. */
+struct jcode {
+	__u64 start, end;
+	char name[];
+};
+
+/* The names known without a read: the call stub's return address, the
+ * interpreter; NULL: none. */
+static const char *code_fixed(const struct jproc *p, __u64 pc)
+{
+	if (pc == p->bp.blobs.call_stub_ret)
+		return CALL_STUB_NAME;
+	if (pc >= p->bp.interp_start && pc < p->bp.interp_end)
+		return INTERPRETER_NAME;
+	return NULL;
+}
+
+/* Code blob blob (read now): a compiled method's (or a native method
+ * wrapper's) Java method's name, else the JVM's name of the blob
+ * ("StubRoutines (1)", "I2C/C2I adapters", "_new_array_Java", ...), and
+ * its bounds; malloc'd, or NULL. */
+static struct jcode *blob_read(struct st_java *j, struct jproc *p, struct st_unw_env *env,
+			       __u64 blob)
+{
+	const struct st_java_blobs *b = &p->bp.blobs;
+	char buf[CODE_NAME_MAX + 1];
+	__u64 name = 0, method = 0;
+	__u32 kind = 0, n;
+	__s32 size = 0;
+	struct jcode *c;
+	struct jm *m;
+
+	if (st_unw_read_mem(env, &name, sizeof(name), blob + b->name) || !name ||
+	    st_unw_read_mem(env, &kind, sizeof(kind), name) ||
+	    st_unw_read_mem(env, &size, sizeof(size), blob + b->size) || size <= 0)
+		return NULL;
+	buf[0] = '\0';
+	if ((kind == ST_HS_NAME_NMETHOD || kind == ST_HS_NAME_NATIVE) &&
+	    !st_unw_read_mem(env, &method, sizeof(method), blob + b->method) && method &&
+	    method < ST_USER_END && !(method & 7) &&
+	    (m = method_get(j, p->pid, p->image, method))) {
+		snprintf(buf, sizeof(buf), "%s", m->name);
+	} else {
+		/* a C string of the JVM's: read in the largest piece that reads
+		 * (it may end just before an unmapped page) */
+		for (n = CODE_NAME_MAX; n >= 8; n /= 2)
+			if (!st_unw_read_mem(env, buf, n, name))
+				break;
+		if (n < 8)
+			return NULL;
+		buf[n] = '\0';
+		for (char *q = buf; *q; q++)	/* data: printable */
+			if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+				*q = '?';
+	}
+	n = (__u32)strlen(buf);
+	if (!n || !(c = malloc(sizeof(*c) + n + 1)))
+		return NULL;
+	c->start = blob;
+	c->end = blob + (__u64)size;
+	memcpy(c->name, buf, n + 1);
+	return c;
+}
+
+/* pc's name in JVM p (read now when new): kept; NULL when pc is not in
+ * p's code cache, CODE_NONE when it cannot be named. */
+static const char *code_get(struct st_java *j, struct jproc *p, __u64 pc)
+{
+	struct st_unw_env env = { .mem = st_jvm_read_process };
+	int ipid = (int)p->pid;
+	const char *name;
+	struct jcode *c;
+	__u64 blob = 0;
+
+	if (!p->bp.code_end || pc < p->bp.code_start || pc >= p->bp.code_end)
+		return NULL;
+	if ((name = st_u64map__get(p->pcs, pc)))
+		return name;
+	if (j->st.held >= ST_JAVA_MAX_HELD) {
+		j->st.method_dropped++;
+		return CODE_NONE;
+	}
+	env.mem_arg = &ipid;
+	if (!(name = code_fixed(p, pc))) {
+		if (st_hs_blob_find(&env, &p->bp, pc, &blob) != 1) {
+			name = CODE_NONE;	/* between heaps, a free block */
+		} else if ((c = st_u64map__get(p->blobs, blob))) {
+			name = (void *)c == (void *)CODE_NONE ? CODE_NONE : c->name;
+		} else {
+			c = blob_read(j, p, &env, blob);
+			name = c ? c->name : CODE_NONE;
+			if (st_u64map__put(p->blobs, blob, c ? (void *)c : (void *)CODE_NONE)) {
+				free(c);
+				return CODE_NONE;
+			}
+			j->st.held++;
+		}
+	}
+	if (name == CODE_NONE)
+		j->st.code_failed++;
+	else
+		j->st.code_named++;
+	if (!st_u64map__put(p->pcs, pc, (void *)name))
+		j->st.held++;
+	return name;
+}
+
+bool st_java__code_seen(struct st_java *j, __u32 pid, __u32 image, __u64 addr)
+{
+	struct jproc *p = j ? proc_of(j, pid, image) : NULL;
+
+	return p && !p->retired && code_get(j, p, addr);
+}
+
+/* At most this many blobs searched for a pc not seen while its process
+ * lived (its samples unwound after it exited). */
+#define CODE_SCAN_MAX 4096
+
+const char *st_java__code_name(struct st_java *j, __u32 pid, __u32 image, __u64 addr)
+{
+	struct jproc *p = j ? proc_of(j, pid, image) : NULL;
+	const char *name;
+	struct jcode *c;
+	size_t pos = 0;
+
+	if (!p)
+		return NULL;
+	if ((name = st_u64map__get(p->pcs, addr)))
+		return name != CODE_NONE ? name : NULL;
+	if ((name = code_fixed(p, addr)))
+		return name;
+	/* not seen as it was merged (before the JVM was found): read now
+	 * while the process lives */
+	if (!p->retired && (name = code_get(j, p, addr)))
+		return name != CODE_NONE ? name : NULL;
+	/* not seen alive: a blob read for another of its pcs */
+	if (st_u64map__count(p->blobs) > CODE_SCAN_MAX)
+		return NULL;
+	while ((c = st_u64map__next(p->blobs, &pos, NULL)))
+		if ((void *)c != (void *)CODE_NONE && addr >= c->start && addr < c->end)
+			return c->name;
+	return NULL;
 }
 
 /* ---- names ---------------------------------------------------------- */
