@@ -58,7 +58,15 @@ Then the bytes of a build profile (issue 37): BENCH_BYTES_JOBS (6; 0: skip
 it) compiles of the generated C file, two at a time, sampled by
 `stacktreed -a` and `perf record -a -g` at once: profile.json (and
 profile.pb.gz) over perf.data, goal <= 1.0x. `bench/run.sh bytes` runs only
-that part."""
+that part.
+
+The walk's parts (issue 37 item 2): BENCH_WALK_ROUNDS (3; 0: skip it)
+rounds of `stacktreed --comm bench_cpu --unwind fp` and `--bench-bare` with
+STACKTREED_BENCH_PARTS (bpf/parts.bpf.h) on 2 and on 100 copies of the
+workload (BENCH_WALK_ITERS iterations in all, 600000), idle and beside a dd
+spinner per CPU: the BPF time per sample by part, fp over bare (goal <=
+1.3x) and 100 processes over 2 (goal <= 1.15x). `bench/run.sh walk` runs
+only that part."""
 
 import atexit
 import json
@@ -177,6 +185,7 @@ class Profiler:
         self.pid = None  # the profiler itself
         self.status = None
         self.cpu = self.rss_mib = None
+        self.env = None  # the profiler's environment (None: this one's)
 
     def start(self):
         self.err = open(self.errpath, "w")
@@ -184,7 +193,7 @@ class Profiler:
         if TIME:
             argv = [TIME, "-o", self.timepath, "-f", "TIME %U %S %M"] + argv
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.err,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env=self.env)
         # attached once it holds a perf event per CPU
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.proc.poll() is None:
@@ -680,6 +689,9 @@ def main():
         os.makedirs(out, exist_ok=True)
         bench_bytes(have_perf, freq, out)
         return 0
+    if sys.argv[1:] == ["walk"]:
+        bench_walk(env_int("BENCH_WALK_ROUNDS", 3, lo=1), freq, out)
+        return 0
     if sys.argv[1:] == ["rss"]:
         bench_rss(out)
         return 0
@@ -915,6 +927,9 @@ def main():
         for compiler in os.environ.get("BENCH_COMPILERS", "gcc clang-14").split():
             bench_compiler(compiler, cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf,
                            out)
+    walk_rounds = env_int("BENCH_WALK_ROUNDS", 3, lo=0)
+    if walk_rounds:
+        bench_walk(walk_rounds, freq, out)
     py_rounds = env_int("BENCH_PY_ROUNDS", PY_ROUNDS, lo=0)
     if py_rounds:
         bench_python(py_rounds, freq, out)
@@ -927,6 +942,164 @@ def main():
     if env_int("BENCH_BYTES_JOBS", 6, lo=0):
         bench_bytes(have_perf, freq, out)
     return 0
+
+
+# ---- the walk's parts (issue 37 item 2) ----------------------------------------
+
+GOAL_FP_BARE = 1.3     # fp-mode BPF time per sample / the bare walk of the same stacks
+GOAL_PROCS = 1.15      # 100 busy processes / 2, per sample
+WALK_PROCS = 100
+# bpf/parts.bpf.h's parts, in its order (ST_PART_*), and its counts (ST_PART_N_*)
+PARTS = ("filter", "thread", "walk", "walk_check", "extra", "enter", "prefix", "root",
+         "frames", "leaf", "clock")
+PART_COUNTS = ("frames", "finds", "calls", "probes")
+
+
+def bench_parts_map(pid):
+    """Sums over CPUs of the bench_parts map (bpf/parts.bpf.h) that process
+    pid holds: {"ns": [...], "n": [...], "count": [...]}, or None."""
+    ids = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
+            if m:
+                ids.add(int(m.group(1)))
+    except OSError:
+        return None
+    for i in sorted(ids):
+        try:
+            show = json.loads(subprocess.run(["bpftool", "map", "show", "id", str(i), "-j"],
+                                             capture_output=True, text=True, timeout=30).stdout)
+            if show.get("name") != "bench_parts":
+                continue
+            dump = json.loads(subprocess.run(["bpftool", "map", "dump", "id", str(i), "-j"],
+                                             capture_output=True, text=True, timeout=30).stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
+        np, nc = len(PARTS), len(PART_COUNTS)
+        tot = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
+        for ent in dump:
+            for v in ent.get("values", []):
+                b = bytes(int(x, 16) for x in v["value"])
+                u = [int.from_bytes(b[k * 8:k * 8 + 8], "little") for k in range(len(b) // 8)]
+                for k in range(np):
+                    tot["ns"][k] += u[1 + k]
+                    tot["n"][k] += u[1 + np + k]
+                for k in range(nc):
+                    tot["count"][k] += u[1 + 2 * np + k]
+        return tot
+    return None
+
+
+def walk_once(bare, copies, busy, freq, tmp):
+    """One run: stacktreed --unwind fp (bare: --bench-bare) sampling only
+    bench_cpu (--comm) with STACKTREED_BENCH_PARTS, `copies` copies started
+    at once (the same total work), with `busy` cache-sweeping spinners (dd
+    of 8 MiB blocks, not sampled) beside them. The parts' ns per workload
+    sample, the clock read's own cost taken off each part."""
+    d = os.path.join(tmp, f"walk-{int(bare)}-{copies}-{busy}")
+    argv = [STACKTREED, "-a", "--comm", WL_COMM, "-F", str(freq), "-d", "3600", "-o", d,
+            "--unwind", "fp"] + (["--bench-bare"] if bare else [])
+    env = dict(os.environ, STACKTREED_BENCH_PARTS="1")
+    prof = Profiler("walk", argv, d + ".err")
+    prof.env = env
+    try:
+        prof.start()
+    except BenchError as e:
+        print(f"walk: {e}")
+        return None
+    spin = [subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=8M"],
+                             stderr=subprocess.DEVNULL) for _ in range(busy)]
+    try:
+        go = os.path.join(tmp, "go")
+        wenv = dict(os.environ, WL_START_FILE=go)
+        # each copy long enough that its start-up (exec, ld.so: shallow
+        # stacks) is a small part of its samples
+        iters = max(env_int("BENCH_WALK_ITERS", 600000) // copies, 40000)
+        ws = [subprocess.Popen([WORKLOAD, str(max(iters, 1))], env=wenv) for _ in range(copies)]
+        time.sleep(0.3)
+        open(go, "w").close()
+        for w in ws:
+            w.wait()
+        os.unlink(go)
+        parts = bench_parts_map(prof.pid)
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()
+        prof.stop()
+        shutil.rmtree(d, ignore_errors=True)
+    if not parts or not parts["n"][0]:
+        return None
+    clock = parts["ns"][-1] / max(parts["n"][-1], 1)
+    samples = parts["n"][0]
+    per = {name: max(0.0, parts["ns"][k] / parts["n"][k] - clock) * parts["n"][k] / samples
+           for k, name in enumerate(PARTS[:-1]) if parts["n"][k]}
+    per["total"] = sum(per.values())
+    per["samples"] = samples
+    for k, name in enumerate(PART_COUNTS):
+        per["n_" + name] = parts["count"][k] / samples
+    return per
+
+
+def goal_says(ratio, goal):
+    return "goal met" if ratio <= goal else f"goal missed by {ratio - goal:.2f}x"
+
+
+def bench_walk(rounds, freq, out):
+    """Issue 37 item 2: the BPF time per sample of --unwind fp over the bare
+    walk of the same stacks (bench_cpu's), and with 100 busy processes over
+    2, idle and with the CPUs busy (dd spinners sweeping the caches), from
+    bpf/parts.bpf.h's per-part clock (samples of bench_cpu only). Medians
+    of `rounds` interleaved rounds."""
+    if not shutil.which("bpftool"):
+        print("walk: bpftool missing, skipped")
+        return
+    tmp = tempfile.mkdtemp(prefix="stacktree-walk.")
+    res = {}
+    try:
+        for r in range(rounds):
+            for busy in (0, NCPUS):
+                for key in (("fp", 2), ("bare", 2), ("fp", WALK_PROCS), ("bare", WALK_PROCS)):
+                    v = walk_once(key[0] == "bare", key[1], busy, freq, tmp)
+                    if v:
+                        res.setdefault((key, busy), []).append(v)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "walk.json"), "w") as f:
+        json.dump({f"{k[0][0]}-{k[0][1]}-{k[1]}": v for k, v in res.items()}, f, indent=1)
+    print(f"walk: BPF time per bench_cpu sample by part (ns, bpf/parts.bpf.h; medians of {rounds}; "
+          "idle, and with {NCPUS} dd spinners sweeping the caches)".replace("{NCPUS}", str(NCPUS)))
+
+    def m(key, busy, part):
+        xs = [x.get(part, 0.0) for x in res.get((key, busy), [])]
+        return med(xs) if xs else float("nan")
+
+    names = [p for p in PARTS[:-1]] + ["total"]
+    print("  " + f"{'run':<16}" + "".join(f"{n[:10]:>11}" for n in names) +
+          f"{'frames':>8}{'finds':>7}")
+    for busy in (0, NCPUS):
+        for key in (("bare", 2), ("fp", 2), ("bare", WALK_PROCS), ("fp", WALK_PROCS)):
+            if (key, busy) not in res:
+                continue
+            label = f"{key[0]} x{key[1]} {'busy' if busy else 'idle'}"
+            print("  " + f"{label:<16}" + "".join(f"{m(key, busy, n):>11.0f}" for n in names) +
+                  f"{m(key, busy, 'n_frames'):>8.1f}{m(key, busy, 'n_finds'):>7.1f}")
+    for busy in (0, NCPUS):
+        what = "busy" if busy else "idle"
+        fp2, bare2 = m(("fp", 2), busy, "total"), m(("bare", 2), busy, "total")
+        fpn, baren = m(("fp", WALK_PROCS), busy, "total"), m(("bare", WALK_PROCS), busy, "total")
+        if fp2 == fp2 and bare2 == bare2 and bare2 > 0:
+            ratio = fp2 / bare2
+            print(f"  fp walk over bare ({what}): {ratio:.2f}x (goal <= {GOAL_FP_BARE}x: "
+                  f"{goal_says(ratio, GOAL_FP_BARE)})")
+        if fpn == fpn and fp2 == fp2 and fp2 > 0:
+            ratio = fpn / fp2
+            bare_r = f"; the bare walk alone {baren / bare2:.2f}x" if baren == baren and bare2 > 0 else ""
+            print(f"  {WALK_PROCS} processes over 2 ({what}): {ratio:.2f}x (goal <= {GOAL_PROCS}x: "
+                  f"{goal_says(ratio, GOAL_PROCS)}{bare_r})")
 
 
 PYTHON = "/usr/bin/python3.11"

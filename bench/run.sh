@@ -13,11 +13,14 @@
 # storm`: only that), and the BPF run time per sample of a Java thread
 # against a native stack of the same depth (`bench/run.sh java`: only
 # that), and the bytes of a system-wide build profile next to perf.data's
-# (`bench/run.sh bytes`: only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
+# (`bench/run.sh bytes`: only that), and the BPF time per sample of --unwind fp
+# over the bare walk and of 100 processes over 2, by part (`bench/run.sh walk`:
+# only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
 # (BENCH_STARTUP_ROUNDS, BENCH_RSS_ROUNDS, BENCH_RSS_SECONDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
 # BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS,
-# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS, BENCH_BYTES_JOBS).
+# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS, BENCH_BYTES_JOBS,
+# BENCH_WALK_ROUNDS, BENCH_WALK_ITERS).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ "$(id -u)" -ne 0 ]; then

@@ -28,7 +28,9 @@ int on_timer_bare(struct bpf_perf_event_data *ctx)
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
+	part_mark(ST_PART_THREAD);	/* parts.bpf.h: benchmarks only */
 	un = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
+	part_end(ST_PART_WALK);
 	if (un < 0)
 		stat_inc(ST_STAT_LOST_STACK);
 	if (kernel_stacks)

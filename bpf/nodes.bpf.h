@@ -12,6 +12,7 @@
 #define STACKTREE_NODES_BPF_H
 
 #include "base.bpf.h"
+#include "parts.bpf.h"
 
 /* written by user space at run time (mmaped .bss) */
 __u32 epoch = 0;		/* generation = epoch & 1 */
@@ -103,6 +104,8 @@ static long node_probe(__u32 p, void *data)
 
 	if (!slot)
 		return 1;
+	if (c->ev == ST_EVENT_CPU)	/* benchmarks only */
+		part_count(ST_PART_N_PROBES);
 	v = *(volatile __u64 *)slot;
 	if (!v) {
 		if (!c->mine &&

@@ -12,6 +12,7 @@
 
 #include "base.bpf.h"
 #include "unwind.h"
+#include "parts.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -153,6 +154,8 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 	}
 	if (tgid == self_tgid)
 		return false;
+	if (ev == ST_EVENT_CPU)	/* benchmarks only (parts.bpf.h) */
+		part_begin();
 	if (filter_targets) {
 		target = bpf_map_lookup_elem(&targets, &tgid);
 		/* (only dwarf/auto's on_exec makes a target wait for tables: in fp
@@ -188,6 +191,8 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 		if (cpu >= ST_MAX_CPUS || !(cpu_filter[cpu / 64] & (1ull << (cpu % 64))))
 			return false;
 	}
+	if (ev == ST_EVENT_CPU)
+		part_mark(ST_PART_FILTER);
 	return true;
 }
 

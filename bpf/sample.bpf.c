@@ -25,6 +25,7 @@
  *   endmaps.bpf.h    a sampled process's executable mappings kept at its end
  *   fault.bpf.h      the page-fault program and its classification
  *   bench.bpf.h      the benchmark-only program (--bench-bare)
+ *   parts.bpf.h      benchmarks only: a sample's BPF time by part
  * They are headers of one unit rather than objects linked with `bpftool gen
  * object`: the fold, the walkers and the filter are __always_inline helpers
  * that every program inlines (the verifier checks each copy with the

@@ -83,33 +83,31 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 	return n;
 }
 
-/* The interrupted thread's user stack, leaf first, into sc->ustack: the
- * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
- * CFI (dwarf, auto); sc->utrunc: a walk stopped early (DWARF: for its
- * reason; frame pointers: at what was no user address).
- * dwarf: a constant of the calling program (its fp or dwarf variant), not
- * the unwind_mode setting: an fp program then has no call to the DWARF
- * walker at all, so the kernel neither loads nor verifies it, whatever
- * its version (kernels before lazy verification of global functions check
- * every one the program contains). */
 /* The frame-pointer walk's frames up to the first that is no user
  * address (the kernel's walk checks the frame pointers, not what they
  * point at: 0xebebebebebebebeb read where pixel data lay became a "return
- * address"): one frame a step. */
+ * address"): ST_FP_END_STEP frames a step. */
 struct fp_user_end {
 	struct scratch *sc;
 	__u32 n;	/* frames walked; then the user ones */
 };
 
-static long fp_user_end_step(__u32 i, void *data)
+#define ST_FP_END_STEP 8	/* frames a step: a step per frame cost 14 ns a frame */
+
+static long fp_user_end_step(__u32 k, void *data)
 {
 	struct fp_user_end *c = data;
 
-	if (i >= c->n)
-		return 1;
-	if (c->sc->ustack[i & (ST_USTACK_SLOTS - 1)] >= ST_USER_END) {
-		c->n = i;
-		return 1;
+#pragma unroll
+	for (__u32 j = 0; j < ST_FP_END_STEP; j++) {
+		__u32 i = k * ST_FP_END_STEP + j;
+
+		if (i >= c->n)
+			return 1;
+		if (c->sc->ustack[i & (ST_USTACK_SLOTS - 1)] >= ST_USER_END) {
+			c->n = i;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -159,17 +157,16 @@ static __always_inline long fp_walk_deep(struct scratch *sc)
 	return w.n;
 }
 
-static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
+/* --unwind fp: bpf_get_stack(), on in BPF past the kernel's limit, cut at
+ * the first frame that is no user address. */
+static __always_inline long fp_stack(void *ctx, struct scratch *sc, bool timer)
 {
 	struct fp_user_end c = { .sc = sc };
 	long r;
 
-	sc->utrunc = false;
-	sc->ufull = false;
-	sc->defer = false;
-	if (dwarf)
-		return dwarf_stack(sc, may_defer);
 	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
+	if (timer)
+		part_mark(ST_PART_WALK);
 	if (r < 0)
 		return r;
 	/* the kernel's walk stopped at its limit: on in BPF */
@@ -184,7 +181,8 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf
 			st_java_count(ST_JAVA_STAT_FP_MODE);
 	}
 	c.n = (__u32)(r >> 3);	/* bytes to frames (no signed division in BPF) */
-	bpf_loop(ST_MAX_USER, fp_user_end_step, &c, 0);
+	_Static_assert(ST_MAX_USER % ST_FP_END_STEP == 0, "whole steps");
+	bpf_loop(ST_MAX_USER / ST_FP_END_STEP, fp_user_end_step, &c, 0);
 	if (c.n < (__u32)(r >> 3)) {
 		/* cut there, under [truncated] (path_user()) */
 		sc->utrunc = true;
@@ -192,6 +190,34 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf
 		return c.n;
 	}
 	return r >> 3;
+}
+
+/* The interrupted thread's user stack, leaf first, into sc->ustack: the
+ * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
+ * CFI (dwarf, auto); sc->utrunc: a walk stopped early (DWARF: for its
+ * reason; frame pointers: at what was no user address).
+ * dwarf: a constant of the calling program (its fp or dwarf variant), not
+ * the unwind_mode setting: an fp program then has no call to the DWARF
+ * walker at all, so the kernel neither loads nor verifies it, whatever
+ * its version (kernels before lazy verification of global functions check
+ * every one the program contains). may_defer: the caller is the timer
+ * program (its parts are timed when benchmarking, parts.bpf.h). */
+static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
+{
+	long r;
+
+	if (may_defer)
+		part_mark(ST_PART_THREAD);
+	sc->utrunc = false;
+	sc->ufull = false;
+	sc->defer = false;
+	if (dwarf)
+		r = dwarf_stack(sc, may_defer);
+	else
+		r = fp_stack(ctx, sc, may_defer);
+	if (may_defer)
+		part_mark(dwarf ? ST_PART_WALK : ST_PART_WALK_CHECK);
+	return r;
 }
 
 #endif

@@ -655,6 +655,8 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "walk") ? 1 :
 			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "report") ? 2 :
 			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "merge") ? 3 : 0;
+	if (getenv("STACKTREED_BENCH_PARTS"))		/* benchmarks only: parts.bpf.h */
+		s->skel->rodata->bench_parts_on = true;
 	err = 0;
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * parts.bpf.h - benchmarks only: where a cpu-clock sample's BPF time goes,
+ * part by part (STACKTREED_BENCH_PARTS=1, bench/bench.py's walk rows). Each
+ * part's nanoseconds (bpf_ktime_get_ns() between marks) and the samples
+ * that reached it, per CPU, in `bench_parts`, read by the benchmark with
+ * bpftool while the daemon runs. Off (always outside benchmarks:
+ * bench_parts_on is .rodata), every mark is a dead branch the verifier
+ * removes; on, each mark costs one clock read and one array lookup, which
+ * the figures include (the "clock" part measures one mark alone).
+ */
+#ifndef STACKTREE_PARTS_BPF_H
+#define STACKTREE_PARTS_BPF_H
+
+#include "base.bpf.h"
+
+const volatile bool bench_parts_on = false;
+
+/* the parts, in the order a sample goes through them */
+enum {
+	ST_PART_FILTER,		/* entry to the end of wanted() */
+	ST_PART_THREAD,		/* in_execve, scratch, the thread's task storage */
+	ST_PART_WALK,		/* bpf_get_stack() of the user stack */
+	ST_PART_WALK_CHECK,	/* fp: the deep walk, the user-address check, Java count */
+	ST_PART_EXTRA,		/* kernel stack, Python walk and merge, the path */
+	ST_PART_ENTER,		/* fold: generation, spare, new-process check */
+	ST_PART_PREFIX,		/* fold: the common prefix with the previous path */
+	ST_PART_ROOT,		/* fold: the thread's root (a new generation) */
+	ST_PART_FRAMES,		/* fold: the frames past the prefix (node cache, table) */
+	ST_PART_LEAF,		/* fold: BASE on the leaf, counters */
+	ST_PART_CLOCK,		/* one mark alone (the clock read's own cost) */
+	ST_PART__MAX
+};
+
+/* what the fold did, counted */
+enum {
+	ST_PART_N_FRAMES,	/* frames folded past the prefix */
+	ST_PART_N_FIND,		/* of them, looked up in the node table (cache missed) */
+	ST_PART_N_CALLS,	/* CALLS added (a node record written) */
+	ST_PART_N_PROBES,	/* node table slots probed */
+	ST_PART_N__MAX
+};
+
+struct st_parts {
+	__u64 last;		/* the clock at the previous mark */
+	__u64 ns[ST_PART__MAX];
+	__u64 n[ST_PART__MAX];
+	__u64 count[ST_PART_N__MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_parts);
+	__uint(max_entries, 1);
+} bench_parts SEC(".maps");
+
+/* A sample starts: the clock read. */
+static __always_inline void part_begin(void)
+{
+	__u32 zero = 0;
+	struct st_parts *p;
+
+	if (!bench_parts_on)
+		return;
+	p = bpf_map_lookup_elem(&bench_parts, &zero);
+	if (p)
+		p->last = bpf_ktime_get_ns();
+}
+
+/* The time since the previous mark goes to part `part`. */
+static __always_inline void part_mark(__u32 part)
+{
+	__u32 zero = 0;
+	struct st_parts *p;
+	__u64 now;
+
+	if (!bench_parts_on)
+		return;
+	p = bpf_map_lookup_elem(&bench_parts, &zero);
+	if (!p || part >= ST_PART__MAX)
+		return;
+	now = bpf_ktime_get_ns();
+	if (p->last) {
+		p->ns[part] += now - p->last;
+		p->n[part]++;
+	}
+	p->last = now;
+}
+
+/* One more of what the fold did (ST_PART_N_*). */
+static __always_inline void part_count(__u32 which)
+{
+	__u32 zero = 0;
+	struct st_parts *p;
+
+	if (!bench_parts_on)
+		return;
+	p = bpf_map_lookup_elem(&bench_parts, &zero);
+	if (p && which < ST_PART_N__MAX)
+		p->count[which]++;
+}
+
+/* The last mark of a sample: its part, and one empty mark (the cost of a
+ * mark itself, subtracted once per part by the benchmark). */
+static __always_inline void part_end(__u32 part)
+{
+	part_mark(part);
+	part_mark(ST_PART_CLOCK);
+	if (bench_parts_on) {
+		__u32 zero = 0;
+		struct st_parts *p = bpf_map_lookup_elem(&bench_parts, &zero);
+
+		if (p)
+			p->last = 0;
+	}
+}
+
+#endif
