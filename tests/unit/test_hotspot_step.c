@@ -558,9 +558,9 @@ static const char *const stat_names[ST_JAVA_STAT__MAX] = {
 	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-read", "code-cache",
 	"fp-mode", "methods", "methods-lost", "deferred", "late-no-mem", "end-bad-fp", "hs-frames",
 	"hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob", "hs-bad-blob", "hs-prologue",
-	"hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry",
+	"hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry", "hs-cache-miss", "hs-cache-stale",
 };
-_Static_assert(ST_JAVA_STAT__MAX == 25, "stat_names");
+_Static_assert(ST_JAVA_STAT__MAX == 27, "stat_names");
 
 #define LIVE_STACK (256 << 10)	/* bytes of the stack copied (from rsp) */
 
