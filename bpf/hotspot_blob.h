@@ -63,6 +63,13 @@
  * native method's, ST_JAVA_TAG | ST_JAVA_ADDR(Method*, ST_JAVA_BCI_NONE);
  * a stub's 0 (the caller keeps the return address: a native frame).
  *
+ * A blob's fields are read once a walk and, across samples, once while
+ * the blob lives: st_hs_blob_get() takes a blob from the walk's memo
+ * (bpf/hotspot_memo.h; NULL natively), else from the includer's blob
+ * cache (st_hs_cache_get()/st_hs_cache_put(): BPF's java_blob_cache,
+ * natively none) when its name pointer and compile id are still at its
+ * address (st_hs_blob_valid()), else reads it (st_hs_blob_read()).
+ *
  * A deoptimized frame returns to its nmethod's deopt handler: its entry
  * takes the original pc the JVM saved (at sp + nmethod::_orig_pc_offset)
  * for its scopes (counted ST_JAVA_STAT_HS_DEOPT).
@@ -70,7 +77,9 @@
  * Not handled (left for later, each stops or shows as its own method):
  * the upcall stubs of the foreign function API.
  *
- * Contract with the includer (as bpf/unwind_step.h's): struct st_unw_env,
+ * Contract with the includer (as bpf/unwind_step.h's): ST_HS_PART(i) (a
+ * bench build's count of enum st_java_part i, bpf/java.bpf.h; else
+ * nothing), struct st_unw_env,
  * st_unw_read_mem(e, dst, size, addr) (code cache and blob reads: BPF one
  * helper call each, natively the process's memory through the env's
  * reader), st_unw_read8(e, addr, out) (stack words: natively the copied
@@ -405,11 +414,13 @@ static __always_inline int st_hs_blob_get(struct st_unw_env *e, const struct st_
 		c = &m->e[i];
 		if (ip >= c->lo && ip < c->hi) {
 			*k = *c;
+			ST_HS_PART(ST_JAVA_PART_MEMO_HIT);
 			return 1;
 		}
 	}
 	if (st_hs_cache_get(m, ip, k)) {
 		if (ip >= k->lo && ip < k->hi && st_hs_blob_valid(e, b, k)) {
+			ST_HS_PART(ST_JAVA_PART_CACHE_HIT);
 			r = 1;
 			goto memo;
 		}
@@ -418,6 +429,7 @@ static __always_inline int st_hs_blob_get(struct st_unw_env *e, const struct st_
 		f->cache = ST_JAVA_STAT_HS_CACHE_MISS;
 	}
 	r = st_hs_blob_read(e, b, interp_start, interp_end, ip, k, f);
+	ST_HS_PART(ST_JAVA_PART_BLOB_READ);
 	if (r <= 0 || !k->hi)
 		return r;
 	if (k->cid_ok || (k->kind != ST_HS_NAME_NMETHOD && k->kind != ST_HS_NAME_NATIVE))

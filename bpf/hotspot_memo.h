@@ -11,7 +11,10 @@
  * another compile is never taken for the old one. Natively (the daemon's
  * deferred walks, the unit tests) there is none: each frame resolves its
  * blob as before. Both give the same frames: a memo hit holds what the
- * segment map walk and the reads would give.
+ * segment map walk and the reads would give. struct st_hs_blob is also
+ * the value of the blob cache across samples (BPF's java_blob_cache, by
+ * struct st_hs_blob_key), whose entries are checked before use
+ * (bpf/hotspot_blob.h's st_hs_blob_valid()).
  */
 #ifndef STACKTREE_HOTSPOT_MEMO_H
 #define STACKTREE_HOTSPOT_MEMO_H

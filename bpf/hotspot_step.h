@@ -229,6 +229,7 @@ static __always_inline const struct st_java_blobs *st_hs_blobs(struct st_hs_io *
 
 	if (m && io->memo_on)
 		return &m->b;
+	ST_HS_PART(ST_JAVA_PART_MEMO_START);
 	p = ST_HS_PROC(io);
 	if (!p)
 		return NULL;
@@ -256,7 +257,7 @@ ST_HS_GLOBAL int st_hs_frame(struct st_hs_io *io)
 
 	if (!io)
 		return 1;
-#ifdef ST_HS_PARTS
+#ifdef ST_HS_PARTS_ON
 	{	/* a bench build's per-part costs (bpf/java.bpf.h) */
 		__u64 t0 = ST_HS_PARTS_NOW(), dt;
 

@@ -9,10 +9,16 @@
  * Identity while alive: a frame's Method* is named by the daemon, which
  * reads it at once when a sample first shows it (struct st_java_event on
  * java_events; user/collect/runtimes/java/java.c), so that a method is
- * named even when its process exits before the drain. A CPU's memo of the
- * methods reported (direct-mapped by (tgid, Method*)) saves a
- * java_methods lookup per frame; java_methods (LRU) says what was
- * reported by any CPU.
+ * named even when its process exits before the drain. The rule reports
+ * each entry it makes unlike the one before (st_java_report(), through
+ * ST_HS_REPORT). A CPU's memo of the methods reported (direct-mapped by
+ * (tgid, Method*)) saves a java_methods lookup per frame; java_methods
+ * (LRU) says what was reported by any CPU.
+ *
+ * Also the compiled-frame step's maps (bpf/hotspot_blob.h): a walk's memo
+ * of code blobs (java_blob_memo) and the blob cache across samples
+ * (java_blob_cache); and, in a bench build only (ST_JAVA_PARTS), the
+ * per-part timers (java_parts, bench/java_parts.py).
  */
 #ifndef STACKTREE_JAVA_BPF_H
 #define STACKTREE_JAVA_BPF_H
@@ -61,6 +67,10 @@ enum st_java_part {
 	ST_JAVA_PART_REPORT_NS,	/* ... their time */
 	ST_JAVA_PART_CLOCK,	/* clock pairs timed */
 	ST_JAVA_PART_CLOCK_NS,	/* ... their time (the timing's own cost) */
+	ST_JAVA_PART_MEMO_HIT,	/* blobs found in the walk's memo (bpf/hotspot_blob.h) */
+	ST_JAVA_PART_CACHE_HIT,	/* ... in the blob cache, still valid */
+	ST_JAVA_PART_BLOB_READ,	/* ... read (segment map walk and fields) */
+	ST_JAVA_PART_MEMO_START, /* walks whose memo began (the heaps copied) */
 	ST_JAVA_PART__MAX = 16,
 };
 #ifdef ST_JAVA_PARTS
