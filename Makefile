@@ -5,6 +5,8 @@ BPFTOOL  ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 PREFIX   ?= /usr/local
 VERSION  := 0.1.0
 
+# BPF_DEFS=-DST_JAVA_PARTS: a bench build of the BPF object with the Java
+# walker's per-part timers (bpf/java.bpf.h; bench/java_parts.py reads them).
 # SANITIZE=1: user space built with ASan+UBSan into build-san/ (BPF unchanged);
 # `make test SANITIZE=1` runs the whole suite against that build.
 SANITIZE ?=
@@ -64,7 +66,7 @@ $(B)/vmlinux.h:
 $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) common/hash.h $(B)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf -I. \
-		-Wall -Werror -c $< -o $@
+		-Wall -Werror $(BPF_DEFS) -c $< -o $@
 
 $(B)/%.skel.h: $(B)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@

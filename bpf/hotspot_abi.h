@@ -176,6 +176,10 @@ enum st_java_stat {
 	ST_JAVA_STAT_HS_READ,	/* stop: the stack unreadable at a blob frame */
 	ST_JAVA_STAT_HS_ENTRY,	/* the leaf in a method entry building its frame: its method
 				 * from rbx, its caller by its links */
+	ST_JAVA_STAT_HS_CACHE_MISS, /* code blobs not in the blob cache (first sight, or
+				     * evicted): read (bpf/hotspot_blob.h) */
+	ST_JAVA_STAT_HS_CACHE_STALE, /* ... cached, but freed and their space reused since:
+				      * read again */
 	ST_JAVA_STAT__MAX,
 };
 

@@ -63,6 +63,13 @@
  * native method's, ST_JAVA_TAG | ST_JAVA_ADDR(Method*, ST_JAVA_BCI_NONE);
  * a stub's 0 (the caller keeps the return address: a native frame).
  *
+ * A blob's fields are read once a walk and, across samples, once while
+ * the blob lives: st_hs_blob_get() takes a blob from the walk's memo
+ * (bpf/hotspot_memo.h; NULL natively), else from the includer's blob
+ * cache (st_hs_cache_get()/st_hs_cache_put(): BPF's java_blob_cache,
+ * natively none) when its name pointer and compile id are still at its
+ * address (st_hs_blob_valid()), else reads it (st_hs_blob_read()).
+ *
  * A deoptimized frame returns to its nmethod's deopt handler: its entry
  * takes the original pc the JVM saved (at sp + nmethod::_orig_pc_offset)
  * for its scopes (counted ST_JAVA_STAT_HS_DEOPT).
@@ -70,7 +77,9 @@
  * Not handled (left for later, each stops or shows as its own method):
  * the upcall stubs of the foreign function API.
  *
- * Contract with the includer (as bpf/unwind_step.h's): struct st_unw_env,
+ * Contract with the includer (as bpf/unwind_step.h's): ST_HS_PART(i) (a
+ * bench build's count of enum st_java_part i, bpf/java.bpf.h; else
+ * nothing), struct st_unw_env,
  * st_unw_read_mem(e, dst, size, addr) (code cache and blob reads: BPF one
  * helper call each, natively the process's memory through the env's
  * reader), st_unw_read8(e, addr, out) (stack words: natively the copied
@@ -81,6 +90,7 @@
 
 #include "dual.h"
 #include "stacktree.h"
+#include "hotspot_memo.h"
 
 #define ST_HS_SEGMAP_STEPS 32	/* segment map hops: blocks up to 8128 segments
 				 * (508 KiB of 64-byte segments) */
@@ -103,6 +113,9 @@ struct st_hs_frame {
 	__u32 note;		/* an enum st_java_stat to count besides
 				 * ST_JAVA_STAT_HS_FRAMES (the walk goes on), or
 				 * ST_JAVA_STAT__MAX */
+	__u32 cache;		/* the blob cache's: ST_JAVA_STAT_HS_CACHE_MISS or
+				 * _STALE, or ST_JAVA_STAT__MAX (a hit, or none) */
+	__u32 pad;
 };
 
 static __always_inline bool st_hs_in_cc(const struct st_java_blobs *b, __u64 a)
@@ -242,26 +255,20 @@ static __always_inline int st_hs_epilogue(struct st_unw_env *e, __u64 ip)
 	return 0;
 }
 
-/* Whether ip is the nmethod's deopt handler (a deoptimized frame's return
- * address): then *ip becomes the original pc the JVM saved at sp +
+/* Whether ip is the nmethod k's deopt handler (a deoptimized frame's
+ * return address): then *ip becomes the original pc the JVM saved at sp +
  * nmethod::_orig_pc_offset, when it lies in the nmethod's code. */
 static __always_inline bool st_hs_deopt_pc(struct st_unw_env *e, const struct st_java_blobs *b,
-					   __u64 blob, __u64 code, __u64 sp, __u64 *ip)
+					   const struct st_hs_blob *k, __u64 sp, __u64 *ip)
 {
-	__u64 h = 0, orig = 0;
+	__u64 orig = 0;
 	__s32 off = 0, size = 0;
 
-	if (b->deopt_is_offset) {
-		if (st_unw_read_mem(e, &off, sizeof(off), blob + b->deopt))
-			return false;
-		h = blob + (__u64)(__s64)off;
-	} else if (st_unw_read_mem(e, &h, sizeof(h), blob + b->deopt)) {
-		return false;
-	}
-	if (*ip != h || st_unw_read_mem(e, &off, sizeof(off), blob + b->orig_pc) || off < 0 ||
+	if (!k->deopt_ok || *ip != k->deopt ||
+	    st_unw_read_mem(e, &off, sizeof(off), k->lo + b->orig_pc) || off < 0 ||
 	    off > 8 * ST_HS_FRAME_MAX || st_unw_read8(e, sp + (__u64)off, &orig) ||
-	    st_unw_read_mem(e, &size, sizeof(size), blob + b->size) || size <= 0 || orig < code ||
-	    orig >= blob + (__u64)size)
+	    st_unw_read_mem(e, &size, sizeof(size), k->lo + b->size) || size <= 0 ||
+	    orig < k->code || orig >= k->lo + (__u64)size)
 		return false;
 	*ip = orig;
 	return true;
@@ -271,16 +278,16 @@ static __always_inline bool st_hs_deopt_pc(struct st_unw_env *e, const struct st
  * *blob: 1; 0 (not a blob's pc: outside the code cache, in the
  * interpreter, between heaps); -1 (a free segment, a map absurd or longer
  * than ST_HS_SEGMAP_STEPS hops). */
-static __always_inline int st_hs_blob_find(struct st_unw_env *e, const struct st_java_proc *p,
-					   __u64 ip, __u64 *blob)
+static __always_inline int st_hs_blob_find_b(struct st_unw_env *e, const struct st_java_blobs *b,
+					     __u64 interp_start, __u64 interp_end, __u64 ip,
+					     __u64 *blob)
 {
-	const struct st_java_blobs *b = &p->blobs;
 	struct st_hs_seg q = { .e = e };
 	__u32 log2 = b->log2_segment & 31;
 	__u64 lo = 0;
 	int i;
 
-	if (!b->nheaps || !st_hs_in_cc(b, ip) || (ip >= p->interp_start && ip < p->interp_end))
+	if (!b->nheaps || !st_hs_in_cc(b, ip) || (ip >= interp_start && ip < interp_end))
 		return 0;
 	for (i = 0; i < ST_JAVA_MAX_HEAPS; i++) {
 		if (i < b->nheaps && ip >= b->heaps[i].lo && ip < b->heaps[i].hi) {
@@ -299,21 +306,158 @@ static __always_inline int st_hs_blob_find(struct st_unw_env *e, const struct st
 	return 1;
 }
 
+/* st_hs_blob_find_b() for the JVM p (tests/unit/test_hsblob.c) */
+static __always_inline int st_hs_blob_find(struct st_unw_env *e, const struct st_java_proc *p,
+					   __u64 ip, __u64 *blob)
+{
+	return st_hs_blob_find_b(e, &p->blobs, p->interp_start, p->interp_end, ip, blob);
+}
+
+/* The fields of the blob holding ip into *k: 1; 0 (not a blob's pc); -1
+ * (stop: f->stop says why). An nmethod's compile id and deopt handler and
+ * the blob's size (the pcs a memo entry answers for) are read here too,
+ * each flagged when the read failed, so that a memo hit answers as these
+ * reads would. */
+static __always_inline int st_hs_blob_read(struct st_unw_env *e, const struct st_java_blobs *b,
+					   __u64 interp_start, __u64 interp_end, __u64 ip,
+					   struct st_hs_blob *k, struct st_hs_frame *f)
+{
+	__u64 blob = 0, name = 0, h = 0;
+	__s32 coff = 0, size = 0;
+	int r;
+
+	r = st_hs_blob_find_b(e, b, interp_start, interp_end, ip, &blob);
+	if (r <= 0)
+		return r ? st_hs_stop(f, ST_JAVA_STAT_HS_NO_BLOB) : 0;
+	k->lo = blob;
+	k->hi = 0;
+	k->name = 0;
+	k->code = 0;
+	k->deopt = 0;
+	k->fs = 0;
+	k->fc = 0;
+	k->deopt_ok = 0;
+	k->cid_ok = 0;
+	k->kind = 0;
+	k->cid = 0;
+	/* the blob's name (its kind), frame size, frame-complete offset, code */
+	if (st_unw_read_mem(e, &name, sizeof(name), blob + b->name) ||
+	    (k->name = name, st_unw_read_mem(e, &k->kind, sizeof(k->kind), name)) ||
+	    st_unw_read_mem(e, &k->fs, sizeof(k->fs), blob + b->frame_size) ||
+	    st_unw_read_mem(e, &k->fc, sizeof(k->fc), blob + b->frame_complete))
+		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
+	if (b->code_is_offset) {
+		if (st_unw_read_mem(e, &coff, sizeof(coff), blob + b->code))
+			return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
+		k->code = blob + (__u64)(__s64)coff;
+	} else if (st_unw_read_mem(e, &k->code, sizeof(k->code), blob + b->code)) {
+		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
+	}
+	if (k->kind == ST_HS_NAME_NMETHOD || k->kind == ST_HS_NAME_NATIVE)
+		k->cid_ok = !st_unw_read_mem(e, &k->cid, sizeof(k->cid), blob + b->compile_id);
+	if (k->kind == ST_HS_NAME_NMETHOD) {
+		if (b->deopt && b->deopt_is_offset) {
+			if (!st_unw_read_mem(e, &coff, sizeof(coff), blob + b->deopt)) {
+				k->deopt = blob + (__u64)(__s64)coff;
+				k->deopt_ok = 1;
+			}
+		} else if (b->deopt && !st_unw_read_mem(e, &h, sizeof(h), blob + b->deopt)) {
+			k->deopt = h;
+			k->deopt_ok = 1;
+		}
+	}
+	if (!st_unw_read_mem(e, &size, sizeof(size), blob + b->size) && size > 0 &&
+	    (__u32)size <= ST_HS_MEMO_SPAN && blob + (__u64)size <= b->cc_hi)
+		k->hi = blob + (__u64)size;
+	return 1;
+}
+
+/* Whether a blob cached by an earlier sample is still where it was: its
+ * name pointer again at its address, and an nmethod's (or a native
+ * wrapper's, which the JVM frees too) compile id, unique for the JVM's
+ * life. A blob freed and its space taken by another fails: another
+ * nmethod there has another compile id; another blob kind another name;
+ * code or data of a blob that starts elsewhere would have to hold both
+ * the name pointer and the compile id at those offsets. Stubs, the
+ * interpreter and adapters are never freed. */
+static __always_inline bool st_hs_blob_valid(struct st_unw_env *e, const struct st_java_blobs *b,
+					     const struct st_hs_blob *k)
+{
+	__u64 name = 0;
+	__u32 cid = 0;
+
+	if (st_unw_read_mem(e, &name, sizeof(name), k->lo + b->name) || name != k->name)
+		return false;
+	if (k->kind != ST_HS_NAME_NMETHOD && k->kind != ST_HS_NAME_NATIVE)
+		return true;
+	return k->cid_ok && !st_unw_read_mem(e, &cid, sizeof(cid), k->lo + b->compile_id) &&
+	       cid == k->cid;
+}
+
+/* The blob holding ip: from the walk's memo m (NULL: none), else from
+ * the blob cache of earlier samples (st_hs_cache_get(), the includer's:
+ * BPF's java_blob_cache, natively none) when still valid, else read; a
+ * blob found so is memoized (and cached). 1, 0 or -1 as
+ * st_hs_blob_read(); f->cache what the cache did. */
+static __always_inline int st_hs_blob_get(struct st_unw_env *e, const struct st_java_blobs *b,
+					  __u64 interp_start, __u64 interp_end,
+					  struct st_hs_memo *m, __u64 ip, struct st_hs_blob *k,
+					  struct st_hs_frame *f)
+{
+	struct st_hs_blob *c;
+	int i, r;
+
+	f->cache = ST_JAVA_STAT__MAX;
+	if (!m)
+		return st_hs_blob_read(e, b, interp_start, interp_end, ip, k, f);
+	for (i = 0; i < ST_HS_MEMO_BLOBS; i++) {
+		c = &m->e[i];
+		if (ip >= c->lo && ip < c->hi) {
+			*k = *c;
+			ST_HS_PART(ST_JAVA_PART_MEMO_HIT);
+			return 1;
+		}
+	}
+	if (st_hs_cache_get(m, ip, k)) {
+		if (ip >= k->lo && ip < k->hi && st_hs_blob_valid(e, b, k)) {
+			ST_HS_PART(ST_JAVA_PART_CACHE_HIT);
+			r = 1;
+			goto memo;
+		}
+		f->cache = ST_JAVA_STAT_HS_CACHE_STALE;
+	} else {
+		f->cache = ST_JAVA_STAT_HS_CACHE_MISS;
+	}
+	r = st_hs_blob_read(e, b, interp_start, interp_end, ip, k, f);
+	ST_HS_PART(ST_JAVA_PART_BLOB_READ);
+	if (r <= 0 || !k->hi)
+		return r;
+	if (k->cid_ok || (k->kind != ST_HS_NAME_NMETHOD && k->kind != ST_HS_NAME_NATIVE))
+		st_hs_cache_put(m, ip, k);
+memo:
+	m->e[m->next & (ST_HS_MEMO_BLOBS - 1)] = *k;
+	m->next++;
+	return r;
+}
+
 /* One frame at (ip, sp, bp) of the JVM p: 1 when ip was in a code blob and
  * f holds its caller (and the entry for this frame; f->note something to
  * count); 0 when ip is not a blob's (outside the code cache, or the
  * interpreter's: the caller goes on as before); -1 when the walk must stop
  * (f->stop says why: a ST_JAVA_STAT_HS_*). exact: ip is an interrupted pc
- * (the leaf, or after a signal frame), not a return address. */
-static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st_java_proc *p,
-					   __u64 ip, __u64 sp, __u64 bp, bool exact,
-					   struct st_hs_frame *f)
+ * (the leaf, or after a signal frame), not a return address. b: the JVM's
+ * heaps, [interp_start, interp_end) its interpreter; m: the walk's memo of
+ * blobs, or NULL. */
+static __always_inline int st_hs_blob_step_b(struct st_unw_env *e, const struct st_java_blobs *b,
+					     __u64 interp_start, __u64 interp_end,
+					     struct st_hs_memo *m, __u64 ip, __u64 sp, __u64 bp,
+					     bool exact, struct st_hs_frame *f)
 {
-	const struct st_java_blobs *b = &p->blobs;
-	__u64 blob = 0, name = 0, code = 0, size, method = 0;
-	__u32 kind = 0, log2 = b->log2_segment & 31, cid = 0, stub = 0;
-	__s32 fs = 0, coff = 0;
-	__s16 fc = 0;
+	struct st_hs_blob k;
+	__u64 blob, code, size, method = 0;
+	__u32 kind, log2 = b->log2_segment & 31, stub = 0;
+	__s32 fs;
+	__s16 fc;
 	int epi;
 
 	f->ip = 0;
@@ -322,22 +466,15 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 	f->entry = 0;
 	f->stop = ST_JAVA_STAT__MAX;
 	f->note = ST_JAVA_STAT__MAX;
-	epi = st_hs_blob_find(e, p, ip, &blob);
+	f->cache = ST_JAVA_STAT__MAX;
+	epi = st_hs_blob_get(e, b, interp_start, interp_end, m, ip, &k, f);
 	if (epi <= 0)
-		return epi ? st_hs_stop(f, ST_JAVA_STAT_HS_NO_BLOB) : 0;
-	/* the blob's name (its kind), frame size, frame-complete offset, code */
-	if (st_unw_read_mem(e, &name, sizeof(name), blob + b->name) ||
-	    st_unw_read_mem(e, &kind, sizeof(kind), name) ||
-	    st_unw_read_mem(e, &fs, sizeof(fs), blob + b->frame_size) ||
-	    st_unw_read_mem(e, &fc, sizeof(fc), blob + b->frame_complete))
-		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
-	if (b->code_is_offset) {
-		if (st_unw_read_mem(e, &coff, sizeof(coff), blob + b->code))
-			return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
-		code = blob + (__u64)(__s64)coff;
-	} else if (st_unw_read_mem(e, &code, sizeof(code), blob + b->code)) {
-		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
-	}
+		return epi;
+	blob = k.lo;
+	code = k.code;
+	kind = k.kind;
+	fs = k.fs;
+	fc = k.fc;
 	/* -1: a stub that builds no frame (C1's Runtime1 stubs) */
 	if (fs == -1)
 		fs = 0;
@@ -380,16 +517,16 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 		}
 		/* a deoptimized frame returns to its deopt handler: its pc
 		 * for the scopes is the original one the JVM saved */
-		if (!exact && b->deopt && st_hs_deopt_pc(e, b, blob, code, sp, &ip))
+		if (!exact && b->deopt && st_hs_deopt_pc(e, b, &k, sp, &ip))
 			f->note = ST_JAVA_STAT_HS_DEOPT;
 		if (ip - blob >= ST_JAVA_JIT_PC_MAX) {
 			f->note = ST_JAVA_STAT_HS_FAR_PC;
 			return 1;
 		}
-		if (st_unw_read_mem(e, &cid, sizeof(cid), blob + b->compile_id))
+		if (!k.cid_ok)
 			return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_BLOB);
 		f->entry = ST_JAVA_TAG | ST_JAVA_JIT |
-			   ST_JAVA_JIT_ADDR((blob - b->cc_lo) >> log2, ip - blob, exact, cid);
+			   ST_JAVA_JIT_ADDR((blob - b->cc_lo) >> log2, ip - blob, exact, k.cid);
 		return 1;
 	}
 
@@ -430,6 +567,15 @@ static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st
 	if (!st_hs_in_cc(b, f->ip))
 		return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_RA);
 	return 1;
+}
+
+/* st_hs_blob_step_b() for the JVM p, without a memo (the unit tests) */
+static __always_inline int st_hs_blob_step(struct st_unw_env *e, const struct st_java_proc *p,
+					   __u64 ip, __u64 sp, __u64 bp, bool exact,
+					   struct st_hs_frame *f)
+{
+	return st_hs_blob_step_b(e, &p->blobs, p->interp_start, p->interp_end, NULL, ip, sp, bp,
+				 exact, f);
 }
 
 #endif

@@ -68,6 +68,18 @@
  *   ST_HS_PROC(io)             the JVM's whole struct st_java_proc *, or
  *                              NULL (BPF: java_procs' entry of io->tgid;
  *                              natively io->proc)
+ *   ST_HS_READ8(e, addr, out)  a stack word through the env e (BPF: the
+ *                              walk's stack window, a load when the page
+ *                              is in it; natively the copy, else the
+ *                              process's memory)
+ *   ST_HS_MEMO(io)             the walk's struct st_hs_memo * (BPF: the
+ *                              CPU's java_blob_memo slot io->slot), or
+ *                              NULL (natively: none)
+ *   ST_HS_REPORT(io, entry)    a Java entry made, unlike the last one: its
+ *                              method reported to the daemon when new
+ *                              (BPF: bpf/java.bpf.h's st_java_report();
+ *                              natively nothing: the daemon reads them):
+ *                              true, or false when it must be tried again
  * The walk's state keeps nothing that changes per Java frame (the count
  * of Java frames, the counts): in it, the verifier told each count from
  * the next and checked the walk again for each (the program over 1M).
@@ -84,7 +96,8 @@ struct st_hs_io {
 	struct st_java_head java;	/* the JVM (set once per walk) */
 	__u64 proc;		/* natively: its struct st_java_proc * (the blobs) */
 	__u32 tgid;		/* BPF: its java_procs key (the blobs) */
-	__u32 pad;
+	__u32 slot;		/* BPF: the walk's stack window and blob memo (0 timer,
+				 * 1 page faults: bpf/unwind.h's) */
 	__u64 env;		/* natively: the walk's struct st_unw_env * */
 	__u64 jc;		/* natively: the rule's struct st_java_counts *, or 0 */
 	__u32 jframes;		/* Java frames written in the walk */
@@ -98,6 +111,9 @@ struct st_hs_io {
 	__u32 n;		/* in: the frame's index (0: the leaf) */
 	__u32 fallback;		/* in: frame pointers where there is no CFI (auto) */
 	__u32 stat;		/* out: what was counted (ST_JAVA_STAT_*, __MAX: none) */
+	__u32 memo_on;		/* the blob memo is this walk's (0 at a walk's start) */
+	__u32 image;		/* BPF: the image sampled (the methods' reports) */
+	__u64 last;		/* the last entry reported (ST_HS_REPORT) */
 	__u64 words[16];	/* the frame: fp - 64 .. fp + 16 (room: a mask) */
 	__u64 cm, cn;		/* a method's ConstMethod, its code size */
 };
@@ -173,6 +189,62 @@ static __always_inline void st_hs_interp(struct st_hs_io *io)
 
 static __always_inline int st_hs_frame_do(struct st_hs_io *io);
 
+/* n words of the stack from addr into io->words from index i (the frame's
+ * slots, -ST_JAVA_SLOTS_BELOW at index 0): 0, or non-zero when one is
+ * unreadable. Word by word through the walk's stack window (BPF): loads
+ * from the page it holds, not a helper call a frame. */
+static __always_inline int st_hs_read_words(struct st_hs_io *io, struct st_unw_env *e, __u32 i,
+					    __u32 n, __u64 addr)
+{
+	__u32 k;
+
+	for (k = 0; k < ST_JAVA_SLOTS_BELOW + 2; k++) {
+		if (k >= n)
+			break;
+		if (ST_HS_READ8(e, addr + 8 * k, &io->words[(i + k) & 15]))
+			return -1;
+	}
+	return 0;
+}
+
+/* The slot of the frame at fp (words from fp, -ST_JAVA_SLOTS_BELOW ..
+ * -1) into io->words: 0, or non-zero when unreadable or not such a slot. */
+static __always_inline int st_hs_read_slot(struct st_hs_io *io, struct st_unw_env *e, __u64 fp,
+					   int slot)
+{
+	if (slot < -ST_JAVA_SLOTS_BELOW || slot > -1)
+		return -1;
+	return ST_HS_READ8(e, fp + 8 * (__s64)slot,
+			   &io->words[(__u32)(slot + ST_JAVA_SLOTS_BELOW) & 15]);
+}
+
+/* The JVM's code heaps for the blob step: the walk's memo's copy (read
+ * from the JVM's entry at the walk's first blob frame, which starts the
+ * memo: io->memo_on), else the entry's own, or NULL (none). */
+static __always_inline const struct st_java_blobs *st_hs_blobs(struct st_hs_io *io,
+							       struct st_hs_memo *m)
+{
+	const struct st_java_proc *p;
+	__u32 i;
+
+	if (m && io->memo_on)
+		return &m->b;
+	ST_HS_PART(ST_JAVA_PART_MEMO_START);
+	p = ST_HS_PROC(io);
+	if (!p)
+		return NULL;
+	if (!m)
+		return &p->blobs;
+	m->b = p->blobs;
+	for (i = 0; i < ST_HS_MEMO_BLOBS; i++)
+		m->e[i].hi = 0;
+	m->next = 0;
+	m->key.tgid = io->tgid;
+	m->key.image = io->java.image;
+	io->memo_on = 1;
+	return &m->b;
+}
+
 /*
  * The frame at io->ip, in the JVM's code cache (the interpreter is in
  * it): 0, its caller in io->ip, sp, bp (by the frame pointer) and its
@@ -185,16 +257,31 @@ ST_HS_GLOBAL int st_hs_frame(struct st_hs_io *io)
 
 	if (!io)
 		return 1;
+#ifdef ST_HS_PARTS_ON
+	{	/* a bench build's per-part costs (bpf/java.bpf.h) */
+		__u64 t0 = ST_HS_PARTS_NOW(), dt;
+
+		r = st_hs_frame_do(io);
+		dt = ST_HS_PARTS_NOW() - t0;
+		ST_HS_PARTS(io, dt);
+	}
+#else
 	r = st_hs_frame_do(io);
+#endif
 	if (io->stat < ST_JAVA_STAT__MAX)
 		ST_HS_COUNT(io, io->stat);
-	if (io->entry)
+	if (io->entry) {
 		io->jframes++;
+		if (io->entry != io->last && ST_HS_REPORT(io, io->entry))
+			io->last = io->entry;
+	}
 	return r;
 }
 
 static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 {
+	struct st_unw_env *e = ST_HS_ENV(io);
+	struct st_hs_memo *m = ST_HS_MEMO(io);
 	bool interp;
 	__u64 lo;
 
@@ -202,11 +289,14 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 	io->stat = ST_JAVA_STAT__MAX;
 	interp = st_hs_in(io->ip, io->java.interp_start, io->java.interp_end);
 	if (!interp) {
-		const struct st_java_proc *p = ST_HS_PROC(io);
+		const struct st_java_blobs *b = st_hs_blobs(io, m);
 		struct st_hs_frame f;
-		int r = p ? st_hs_blob_step(ST_HS_ENV(io), p, io->ip, io->sp, io->bp, io->exact, &f)
+		int r = b ? st_hs_blob_step_b(e, b, io->java.interp_start, io->java.interp_end, m,
+					      io->ip, io->sp, io->bp, io->exact, &f)
 			  : 0;
 
+		if (f.cache < ST_JAVA_STAT__MAX)
+			ST_HS_COUNT(io, f.cache);
 		if (r > 0) {
 			if (f.note < ST_JAVA_STAT__MAX)
 				ST_HS_COUNT(io, f.note);
@@ -233,7 +323,7 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 		/* the leaf in a method entry building its frame (rbp set,
 		 * its slots not all pushed): its links only, its method the
 		 * entry's rbx, at bci 0 */
-		if (ST_HS_READ(io, &io->words[ST_JAVA_SLOTS_BELOW], 16, io->bp)) {
+		if (st_hs_read_words(io, e, ST_JAVA_SLOTS_BELOW, 2, io->bp)) {
 			io->stat = ST_JAVA_STAT_END_READ;
 			return 1;
 		}
@@ -249,9 +339,12 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 		io->sp = lo + 16;
 		return 0;
 	}
+	/* the frame's links; an interpreted one's Method* and bcp slots too
+	 * (the words a frame needs: four loads from the stack window) */
 	if (!st_hs_ptr_ok(io->bp) || lo < io->sp ||
-	    ST_HS_READ(io, interp ? &io->words[0] : &io->words[ST_JAVA_SLOTS_BELOW],
-		       interp ? 8 * (ST_JAVA_SLOTS_BELOW + 2) : 16, lo)) {
+	    st_hs_read_words(io, e, ST_JAVA_SLOTS_BELOW, 2, io->bp) ||
+	    (interp && (st_hs_read_slot(io, e, io->bp, io->java.l.frame_method) ||
+			st_hs_read_slot(io, e, io->bp, io->java.l.frame_bcp)))) {
 		if (interp)
 			io->stat = ST_JAVA_STAT_END_READ;
 		return 1;
@@ -262,10 +355,17 @@ static __always_inline int st_hs_frame_do(struct st_hs_io *io)
 	io->bp = st_hs_word(io, 0);
 	io->ip = st_hs_word(io, 1);
 	/* a compiled caller: its sp the sender sp slot (fp - 8) */
-	io->sp = interp && st_hs_in(io->ip, io->java.code_start, io->java.code_end) &&
-			 !st_hs_in(io->ip, io->java.interp_start, io->java.interp_end)
-		 ? st_hs_word(io, -1)
-		 : lo + 16;
+	if (interp && st_hs_in(io->ip, io->java.code_start, io->java.code_end) &&
+	    !st_hs_in(io->ip, io->java.interp_start, io->java.interp_end)) {
+		if (st_hs_read_slot(io, e, lo, -1)) {
+			io->stat = ST_JAVA_STAT_END_READ;
+			io->entry = 0;
+			return 1;
+		}
+		io->sp = st_hs_word(io, -1);
+	} else {
+		io->sp = lo + 16;
+	}
 	return 0;
 }
 

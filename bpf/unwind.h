@@ -130,11 +130,29 @@ static __always_inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u
 }
 
 /* bpf/hotspot_step.h's: the task's memory; its rule a global function
- * (the blob step's env in it: none of the walk's, helper reads) */
+ * (the blob step's env in it: the walk's stack window, helper reads
+ * elsewhere; the walk's blob memo) */
 #define ST_HS_READ(io, dst, n, a) bpf_probe_read_user((dst), (n), (const void *)(a))
 #define ST_HS_GLOBAL __noinline
 #define ST_HS_COUNT(io, what) st_java_count(what)
-#define ST_HS_ENV(io) (&(struct st_unw_env){})
+#define ST_HS_ENV(io)                                                                              \
+	(&(struct st_unw_env){ .win = bpf_map_lookup_elem(&unwind_window, &(io)->slot) })
+#define ST_HS_READ8(e, a, out) st_unw_read8((e), (a), (out))
+#define ST_HS_MEMO(io) ((struct st_hs_memo *)bpf_map_lookup_elem(&java_blob_memo, &(io)->slot))
+#define ST_HS_REPORT(io, e) st_java_report((io)->tgid, (io)->image, (e))
+#define ST_HS_PART(i) ST_JAVA_PART((i), 1)
+#ifdef ST_JAVA_PARTS	/* a bench build: st_hs_frame()'s time (bpf/java.bpf.h) */
+#define ST_HS_PARTS_ON 1
+#define ST_HS_PARTS_NOW() bpf_ktime_get_ns()
+#define ST_HS_PARTS(io, dt)                                                                        \
+	do {                                                                                       \
+		bool in_ = (io)->stat == ST_JAVA_STAT_FRAMES;                                      \
+		ST_JAVA_PART(ST_JAVA_PART_HS_CALLS, 1);                                            \
+		ST_JAVA_PART(ST_JAVA_PART_HS_NS, (dt));                                            \
+		ST_JAVA_PART(ST_JAVA_PART_INTERP, in_);                                            \
+		ST_JAVA_PART(ST_JAVA_PART_INTERP_NS, in_ ? (dt) : 0);                              \
+	} while (0)
+#endif
 #define ST_HS_PROC(io)                                                                             \
 	((const struct st_java_proc *)bpf_map_lookup_elem(&java_procs, &(io)->tgid))
 
@@ -142,6 +160,27 @@ static __always_inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u
 static __always_inline struct st_unw_rbx *st_unw_rbx(struct st_unw_env *e)
 {
 	return &e->win->rbx;
+}
+
+/* bpf/hotspot_blob.h's blob cache (java_blob_cache): the entry of the
+ * memo's process for pc into *k, or false */
+static __always_inline bool st_hs_cache_get(struct st_hs_memo *m, __u64 pc, struct st_hs_blob *k)
+{
+	const struct st_hs_blob *v;
+
+	m->key.pc = pc;
+	v = bpf_map_lookup_elem(&java_blob_cache, &m->key);
+	if (!v)
+		return false;
+	*k = *v;
+	return true;
+}
+
+static __always_inline void st_hs_cache_put(struct st_hs_memo *m, __u64 pc,
+					    const struct st_hs_blob *k)
+{
+	m->key.pc = pc;
+	bpf_map_update_elem(&java_blob_cache, &m->key, k, BPF_ANY);
 }
 
 /* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
@@ -272,6 +311,8 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	jp = (interpreters & ST_INTERP_JAVA) ? bpf_map_lookup_elem(&java_procs, &io->tgid) : NULL;
 	bpf_probe_read_kernel(&s.hs.java, sizeof(s.hs.java), jp);
 	s.hs.tgid = io->tgid;
+	s.hs.slot = io->slot;
+	s.hs.image = io->image;
 	s.image = io->image;
 	s.jc = bpf_map_lookup_elem(&java_stats, &zero);
 	s.env.cache = bpf_map_lookup_elem(&unwind_cache, &zero);

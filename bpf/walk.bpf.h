@@ -17,7 +17,6 @@
 
 /* The current sample, per CPU. */
 #define ST_USTACK_SLOTS 1024	/* power of two > ST_MAX_USER */
-_Static_assert(ST_USTACK_SLOTS == ST_JAVA_FRAME_ROOM, "java.bpf.h reads the frames so");
 
 struct scratch {
 	__u64 ustack[ST_USTACK_SLOTS];	/* leaf first; ST_MAX_USER used */
@@ -77,9 +76,6 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 		stat_inc(ST_STAT_UNW_PENDING);
 	if (res.request)
 		notify_unwind(task->tgid, task->pid);
-	/* methods seen first: named by the daemon while the process lives */
-	if (res.jframes && n > 0)
-		st_java_report(sc->ustack, (__u32)n, task->tgid, task_image(task));
 	return n;
 }
 

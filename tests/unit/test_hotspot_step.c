@@ -235,6 +235,38 @@ static void test_walk_fake(void **state)
 	}
 }
 
+/* An interpreted frame called by compiled code (a code cache pc outside
+ * the interpreter): its caller's sp is the frame's own sender sp slot (fp
+ * - 8), read before the walk moves to the caller's fp (a slot read from
+ * the caller's frame instead, here a word above the caller's fp, would
+ * stop the frame-pointer step there). */
+static void test_walk_compiled_caller(void **state)
+{
+	struct st_java_proc proc = fake_proc;
+	const __u64 cc_pc = INTERP + 0x150000;	/* compiled code: no blob tables */
+	struct st_unw_native_in in = {
+		.ip = INTERP + 0x100, .sp = STACK, .bp = fp_at(0), .r13 = 0x1234, .fallback = true,
+		.stack = (const __u8 *)fk.stack, .stack_len = sizeof(fk.stack),
+		.java = &proc, .jc = &cnt, .mem = fake_rd, .mem_arg = &fk,
+	};
+	struct st_unw_native_out res;
+
+	(void)state;
+	proc.code_end = INTERP + 0x200000;
+	fake_stack();
+	word(fp_at(2) + 8, cc_pc);		/* frame 2 returns to compiled code */
+	word(fp_at(2) - 8, fp_at(3) - 16);	/* its sender sp */
+	word(fp_at(3) - 8, fp_at(3) + 64);	/* the caller's word there: not an sp */
+	memset(&cnt, 0, sizeof(cnt));
+	nout = st_unw_walk_native(&in, out, ST_MAX_USER, &res);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(out[3], cc_pc);
+	assert_int_equal(out[4], NATIVE_PC + 0x10);	/* by the fp from the right sp */
+	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], 3);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_END_READ], 0);
+}
+
 static void test_walk_bad(void **state)
 {
 	(void)state;
@@ -558,9 +590,9 @@ static const char *const stat_names[ST_JAVA_STAT__MAX] = {
 	"walks", "walked", "frames", "leaf-out", "bad-method", "bad-bcp", "end-read", "code-cache",
 	"fp-mode", "methods", "methods-lost", "deferred", "late-no-mem", "end-bad-fp", "hs-frames",
 	"hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob", "hs-bad-blob", "hs-prologue",
-	"hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry",
+	"hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry", "hs-cache-miss", "hs-cache-stale",
 };
-_Static_assert(ST_JAVA_STAT__MAX == 25, "stat_names");
+_Static_assert(ST_JAVA_STAT__MAX == 27, "stat_names");
 
 #define LIVE_STACK (256 << 10)	/* bytes of the stack copied (from rsp) */
 
@@ -708,6 +740,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_fake),
+		cmocka_unit_test(test_walk_compiled_caller),
 		cmocka_unit_test(test_walk_bad),
 		cmocka_unit_test(test_walk_limits),
 		cmocka_unit_test(test_lines),

@@ -939,8 +939,9 @@ static const char *stat_name(__u32 s)
 		"code-cache", "fp-mode", "methods", "methods-lost", "deferred", "late-no-mem",
 		"end-bad-fp", "hs-frames", "hs-epilogue", "hs-far-pc", "hs-deopt", "hs-no-blob",
 		"hs-bad-blob", "hs-prologue", "hs-stub-leaf", "hs-bad-ra", "hs-read", "hs-entry",
+		"hs-cache-miss", "hs-cache-stale",
 	};
-	_Static_assert(ST_JAVA_STAT__MAX == 25, "names");
+	_Static_assert(ST_JAVA_STAT__MAX == 27, "names");
 
 	return s < ST_JAVA_STAT__MAX && names[s] ? names[s] : "native";
 }

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * hotspot_memo.h - a walk's memo of the HotSpot code blobs it met
+ * (bpf/hotspot_blob.h reads a blob's fields once a walk, not once a
+ * frame): the JVM's code heaps, copied from its java_procs entry at the
+ * walk's first code cache frame, and the last ST_HS_MEMO_BLOBS blobs
+ * resolved, by the pcs they hold. Per CPU and per program kind in BPF
+ * (bpf/java.bpf.h's java_blob_memo, as the stack window's slots), begun
+ * anew by each walk (struct st_hs_io.memo_on is 0 at a walk's start): it
+ * never outlives the sample, so a blob freed and its space reused by
+ * another compile is never taken for the old one. Natively (the daemon's
+ * deferred walks, the unit tests) there is none: each frame resolves its
+ * blob as before. Both give the same frames: a memo hit holds what the
+ * segment map walk and the reads would give. struct st_hs_blob is also
+ * the value of the blob cache across samples (BPF's java_blob_cache, by
+ * struct st_hs_blob_key), whose entries are checked before use
+ * (bpf/hotspot_blob.h's st_hs_blob_valid()).
+ */
+#ifndef STACKTREE_HOTSPOT_MEMO_H
+#define STACKTREE_HOTSPOT_MEMO_H
+
+#include "dual.h"
+#include "stacktree.h"
+
+#define ST_HS_MEMO_BLOBS 4	/* blobs a walk keeps (power of two): a recursion's
+				 * frames share one or two */
+#define ST_HS_MEMO_SPAN (1U << 24)	/* a blob's _size above this is not memoized */
+
+/* A blob's fields, as bpf/hotspot_blob.h reads them. */
+struct st_hs_blob {
+	__u64 lo, hi;		/* [the CodeBlob, + its _size): its pcs (hi 0: empty) */
+	__u64 name;		/* CodeBlob::_name (checked on a cache hit) */
+	__u64 code;		/* its code's start */
+	__u64 deopt;		/* an nmethod's deopt handler (deopt_ok) */
+	__s32 fs;		/* _frame_size (words) */
+	__s16 fc;		/* _frame_complete_offset */
+	__u8 deopt_ok;		/* deopt read */
+	__u8 cid_ok;		/* cid read */
+	__u32 kind;		/* its name's first four bytes (ST_HS_NAME_*) */
+	__u32 cid;		/* an nmethod's compile id (a native wrapper's too) */
+};
+
+/* The blob cache's key (BPF: java_blob_cache, bpf/java.bpf.h): a pc of a
+ * process's JVM. */
+struct st_hs_blob_key {
+	__u32 tgid, image;
+	__u64 pc;
+};
+
+struct st_hs_memo {
+	struct st_java_blobs b;	/* the JVM's heaps (its java_procs entry's) */
+	__u32 next;		/* the entry the next miss takes */
+	__u32 pad;
+	struct st_hs_blob_key key;	/* the process (key.pc: scratch) */
+	struct st_hs_blob e[ST_HS_MEMO_BLOBS];
+};
+
+#endif
