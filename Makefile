@@ -79,7 +79,8 @@ $(PROTO_GEN) &: proto/profile.proto
 	@mkdir -p $(B)
 	$(PROTOC_C) --c_out=$(B) $<
 
-$(B)/obj/user/output/pprof.o $(B)/obj/user/output/report.o: $(B)/proto/profile.pb-c.h
+# every object whose source includes the generated header
+$(B)/obj/user/output/pprof.o $(B)/obj/user/model/pprof_read.o: $(B)/proto/profile.pb-c.h
 
 $(LIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
