@@ -642,7 +642,10 @@ static struct rthread *thread_find(struct st_collector *c, __u32 pid, __u32 tid,
 }
 
 /* comm: the name the kernel recorded with the sample (deferred samples), or
- * NULL; it is the image's own, where /proc may show a later exec's. */
+ * NULL; it is the image's own, where /proc may show a later exec's. The
+ * newest wins: a thread named by prctl(PR_SET_NAME) after its first
+ * samples (deferred from its start: the early program defers them all)
+ * is shown by the name it took. */
 static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, __u32 image,
 				  __u32 ev, const char *comm)
 {
@@ -650,8 +653,11 @@ static struct rthread *thread_get(struct st_collector *c, __u32 pid, __u32 tid, 
 	struct rthread *t = thread_find(c, pid, tid, image, ev, &key);
 	bool created;
 
-	if (t)
+	if (t) {
+		if (comm && comm[0] && strncmp(t->comm, comm, sizeof(t->comm)))
+			snprintf(t->comm, sizeof(t->comm), "%s", comm);
 		return t;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
