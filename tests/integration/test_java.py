@@ -590,8 +590,13 @@ def check_stubs(prof, pid, err, what):
           % (what, call_stub, sorted(stubs.items(), key=lambda kv: -kv[1])[:6], unnamed,
              m and m.group(0)))
     check(call_stub > 0, "%s: no StubRoutines::call_stub under JavaCalls::call_helper" % what)
-    check(unnamed == 0, "%s: %d samples under unnamed frames without a module (the code "
-          "cache)" % (what, unnamed))
+    # at most 1 in 500 of the process's samples: a blob freed (an nmethod
+    # flushed, a stub released) between the sample and its naming, which
+    # the daemon does while the process lives (1 seen once in a run of
+    # ~2,000 samples on Temurin 25; 0 in 4 other runs)
+    total = sum(th["samples"] for th in prof["threads"] if th["pid"] == pid)
+    check(unnamed * 500 <= total, "%s: %d of %d samples under unnamed frames without a "
+          "module (the code cache)" % (what, unnamed, total))
     check(m and int(m.group(1)) > 0 and int(m.group(2)) == 0,
           "%s: code cache addresses in the summary: %s" % (what, m and m.group(0)))
 

@@ -408,9 +408,16 @@ def test_reports_are_private_by_default():
         svc = os.path.join(base, "svc")
         p = subprocess.Popen([STACKTREED, "-a", "-F", "99", "--interval", "1", "-o", svc],
                              stderr=subprocess.PIPE, text=True)
+        # 2.5 s of sampling, from when it starts (-a loads its full timer
+        # program first: seconds on a busy machine)
+        err = ""
+        for line in p.stderr:
+            err += line
+            if "sampling at" in line:
+                break
         time.sleep(2.5)
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
+        err += p.communicate(timeout=60)[1]
         check(p.returncode == 0, "service exit %d: %s" % (p.returncode, err))
         snaps = [n for n in os.listdir(svc) if n[:8].isdigit()]
         check(len(snaps) >= 2, "snapshots: %s" % snaps)
