@@ -1201,38 +1201,55 @@ JAVA_DEPTH = 28
 DEEP = os.path.join(ROOT, "build", "workloads", "deep")
 
 
-def java_steady(freq, d, xint):
-    """stacktreed --pid on Ledger's recursion (tests/workloads/java) once
-    its main thread waits for its go file (WL_GO): (BPF ns per walked
-    sample, the profile's mean depth, its share of samples with a Java
-    frame), or None."""
-    go = d + ".go"
-    env = dict(os.environ, WL_GO=go)
+def ledger_jvm(seconds, xint, go):
+    """Ledger's recursion alone (tests/workloads/java), JAVA_DEPTH deep, for
+    seconds once its main thread found the go file (WL_GO): the JVM, started
+    (it prints "ready" while it waits)."""
     argv = [JAVA, "-Xmx128m"] + (["-Xint"] if xint else []) + \
-        ["-cp", JAVA_CLASSES, "Ledger", str(JAVA_SECONDS),
+        ["-cp", JAVA_CLASSES, "Ledger", str(seconds),
          "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0", str(JAVA_DEPTH)]
-    jvm = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-    st = None
+    return subprocess.Popen(argv, env=dict(os.environ, WL_GO=go), stdout=subprocess.PIPE,
+                            text=True)
+
+
+def until_sampling(st):
+    """stacktreed's stderr up to its "sampling at" line."""
     err = ""
+    for line in st.stderr:
+        err += line
+        if "sampling at" in line:
+            break
+    return err
+
+
+def end_runs(procs, go):
+    """Kill what still runs of procs (None: not started) and remove go."""
+    for p in procs:
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+    if os.path.exists(go):
+        os.unlink(go)
+
+
+def java_steady(freq, d, xint):
+    """stacktreed --pid on Ledger's recursion (ledger_jvm) once its main
+    thread waits for its go file: (BPF ns per walked sample, the profile's
+    mean depth, its share of samples with a Java frame), or None."""
+    go = d + ".go"
+    jvm = ledger_jvm(JAVA_SECONDS, xint, go)
+    st = None
     try:
         if jvm.stdout.readline().strip() != "ready":
             return None
         st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(jvm.pid)],
                               stderr=subprocess.PIPE, text=True)
-        for line in st.stderr:
-            err += line
-            if "sampling at" in line:
-                break
+        err = until_sampling(st)
         open(go, "w").close()
         jvm.communicate(timeout=300)
         err += st.communicate(timeout=120)[1]
     finally:
-        for p in (jvm, st):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        if os.path.exists(go):
-            os.unlink(go)
+        end_runs((jvm, st), go)
     return bpf_and_depth(err, d, st.returncode)
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import JAVA, JAVA_CLASSES, JAVA_DEPTH, STACKTREED  # noqa: E402 (the java row's run)
+from bench import STACKTREED, end_runs, ledger_jvm, until_sampling  # noqa: E402 (the java row's run)
 
 SECONDS = 6
 PARTS = ["hs_calls", "hs_ns", "interp", "interp_ns", "report", "report_ns", "clock",
@@ -41,34 +41,21 @@ def parts_now():
 def run(mode):
     """One run: the parts' totals and the summary's BPF ns per sample."""
     go = f"/tmp/java_parts.{os.getpid()}.go"
-    argv = [JAVA, "-Xmx128m"] + (["-Xint"] if mode == "xint" else []) + \
-        ["-cp", JAVA_CLASSES, "Ledger", str(SECONDS),
-         "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0", str(JAVA_DEPTH)]
-    jvm = subprocess.Popen(argv, env=dict(os.environ, WL_GO=go), stdout=subprocess.PIPE,
-                           text=True)
+    jvm = ledger_jvm(SECONDS, mode == "xint", go)
     st = None
     try:
         if jvm.stdout.readline().strip() != "ready":
             return None, None
         st = subprocess.Popen([STACKTREED, "-F", "999", "-o", go + ".d", "--pid",
                                str(jvm.pid)], stderr=subprocess.PIPE, text=True)
-        err = ""
-        for line in st.stderr:
-            err += line
-            if "sampling at" in line:
-                break
+        err = until_sampling(st)
         open(go, "w").close()
         time.sleep(SECONDS - 1)
         parts = parts_now()
         jvm.communicate(timeout=120)
         err += st.communicate(timeout=120)[1]
     finally:
-        for p in (jvm, st):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        if os.path.exists(go):
-            os.unlink(go)
+        end_runs((jvm, st), go)
     ns = [ln for ln in err.splitlines() if "BPF run time" in ln]
     return parts, ns[0] if ns else "no BPF run time"
 
