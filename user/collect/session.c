@@ -72,8 +72,7 @@ struct st_session {
 	double late_checked_ms;		/* runtimes last looked for */
 	double attach_ms;		/* the timers attached */
 	bool late_wait;			/* tests: every load finished before the stop */
-	bool late_launch;		/* the first one before the attach returns: a launched
-					 * runtime, or tests */
+	bool late_launch;		/* tests: the first one before the attach returns */
 	bool late_failed;		/* a load failed (said): no other is tried */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
@@ -607,23 +606,23 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * of the full programs); all: every runtime walked at once; launch:
 	 * the first full program in before the attach returns (no early
 	 * sample of a launched command: tests/integration/test_startup.py) */
-	/* a launched runtime waits for the full program, as --pid and -a do:
-	 * its early samples would be unwound late from a 128 KiB stack copy
-	 * (a 150-level Python recursion through C: 281-521 of ~500 samples
-	 * cut, "stack read fault"), and a JVM's before the daemon knows it
-	 * for one (a 3 s deep Java run: 449 of 625 stopped, "no CFI"), while
-	 * the full program took all of such runs to verify on the 2-CPU VM
-	 * (kernel-notes/README.md, "Sampling before the verifier finishes") */
-	s->late_launch = opts->late_interp != 0;
-	/* and so does --event wall, offcpu or faults: their programs are
-	 * verified before the launch anyway (not split), and the early
-	 * program gives its samples no wall weight (test_offcpu_and_wall_
-	 * shares_command: 1.9 of 2.5 s of a command's wall time folded) */
-	if (opts->wall || (opts->events & ~(1u << ST_EVENT_CPU)))
-		s->late_launch = true;
+	/* a launched runtime waits for the full program before the timers
+	 * start, as --pid and -a do (st_session__attach()): its early samples
+	 * would be unwound late from a 128 KiB stack copy (a 150-level Python
+	 * recursion through C: 281-521 of ~500 samples cut, "stack read
+	 * fault"), and a JVM's before the daemon knows it for one (a 3 s deep
+	 * Java run: 449 of 625 stopped, "no CFI"), while the full program took
+	 * all of such runs to verify on the 2-CPU VM (kernel-notes/README.md,
+	 * "Sampling before the verifier finishes"); so does --event wall,
+	 * offcpu or faults: their programs are verified before the launch
+	 * anyway (not split), and the early program gives its samples no wall
+	 * weight (test_offcpu_and_wall_shares_command: 1.9 of 2.5 s of a
+	 * command's wall time folded) */
+	if (opts->late_interp || opts->wall || (opts->events & ~(1u << ST_EVENT_CPU)))
+		s->opts.late_background = false;
 	if (getenv("STACKTREED_TEST_LATE")) {
 		s->late_wait = true;
-		s->late_launch |= !strcmp(getenv("STACKTREED_TEST_LATE"), "launch");
+		s->late_launch = !strcmp(getenv("STACKTREED_TEST_LATE"), "launch");
 		if (!strcmp(getenv("STACKTREED_TEST_LATE"), "all"))
 			s->late_want = ST_INTERP_ALL;
 	}
