@@ -109,7 +109,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	__u32 cpu = bpf_get_smp_processor_id(), len = 0, zero = 0;
 	struct stack_copy cp = {};
 	void *ring;
-	__u64 avail, start_stack;
+	__u64 avail, start_stack, flags;
 
 	d = bpf_map_lookup_elem(&defer_buf, &cpu);
 	if (!d || !sc)
@@ -150,7 +150,21 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	ring = bpf_map_lookup_elem(&deferred, &zero);
 	if (!ring)	/* none yet: as a full one (counted by the caller) */
 		return 0;
-	return bpf_ringbuf_output(ring, d, offsetof(struct st_deferred, stack) + len, 0) == 0;
+	/* The consumer is not woken for each record: a wakeup per sample put
+	 * the daemon's reader on the target's CPU once a sample, preempting it
+	 * (a spinning command launched in dwarf mode: ~700 involuntary context
+	 * switches in its first second, its CPU clock 5% behind its samples,
+	 * perf's as ours). It reads the ring every ST_DEFER_READ_MS while
+	 * records come (user/collect/unwind/defer_ring.c), and is woken when
+	 * one ST_DEFER_WAKE_SHARE of the ring waits, or for each sample of a
+	 * thread waiting for its handoff (take_handoff(): the daemon's path
+	 * must reach its newest sample, which a batched read keeps behind:
+	 * 2,000 samples waited and the handoff missed). */
+	avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	flags = sc->force_defer ||
+		avail >= bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / ST_DEFER_WAKE_SHARE ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_output(ring, d, offsetof(struct st_deferred, stack) + len, flags) == 0;
 }
 
 /* A thread comes back to the fold here without the daemon's path: its

@@ -413,6 +413,12 @@ struct st_handoff {
 };
 
 #define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
+/* The deferred ring's reader is woken once 1/ST_DEFER_WAKE_SHARE of it
+ * waits (bpf/defer.bpf.h), else reads it every ST_DEFER_READ_MS while
+ * records come: 20 ms of a target's samples at 999 Hz on 2 CPUs is 40
+ * records, mostly a few KiB each. */
+#define ST_DEFER_WAKE_SHARE 8
+#define ST_DEFER_READ_MS 20
 
 /* ---- CPython (bpf/python.bpf.h walks it, user/collect/runtimes/python/
  * feeds it): what the BPF program and the daemon share ---- */

@@ -56,7 +56,7 @@ struct late_load {
 	unsigned interp;	/* ST_INTERP_* its program walks */
 	void *rodata;		/* the session's .rodata, interpreters set to interp */
 	size_t rodata_len;
-	struct { const char *name; int fd; } *maps;	/* fd -1: not created */
+	struct { char *name; int fd; } *maps;	/* copies of the names; fd -1: not created */
 	size_t nmaps;
 	double start_ms, end_ms;	/* queued, slot filled */
 	__u32 verified;			/* its verified_insns */
@@ -306,9 +306,11 @@ static void late_unref(struct late_load *l)
 {
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i < l->nmaps; i++)
+	for (size_t i = 0; i < l->nmaps; i++) {
 		if (l->maps[i].fd >= 0)
 			close(l->maps[i].fd);
+		free(l->maps[i].name);
+	}
 	free(l->maps);
 	free(l->rodata);
 	free(l);
@@ -418,13 +420,18 @@ static int late_start(struct st_session *s, unsigned interp)
 	bpf_object__for_each_map(m, s->skel->obj) {
 		int fd = bpf_map__fd(m);
 
-		l->maps[l->nmaps].name = bpf_map__name(m);	/* the object's, static */
-		l->maps[l->nmaps].fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (fd >= 0 && l->maps[l->nmaps].fd < 0) {
-			err = -errno;
+		/* a copy: the session's object may be freed before the thread
+		 * ends (a command that cannot be run, test_exit_status_is_the_commands) */
+		l->maps[l->nmaps].fd = -1;
+		if (!(l->maps[l->nmaps].name = strdup(bpf_map__name(m)))) {
+			err = -ENOMEM;
 			goto cleanup;
 		}
 		l->nmaps++;
+		if (fd >= 0 && (l->maps[l->nmaps - 1].fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
 	if ((err = -pthread_create(&l->thread, NULL, late_run, l)))
 		goto cleanup;

@@ -17,8 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The consumer sleeps at most this long between reads of the ring (the
- * kernel wakes it sooner: the first record after it caught up, a request). */
+/* The consumer sleeps at most this long between reads of the ring while
+ * none come (BPF wakes it when an eighth of the ring waits, the main
+ * thread for a request); ST_DEFER_READ_MS (bpf/stacktree.h) while they do. */
 #define RING_WAIT_MS 100
 /* ... and this long between looks at the inbox while it is full (the
  * ring's fd is readable all that time: records wait in it) */
@@ -275,6 +276,7 @@ static void *consume(void *arg)
 	struct st_defer_ring *r = arg;
 	struct epoll_event ev[2];
 	bool stop = false, paused = false;
+	int wait_ms = RING_WAIT_MS;
 
 	while (!stop) {
 		struct timespec pause = { .tv_nsec = FULL_WAIT_MS * 1000 * 1000 };
@@ -282,7 +284,7 @@ static void *consume(void *arg)
 		size_t used;
 		__u64 req;
 
-		if (paused || (epoll_wait(r->epfd, ev, 2, RING_WAIT_MS) < 0 && errno != EINTR))
+		if (paused || (epoll_wait(r->epfd, ev, 2, wait_ms) < 0 && errno != EINTR))
 			nanosleep(&pause, NULL);	/* room comes back, or cannot wait */
 		if (read(r->wakefd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: no request */
@@ -295,6 +297,7 @@ static void *consume(void *arg)
 		paused = full(r);
 		pthread_mutex_unlock(&r->lock);
 		used = ring_used(&r->cur);
+		wait_ms = used ? ST_DEFER_READ_MS : RING_WAIT_MS;	/* records come */
 		if (!paused) {	/* the older records first */
 			for (unsigned i = 0; i < r->nold; i++)
 				ring_buffer__consume(r->old[i].rb);
