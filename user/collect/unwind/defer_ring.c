@@ -27,15 +27,18 @@
 /* the most one record takes: a read of the ring stops when less than this
  * is left under the bound, so that every record it copies fits */
 #define REC_MAX (offsetof(struct st_defer_rec, d) + sizeof(struct st_deferred))
-/* a ring this full when the consumer looks (1/GROW_AT of it) is replaced
- * by one twice as big, up to the session's size: early, since the consumer
- * may not run for tens of milliseconds on a loaded machine while BPF
- * writes tens of MB/s there (compiles starting at -F 999). At 1/4 a 2 MiB
- * ring was full before it had grown: under -a with compiles starting and
- * both CPUs busy, 2,673 of ~10,000 cc1 samples were not deferred (a 32 MiB
- * ring lost none). At 1/64 (32 KiB, a few records) any deferring grows it
- * at once while a session with nothing to defer keeps 2 MiB. */
-#define GROW_AT 64
+/* A ring is replaced by one twice as big, up to the session's size, when
+ * the consumer finds it a quarter full, or when the bytes that came since
+ * it last read it would fill half of it in GROW_LATE_S: early, since the
+ * consumer may not run for tens of milliseconds on a loaded machine while
+ * BPF writes tens of MB/s there (compiles starting at -F 999). At a
+ * quarter alone a 2 MiB ring was full before it had grown: under -a with
+ * compiles starting and both CPUs busy, 2,673 of ~10,000 cc1 samples were
+ * not deferred (a 32 MiB ring lost none). By the rate, a spinning command's
+ * early samples (a few KiB each, ~5 MB/s) keep 2 MiB, where "any record
+ * found" grew it to 32 MiB once reads were batched (ST_DEFER_READ_MS). */
+#define GROW_AT 4
+#define GROW_LATE_S 0.1
 /* a ring swapped out is read until empty and freed this long after the
  * swap at the earliest: a program that took it before the swap (in
  * interrupt context, microseconds) has written by then */
@@ -169,12 +172,14 @@ fail:
 	return err ? err : -ENOMEM;
 }
 
-/* The consumer saw used bytes in the current ring: at 1/GROW_AT of it or
- * more, a ring twice as big takes its place in `deferred`, while it and
+/* The consumer saw used bytes in the current ring, come at bytes_per_s
+ * since it last read it: at 1/GROW_AT of it or more, or at a rate that
+ * fills half of it in GROW_LATE_S, a ring twice as big takes its place in
+ * `deferred`, while it and
  * the rings swapped out and not freed yet fit in ring_max together; the
  * old one is read until empty, then freed (retire()). Without memory for
  * it, the ring stays as it is: BPF counts the samples it cannot defer. */
-static void grow(struct st_defer_ring *r, size_t used)
+static void grow(struct st_defer_ring *r, size_t used, double bytes_per_s)
 {
 	size_t held = 0;
 	struct ring g;
@@ -183,7 +188,7 @@ static void grow(struct st_defer_ring *r, size_t used)
 	for (unsigned i = 0; i < r->nold; i++)
 		held += r->old[i].size;
 	if (r->nold >= MAX_OLD || r->cur.size * 2 + held > r->ring_max ||
-	    used * GROW_AT < r->cur.size)
+	    (used * GROW_AT < r->cur.size && bytes_per_s * GROW_LATE_S * 2 < (double)r->cur.size))
 		return;
 	if (ring_open(r, r->cur.size * 2, &g))
 		return;
@@ -277,12 +282,14 @@ static void *consume(void *arg)
 	struct epoll_event ev[2];
 	bool stop = false, paused = false;
 	int wait_ms = RING_WAIT_MS;
+	double emptied = now_s();	/* the ring last read to its end */
 
 	while (!stop) {
 		struct timespec pause = { .tv_nsec = FULL_WAIT_MS * 1000 * 1000 };
 		uint64_t v;
 		size_t used;
 		__u64 req;
+		double t;
 
 		if (paused || (epoll_wait(r->epfd, ev, 2, wait_ms) < 0 && errno != EINTR))
 			nanosleep(&pause, NULL);	/* room comes back, or cannot wait */
@@ -298,12 +305,15 @@ static void *consume(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		used = ring_used(&r->cur);
 		wait_ms = used ? ST_DEFER_READ_MS : RING_WAIT_MS;	/* records come */
+		t = now_s();
 		if (!paused) {	/* the older records first */
 			for (unsigned i = 0; i < r->nold; i++)
 				ring_buffer__consume(r->old[i].rb);
 			ring_buffer__consume(r->cur.rb);
 		}
-		grow(r, used);
+		grow(r, used, (double)used / (t - emptied > 0.001 ? t - emptied : 0.001));
+		if (!paused)
+			emptied = t;
 		retire(r);
 		pthread_mutex_lock(&r->lock);
 		if (r->sync_done != req) {
