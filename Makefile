@@ -8,7 +8,8 @@ VERSION  := 0.1.0
 # BPF_DEFS=-DST_JAVA_PARTS: a bench build of the BPF object with the Java
 # walker's per-part timers (bpf/java.bpf.h; bench/java_parts.py reads them).
 # SANITIZE=1: user space built with ASan+UBSan into build-san/ (BPF unchanged);
-# `make test SANITIZE=1` runs the whole suite against that build.
+# `make test SANITIZE=1` runs the unit tests and the integration tests of
+# tests/integration/sanitized.txt against that build.
 SANITIZE ?=
 ifeq ($(SANITIZE),1)
 B        := build-san

@@ -15,6 +15,13 @@ sys.path.insert(0, HERE)
 SLOWEST = 15	# tests listed at the end, slowest first
 
 only = sys.argv[1:]
+# the sanitized pass runs the tests sanitized.txt lists (what each drives)
+listed = None
+if os.environ.get("ST_SANITIZER_LOGS"):
+    with open(os.path.join(HERE, "sanitized.txt")) as f:
+        listed = {l.split("\t")[0].strip() for l in f if l.strip() and not l.startswith("#")}
+unlisted = 0
+found = set()
 passed = failed = 0
 took = []	# (seconds, name) of every test run, skips included
 start = time.time()
@@ -24,6 +31,10 @@ for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
     spec.loader.exec_module(mod)
     for name in sorted(n for n in dir(mod) if n.startswith("test_")):
         if only and not any(o in name for o in only):
+            continue
+        found.add(name)
+        if listed is not None and name not in listed:
+            unlisted += 1
             continue
         t0 = time.time()
         try:
@@ -44,6 +55,10 @@ for path in sorted(glob.glob(os.path.join(HERE, "test_*.sh"))):
     name = os.path.basename(path)
     if only and not any(o in name for o in only):
         continue
+    found.add(name)
+    if listed is not None and name not in listed:
+        unlisted += 1
+        continue
     t0 = time.time()
     p = subprocess.run(["bash", path], capture_output=True, text=True)
     took.append((time.time() - t0, name))
@@ -53,6 +68,13 @@ for path in sorted(glob.glob(os.path.join(HERE, "test_*.sh"))):
     else:
         failed += 1
         print("FAIL %s (%.1fs)\n%s%s" % (name, took[-1][0], p.stdout, p.stderr), flush=True)
+if listed is not None:
+    print("sanitized: %d tests of sanitized.txt; %d others run in the plain suite only"
+          % (len(found & listed), unlisted))
+    stale = sorted(listed - found) if not only else []
+    if stale:	# a renamed test must not drop out of the sanitized pass unseen
+        failed += 1
+        print("FAIL sanitized.txt names no test: %s" % ", ".join(stale), flush=True)
 if subprocess.run([os.path.join(HERE, "..", "sanlogs.sh")]).returncode != 0:
     failed += 1
 if len(took) > 1:

@@ -31,22 +31,6 @@ class Skip(Exception):
     package registry out of reach): the runner prints the reason."""
 
 
-def plain_build_only(why):
-    """A test that measures (shares against perf under load, memory over
-    minutes) what only the plain build can, and whose code paths its
-    siblings run under the sanitizers: make test SANITIZE=1 skips it and
-    prints why. Keeps CI (.ci/run: the suite twice, then the fuzzers)
-    well under its hour (docs/testing.md)."""
-    def wrap(fn):
-        @functools.wraps(fn)
-        def run():
-            if SANITIZED:
-                raise Skip("plain build only: " + why)
-            return fn()
-        return run
-    return wrap
-
-
 def check(cond, msg):
     if not cond:
         raise Failure(msg)

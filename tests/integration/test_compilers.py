@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 
 from stcheck import (SANITIZED, STACKTREED, Daemon, busy_cpus, check, check_invariants, c_source, load,
-                     metric, perf_stacks, pid_beside_perf, plain_build_only, run_profiled)
+                     metric, perf_stacks, pid_beside_perf, run_profiled)
 
 GCC = shutil.which("gcc")
 CLANG = shutil.which("clang-14")
@@ -65,8 +65,6 @@ def check_complete(prof, comm, what, min_samples=500, min_share=0.99):
     return total
 
 
-@plain_build_only("test_clang_complete_from_its_first_sample drives the same readers sanitized "
-                  "on a larger binary (clang-14 with libLLVM)")
 def test_gcc_cc1_complete_from_its_first_sample():
     check(GCC, "gcc is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-gcc-")
@@ -140,22 +138,18 @@ def on_a_busy_machine(compiler, comm, what, nfuncs, launched):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs gcc under -a idle")
 def test_gcc_under_system_wide_on_a_busy_machine():
     on_a_busy_machine(GCC, "cc1", "gcc", NFUNCS // 2, False)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs gcc under -a idle")
 def test_clang_under_system_wide_on_a_busy_machine():
     on_a_busy_machine(CLANG, "clang-14", "clang", NFUNCS // 2, False)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs gcc launched idle")
 def test_gcc_launched_on_a_busy_machine():
     on_a_busy_machine(GCC, "cc1", "gcc", NFUNCS // 2, True)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs clang launched idle")
 def test_clang_launched_on_a_busy_machine():
     on_a_busy_machine(CLANG, "clang-14", "clang", NFUNCS // 2, True)
 
@@ -344,38 +338,26 @@ def shares_against_perf(cmd, comm, mode, tmp, min_compared=5, entry="main", repl
     return prof
 
 
-PERF_PLAIN = ("shares against perf are numbers, not memory safety (10x the plain run's time "
-              "sanitized: 60-150 s each, .ci/run); the sanitized suite drives the same "
-              "readers on cc1 and clang-14 in test_*_complete_from_its_first_sample, and "
-              "--pid, -- CMD and -a in test_core")
-
-
-@plain_build_only(PERF_PLAIN)
 def test_gcc_cum_shares_agree_with_perf_dwarf():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "pid")
 
 
-@plain_build_only(PERF_PLAIN)
 def test_clang_cum_shares_agree_with_perf_dwarf():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "pid")
 
 
-@plain_build_only(PERF_PLAIN)
 def test_gcc_cum_shares_agree_with_perf_dwarf_under_command():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "cmd")
 
 
-@plain_build_only(PERF_PLAIN)
 def test_clang_cum_shares_agree_with_perf_dwarf_under_command():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "cmd")
 
 
-@plain_build_only(PERF_PLAIN)
 def test_gcc_cum_shares_agree_with_perf_dwarf_system_wide():
     cum_shares_against_perf(GCC, "cc1", NFUNCS // 2, "all")
 
 
-@plain_build_only(PERF_PLAIN)
 def test_clang_cum_shares_agree_with_perf_dwarf_system_wide():
     cum_shares_against_perf(CLANG, "clang-14", NFUNCS // 2, "all")
 
@@ -383,8 +365,6 @@ def test_clang_cum_shares_agree_with_perf_dwarf_system_wide():
 DEFER_LOST = "unwind: samples not deferred (ring buffer full)"
 
 
-@plain_build_only("a timing condition (compiles starting at once); the deferred ring's growth "
-                  "runs sanitized in test_deferred_ring_grows_and_loses_nothing")
 def test_no_deferred_sample_lost_while_compiles_start_at_once():
     """-a while four gcc and two clang-14 compiles start at once and two busy
     loops keep both CPUs loaded (--no-unwind-cache: cc1's and libLLVM's

@@ -8,7 +8,7 @@ import time
 
 from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants,
                      check_stacks_end_at_roots, function_calls, function_cum, function_nodes, load,
-                     main_thread, metric, nodes, plain_build_only, run_profiled, thread, workload)
+                     main_thread, metric, nodes, run_profiled, thread, workload)
 
 # Percentage points between a share of samples and the share of CPU time
 # the workload measured. Measured spread (bench/spread.py, 10 runs of the
@@ -121,8 +121,6 @@ def bench_cpu_paths(depth=15):
     return seqs
 
 
-@plain_build_only("compares sample counts with CPU time under a 50 ms drain; the generation "
-                  "swap runs sanitized in test_generation_swaps_lose_nothing")
 def test_small_node_table_keeps_every_node_in_place():
     """A node table of 1,024 ids per generation, drained every 50 ms, while
     two bench_cpu processes keep both CPUs inserting: every node keeps its

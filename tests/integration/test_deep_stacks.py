@@ -12,7 +12,7 @@ the limit was raised none did (127 frames)."""
 import re
 
 from stcheck import (check, check_invariants, load, main_thread, metric, nodes,
-                     plain_build_only, run_profiled, workload)
+                     run_profiled, workload)
 
 # Share of the recursion's samples that must be whole. Measured (10 runs,
 # both CPUs busy): 100% in every C mode; Python 99.6-100% (a sample
@@ -83,27 +83,23 @@ def check_c(prog, mode, event="cpu", leaf="spin", depth=300, seconds=0.8):
     return prof, err
 
 
-@plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_c_fp():
     """--unwind fp: the kernel walks 127 frames, BPF the rest."""
     check_c("deeprec_o2", "fp")
 
 
-@plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_c_dwarf_auto():
     """-O2 without frame pointers, by CFI (dwarf; auto the same)."""
     check_c("deeprec_o2_nofp", "dwarf")
     check_c("deeprec_o2_nofp", "auto")
 
 
-@plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_c_faults():
     """The page-fault program walks as deep."""
     check_c("deeprec_o2", "fp", event="faults", leaf="fault", seconds=0.4)
     check_c("deeprec_o2_nofp", "dwarf", event="faults", leaf="fault", seconds=0.4)
 
 
-@plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_c_offcpu():
     """The off-CPU program walks as deep."""
     check_c("deeprec_o2", "fp", event="offcpu", leaf="sleep")
@@ -129,7 +125,6 @@ def test_deep_c_over_the_limit_is_truncated():
         check(deepest <= 768 + 2, "%s %s: a path %d frames deep" % (prog, mode, deepest))
 
 
-@plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_python_through_c():
     """150 Python levels, through sorted() every fifth: ~500 merged frames."""
     import os
@@ -156,7 +151,6 @@ def test_deep_python_through_c():
         check(deepest >= 300, "%s: the deepest whole path is %d frames" % (mode, deepest))
 
 
-@plain_build_only("measures shares of deep stacks; the walkers run sanitized elsewhere")
 def test_deep_java():
     """Ledger's recurse phase alone, 200 Java frames deep (Ledger.descend),
     as the JIT runs it (interpreted, then compiled): whole up to Ledger.main

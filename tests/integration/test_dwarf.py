@@ -16,7 +16,7 @@ import tempfile
 
 from stcheck import (check, check_cut_short_reasons, check_invariants, check_stacks_end_at_roots,
                      function_calls, function_cum, function_nodes, load, main_thread, metric,
-                     nodes, perf_stacks, pid_beside_perf, plain_build_only, run_profiled, workload,
+                     nodes, perf_stacks, pid_beside_perf, run_profiled, workload,
                      STACKTREED)
 
 # Percentage points. Measured spread of phase shares against CPU time
@@ -497,9 +497,6 @@ def profile_with_perf(prog, scale, tmp):
     return main_thread(prof, prog), err, data
 
 
-@plain_build_only("shares against perf are numbers, not memory safety; the sanitized suite "
-                  "unwinds nofp and qsort by DWARF in test_dwarf_nofp_reaches_main and "
-                  "test_qsort_comparator_reaches_main")
 def test_perf_dwarf_agrees():
     if not shutil.which("perf"):
         raise AssertionError("perf is not installed (scripts/deps.sh installs linux-perf)")
@@ -547,7 +544,6 @@ def resolver_reach(t):
     return total, cut, below
 
 
-@plain_build_only("counts shares of samples")
 def test_lazy_binding_resolver_unwinds():
     """ld.so's lazy-binding resolver (_dl_runtime_resolve_xsavec) keeps
     its CFA in rbx (issue 35, item 5): a sample in it or below it

@@ -21,7 +21,7 @@ import time
 import urllib.request
 
 from stcheck import (STACKTREED, Daemon, Skip, busy_cpus, check, function_cum, load, metric,
-                     plain_build_only, wait_for, workload)
+                     wait_for, workload)
 
 DEMO_FUNCS = ("handle_request", "build_response", "checksum", "render_html", "walk_index",
               "parse_request", "flush_log")
@@ -485,7 +485,6 @@ def slowloris(port, n, stop):
         c.close()
 
 
-@plain_build_only("times /metrics against an idle scrape's spread")
 def test_endpoint_metrics_latency():
     """/metrics within 100 ms whatever other clients do (issue 37 item 5):
     with both CPUs busy and the service writing a snapshot every second
@@ -647,7 +646,6 @@ def threads(path):
 WIN_SHIFT = 0.2		# s the profile's stated times may lag its window (naming, encoding)
 
 
-@plain_build_only("compares sample counts with CPU time under load")
 def test_endpoint_window_whole():
     """An endpoint window holds the samples of its whole duration (issue 37
     item 5), on a busy machine: a `?seconds=2&pid=P` profile of a busy

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from stcheck import (Daemon, check, check_invariants, function_cum, load, metric,
-                     plain_build_only, run_profiled)
+                     run_profiled)
 from test_dwarf import agreement_tolerance
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -127,8 +127,6 @@ def test_stripped_go_program():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@plain_build_only("a whole go build -a: 190 s sanitized (CI's budget, docs/testing.md); the "
-                  "gopclntab reader runs sanitized in test_stripped_go_program and fuzz_gopclntab")
 def test_debian_go_toolchain_build_a():
     """Debian's stripped go, compile, link and asm (go build -a: the
     standard library compiled again)."""

@@ -13,8 +13,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (SANITIZED, STACKTREED, check, check_invariants, function_cum, load, main_thread,
-                     metric, plain_build_only, wait_for, workload)
+from stcheck import (STACKTREED, check, check_invariants, function_cum, load, main_thread,
+                     metric, wait_for, workload)
 
 SPIN_C = r"""
 #include <stdlib.h>
@@ -242,9 +242,6 @@ def big_binaries(d, n, nsyms=150000):
     return out
 
 
-@plain_build_only("a resident-set bound, which ASan's quarantine changes; big symbol tables are "
-                  "read sanitized in test_clang_complete_from_its_first_sample (libLLVM), the "
-                  "cache's eviction in the unit tests test_budget and test_lru")
 def test_symbol_cache_stays_within_its_budget():
     """8 distinct binaries with ~33 MiB of symbols each, one after the other
     under -a --symbol-cache-mb 32. Bound: ~20 MiB of daemon + the budget +
@@ -273,9 +270,8 @@ def test_symbol_cache_stays_within_its_budget():
         rss = int(re.findall(r"max RSS \d+ MiB, RSS (\d+) MiB", err)[-1])
         evicted = summary_count(err, r"(\d+) modules evicted")
         check(evicted >= 6, "only %d modules evicted: %s" % (evicted, err[-1500:]))
-        if not SANITIZED:	# ASan's quarantine alone is 256 MiB
-            check(0 < peak < 235, "peak RSS %d MiB (bound 235)" % peak)
-            check(rss < 130, "RSS %d MiB at the end (bound 130)" % rss)
+        check(0 < peak < 235, "peak RSS %d MiB (bound 235)" % peak)
+        check(rss < 130, "RSS %d MiB at the end (bound 130)" % rss)
     finally:
         shutil.rmtree(d)
 
@@ -435,8 +431,7 @@ def test_sparse_elf_of_nobody_is_refused_under_system_wide():
         check(elf in err, "the sparse file is not named in the summary: %s" % err[-1500:])
         peak = summary_count(err, r"max RSS (\d+) MiB")
         metric("sparse_elf_peak_rss_mib", peak)
-        if not SANITIZED:
-            check(0 < peak < 200, "peak RSS %d MiB (bound 200)" % peak)
+        check(0 < peak < 200, "peak RSS %d MiB (bound 200)" % peak)
         caches = re.search(r"budget 224 MiB \(--memory-mb\), caches ([\d.]+) of (\d+) MiB "
                            r"\(peak ([\d.]+): symbols [\d.]+, maps [\d.]+, .*trees [\d.]+\)", err)
         check(caches, "no budget line: %s" % err[-1500:])
@@ -619,9 +614,6 @@ def rss_slope_kib_per_min(samples, since, step=10):
     return sum((t - mt) * (r - mr) for t, r in pts) / var * 60
 
 
-@plain_build_only("a memory measurement over 120 s, which ASan's quarantine hides; the "
-                  "sanitized suite runs short processes under -a in test_core, test_exec and "
-                  "test_service")
 def test_memory_flat_under_process_churn():
     """300 short processes a second (churn: posix_spawn of /bin/true, ld.so
     and libc mapped, nearly all never sampled) under -a --interval 2 for

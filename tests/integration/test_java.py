@@ -65,8 +65,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (BUILD, SANITIZED, Daemon, Failure, Skip, busy_cpus, check, load, nodes,
-                     plain_build_only, run_profiled)
+from stcheck import (BUILD, Daemon, Failure, Skip, busy_cpus, check, load, nodes,
+                     run_profiled)
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
         ("25", "/usr/lib/jvm/temurin-25-jdk-amd64")]
@@ -377,11 +377,9 @@ def test_java_bpf():
                 check_outputs(out, "-- CMD")
                 check("stacktreed: java: JVMs seen 1;" in err, "summary: " + err)
                 # --pid and -a
-                # -a on JDK 17 only, and not sanitized: it symbolizes every
-                # process of the machine (8-10 min under the busy suite,
-                # measured); the sanitized suite runs -a in
-                # test_system_wide_sees_the_workload
-                for mode in ("--pid", "-a") if major == "17" and not SANITIZED else ("--pid",):
+                # -a on JDK 17 only: it symbolizes every process of the
+                # machine (8-10 min under the busy suite, measured)
+                for mode in ("--pid", "-a") if major == "17" else ("--pid",):
                     p = started(java, os.path.join(tmp, "long"), ["-Xint"], "Deep")
                     late = None
                     try:
@@ -666,8 +664,6 @@ def test_java_vmstructs():
     check(seen and seen[0] == "17", "JDK 17 not probed")
 
 
-@plain_build_only("the summary's java lines are text; the sanitized suite drives the same "
-                  "discovery and walks in test_java_bpf and test_java_jit_bpf")
 def test_java_summary():
     tmp = tempfile.mkdtemp(prefix="st-java-")
     outs = []

@@ -39,7 +39,7 @@ import tempfile
 import time
 
 import javatruth as jt
-from stcheck import (Daemon, Skip, busy_cpus, check, load, metric, plain_build_only, read_report,
+from stcheck import (Daemon, Skip, busy_cpus, check, load, metric, read_report,
                      run_profiled)
 
 # ---- JFR against the truth -----------------------------------------------------
@@ -136,8 +136,6 @@ def gated(reason):
         raise Skip(reason)
 
 
-@plain_build_only("JFR against the workload's own truth: numbers, no stacktreed reader "
-                  "(test_java_bpf runs the Java walker sanitized)")
 def test_java_accuracy_jfr_truth():
     jt.require_classes()
     tmp = tempfile.mkdtemp(prefix="st-jfr-")
@@ -413,24 +411,18 @@ def accuracy(major, mode, attach, loaded=False, gate=PENDING):
     check_ledger(prof, truth, jfr, label, what)
 
 
-@plain_build_only("numbers from a 6 s run under JFR too; test_java_bpf runs the Java walker "
-                  "sanitized")
 def test_java_accuracy_cmd_jit():
     accuracy("17", "jit", "cmd", gate=None)
 
 
-@plain_build_only("numbers from a 6 s run under JFR too; test_java_bpf runs the Java walker "
-                  "sanitized")
 def test_java_accuracy_cmd_xint():
     accuracy("17", "xint", "cmd", gate=None)
 
 
-@plain_build_only("numbers from a 6 s run; test_java_bpf runs the Java walker sanitized")
 def test_java_accuracy_pid_jit():
     accuracy("17", "jit", "pid", gate=None)
 
 
-@plain_build_only("numbers from a 6 s run; test_java_bpf runs the Java walker sanitized")
 def test_java_accuracy_pid_xint():
     accuracy("17", "xint", "pid", gate=None)
 
@@ -443,26 +435,18 @@ def test_java_accuracy_all_xint():
     accuracy("17", "xint", "all")
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_java_accuracy_cmd_jit")
 def test_java_accuracy_cmd_jit_loaded():
     accuracy("17", "jit", "cmd", loaded=True)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_java_accuracy_cmd_xint")
 def test_java_accuracy_cmd_xint_loaded():
     accuracy("17", "xint", "cmd", loaded=True)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_java_accuracy_pid_jit")
 def test_java_accuracy_pid_jit_loaded():
     accuracy("17", "jit", "pid", loaded=True)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_java_accuracy_all_jit")
 def test_java_accuracy_all_jit_loaded():
     accuracy("17", "jit", "all", loaded=True)
 

@@ -14,7 +14,7 @@ import tempfile
 import time
 import urllib.request
 
-from stcheck import (Daemon, check, check_invariants, load, metric, plain_build_only, wait_for,
+from stcheck import (Daemon, check, check_invariants, load, metric, wait_for,
                      workload)
 
 AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
@@ -105,7 +105,6 @@ def latest(d):
     return names[-1] if names else None
 
 
-@plain_build_only("measures the daemon's resident set over a minute of flood")
 def test_python_name_flood_stays_within_the_budget():
     """uid nobody floods fresh Python function names for 60 s under -a
     --interval 2 --memory-mb 200 (-u nobody: the machine's other load
@@ -216,7 +215,6 @@ def unused_uid():
     return next(u for u in range(61000, 65000) if u not in used)
 
 
-@plain_build_only("measures the daemon's resident set")
 def test_quiet_all_session_stays_small():
     """stacktreed -a -u UID (a quiet machine: UID runs nothing) for 8 s:
     the daemon's RSS while it samples stays under QUIET_RSS_BOUND, the

@@ -15,8 +15,8 @@ import time
 import urllib.error
 import urllib.request
 
-from stcheck import (SANITIZED, STACKTREED, Daemon, Skip, busy_cpus, check, check_invariants,
-                     function_cum, load, main_thread, metric, plain_build_only, wait_for,
+from stcheck import (STACKTREED, Daemon, Skip, busy_cpus, check, check_invariants,
+                     function_cum, load, main_thread, metric, wait_for,
                      workload)
 
 PHASES = ("phase_spin", "phase_sleep", "phase_pipe", "phase_mutex")
@@ -168,22 +168,17 @@ def test_offcpu_blocking_points_and_states():
 
 
 def test_offcpu_and_wall_shares_command():
-    # busy CPUs are a timing condition: the sanitized suite runs the idle pair
-    for busy in (False,) if SANITIZED else (False, True):
+    for busy in (False, True):
         offcpu_run("cmd", busy)
         wall_run("cmd", busy)
 
 
-@plain_build_only("shares against the workload's clocks are numbers; the sanitized suite "
-                  "runs test_offcpu_and_wall_shares_command (the same walkers and fold)")
 def test_offcpu_and_wall_shares_pid():
     for busy in (False, True):
         offcpu_run("pid", busy)
         wall_run("pid", busy)
 
 
-@plain_build_only("shares against the workload's clocks are numbers; the sanitized suite "
-                  "runs test_offcpu_and_wall_shares_command (the same walkers and fold)")
 def test_offcpu_and_wall_shares_system_wide():
     for busy in (False, True):
         offcpu_run("all", busy)

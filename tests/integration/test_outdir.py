@@ -11,8 +11,8 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (SANITIZED, STACKTREE, STACKTREED, check, check_invariants, load,
-                     plain_build_only, wait_for)
+from stcheck import (STACKTREE, STACKTREED, check, check_invariants, load,
+                     wait_for)
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 PRECIOUS = "precious root-owned content\n"
@@ -447,8 +447,6 @@ def rss_anon_kib(pid):
 DROPPED = "unwritten snapshots over the memory budget"
 
 
-@plain_build_only("a resident-set bound over 40 s, which ASan changes; the full-disk paths run "
-                  "sanitized in test_outdir_disk_full and the unit test_outdir")
 def test_outdir_full_disk_pending_is_bounded():
     """Issue 23 item 7: a service on a full 200 KiB tmpfs with processes
     coming (a shell starting ~100 short processes a second, one CPU busy)
@@ -495,11 +493,10 @@ def test_outdir_full_disk_pending_is_bounded():
             late = sorted(v for t, v in rss[-5:])[2]
             print("  RssAnon %d KiB at most at 10-25 s, %d KiB at the end (%s)"
                   % (early, late, ", ".join("%d" % (v >> 10) for _, v in rss)))
-            if not SANITIZED:	# ASan keeps what is freed (its 256 MiB quarantine)
-                check(late - early < 12 * 1024,
-                      "RssAnon grew %d KiB over its 10-25 s high on a full disk (bound 12 MiB)"
-                      % (late - early))
-                check(max(v for _, v in rss) < 96 * 1024, "RssAnon over --memory-mb 96")
+            check(late - early < 12 * 1024,
+                  "RssAnon grew %d KiB over its 10-25 s high on a full disk (bound 12 MiB)"
+                  % (late - early))
+            check(max(v for _, v in rss) < 96 * 1024, "RssAnon over --memory-mb 96")
             os.unlink(filler)
             subprocess.run(["mount", "-o", "remount,size=64m", fs], check=True)
             span = time.time() - t0

@@ -26,7 +26,7 @@ import time
 
 from stcheck import (SANITIZED, Daemon, busy_cpus, check, check_stacks_end_at_roots, read_report,
                      workload, check_invariants, function_cum, function_nodes, load, main_thread,
-                     metric, nodes, plain_build_only, run_profiled, thread)
+                     metric, nodes, run_profiled, thread)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -290,8 +290,6 @@ def test_python_debian_static():
     check_python_profile(DEBIAN, "cmd")
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_python_debian_static")
 def test_python_debian_static_loaded():
     """-- CMD while two busy loops keep both CPUs busy."""
     check_python_profile(DEBIAN, "cmd_loaded", loaded=True)
@@ -423,15 +421,11 @@ def test_python_all_probe_before_exec_event():
           % (z_under, z_all, zlib_elsewhere(t["root"], prof["notes"])))
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_python_pid")
 def test_python_pid_loaded():
     """--pid while two busy loops keep both CPUs busy."""
     attached("pid", loaded=True)
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "test_python_all")
 def test_python_all_loaded():
     """-a while two busy loops (Python processes too) keep both CPUs busy."""
     attached("all", loaded=True)

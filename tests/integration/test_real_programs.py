@@ -21,7 +21,7 @@ import tempfile
 
 from stcheck import (Skip, check, check_cut_short_reasons, check_stacks_end_at_roots,
                      check_unresolved_counts, function_cum, load, main_thread, metric, nodes,
-                     perf_stacks, plain_build_only, run_profiled)
+                     perf_stacks, run_profiled)
 from test_compilers import shares_against_perf, stack_roots
 from test_dwarf import agreement_tolerance
 
@@ -72,8 +72,6 @@ template <> struct Node<0> { int f(int x) { return x; } };
 '''
 
 
-@plain_build_only("shares against perf are numbers; test_sqlite3_beside_perf_under_command "
-                  "drives the same comparison sanitized")
 def test_python3_beside_perf_under_pid():
     check(os.access(PYTHON, os.X_OK), "%s is missing (scripts/deps.sh installs python3)" % PYTHON)
     tmp = tempfile.mkdtemp(prefix="st-py-")
@@ -118,8 +116,6 @@ def test_sqlite3_beside_perf_under_command():
                                                      t["samples"]))
 
 
-@plain_build_only("load on both CPUs is a timing condition; the sanitized suite runs "
-                  "gcc and clang beside perf")
 def test_cxx_compiler_beside_perf_system_wide_on_a_busy_machine():
     check(GXX, "g++ is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-cxx-")
@@ -159,8 +155,6 @@ def fde_starts(path):
     return {int(m, 16) for m in re.findall(r" FDE .*pc=([0-9a-f]+)\.\.", p.stdout)}
 
 
-@plain_build_only("shares against perf are numbers; test_sqlite3_beside_perf_under_command "
-                  "drives the same comparison sanitized")
 def test_ffmpeg_libx264_beside_perf_under_command():
     """Debian's ffmpeg encoding with libx264 (stripped: 47 exported functions
     in .dynsym, the rest C with CFI and ~400 KB of assembly without CFI or

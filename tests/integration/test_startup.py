@@ -13,7 +13,7 @@ import os
 import re
 
 from stcheck import (check, function_cum, function_nodes, load, main_thread, metric,
-                     plain_build_only, run_profiled, workload)
+                     run_profiled, workload)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYSCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -70,13 +70,11 @@ def check_first_ms(mode, late=None):
           "CPU time (early samples %d)" % (what, share, real, early))
 
 
-@plain_build_only("a share of ~50 samples against the CPU time")
 def test_startup_first_ms_early():
     # auto, the default (dwarf's early path is the same: every sample deferred)
     check_first_ms("auto")
 
 
-@plain_build_only("a share of ~50 samples against the CPU time")
 def test_startup_first_ms_after_switch():
     check_first_ms("auto", late="launch")
 

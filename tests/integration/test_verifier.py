@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
-from stcheck import ROOT, STACKTREED, check, metric, plain_build_only
+from stcheck import ROOT, STACKTREED, check, metric
 
 LIMIT = 1000000  # BPF_COMPLEXITY_LIMIT_INSNS
 VERIFIED = re.compile(r"^stacktreed: BPF program (\w+): (\d+) instructions verified", re.M)
@@ -70,8 +70,6 @@ def test_true_loads_no_runtime_walker():
               % (unwind, late[0][0], late[0][1]))
 
 
-@plain_build_only("verified instructions are the kernel's count, the same whatever the daemon's "
-                  "build; every sanitized test loads the programs")
 def test_verified_instructions_within_budgets():
     budget = budgets()
     check(budget, "no ST_BUDGET_* define in bpf/")
