@@ -871,12 +871,13 @@ static int open_unwinding(struct run *r)
 _Static_assert(ST_MAX_LISTEN == ST_HTTP_MAX_LISTEN, "--listen's bound is the endpoint's");
 
 /* The live endpoint's hooks (user/output/http.h). A window's edge: the
- * deferred samples whose tables are in walked, then the kernel's trees
- * drained, so that what was sampled before the edge is on its side. */
+ * deferred samples whose tables are in walked (the ring read at once),
+ * then the kernel's trees drained, so that what was sampled before the
+ * edge is on its side. */
 static int http_drain(void *ctx)
 {
 	struct run *r = ctx;
-	int err = r->defer ? st_defer__process(r->defer, false) : 0;
+	int err = r->defer ? st_defer__catch_up(r->defer) : 0;
 
 	return err ? err : drain(r);
 }

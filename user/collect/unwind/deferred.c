@@ -373,6 +373,13 @@ int st_defer__flush(struct st_defer *d, __u32 pid)
 	return err;
 }
 
+int st_defer__catch_up(struct st_defer *d)
+{
+	st_defer_ring__sync(d->ring, FLUSH_SYNC_MS);
+	d->last_pass = 0;	/* a pass now */
+	return st_defer__process(d, false);
+}
+
 int st_defer__process(struct st_defer *d, bool force)
 {
 	struct st_defer_rec **pp = &d->head;

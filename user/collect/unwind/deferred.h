@@ -67,6 +67,13 @@ int st_defer__notify_fd(const struct st_defer *d);
  * samples are walked, with what there is. 0 or -ENOMEM. */
 int st_defer__process(struct st_defer *d, bool force);
 
+/* A time's edge (an endpoint window opens or ends): the ring read now
+ * (FLUSH_SYNC_MS at most: the reader reads it every ST_DEFER_READ_MS
+ * otherwise) and a pass made whenever the last was, so that the samples
+ * taken before the edge whose tables are in are folded before it. Those
+ * still waiting for their tables are not. 0 or -ENOMEM. */
+int st_defer__catch_up(struct st_defer *d);
+
 /* pid exits: its samples still in the ring are read first, then what they
  * wait for is compiled, they are walked and folded (before its table is
  * dropped). 0 or -ENOMEM. */
