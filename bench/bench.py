@@ -1105,6 +1105,7 @@ def bench_walk(rounds, freq, out):
 PYTHON = "/usr/bin/python3.11"
 PY_ROUNDS = 5  # BENCH_PY_ROUNDS by default: one outlier moves a median of 3
 PY_SCRIPT = os.path.join(ROOT, "tests", "workloads", "pyphases.py")
+GOAL_PY = 1.5  # issue 37 item 2: Python frames on over off, BPF time per sample
 
 
 def bench_python(rounds, freq, out):
@@ -1139,7 +1140,7 @@ def bench_python(rounds, freq, out):
     on, walk, report, merge, off = (med(ns[m]) for m in modes)
     print(f"python: BPF run time per sample on {os.path.basename(PY_SCRIPT)} at {freq} Hz: "
           f"{on:.0f} ns with Python frames, {off:.0f} ns with --no-python (ratio {on / off:.2f}; "
-          f"goal <= 1.5; launched, medians of {rounds})")
+          f"goal <= {GOAL_PY}: {goal_says(on / off, GOAL_PY)}; launched, medians of {rounds})")
     print(f"  by part: native {off:.0f} ns, Python walk {walk - off:+.0f}, code reports "
           f"{report - walk:+.0f}, merge {merge - report:+.0f}, the longer fold {on - merge:+.0f}")
     # Launched, a run's samples include the interpreter's start-up (its
@@ -1147,20 +1148,29 @@ def bench_python(rounds, freq, out):
     # modes alike and brings the ratio down; the same script attached with
     # --pid once it waits for the go file measures its steady state only.
     steady = {"on": [], "off": []}
+    reads = []
     for i in range(rounds):
         for mode in ("on", "off"):
-            steady[mode].append(python_steady(freq, os.path.join(out, f"py-steady-{mode}-{i}"),
-                                              mode == "off"))
+            r = python_steady(freq, os.path.join(out, f"py-steady-{mode}-{i}"), mode == "off")
+            steady[mode].append(r[0] if r else None)
+            if r and r[1] and mode == "on":
+                reads.append(r[1])
     if all(all(v) for v in steady.values()):
         son, soff = med(steady["on"]), med(steady["off"])
         print(f"  steady state (--pid, after start-up): {son:.0f} ns with Python frames, "
-              f"{soff:.0f} ns with --no-python (ratio {son / soff:.2f}; ratios per round "
+              f"{soff:.0f} ns with --no-python (ratio {son / soff:.2f}, goal <= {GOAL_PY}: "
+              f"{goal_says(son / soff, GOAL_PY)}; ratios per round "
               f"{', '.join('%.2f' % (a / b) for a, b in zip(steady['on'], steady['off']))})")
+    if reads:
+        print(f"  reads of the process's memory per sample with Python frames (steady, "
+              f"median): {med([r[0] for r in reads]):.2f}, of them frames "
+              f"{med([r[1] for r in reads]):.2f}, code objects {med([r[2] for r in reads]):.2f}")
 
 
 def python_steady(freq, d, off):
     """stacktreed --pid on pyphases.py once the script waits for its go
-    file (WL_GO): BPF ns per walked sample of its measured 4 s, or None."""
+    file (WL_GO): (BPF ns per walked sample of its measured 4 s, py_reads()),
+    or None."""
     go = d + ".go"
     env = dict(os.environ, WL_GO=go)
     py = subprocess.Popen([PYTHON, PY_SCRIPT, "4"], env=env, stdout=subprocess.DEVNULL)
@@ -1184,7 +1194,22 @@ def python_steady(freq, d, off):
         if os.path.exists(go):
             os.unlink(go)
     r = parse_stacktreed(err, d)
-    return r.get("bpf_ns_walked") if st.returncode == 0 else None
+    if st.returncode != 0 or "bpf_ns_walked" not in r:
+        return None
+    return r["bpf_ns_walked"], py_reads(d)
+
+
+def py_reads(d):
+    """Reads of process memory per sample with Python frames (the profile's
+    python_reads notes: all, of frames, of code objects), or None."""
+    try:
+        with open(os.path.join(d, "profile.json")) as f:
+            notes = json.load(f).get("notes", {})
+        walked = notes["python_walked"]["value"]
+        return tuple(notes[k]["value"] / walked
+                     for k in ("python_reads", "python_reads_frames", "python_reads_codes"))
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
 
 
 # ---- Java ------------------------------------------------------------------

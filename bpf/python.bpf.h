@@ -53,8 +53,11 @@
 
 #include "stacktree.h"
 
-/* bpf/pywalk.h's reads: the current task's own memory */
-#define ST_PY_READ(w, dst, n, a) bpf_probe_read_user((dst), (n), (const void *)(long)(a))
+/* bpf/pywalk.h's reads: the current task's own memory, counted in the
+ * scratch (map memory: a counter on the stack would be one more verifier
+ * state per value) */
+#define ST_PY_READ(w, dst, n, a)                                                                   \
+	((w)->s->reads++, bpf_probe_read_user((dst), (n), (const void *)(long)(a)))
 #define ST_PY_WALK_ENV
 #include "pywalk.h"
 #include "pymerge.h"
@@ -306,6 +309,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 		return 0;
 	c = st_py_counts();
 	st_py_add(c, ST_PY_STAT_SAMPLES, 1);
+	s->reads = s->reads_frames = s->reads_codes = 0;
 	w.p = p;
 	w.s = s;
 	w.memos = memos;
@@ -328,6 +332,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 			if (!ts) {
 				st_py_add(c, w.stop < ST_PY_STAT__MAX ? w.stop : ST_PY_STAT_NO_THREAD,
 					  1);
+				st_py_add(c, ST_PY_STAT_READS, s->reads);
 				return 0;
 			}
 			bpf_map_update_elem(&py_tstates, &pid_tgid, &ts, BPF_ANY);
@@ -338,6 +343,11 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	st_py_walk_frames(&w, ts);
 	if (w.stop < ST_PY_STAT__MAX)
 		st_py_add(c, w.stop, 1);
+	if (c) {
+		c->n[ST_PY_STAT_READS] += s->reads;
+		c->n[ST_PY_STAT_READS_FRAMES] += s->reads_frames;
+		c->n[ST_PY_STAT_READS_CODES] += s->reads_codes;
+	}
 	if (!s->n || bench_py_stop == 1)
 		return 0;
 	if (s->any_unknown) {

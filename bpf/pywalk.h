@@ -94,6 +94,11 @@ struct st_py_scratch {
 	__u64 proc_epoch;			/* ... as of py_procs_epoch's value then */
 	__u32 proc_tgid;
 	__u32 proc_state;			/* enum st_py_proc_state */
+	__u32 reads;				/* this walk's reads (ST_PY_READ's
+						 * includer counts them; counted:
+						 * ST_PY_STAT_READS), */
+	__u32 reads_frames;			/* ... of frames, */
+	__u32 reads_codes;			/* ... of code objects */
 };
 
 /* What st_py_scratch.proc holds. */
@@ -179,6 +184,7 @@ static __always_inline int st_py_frame_at(struct st_py_walk *w)
 	len = f + ST_PY_FRAME_BUF - lo;
 	if (len < ST_PY_FRAME_BUF || len > ST_PY_WIN)
 		return -1;
+	s->reads_frames++;
 	if (ST_PY_READ(w, s->win, len, lo)) {
 		s->win_len = 0;
 		return -1;
@@ -342,6 +348,7 @@ static __always_inline long st_py_frame_one(struct st_py_walk *w)
 		if (w->p->code_type) {
 			/* one read for the type and the identity (cost measured
 			 * in kernel-notes/python.md, "An address reused ...") */
+			s->reads_codes++;
 			if (ST_PY_READ(w, s->code, ST_PY_CODE_BUF, code)) {
 				w->stop = ST_PY_STAT_READ_FAULT;
 				return 1;

@@ -569,6 +569,9 @@ enum st_py_stat {
 	ST_PY_STAT_CODE_EVENTS,	/* new code objects reported to the daemon */
 	ST_PY_STAT_CODE_LOST,	/* ... lost: the ring buffer was full */
 	ST_PY_STAT_DEFERRED,	/* samples unwound late by the daemon (Python frames merged there) */
+	ST_PY_STAT_READS,	/* the walks' reads of process memory (the most of their cost) */
+	ST_PY_STAT_READS_FRAMES,	/* ... of them, of frames (a window of them) */
+	ST_PY_STAT_READS_CODES,	/* ... of them, of code objects (type and identity) */
 	ST_PY_STAT__MAX,
 };
 

@@ -160,6 +160,9 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 		[ST_PY_STAT_CODE_EVENTS] = "python: code objects reported",
 		[ST_PY_STAT_CODE_LOST] = "python: code object reports lost (ring full)",
 		[ST_PY_STAT_DEFERRED] = "python: deferred samples (merged by the daemon)",
+		[ST_PY_STAT_READS] = "python: reads of process memory by the walks",
+		[ST_PY_STAT_READS_FRAMES] = "python: reads of frames by the walks",
+		[ST_PY_STAT_READS_CODES] = "python: reads of code objects by the walks",
 	};
 	static const char *const ids[ST_PY_STAT__MAX] = {
 		[ST_PY_STAT_SAMPLES] = "python_samples",
@@ -175,6 +178,9 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 		[ST_PY_STAT_CODE_EVENTS] = "python_code_events",
 		[ST_PY_STAT_CODE_LOST] = "python_code_lost",
 		[ST_PY_STAT_DEFERRED] = "python_deferred",
+		[ST_PY_STAT_READS] = "python_reads",
+		[ST_PY_STAT_READS_FRAMES] = "python_reads_frames",
+		[ST_PY_STAT_READS_CODES] = "python_reads_codes",
 	};
 	struct st_python_stats ps;
 

@@ -162,6 +162,17 @@ def check_python_run(out, rep, label, pid=None, comm="python3.11", listcomp=True
     notes = prof["notes"]
     check(notes.get("python: processes followed", 0) >= 1, "python processes: %s" % notes)
     metric("python_main_samples_" + label, t["samples"])
+    # the walks' reads of process memory (their main cost, issue 37): a
+    # walk with frames read its thread state and at least one frame
+    # window; frames and code objects are among all reads
+    walked = notes.get("python: samples with python frames", 0)
+    reads = notes.get("python: reads of process memory by the walks", 0)
+    rframes = notes.get("python: reads of frames by the walks", 0)
+    rcodes = notes.get("python: reads of code objects by the walks", 0)
+    check(walked > 0 and rframes >= walked and reads >= rframes + rcodes + walked,
+          "python reads: %d walked, %d reads, %d of frames, %d of code objects"
+          % (walked, reads, rframes, rcodes))
+    metric("python_reads_per_walk_" + label, reads / walked)
     # Samples unwound late by the daemon (deferred: the process's unwind
     # tables were not in yet; -a, a process born during the session) get
     # their Python frames merged by the daemon, except a process's first
