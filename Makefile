@@ -162,6 +162,11 @@ $(FB)/%: tests/fuzz/%.c $(FUZZ_OBJS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
 
+# tests/fuzz/jvm_seed.c: fuzz_jvm's seeds from a running JVM (by hand, as root)
+$(B)/tests/jvm_seed: tests/fuzz/jvm_seed.c $(LIB) tests/fuzz/jvm_image.h
+	@mkdir -p $(@D)
+	$(UCC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS)
+
 fuzz: $(FUZZ_BINS)
 	@tests/fuzz/run.sh fuzz $(FUZZ_SECONDS) $(FUZZ_BINS)
 

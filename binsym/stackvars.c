@@ -287,7 +287,8 @@ static void finish(struct st_stackvars *t)
 	__u64 maxhi = 0;
 	size_t i;
 
-	qsort(t->vars, t->n, sizeof(*t->vars), cmp_var);
+	if (t->n)	/* (vars is NULL when the module has none) */
+		qsort(t->vars, t->n, sizeof(*t->vars), cmp_var);
 	for (i = 0; i < t->n; i++) {
 		if (t->vars[i].hi > maxhi)
 			maxhi = t->vars[i].hi;

@@ -1,15 +1,19 @@
 /* fuzz_srcinfo.c - libFuzzer target: inlined frames and source lines from
  * the DWARF of an ELF memory image (binsym/srcinfo.c: the CU range
  * table, the pruned walk down a CU to the inline chain at an address, the
- * call lines and the line table), as the daemon does for any file a user
- * maps. Looked up: the start, middle and last byte of the first CU ranges,
- * and a few fixed addresses. Seeds: tests/fuzz/corpus/srcinfo/ (small C++
+ * call lines and the line table, the C++ names composed from DIEs:
+ * binsym/dienames.c), as the daemon does for any file a user maps; and the
+ * stack variables' table of the same DWARF (binsym/stackvars.c, which
+ * --data names page faults on the stack with). Looked up: the start,
+ * middle and last byte of the first CU ranges, and a few fixed addresses;
+ * a variable at a few CFA offsets of each. Seeds: tests/fuzz/corpus/srcinfo/ (small C++
  * programs with inlining, DWARF 5 from gcc and DWARF 4 from clang). */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "binsym/elf.h"
 #include "binsym/srcinfo.h"
+#include "binsym/stackvars.h"
 
 #define MAX_CUS 64
 
@@ -26,8 +30,21 @@ static void look(struct st_srcinfo *si, __u64 vaddr)
 	(void)len;
 }
 
+/* The variables at pc: each one found is named within the table. */
+static void vars(const struct st_stackvars *t, __u64 pc)
+{
+	static const __s64 off[] = { -8, -16, -24, -40, -64, -128, -4096, 0, 8 };
+	const char *name;
+	__u64 at;
+
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		if (!st_stackvars__find(t, pc, off[i], &name, &at) && !name)
+			__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct st_stackvars *sv = NULL;
 	static __u64 ranges[MAX_CUS][2];
 	struct st_srcinfo *si = NULL;
 	struct st_elf *e = NULL;
@@ -48,7 +65,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		look(si, 0x1000);
 		look(si, 0x401000);
 		look(si, ranges[0][0]);	/* again: from the cache */
+		if (!st_stackvars__build(dw, EM_X86_64, &sv)) {
+			if (st_stackvars__count(sv) > ST_STACKVARS_MAX)
+				__builtin_trap();
+			for (size_t i = 0; i < n && i < MAX_CUS; i++) {
+				vars(sv, ranges[i][0]);
+				vars(sv, ranges[i][0] + (ranges[i][1] - ranges[i][0]) / 2);
+			}
+		}
 	}
+	st_stackvars__free(sv);
 	st_srcinfo__free(si);
 	if (dw)
 		dwarf_end(dw);

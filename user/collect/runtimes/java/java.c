@@ -13,6 +13,8 @@
 #include "common/tree.h"
 #include "common/u64map.h"
 #include "user/collect/runtimes/java/java.h"
+#include "user/collect/runtimes/java/jcode.h"
+#include "user/collect/runtimes/java/jkeep.h"
 #include "user/collect/runtimes/java/jmethod.h"
 #include "user/collect/runtimes/java/jscopes.h"
 #include "user/collect/runtimes/java/jvmproc.h"
@@ -37,7 +39,6 @@ enum { FOUND = 1, FAILED = 2, TRIES = 4 };
 #define RECHECK_MS 200
 
 #define KEY(pid, image) ((__u64)(image) << 32 | (pid))
-#define READ_KEEP_MAX 256	/* bytes of one read kept for a late walk (unw_mem) */
 
 /* A method read: its name, source file and line table, in one block. */
 struct jm {
@@ -59,16 +60,11 @@ struct jproc {
 	struct st_u64map *jits;		/* compiled frame entry -> struct jjit */
 	struct st_u64map *blobs;	/* code blob -> struct jcode (malloc'd), or CODE_NONE */
 	struct st_u64map *pcs;		/* code cache pc -> the same name, or CODE_NONE */
-	struct st_u64map *mem;		/* MEM_KEY -> bytes its deferred walks read (unw_mem) */
+	struct st_jkeep *mem;		/* what its deferred walks read (unw_mem) */
 };
 
 /* A code cache pc or blob whose name could not be read (counted once). */
 static const char CODE_NONE[] = "";
-#define CODE_NAME_MAX 96	/* bytes of a blob's name read ("I2C/C2I adapters") */
-/* The JVM's own name of its call stub (StubRoutines::call_stub, entered
- * from JavaCalls::call_helper), as its stack printing spells it. */
-#define CALL_STUB_NAME "StubRoutines::call_stub"
-#define INTERPRETER_NAME "Interpreter"
 
 /* A compiled frame's methods (jscopes.c), innermost first; n 0: none
  * read (its nmethod gone: the entry named as such). */
@@ -115,10 +111,7 @@ static void proc_free(struct jproc *p)
 			free(m);
 	st_u64map__free(p->blobs);
 	st_u64map__free(p->pcs);
-	pos = 0;
-	while (p->mem && (m = st_u64map__next(p->mem, &pos, NULL)))
-		free(m);
-	st_u64map__free(p->mem);
+	st_jkeep__free(p->mem);
 	free(p);
 }
 
@@ -336,7 +329,7 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	if (!p) {
 		if (!(p = calloc(1, sizeof(*p))) || !(p->methods = st_u64map__new()) ||
 		    !(p->jits = st_u64map__new()) || !(p->blobs = st_u64map__new()) ||
-		    !(p->pcs = st_u64map__new()) || !(p->mem = st_u64map__new()) ||
+		    !(p->pcs = st_u64map__new()) || !(p->mem = st_jkeep__new()) ||
 		    st_u64map__put(j->procs, KEY(pid, image), p)) {
 			proc_free(p);
 			return -ENOMEM;
@@ -473,7 +466,7 @@ void st_java__reset(struct st_java *j)
 		if (p->retired) {
 			j->st.held -= st_u64map__count(p->methods) + st_u64map__count(p->jits) +
 				      st_u64map__count(p->blobs) + st_u64map__count(p->pcs) +
-				      st_u64map__count(p->mem);
+				      st_jkeep__count(p->mem);
 			proc_free(p);
 			j->st.procs_freed++;
 		}
@@ -486,12 +479,9 @@ void st_java__reset(struct st_java *j)
 /* ---- the daemon's walks of deferred samples --------------------------- */
 
 /* The memory the rule read in a walk of a JVM's deferred sample while the
- * process lived, kept (MEM_MAX reads a process) so that the same walk
- * done after it exited (the daemon behind: its samples walked when its
- * exit flushes them) reads the same bytes: the key is the address and the
- * size. */
-#define MEM_MAX 65536
-#define MEM_KEY(addr, n) ((addr) | (__u64)(n) << 47)
+ * process lived is kept (jkeep.h) so that the same walk done after it
+ * exited (the daemon behind: its samples walked when its exit flushes
+ * them) reads the same bytes. */
 
 static const struct st_java_proc *unw_proc(void *ctx, __u32 pid, __u32 image)
 {
@@ -512,27 +502,18 @@ static long unw_mem(void *arg, void *dst, __u32 n, __u64 addr)
 	struct st_unw_java_arg *a = arg;
 	struct st_java *j = a->ctx;
 	struct jproc *p = j ? j->cur : NULL;
-	long r = st_jvm_read_process(&a->pid, dst, n, addr);
-	void *kept;
+	enum st_jkeep_how how;
+	long r;
 
-	if (!p || p->pid != (__u32)a->pid || addr >= ST_USER_END || n > READ_KEEP_MAX)
-		return r;
-	if (r) {
-		if (!(kept = st_u64map__get(p->mem, MEM_KEY(addr, n))))
-			return r;
-		memcpy(dst, kept, n);
+	if (!p || p->pid != (__u32)a->pid)
+		return st_jvm_read_process(&a->pid, dst, n, addr);
+	r = st_jkeep__read(p->mem, j->st.held < ST_JAVA_MAX_HELD, st_jvm_read_process, &a->pid,
+			   dst, n, addr, &how);
+	if (how == ST_JKEEP_REPLAYED)
 		j->st.mem_replayed++;
-		return 0;
-	}
-	if (st_u64map__get(p->mem, MEM_KEY(addr, n)) || st_u64map__count(p->mem) >= MEM_MAX ||
-	    j->st.held >= ST_JAVA_MAX_HELD || !(kept = malloc(n)))
-		return 0;
-	memcpy(kept, dst, n);
-	if (st_u64map__put(p->mem, MEM_KEY(addr, n), kept))
-		free(kept);
-	else
+	else if (how == ST_JKEEP_KEPT)
 		j->st.held++;
-	return 0;
+	return r;
 }
 
 static const struct st_unwind_row *no_rows(void *ctx, __u32 shard, size_t *n)
@@ -590,67 +571,35 @@ void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
 
 /* ---- code cache frames kept as addresses ------------------------------ */
 
-/* A code blob read: its bytes and its name. */
+/* A code blob read: its bounds and its name. */
 struct jcode {
 	__u64 start, end;
 	char name[];
 };
 
-/* The names known without a read: the call stub's return address, the
- * interpreter; NULL: none. */
-static const char *code_fixed(const struct jproc *p, __u64 pc)
-{
-	if (pc == p->bp.blobs.call_stub_ret)
-		return CALL_STUB_NAME;
-	if (pc >= p->bp.interp_start && pc < p->bp.interp_end)
-		return INTERPRETER_NAME;
-	return NULL;
-}
-
 /* Code blob blob (read now): a compiled method's (or a native method
  * wrapper's) Java method's name, else the JVM's name of the blob
  * ("StubRoutines (1)", "I2C/C2I adapters", "_new_array_Java", ...), and
  * its bounds; malloc'd, or NULL. */
-static struct jcode *blob_read(struct st_java *j, struct jproc *p, struct st_unw_env *env,
-			       __u64 blob)
+static struct jcode *blob_read(struct st_java *j, struct jproc *p, __u64 blob)
 {
-	const struct st_java_blobs *b = &p->bp.blobs;
-	char buf[CODE_NAME_MAX + 1];
-	__u64 name = 0, method = 0;
-	__u32 kind = 0, n;
-	__s32 size = 0;
+	struct st_jcode r;
+	int ipid = (int)p->pid;
+	const char *name;
 	struct jcode *c;
 	struct jm *m;
+	size_t n;
 
-	if (st_unw_read_mem(env, &name, sizeof(name), blob + b->name) || !name ||
-	    st_unw_read_mem(env, &kind, sizeof(kind), name) ||
-	    st_unw_read_mem(env, &size, sizeof(size), blob + b->size) || size <= 0)
+	if (st_jcode__read(&p->bp.blobs, st_jvm_read_process, &ipid, blob, &r))
 		return NULL;
-	buf[0] = '\0';
-	if ((kind == ST_HS_NAME_NMETHOD || kind == ST_HS_NAME_NATIVE) &&
-	    !st_unw_read_mem(env, &method, sizeof(method), blob + b->method) && method &&
-	    method < ST_USER_END && !(method & 7) &&
-	    (m = method_get(j, p->pid, p->image, method))) {
-		snprintf(buf, sizeof(buf), "%s", m->name);
-	} else {
-		/* a C string of the JVM's: read in the largest piece that reads
-		 * (it may end just before an unmapped page) */
-		for (n = CODE_NAME_MAX; n >= 8; n /= 2)
-			if (!st_unw_read_mem(env, buf, n, name))
-				break;
-		if (n < 8)
-			return NULL;
-		buf[n] = '\0';
-		for (char *q = buf; *q; q++)	/* data: printable */
-			if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
-				*q = '?';
-	}
-	n = (__u32)strlen(buf);
+	name = r.method && (m = method_get(j, p->pid, p->image, r.method)) ? m->name : r.name;
+	n = strnlen(name, ST_JCODE_NAME_MAX);
 	if (!n || !(c = malloc(sizeof(*c) + n + 1)))
 		return NULL;
-	c->start = blob;
-	c->end = blob + (__u64)size;
-	memcpy(c->name, buf, n + 1);
+	c->start = r.start;
+	c->end = r.end;
+	memcpy(c->name, name, n);
+	c->name[n] = '\0';
 	return c;
 }
 
@@ -658,7 +607,6 @@ static struct jcode *blob_read(struct st_java *j, struct jproc *p, struct st_unw
  * p's code cache, CODE_NONE when it cannot be named. */
 static const char *code_get(struct st_java *j, struct jproc *p, __u64 pc)
 {
-	struct st_unw_env env = { .mem = st_jvm_read_process };
 	int ipid = (int)p->pid;
 	const char *name;
 	struct jcode *c;
@@ -672,14 +620,13 @@ static const char *code_get(struct st_java *j, struct jproc *p, __u64 pc)
 		j->st.method_dropped++;
 		return CODE_NONE;
 	}
-	env.mem_arg = &ipid;
-	if (!(name = code_fixed(p, pc))) {
-		if (st_hs_blob_find(&env, &p->bp, pc, &blob) != 1) {
+	if (!(name = st_jcode__fixed(&p->bp, pc))) {
+		if (st_jcode__find(&p->bp, st_jvm_read_process, &ipid, pc, &blob) != 1) {
 			name = CODE_NONE;	/* between heaps, a free block */
 		} else if ((c = st_u64map__get(p->blobs, blob))) {
 			name = (void *)c == (void *)CODE_NONE ? CODE_NONE : c->name;
 		} else {
-			c = blob_read(j, p, &env, blob);
+			c = blob_read(j, p, blob);
 			name = c ? c->name : CODE_NONE;
 			if (st_u64map__put(p->blobs, blob, c ? (void *)c : (void *)CODE_NONE)) {
 				free(c);
@@ -719,7 +666,7 @@ const char *st_java__code_name(struct st_java *j, __u32 pid, __u32 image, __u64 
 		return NULL;
 	if ((name = st_u64map__get(p->pcs, addr)))
 		return name != CODE_NONE ? name : NULL;
-	if ((name = code_fixed(p, addr)))
+	if ((name = st_jcode__fixed(&p->bp, addr)))
 		return name;
 	/* not seen as it was merged (before the JVM was found): read now
 	 * while the process lives */
