@@ -42,6 +42,10 @@
  * (BPF_COMPLEXITY_LIMIT_INSNS); the parts' ST_BUDGET_* are percentages of it. */
 #define ST_VERIFIER_LIMIT 1000000u
 
+/* The end-maps programs and the lifecycle programs re-attached after them,
+ * in the order of late_load.links[] (late_endmaps_load()). */
+#define ST_LATE_LINKS 4
+
 /* One load of the full timer program, on its own thread (late_run()): a
  * second instance of the object, whose maps are the session's (their fds
  * duplicated here, so that the thread needs nothing of the session and
@@ -60,6 +64,15 @@ struct late_load {
 	size_t nmaps;
 	double start_ms, end_ms;	/* queued, slot filled */
 	__u32 verified;			/* its verified_insns */
+	/* the end-maps programs (bpf/endmaps.bpf.h), loaded first when the
+	 * session left them out to start the command sooner: attached here in
+	 * the order they must run, on_exit_maps and on_exec_maps before copies
+	 * of on_exit and on_prepare_exec, whose first links the main loop then
+	 * closes (late_take_endmaps()) */
+	bool endmaps, endmaps_exec;	/* load them; on_exec_maps too */
+	atomic_int endmaps_done;	/* 0 under way or none, 1 attached, else -errno */
+	struct bpf_link *links[ST_LATE_LINKS];	/* late_link_progs[]' links, or NULL */
+	__u32 endmaps_verified[2];	/* on_exit_maps's, on_exec_maps's */
 };
 
 struct st_session {
@@ -74,6 +87,8 @@ struct st_session {
 	bool late_wait;			/* tests: every load finished before the stop */
 	bool late_launch;		/* tests: the first one before the attach returns */
 	bool late_failed;		/* a load failed (said): no other is tried */
+	bool endmaps_late;		/* the end-maps programs: the first late load's */
+	bool endmaps_exec;		/* on_exec_maps too (sched_prepare_exec) */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
 	struct bpf_program *offcpu;	/* the sched_switch program loaded, or NULL */
@@ -306,6 +321,8 @@ static void late_unref(struct late_load *l)
 {
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
+	for (size_t i = 0; i < ST_LATE_LINKS; i++)	/* not taken by a session */
+		bpf_link__destroy(l->links[i]);
 	for (size_t i = 0; i < l->nmaps; i++) {
 		if (l->maps[i].fd >= 0)
 			close(l->maps[i].fd);
@@ -316,26 +333,25 @@ static void late_unref(struct late_load *l)
 	free(l);
 }
 
-/* The load itself, on its thread: open another instance of the object, its
- * maps the session's, its .rodata the session's (interpreters: l->interp),
- * only the full timer program loaded; then in timer_jump's slot, where the
- * early program finds it at its next sample. The instance is closed after:
- * the slot holds the program. */
-static int late_load_prog(struct late_load *l)
+/* Another instance of the object, on the late thread: its maps the
+ * session's, its .rodata the session's (interpreters: l->interp), only the
+ * programs keep() says loaded (not yet: the caller loads it). */
+static struct sample_bpf *late_open(struct late_load *l,
+				    bool (*keep)(const struct late_load *l, struct sample_bpf *k,
+						 const struct bpf_program *p),
+				    int *errp)
 {
 	struct sample_bpf *k = sample_bpf__open();
-	struct bpf_program *p, *full;
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), zero = 0;
-	int err = 0, fd;
+	struct bpf_program *p;
+	int err = 0;
 
-	if (!k)
-		return -errno;
-	full = l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
-	_Static_assert(ST_TIMER_SLOT_FULL == 0, "the full program's slot");
+	if (!k) {
+		*errp = -errno;
+		return NULL;
+	}
 	bpf_object__for_each_program(p, k->obj)
 		if (!err)
-			err = bpf_program__set_autoload(p, p == full);
+			err = bpf_program__set_autoload(p, keep(l, k, p));
 	for (size_t i = 0; !err && i < l->nmaps; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(k->obj, l->maps[i].name);
 
@@ -347,8 +363,36 @@ static int late_load_prog(struct late_load *l)
 	/* the session's settings (sizes equal: the same object) */
 	if (!err && !(err = bpf_map__set_initial_value(k->maps.rodata, l->rodata, l->rodata_len)))
 		k->rodata->interpreters = l->interp;
-	if (!err)
-		err = sample_bpf__load(k);
+	if (err) {
+		sample_bpf__destroy(k);
+		*errp = err;
+		return NULL;
+	}
+	return k;
+}
+
+static bool keep_full(const struct late_load *l, struct sample_bpf *k,
+		      const struct bpf_program *p)
+{
+	return p == (l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp);
+}
+
+/* The load itself, on its thread: only the full timer program loaded;
+ * then in timer_jump's slot, where the early program finds it at its next
+ * sample. The instance is closed after: the slot holds the program. */
+static int late_load_prog(struct late_load *l)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	struct bpf_program *full;
+	struct sample_bpf *k;
+	int err = 0, fd;
+
+	if (!(k = late_open(l, keep_full, &err)))
+		return err;
+	full = l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
+	_Static_assert(ST_TIMER_SLOT_FULL == 0, "the full program's slot");
+	err = sample_bpf__load(k);
 	if (!err) {
 		fd = bpf_program__fd(full);
 		if (bpf_map__update_elem(k->maps.timer_jump, &zero, sizeof(zero), &fd, sizeof(fd),
@@ -358,6 +402,67 @@ static int late_load_prog(struct late_load *l)
 			l->verified = info.verified_insns;
 	}
 	sample_bpf__destroy(k);
+	return err;
+}
+
+/* late_load.links[]' programs, in their order of attachment: each one's
+ * tracepoint runs them in that order, the end-maps ones before on_exit
+ * deletes the process's seen_procs entry and before on_prepare_exec gives
+ * it its new image. */
+static struct bpf_program *late_link_prog(const struct late_load *l, struct sample_bpf *k,
+					  size_t i)
+{
+	struct bpf_program *progs[ST_LATE_LINKS] = {
+		k->progs.on_exit_maps, l->endmaps_exec ? k->progs.on_exec_maps : NULL,
+		k->progs.on_exit, l->endmaps_exec ? k->progs.on_prepare_exec : NULL,
+	};
+
+	return progs[i];
+}
+
+static bool keep_endmaps(const struct late_load *l, struct sample_bpf *k,
+			 const struct bpf_program *p)
+{
+	for (size_t i = 0; i < ST_LATE_LINKS; i++)
+		if (p == late_link_prog(l, k, i))
+			return true;
+	return false;
+}
+
+/* The end-maps programs, loaded and attached after the launch (their
+ * verification was 0.1 s of an idle start-up, 1.1-1.5 s of a busy one:
+ * kernel-notes/README.md, "Start-up and verifier budgets"), with copies of
+ * on_exit and on_prepare_exec attached after them. Until the main loop
+ * closes the session's own links of those two, both copies run: the
+ * second finds the process gone from seen_procs (no second exit event) or
+ * sets the image the first did. */
+static int late_endmaps_load(struct late_load *l)
+{
+	struct sample_bpf *k;
+	int err = 0;
+
+	if (!(k = late_open(l, keep_endmaps, &err)))
+		return err;
+	err = sample_bpf__load(k);
+	for (size_t i = 0; !err && i < ST_LATE_LINKS; i++) {
+		struct bpf_program *p = late_link_prog(l, k, i);
+
+		if (p && !(l->links[i] = bpf_program__attach(p)))
+			err = -errno;
+	}
+	for (size_t i = 0; !err && i < 2; i++) {
+		struct bpf_program *p = late_link_prog(l, k, i);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (p && !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			l->endmaps_verified[i] = info.verified_insns;
+	}
+	for (size_t i = 0; err && i < ST_LATE_LINKS; i++) {
+		bpf_link__destroy(l->links[i]);
+		l->links[i] = NULL;
+	}
+	sample_bpf__destroy(k);	/* the links hold the programs */
 	return err;
 }
 
@@ -373,6 +478,10 @@ static void *late_run(void *arg)
 	struct late_load *l = arg;
 	int err;
 
+	/* the end-maps programs first, at the daemon's priority: a launched
+	 * build's short processes need them soon */
+	if (l->endmaps)
+		atomic_store(&l->endmaps_done, (err = late_endmaps_load(l)) ? err : 1);
 	if (l->background)	/* best effort */
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);
 	err = late_load_prog(l);
@@ -406,6 +515,8 @@ static int late_start(struct st_session *s, unsigned interp)
 	l->dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
 	l->background = s->opts.late_background && !s->late_launch;
 	l->interp = interp;
+	l->endmaps = s->endmaps_late;
+	l->endmaps_exec = s->endmaps_exec;
 	l->start_ms = now_ms();
 	ro = bpf_map__initial_value(s->skel->maps.rodata, &l->rodata_len);
 	l->rodata = ro ? malloc(l->rodata_len) : NULL;
@@ -436,11 +547,50 @@ static int late_start(struct st_session *s, unsigned interp)
 	if ((err = -pthread_create(&l->thread, NULL, late_run, l)))
 		goto cleanup;
 	s->late = l;
+	s->endmaps_late = false;	/* this load's (taken: late_take_endmaps()) */
 	return 0;
 cleanup:
 	atomic_store(&l->refs, 1);
 	late_unref(l);
 	return err;
+}
+
+/* The end-maps programs attached by the late thread: their links the
+ * session's from now on, and the session's first on_exit and
+ * on_prepare_exec closed (their copies run after the end-maps programs);
+ * or one line on their failure. Once per session. */
+static void late_take_endmaps(struct st_session *s)
+{
+	struct late_load *l = s->late;
+	struct bpf_link **mine[ST_LATE_LINKS] = {
+		&s->skel->links.on_exit_maps, &s->skel->links.on_exec_maps,
+		&s->skel->links.on_exit, &s->skel->links.on_prepare_exec,
+	};
+	const char *names[2] = { "on_exit_maps", "on_exec_maps" };
+	int done = l && l->endmaps ? atomic_load(&l->endmaps_done) : 0;
+
+	if (!done)
+		return;
+	l->endmaps = false;	/* the thread is past them: only this thread reads it now */
+	if (done < 0) {
+		fprintf(stderr, "stacktreed: cannot load the programs that keep a process's "
+			"mappings at its end (%s; -v shows the verifier log): processes gone "
+			"before their maps are read stay [unknown]\n", strerror(-done));
+		return;
+	}
+	for (size_t i = 0; i < ST_LATE_LINKS; i++) {
+		if (!l->links[i])
+			continue;
+		bpf_link__destroy(*mine[i]);
+		*mine[i] = l->links[i];
+		l->links[i] = NULL;
+	}
+	for (size_t i = 0; s->opts.verbose && i < 2; i++)
+		if (l->endmaps_verified[i])
+			fprintf(stderr, "stacktreed: BPF program %s: %u instructions verified "
+				"(%.1f%% of the kernel's %u; loaded on a thread after the attach)\n",
+				names[i], l->endmaps_verified[i],
+				100.0 * l->endmaps_verified[i] / ST_VERIFIER_LIMIT, ST_VERIFIER_LIMIT);
 }
 
 /* A load done: -v's figures, or one line on its failure (sampling goes on
@@ -451,6 +601,7 @@ static void late_finish(struct st_session *s)
 	int done;
 
 	pthread_join(l->thread, NULL);
+	late_take_endmaps(s);
 	/* the instance's parse of its object and of the kernel's BTF, freed:
 	 * back to the system (a quiet -a session 28 MiB after the load, 40
 	 * without; test_quiet_all_session_stays_small) */
@@ -498,6 +649,7 @@ static void late_work(struct st_session *s, bool wait)
 
 	if (!s->timer || s->timer != s->skel->progs.on_timer)
 		return;
+	late_take_endmaps(s);
 	if (s->late && (wait || atomic_load(&s->late->done)))
 		late_finish(s);
 	if (s->late || s->late_failed)
@@ -722,10 +874,18 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	prepare_exec = has[0];
 	vmas = has[1];
 	t_btf = now_ms() - t0;
-	if ((err = choose_programs(s)) ||
+	err = choose_programs(s);
+	/* a launched command starts before the end-maps programs are verified:
+	 * the first late load attaches them (late_endmaps_load()) */
+	s->endmaps_late = vmas && s->timer == s->skel->progs.on_timer &&
+			  s->opts.late_background;
+	s->endmaps_exec = prepare_exec && vmas;
+	if (err ||
 	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec, prepare_exec)) ||
-	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps, prepare_exec && vmas)) ||
-	    (err = bpf_program__set_autoload(s->skel->progs.on_exit_maps, vmas))) {
+	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps,
+					     s->endmaps_exec && !s->endmaps_late)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.on_exit_maps,
+					     vmas && !s->endmaps_late))) {
 		fprintf(stderr, "stacktreed: cannot choose the BPF programs: %s\n", strerror(-err));
 		goto cleanup;
 	}
