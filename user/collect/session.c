@@ -32,6 +32,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,7 +61,9 @@ struct late_load {
 	unsigned interp;	/* ST_INTERP_* its program walks */
 	void *rodata;		/* the session's .rodata, interpreters set to interp */
 	size_t rodata_len;
-	struct { char *name; int fd; } *maps;	/* copies of the names; fd -1: not created */
+	/* copies of the names; fd -1: not created, by this instance either
+	 * unless create (a runtime's walker-only cache it walks: lazy_runtime()) */
+	struct { char *name; int fd; bool create; } *maps;
 	size_t nmaps;
 	double start_ms, end_ms;	/* queued, slot filled */
 	__u32 verified;			/* its verified_insns */
@@ -333,6 +336,12 @@ static void late_unref(struct late_load *l)
 	free(l);
 }
 
+static bool keep_full(const struct late_load *l, struct sample_bpf *k,
+		      const struct bpf_program *p)
+{
+	return p == (l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp);
+}
+
 /* Another instance of the object, on the late thread: its maps the
  * session's, its .rodata the session's (interpreters: l->interp), only the
  * programs keep() says loaded (not yet: the caller loads it). */
@@ -357,8 +366,8 @@ static struct sample_bpf *late_open(struct late_load *l,
 
 		if (!m || m == k->maps.rodata)
 			continue;
-		err = l->maps[i].fd < 0 ? bpf_map__set_autocreate(m, false) :
-					  bpf_map__reuse_fd(m, l->maps[i].fd);
+		err = l->maps[i].fd >= 0 ? bpf_map__reuse_fd(m, l->maps[i].fd) :
+		      bpf_map__set_autocreate(m, l->maps[i].create && keep == keep_full);
 	}
 	/* the session's settings (sizes equal: the same object) */
 	if (!err && !(err = bpf_map__set_initial_value(k->maps.rodata, l->rodata, l->rodata_len)))
@@ -369,12 +378,6 @@ static struct sample_bpf *late_open(struct late_load *l,
 		return NULL;
 	}
 	return k;
-}
-
-static bool keep_full(const struct late_load *l, struct sample_bpf *k,
-		      const struct bpf_program *p)
-{
-	return p == (l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp);
 }
 
 /* The load itself, on its thread: only the full timer program loaded;
@@ -499,6 +502,18 @@ static const char *interp_names(unsigned interp)
 	       "no runtime";
 }
 
+/* The runtime (ST_INTERP_*) of a map only its walker uses, a cache whose
+ * loss costs a report again or a read again (py_codes, py_tstates: 0.2-0.3
+ * s of LRU preallocation before a busy launch, strace); else 0. The
+ * session creates it only when its programs walk that runtime; else each
+ * full program that does creates its own (late_open()), of the same bound.
+ * Not Java's: the DWARF walker's HotSpot rule uses java_methods and
+ * java_blob_cache whatever the runtimes walked. */
+static unsigned lazy_runtime(struct sample_bpf *k, const struct bpf_map *m)
+{
+	return m == k->maps.py_codes || m == k->maps.py_tstates ? ST_INTERP_PYTHON : 0;
+}
+
 /* Start loading the full timer program walking the runtimes interp. */
 static int late_start(struct st_session *s, unsigned interp)
 {
@@ -534,6 +549,7 @@ static int late_start(struct st_session *s, unsigned interp)
 		/* a copy: the session's object may be freed before the thread
 		 * ends (a command that cannot be run, test_exit_status_is_the_commands) */
 		l->maps[l->nmaps].fd = -1;
+		l->maps[l->nmaps].create = fd < 0 && (lazy_runtime(s->skel, m) & interp);
 		if (!(l->maps[l->nmaps].name = strdup(bpf_map__name(m)))) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -724,6 +740,80 @@ cleanup:
 	free(buf);
 }
 
+/* kernel_btf_names()' answers, kept for the boot in a file of root's that
+ * a reboot clears (a tmpfs): "BOOT_ID\nNAME 0|1\n...". Its scan was 0.05-0.09
+ * s of an idle start-up and 0.16-0.38 s of a busy one (strace), every run;
+ * the kernel's BTF does not change within a boot. */
+#define ST_BTF_NAMES_DIR "/run/stacktreed"
+#define ST_BTF_NAMES_PATH ST_BTF_NAMES_DIR "/kernel-btf-names"
+#define ST_BTF_NAMES_MAX 4096
+
+static void kernel_btf_names_cached(const char *const *names, bool *has, size_t n)
+{
+	char boot[64] = "", buf[ST_BTF_NAMES_MAX], tmp[sizeof(ST_BTF_NAMES_PATH) + 32];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	size_t found = 0, len = 0;
+	struct stat st;
+	int fd;
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = 0;
+		fclose(f);
+	}
+	if (!boot[0] || !strchr(boot, '\n'))
+		goto scan;
+	/* root's, written by no one else: trusted; else scanned */
+	fd = open(ST_BTF_NAMES_PATH, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t got = 0;
+
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    !(st.st_mode & 022))
+			while (len < sizeof(buf) - 1 &&
+			       (got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+				len += (size_t)got;
+		close(fd);
+	}
+	buf[len] = 0;
+	if (len && !strncmp(buf, boot, strlen(boot)))
+		for (size_t i = 0; i < n; i++) {
+			char pat[160];
+			const char *at;
+
+			snprintf(pat, sizeof(pat), "\n%s ", names[i]);
+			if ((at = strstr(buf, pat)) && (at[strlen(pat)] == '0' || at[strlen(pat)] == '1')) {
+				has[i] = at[strlen(pat)] == '1';
+				found++;
+			}
+		}
+	if (found == n)
+		return;
+scan:
+	kernel_btf_names(names, has, n);
+	if (!boot[0] || !strchr(boot, '\n') || geteuid() != 0)
+		return;
+	/* best effort: a new file renamed over the old */
+	if (mkdir(ST_BTF_NAMES_DIR, 0755) && errno != EEXIST)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", ST_BTF_NAMES_PATH, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	len = (size_t)snprintf(buf, sizeof(buf), "%s", boot);
+	for (size_t i = 0; i < n && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %d\n", names[i],
+					has[i] ? 1 : 0);
+	if (len >= sizeof(buf) || write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	close(fd);
+	if (rename(tmp, ST_BTF_NAMES_PATH))
+		unlink(tmp);
+}
+
 /* The scheduler's text from /proc/kallsyms, for the off-CPU program
  * (bpf/offcpu.bpf.h); 0s when not found (or hidden: kptr_restrict). */
 static void sched_text(__u64 *start, __u64 *end)
@@ -750,6 +840,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 {
 	struct st_session *s = calloc(1, sizeof(*s));
 	bool prepare_exec, vmas;
+	struct bpf_map *m;
 	bool has[2];
 	double t0, t_open, t_btf;
 	int err, fp_max;
@@ -869,7 +960,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	t0 = now_ms();
 	/* sched_prepare_exec (kernels from 6.10): marks an exec in progress;
 	 * the task VMA iterator: bpf/endmaps.bpf.h */
-	kernel_btf_names((const char *const[]){ "btf_trace_sched_prepare_exec",
+	kernel_btf_names_cached((const char *const[]){ "btf_trace_sched_prepare_exec",
 						 "bpf_iter_task_vma_new" }, has, 2);
 	prepare_exec = has[0];
 	vmas = has[1];
@@ -898,6 +989,15 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * them all */
 	if (s->timer == s->skel->progs.on_timer && !s->fault && !s->offcpu)
 		s->skel->rodata->interpreters = opts->interpreters & s->late_want;
+	/* a runtime's walker-only caches: with its walker (lazy_runtime()) */
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (!err && lazy_runtime(s->skel, m) &&
+		    !(lazy_runtime(s->skel, m) & s->skel->rodata->interpreters))
+			err = bpf_map__set_autocreate(m, false);
+	if (err) {
+		fprintf(stderr, "stacktreed: cannot choose the BPF maps: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	t0 = now_ms();
 	err = sample_bpf__load(s->skel);
 	if (!err && opts->verbose) {
