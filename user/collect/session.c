@@ -503,15 +503,26 @@ static const char *interp_names(unsigned interp)
 }
 
 /* The runtime (ST_INTERP_*) of a map only its walker uses, a cache whose
- * loss costs a report again or a read again (py_codes, py_tstates: 0.2-0.3
- * s of LRU preallocation before a busy launch, strace); else 0. The
- * session creates it only when its programs walk that runtime; else each
- * full program that does creates its own (late_open()), of the same bound.
- * Not Java's: the DWARF walker's HotSpot rule uses java_methods and
- * java_blob_cache whatever the runtimes walked. */
+ * loss costs a report again or a read again (py_codes, py_tstates,
+ * java_methods, java_blob_cache: 0.4-0.5 s of LRU preallocation before a
+ * busy launch, strace); else 0. The session creates it only when its
+ * programs walk that runtime; else each full program that does creates its
+ * own (late_open()), of the same bound. The DWARF walker's HotSpot rule
+ * uses Java's whatever the runtimes walked (lazy_needed()). */
 static unsigned lazy_runtime(struct sample_bpf *k, const struct bpf_map *m)
 {
-	return m == k->maps.py_codes || m == k->maps.py_tstates ? ST_INTERP_PYTHON : 0;
+	return m == k->maps.py_codes || m == k->maps.py_tstates ? ST_INTERP_PYTHON :
+	       m == k->maps.java_methods || m == k->maps.java_blob_cache ? ST_INTERP_JAVA : 0;
+}
+
+/* Whether programs walking interp, with the DWARF walker or not, use the
+ * lazily created map m (lazy_runtime()). */
+static bool lazy_needed(struct sample_bpf *k, const struct bpf_map *m, unsigned interp,
+			bool dwarf)
+{
+	unsigned rt = lazy_runtime(k, m);
+
+	return (rt & interp) || (rt == ST_INTERP_JAVA && dwarf);
 }
 
 /* Start loading the full timer program walking the runtimes interp. */
@@ -549,7 +560,7 @@ static int late_start(struct st_session *s, unsigned interp)
 		/* a copy: the session's object may be freed before the thread
 		 * ends (a command that cannot be run, test_exit_status_is_the_commands) */
 		l->maps[l->nmaps].fd = -1;
-		l->maps[l->nmaps].create = fd < 0 && (lazy_runtime(s->skel, m) & interp);
+		l->maps[l->nmaps].create = fd < 0 && lazy_needed(s->skel, m, interp, l->dwarf);
 		if (!(l->maps[l->nmaps].name = strdup(bpf_map__name(m)))) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -989,10 +1000,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * them all */
 	if (s->timer == s->skel->progs.on_timer && !s->fault && !s->offcpu)
 		s->skel->rodata->interpreters = opts->interpreters & s->late_want;
-	/* a runtime's walker-only caches: with its walker (lazy_runtime()) */
+	/* a runtime's walker-only caches: with its walker (lazy_runtime()); the
+	 * page-fault and off-CPU programs, full walkers, need them all */
 	bpf_object__for_each_map(m, s->skel->obj)
 		if (!err && lazy_runtime(s->skel, m) &&
-		    !(lazy_runtime(s->skel, m) & s->skel->rodata->interpreters))
+		    !lazy_needed(s->skel, m, s->skel->rodata->interpreters,
+				 s->fault || s->offcpu))
 			err = bpf_map__set_autocreate(m, false);
 	if (err) {
 		fprintf(stderr, "stacktreed: cannot choose the BPF maps: %s\n", strerror(-err));
