@@ -46,6 +46,8 @@
 /* The end-maps programs and the lifecycle programs re-attached after them,
  * in the order of late_load.links[] (late_endmaps_load()). */
 #define ST_LATE_LINKS 4
+#define ST_LATE_CREATE_FULL 1
+#define ST_LATE_CREATE_ENDMAPS 2
 
 /* One load of the full timer program, on its own thread (late_run()): a
  * second instance of the object, whose maps are the session's (their fds
@@ -62,8 +64,11 @@ struct late_load {
 	void *rodata;		/* the session's .rodata, interpreters set to interp */
 	size_t rodata_len;
 	/* copies of the names; fd -1: not created, by this instance either
-	 * unless create (a runtime's walker-only cache it walks: lazy_runtime()) */
-	struct { char *name; int fd; bool create; } *maps;
+	 * unless create says which load creates it: ST_LATE_CREATE_FULL (a
+	 * runtime's walker-only cache it walks: lazy_runtime()) or
+	 * ST_LATE_CREATE_ENDMAPS (the end-maps programs' maps, whose fd it then
+	 * keeps here for the session: late_take_endmaps()) */
+	struct { char *name; int fd; int create; } *maps;
 	size_t nmaps;
 	double start_ms, end_ms;	/* queued, slot filled */
 	__u32 verified;			/* its verified_insns */
@@ -367,7 +372,9 @@ static struct sample_bpf *late_open(struct late_load *l,
 		if (!m || m == k->maps.rodata)
 			continue;
 		err = l->maps[i].fd >= 0 ? bpf_map__reuse_fd(m, l->maps[i].fd) :
-		      bpf_map__set_autocreate(m, l->maps[i].create && keep == keep_full);
+		      bpf_map__set_autocreate(m, l->maps[i].create ==
+						 (keep == keep_full ? ST_LATE_CREATE_FULL :
+								      ST_LATE_CREATE_ENDMAPS));
 	}
 	/* the session's settings (sizes equal: the same object) */
 	if (!err && !(err = bpf_map__set_initial_value(k->maps.rodata, l->rodata, l->rodata_len)))
@@ -453,6 +460,14 @@ static int late_endmaps_load(struct late_load *l)
 		if (p && !(l->links[i] = bpf_program__attach(p)))
 			err = -errno;
 	}
+	/* the maps it created, the session's from now on */
+	for (size_t i = 0; !err && i < l->nmaps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(k->obj, l->maps[i].name);
+
+		if (l->maps[i].create == ST_LATE_CREATE_ENDMAPS && m &&
+		    (l->maps[i].fd = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 0)) < 0)
+			err = -errno;
+	}
 	for (size_t i = 0; !err && i < 2; i++) {
 		struct bpf_program *p = late_link_prog(l, k, i);
 		struct bpf_prog_info info = {};
@@ -525,6 +540,15 @@ static bool lazy_needed(struct sample_bpf *k, const struct bpf_map *m, unsigned 
 	return (rt & interp) || (rt == ST_INTERP_JAVA && dwarf);
 }
 
+/* The end-maps programs' own maps (bpf/endmaps.bpf.h), which the daemon
+ * reads too: created by their late load when the session leaves them to it
+ * (late_endmaps_load()); until then the daemon finds no process's
+ * mappings kept (as for one that was not sampled). */
+static bool endmaps_map(struct sample_bpf *k, const struct bpf_map *m)
+{
+	return m == k->maps.exec_maps || m == k->maps.file_paths || m == k->maps.endmaps_scratch;
+}
+
 /* Start loading the full timer program walking the runtimes interp. */
 static int late_start(struct st_session *s, unsigned interp)
 {
@@ -560,7 +584,9 @@ static int late_start(struct st_session *s, unsigned interp)
 		/* a copy: the session's object may be freed before the thread
 		 * ends (a command that cannot be run, test_exit_status_is_the_commands) */
 		l->maps[l->nmaps].fd = -1;
-		l->maps[l->nmaps].create = fd < 0 && lazy_needed(s->skel, m, interp, l->dwarf);
+		l->maps[l->nmaps].create = fd >= 0 ? 0 :
+			l->endmaps && endmaps_map(s->skel, m) ? ST_LATE_CREATE_ENDMAPS :
+			lazy_needed(s->skel, m, interp, l->dwarf) ? ST_LATE_CREATE_FULL : 0;
 		if (!(l->maps[l->nmaps].name = strdup(bpf_map__name(m)))) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -604,6 +630,21 @@ static void late_take_endmaps(struct st_session *s)
 			"mappings at its end (%s; -v shows the verifier log): processes gone "
 			"before their maps are read stay [unknown]\n", strerror(-done));
 		return;
+	}
+	/* their maps first: what the daemon reads */
+	for (size_t i = 0; i < l->nmaps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, l->maps[i].name);
+		int err;
+
+		if (l->maps[i].create != ST_LATE_CREATE_ENDMAPS || l->maps[i].fd < 0 || !m)
+			continue;
+		if ((err = bpf_map__reuse_fd(m, l->maps[i].fd))) {
+			fprintf(stderr, "stacktreed: cannot take the map %s of the programs that "
+				"keep a process's mappings at its end: %s: processes gone before "
+				"their maps are read stay [unknown]\n", l->maps[i].name,
+				strerror(-err));
+			return;	/* their links stay the thread's, closed with it */
+		}
 	}
 	for (size_t i = 0; i < ST_LATE_LINKS; i++) {
 		if (!l->links[i])
@@ -982,6 +1023,10 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	s->endmaps_late = vmas && s->timer == s->skel->progs.on_timer &&
 			  s->opts.late_background;
 	s->endmaps_exec = prepare_exec && vmas;
+	/* their maps with them (endmaps_map()) */
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (!err && s->endmaps_late && endmaps_map(s->skel, m))
+			err = bpf_map__set_autocreate(m, false);
 	if (err ||
 	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec, prepare_exec)) ||
 	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps,
