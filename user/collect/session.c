@@ -846,7 +846,7 @@ scan:
 	if (!boot[0] || !strchr(boot, '\n') || geteuid() != 0)
 		return;
 	/* best effort: a new file renamed over the old */
-	if (mkdir(ST_BTF_NAMES_DIR, 0755) && errno != EEXIST)
+	if (mkdir(ST_BTF_NAMES_DIR, 0700) && errno != EEXIST)
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.%d", ST_BTF_NAMES_PATH, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
