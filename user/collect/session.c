@@ -11,7 +11,10 @@
  * program's tail-call slot (timer_jump) once in; it walks a runtime's
  * frames (Python, Java) only once a process of that runtime was seen, when
  * it is loaded again with them (kernel-notes/README.md, "Start-up and
- * verifier budgets"). */
+ * verifier budgets"). With a launched command the same thread first loads
+ * the end-maps programs and creates their maps (late_endmaps_load()), and
+ * a runtime's walker-only caches are created by the first full program
+ * that walks it (lazy_runtime()): neither delays the command's start. */
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
