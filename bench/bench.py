@@ -27,8 +27,9 @@ BENCH_STARTUP_ROUNDS times (7; 0: skip it), with both CPUs kept busy
 clock, after the profiler's start) and the whole run, each as a ratio to
 perf's in the same round, against the goals (start <= 1.0x in every mode,
 whole default-mode run <= 0.3x), with the BPF load (`stacktreed -v`'s "BPF
-programs loaded in" line: what is verified before the launch).
-`bench/run.sh startup` runs only that part. Then the daemon's memory: a
+programs loaded in" line: what is verified before the launch);
+STACKTREED_BASE=PATH runs another build (one before a change) in the same
+rounds, its rows "base ...". `bench/run.sh startup` runs only that part. Then the daemon's memory: a
 default `stacktreed -a -d BENCH_RSS_SECONDS` (30) as the machine is and with
 its CPUs busy, BENCH_RSS_ROUNDS (2; 0: skipped) each: RSS while sampling, the
 summary's max RSS and BPF maps, against the goal of 64 MiB (`bench/run.sh
@@ -475,6 +476,9 @@ def startup_once(cfg, tmp, tag, verbose=False):
     cmd = ["date", "+%s.%N"]
     if cfg == "perf":
         argv = ["perf", "record", "-g", "-o", outp, "--"] + cmd
+    elif cfg.startswith("base "):  # STACKTREED_BASE: the same modes, another build
+        argv = [STARTUP_BASE] + (["-v"] if verbose else []) + STARTUP[cfg[5:]] + \
+            ["-o", outp, "--"] + cmd
     else:
         argv = [STACKTREED] + (["-v"] if verbose else []) + STARTUP[cfg] + \
             ["-o", outp, "--"] + cmd
@@ -509,8 +513,14 @@ def goal_line(what, ratio, goal):
         f"{100 * (ratio / goal - 1):.0f}% over)"
 
 
+# STACKTREED_BASE: another stacktreed (a build before a change) run in the
+# same rounds, for before/after ratios from one machine state
+STARTUP_BASE = os.environ.get("STACKTREED_BASE")
+
+
 def bench_startup(rounds, have_perf, out):
-    configs = list(STARTUP) + (["perf"] if have_perf else [])
+    base = ["base " + c for c in STARTUP] if STARTUP_BASE else []
+    configs = list(STARTUP) + base + (["perf"] if have_perf else [])
     busy = env_int("BENCH_STARTUP_BUSY", 1, lo=0)
     print("start-up: a whole run of `date +%s.%N` under each profiler (stacktreed: open, load "
           "and verify the")
@@ -529,7 +539,8 @@ def bench_startup(rounds, have_perf, out):
                 res = startup_once(cfg, tmp, f"{r}-{cfg}")
                 res["round"] = r
                 runs.append(res)
-        verbose = {cfg: startup_once(cfg, tmp, f"v-{cfg}", verbose=True) for cfg in STARTUP}
+        verbose = {cfg: startup_once(cfg, tmp, f"v-{cfg}", verbose=True)
+                   for cfg in list(STARTUP) + base}
     finally:
         for sp in spinners:
             sp.kill()
@@ -546,6 +557,7 @@ def bench_startup(rounds, have_perf, out):
           f"(-v run)")
     label = {"st fp": "stacktreed --unwind fp", "st auto": "stacktreed --unwind auto",
              "st dwarf": "stacktreed --unwind dwarf", "perf": "perf record -g"}
+    label.update({"base " + c: "base " + label[c][len("stacktreed "):] for c in STARTUP})
     ratio, lratio = {}, {}
     for cfg in configs:
         mine = [x for x in runs if x["config"] == cfg]
@@ -569,6 +581,8 @@ def bench_startup(rounds, have_perf, out):
     print("  BPF load: maps created and the programs of before the launch verified (one -v "
           "run, slower: libbpf's messages);")
     print("  the full timer program (on_timer_fp/_dwarf) is verified after the launch.")
+    if base:
+        print(f"  base: {STARTUP_BASE} (STACKTREED_BASE), in the same rounds")
     for cfg in STARTUP:
         print(goal_line(f"command start, {label[cfg]}, over perf's", lratio.get(cfg),
                         GOAL_LAUNCH))

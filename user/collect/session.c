@@ -11,7 +11,10 @@
  * program's tail-call slot (timer_jump) once in; it walks a runtime's
  * frames (Python, Java) only once a process of that runtime was seen, when
  * it is loaded again with them (kernel-notes/README.md, "Start-up and
- * verifier budgets"). */
+ * verifier budgets"). With a launched command the same thread first loads
+ * the end-maps programs and creates their maps (late_endmaps_load()), and
+ * a runtime's walker-only caches are created by the first full program
+ * that walks it (lazy_runtime()): neither delays the command's start. */
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
@@ -32,6 +35,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +45,12 @@
 /* The verifier's limit of instructions checked per program
  * (BPF_COMPLEXITY_LIMIT_INSNS); the parts' ST_BUDGET_* are percentages of it. */
 #define ST_VERIFIER_LIMIT 1000000u
+
+/* The end-maps programs and the lifecycle programs re-attached after them,
+ * in the order of late_load.links[] (late_endmaps_load()). */
+#define ST_LATE_LINKS 4
+#define ST_LATE_CREATE_FULL 1
+#define ST_LATE_CREATE_ENDMAPS 2
 
 /* One load of the full timer program, on its own thread (late_run()): a
  * second instance of the object, whose maps are the session's (their fds
@@ -56,10 +66,24 @@ struct late_load {
 	unsigned interp;	/* ST_INTERP_* its program walks */
 	void *rodata;		/* the session's .rodata, interpreters set to interp */
 	size_t rodata_len;
-	struct { char *name; int fd; } *maps;	/* copies of the names; fd -1: not created */
+	/* copies of the names; fd -1: not created, by this instance either
+	 * unless create says which load creates it: ST_LATE_CREATE_FULL (a
+	 * runtime's walker-only cache it walks: lazy_runtime()) or
+	 * ST_LATE_CREATE_ENDMAPS (the end-maps programs' maps, whose fd it then
+	 * keeps here for the session: late_take_endmaps()) */
+	struct { char *name; int fd; int create; } *maps;
 	size_t nmaps;
 	double start_ms, end_ms;	/* queued, slot filled */
 	__u32 verified;			/* its verified_insns */
+	/* the end-maps programs (bpf/endmaps.bpf.h), loaded first when the
+	 * session left them out to start the command sooner: attached here in
+	 * the order they must run, on_exit_maps and on_exec_maps before copies
+	 * of on_exit and on_prepare_exec, whose first links the main loop then
+	 * closes (late_take_endmaps()) */
+	bool endmaps, endmaps_exec;	/* load them; on_exec_maps too */
+	atomic_int endmaps_done;	/* 0 under way or none, 1 attached, else -errno */
+	struct bpf_link *links[ST_LATE_LINKS];	/* late_link_progs[]' links, or NULL */
+	__u32 endmaps_verified[2];	/* on_exit_maps's, on_exec_maps's */
 };
 
 struct st_session {
@@ -74,6 +98,8 @@ struct st_session {
 	bool late_wait;			/* tests: every load finished before the stop */
 	bool late_launch;		/* tests: the first one before the attach returns */
 	bool late_failed;		/* a load failed (said): no other is tried */
+	bool endmaps_late;		/* the end-maps programs: the first late load's */
+	bool endmaps_exec;		/* on_exec_maps too (sched_prepare_exec) */
 	struct bpf_program *fault;	/* the page-fault program loaded, or NULL */
 	struct bpf_link *fault_link;
 	struct bpf_program *offcpu;	/* the sched_switch program loaded, or NULL */
@@ -306,6 +332,8 @@ static void late_unref(struct late_load *l)
 {
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
+	for (size_t i = 0; i < ST_LATE_LINKS; i++)	/* not taken by a session */
+		bpf_link__destroy(l->links[i]);
 	for (size_t i = 0; i < l->nmaps; i++) {
 		if (l->maps[i].fd >= 0)
 			close(l->maps[i].fd);
@@ -316,39 +344,68 @@ static void late_unref(struct late_load *l)
 	free(l);
 }
 
-/* The load itself, on its thread: open another instance of the object, its
- * maps the session's, its .rodata the session's (interpreters: l->interp),
- * only the full timer program loaded; then in timer_jump's slot, where the
- * early program finds it at its next sample. The instance is closed after:
- * the slot holds the program. */
-static int late_load_prog(struct late_load *l)
+static bool keep_full(const struct late_load *l, struct sample_bpf *k,
+		      const struct bpf_program *p)
+{
+	return p == (l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp);
+}
+
+/* Another instance of the object, on the late thread: its maps the
+ * session's, its .rodata the session's (interpreters: l->interp), only the
+ * programs keep() says loaded (not yet: the caller loads it). */
+static struct sample_bpf *late_open(struct late_load *l,
+				    bool (*keep)(const struct late_load *l, struct sample_bpf *k,
+						 const struct bpf_program *p),
+				    int *errp)
 {
 	struct sample_bpf *k = sample_bpf__open();
-	struct bpf_program *p, *full;
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), zero = 0;
-	int err = 0, fd;
+	struct bpf_program *p;
+	int err = 0;
 
-	if (!k)
-		return -errno;
-	full = l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
-	_Static_assert(ST_TIMER_SLOT_FULL == 0, "the full program's slot");
+	if (!k) {
+		*errp = -errno;
+		return NULL;
+	}
 	bpf_object__for_each_program(p, k->obj)
 		if (!err)
-			err = bpf_program__set_autoload(p, p == full);
+			err = bpf_program__set_autoload(p, keep(l, k, p));
 	for (size_t i = 0; !err && i < l->nmaps; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(k->obj, l->maps[i].name);
 
 		if (!m || m == k->maps.rodata)
 			continue;
-		err = l->maps[i].fd < 0 ? bpf_map__set_autocreate(m, false) :
-					  bpf_map__reuse_fd(m, l->maps[i].fd);
+		err = l->maps[i].fd >= 0 ? bpf_map__reuse_fd(m, l->maps[i].fd) :
+		      bpf_map__set_autocreate(m, l->maps[i].create ==
+						 (keep == keep_full ? ST_LATE_CREATE_FULL :
+								      ST_LATE_CREATE_ENDMAPS));
 	}
 	/* the session's settings (sizes equal: the same object) */
 	if (!err && !(err = bpf_map__set_initial_value(k->maps.rodata, l->rodata, l->rodata_len)))
 		k->rodata->interpreters = l->interp;
-	if (!err)
-		err = sample_bpf__load(k);
+	if (err) {
+		sample_bpf__destroy(k);
+		*errp = err;
+		return NULL;
+	}
+	return k;
+}
+
+/* The load itself, on its thread: only the full timer program loaded;
+ * then in timer_jump's slot, where the early program finds it at its next
+ * sample. The instance is closed after: the slot holds the program. */
+static int late_load_prog(struct late_load *l)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	struct bpf_program *full;
+	struct sample_bpf *k;
+	int err = 0, fd;
+
+	if (!(k = late_open(l, keep_full, &err)))
+		return err;
+	full = l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
+	_Static_assert(ST_TIMER_SLOT_FULL == 0, "the full program's slot");
+	err = sample_bpf__load(k);
 	if (!err) {
 		fd = bpf_program__fd(full);
 		if (bpf_map__update_elem(k->maps.timer_jump, &zero, sizeof(zero), &fd, sizeof(fd),
@@ -358,6 +415,75 @@ static int late_load_prog(struct late_load *l)
 			l->verified = info.verified_insns;
 	}
 	sample_bpf__destroy(k);
+	return err;
+}
+
+/* late_load.links[]' programs, in their order of attachment: each one's
+ * tracepoint runs them in that order, the end-maps ones before on_exit
+ * deletes the process's seen_procs entry and before on_prepare_exec gives
+ * it its new image. */
+static struct bpf_program *late_link_prog(const struct late_load *l, struct sample_bpf *k,
+					  size_t i)
+{
+	struct bpf_program *progs[ST_LATE_LINKS] = {
+		k->progs.on_exit_maps, l->endmaps_exec ? k->progs.on_exec_maps : NULL,
+		k->progs.on_exit, l->endmaps_exec ? k->progs.on_prepare_exec : NULL,
+	};
+
+	return progs[i];
+}
+
+static bool keep_endmaps(const struct late_load *l, struct sample_bpf *k,
+			 const struct bpf_program *p)
+{
+	for (size_t i = 0; i < ST_LATE_LINKS; i++)
+		if (p == late_link_prog(l, k, i))
+			return true;
+	return false;
+}
+
+/* The end-maps programs, loaded and attached after the launch (their
+ * verification was 0.1 s of an idle start-up, 1.1-1.5 s of a busy one:
+ * kernel-notes/README.md, "Start-up and verifier budgets"), with copies of
+ * on_exit and on_prepare_exec attached after them. Until the main loop
+ * closes the session's own links of those two, both copies run: the
+ * second finds the process gone from seen_procs (no second exit event) or
+ * sets the image the first did. */
+static int late_endmaps_load(struct late_load *l)
+{
+	struct sample_bpf *k;
+	int err = 0;
+
+	if (!(k = late_open(l, keep_endmaps, &err)))
+		return err;
+	err = sample_bpf__load(k);
+	for (size_t i = 0; !err && i < ST_LATE_LINKS; i++) {
+		struct bpf_program *p = late_link_prog(l, k, i);
+
+		if (p && !(l->links[i] = bpf_program__attach(p)))
+			err = -errno;
+	}
+	/* the maps it created, the session's from now on */
+	for (size_t i = 0; !err && i < l->nmaps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(k->obj, l->maps[i].name);
+
+		if (l->maps[i].create == ST_LATE_CREATE_ENDMAPS && m &&
+		    (l->maps[i].fd = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 0)) < 0)
+			err = -errno;
+	}
+	for (size_t i = 0; !err && i < 2; i++) {
+		struct bpf_program *p = late_link_prog(l, k, i);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (p && !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			l->endmaps_verified[i] = info.verified_insns;
+	}
+	for (size_t i = 0; err && i < ST_LATE_LINKS; i++) {
+		bpf_link__destroy(l->links[i]);
+		l->links[i] = NULL;
+	}
+	sample_bpf__destroy(k);	/* the links hold the programs */
 	return err;
 }
 
@@ -373,6 +499,10 @@ static void *late_run(void *arg)
 	struct late_load *l = arg;
 	int err;
 
+	/* the end-maps programs first, at the daemon's priority: a launched
+	 * build's short processes need them soon */
+	if (l->endmaps)
+		atomic_store(&l->endmaps_done, (err = late_endmaps_load(l)) ? err : 1);
 	if (l->background)	/* best effort */
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);
 	err = late_load_prog(l);
@@ -388,6 +518,38 @@ static const char *interp_names(unsigned interp)
 	return (interp & ST_INTERP_ALL) == ST_INTERP_ALL ? "python and java" :
 	       (interp & ST_INTERP_PYTHON) ? "python" : (interp & ST_INTERP_JAVA) ? "java" :
 	       "no runtime";
+}
+
+/* The runtime (ST_INTERP_*) of a map only its walker uses, a cache whose
+ * loss costs a report again or a read again (py_codes, py_tstates,
+ * java_methods, java_blob_cache: 0.4-0.5 s of LRU preallocation before a
+ * busy launch, strace); else 0. The session creates it only when its
+ * programs walk that runtime; else each full program that does creates its
+ * own (late_open()), of the same bound. The DWARF walker's HotSpot rule
+ * uses Java's whatever the runtimes walked (lazy_needed()). */
+static unsigned lazy_runtime(struct sample_bpf *k, const struct bpf_map *m)
+{
+	return m == k->maps.py_codes || m == k->maps.py_tstates ? ST_INTERP_PYTHON :
+	       m == k->maps.java_methods || m == k->maps.java_blob_cache ? ST_INTERP_JAVA : 0;
+}
+
+/* Whether programs walking interp, with the DWARF walker or not, use the
+ * lazily created map m (lazy_runtime()). */
+static bool lazy_needed(struct sample_bpf *k, const struct bpf_map *m, unsigned interp,
+			bool dwarf)
+{
+	unsigned rt = lazy_runtime(k, m);
+
+	return (rt & interp) || (rt == ST_INTERP_JAVA && dwarf);
+}
+
+/* The end-maps programs' own maps (bpf/endmaps.bpf.h), which the daemon
+ * reads too: created by their late load when the session leaves them to it
+ * (late_endmaps_load()); until then the daemon finds no process's
+ * mappings kept (as for one that was not sampled). */
+static bool endmaps_map(struct sample_bpf *k, const struct bpf_map *m)
+{
+	return m == k->maps.exec_maps || m == k->maps.file_paths || m == k->maps.endmaps_scratch;
 }
 
 /* Start loading the full timer program walking the runtimes interp. */
@@ -406,6 +568,8 @@ static int late_start(struct st_session *s, unsigned interp)
 	l->dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
 	l->background = s->opts.late_background && !s->late_launch;
 	l->interp = interp;
+	l->endmaps = s->endmaps_late;
+	l->endmaps_exec = s->endmaps_exec;
 	l->start_ms = now_ms();
 	ro = bpf_map__initial_value(s->skel->maps.rodata, &l->rodata_len);
 	l->rodata = ro ? malloc(l->rodata_len) : NULL;
@@ -423,6 +587,9 @@ static int late_start(struct st_session *s, unsigned interp)
 		/* a copy: the session's object may be freed before the thread
 		 * ends (a command that cannot be run, test_exit_status_is_the_commands) */
 		l->maps[l->nmaps].fd = -1;
+		l->maps[l->nmaps].create = fd >= 0 ? 0 :
+			l->endmaps && endmaps_map(s->skel, m) ? ST_LATE_CREATE_ENDMAPS :
+			lazy_needed(s->skel, m, interp, l->dwarf) ? ST_LATE_CREATE_FULL : 0;
 		if (!(l->maps[l->nmaps].name = strdup(bpf_map__name(m)))) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -436,11 +603,65 @@ static int late_start(struct st_session *s, unsigned interp)
 	if ((err = -pthread_create(&l->thread, NULL, late_run, l)))
 		goto cleanup;
 	s->late = l;
+	s->endmaps_late = false;	/* this load's (taken: late_take_endmaps()) */
 	return 0;
 cleanup:
 	atomic_store(&l->refs, 1);
 	late_unref(l);
 	return err;
+}
+
+/* The end-maps programs attached by the late thread: their links the
+ * session's from now on, and the session's first on_exit and
+ * on_prepare_exec closed (their copies run after the end-maps programs);
+ * or one line on their failure. Once per session. */
+static void late_take_endmaps(struct st_session *s)
+{
+	struct late_load *l = s->late;
+	struct bpf_link **mine[ST_LATE_LINKS] = {
+		&s->skel->links.on_exit_maps, &s->skel->links.on_exec_maps,
+		&s->skel->links.on_exit, &s->skel->links.on_prepare_exec,
+	};
+	const char *names[2] = { "on_exit_maps", "on_exec_maps" };
+	int done = l && l->endmaps ? atomic_load(&l->endmaps_done) : 0;
+
+	if (!done)
+		return;
+	l->endmaps = false;	/* the thread is past them: only this thread reads it now */
+	if (done < 0) {
+		fprintf(stderr, "stacktreed: cannot load the programs that keep a process's "
+			"mappings at its end (%s; -v shows the verifier log): processes gone "
+			"before their maps are read stay [unknown]\n", strerror(-done));
+		return;
+	}
+	/* their maps first: what the daemon reads */
+	for (size_t i = 0; i < l->nmaps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, l->maps[i].name);
+		int err;
+
+		if (l->maps[i].create != ST_LATE_CREATE_ENDMAPS || l->maps[i].fd < 0 || !m)
+			continue;
+		if ((err = bpf_map__reuse_fd(m, l->maps[i].fd))) {
+			fprintf(stderr, "stacktreed: cannot take the map %s of the programs that "
+				"keep a process's mappings at its end: %s: processes gone before "
+				"their maps are read stay [unknown]\n", l->maps[i].name,
+				strerror(-err));
+			return;	/* their links stay the thread's, closed with it */
+		}
+	}
+	for (size_t i = 0; i < ST_LATE_LINKS; i++) {
+		if (!l->links[i])
+			continue;
+		bpf_link__destroy(*mine[i]);
+		*mine[i] = l->links[i];
+		l->links[i] = NULL;
+	}
+	for (size_t i = 0; s->opts.verbose && i < 2; i++)
+		if (l->endmaps_verified[i])
+			fprintf(stderr, "stacktreed: BPF program %s: %u instructions verified "
+				"(%.1f%% of the kernel's %u; loaded on a thread after the attach)\n",
+				names[i], l->endmaps_verified[i],
+				100.0 * l->endmaps_verified[i] / ST_VERIFIER_LIMIT, ST_VERIFIER_LIMIT);
 }
 
 /* A load done: -v's figures, or one line on its failure (sampling goes on
@@ -451,6 +672,7 @@ static void late_finish(struct st_session *s)
 	int done;
 
 	pthread_join(l->thread, NULL);
+	late_take_endmaps(s);
 	/* the instance's parse of its object and of the kernel's BTF, freed:
 	 * back to the system (a quiet -a session 28 MiB after the load, 40
 	 * without; test_quiet_all_session_stays_small) */
@@ -498,6 +720,7 @@ static void late_work(struct st_session *s, bool wait)
 
 	if (!s->timer || s->timer != s->skel->progs.on_timer)
 		return;
+	late_take_endmaps(s);
 	if (s->late && (wait || atomic_load(&s->late->done)))
 		late_finish(s);
 	if (s->late || s->late_failed)
@@ -572,6 +795,80 @@ cleanup:
 	free(buf);
 }
 
+/* kernel_btf_names()' answers, kept for the boot in a file of root's that
+ * a reboot clears (a tmpfs): "BOOT_ID\nNAME 0|1\n...". Its scan was 0.05-0.09
+ * s of an idle start-up and 0.16-0.38 s of a busy one (strace), every run;
+ * the kernel's BTF does not change within a boot. */
+#define ST_BTF_NAMES_DIR "/run/stacktreed"
+#define ST_BTF_NAMES_PATH ST_BTF_NAMES_DIR "/kernel-btf-names"
+#define ST_BTF_NAMES_MAX 4096
+
+static void kernel_btf_names_cached(const char *const *names, bool *has, size_t n)
+{
+	char boot[64] = "", buf[ST_BTF_NAMES_MAX], tmp[sizeof(ST_BTF_NAMES_PATH) + 32];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	size_t found = 0, len = 0;
+	struct stat st;
+	int fd;
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = 0;
+		fclose(f);
+	}
+	if (!boot[0] || !strchr(boot, '\n'))
+		goto scan;
+	/* root's, written by no one else: trusted; else scanned */
+	fd = open(ST_BTF_NAMES_PATH, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t got = 0;
+
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    !(st.st_mode & 022))
+			while (len < sizeof(buf) - 1 &&
+			       (got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+				len += (size_t)got;
+		close(fd);
+	}
+	buf[len] = 0;
+	if (len && !strncmp(buf, boot, strlen(boot)))
+		for (size_t i = 0; i < n; i++) {
+			char pat[160];
+			const char *at;
+
+			snprintf(pat, sizeof(pat), "\n%s ", names[i]);
+			if ((at = strstr(buf, pat)) && (at[strlen(pat)] == '0' || at[strlen(pat)] == '1')) {
+				has[i] = at[strlen(pat)] == '1';
+				found++;
+			}
+		}
+	if (found == n)
+		return;
+scan:
+	kernel_btf_names(names, has, n);
+	if (!boot[0] || !strchr(boot, '\n') || geteuid() != 0)
+		return;
+	/* best effort: a new file renamed over the old */
+	if (mkdir(ST_BTF_NAMES_DIR, 0700) && errno != EEXIST)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", ST_BTF_NAMES_PATH, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	len = (size_t)snprintf(buf, sizeof(buf), "%s", boot);
+	for (size_t i = 0; i < n && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %d\n", names[i],
+					has[i] ? 1 : 0);
+	if (len >= sizeof(buf) || write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	close(fd);
+	if (rename(tmp, ST_BTF_NAMES_PATH))
+		unlink(tmp);
+}
+
 /* The scheduler's text from /proc/kallsyms, for the off-CPU program
  * (bpf/offcpu.bpf.h); 0s when not found (or hidden: kptr_restrict). */
 static void sched_text(__u64 *start, __u64 *end)
@@ -598,6 +895,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 {
 	struct st_session *s = calloc(1, sizeof(*s));
 	bool prepare_exec, vmas;
+	struct bpf_map *m;
 	bool has[2];
 	double t0, t_open, t_btf;
 	int err, fp_max;
@@ -717,15 +1015,27 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	t0 = now_ms();
 	/* sched_prepare_exec (kernels from 6.10): marks an exec in progress;
 	 * the task VMA iterator: bpf/endmaps.bpf.h */
-	kernel_btf_names((const char *const[]){ "btf_trace_sched_prepare_exec",
+	kernel_btf_names_cached((const char *const[]){ "btf_trace_sched_prepare_exec",
 						 "bpf_iter_task_vma_new" }, has, 2);
 	prepare_exec = has[0];
 	vmas = has[1];
 	t_btf = now_ms() - t0;
-	if ((err = choose_programs(s)) ||
+	err = choose_programs(s);
+	/* a launched command starts before the end-maps programs are verified:
+	 * the first late load attaches them (late_endmaps_load()) */
+	s->endmaps_late = vmas && s->timer == s->skel->progs.on_timer &&
+			  s->opts.late_background;
+	s->endmaps_exec = prepare_exec && vmas;
+	/* their maps with them (endmaps_map()) */
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (!err && s->endmaps_late && endmaps_map(s->skel, m))
+			err = bpf_map__set_autocreate(m, false);
+	if (err ||
 	    (err = bpf_program__set_autoload(s->skel->progs.on_prepare_exec, prepare_exec)) ||
-	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps, prepare_exec && vmas)) ||
-	    (err = bpf_program__set_autoload(s->skel->progs.on_exit_maps, vmas))) {
+	    (err = bpf_program__set_autoload(s->skel->progs.on_exec_maps,
+					     s->endmaps_exec && !s->endmaps_late)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.on_exit_maps,
+					     vmas && !s->endmaps_late))) {
 		fprintf(stderr, "stacktreed: cannot choose the BPF programs: %s\n", strerror(-err));
 		goto cleanup;
 	}
@@ -738,6 +1048,17 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * them all */
 	if (s->timer == s->skel->progs.on_timer && !s->fault && !s->offcpu)
 		s->skel->rodata->interpreters = opts->interpreters & s->late_want;
+	/* a runtime's walker-only caches: with its walker (lazy_runtime()); the
+	 * page-fault and off-CPU programs, full walkers, need them all */
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (!err && lazy_runtime(s->skel, m) &&
+		    !lazy_needed(s->skel, m, s->skel->rodata->interpreters,
+				 s->fault || s->offcpu))
+			err = bpf_map__set_autocreate(m, false);
+	if (err) {
+		fprintf(stderr, "stacktreed: cannot choose the BPF maps: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	t0 = now_ms();
 	err = sample_bpf__load(s->skel);
 	if (!err && opts->verbose) {
