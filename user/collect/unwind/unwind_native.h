@@ -356,9 +356,10 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 	res->scanned = 0;
 	res->scan_failed = 0;
 	/* st_unw_run()'s loop, but a frame in a stretch without CFI of a
-	 * module with CFI gets the checked scan first (in auto mode too: frame
-	 * pointers through such code, which keeps none, found pixel data),
-	 * then, when it fails, what it got before */
+	 * module with CFI gets the checked scan instead of frame pointers (in
+	 * auto mode too: frame pointers through such code, which keeps none,
+	 * found pixel data, or a zero pair that made a stack look whole); the
+	 * walk is cut there when it finds nothing */
 	for (__u32 i = 0, scans = 0; i <= ST_MAX_USER; i++) {
 		const struct st_unwind_map *pm = NULL;
 		const struct st_unwind_row *gap = NULL;
@@ -380,13 +381,8 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 			s.stop = ST_UNW_STOP_END;
 			continue;
 		}
-		res->scan_failed++;
-		if (!in->fallback)
-			break;
-		s.fallback = true;	/* as before: frame pointers */
-		s.stop = ST_UNW_STOP_END;
-		if (st_unw_frame(i, &s))
-			break;
+		res->scan_failed++;	/* cut there, "no CFI": no frame-pointer guess */
+		break;
 	}
 	st_hs_walk_end(&s, in->ip);
 	res->jframes = s.hs.jframes;
