@@ -275,59 +275,87 @@ static inline bool st_unw_trial(const struct st_unw_state *s, __u64 slot, __u64 
  *    same stretch (a stripped library's assembly is one stretch): 97% of
  *    the stacks complete fell to 90.6%;
  *  - every candidate's walk must hold up (st_unw_trial()).
- * The slot into *slot, the address into *ra; false when none passes. */
+ * st_unw_candidate(): 1 when ra at slot passes, 0 when not, -1 when ra
+ * is no address in a module with CFI (no code read); any_module: an
+ * indirect call from another mapping too. st_unw_scan(): the
+ * slot into *slot, the address into *ra; false when none passes. */
+static inline int st_unw_candidate(struct st_unw_state *s, const struct st_unw_native_in *in,
+				   const struct st_unwind_map *pm, const struct st_unwind_row *gap,
+				   __u64 slot, __u64 ra, bool any_module)
+{
+	__u64 pc = s->ip - (s->exact ? 0 : 1), target = 0;
+	__u8 code[ST_CALL_MAX_LEN];
+	const struct st_unwind_map *m;
+	const struct st_unwind_row *r, *tr;
+	enum st_call_kind kind;
+
+	if (ra - ST_USER_MIN >= ST_USER_END - ST_USER_MIN)
+		return -1;
+	m = st_unw_find_map(s, ra);
+	if (!m || !m->nrows || (m->flags & (ST_UNWIND_MAP_PENDING | ST_UNWIND_MAP_OVER_BUDGET)) ||
+	    ra - m->start < ST_CALL_MAX_LEN)
+		return -1;
+	if (in->code(in->code_ctx, m, ra - ST_CALL_MAX_LEN, code, sizeof(code)))
+		return 0;
+	kind = st_call_before(code, sizeof(code), ra, &target);
+	r = st_unw_find_row(&s->env, m, (__u32)(ra - 1 - m->start + m->vaddr));
+	if (kind == ST_CALL_DIRECT && target - m->start < m->len) {
+		tr = st_unw_find_row(&s->env, m, (__u32)(target - m->start + m->vaddr));
+		if (tr && (tr->kind & ST_UNW_KIND_MASK) == ST_UNW_PLT)
+			kind = ST_CALL_INDIRECT;	/* through the GOT */
+	}
+	if (kind == ST_CALL_DIRECT) {
+		if (target > pc || target - pm->start >= pm->len)
+			return 0;
+		tr = st_unw_find_row(&s->env, pm, (__u32)(target - pm->start + pm->vaddr));
+		if (tr != gap)
+			return 0;
+	} else if (kind == ST_CALL_INDIRECT) {
+		if ((m != pm && !any_module) || !r || (r->kind & ST_UNW_KIND_MASK) == ST_UNW_NONE)
+			return 0;
+	} else {
+		return 0;
+	}
+	return st_unw_trial(s, slot, ra) ? 1 : 0;
+}
+
 static inline bool st_unw_scan(struct st_unw_state *s, const struct st_unw_native_in *in,
 			       const struct st_unwind_map *pm, const struct st_unwind_row *gap,
 			       __u64 *slot_out, __u64 *ra_out)
 {
-	__u64 pc = s->ip - (s->exact ? 0 : 1);
 	__u32 reads = 0;
 
 	for (__u32 k = 0; k < ST_UNW_SCAN_WORDS && reads < ST_UNW_SCAN_READS; k++) {
-		__u64 slot = s->sp + 8ull * k, ra, target = 0;
-		__u8 code[ST_CALL_MAX_LEN];
-		const struct st_unwind_map *m;
-		const struct st_unwind_row *r, *tr;
-		enum st_call_kind kind;
+		__u64 slot = s->sp + 8ull * k, ra;
+		int c;
 
 		if (st_unw_read8(&s->env, slot, &ra))
 			break;
-		if (ra - ST_USER_MIN >= ST_USER_END - ST_USER_MIN)
-			continue;
-		m = st_unw_find_map(s, ra);
-		if (!m || !m->nrows ||
-		    (m->flags & (ST_UNWIND_MAP_PENDING | ST_UNWIND_MAP_OVER_BUDGET)) ||
-		    ra - m->start < ST_CALL_MAX_LEN)
-			continue;
-		reads++;
-		if (in->code(in->code_ctx, m, ra - ST_CALL_MAX_LEN, code, sizeof(code)))
-			continue;
-		kind = st_call_before(code, sizeof(code), ra, &target);
-		r = st_unw_find_row(&s->env, m, (__u32)(ra - 1 - m->start + m->vaddr));
-		if (kind == ST_CALL_DIRECT && target - m->start < m->len) {
-			tr = st_unw_find_row(&s->env, m, (__u32)(target - m->start + m->vaddr));
-			if (tr && (tr->kind & ST_UNW_KIND_MASK) == ST_UNW_PLT)
-				kind = ST_CALL_INDIRECT;	/* through the GOT */
+		c = st_unw_candidate(s, in, pm, gap, slot, ra, false);
+		reads += c >= 0;
+		if (c == 1) {
+			*slot_out = slot;
+			*ra_out = ra;
+			return true;
 		}
-		if (kind == ST_CALL_DIRECT) {
-			if (target > pc || target - pm->start >= pm->len)
-				continue;
-			tr = st_unw_find_row(&s->env, pm, (__u32)(target - pm->start + pm->vaddr));
-			if (tr != gap)
-				continue;
-		} else if (kind == ST_CALL_INDIRECT) {
-			if (m != pm || !r || (r->kind & ST_UNW_KIND_MASK) == ST_UNW_NONE)
-				continue;
-		} else {
-			continue;
-		}
-		if (!st_unw_trial(s, slot, ra))
-			continue;
-		*slot_out = slot;
-		*ra_out = ra;
-		return true;
 	}
 	return false;
+}
+
+/* Auto mode: whether the frame keeps a frame pointer after all (code
+ * without CFI built with them): the return address above the saved rbp
+ * passes st_unw_candidate()'s checks, an indirect call from any module
+ * (a comparator qsort calls: no stale word, the frame pointer says where
+ * the return address is). */
+static inline bool st_unw_fp_checked(struct st_unw_state *s, const struct st_unw_native_in *in,
+				     const struct st_unwind_map *pm,
+				     const struct st_unwind_row *gap)
+{
+	__u64 ra;
+
+	if (!s->bp || s->bp < s->sp || (s->bp & 7) || st_unw_read8(&s->env, s->bp + 8, &ra))
+		return false;
+	return st_unw_candidate(s, in, pm, gap, s->bp + 8, ra, true) == 1;
 }
 
 /* Walk: up to max (<= ST_MAX_USER) addresses, leaf first, into out; the
@@ -356,17 +384,21 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 	res->scanned = 0;
 	res->scan_failed = 0;
 	/* st_unw_run()'s loop, but a frame in a stretch without CFI of a
-	 * module with CFI gets the checked scan instead of frame pointers (in
-	 * auto mode too: frame pointers through such code, which keeps none,
-	 * found pixel data, or a zero pair that made a stack look whole); the
-	 * walk is cut there when it finds nothing */
+	 * module with CFI gets the checked scan instead of frame pointers
+	 * (frame pointers through such code, which keeps none, found pixel
+	 * data, or a zero pair that made a stack look whole), unless (auto)
+	 * the frame pointer's return address passes the same checks; the
+	 * walk is cut there when nothing does */
 	for (__u32 i = 0, scans = 0; i <= ST_MAX_USER; i++) {
 		const struct st_unwind_map *pm = NULL;
 		const struct st_unwind_row *gap = NULL;
 		bool scan = in->code && scans < ST_UNW_SCAN_MAX && st_unw_in_gap(&s, &pm, &gap);
 		__u64 slot, ra;
 
-		s.fallback = in->fallback && !scan;
+		/* (auto: frame pointers where they hold up, checked the same way) */
+		s.fallback = in->fallback && (!scan || st_unw_fp_checked(&s, in, pm, gap));
+		if (s.fallback)
+			scan = false;
 		if (!st_unw_frame(i, &s))
 			continue;
 		if (!scan || s.stop != ST_UNW_STOP_NO_TABLE)

@@ -648,7 +648,6 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		.stack = d->stack, .stack_len = d->stack_len, .holes = d->holes,
 		.rows = shard_rows, .ctx = u->mods,
 		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
-		.code = code_of, .code_ctx = &code,
 	};
 	struct st_unw_native_out res;
 	size_t n;
@@ -680,6 +679,10 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		if (mp && (mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
 		    !st_umod__rows(p->mods[i], p->pgoffs[i], p->bases[i], mp))
 			mp->flags &= ~ST_UNWIND_MAP_PENDING;
+	}
+	if (in.fallback) {	/* auto: the checked scan past code without CFI */
+		in.code = code_of;
+		in.code_ctx = &code;
 	}
 	if (u->java.proc && (in.java = u->java.proc(u->java.ctx, d->pid, d->image))) {
 		in.jc = u->java.counts;
