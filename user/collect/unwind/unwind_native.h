@@ -3,9 +3,11 @@
  * with the same rows and the same rules as BPF, reading the stack from the
  * copy BPF took at the sample and the rows from the daemon's copy of the
  * shards (user/collect/unwind/unwinder.c). The step is bpf/unwind_step.h's; only
- * the reads are here. Pure: no syscall, no recursion, no allocation (a
- * JVM's methods, off the stack, are read through the caller's reader:
- * bpf/hotspot_step.h). */
+ * the reads are here, and, in auto mode, the checked scan past assembly
+ * without CFI that BPF does not do (st_unw_scan()). Pure: no syscall, no
+ * recursion, no allocation (a JVM's methods, off the stack, and the code
+ * bytes the scan checks are read through the caller's readers:
+ * bpf/hotspot_step.h, st_unw_code_fn). */
 #ifndef STACKTREE_UNWIND_NATIVE_H
 #define STACKTREE_UNWIND_NATIVE_H
 
