@@ -277,9 +277,13 @@ static inline bool st_unw_trial(const struct st_unw_state *s, __u64 slot, __u64 
  *    same stretch (a stripped library's assembly is one stretch): 97% of
  *    the stacks complete fell to 90.6%;
  *  - every candidate's walk must hold up (st_unw_trial()).
- * st_unw_candidate(): 1 when ra at slot passes, 0 when not, -1 when ra
- * is no address in a module with CFI (no code read); any_module: an
- * indirect call from another mapping too. st_unw_scan(): the
+ * st_unw_candidate(): 1 when ra at slot passes, 0 when not, 2 when a
+ * call reaches the frame but the walk from it does not hold up (the scan
+ * stops there: further up, _start's call of __libc_start_main passes
+ * every check and would skip the real callers, as it did above an
+ * assembly leaf that had zeroed rbp, which its frame-pointer caller
+ * needed), -1 when ra is no address in a module with CFI (no code read);
+ * any_module: an indirect call from another mapping too. st_unw_scan(): the
  * slot into *slot, the address into *ra; false when none passes. */
 static inline int st_unw_candidate(struct st_unw_state *s, const struct st_unw_native_in *in,
 				   const struct st_unwind_map *pm, const struct st_unwind_row *gap,
@@ -318,7 +322,7 @@ static inline int st_unw_candidate(struct st_unw_state *s, const struct st_unw_n
 	} else {
 		return 0;
 	}
-	return st_unw_trial(s, slot, ra) ? 1 : 0;
+	return st_unw_trial(s, slot, ra) ? 1 : 2;
 }
 
 static inline bool st_unw_scan(struct st_unw_state *s, const struct st_unw_native_in *in,
@@ -335,6 +339,8 @@ static inline bool st_unw_scan(struct st_unw_state *s, const struct st_unw_nativ
 			break;
 		c = st_unw_candidate(s, in, pm, gap, slot, ra, false);
 		reads += c >= 0;
+		if (c == 2)	/* a call reaches the frame, but no walk from it: */
+			break;	/* no looking further up (an outer frame's call) */
 		if (c == 1) {
 			*slot_out = slot;
 			*ra_out = ra;
