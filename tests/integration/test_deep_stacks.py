@@ -116,8 +116,12 @@ def test_deep_c_over_the_limit_is_truncated():
         total, whole, _ = recursion_samples(t, "deep_rec", "main")
         cut = sum(c["cum"] for c in t["root"]["children"] if c["function"] == "[truncated]")
         counted = summary_count(err, "stacks truncated at 768 frames")
-        check(total > 0 and whole == 0, "%s %s: %d of %d samples reach main 1,000 frames up"
-              % (prog, mode, whole, total))
+        # (a sample while the recursion is built or unwound is shallower
+        # and reaches main: 1 of 499 in 3 runs of 3 on 2026-11-29, the
+        # run's samples then unwound by the daemon; a path deeper than the
+        # limit is what deepest below refuses)
+        check(total > 0 and whole <= 0.01 * total,
+              "%s %s: %d of %d samples reach main 1,000 frames up" % (prog, mode, whole, total))
         check(cut >= 0.95 * total and counted >= 0.95 * total,
               "%s %s: %d of %d samples under [truncated], %d counted: %s"
               % (prog, mode, cut, total, counted, err))
