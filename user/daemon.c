@@ -22,6 +22,7 @@
 #include "user/symbolize/namer.h"
 #include "user/model/build.h"
 #include "user/collect/launch.h"
+#include "user/collect/procmaps.h"
 #include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/python/python.h"
 #include "user/output/http.h"
@@ -847,6 +848,10 @@ static int open_unwinding(struct run *r)
 	}
 	if (o->cmd)
 		st_unwinder__preload(r->unw, o->cmd[0]);
+	/* a process's last samples, walked after its exit: its mappings then */
+	st_unwinder__on_exec_maps(r->unw, &(struct st_exec_source){ .maps = exec_maps_of,
+								     .path = file_path_of,
+								     .ctx = r->sess });
 	st_java__unwinder(r->java, r->unw);	/* deferred samples: its rule too */
 	/* its thread reads the deferred ring from now on */
 	r->defer = o->defer_mb ? st_defer__new(r->unw, r->coll, st_session__deferred_fd(r->sess),

@@ -804,11 +804,12 @@ findings:
 				"%zu released; %zu processes, %zu modules without CFI, compiled in "
 				"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
 				"%zu process tables read again (an exec during the read); %zu processes "
-				"with mappings left out of their table (over %d)\n",
+				"with mappings left out of their table (over %d); %zu last tables from "
+				"the mappings kept at a process's end, %zu without\n",
 				us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
 				(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
 				us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image,
-				us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS);
+				us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS, us.ended, us.ended_none);
 		/* how the tables were had: the full summary's */
 		if (!brief && us.cache.dir)
 			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "

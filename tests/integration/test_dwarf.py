@@ -381,16 +381,18 @@ def test_stack_garbage_with_bit_63_is_no_frame():
     frame (bit 63 is the merge's tag for one; issue 35, item 1, where
     ffmpeg showed `[python code]` above x264's trellis); the samples are
     under [truncated], counted as bad frames where a walk reads it; the C
-    phase reaches main."""
-    for mode in ("fp", "auto", "dwarf"):
-        # the full program in before the launch: in dwarf mode the early
-        # program's samples, unwound by the daemon, cut 15-27 of ~400
-        # c_spin samples "no CFI" (2026-11-29, with 492d5bd too, once the
-        # full program came in after c_spin began): open, in the session
-        # note; this test is about the garbage, walked in BPF
+    phase reaches main. Walked in BPF (the full program in before the
+    launch) in every mode, and by the daemon (dwarf: the early program's
+    samples, all of a 1 s run here, walked late, the last ones after the
+    exit with the mappings BPF kept at its end; before those were used,
+    the table read from an exiting process was empty and cut 15-27 of ~400
+    c_spin samples "no CFI")."""
+    for mode, late in (("fp", "launch"), ("auto", "launch"), ("dwarf", "launch"),
+                       ("dwarf", "")):
         out, err, rep = run_profiled(["--unwind", mode, "-F", "999", "--",
                                       workload("garbage")],
-                                     env_extra={"STACKTREED_TEST_LATE": "launch"})
+                                     env_extra={"STACKTREED_TEST_LATE": late} if late else {})
+        mode += " (late)" if not late else ""
         prof = load(out)
         check_invariants(prof)
         check_cut_short_reasons(prof)
@@ -407,7 +409,7 @@ def test_stack_garbage_with_bit_63_is_no_frame():
                   if p is not None and p["function"] == "[truncated]")
         check(cut >= 0.99 * in_spin, "%s: %d of %d samples in garbage_spin under [truncated]"
               % (mode, cut, in_spin))
-        if mode != "dwarf":	# dwarf stops at the leaf without CFI, before the garbage
+        if not mode.startswith("dwarf"):	# dwarf stops at the leaf without CFI, before it
             check(summary_count(err, "unwind stopped: bad frame") >= 0.95 * cut,
                   "%s: %d bad frames counted, %d samples cut: %s"
                   % (mode, summary_count(err, "unwind stopped: bad frame"), cut,

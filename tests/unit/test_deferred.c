@@ -39,6 +39,8 @@ static struct fake {
 	unsigned stop;		/* what the next walks end with */
 	size_t fp;		/* frame-pointer frames per walk */
 	unsigned walks, forced, updates[2], finishes[2], forgets[2];
+	unsigned ended[2];	/* tables asked of the mappings kept at the end, */
+	__u32 ended_image;	/* ... the last for this image */
 	size_t released;
 	__u64 dropped;
 } fk;
@@ -125,6 +127,14 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 	(void)u;
 	fk.updates[idx(pid)]++;
 	return fk.gone[idx(pid)] ? -ENOENT : 0;
+}
+
+int st_unwinder__update_ended(struct st_unwinder *u, __u32 pid, __u32 image)
+{
+	(void)u;
+	fk.ended[idx(pid)]++;
+	fk.ended_image = image;
+	return -ENOENT;
 }
 
 size_t st_unwinder__finish_proc(struct st_unwinder *u, __u32 pid)
@@ -391,7 +401,8 @@ static void test_exits_of_a_turn_together(void **state)
 }
 
 /* A process gone before its maps could be read again: its samples are
- * walked at once with what there is. Samples without seq or tid are walked
+ * walked at once with what there is (the mappings BPF kept at its end,
+ * for the samples' image, asked for once). Samples without seq or tid are walked
  * but not handed back. */
 static void test_gone_and_not_handed_back(void **state)
 {
@@ -407,6 +418,8 @@ static void test_gone_and_not_handed_back(void **state)
 	assert_int_equal(fk.walks, 2);
 	assert_int_equal(fk.forced, 2);
 	assert_int_equal(fk.finishes[idx(PID_A)], 1);
+	assert_int_equal(fk.ended[idx(PID_A)], 1);
+	assert_int_equal(fk.ended_image, 1);
 	assert_int_equal(folded(c, PID_A, 11), 2);
 	assert_int_equal(handed.n, 0);
 	st_defer__free(d);

@@ -8,7 +8,9 @@
  * dropped, rows released by the next sweep), and st_unwinder__walk of a
  * deferred sample taken in this process, walked with the child's table
  * (a fork: the same code at the same addresses) to the return addresses
- * the compiler recorded; samples of other images wait or are forced.
+ * the compiler recorded; samples of other images wait or are forced; a
+ * child that exited (a zombie reads no maps) walked with the mappings BPF
+ * kept at its end (st_unwinder__update_ended()).
  *
  * Link seams: this file defines the session functions the unwinder calls
  * (user/collect/session.h: the kernel's maps are arrays here, which the
@@ -22,6 +24,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "tests/unit/fake_ustore.h"
@@ -506,6 +509,23 @@ static void find_stack_top(void)
 	assert_true(stack_top != 0);
 }
 
+/* A deferred sample taken here (ds, its return addresses in ras) and a
+ * child (a fork: the same code at the same addresses) it is said to be
+ * of, running image 7. */
+static pid_t sample_of_a_child(__u64 *r)
+{
+	pid_t pid;
+
+	find_stack_top();
+	memset(&ds, 0, offsetof(struct st_deferred, stack));
+	level2();
+	assert_true(ds.stack_len > 256);
+	pid = spawn(0, r);
+	ds.pid = ds.tid = (__u32)pid;
+	ds.image = 7;
+	return pid;
+}
+
 static void test_walk_a_deferred_sample(void **state)
 {
 	__u64 out[ST_MAX_USER], r;
@@ -515,13 +535,7 @@ static void test_walk_a_deferred_sample(void **state)
 	int n;
 
 	(void)state;
-	find_stack_top();
-	memset(&ds, 0, offsetof(struct st_deferred, stack));
-	level2();
-	assert_true(ds.stack_len > 256);
-	pid = spawn(0, &r);
-	ds.pid = ds.tid = (__u32)pid;
-	ds.image = 7;
+	pid = sample_of_a_child(&r);
 	/* no table yet: waits, or walks with none */
 	assert_int_equal(st_unwinder__walk(u, &ds, false, out, ST_MAX_USER, &stop, &fp), -EAGAIN);
 	n = st_unwinder__walk(u, &ds, true, out, ST_MAX_USER, &stop, &fp);
@@ -559,6 +573,127 @@ static void test_walk_a_deferred_sample(void **state)
 	assert_int_equal(stop, ST_UNW_STOP_NO_PROC);
 }
 
+/* ---- the mappings kept at a process's end --------------------------------- */
+
+static struct {
+	struct st_exec_maps em;
+	struct st_file_key keys[ST_EXEC_MAPS];
+	char paths[ST_EXEC_MAPS][ST_MAP_PATH_END];
+	unsigned lookups;
+} kept;
+
+static int kept_maps(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out)
+{
+	(void)ctx;
+	if (pid != fs.pid || image != kept.em.image)
+		return -ENOENT;
+	*out = kept.em;
+	return 0;
+}
+
+static int kept_path(void *ctx, const struct st_file_key *key, struct st_file_path *out)
+{
+	(void)ctx;
+	kept.lookups++;
+	for (__u32 i = 0; i < kept.em.n && i < ST_EXEC_MAPS; i++)
+		if (kept.keys[i].dev == key->dev && kept.keys[i].ino == key->ino) {
+			memset(out, 0, sizeof(*out));
+			snprintf(out->path, ST_MAP_PATH_END, "%s", kept.paths[i]);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* pid's executable mappings as bpf/endmaps.bpf.h keeps them (the kernel's
+ * dev encoding, the vDSO by its tag, paths by file). */
+static void keep_maps_of(pid_t pid, __u32 image)
+{
+	char path[64], line[1024];
+	struct st_maps_line l;
+	FILE *f;
+
+	memset(&kept, 0, sizeof(kept));
+	kept.em.image = image;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		struct st_exec_map *m = &kept.em.m[kept.em.n];
+
+		if (st_procmaps__parse_line(line, &l) || !l.executable || !l.path ||
+		    (l.path[0] != '/' && strcmp(l.path, "[vdso]")))
+			continue;
+		assert_true(kept.em.n < ST_EXEC_MAPS);
+		m->start = l.start;
+		m->end = l.end;
+		m->pgoff = l.pgoff;
+		m->dev = l.path[0] == '/' ? ((__u64)major(l.dev) << 20) | minor(l.dev) : ST_MAP_VDSO;
+		m->ino = l.ino;
+		kept.keys[kept.em.n] = (struct st_file_key){ .dev = m->dev, .ino = m->ino };
+		snprintf(kept.paths[kept.em.n], ST_MAP_PATH_END, "%s", l.path);
+		kept.em.n++;
+	}
+	fclose(f);
+}
+
+static void test_walk_after_the_end(void **state)
+{
+	const struct st_exec_source src = { .maps = kept_maps, .path = kept_path };
+	struct st_unwinder_stats st;
+	__u64 out[ST_MAX_USER], r;
+	unsigned stop = 99;
+	size_t fp = 9;
+	pid_t pid;
+	int n;
+
+	(void)state;
+	pid = sample_of_a_child(&r);
+	keep_maps_of(pid, 7);
+	/* exited, not reaped: its maps read empty, which is no table */
+	kill(pid, SIGKILL);
+	assert_int_equal(waitid(P_PID, (id_t)pid, NULL, WEXITED | WNOWAIT), 0);
+	assert_int_equal(st_unwinder__update(u, (__u32)pid), -ENOENT);
+	assert_false(fs.has_tab);
+	/* nothing kept (no source yet): walked without a table */
+	assert_int_equal(st_unwinder__update_ended(u, (__u32)pid, 7), -ENOENT);
+	n = st_unwinder__walk(u, &ds, true, out, ST_MAX_USER, &stop, &fp);
+	assert_int_equal(n, 1);
+	assert_int_equal(stop, ST_UNW_STOP_NO_PROC);
+	/* kept for another image: the same */
+	st_unwinder__on_exec_maps(u, &src);
+	assert_int_equal(st_unwinder__update_ended(u, (__u32)pid, 8), -ENOENT);
+	stats(&st);
+	assert_int_equal(st.ended, 0);
+	assert_int_equal(st.ended_none, 2);
+	/* with what BPF kept: every mapping back, the sample walked whole */
+	waitpid(pid, NULL, 0);
+	child = -1;
+	assert_int_equal(st_unwinder__update_ended(u, (__u32)pid, 7), 0);
+	assert_true(fs.has_tab);
+	assert_int_equal(fs.tab.nmaps, kept.em.n);
+	assert_int_equal(fs.tab.image, 7);
+	for (__u32 i = 0; i < kept.em.n; i++) {
+		assert_int_equal(fs.tab.maps[i].start, kept.em.m[i].start);
+		assert_true(fs.tab.maps[i].nrows > 0);
+	}
+	assert_true(kept.lookups >= kept.em.n - 1);	/* all but the vDSO's */
+	n = st_unwinder__walk(u, &ds, true, out, ST_MAX_USER, &stop, &fp);
+	assert_true(n >= 5);
+	assert_int_equal(out[1], ras[0]);
+	assert_int_equal(out[2], ras[1]);
+	assert_int_equal(out[3], ras[2]);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	stats(&st);
+	assert_int_equal(st.ended, 1);
+	/* more mappings than BPF keeps, after a table read while it ran:
+	 * that table stays */
+	kept.em.n = ST_EXEC_MAPS + 3;
+	assert_int_equal(st_unwinder__update_ended(u, (__u32)pid, 7), -ENOENT);
+	stats(&st);
+	assert_int_equal(st.ended, 1);
+	assert_int_equal(st.ended_none, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +701,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table_of_a_child, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_table_and_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_a_deferred_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_after_the_end, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

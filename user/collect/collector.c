@@ -235,33 +235,17 @@ static void place_exec_maps(struct st_collector *c, struct proc *p)
 	}
 	n = em.n < ST_EXEC_MAPS ? em.n : ST_EXEC_MAPS;
 	for (__u32 i = 0; i < n; i++) {
-		const struct st_exec_map *m = &em.m[i];
-		struct st_file_key key = { .dev = m->dev, .ino = m->ino };
-		struct st_maps_line l = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
-					  .dev = makedev(m->dev >> 20, m->dev & 0xfffff),
-					  .ino = m->ino, .executable = true };
-		int r;
+		struct st_maps_line l;
+		int r = st_procmaps__kept_line(src, &em.m[i], &fp, &l);
 
-		if (m->start >= m->end)
-			continue;
-		if (m->dev == ST_MAP_VDSO) {
-			l.dev = l.ino = 0;
-			l.path = "[vdso]";
-			if (st_procmaps__place(p->maps, &l, c->sym) > 0)
-				c->placed.mappings++;
-			continue;
-		}
-		if (!src->path || src->path(src->ctx, &key, &fp) || (fp.flags & ST_MAP_CUT) ||
-		    fp.off >= ST_MAP_PATH_END) {
+		if (r == -ENAMETOOLONG)
 			c->placed.no_path++;
+		if (r)
 			continue;
-		}
-		fp.path[ST_MAP_PATH_END] = '\0';
-		l.path = fp.path + fp.off;
 		r = st_procmaps__place(p->maps, &l, c->sym);
 		if (r > 0) {
 			c->placed.mappings++;
-			any = true;
+			any |= strcmp(l.path, "[vdso]") != 0;	/* (the vDSO alone: not counted) */
 		}
 	}
 	if (any)

@@ -73,16 +73,8 @@ int st_collector__capture(struct st_collector *c, __u32 pid, __u32 image, __u32 
  * (their own maps were not read: they exec'd first). */
 __u64 st_collector__inherited(const struct st_collector *c);
 
-/* The executable file mappings a process had running an image, as BPF
- * kept them at its end (bpf/endmaps.bpf.h), and a file's path (both 0 or
- * a negative errno): read for a process found gone before its maps could
- * be read (a build's cc1, as, sh), whose samples are then symbolized with
- * them. */
-struct st_exec_source {
-	int (*maps)(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out);
-	int (*path)(void *ctx, const struct st_file_key *key, struct st_file_path *out);
-	void *ctx;
-};
+/* Where the mappings BPF kept at a process's end are read (procmaps.h). */
+struct st_exec_source;
 void st_collector__on_exec_maps(struct st_collector *c, const struct st_exec_source *src);
 struct st_exec_place_stats {
 	__u64 procs;		/* processes symbolized with such mappings */

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 
 #include "binsym/elf.h"
+#include "stacktree.h"
 #include "binsym/symbolizer.h"
 
 struct range {
@@ -369,6 +370,29 @@ int st_procmaps__place(struct st_procmaps *pm, const struct st_maps_line *l,
 	if (rebuild_index(pm) && !err)
 		err = -ENOMEM;
 	return err ? err : 1;
+}
+
+int st_procmaps__kept_line(const struct st_exec_source *src, const struct st_exec_map *m,
+			   struct st_file_path *fp, struct st_maps_line *l)
+{
+	struct st_file_key key = { .dev = m->dev, .ino = m->ino };
+
+	if (m->start >= m->end)
+		return -ENOENT;
+	*l = (struct st_maps_line){ .start = m->start, .end = m->end, .pgoff = m->pgoff,
+				    .dev = makedev(m->dev >> 20, m->dev & 0xfffff), .ino = m->ino,
+				    .executable = true };
+	if (m->dev == ST_MAP_VDSO) {
+		l->dev = l->ino = 0;
+		l->path = "[vdso]";
+		return 0;
+	}
+	if (!src->path || src->path(src->ctx, &key, fp) || (fp->flags & ST_MAP_CUT) ||
+	    fp->off >= ST_MAP_PATH_END)
+		return -ENAMETOOLONG;
+	fp->path[ST_MAP_PATH_END] = '\0';
+	l->path = fp->path + fp->off;
+	return 0;
 }
 
 int st_procmaps__inherit(struct st_procmaps *pm, const struct st_procmaps *from)

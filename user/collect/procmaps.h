@@ -66,6 +66,28 @@ struct st_maps_line;
 int st_procmaps__place(struct st_procmaps *pm, const struct st_maps_line *l,
 		       struct st_symbolizer *sym);
 
+/* The executable file mappings a process had running an image, as BPF
+ * kept them at its end (bpf/endmaps.bpf.h), and a file's path (both 0 or
+ * a negative errno): read for a process found gone before its maps could
+ * be read (a build's cc1, as, sh), whose samples are then symbolized
+ * (user/collect/collector.c) and unwound (unwind/unwinder.c) with them. */
+struct st_exec_maps;
+struct st_exec_map;
+struct st_file_key;
+struct st_file_path;
+struct st_exec_source {
+	int (*maps)(void *ctx, __u32 pid, __u32 image, struct st_exec_maps *out);
+	int (*path)(void *ctx, const struct st_file_key *key, struct st_file_path *out);
+	void *ctx;
+};
+
+/* One kept mapping m as a maps line *l (executable; the [vdso] by name),
+ * its file's path looked up through src into *fp (l->path points into
+ * it): 0; -ENOENT, an empty entry; -ENAMETOOLONG, no whole path kept for
+ * the file (too long, or evicted: the caller counts it). */
+int st_procmaps__kept_line(const struct st_exec_source *src, const struct st_exec_map *m,
+			   struct st_file_path *fp, struct st_maps_line *l);
+
 /* Take back the mappings the last refresh added (it read /proc/PID/maps
  * while the process ran another image): 0 or -ENOMEM. */
 int st_procmaps__drop_added(struct st_procmaps *pm);

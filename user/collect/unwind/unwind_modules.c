@@ -481,6 +481,11 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 		fd = st_safe_open(path, &o, &sb);
 		if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE)
 			fd = st_safe_open_in_proc(pid, l->path, &o, &sb);
+		/* the process gone (its mappings as BPF kept them at its end):
+		 * the path in our root, taken only if it is the inode mapped */
+		if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE &&
+		    l->path[0] == '/')
+			fd = st_safe_open(l->path, &o, &sb);
 		/* either way, only the inode the maps line names (issue 23: the
 		 * link may name a new mapping by now, the path another file) */
 		if (fd >= 0 && !st_file_is_mapped(fd, &sb, dev, ino)) {

@@ -57,6 +57,7 @@ struct st_unwinder {
 	bool wrapped;			/* gen went round once */
 	struct st_unwinder_stats st;
 	struct st_unw_java_ops java;	/* .proc NULL: no JVM's rule */
+	struct st_exec_source kept;	/* .maps NULL: no mappings kept at the end */
 };
 
 static void preload_common(struct st_unwinder *u);
@@ -264,34 +265,57 @@ static int lay_out(struct st_unwinder *u)
 	return 0;
 }
 
-/* The process's table into u->tab (and u->chunks); *pending: a module is
- * not compiled yet. */
-static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
+/* The mappings a table is read from: /proc/PID/maps (f), or the ones BPF
+ * kept at the process's end (kept: em.m[i .. n)). */
+struct lines {
+	FILE *f;
+	char *buf;
+	size_t cap;
+	const struct st_exec_source *kept;
+	struct st_exec_maps em;
+	struct st_file_path fp;		/* the current kept mapping's path */
+	__u32 i, n;
+};
+
+/* The next mapping into *l (its path valid until the next call): true,
+ * or false at the end. */
+static bool next_line(struct lines *src, struct st_maps_line *l)
+{
+	if (src->f) {
+		while (getline(&src->buf, &src->cap, src->f) > 0)
+			if (!st_procmaps__parse_line(src->buf, l))
+				return true;
+		return false;
+	}
+	while (src->i < src->n)
+		if (!st_procmaps__kept_line(src->kept, &src->em.m[src->i++], &src->fp, l))
+			return true;
+	return false;
+}
+
+/* The process's table into u->tab (and u->chunks) from src, base the
+ * dynamic loader's (0: not known); *pending: a module is not compiled
+ * yet. -ENOENT: /proc/PID/maps read empty (the process exits: its memory
+ * is gone). */
+static int read_table(struct st_unwinder *u, __u32 pid, struct lines *src, __u64 base,
+		      bool *pending)
 {
 	struct st_unwind_proc *tab = u->tab;
 	struct st_maps_line l;
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	bool jit;
-	__u64 base = interp_base(pid), idev = 0, iino = 0;
+	bool jit, any = false;
+	__u64 idev = 0, iino = 0;
 	__u64 fdev = 0, fino = 0, fstart = 0;	/* the last file mapped at offset 0 */
 	size_t njit = 0;
 	int err;
-	FILE *f;
 
 	*pending = false;
 	u->nall = 0;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ESRCH ? -ENOENT : -errno;
 	memset(tab, 0, offsetof(struct st_unwind_proc, maps));
-	while (getline(&line, &cap, f) > 0) {
+	while (next_line(src, &l)) {
 		struct st_unwind_map *mp;
 		struct st_umod *m;
 
-		if (st_procmaps__parse_line(line, &l))
-			continue;
+		any = true;
 		/* a file's first mapping (lld maps its executable segment
 		 * from offset 0 too: not that one) */
 		if (l.path && !l.pgoff && (l.dev != fdev || l.ino != fino)) {
@@ -340,8 +364,8 @@ static int read_table(struct st_unwinder *u, __u32 pid, bool *pending)
 		else if (err == -ENOSPC)
 			mp->flags |= ST_UNWIND_MAP_OVER_BUDGET;
 	}
-	free(line);
-	fclose(f);
+	if (!any && src->f)
+		return -ENOENT;
 	return lay_out(u);
 }
 
@@ -352,12 +376,19 @@ static int read_table_of_image(struct st_unwinder *u, __u32 pid, bool *pending)
 {
 	__u32 before = 0, after = 0;
 	int rb = st_session__proc_image(u->sess, pid, &before), ra, err;
+	struct lines src = { 0 };
+	char path[64];
 
 	if (rb == -EBUSY) {
 		u->st.other_image++;
 		return -EAGAIN;
 	}
-	err = read_table(u, pid, pending);
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if (!(src.f = fopen(path, "re")))
+		return errno == ESRCH ? -ENOENT : -errno;
+	err = read_table(u, pid, &src, interp_base(pid), pending);
+	free(src.buf);
+	fclose(src.f);
 	if (err)
 		return err;
 	ra = st_session__proc_image(u->sess, pid, &after);
@@ -472,17 +503,13 @@ static int push(struct st_unwinder *u, __u32 pid)
 	return err;
 }
 
-int st_unwinder__update(struct st_unwinder *u, __u32 pid)
+/* The table read (u->tab, u->chunks) as pid's: pushed when it changed. */
+static int install(struct st_unwinder *u, __u32 pid, bool pending)
 {
 	struct uproc *p = st_u64map__get(u->procs, pid);
-	bool pending;
-	__u64 h;
+	__u64 h = table_hash(u);
 	int err;
 
-	err = read_table_of_image(u, pid, &pending);
-	if (err)
-		return err;
-	h = table_hash(u);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p || st_u64map__put(u->procs, pid, p)) {
@@ -519,6 +546,44 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid)
 		p->nchunks = u->nchunks;
 	}
 	return 0;
+}
+
+int st_unwinder__update(struct st_unwinder *u, __u32 pid)
+{
+	bool pending;
+	int err = read_table_of_image(u, pid, &pending);
+
+	return err ? err : install(u, pid, pending);
+}
+
+void st_unwinder__on_exec_maps(struct st_unwinder *u, const struct st_exec_source *src)
+{
+	u->kept = *src;
+}
+
+int st_unwinder__update_ended(struct st_unwinder *u, __u32 pid, __u32 image)
+{
+	const struct uproc *p = st_u64map__get(u->procs, pid);
+	struct lines src = { .kept = &u->kept };
+	bool pending;
+	int err;
+
+	if (!u->kept.maps || u->kept.maps(u->kept.ctx, pid, image, &src.em) ||
+	    src.em.image != image ||
+	    /* more mappings than BPF keeps: a table read while it ran, with
+	     * all of them but a library mapped since, is the better one */
+	    (src.em.n > ST_EXEC_MAPS && p && p->tab)) {
+		u->st.ended_none++;
+		return -ENOENT;
+	}
+	src.n = src.em.n < ST_EXEC_MAPS ? src.em.n : ST_EXEC_MAPS;
+	err = read_table(u, pid, &src, 0, &pending);
+	if (err)
+		return err;
+	u->tab->image = image;
+	err = install(u, pid, pending);
+	u->st.ended += !err;
+	return err;
 }
 
 void st_unwinder__finish(struct st_unwinder *u)

@@ -34,6 +34,8 @@ struct st_unwinder_stats {
 	size_t too_many_maps;	/* processes with mappings left out of their table (more
 				 * than ST_UNWIND_MAX_PROC_MAPS, or no room for chunks) */
 	size_t other_image;	/* tables not pushed: read in or across an exec (read again) */
+	size_t ended;		/* last tables from the mappings BPF kept at a process's end */
+	size_t ended_none;	/* ... none kept (walked with the table read before) */
 	double compile_s;	/* time spent compiling CFI */
 	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
 	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
@@ -61,8 +63,19 @@ int st_unwinder__preload(struct st_unwinder *u, const char *cmd);
 
 /* (Re-)read /proc/PID/maps, compile the tables of modules not seen before
  * and push the process's mapping table (only when it changed). 0, or
- * negative errno (-ENOENT: the process is gone). */
+ * negative errno (-ENOENT: the process is gone, or exiting: no mapping
+ * left to read). */
 int st_unwinder__update(struct st_unwinder *u, __u32 pid);
+/* The table of process pid, gone from /proc (or exiting: its maps read
+ * empty) before its last deferred samples were walked, from the mappings
+ * BPF kept at its end while it ran image (st_unwinder__on_exec_maps()):
+ * a library it mapped since its table was last read (a dlopen just
+ * before the exit) is then in. 0, or -ENOENT (none kept, or not whole
+ * while a table read before has more: that one stays). */
+int st_unwinder__update_ended(struct st_unwinder *u, __u32 pid, __u32 image);
+/* Where st_unwinder__update_ended() reads the kept mappings (procmaps.h). */
+struct st_exec_source;
+void st_unwinder__on_exec_maps(struct st_unwinder *u, const struct st_exec_source *src);
 /* Compile modules left pending by the time budget and push the tables of
  * the processes that wait for them. Call it from the daemon's loop. */
 void st_unwinder__work(struct st_unwinder *u);
