@@ -1,5 +1,7 @@
 /* fuzz_callcheck.c - the checked scan through code without CFI
- * (user/collect/unwind/unwind_native.h, st_unw_scan()) and its decoder of
+ * (user/collect/unwind/unwind_native.h, st_unw_scan(); the frame-pointer
+ * check before it, st_unw_fp_checked(), whose code reads for addresses no
+ * mapping covers get a mapping of just the bytes read) and its decoder of
  * call instructions (user/collect/unwind/callcheck.h), on code bytes, rows
  * and a stack that a profiled process controls. The decoder reads only
  * the bytes it is given; a walk never reads outside the copy (holes

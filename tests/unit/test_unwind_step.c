@@ -728,9 +728,21 @@ static void test_truncated_table(void **state)
 /* The module's code for st_unw_scan(): nops but where a test puts a call. */
 static __u8 image[0x10000];
 
+/* JIT code: memory no mapping of the table covers */
+#define JIT 0x600000ull
+static __u8 jit[0x1000];
+
 static long code_at(void *ctx, const struct st_unwind_map *m, __u64 addr, void *dst, __u32 n)
 {
 	(void)ctx;
+	if (addr < m->start || addr - m->start + n > m->len)
+		return -1;	/* outside the mapping it names */
+	if (m->start >= JIT && m->start < JIT + sizeof(jit)) {	/* made of the bytes read */
+		if (m->nrows || addr - JIT + n > sizeof(jit))
+			return -1;
+		memcpy(dst, jit + (addr - JIT), n);
+		return 0;
+	}
 	if (m->start != BASE || addr < BASE || addr - BASE + n > sizeof(image))
 		return -1;
 	memcpy(dst, image + (addr - BASE), n);
@@ -827,6 +839,111 @@ static void test_scan_past_assembly(void **state)
 	assert_int_equal(res.scan_failed, 1);
 }
 
+/* Code without CFI that keeps frame pointers (V8's builtins in node's
+ * .text, a comparator qsort calls): in auto mode its frame-pointer step
+ * is taken before any scan where the word above the saved rbp checks: a
+ * call in code with CFI whose walk holds up; in code without CFI or JIT
+ * code (no mapping) a call instruction, with the saved rbp further up. */
+static void test_fp_past_code_without_cfi(void **state)
+{
+	static const __u8 call_rax[] = { 0xff, 0xd0 };
+	struct st_unw_native_out res;
+	__u64 out[8];
+	size_t n;
+
+	(void)state;
+	memset(image, 0x90, sizeof(image));
+	memset(jit, 0x90, sizeof(jit));
+	call_at(0x2010, call_rax, sizeof(call_rax));	/* B: call *%rax */
+	call_at(0x1180, call_rax, sizeof(call_rax));	/* in the stretch without CFI */
+	memcpy(jit + 0x100 - 2, call_rax, 2);		/* JIT code: call *%rax */
+	direct_call_at(0x1190, 0x2000);			/* the stretch calls B (CFI) */
+	/* a comparator: its frame pointer's return address is B's indirect
+	 * call, B's caller found by its rows (B keeps the caller's rbp) */
+	put(SP + 64, 0x1111);
+	put(SP + 72, BASE + 0x2010);
+	put(SP + 80 + 24, BASE + 0x3005);	/* B: CFA = SP + 80 + 32 */
+	struct st_unw_native_in in = input(BASE + 0x1234, SP + 64, sizeof(stack), true);
+
+	in.code = code_at;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_true(out[1] == BASE + 0x2010);
+	assert_int_equal(res.fp_frames, 1);
+	assert_int_equal(res.scanned + res.scan_failed, 0);
+	/* V8's: a builtin called by a builtin (an indirect call in the
+	 * stretch), called by JIT code, called by B */
+	memset(stack, 0, sizeof(stack));
+	put(SP + 16, SP + 48);
+	put(SP + 24, BASE + 0x1180);
+	put(SP + 48, SP + 96);
+	put(SP + 56, JIT + 0x100);
+	put(SP + 96, 0x2222);
+	put(SP + 104, BASE + 0x2010);
+	put(SP + 112 + 24, BASE + 0x3005);
+	in.bp = SP + 16;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 5);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_true(out[1] == BASE + 0x1180);
+	assert_true(out[2] == JIT + 0x100);
+	assert_true(out[3] == BASE + 0x2010);
+	assert_int_equal(res.fp_frames, 3);
+	assert_int_equal(res.scanned + res.scan_failed, 0);
+	/* the saved rbp below the frame's own: no chain, no step; the scan
+	 * finds B's call (the first word that follows a checked call) */
+	put(SP + 16, SP + 8);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_true(out[1] == BASE + 0x2010);
+	assert_int_equal(res.fp_frames, 0);
+	assert_int_equal(res.scanned, 1);
+	put(SP + 16, SP + 48);
+	/* no call before the word above the saved rbp (in the stretch), or a
+	 * direct call into code with CFI (B), which reaches no such frame */
+	put(SP + 24, BASE + 0x1170);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.fp_frames, 0);
+	assert_int_equal(res.scanned, 1);
+	put(SP + 24, BASE + 0x1190);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.fp_frames, 0);
+	assert_int_equal(res.scanned, 1);
+	/* JIT code with no call there, or no longer there (the read fails):
+	 * the builtin's frame pointer is not followed into it */
+	put(SP + 24, BASE + 0x1180);
+	put(SP + 56, JIT + 0x200);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 4);
+	assert_true(out[1] == BASE + 0x1180);
+	assert_true(out[2] == BASE + 0x2010);
+	assert_int_equal(res.fp_frames, 1);
+	assert_int_equal(res.scanned, 1);
+	put(SP + 56, JIT + sizeof(jit) + 0x100);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 4);
+	assert_int_equal(res.fp_frames, 1);
+	assert_int_equal(res.scanned, 1);
+	/* nothing checks: cut, "no CFI" */
+	put(SP + 104, BASE + 0x2040);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.scan_failed, 1);
+	put(SP + 104, BASE + 0x2010);
+	/* dwarf (whose walks get no code reader: no scan): cut */
+	put(SP + 56, JIT + 0x100);
+	in.fallback = false;
+	in.code = NULL;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.fp_frames, 0);
+}
+
 /* Pages of a deferred copy that were not there (holes) are not read:
  * the return address in one is no candidate, and a walk that needs it
  * stops with a read fault. */
@@ -883,6 +1000,7 @@ int main(void)
 		cmocka_unit_test_setup(test_truncated_table, setup),
 		cmocka_unit_test_setup(test_scan_past_assembly, setup),
 		cmocka_unit_test_setup(test_stack_holes, setup),
+		cmocka_unit_test_setup(test_fp_past_code_without_cfi, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

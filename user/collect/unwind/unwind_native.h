@@ -159,7 +159,8 @@ static inline void st_unw_cache_put(struct st_unw_env *e, struct st_unw_cache_en
 #include "bpf/unwind_step.h"
 
 /* Code bytes: n bytes of the process's memory at addr, in mapping m of
- * its table: 0, or negative. */
+ * its table (or, for memory no mapping covers, as JIT code, a mapping made
+ * of just these bytes: st_unw_call_at()): 0, or negative. */
 typedef long (*st_unw_code_fn)(void *ctx, const struct st_unwind_map *m, __u64 addr, void *dst,
 			       __u32 n);
 
@@ -350,20 +351,86 @@ static inline bool st_unw_scan(struct st_unw_state *s, const struct st_unw_nativ
 	return false;
 }
 
+/* The kind of the row that covers address a (ST_UNW_NONE: code without
+ * CFI, or no module with rows known here: none, pending, over budget). */
+static inline __u32 st_unw_kind_at(struct st_unw_state *s, __u64 a)
+{
+	const struct st_unwind_map *m = st_unw_find_map(s, a);
+	const struct st_unwind_row *r;
+
+	if (!m || !m->nrows || (m->flags & (ST_UNWIND_MAP_PENDING | ST_UNWIND_MAP_OVER_BUDGET)))
+		return ST_UNW_NONE;
+	r = st_unw_find_row(&s->env, m, (__u32)(a - m->start + m->vaddr));
+	return r ? r->kind & ST_UNW_KIND_MASK : ST_UNW_NONE;
+}
+
+/* The call instruction ending at ra, in mapping m, or (m NULL) in memory no
+ * mapping covers (JIT code: st_unw_code_fn gets a mapping made of just the
+ * bytes read); ST_CALL_NONE when the code is not readable. */
+static inline enum st_call_kind st_unw_call_at(const struct st_unw_native_in *in,
+					       const struct st_unwind_map *m, __u64 ra,
+					       __u64 *target)
+{
+	struct st_unwind_map jit = { .start = ra - ST_CALL_MAX_LEN, .len = ST_CALL_MAX_LEN };
+	__u8 code[ST_CALL_MAX_LEN];
+
+	if (ra - ST_USER_MIN >= ST_USER_END - ST_USER_MIN || ra - ST_USER_MIN < ST_CALL_MAX_LEN)
+		return ST_CALL_NONE;
+	if (m && ra - m->start < ST_CALL_MAX_LEN)
+		return ST_CALL_NONE;
+	if (in->code(in->code_ctx, m ? m : &jit, ra - ST_CALL_MAX_LEN, code, sizeof(code)))
+		return ST_CALL_NONE;
+	return st_call_before(code, sizeof(code), ra, target);
+}
+
 /* Auto mode: whether the frame keeps a frame pointer after all (code
- * without CFI built with them): the return address above the saved rbp
- * passes st_unw_candidate()'s checks, an indirect call from any module
- * (a comparator qsort calls: no stale word, the frame pointer says where
- * the return address is). */
+ * without CFI built with them), so that the frame-pointer step is taken
+ * before any scan. The frame pointer says where the return address is (no
+ * stale word to mistake for it), so what it points at need only be one:
+ * rbp aligned, at or above sp, its pair in the copy, and the word above
+ * the saved rbp
+ *  - in code with CFI: passing st_unw_candidate()'s checks (a call that
+ *    reaches the frame, an indirect one from any module: a comparator
+ *    qsort calls; the walk from it holding up);
+ *  - in code without CFI (V8's builtins in node's .text calling each
+ *    other, through registers and the builtins table as often as
+ *    directly), or in memory no mapping covers (JIT code calling them):
+ *    just after a call instruction (a direct one into code without CFI
+ *    or a .plt entry), read from the process, with the saved rbp further
+ *    up the stack or 0 (the chain the next frame-pointer step follows).
+ * Measured (kernel-notes/unwinding.md, "Assembly without CFI"): as scan
+ * candidates node's builtins passed nothing (test_jit_node_perf_basic_prof:
+ * hotLoop under main in 121-224 of ~570 samples); with this step first,
+ * all of them. x264's assembly keeps no frame pointer and its rbp never
+ * passed (of ~1,000 frames there, 156 had an rbp in the copy above sp;
+ * the word above it followed no call in any): the scan walks them. */
 static inline bool st_unw_fp_checked(struct st_unw_state *s, const struct st_unw_native_in *in,
 				     const struct st_unwind_map *pm,
 				     const struct st_unwind_row *gap)
 {
-	__u64 ra;
+	const struct st_unwind_map *m;
+	__u64 ra, up, target = 0;
+	enum st_call_kind kind;
 
-	if (!s->bp || s->bp < s->sp || (s->bp & 7) || st_unw_read8(&s->env, s->bp + 8, &ra))
+	if (!s->bp || s->bp < s->sp || (s->bp & 7) || st_unw_read8(&s->env, s->bp, &up) ||
+	    st_unw_read8(&s->env, s->bp + 8, &ra))
 		return false;
-	return st_unw_candidate(s, in, pm, gap, s->bp + 8, ra, true) == 1;
+	if (st_unw_kind_at(s, ra - 1) != ST_UNW_NONE) {
+		struct st_unw_state t = *s;
+
+		t.bp = up;	/* as the step leaves it (the caller's CFA may be rbp's) */
+		return st_unw_candidate(&t, in, pm, gap, s->bp + 8, ra, true) == 1;
+	}
+	if (up && (up <= s->bp + 8 || (up & 7)))
+		return false;
+	m = st_unw_find_map(s, ra);
+	kind = st_unw_call_at(in, m, ra, &target);
+	if (kind == ST_CALL_DIRECT) {	/* (a .plt entry's target is not known here) */
+		__u32 tk = st_unw_kind_at(s, target);
+
+		return tk == ST_UNW_NONE || tk == ST_UNW_PLT;
+	}
+	return kind == ST_CALL_INDIRECT;
 }
 
 /* Walk: up to max (<= ST_MAX_USER) addresses, leaf first, into out; the
@@ -395,7 +462,7 @@ static inline size_t st_unw_walk_native(const struct st_unw_native_in *in, __u64
 	 * module with CFI gets the checked scan instead of frame pointers
 	 * (frame pointers through such code, which keeps none, found pixel
 	 * data, or a zero pair that made a stack look whole), unless (auto)
-	 * the frame pointer's return address passes the same checks; the
+	 * its frame pointer checks (st_unw_fp_checked(): V8's builtins); the
 	 * walk is cut there when nothing does */
 	for (__u32 i = 0, scans = 0; i <= ST_MAX_USER; i++) {
 		const struct st_unwind_map *pm = NULL;
