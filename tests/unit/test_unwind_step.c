@@ -764,21 +764,30 @@ static void direct_call_at(__u32 end, __u32 target)
 	call_at(end, b, 5);
 }
 
+static const __u8 call_rax[] = { 0xff, 0xd0 };
+
+/* nops (no call anywhere), but B's call *%rax returning to 0x2010 and
+ * one in the stretch without CFI returning to 0x1180 */
+static void code_with_calls(void)
+{
+	memset(image, 0x90, sizeof(image));
+	memset(jit, 0x90, sizeof(jit));
+	call_at(0x2010, call_rax, sizeof(call_rax));
+	call_at(0x1180, call_rax, sizeof(call_rax));
+}
+
 /* An assembly leaf without CFI or frame pointer (module offset 0x1234, in
  * the stretch 0x1100-0x2000 that no FDE covers) in a module with CFI: its
  * return address is the first word above sp that follows a call reaching
  * it (the checked scan), then its caller B walks by its rows to _start. */
 static void test_scan_past_assembly(void **state)
 {
-	static const __u8 call_rax[] = { 0xff, 0xd0 };
 	struct st_unw_native_out res;
 	__u64 out[8];
 	size_t n;
 
 	(void)state;
-	memset(image, 0x90, sizeof(image));
-	call_at(0x2010, call_rax, sizeof(call_rax));	/* B: call *%rax */
-	call_at(0x1180, call_rax, sizeof(call_rax));	/* in the stretch: no CFI */
+	code_with_calls();
 	direct_call_at(0x2020, 0x1200);			/* B: call the leaf's function */
 	direct_call_at(0x2030, 0x1300);			/* a call above the leaf's pc */
 	direct_call_at(0x2050, 0x2000);			/* a call into B (CFI) */
@@ -846,16 +855,22 @@ static void test_scan_past_assembly(void **state)
  * code (no mapping) a call instruction, with the saved rbp further up. */
 static void test_fp_past_code_without_cfi(void **state)
 {
-	static const __u8 call_rax[] = { 0xff, 0xd0 };
+	static const struct {
+		__u64 slot, val;	/* a word of the chain below made so */
+		__u32 fp;		/* frame-pointer steps before the refused one */
+	} refused[] = {
+		{ SP + 16, SP + 8, 0 },			/* the saved rbp below its own */
+		{ SP + 24, BASE + 0x1170, 0 },		/* no call before the word */
+		{ SP + 24, BASE + 0x1190, 0 },		/* a direct call into B (CFI) */
+		{ SP + 56, JIT + 0x200, 1 },		/* JIT code, no call there */
+		{ SP + 56, JIT + sizeof(jit) + 0x100, 1 },	/* JIT code gone */
+	};
 	struct st_unw_native_out res;
 	__u64 out[8];
 	size_t n;
 
 	(void)state;
-	memset(image, 0x90, sizeof(image));
-	memset(jit, 0x90, sizeof(jit));
-	call_at(0x2010, call_rax, sizeof(call_rax));	/* B: call *%rax */
-	call_at(0x1180, call_rax, sizeof(call_rax));	/* in the stretch without CFI */
+	code_with_calls();
 	memcpy(jit + 0x100 - 2, call_rax, 2);		/* JIT code: call *%rax */
 	direct_call_at(0x1190, 0x2000);			/* the stretch calls B (CFI) */
 	/* a comparator: its frame pointer's return address is B's indirect
@@ -891,51 +906,30 @@ static void test_fp_past_code_without_cfi(void **state)
 	assert_true(out[3] == BASE + 0x2010);
 	assert_int_equal(res.fp_frames, 3);
 	assert_int_equal(res.scanned + res.scan_failed, 0);
-	/* the saved rbp below the frame's own: no chain, no step; the scan
-	 * finds B's call (the first word that follows a checked call) */
-	put(SP + 16, SP + 8);
-	n = st_unw_walk_native(&in, out, 8, &res);
-	assert_int_equal(n, 3);
-	assert_true(out[1] == BASE + 0x2010);
-	assert_int_equal(res.fp_frames, 0);
-	assert_int_equal(res.scanned, 1);
-	put(SP + 16, SP + 48);
-	/* no call before the word above the saved rbp (in the stretch), or a
-	 * direct call into code with CFI (B), which reaches no such frame */
-	put(SP + 24, BASE + 0x1170);
-	n = st_unw_walk_native(&in, out, 8, &res);
-	assert_int_equal(n, 3);
-	assert_int_equal(res.fp_frames, 0);
-	assert_int_equal(res.scanned, 1);
-	put(SP + 24, BASE + 0x1190);
-	n = st_unw_walk_native(&in, out, 8, &res);
-	assert_int_equal(n, 3);
-	assert_int_equal(res.fp_frames, 0);
-	assert_int_equal(res.scanned, 1);
-	/* JIT code with no call there, or no longer there (the read fails):
-	 * the builtin's frame pointer is not followed into it */
-	put(SP + 24, BASE + 0x1180);
-	put(SP + 56, JIT + 0x200);
-	n = st_unw_walk_native(&in, out, 8, &res);
-	assert_int_equal(n, 4);
-	assert_true(out[1] == BASE + 0x1180);
-	assert_true(out[2] == BASE + 0x2010);
-	assert_int_equal(res.fp_frames, 1);
-	assert_int_equal(res.scanned, 1);
-	put(SP + 56, JIT + sizeof(jit) + 0x100);
-	n = st_unw_walk_native(&in, out, 8, &res);
-	assert_int_equal(n, 4);
-	assert_int_equal(res.fp_frames, 1);
-	assert_int_equal(res.scanned, 1);
+	/* frame pointers that do not check: no step there; the scan finds
+	 * B's call (the first word that follows a checked call) */
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		__u64 was;
+
+		memcpy(&was, stack + (refused[k].slot - SP), sizeof(was));
+		put(refused[k].slot, refused[k].val);
+		n = st_unw_walk_native(&in, out, 8, &res);
+		assert_int_equal(n, 3 + refused[k].fp);
+		assert_int_equal(res.fp_frames, refused[k].fp);
+		assert_true(out[1 + refused[k].fp] == BASE + 0x2010);
+		assert_int_equal(res.scanned, 1);
+		put(refused[k].slot, was);
+	}
 	/* nothing checks: cut, "no CFI" */
+	put(SP + 24, BASE + 0x1170);
 	put(SP + 104, BASE + 0x2040);
 	n = st_unw_walk_native(&in, out, 8, &res);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 1);
 	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
 	assert_int_equal(res.scan_failed, 1);
+	put(SP + 24, BASE + 0x1180);
 	put(SP + 104, BASE + 0x2010);
 	/* dwarf (whose walks get no code reader: no scan): cut */
-	put(SP + 56, JIT + 0x100);
 	in.fallback = false;
 	in.code = NULL;
 	n = st_unw_walk_native(&in, out, 8, &res);
@@ -949,14 +943,12 @@ static void test_fp_past_code_without_cfi(void **state)
  * stops with a read fault. */
 static void test_stack_holes(void **state)
 {
-	static const __u8 call_rax[] = { 0xff, 0xd0 };
 	struct st_unw_native_out res;
 	__u64 out[8], first = 4096 - (SP & 4095);	/* SP's page: copy 0 */
 	size_t n;
 
 	(void)state;
-	memset(image, 0x90, sizeof(image));
-	call_at(0x2010, call_rax, sizeof(call_rax));
+	code_with_calls();
 	put(SP + 24, BASE + 0x2010);
 	put(SP + 32 + 24, BASE + 0x3005);
 	struct st_unw_native_in in = input(BASE + 0x1234, 0, sizeof(stack), false);
