@@ -64,14 +64,15 @@ static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/* Copy the stack page by page, up to the first page that is not there
- * (a single read of the whole range fails on any page missing, seen for
- * young processes). */
+/* Copy the stack page by page, a page that is not there a hole (a single
+ * read of the whole range fails on any page missing, seen for young
+ * processes); sp's own page missing: nothing. */
 struct stack_copy {
 	struct st_deferred *d;
 	__u64 start, end;	/* sp, and the end of the range to copy */
 	__u32 first;		/* bytes in sp's page (copy 0), then whole pages */
 	__u32 len;		/* out: bytes copied */
+	__u64 holes;		/* out: pages not there (struct st_deferred's) */
 };
 
 /* Copy i: sp's page for i == 0, then the i-th page above. Offsets derive
@@ -87,8 +88,14 @@ static long copy_page(__u32 i, void *data)
 		return 1;
 	if (n > c->end - addr)
 		n = (__u32)(c->end - addr);
-	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr))
-		return 1;
+	/* a page not there (a big frame's untouched part: x264's 31 KiB
+	 * one) is a hole, zeros (the failed read clears it), not the end:
+	 * the frames above it are wanted */
+	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr)) {
+		if (!i)
+			return 1;
+		c->holes |= 1ull << (i & 63);
+	}
 	c->len = off + n;
 	return 0;
 }
@@ -147,6 +154,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	if (len > ST_DEFER_STACK)
 		len = 0;
 	d->stack_len = len;
+	d->holes = cp.holes;
 	ring = bpf_map_lookup_elem(&deferred, &zero);
 	if (!ring)	/* none yet: as a full one (counted by the caller) */
 		return 0;

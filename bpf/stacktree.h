@@ -162,6 +162,9 @@ enum st_stat {
 	ST_STAT_OFFCPU_RATE_NS,	 /* ... their ns off the CPU */
 	ST_STAT_EARLY,		 /* timer samples taken before the full walker was in
 				  * (on_timer_early: deferred, or frame pointers) */
+	/* counted by the daemon (user/collect/unwind/unwind_native.h, st_unw_scan()) */
+	ST_STAT_UNW_SCANNED,	 /* frames without CFI whose return address the checked scan found */
+	ST_STAT_UNW_SCAN_FAILED, /* ... scans that found none (the walk cut there) */
 	ST_STAT__MAX,
 };
 
@@ -602,11 +605,30 @@ struct st_deferred {
 	__u64 ip, sp, bp, r10, rbx, r13;	/* the interrupted user registers */
 	__u32 stack_len;	/* bytes of stack[] (from sp) */
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
+	__u64 holes;		/* bit i: page i of the copy (0: sp's, to its end) was not
+				 * there (never touched: a big frame's unused part): zeros,
+				 * not read (st_deferred_hole()) */
 	char comm[ST_COMM_LEN];
 	__u64 kstack[ST_MAX_KERNEL];
 	struct st_py_frames py;	/* its Python frames */
 	__u8 stack[ST_DEFER_STACK];
 };
+
+/* Whether bytes [off, off + n) of a copy of the stack from sp (n > 0)
+ * touch one of its holes (struct st_deferred's). */
+static inline int st_deferred_hole(__u64 holes, __u64 sp, __u64 off, __u64 n)
+{
+	__u64 first = 4096 - (sp & 4095);
+	__u64 a = off < first ? 0 : 1 + (off - first) / 4096;
+	__u64 b = off + n - 1 < first ? 0 : 1 + (off + n - 1 - first) / 4096;
+
+	if (!holes)
+		return 0;
+	for (__u64 i = a; i <= b && i < 64; i++)
+		if (holes & (1ull << i))
+			return 1;
+	return 0;
+}
 
 /* ---- HotSpot: bpf/hotspot_abi.h ---- */
 #include "hotspot_abi.h"

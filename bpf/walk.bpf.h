@@ -58,8 +58,15 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 	/* went where tables were missing (what frame pointers found there,
 	 * even a "complete" stack, is a guess in code built without them):
 	 * the daemon unwinds it later */
+	/* auto: a targeted process's walk cut short too (not at the depth
+	 * bound; not a JVM's, whose deep stacks outgrow the copy and whose
+	 * thread would be deferred whole until its handoff): the daemon's
+	 * walk scans past code without CFI, checked
+	 * (user/collect/unwind/unwind_native.h, st_unw_scan()) */
 	sc->defer = defer_unwind && may_defer && n > 0 &&
-		    (sc->force_defer || res.no_proc || res.pending || res.miss);
+		    (sc->force_defer || res.no_proc || res.pending || res.miss ||
+		     (filter_targets && unwind_mode == ST_UNWIND_AUTO && sc->utrunc &&
+		      res.stop != ST_UNW_STOP_DEPTH && !res.java));
 	sc->stop_stat = stat;
 	if (stat < ST_STAT__MAX && !sc->defer)
 		stat_inc(stat);

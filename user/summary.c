@@ -61,6 +61,10 @@ static const struct {
 	{ ST_STAT_UNW_TOO_MANY_MAPS, "unw_too_many_maps",
 	  "unwind stopped: a mapping beyond the table's bound (16384 per process)", false },
 	{ ST_STAT_UNW_FP_FRAMES, "unw_fp_frames", "unwind: frames walked by frame pointers", false },
+	{ ST_STAT_UNW_SCANNED, "unw_scanned",
+	  "unwind: frames without CFI whose caller a checked stack scan found", false },
+	{ ST_STAT_UNW_SCAN_FAILED, "unw_scan_failed",
+	  "unwind: stack scans through code without CFI that found no checked caller", false },
 	{ ST_STAT_UNW_OVER_BUDGET, "unw_over_budget", "unwind: samples through modules over --unwind-memory",
 	  false },
 	{ ST_STAT_UNW_PENDING, "unw_pending", "unwind: samples through modules not compiled yet", false },
@@ -703,7 +707,7 @@ static bool diagnostic_note(const char *id)
 {
 	static const char *const ids[] = {
 		"bpf_runs", "kernel_symbols", "perfmap_read", "late_unwound", "handoff",
-		"unw_fp_frames", "idle", "in_execve", "python_codes",
+		"unw_fp_frames", "unw_scanned", "idle", "in_execve", "python_codes",
 	};
 
 	for (size_t i = 0; id && i < sizeof(ids) / sizeof(ids[0]); i++)

@@ -167,6 +167,13 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	return 2;
 }
 
+void st_unwinder__scan_stats(const struct st_unwinder *u, __u64 *scanned, __u64 *failed)
+{
+	(void)u;
+	(void)scanned;
+	(void)failed;
+}
+
 /* ---- helpers ------------------------------------------------------------- */
 
 static double now_s(void)

@@ -725,6 +725,250 @@ static void test_truncated_table(void **state)
 	assert_int_equal(res.stop, ST_UNW_STOP_END);
 }
 
+/* The module's code for st_unw_scan(): nops but where a test puts a call. */
+static __u8 image[0x10000];
+
+/* JIT code: memory no mapping of the table covers */
+#define JIT 0x600000ull
+static __u8 jit[0x1000];
+
+static long code_at(void *ctx, const struct st_unwind_map *m, __u64 addr, void *dst, __u32 n)
+{
+	(void)ctx;
+	if (addr < m->start || addr - m->start + n > m->len)
+		return -1;	/* outside the mapping it names */
+	if (m->start >= JIT && m->start < JIT + sizeof(jit)) {	/* made of the bytes read */
+		if (m->nrows || addr - JIT + n > sizeof(jit))
+			return -1;
+		memcpy(dst, jit + (addr - JIT), n);
+		return 0;
+	}
+	if (m->start != BASE || addr < BASE || addr - BASE + n > sizeof(image))
+		return -1;
+	memcpy(dst, image + (addr - BASE), n);
+	return 0;
+}
+
+/* the bytes of a call ending at module offset end */
+static void call_at(__u32 end, const __u8 *b, size_t n)
+{
+	memcpy(image + end - n, b, n);
+}
+
+static void direct_call_at(__u32 end, __u32 target)
+{
+	__s32 rel = (__s32)(target - end);
+	__u8 b[5] = { 0xe8 };
+
+	memcpy(b + 1, &rel, 4);
+	call_at(end, b, 5);
+}
+
+static const __u8 call_rax[] = { 0xff, 0xd0 };
+
+/* nops (no call anywhere), but B's call *%rax returning to 0x2010 and
+ * one in the stretch without CFI returning to 0x1180 */
+static void code_with_calls(void)
+{
+	memset(image, 0x90, sizeof(image));
+	memset(jit, 0x90, sizeof(jit));
+	call_at(0x2010, call_rax, sizeof(call_rax));
+	call_at(0x1180, call_rax, sizeof(call_rax));
+}
+
+/* An assembly leaf without CFI or frame pointer (module offset 0x1234, in
+ * the stretch 0x1100-0x2000 that no FDE covers) in a module with CFI: its
+ * return address is the first word above sp that follows a call reaching
+ * it (the checked scan), then its caller B walks by its rows to _start. */
+static void test_scan_past_assembly(void **state)
+{
+	struct st_unw_native_out res;
+	__u64 out[8];
+	size_t n;
+
+	(void)state;
+	code_with_calls();
+	direct_call_at(0x2020, 0x1200);			/* B: call the leaf's function */
+	direct_call_at(0x2030, 0x1300);			/* a call above the leaf's pc */
+	direct_call_at(0x2050, 0x2000);			/* a call into B (CFI) */
+	put(SP + 0, 0x1111);			/* no address */
+	put(SP + 8, BASE + 0x2040);		/* code, but no call before it */
+	put(SP + 16, BASE + 0x1180);		/* an indirect call in code without CFI */
+	put(SP + 24, BASE + 0x2010);		/* B's indirect call: the return address */
+	put(SP + 32 + 24, BASE + 0x3005);	/* B: CFA = SP + 32 + 32 */
+	struct st_unw_native_in in = input(BASE + 0x1234, 0, sizeof(stack), false);
+
+	/* without code to check, as before: cut */
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.scanned, 0);
+	in.code = code_at;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_true(out[1] == BASE + 0x2010);
+	assert_true(out[2] == BASE + 0x3005);
+	assert_int_equal(res.scanned, 1);
+	assert_int_equal(res.scan_failed, 0);
+	/* direct calls: into another function (B), above the leaf's pc:
+	 * passed over; into the leaf's stretch below its pc: taken */
+	put(SP + 8, BASE + 0x2050);
+	put(SP + 16, BASE + 0x2030);
+	put(SP + 24, BASE + 0x2020);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_true(out[1] == BASE + 0x2020);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	/* a frame-pointer walk (auto) is not tried first in such a stretch:
+	 * the same frames with a frame pointer that would lead elsewhere */
+	put(SP + 128, 0);
+	put(SP + 136, BASE + 0x3001);
+	in.bp = SP + 128;
+	in.fallback = true;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_true(out[1] == BASE + 0x2020);
+	assert_int_equal(res.fp_frames, 0);
+	/* no candidate: counted, and cut (no frame-pointer guess, auto too) */
+	for (__u64 a = SP; a < SP + 8 * ST_UNW_SCAN_WORDS + 64; a += 8)
+		if (a != SP + 128 && a != SP + 136)
+			put(a, 0x1111);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(res.scanned, 0);
+	assert_int_equal(res.scan_failed, 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.fp_frames, 0);
+	/* dwarf: cut, as before */
+	in.fallback = false;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.scan_failed, 1);
+}
+
+/* Code without CFI that keeps frame pointers (V8's builtins in node's
+ * .text, a comparator qsort calls): in auto mode its frame-pointer step
+ * is taken before any scan where the word above the saved rbp checks: a
+ * call in code with CFI whose walk holds up; in code without CFI or JIT
+ * code (no mapping) a call instruction, with the saved rbp further up. */
+static void test_fp_past_code_without_cfi(void **state)
+{
+	static const struct {
+		__u64 slot, val;	/* a word of the chain below made so */
+		__u32 fp;		/* frame-pointer steps before the refused one */
+	} refused[] = {
+		{ SP + 16, SP + 8, 0 },			/* the saved rbp below its own */
+		{ SP + 24, BASE + 0x1170, 0 },		/* no call before the word */
+		{ SP + 24, BASE + 0x1190, 0 },		/* a direct call into B (CFI) */
+		{ SP + 56, JIT + 0x200, 1 },		/* JIT code, no call there */
+		{ SP + 56, JIT + sizeof(jit) + 0x100, 1 },	/* JIT code gone */
+	};
+	struct st_unw_native_out res;
+	__u64 out[8];
+	size_t n;
+
+	(void)state;
+	code_with_calls();
+	memcpy(jit + 0x100 - 2, call_rax, 2);		/* JIT code: call *%rax */
+	direct_call_at(0x1190, 0x2000);			/* the stretch calls B (CFI) */
+	/* a comparator: its frame pointer's return address is B's indirect
+	 * call, B's caller found by its rows (B keeps the caller's rbp) */
+	put(SP + 64, 0x1111);
+	put(SP + 72, BASE + 0x2010);
+	put(SP + 80 + 24, BASE + 0x3005);	/* B: CFA = SP + 80 + 32 */
+	struct st_unw_native_in in = input(BASE + 0x1234, SP + 64, sizeof(stack), true);
+
+	in.code = code_at;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_true(out[1] == BASE + 0x2010);
+	assert_int_equal(res.fp_frames, 1);
+	assert_int_equal(res.scanned + res.scan_failed, 0);
+	/* V8's: a builtin called by a builtin (an indirect call in the
+	 * stretch), called by JIT code, called by B */
+	memset(stack, 0, sizeof(stack));
+	put(SP + 16, SP + 48);
+	put(SP + 24, BASE + 0x1180);
+	put(SP + 48, SP + 96);
+	put(SP + 56, JIT + 0x100);
+	put(SP + 96, 0x2222);
+	put(SP + 104, BASE + 0x2010);
+	put(SP + 112 + 24, BASE + 0x3005);
+	in.bp = SP + 16;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 5);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_true(out[1] == BASE + 0x1180);
+	assert_true(out[2] == JIT + 0x100);
+	assert_true(out[3] == BASE + 0x2010);
+	assert_int_equal(res.fp_frames, 3);
+	assert_int_equal(res.scanned + res.scan_failed, 0);
+	/* frame pointers that do not check: no step there; the scan finds
+	 * B's call (the first word that follows a checked call) */
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		__u64 was;
+
+		memcpy(&was, stack + (refused[k].slot - SP), sizeof(was));
+		put(refused[k].slot, refused[k].val);
+		n = st_unw_walk_native(&in, out, 8, &res);
+		assert_int_equal(n, 3 + refused[k].fp);
+		assert_int_equal(res.fp_frames, refused[k].fp);
+		assert_true(out[1 + refused[k].fp] == BASE + 0x2010);
+		assert_int_equal(res.scanned, 1);
+		put(refused[k].slot, was);
+	}
+	/* nothing checks: cut, "no CFI" */
+	put(SP + 24, BASE + 0x1170);
+	put(SP + 104, BASE + 0x2040);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.scan_failed, 1);
+	put(SP + 24, BASE + 0x1180);
+	put(SP + 104, BASE + 0x2010);
+	/* dwarf (whose walks get no code reader: no scan): cut */
+	in.fallback = false;
+	in.code = NULL;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.fp_frames, 0);
+}
+
+/* Pages of a deferred copy that were not there (holes) are not read:
+ * the return address in one is no candidate, and a walk that needs it
+ * stops with a read fault. */
+static void test_stack_holes(void **state)
+{
+	struct st_unw_native_out res;
+	__u64 out[8], first = 4096 - (SP & 4095);	/* SP's page: copy 0 */
+	size_t n;
+
+	(void)state;
+	code_with_calls();
+	put(SP + 24, BASE + 0x2010);
+	put(SP + 32 + 24, BASE + 0x3005);
+	struct st_unw_native_in in = input(BASE + 0x1234, 0, sizeof(stack), false);
+
+	in.code = code_at;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	in.holes = 1;	/* SP's own page */
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.scan_failed, 1);
+	in.holes = 2;	/* the page above: not read here */
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_true(st_deferred_hole(2, SP, first, 8));
+	assert_false(st_deferred_hole(2, SP, first - 8, 8));
+	assert_true(st_deferred_hole(2, SP, first - 4, 8));	/* straddles */
+	assert_false(st_deferred_hole(0, SP, 0, 8));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -746,6 +990,9 @@ int main(void)
 		cmocka_unit_test_setup(test_pc_index, setup),
 		cmocka_unit_test_setup(test_chunked_table, setup),
 		cmocka_unit_test_setup(test_truncated_table, setup),
+		cmocka_unit_test_setup(test_scan_past_assembly, setup),
+		cmocka_unit_test_setup(test_stack_holes, setup),
+		cmocka_unit_test_setup(test_fp_past_code_without_cfi, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

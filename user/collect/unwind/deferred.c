@@ -464,6 +464,9 @@ void st_defer__stats(const struct st_defer *d, __u64 stats[ST_STAT__MAX])
 		stats[i] += d->stats[i];
 	/* the consumer's drops (read under the inbox's lock) */
 	stats[ST_STAT_LATE_DROPPED] += st_defer_ring__dropped(d->ring);
+	if (d->u)
+		st_unwinder__scan_stats(d->u, &stats[ST_STAT_UNW_SCANNED],
+					&stats[ST_STAT_UNW_SCAN_FAILED]);
 }
 
 void st_defer__py_stats(const struct st_defer *d, __u64 py[ST_PY_STAT__MAX])

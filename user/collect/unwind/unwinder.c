@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "stacktree.h"
@@ -58,6 +59,7 @@ struct st_unwinder {
 	struct st_unwinder_stats st;
 	struct st_unw_java_ops java;	/* .proc NULL: no JVM's rule */
 	struct st_exec_source kept;	/* .maps NULL: no mappings kept at the end */
+	__u64 scanned, scan_failed;	/* the daemon's walks' checked scans (st_unw_scan()) */
 };
 
 static void preload_common(struct st_unwinder *u);
@@ -675,14 +677,41 @@ static const struct st_unwind_row *shard_rows(void *ctx, __u32 shard, size_t *n)
 	return st_umods__shard_rows(ctx, shard, n);
 }
 
+/* A walk's code reads (st_unw_scan(), st_unw_fp_checked()): from the
+ * process's memory, the code it runs (a process gone: none, its frames
+ * without CFI cut as before). The read stays inside m: a mapping of the
+ * walk's table, or for code no mapping covers (JIT code) one made of the
+ * bytes read alone (unwind_native.h). */
+struct code_ctx {
+	__u32 pid;
+};
+
+static long code_of(void *ctx, const struct st_unwind_map *m, __u64 addr, void *dst, __u32 n)
+{
+	const struct code_ctx *c = ctx;
+	struct iovec local = { .iov_base = dst, .iov_len = n };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
+
+	if (addr < m->start || addr - m->start > m->len || n > m->len - (addr - m->start))
+		return -EFAULT;
+	return process_vm_readv((pid_t)c->pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -errno;
+}
+
+void st_unwinder__scan_stats(const struct st_unwinder *u, __u64 *scanned, __u64 *failed)
+{
+	*scanned += u->scanned;
+	*failed += u->scan_failed;
+}
+
 int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool force, __u64 *out,
 		      size_t max, unsigned *stop, size_t *fp_frames)
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
 	struct st_unw_java_arg jarg = { .pid = (int)d->pid, .ctx = u->java.ctx };
+	struct code_ctx code = { .pid = d->pid };
 	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
-		.stack = d->stack, .stack_len = d->stack_len,
+		.stack = d->stack, .stack_len = d->stack_len, .holes = d->holes,
 		.rows = shard_rows, .ctx = u->mods,
 		.fallback = st_session__unwind_mode(u->sess) == ST_UNWIND_AUTO,
 	};
@@ -717,12 +746,18 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		    !st_umod__rows(p->mods[i], p->pgoffs[i], p->bases[i], mp))
 			mp->flags &= ~ST_UNWIND_MAP_PENDING;
 	}
+	if (in.fallback) {	/* auto: the checked scan past code without CFI */
+		in.code = code_of;
+		in.code_ctx = &code;
+	}
 	if (u->java.proc && (in.java = u->java.proc(u->java.ctx, d->pid, d->image))) {
 		in.jc = u->java.counts;
 		in.mem = u->java.mem;
 		in.mem_arg = &jarg;
 	}
 	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);
+	u->scanned += res.scanned;
+	u->scan_failed += res.scan_failed;
 	if (in.java) {
 		in.jc->n[ST_JAVA_STAT_DEFERRED]++;
 		if (res.jframes) {

@@ -104,6 +104,10 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 		      size_t max, unsigned *stop, size_t *fp_frames);
 
 void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *out);
+/* Adds the checked scans of its walks through code without CFI
+ * (user/collect/unwind/unwind_native.h, st_unw_scan()): frames whose
+ * return address they found, and scans that found none (cut as before). */
+void st_unwinder__scan_stats(const struct st_unwinder *u, __u64 *scanned, __u64 *failed);
 
 /* The JVMs of the processes whose samples it walks (the daemon's copy of
  * java_procs: bpf/hotspot_step.h's rule applies to the deferred samples
