@@ -383,6 +383,7 @@ static void budget_sync(struct run *r)
 	st_collector__reset(r->coll);
 	st_python__reset(r->py);
 	st_java__reset(r->java);
+	malloc_trim(0);	/* the trees dropped: back to the system */
 	st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
 	if (!r->dropped_said)
 		fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over their share of "
@@ -495,6 +496,7 @@ static int snapshot(struct run *r)
 	FILE *mem = NULL;
 	double t = now_s(), symbolized = 0;
 	char where[4096];	/* the summary's "reports in WHERE" */
+	bool trim = false;
 	int err;
 
 	snprintf(where, sizeof(where), "%s%s", r->report_out ? "standard output" : o->output,
@@ -570,10 +572,6 @@ static int snapshot(struct run *r)
 		st_collector__reset(r->coll);
 		st_python__reset(r->py);	/* the codes of processes gone */
 		st_java__reset(r->java);	/* ... and methods */
-		/* what the interval's trees, profiles and the freed caches held
-		 * goes back to the system, not kept by malloc for a flood that
-		 * has stopped (measured: RSS held at its peak without it) */
-		malloc_trim(0);
 		r->interval_start = t;
 		r->pending = false;
 		r->dropped_said = false;
@@ -597,8 +595,17 @@ static int snapshot(struct run *r)
 	}
 cleanup:
 	free(text);
-	for (size_t i = 0; i < ST_EVENTS; i++)
+	for (size_t i = 0; i < ST_EVENTS; i++) {
+		trim |= p[i] != NULL;
 		st_profile__free(p[i]);
+	}
+	/* what the interval's trees, the profiles built of them and the freed
+	 * caches held goes back to the system, not kept by malloc for a flood
+	 * that has stopped (measured: RSS held at its peak without it), and
+	 * so does a snapshot's that could not be written (a full disk: one
+	 * built every interval of the trees that wait, freed after) */
+	if (trim)
+		malloc_trim(0);
 	return err;
 }
 
