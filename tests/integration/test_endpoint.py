@@ -109,8 +109,9 @@ def test_endpoint_go_pprof():
     the window ends (its exit walks them; the run ends within the window,
     checked). Counted with -sample_index=samples: the cpu total is shown
     rounded (1.61s for 321 samples). The window must hold the whole run:
-    15 s for the demo's 1.5 s of CPU (WL_SCALE=0.5) holds it down to a
-    tenth of a CPU; a run that still ends after the window says so."""
+    15 s for the demo's 0.9 s of CPU (WL_SCALE=0.3) holds it down to 6%
+    of a CPU (1.5 s ran past it in 4 runs of 10 with the load at 17); a
+    run that still ends after the window says so."""
     s = Service()
     tmp = tempfile.mkdtemp(prefix="st-ep-go-")
     env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"),
@@ -123,7 +124,7 @@ def test_endpoint_go_pprof():
                               text=True)
         wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 1, 10,
                  "go tool pprof's request did not open a profile")
-        demo = subprocess.run([workload("demo")], env=dict(os.environ, WL_SCALE="0.5"),
+        demo = subprocess.run([workload("demo")], env=dict(os.environ, WL_SCALE="0.3"),
                               timeout=60)
         ran = time.time() - t_req
         check(demo.returncode == 0, "demo exited %d" % demo.returncode)
@@ -154,7 +155,7 @@ def test_endpoint_go_pprof():
         file_ids |= {m["build_id"] for m in prof.get("modules", []) if m.get("build_id")}
     shutil.rmtree(s.dir, ignore_errors=True)
     shutil.rmtree(tmp, ignore_errors=True)
-    check(total > 150, "the files hold %d demo samples (1.5 s at 199 Hz expected)" % total)
+    check(total > 90, "the files hold %d demo samples (0.9 s at 199 Hz expected)" % total)
     m = re.search(r"Total samples = (\d+)\s*$", out, re.M)
     check(m, "no sample total in go tool pprof's output: %s" % out)
     metric("endpoint.pprof_vs_files", int(m.group(1)) / total)
