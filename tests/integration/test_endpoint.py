@@ -649,6 +649,19 @@ def threads(path):
         return json.load(f)["threads"]
 
 
+def pids_in_files(s, pids, seen):
+    """Those of pids with samples in a snapshot file of Service s not read
+    before (seen: the names read; each file read once: -a's files are large)."""
+    found = set()
+    for name in s.snapshots():
+        path = os.path.join(s.dir, name, "profile.json")
+        if name in seen or not os.path.exists(path):
+            continue
+        seen.add(name)
+        found |= {t["pid"] for t in threads(path) if t["pid"] in pids and t["samples"] > 0}
+    return found
+
+
 WIN_SHIFT = 0.2		# s the profile's stated times may lag its window (naming, encoding)
 
 
@@ -670,21 +683,12 @@ def test_endpoint_window_whole():
     demo = trace = None
 
     seen = set()
-
-    def demo_in_files():	# (each snapshot read once: -a's files are large)
-        for name in s.snapshots():
-            path = os.path.join(s.dir, name, "profile.json")
-            if name in seen or not os.path.exists(path):
-                continue
-            seen.add(name)
-            if any(t["pid"] == demo.pid and t["samples"] > 0 for t in threads(path)):
-                return True
-        return False
     try:
         s.settled()
         with busy_cpus(2):
             demo = subprocess.Popen([workload("demo")], env=dict(os.environ, WL_SCALE="20"))
-            wait_for(demo_in_files, 30, "the demo's samples never reached the files")
+            wait_for(lambda: pids_in_files(s, {demo.pid}, seen), 30,
+                     "the demo's samples never reached the files")
             trace = CpuTrace(demo.pid)
             time.sleep(0.3)
             st, body = s.get("/debug/pprof/profile?seconds=2&pid=%d" % demo.pid, timeout=60)
@@ -821,7 +825,13 @@ def test_endpoint_nobody_sees_only_its_own():
                                       stdout=subprocess.DEVNULL))
         procs.append(subprocess.Popen(AS_NOBODY + [wl], env=dict(os.environ, WL_SCALE="8"),
                                       stdout=subprocess.DEVNULL, cwd=tmp))
-        time.sleep(1)
+        # the windows once the workloads' tables are in: until then their
+        # samples wait, and count in the window open when they are walked
+        # (docs/service.md); sanitized with the load at 12, 3 s windows
+        # opened 1 s after their start held none of either, 5 runs of 5
+        pids, have, seen = {p.pid for p in procs}, set(), set()
+        wait_for(lambda: have.update(pids_in_files(s, pids, seen)) or have == pids, 30,
+                 "the workloads' samples never reached the files")
         got = {}
 
         def fetch(name, where, nobody):
