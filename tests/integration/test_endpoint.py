@@ -98,25 +98,33 @@ WINDOW = 15	# test_endpoint_go_pprof's window, s
 def test_endpoint_go_pprof():
     """A `go tool pprof` request covering a whole run of the demo workload:
     its functions' shares are the snapshot files' (the same samples: the
-    request takes none from them), the same totals, the build id of the
-    files' modules; the comm filter keeps only the demo. The window must
-    hold the whole run: 15 s for the demo's 1.5 s of CPU (WL_SCALE=0.5)
-    holds it down to a tenth of a CPU (7 s for 3 s held 386 of its 676
-    samples with the machine's load at 3-11: the demo ran past the
-    window); a run that still ends after the window says so."""
+    request takes none from them), the same sample count exactly, the
+    build id of the files' modules; the comm filter keeps only the demo.
+    Exact, as the window holds every sample taken in it: the demo starts
+    once stacktreed_http_profiles_open says the window is open (the loop
+    marked the counts; a request still waiting for the loop, behind a
+    snapshot, is not counted: counted, the demo started before the mark in
+    5 runs of 5 beside two spinners, 14-88 of its 285-336 samples), its samples
+    deferred at its start are walked after that, and all of them before
+    the window ends (its exit walks them; the run ends within the window,
+    checked). Counted with -sample_index=samples: the cpu total is shown
+    rounded (1.61s for 321 samples). The window must hold the whole run:
+    15 s for the demo's 0.9 s of CPU (WL_SCALE=0.3) holds it down to 6%
+    of a CPU (1.5 s ran past it in 4 runs of 10 with the load at 17); a
+    run that still ends after the window says so."""
     s = Service()
     tmp = tempfile.mkdtemp(prefix="st-ep-go-")
     env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"),
                PPROF_TMPDIR=tmp)
     try:
         t_req = time.time()
-        go = subprocess.Popen(["go", "tool", "pprof", "-top",
+        go = subprocess.Popen(["go", "tool", "pprof", "-top", "-sample_index=samples",
                                s.url + "/debug/pprof/profile?seconds=%d&comm=demo" % WINDOW],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
         wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 1, 10,
                  "go tool pprof's request did not open a profile")
-        demo = subprocess.run([workload("demo")], env=dict(os.environ, WL_SCALE="0.5"),
+        demo = subprocess.run([workload("demo")], env=dict(os.environ, WL_SCALE="0.3"),
                               timeout=60)
         ran = time.time() - t_req
         check(demo.returncode == 0, "demo exited %d" % demo.returncode)
@@ -147,14 +155,12 @@ def test_endpoint_go_pprof():
         file_ids |= {m["build_id"] for m in prof.get("modules", []) if m.get("build_id")}
     shutil.rmtree(s.dir, ignore_errors=True)
     shutil.rmtree(tmp, ignore_errors=True)
-    check(total > 150, "the files hold %d demo samples (1.5 s at 199 Hz expected)" % total)
-    m = re.search(r"Total samples = ([\d.]+)(ms|s)", out)
-    check(m, "no total in go tool pprof's output: %s" % out)
-    secs = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
-    metric("endpoint.pprof_vs_files", secs * 199 / total)
-    # the same samples: the cpu total is samples x period (1/199 s)
-    check(abs(secs * 199 - total) <= 0.02 * total + 2,
-          "pprof total %.0f samples, the files %d" % (secs * 199, total))
+    check(total > 90, "the files hold %d demo samples (0.9 s at 199 Hz expected)" % total)
+    m = re.search(r"Total samples = (\d+)\s*$", out, re.M)
+    check(m, "no sample total in go tool pprof's output: %s" % out)
+    metric("endpoint.pprof_vs_files", int(m.group(1)) / total)
+    check(int(m.group(1)) == total, "pprof total %s samples, the files %d"
+          % (m.group(1), total))
     for f in DEMO_FUNCS:
         share = 100.0 * by_func[f] / total
         check(f in cum, "%s not in go tool pprof -top:\n%s" % (f, out))
@@ -382,7 +388,7 @@ def test_endpoint_hostile_clients():
               "seconds=61 answered %r" % ans[:120])
         gone = socket.create_connection(("127.0.0.1", s.port))
         gone.sendall(b"GET /debug/pprof/profile?seconds=60 HTTP/1.1\r\nHost: x\r\n\r\n")
-        wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] >= 1, 5,
+        wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] >= 1, 10,
                  "the hour-long profile did not start")
         gone.close()
         wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 0, 2,
@@ -529,7 +535,7 @@ def test_endpoint_metrics_latency():
             socks.append(long)
             long.sendall(b"GET /debug/pprof/profile?seconds=%d HTTP/1.1\r\nHost: x\r\n\r\n"
                          % int(LAT_PHASE + 1))
-            wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 1, 5,
+            wait_for(lambda: s.metrics()["stacktreed_http_profiles_open"] == 1, 10,
                      "the long profile did not open")
             res["long_profile"] = scrape(s.port, LAT_PHASE)
             ans = read_answer(long, 30)	# (named by the loop: after its snapshot)
@@ -643,6 +649,19 @@ def threads(path):
         return json.load(f)["threads"]
 
 
+def pids_in_files(s, pids, seen):
+    """Those of pids with samples in a snapshot file of Service s not read
+    before (seen: the names read; each file read once: -a's files are large)."""
+    found = set()
+    for name in s.snapshots():
+        path = os.path.join(s.dir, name, "profile.json")
+        if name in seen or not os.path.exists(path):
+            continue
+        seen.add(name)
+        found |= {t["pid"] for t in threads(path) if t["pid"] in pids and t["samples"] > 0}
+    return found
+
+
 WIN_SHIFT = 0.2		# s the profile's stated times may lag its window (naming, encoding)
 
 
@@ -664,21 +683,12 @@ def test_endpoint_window_whole():
     demo = trace = None
 
     seen = set()
-
-    def demo_in_files():	# (each snapshot read once: -a's files are large)
-        for name in s.snapshots():
-            path = os.path.join(s.dir, name, "profile.json")
-            if name in seen or not os.path.exists(path):
-                continue
-            seen.add(name)
-            if any(t["pid"] == demo.pid and t["samples"] > 0 for t in threads(path)):
-                return True
-        return False
     try:
         s.settled()
         with busy_cpus(2):
             demo = subprocess.Popen([workload("demo")], env=dict(os.environ, WL_SCALE="20"))
-            wait_for(demo_in_files, 30, "the demo's samples never reached the files")
+            wait_for(lambda: pids_in_files(s, {demo.pid}, seen), 30,
+                     "the demo's samples never reached the files")
             trace = CpuTrace(demo.pid)
             time.sleep(0.3)
             st, body = s.get("/debug/pprof/profile?seconds=2&pid=%d" % demo.pid, timeout=60)
@@ -815,7 +825,13 @@ def test_endpoint_nobody_sees_only_its_own():
                                       stdout=subprocess.DEVNULL))
         procs.append(subprocess.Popen(AS_NOBODY + [wl], env=dict(os.environ, WL_SCALE="8"),
                                       stdout=subprocess.DEVNULL, cwd=tmp))
-        time.sleep(1)
+        # the windows once the workloads' tables are in: until then their
+        # samples wait, and count in the window open when they are walked
+        # (docs/service.md); sanitized with the load at 12, 3 s windows
+        # opened 1 s after their start held none of either, 5 runs of 5
+        pids, have, seen = {p.pid for p in procs}, set(), set()
+        wait_for(lambda: have.update(pids_in_files(s, pids, seen)) or have == pids, 30,
+                 "the workloads' samples never reached the files")
         got = {}
 
         def fetch(name, where, nobody):

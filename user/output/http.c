@@ -346,19 +346,27 @@ static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigne
 	return errno || *end || *out < lo || *out > hi ? -EINVAL : 0;
 }
 
-/* The server's counters, with what is open now. */
-static void live_stats(const struct st_http *h, struct st_http_stats *out)
+/* The server's counters, with what is open now. A profile is counted
+ * once its window is open (J_OPEN: the main thread marked the counts),
+ * not while its request waits for the main thread's loop (J_ASKED, as
+ * long as a snapshot takes): a client that starts its workload when the
+ * count says so has every sample of it in the window. */
+static void live_stats(struct st_http *h, struct st_http_stats *out)
 {
 	*out = h->stats;
+	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < ST_HTTP_MAX_CONNS; i++) {
-		out->open_conns += h->conns[i].state != C_FREE;
-		out->open_profiles += h->conns[i].state == C_WAITING;
+		const struct conn *c = &h->conns[i];
+
+		out->open_conns += c->state != C_FREE;
+		out->open_profiles += c->state == C_WAITING && h->jobs[c->job].state == J_OPEN;
 	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 /* The endpoint's own /metrics lines (the server thread, at each answer):
  * answers by kind, refusals by reason, what is open now. */
-static void endpoint_metrics(const struct st_http *h, FILE *out)
+static void endpoint_metrics(struct st_http *h, FILE *out)
 {
 	struct st_http_stats s;
 
@@ -373,7 +381,7 @@ static void endpoint_metrics(const struct st_http *h, FILE *out)
 		(uint64_t)s.profiles, (uint64_t)s.metrics, (uint64_t)s.refused_busy,
 		(uint64_t)s.refused_bad, (uint64_t)s.timed_out);
 	fprintf(out, "# HELP stacktreed_http_profiles_open Profiles the live endpoint is taking "
-		"now.\n# TYPE stacktreed_http_profiles_open gauge\n"
+		"now (their windows open).\n# TYPE stacktreed_http_profiles_open gauge\n"
 		"stacktreed_http_profiles_open %u\n", s.open_profiles);
 	fprintf(out, "# HELP stacktreed_http_refused_total Connections and requests the live "
 		"endpoint refused, by reason.\n# TYPE stacktreed_http_refused_total counter\n");
