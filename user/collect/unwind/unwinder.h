@@ -70,8 +70,9 @@ int st_unwinder__update(struct st_unwinder *u, __u32 pid);
  * empty) before its last deferred samples were walked, from the mappings
  * BPF kept at its end while it ran image (st_unwinder__on_exec_maps()):
  * a library it mapped since its table was last read (a dlopen just
- * before the exit) is then in. 0, or -ENOENT (none kept, or not whole
- * while a table read before has more: that one stays). */
+ * before the exit) is then in. 0, or -ENOENT (none kept, or the table
+ * read while it ran has a mapping they lack: BPF keeps 32, no JIT code;
+ * that table stays). */
 int st_unwinder__update_ended(struct st_unwinder *u, __u32 pid, __u32 image);
 /* Where st_unwinder__update_ended() reads the kept mappings (procmaps.h). */
 struct st_exec_source;
