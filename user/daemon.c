@@ -422,6 +422,23 @@ static int write_stdout(struct run *r, const struct st_profile *p)
 	return err;
 }
 
+/* A snapshot failed: -o opened again (its writability checked), or the
+ * error (a full disk). 0 when none failed. */
+static int reopen_out(struct run *r)
+{
+	int err;
+
+	if (!r->reopen)
+		return 0;
+	st_outdir__free(r->out);
+	r->out = NULL;
+	if ((err = st_outdir__open_mode(r->o->output, r->o->output_mode, &r->out)))
+		return err;
+	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
+	r->reopen = false;
+	return 0;
+}
+
 /* Write the profiles into -o (service: a new snapshot directory there). */
 static int write_reports(struct run *r, const struct st_profile *const *ps,
 			 const char *const *prefixes, size_t n, const char *summary)
@@ -430,14 +447,8 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	char where[4096];
 	int err = 0;
 
-	if (r->reopen) {
-		st_outdir__free(r->out);
-		r->out = NULL;
-		if ((err = st_outdir__open_mode(o->output, o->output_mode, &r->out)))
-			return err;
-		st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
-		r->reopen = false;
-	}
+	if ((err = reopen_out(r)))
+		return err;
 	set_flags(SIG_WRITING, true);
 	if (o->interval <= 0) {
 		for (size_t i = 0; i < n && !err; i++) {
@@ -508,6 +519,12 @@ static int snapshot(struct run *r)
 	memcpy(prev_stats, r->prev_stats, sizeof(prev_stats));
 	memcpy(prev_run_ns, r->prev_run_ns, sizeof(prev_run_ns));
 	memcpy(prev_runs, r->prev_runs, sizeof(prev_runs));
+	/* the last snapshot failed (a full disk): -o first, so that no profile
+	 * is built of the trees that wait while it cannot be written (one
+	 * every interval, of up to a quarter of the budget, thrown away; the
+	 * deferred queue backed up to 16 MiB meanwhile) */
+	if ((err = reopen_out(r)))
+		goto written;
 	/* service: on schedule; DWARF is opened between snapshots (warm()) */
 	if (o->interval > 0)
 		st_symbolizer__source_budget(r->sym, true, now_s() + SOURCE_BUDGET_S);
@@ -546,6 +563,7 @@ static int snapshot(struct run *r)
 	}
 	fclose(mem);
 	err = write_reports(r, ps, prefixes, n, text);
+written:
 	if (!err)	/* from the end of sampling (or the snapshot's start) */
 		symbolized = now_s() - (r->sampling_end > 0 ? r->sampling_end : t);
 	if (o->interval <= 0) {
