@@ -563,16 +563,23 @@ void st_unwinder__on_exec_maps(struct st_unwinder *u, const struct st_exec_sourc
 	u->kept = *src;
 }
 
+/* Mapping i of p's table as last pushed (in its chunks when it has
+ * them), or NULL past its end. */
+static struct st_unwind_map *proc_map(const struct uproc *p, size_t i)
+{
+	if (p->nchunks)
+		return i / ST_UNWIND_MAX_MAPS < p->nchunks ?
+		       &p->chunks[i / ST_UNWIND_MAX_MAPS].maps[i % ST_UNWIND_MAX_MAPS] : NULL;
+	return i < p->tab->nmaps ? &p->tab->maps[i] : NULL;
+}
+
 /* Every mapping of p's table (the one read while it ran) is among em's:
  * BPF keeps 32 file mappings of a process at most, and no anonymous
  * (JIT) one, without saying it left some out. */
 static bool kept_covers(const struct uproc *p, const struct st_exec_maps *em, __u32 n)
 {
 	for (size_t i = 0; p->tab && i < p->nmods; i++) {
-		const struct st_unwind_map *mp = p->nchunks ?
-			(i / ST_UNWIND_MAX_MAPS < p->nchunks ?
-			 &p->chunks[i / ST_UNWIND_MAX_MAPS].maps[i % ST_UNWIND_MAX_MAPS] : NULL) :
-			(i < p->tab->nmaps ? &p->tab->maps[i] : NULL);
+		const struct st_unwind_map *mp = proc_map(p, i);
 		bool found = false;
 
 		for (__u32 k = 0; mp && !found && k < n; k++)
@@ -764,10 +771,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	 * gone: no push any more): into the daemon's copy, which only the
 	 * daemon's walks read (a forced walk; the others wait for nothing) */
 	for (size_t i = 0; force && in.proc && i < p->nmods; i++) {
-		struct st_unwind_map *mp = p->nchunks ?
-			(i / ST_UNWIND_MAX_MAPS < p->nchunks ?
-			 &p->chunks[i / ST_UNWIND_MAX_MAPS].maps[i % ST_UNWIND_MAX_MAPS] : NULL) :
-			(i < p->tab->nmaps ? &p->tab->maps[i] : NULL);
+		struct st_unwind_map *mp = proc_map(p, i);
 
 		if (mp && (mp->flags & ST_UNWIND_MAP_PENDING) && p->mods[i] &&
 		    !st_umod__rows(p->mods[i], p->pgoffs[i], p->bases[i], mp))
