@@ -728,6 +728,9 @@ static void test_truncated_table(void **state)
 /* The module's code for st_unw_scan(): nops but where a test puts a call. */
 static __u8 image[0x10000];
 
+/* another module with CFI (the same rows and code): a library */
+#define LIB 0x700000ull
+
 /* JIT code: memory no mapping of the table covers */
 #define JIT 0x600000ull
 static __u8 jit[0x1000];
@@ -743,9 +746,9 @@ static long code_at(void *ctx, const struct st_unwind_map *m, __u64 addr, void *
 		memcpy(dst, jit + (addr - JIT), n);
 		return 0;
 	}
-	if (m->start != BASE || addr < BASE || addr - BASE + n > sizeof(image))
-		return -1;
-	memcpy(dst, image + (addr - BASE), n);
+	if ((m->start != BASE && m->start != LIB) || addr - m->start + n > sizeof(image))
+		return -1;	/* (both modules' code is image's) */
+	memcpy(dst, image + (addr - m->start), n);
 	return 0;
 }
 
@@ -846,6 +849,45 @@ static void test_scan_past_assembly(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
 	assert_int_equal(res.scan_failed, 1);
+}
+
+/* A comparator without CFI in a module with some (qsort_nocfi: _start's),
+ * sampled in its prologue (its frame pointer not yet its frame's), called
+ * by a library's indirect call (qsort's): that return address, from
+ * another module, is not taken by the scan, nor passed over for an outer
+ * frame's call of this module that checks (_start's call of
+ * __libc_start_main, as main's caller): the walk is cut there. */
+static void test_scan_stops_at_another_modules_call(void **state)
+{
+	struct st_unw_native_out res;
+	__u64 out[8];
+	size_t n;
+
+	(void)state;
+	code_with_calls();
+	call_at(0x3005, call_rax, sizeof(call_rax));	/* _start's indirect call */
+	proc.nmaps = 3;
+	proc.maps[2] = proc.maps[0];
+	proc.maps[2].start = LIB;
+	put(SP + 0, LIB + 0x2010);		/* the library's call: the caller */
+	put(SP + 8 + 24, LIB + 0x3001);		/* its walk holds up */
+	put(SP + 64, BASE + 0x3005);		/* this module's _start, further up */
+	struct st_unw_native_in in = input(BASE + 0x1234, 0, sizeof(stack), true);
+
+	in.code = code_at;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, ST_UNW_STOP_NO_TABLE);
+	assert_int_equal(res.scanned, 0);
+	assert_int_equal(res.scan_failed, 1);
+	/* the same call from this module's code: taken */
+	put(SP + 0, BASE + 0x2010);
+	put(SP + 8 + 24, BASE + 0x3001);
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 3);
+	assert_true(out[1] == BASE + 0x2010);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
+	assert_int_equal(res.scanned, 1);
 }
 
 /* Code without CFI that keeps frame pointers (V8's builtins in node's
@@ -992,6 +1034,7 @@ int main(void)
 		cmocka_unit_test_setup(test_truncated_table, setup),
 		cmocka_unit_test_setup(test_scan_past_assembly, setup),
 		cmocka_unit_test_setup(test_stack_holes, setup),
+		cmocka_unit_test_setup(test_scan_stops_at_another_modules_call, setup),
 		cmocka_unit_test_setup(test_fp_past_code_without_cfi, setup),
 	};
 
