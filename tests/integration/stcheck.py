@@ -445,13 +445,14 @@ int func%d(int k)
     return path
 
 
-def perf_stacks(data, comm, under="main", skip_leaf_in=None):
+def perf_stacks(data, comm, under="main", skip_leaf_in=None, pids=None):
     """The set of function names (user frames) on each stack of comm's main
     threads in a perf.data file (perf script), for the samples whose stack
     reaches `under` (perf's own complete stacks; the loader's are not;
     None: every sample, an empty set for one without user frames).
     skip_leaf_in: leave out the samples whose innermost user frame is in a
-    module whose path contains it."""
+    module whose path contains it. pids: a set that gets the pid of every
+    comm process perf sampled."""
     p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym,dso",
                         "--no-inline"], capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, "perf script: " + p.stderr[-500:])
@@ -465,6 +466,8 @@ def perf_stacks(data, comm, under="main", skip_leaf_in=None):
         pid, tid = head[1].split("/")
         if pid != tid:
             continue
+        if pids is not None:
+            pids.add(int(pid))
         seen, leaf_dso = set(), None
         for line in lines[1:]:
             parts = line.split(None, 1)
