@@ -110,8 +110,11 @@ def test_stripped_go_program():
         check(ref["main.middle"] > 10 and got["main.middle"] > 10,
               "main.middle: %.1f%% stripped, %.1f%% unstripped" % (got["main.middle"],
                                                                     ref["main.middle"]))
-        # --pid: the same program found running
-        prog = subprocess.Popen([stripped, "6"], stdout=subprocess.DEVNULL)
+        # --pid: the same program found running (for longer than the
+        # daemon's start and its 3 s: CI's run on a loaded machine, its load
+        # at 6, had the 6 s program gone before the daemon sampled; it is
+        # killed after)
+        prog = subprocess.Popen([stripped, "120"], stdout=subprocess.DEVNULL)
         out = tempfile.mkdtemp(prefix="st-go-pid-")
         try:
             time.sleep(0.3)
