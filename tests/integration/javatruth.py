@@ -445,13 +445,13 @@ def jfr_vs_truth(truth, stacks):
          if not any(f.startswith(CLOCK) for f in s.frames)]
     ncount = sum(s.count for s in n)
     deflate = sum(s.count for s in n if PHASES["deflate"] in s.frames)
-    w = of_thread(stacks, worker, "E")
-    wtotal = sum(s.count for s in w)
-    wsieve = sum(s.count for s in w if WORKER in s.frames)
+    # the worker's as stacktreed's are judged (worker_share: its measured
+    # run, its clock reads out of the truth): JFR's execution samples hold
+    # no clock read (a native method), and against all of the worker's CPU
+    # time JFR's sieve read 99.3% where the truth said 95.0% (Temurin 25
+    # -Xint, load 9)
+    wgot, wwant, wtotal = worker_share(of_thread(stacks, worker, "E"), truth, worker)
     return {"main": {p: (got[p], want[p]) for p in JAVA_PHASES},
             "samples": sum(s.count for s in e),
             "native": ncount, "deflate_native": 100.0 * deflate / ncount if ncount else 0.0,
-            "worker": (100.0 * wsieve / wtotal if wtotal else 0.0,
-                       100.0 * truth["phases"]["worker_sieve"] /
-                       max(truth["phases"]["worker"], 1e-9)),
-            "worker_samples": wtotal}
+            "worker": (wgot, wwant), "worker_samples": wtotal}
