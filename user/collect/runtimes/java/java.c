@@ -2,10 +2,12 @@
  * HotSpot rule, their methods named (see java.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -104,6 +106,11 @@ struct st_java {
 	struct jproc *cur;		/* the JVM of the deferred walk in progress */
 	__u64 frames[ST_MAX_USER];	/* st_java__deferred()'s walk */
 	double next_tick;
+	/* STACKTREED_TEST_JAVA_STALL=PID (tests only): the main loop held
+	 * in st_java__tick() from when the JVM of PID is found until its
+	 * process is gone (a main loop behind, deterministic): 0 none
+	 * (yet), -1 done */
+	int stall;
 };
 
 static void proc_free(struct jproc *p)
@@ -361,6 +368,9 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	if ((old = st_u64map__get(j->live, (__u64)pid + 1)) && old != p)
 		old->retired = true;
 	(void)st_u64map__put(j->live, (__u64)pid + 1, p);
+	if (!j->stall && getenv("STACKTREED_TEST_JAVA_STALL") &&
+	    strtoul(getenv("STACKTREED_TEST_JAVA_STALL"), NULL, 10) == pid)
+		j->stall = (int)pid;
 	if (j->procs_fd >= 0 && bpf_map_update_elem(j->procs_fd, &pid, &bp, BPF_ANY))
 		fprintf(stderr, "stacktreed: cannot follow java in pid %u: %s (java_procs)\n", pid,
 			strerror(errno));
@@ -456,10 +466,27 @@ static void tick(struct st_java *j, double t)
 		probe(j, (__u32)(pids[i] - 1));
 }
 
+/* The test hook's stall (mu not held: the reader reads on), at most a
+ * minute. */
+static void test_stall(struct st_java *j)
+{
+	struct timespec ms10 = { .tv_nsec = 10 * 1000 * 1000 };
+	int pid;
+
+	pthread_mutex_lock(&j->mu);
+	pid = j->stall;
+	if (pid > 0)
+		j->stall = -1;
+	pthread_mutex_unlock(&j->mu);
+	for (int i = 0; pid > 0 && i < 6000 && !(kill(pid, 0) && errno == ESRCH); i++)
+		nanosleep(&ms10, NULL);
+}
+
 void st_java__tick(struct st_java *j, double t)
 {
 	if (!j)
 		return;
+	test_stall(j);
 	pthread_mutex_lock(&j->mu);
 	tick(j, t);
 	pthread_mutex_unlock(&j->mu);
