@@ -109,7 +109,7 @@ struct st_java {
 	/* STACKTREED_TEST_JAVA_STALL=PID (tests only): the main loop held
 	 * in st_java__tick() from when the JVM of PID is found until its
 	 * process is gone (a main loop behind, deterministic): 0 none
-	 * (yet), -1 done */
+	 * (yet), -1 done (the main thread's alone) */
 	int stall;
 };
 
@@ -466,19 +466,18 @@ static void tick(struct st_java *j, double t)
 		probe(j, (__u32)(pids[i] - 1));
 }
 
-/* The test hook's stall (mu not held: the reader reads on), at most a
- * minute. */
+/* The test hook's stall, at most a minute (mu not held: the reader reads
+ * on; stall is the main thread's alone). */
 static void test_stall(struct st_java *j)
 {
 	struct timespec ms10 = { .tv_nsec = 10 * 1000 * 1000 };
-	int pid;
+	int pid = j->stall;
 
-	pthread_mutex_lock(&j->mu);
-	pid = j->stall;
-	if (pid > 0)
-		j->stall = -1;
-	pthread_mutex_unlock(&j->mu);
-	for (int i = 0; pid > 0 && i < 6000 && !(kill(pid, 0) && errno == ESRCH); i++)
+	if (pid <= 0)
+		return;
+	j->stall = -1;
+	fprintf(stderr, "stacktreed: test hook: main loop held until pid %d exits\n", pid);
+	for (int i = 0; i < 6000 && !(kill(pid, 0) && errno == ESRCH); i++)
 		nanosleep(&ms10, NULL);
 }
 
