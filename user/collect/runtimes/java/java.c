@@ -1,10 +1,13 @@
 /* java.c - the JVMs a session meets: found, pushed to the unwinder's
  * HotSpot rule, their methods named (see java.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -14,6 +17,7 @@
 #include "common/u64map.h"
 #include "user/collect/runtimes/java/java.h"
 #include "user/collect/runtimes/java/jcode.h"
+#include "user/collect/runtimes/java/jevents.h"
 #include "user/collect/runtimes/java/jkeep.h"
 #include "user/collect/runtimes/java/jmethod.h"
 #include "user/collect/runtimes/java/jscopes.h"
@@ -73,7 +77,20 @@ struct jjit {
 	struct st_jscope s[];
 };
 
+/* Two threads: the daemon's main thread calls every st_java__*() and
+ * the unwinder's callbacks below; the java_events reader (jevents.h)
+ * reads the methods reported into the JVMs' tables as they come
+ * (on_method()). mu guards all of struct st_java and its JVMs: each
+ * entry point and callback holds it throughout (not recursive: none
+ * calls another), the reader for each record. Only the main thread adds
+ * or frees a JVM (push(), st_java__reset()), so a struct jproc it found
+ * (cur) stays valid between its calls; the reader only adds methods,
+ * compiled frames and counts to the JVMs it finds. Names handed out
+ * (st_java__symbolize(), st_java__code_name()) stay valid until
+ * st_java__reset(), on the main thread. */
 struct st_java {
+	pthread_mutex_t mu;
+	struct st_jevents *events;	/* java_events' reader, or NULL */
 	struct st_session *sess;
 	int procs_fd, stats_fd;	/* -1: no session */
 	struct st_jvm_cache *cache;
@@ -89,6 +106,11 @@ struct st_java {
 	struct jproc *cur;		/* the JVM of the deferred walk in progress */
 	__u64 frames[ST_MAX_USER];	/* st_java__deferred()'s walk */
 	double next_tick;
+	/* STACKTREED_TEST_JAVA_STALL=PID (tests only): the main loop held
+	 * in st_java__tick() from when the JVM of PID is found until its
+	 * process is gone (a main loop behind, deterministic): 0 none
+	 * (yet), -1 done (the main thread's alone) */
+	int stall;
 };
 
 static void proc_free(struct jproc *p)
@@ -228,14 +250,13 @@ static void entry_seen(struct st_java *j, __u32 pid, __u32 image, __u64 e)
 }
 
 /* java_events: a method (or compiled frame) first seen by a sample, read
- * while it lives. */
-static int on_method(void *ctx, void *data, size_t size)
+ * while it lives (on the reader's thread, mu held). */
+static void on_method(void *ctx, const void *data, size_t size)
 {
 	const struct st_java_event *e = data;
 
 	if (size >= sizeof(*e))
 		entry_seen(ctx, e->pid, e->image, e->method);
-	return 0;
 }
 
 struct st_java *st_java__new(struct st_session *s)
@@ -245,6 +266,7 @@ struct st_java *st_java__new(struct st_session *s)
 
 	if (!j)
 		return NULL;
+	pthread_mutex_init(&j->mu, NULL);
 	j->sess = s;
 	j->procs_fd = j->stats_fd = -1;
 	j->cache = st_jvm_cache__new();
@@ -259,8 +281,8 @@ struct st_java *st_java__new(struct st_session *s)
 		j->stats_fd = st_session__map_fd(s, "java_stats");
 		events_fd = st_session__map_fd(s, "java_events");
 		err = j->procs_fd < 0 ? j->procs_fd : j->stats_fd < 0 ? j->stats_fd : events_fd;
-		if (err >= 0)
-			err = st_session__add_ring(s, events_fd, on_method, j);
+		if (err >= 0 && !(j->events = st_jevents__new(events_fd, &j->mu, on_method, j)))
+			err = -errno;
 		if (err < 0)
 			goto fail;
 	}
@@ -278,6 +300,7 @@ void st_java__free(struct st_java *j)
 
 	if (!j)
 		return;
+	st_jevents__free(j->events);	/* first: nothing is read any more */
 	while (j->procs && (p = st_u64map__next(j->procs, &pos, NULL)))
 		proc_free(p);
 	st_u64map__free(j->procs);
@@ -285,6 +308,7 @@ void st_java__free(struct st_java *j)
 	st_jvm_cache__free(j->cache);
 	st_u64map__free(j->state);
 	st_u64map__free(j->recheck);
+	pthread_mutex_destroy(&j->mu);
 	free(j);
 }
 
@@ -344,21 +368,22 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	if ((old = st_u64map__get(j->live, (__u64)pid + 1)) && old != p)
 		old->retired = true;
 	(void)st_u64map__put(j->live, (__u64)pid + 1, p);
+	if (!j->stall && getenv("STACKTREED_TEST_JAVA_STALL") &&
+	    strtoul(getenv("STACKTREED_TEST_JAVA_STALL"), NULL, 10) == pid)
+		j->stall = (int)pid;
 	if (j->procs_fd >= 0 && bpf_map_update_elem(j->procs_fd, &pid, &bp, BPF_ANY))
 		fprintf(stderr, "stacktreed: cannot follow java in pid %u: %s (java_procs)\n", pid,
 			strerror(errno));
 	return 0;
 }
 
-void st_java__probe(struct st_java *j, __u32 pid)
+static void probe(struct st_java *j, __u32 pid)
 {
 	__u32 image = ST_UNWIND_ANY_IMAGE;
 	struct st_jvm_proc *p;
 	uintptr_t state;
 	int r;
 
-	if (!j)
-		return;
 	state = (uintptr_t)st_u64map__get(j->state, (__u64)pid + 1);
 	if (state == FOUND || state == FAILED)
 		return;
@@ -392,12 +417,19 @@ void st_java__probe(struct st_java *j, __u32 pid)
 	(void)st_u64map__put(j->state, (__u64)pid + 1, (void *)state);
 }
 
-void st_java__sampled(struct st_java *j, __u32 pid, double t)
+void st_java__probe(struct st_java *j, __u32 pid)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	probe(j, pid);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void sampled(struct st_java *j, __u32 pid, double t)
 {
 	uintptr_t state, last, now = (uintptr_t)(t * 1000.0) + 1;
 
-	if (!j)
-		return;
 	state = (uintptr_t)st_u64map__get(j->state, (__u64)pid + 1);
 	if (state == FOUND || state == FAILED)
 		return;
@@ -406,31 +438,63 @@ void st_java__sampled(struct st_java *j, __u32 pid, double t)
 		return;
 	/* untracked (no memory): probed at each call, as at each read */
 	(void)st_u64map__put(j->recheck, (__u64)pid + 1, (void *)now);
-	st_java__probe(j, pid);
+	probe(j, pid);
 }
 
-void st_java__tick(struct st_java *j, double t)
+void st_java__sampled(struct st_java *j, __u32 pid, double t)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	sampled(j, pid, t);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void tick(struct st_java *j, double t)
 {
 	__u64 key, pids[16];
 	size_t pos = 0, n = 0;
 	uintptr_t state;
 
-	if (!j || t < j->next_tick)
+	if (t < j->next_tick)
 		return;
 	j->next_tick = t + TICK_S;
 	while (n < 16 && (state = (uintptr_t)st_u64map__next(j->state, &pos, &key)))
 		if (state != FOUND && state != FAILED)
 			pids[n++] = key;
 	for (size_t i = 0; i < n; i++)
-		st_java__probe(j, (__u32)(pids[i] - 1));
+		probe(j, (__u32)(pids[i] - 1));
 }
 
-void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
+/* The test hook's stall, at most a minute (mu not held: the reader reads
+ * on; stall is the main thread's alone). */
+static void test_stall(struct st_java *j)
+{
+	struct timespec ms10 = { .tv_nsec = 10 * 1000 * 1000 };
+	int pid = j->stall;
+
+	if (pid <= 0)
+		return;
+	j->stall = -1;
+	fprintf(stderr, "stacktreed: test hook: main loop held until pid %d exits\n", pid);
+	for (int i = 0; i < 6000 && !(kill(pid, 0) && errno == ESRCH); i++)
+		nanosleep(&ms10, NULL);
+}
+
+void st_java__tick(struct st_java *j, double t)
+{
+	if (!j)
+		return;
+	test_stall(j);
+	pthread_mutex_lock(&j->mu);
+	tick(j, t);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void exited(struct st_java *j, __u32 pid, const __u32 *image)
 {
 	struct jproc *p;
 
-	if (!j)
-		return;
 	if (j->procs_fd >= 0)
 		(void)bpf_map_delete_elem(j->procs_fd, &pid);
 	if ((p = st_u64map__get(j->live, (__u64)pid + 1)) && (!image || p->image != *image)) {
@@ -447,14 +511,23 @@ void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
 		st_u64map__put(j->recheck, (__u64)pid + 1, NULL);
 }
 
-void st_java__reset(struct st_java *j)
+void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	exited(j, pid, image);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void reset(struct st_java *j)
 {
 	struct st_u64map *keep;
 	struct jproc *p;
 	size_t pos = 0;
 	__u64 key;
 
-	if (!j || !(keep = st_u64map__new()))
+	if (!(keep = st_u64map__new()))
 		return;	/* on ENOMEM: freed at a later reset */
 	while ((p = st_u64map__next(j->procs, &pos, &key)))
 		if (!p->retired && st_u64map__put(keep, key, p)) {
@@ -476,6 +549,15 @@ void st_java__reset(struct st_java *j)
 	j->cur = NULL;	/* (it may be freed) */
 }
 
+void st_java__reset(struct st_java *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	reset(j);
+	pthread_mutex_unlock(&j->mu);
+}
+
 /* ---- the daemon's walks of deferred samples --------------------------- */
 
 /* The memory the rule read in a walk of a JVM's deferred sample while the
@@ -486,18 +568,23 @@ void st_java__reset(struct st_java *j)
 static const struct st_java_proc *unw_proc(void *ctx, __u32 pid, __u32 image)
 {
 	struct st_java *j = ctx;
-	struct jproc *p = st_u64map__get(j->procs, KEY(pid, image));
+	struct jproc *p;
 
+	pthread_mutex_lock(&j->mu);
+	p = st_u64map__get(j->procs, KEY(pid, image));
 	/* an exited JVM's too, of its own image: its reads come from what
 	 * was kept; one found before its image was known only while it runs
 	 * (after an exec the image may be another program's) */
 	if (!p && (p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))) && p->retired)
 		p = NULL;
 	j->cur = p;
+	pthread_mutex_unlock(&j->mu);
+	/* (p->bp is set by push(), on this thread) */
 	return p ? &p->bp : NULL;
 }
 
-static long unw_mem(void *arg, void *dst, __u32 n, __u64 addr)
+/* A read of the walk of a deferred sample of j->cur (mu held). */
+static long mem_kept(void *arg, void *dst, __u32 n, __u64 addr)
 {
 	struct st_unw_java_arg *a = arg;
 	struct st_java *j = a->ctx;
@@ -516,6 +603,20 @@ static long unw_mem(void *arg, void *dst, __u32 n, __u64 addr)
 	return r;
 }
 
+static long unw_mem(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	struct st_unw_java_arg *a = arg;
+	struct st_java *j = a->ctx;
+	long r;
+
+	if (!j)
+		return mem_kept(arg, dst, n, addr);
+	pthread_mutex_lock(&j->mu);
+	r = mem_kept(arg, dst, n, addr);
+	pthread_mutex_unlock(&j->mu);
+	return r;
+}
+
 static const struct st_unwind_row *no_rows(void *ctx, __u32 shard, size_t *n)
 {
 	(void)ctx;
@@ -524,14 +625,14 @@ static const struct st_unwind_row *no_rows(void *ctx, __u32 shard, size_t *n)
 	return NULL;
 }
 
-void st_java__deferred(struct st_java *j, const struct st_deferred *d)
+static void deferred(struct st_java *j, const struct st_deferred *d)
 {
-	struct jproc *p = j ? st_u64map__get(j->live, (__u64)d->pid + 1) : NULL;
+	struct jproc *p = st_u64map__get(j->live, (__u64)d->pid + 1);
 	struct st_unw_java_arg arg = { .pid = (int)d->pid, .ctx = j };
 	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
 		.stack = d->stack, .stack_len = d->stack_len, .rows = no_rows,
-		.mem = unw_mem, .mem_arg = &arg,
+		.mem = mem_kept, .mem_arg = &arg,
 	};
 	struct st_unw_native_out res;
 	size_t n;
@@ -551,11 +652,24 @@ void st_java__deferred(struct st_java *j, const struct st_deferred *d)
 			entry_seen(j, p->pid, p->image, j->frames[i]);
 }
 
+void st_java__deferred(struct st_java *j, const struct st_deferred *d)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	deferred(j, d);
+	pthread_mutex_unlock(&j->mu);
+}
+
 static void unw_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, size_t n)
 {
+	struct st_java *j = ctx;
+
+	pthread_mutex_lock(&j->mu);
 	for (size_t i = 0; i < n; i++)
 		if (st_java_entry_is(frames[i]))
-			entry_seen(ctx, pid, image, frames[i]);
+			entry_seen(j, pid, image, frames[i]);
+	pthread_mutex_unlock(&j->mu);
 }
 
 void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
@@ -646,18 +760,25 @@ static const char *code_get(struct st_java *j, struct jproc *p, __u64 pc)
 
 bool st_java__code_seen(struct st_java *j, __u32 pid, __u32 image, __u64 addr)
 {
-	struct jproc *p = j ? proc_of(j, pid, image) : NULL;
+	struct jproc *p;
+	bool seen;
 
-	return p && !p->retired && code_get(j, p, addr);
+	if (!j)
+		return false;
+	pthread_mutex_lock(&j->mu);
+	p = proc_of(j, pid, image);
+	seen = p && !p->retired && code_get(j, p, addr);
+	pthread_mutex_unlock(&j->mu);
+	return seen;
 }
 
 /* At most this many blobs searched for a pc not seen while its process
  * lived (its samples unwound after it exited). */
 #define CODE_SCAN_MAX 4096
 
-const char *st_java__code_name(struct st_java *j, __u32 pid, __u32 image, __u64 addr)
+static const char *code_name(struct st_java *j, __u32 pid, __u32 image, __u64 addr)
 {
-	struct jproc *p = j ? proc_of(j, pid, image) : NULL;
+	struct jproc *p = proc_of(j, pid, image);
 	const char *name;
 	struct jcode *c;
 	size_t pos = 0;
@@ -681,6 +802,18 @@ const char *st_java__code_name(struct st_java *j, __u32 pid, __u32 image, __u64 
 	return NULL;
 }
 
+const char *st_java__code_name(struct st_java *j, __u32 pid, __u32 image, __u64 addr)
+{
+	const char *name;
+
+	if (!j)
+		return NULL;
+	pthread_mutex_lock(&j->mu);
+	name = code_name(j, pid, image, addr);
+	pthread_mutex_unlock(&j->mu);
+	return name;
+}
+
 /* ---- names ---------------------------------------------------------- */
 
 /* Method m at bci (-1: none) as frame f (its name, file, line). */
@@ -692,9 +825,9 @@ static void name_method(struct jm *m, __s32 bci, struct st_frame *f, struct st_s
 	f->offset = f->line;
 }
 
-struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
-				   const struct st_frame *raw, struct st_strtab *strs,
-				   const struct st_src_frame **chain, size_t *nchain)
+static struct st_frame symbolize(struct st_java *j, __u32 pid, __u32 image,
+				  const struct st_frame *raw, struct st_strtab *strs,
+				  const struct st_src_frame **chain, size_t *nchain)
 {
 	struct st_frame f = *raw;
 	__u64 e = raw->addr | ST_JAVA_TAG;	/* (the frame array's tag is dropped there) */
@@ -740,6 +873,20 @@ struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
 	return f;
 }
 
+struct st_frame st_java__symbolize(struct st_java *j, __u32 pid, __u32 image,
+				   const struct st_frame *raw, struct st_strtab *strs,
+				   const struct st_src_frame **chain, size_t *nchain)
+{
+	struct st_frame f;
+
+	if (j)
+		pthread_mutex_lock(&j->mu);
+	f = symbolize(j, pid, image, raw, strs, chain, nchain);
+	if (j)
+		pthread_mutex_unlock(&j->mu);
+	return f;
+}
+
 void st_java__stats(const struct st_java *j, struct st_java_stats *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -747,11 +894,14 @@ void st_java__stats(const struct st_java *j, struct st_java_stats *out)
 	size_t hits = 0, reads = 0;
 	__u32 zero = 0;
 
+	/* (the reader counts too) */
+	pthread_mutex_lock((pthread_mutex_t *)&j->mu);
 	*out = j->st;
 	st_jvm_cache__stats(j->cache, &reads, &hits);
 	out->table_reads = reads;
 	for (__u32 k = 0; k < ST_JAVA_STAT__MAX; k++)
 		out->bpf[k] = j->late.n[k];
+	pthread_mutex_unlock((pthread_mutex_t *)&j->mu);
 	if (j->stats_fd < 0 || ncpus <= 0 || !(v = calloc((size_t)ncpus, sizeof(*v))))
 		return;
 	if (!bpf_map_lookup_elem(j->stats_fd, &zero, v))

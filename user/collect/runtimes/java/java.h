@@ -10,7 +10,9 @@
  * the daemon's walk of deferred samples reads the same copy
  * (st_java__unwinder()). Each method the BPF side reports on
  * `java_events` (its first sight in the process) is read at once from
- * the process's memory (jmethod.h): "pkg.Class.method", its source file
+ * the process's memory (jmethod.h), on a thread of its own (jevents.h:
+ * whatever the main loop's backlog; java.c says what its mutex guards):
+ * "pkg.Class.method", its source file
  * and line table, kept per (pid, image, Method*) until the snapshot after
  * the process exited or exec'd (st_java__reset()), at most ST_JAVA_MAX_HELD
  * methods (those over it counted: dropped, and named "[java method]").
