@@ -114,6 +114,8 @@ struct st_session {
 	int epfd;			/* rb's epoll fd and the wake fds, or -1 */
 	st_event_fn ev_fn;
 	void *ev_ctx;
+	double events_until;	/* a read's budget for events ends (ms; 0: not begun) */
+	bool stopped;		/* st_session__stop(): the last reads, no budget */
 	struct st_node_rec *recs;	/* mmaped `nodes` array */
 	size_t recs_len;
 	__u64 *slots;		/* mmaped `node_slots` array */
@@ -1128,6 +1130,7 @@ void st_session__stop(struct st_session *s)
 {
 	if (!s)
 		return;
+	s->stopped = true;	/* the events left are read whole */
 	/* tests: the loads finished (their figures printed) before the stop */
 	while (s->late_wait && s->late)
 		late_work(s, true);
@@ -1183,12 +1186,27 @@ int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec)
 	return 0;
 }
 
+/* The events ring's reader. An event's handling can be long (an exec's
+ * maps read, a process's deferred samples walked at its exit), and while
+ * events keep coming one ring_buffer__consume() does not return: under -a
+ * with both CPUs busy and processes starting all the time one read took
+ * 8.5-10.3 s, and the loop's other work (snapshots on schedule, the
+ * endpoint's windows, the deferred samples' queue) waited. So a read stops
+ * after ST_SESSION_EVENTS_BUDGET_MS (the event in hand handled: libbpf has
+ * consumed it), and the rest waits for the loop's next turn (the ring's
+ * poll is level-triggered: that turn does not wait). */
+#define ST_SESSION_EVENTS_BUDGET_MS 100
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct st_session *s = ctx;
 
+	if (!s->events_until)	/* the read's first event */
+		s->events_until = now_ms() + ST_SESSION_EVENTS_BUDGET_MS;
 	if (size >= sizeof(struct st_event) && s->ev_fn)
 		s->ev_fn(s->ev_ctx, data);
+	if (!s->stopped && now_ms() > s->events_until)
+		return -EAGAIN;	/* (ends ring_buffer__consume() here) */
 	return 0;
 }
 
@@ -1227,12 +1245,21 @@ int st_session__attach(struct st_session *s)
 	struct epoll_event ev = { .events = EPOLLIN };
 	int err, attached = 0;
 
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
-	for (unsigned i = 0; s->rb && i < s->nrings; i++)
+	/* the events ring last: a read it cuts short (on_ringbuf()) has read
+	 * the others whole */
+	if (s->nrings)
+		s->rb = ring_buffer__new(s->rings[0].fd, s->rings[0].fn, s->rings[0].ctx, NULL);
+	for (unsigned i = 1; s->rb && i < s->nrings; i++)
 		if (ring_buffer__add(s->rb, s->rings[i].fd, s->rings[i].fn, s->rings[i].ctx)) {
 			ring_buffer__free(s->rb);
 			s->rb = NULL;
 		}
+	if (!s->nrings)
+		s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
+	else if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.events), on_ringbuf, s)) {
+		ring_buffer__free(s->rb);
+		s->rb = NULL;
+	}
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
@@ -1347,9 +1374,10 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 	s->ev_fn = fn;
 	s->ev_ctx = ctx;
 	late_work(s, false);
+	s->events_until = 0;
 	if (s->epfd < 0) {
 		n = ring_buffer__poll(s->rb, timeout_ms);
-		return n == -EINTR ? 0 : n;
+		return n == -EINTR || n == -EAGAIN ? 0 : n;
 	}
 	/* the events ring or a wake fd (the deferred samples' eventfd, which
 	 * the caller resets; the launched command's pidfd): wait for any, then
@@ -1360,7 +1388,7 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 		epoll_wait(s->epfd, ev, 1 + ST_SESSION_WAKE_FDS, timeout_ms);
 	}
 	n = ring_buffer__consume(s->rb);
-	return n == -EINTR ? 0 : n;
+	return n == -EINTR || n == -EAGAIN ? 0 : n;
 }
 
 int st_session__wake_on(struct st_session *s, int fd)
