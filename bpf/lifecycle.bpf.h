@@ -4,7 +4,9 @@
  * (children of targets are targets; a child's image and unwinding tables),
  * exec (a launched command becomes a target; a new image resets the
  * threads' paths and is reported), prepare_exec (an exec in progress,
- * kernels from 6.10) and exit (the daemon may evict the process).
+ * kernels from 6.10) and exit (the daemon may evict the process). Exec
+ * and exit call CPython's hooks (bpf/python.bpf.h: an executable the
+ * daemon knows is walked from its exec).
  */
 #ifndef STACKTREE_LIFECYCLE_BPF_H
 #define STACKTREE_LIFECYCLE_BPF_H
@@ -13,6 +15,7 @@
 #include "procs.bpf.h"
 #include "threads.bpf.h"
 #include "unwind.h"
+#include "python.bpf.h"
 
 /* Children of targeted processes are targeted too (like perf's inherit). */
 #define ST_BUDGET_ON_FORK 1	/* verifier budgets (% of 1M): see sample.bpf.c */
@@ -50,10 +53,14 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), image = task_image(p);
 	__u8 *t, active = ST_TARGET_ACTIVE, wait = ST_TARGET_AT_TABLES;
 
-	set_proc_image(tgid, task_image(p), 0, BPF_ANY);
+	set_proc_image(tgid, image, 0, BPF_ANY);
+	/* a target running a CPython the daemon knows: walked at once (before
+	 * the daemon hears of the exec: its probe then checks the entry) */
+	if (!filter_targets || bpf_map_lookup_elem(&targets, &tgid))
+		st_py_on_exec(p, tgid, image);
 	if (unwind_mode != ST_UNWIND_FP)	/* the old image's tables */
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets) {
@@ -100,8 +107,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&proc_images, &tgid);
 	if (pid == tgid && unwind_mode != ST_UNWIND_FP)
 		bpf_map_delete_elem(&unwind_procs, &tgid);
-	if (pid != tgid || !bpf_map_lookup_elem(&seen_procs, &tgid))
+	if (pid != tgid)
 		return 0;
+	if (!bpf_map_lookup_elem(&seen_procs, &tgid)) {
+		st_py_on_exit(tgid);	/* never sampled: the daemon never hears of it */
+		return 0;
+	}
 	bpf_map_delete_elem(&seen_procs, &tgid);
 	if (filter_targets)
 		bpf_map_delete_elem(&targets, &tgid);

@@ -61,12 +61,14 @@
 #define ST_PY_WALK_ENV
 #include "pywalk.h"
 #include "pymerge.h"
+#include "pyexec.h"
 
 /* ---- the BPF program's side: maps and the per-sample entry point ---- */
 
 #define ST_PY_PROCS 4096	/* processes running CPython */
 #define ST_PY_TSTATES 16384	/* threads' cached thread states */
 #define ST_PY_CODES 65536	/* (process, code object) pairs reported */
+#define ST_PY_EXES 64		/* executable files holding CPython (py_exes) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -79,6 +81,17 @@ struct {
  * delete, user/collect/runtimes/python/python.c): a CPU's copy of an entry read at another
  * value is read again (st_py_walk_sample()). */
 __u64 py_procs_epoch = 0;
+
+/* Executable files holding CPython, registered by the daemon once it
+ * found the interpreter in a process running one
+ * (user/collect/runtimes/python/python.c): an exec of one gets its
+ * py_procs entry at once (st_py_on_exec()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ST_PY_EXES);
+	__type(key, struct st_py_exe_key);
+	__type(value, struct st_py_exe);
+} py_exes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -137,6 +150,65 @@ static __always_inline void st_py_add(struct st_py_counts *c, __u32 which, __u64
 static __always_inline void st_py_count(__u32 which, __u64 n)
 {
 	st_py_add(st_py_counts(), which, n);
+}
+
+/* The exec program's hook (bpf/lifecycle.bpf.h): process tgid has just
+ * exec'd into image; if its executable is a file of py_exes, its
+ * py_procs entry is the file's template moved by the process's load bias
+ * (bpf/pyexec.h), so that its first samples (the interpreter's start, the
+ * frozen importlib, a script's first lines) are walked before the daemon
+ * has read its maps; the daemon's probe later checks it
+ * (st_python__probe()). Reads kernel memory only: the file's inode and
+ * mm->start_code, which the ELF loader has set by now. */
+static __always_inline void st_py_on_exec(struct task_struct *p, __u32 tgid, __u32 image)
+{
+	struct st_py_exe_key k = {};
+	struct st_py_exe *e;
+	struct st_py_proc v;
+	struct mm_struct *mm;
+	struct inode *ino;
+	__u64 bias;
+
+	if (!(interpreters & ST_INTERP_PYTHON))
+		return;
+	mm = BPF_CORE_READ(p, mm);
+	ino = mm ? BPF_CORE_READ(mm, exe_file, f_inode) : NULL;
+	if (!ino)
+		return;
+	k.ino = BPF_CORE_READ(ino, i_ino);
+	k.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	k.size = BPF_CORE_READ(ino, i_size);
+	if (bpf_core_field_exists(ino->i_mtime_sec))
+		k.mtime = BPF_CORE_READ(ino, i_mtime_sec);
+	e = bpf_map_lookup_elem(&py_exes, &k);
+	if (!e)
+		return;
+	if (st_py_exe_bias(e, BPF_CORE_READ(mm, start_code), &bias)) {
+		st_py_count(ST_PY_STAT_EXEC_REFUSED, 1);
+		return;
+	}
+	v = e->tmpl;
+	st_py_proc_shift(&v, bias);
+	v.image = image;
+	v.from_exec = 1;
+	if (bpf_map_update_elem(&py_procs, &tgid, &v, BPF_ANY)) {
+		st_py_count(ST_PY_STAT_EXEC_REFUSED, 1);
+		return;
+	}
+	/* the CPUs' copies of py_procs entries are read again */
+	__sync_fetch_and_add(&py_procs_epoch, 1);
+	st_py_count(ST_PY_STAT_EXEC_FOUND, 1);
+}
+
+/* The exit program's hook: a process never sampled ends (its main
+ * thread). Its entry goes, so that one put at its exec is not left in the
+ * map: the daemon deletes those of the processes it hears of (their exit
+ * event, user/collect/runtimes/python/python.c), after it read the code
+ * objects BPF reported of them. */
+static __always_inline void st_py_on_exit(__u32 tgid)
+{
+	if ((interpreters & ST_INTERP_PYTHON) && !bpf_map_delete_elem(&py_procs, &tgid))
+		__sync_fetch_and_add(&py_procs_epoch, 1);
 }
 
 /* Report the code objects not seen before in this process. */

@@ -503,8 +503,27 @@ struct st_py_proc {
 					 * frames between two runs are its call plumbing
 					 * (3.10: every Python call is a C call), else 0 */
 	__u32 image;			/* the image (self_exec_id) it was found in */
-	__u32 pad;
+	__u32 from_exec;		/* 1: put by BPF at the exec, from the file's
+					 * template (py_exes); 0: by the daemon's probe */
 	struct st_py_layout l;
+};
+
+/* py_exes key: an executable file holding CPython (its interpreter in the
+ * executable itself, not in a libpython), as the kernel knows the file
+ * (mm->exe_file's inode). */
+struct st_py_exe_key {
+	__u64 ino;
+	__u64 size;	/* i_size and */
+	__s64 mtime;	/* ... i_mtime_sec: a file replaced under one inode is another */
+	__u32 dev;	/* its superblock's dev_t, the kernel's encoding (major << 20 | minor) */
+	__u32 pad;
+};
+
+/* py_exes value: the py_procs entry of a process running that file, its
+ * addresses the file's own (bpf/pyexec.h relocates them at an exec). */
+struct st_py_exe {
+	__u64 text_vaddr;	/* p_vaddr of the file's lowest executable PT_LOAD */
+	struct st_py_proc tmpl;	/* image 0, from_exec 0 */
 };
 
 /* py_codes key: a code address the process was sampled in */
@@ -575,6 +594,8 @@ enum st_py_stat {
 	ST_PY_STAT_READS,	/* the walks' reads of process memory (the most of their cost) */
 	ST_PY_STAT_READS_FRAMES,	/* ... of them, of frames (a window of them) */
 	ST_PY_STAT_READS_CODES,	/* ... of them, of code objects (type and identity) */
+	ST_PY_STAT_EXEC_FOUND,	/* execs of a file in py_exes: walked from the exec */
+	ST_PY_STAT_EXEC_REFUSED,	/* ... whose template did not fit (bias) or was not put */
 	ST_PY_STAT__MAX,
 };
 

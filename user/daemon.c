@@ -1035,6 +1035,11 @@ static int add_targets(struct run *r)
 		st_collector__capture(r->coll, (__u32)o->pids[i], 0, 0, false);
 	}
 	if (o->cmd) {
+		char exe[4096];
+
+		/* a CPython executable: walked from its exec on (py_exes) */
+		if (!st_launch__which(o->cmd[0], exe, sizeof(exe)))
+			st_python__launching(r->py, exe);
 		if ((err = st_launch__start(o->cmd, &r->child))) {
 			fprintf(stderr, "stacktreed: cannot start %s: %s\n", o->cmd[0],
 				strerror(-err));

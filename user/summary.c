@@ -167,6 +167,8 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 		[ST_PY_STAT_READS] = "python: reads of process memory by the walks",
 		[ST_PY_STAT_READS_FRAMES] = "python: reads of frames by the walks",
 		[ST_PY_STAT_READS_CODES] = "python: reads of code objects by the walks",
+		[ST_PY_STAT_EXEC_FOUND] = "python: processes walked from their exec",
+		[ST_PY_STAT_EXEC_REFUSED] = "python: execs of a known executable not walked",
 	};
 	static const char *const ids[ST_PY_STAT__MAX] = {
 		[ST_PY_STAT_SAMPLES] = "python_samples",
@@ -185,6 +187,8 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 		[ST_PY_STAT_READS] = "python_reads",
 		[ST_PY_STAT_READS_FRAMES] = "python_reads_frames",
 		[ST_PY_STAT_READS_CODES] = "python_reads_codes",
+		[ST_PY_STAT_EXEC_FOUND] = "python_exec_found",
+		[ST_PY_STAT_EXEC_REFUSED] = "python_exec_refused",
 	};
 	struct st_python_stats ps;
 
@@ -195,7 +199,8 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 	/* a run that met no CPython says nothing of it (the summary of a C
 	 * program had 20 python lines, all 0) */
 	if (!ps.processes && !ps.unsupported && !ps.codes && !ps.bpf[ST_PY_STAT_SAMPLES] &&
-	    !ps.bpf[ST_PY_STAT_DEFERRED])
+	    !ps.bpf[ST_PY_STAT_DEFERRED] && !ps.bpf[ST_PY_STAT_EXEC_FOUND] &&
+	    !ps.bpf[ST_PY_STAT_EXEC_REFUSED] && !ps.exes_put)
 		return;
 	for (size_t k = 0; k < ST_PY_STAT__MAX; k++)
 		if (names[k])
@@ -216,6 +221,14 @@ static void add_python_notes(struct st_profile *p, const struct st_python *py,
 				ps.lines_lost);
 	st_profile__add_note_id(p, "python_code_evicted", "python: code names evicted (least "
 				"recently used, over the memory budget's share)", ps.code_evicted);
+	st_profile__add_note_id(p, "python_exes", "python: executables walked from their exec "
+				"(py_exes)", ps.exes_put);
+	st_profile__add_note_id(p, "python_exes_full", "python: executables left out (py_exes "
+				"full)", ps.exes_full);
+	st_profile__add_note_id(p, "python_exec_agreed", "python: exec entries the probe confirmed",
+				ps.exec_agreed);
+	st_profile__add_note_id(p, "python_exec_wrong", "python: exec entries the probe replaced "
+				"(template taken back)", ps.exec_wrong);
 }
 
 void st_summary__notes(struct st_profile *p, const struct st_summary_src *s, unsigned ev,

@@ -24,9 +24,9 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (SANITIZED, Daemon, busy_cpus, check, check_stacks_end_at_roots, read_report,
-                     workload, check_invariants, function_cum, function_nodes, load, main_thread,
-                     metric, nodes, run_profiled, thread)
+from stcheck import (SANITIZED, STACKTREED, Daemon, busy_cpus, check, check_stacks_end_at_roots,
+                     read_report, workload, check_invariants, function_cum, function_nodes, load,
+                     main_thread, metric, nodes, run_profiled, thread)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -776,20 +776,32 @@ def test_python_deferred_samples_keep_python_frames():
     check(deferred > 0 and late >= deferred, "deferred %d, unwound late %d: %s"
           % (deferred, late, notes))
     # a sample in the evaluation loop's prologue, before it made its frame
-    # current, has no Python frame to pair it with; nor has one taken
-    # before the daemon found the process to be Python (the interpreter's
-    # initialization, its frozen importlib, the script's first lines: BPF
-    # walks no Python frame for it, and counts the process's samples only
-    # from then on): 19-29 samples a run plain, 25-50 with the sanitized
-    # daemon (5 runs; most under pymain_init). Before, such samples still
-    # queued at the exit were walked with the empty table an exiting
-    # process's maps read and cut at their leaf, which hid them (13-33
-    # native evaluation frames in 1-2 of 8 sanitized runs once not)
+    # current, has no Python frame to pair it with. The process is walked
+    # from its exec (py_exes: the daemon read the executable before it
+    # launched it), so no sample of it is taken before BPF knows it to be
+    # Python: before, the interpreter's initialization, its frozen
+    # importlib and the script's first lines were, until the daemon's
+    # probe (19-29 samples a run plain, 25-50 with the sanitized daemon;
+    # 17-25 in 5 runs under the CI run's load; since, 0 in 10, and in 4
+    # sanitized). Its samples before the runtime is initialized (the
+    # loader, libc's start) are walked and find no interpreter: counted (a
+    # failed read: no interpreters.head yet; 6-16 a run, and 1-3 without a
+    # thread state), without a Python frame, as they should be.
+    # Before too, such samples still queued at the exit were walked with
+    # the empty table an exiting process's maps read and cut at their
+    # leaf, which hid them (13-33 native evaluation frames in 1-2 of 8
+    # sanitized runs once not)
     noframe = notes.get("python: samples of threads without a python frame", 0)
     t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
     before = max(0, t["samples"] - notes.get("python: samples of python processes", 0))
     native = function_cum(t["root"], "_PyEval_EvalFrameDefault")
     metric("pydefer.before_found", before)
+    metric("pydefer.native", native)
+    metric("pydefer.noframe", noframe)
+    metric("pydefer.read_fault", notes.get("python: walks stopped by a failed read", 0))
+    metric("pydefer.no_thread", notes.get("python: samples of threads without a thread state", 0))
+    check(notes.get("python: processes walked from their exec", 0) == 1 and before <= 2,
+          "%d samples of the process before it was known to be Python: %s" % (before, notes))
     check(native <= unpaired + noframe + before,
           "%d samples under a native evaluation frame (%d unpaired, %d without a python frame, "
           "%d before the process was found to be Python, %d deferred)"
@@ -803,6 +815,75 @@ def test_python_deferred_samples_keep_python_frames():
                c["function"] == "%s.<locals>.<lambda>" % name]
         check(any(not is_py(c) for l in lam for c, _, _ in nodes(l) if c is not l),
               "%s: no native frame under its lambda" % name)
+
+
+# A script that spins, says it is done and renames itself (so that the
+# daemon's stop hook, matching the launched name, stops it only once).
+FROM_EXEC = r"""
+import ctypes, os, time
+def spin(n):
+    return n if n < 2 else spin(n - 1) + spin(n - 2)
+def busy(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        spin(12)
+busy(0.4)
+ctypes.CDLL(None).prctl(15, b"stpydone", 0, 0, 0)	# PR_SET_NAME
+with open(os.environ["WL_REPORT"], "a") as f:
+    f.write("phase done 1\n")
+"""
+
+
+def test_python_walked_from_exec():
+    """The launched command, a CPython executable, is walked from its exec
+    (py_exes: the daemon reads the file before it launches it, BPF puts
+    its py_procs entry at the exec): here with the daemon stopped before
+    its first probe of the process (test hook
+    STACKTREED_TEST_STOP_BEFORE_PY_PROBE) until the script has ended, so
+    every Python frame of the profile was walked before the daemon knew the
+    process, and named from BPF's copies of its code objects. Before: no
+    Python frame at all (the process gone when the probe ran)."""
+    d = tempfile.mkdtemp(prefix="st-it-pyexec-")
+    script = os.path.join(d, "fromexec.py")
+    with open(script, "w") as f:
+        f.write(FROM_EXEC)
+    # a name of its own for the hook (python*: a CPython candidate still)
+    exe = os.path.join(d, "python3.11-stx")
+    os.symlink(DEBIAN, exe)
+    out = os.path.join(d, "out")
+    report = os.path.join(d, "workload.txt")
+    env = dict(os.environ, WL_REPORT=report, STACKTREED_TEST_STOP_BEFORE_PY_PROBE="python3.11-stx")
+    p = subprocess.Popen([STACKTREED, "-o", out, "-F", "999", "--", exe, script], env=env,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.time() + 60
+        while not os.path.exists(report) and p.poll() is None:
+            check(time.time() < end, "the script never ended")
+            time.sleep(0.02)
+        stopped = proc_state(p.pid) == "T"
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    _, err = p.communicate(timeout=120)
+    check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
+    # else it tests nothing: the daemon probed the process while it ran
+    check(stopped, "the daemon did not stop before its probe")
+    prof = load(out)
+    check_invariants(prof)
+    notes = prof["notes"]
+    check(notes.get("python: processes walked from their exec", 0) == 1 and
+          notes.get("python: exec entries the probe replaced (template taken back)", 0) == 0,
+          "%s %s" % (notes, err))
+    t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
+    running, native = evaluating(t["root"])
+    spin = function_cum(t["root"], "spin")	# (outermost calls: it recurses)
+    metric("pyexec.running", running)
+    metric("pyexec.native", native)
+    metric("pyexec.spin", spin)
+    # 0.4 s of thread time in spin() at 999 Hz (half of it sanitized)
+    check(spin >= 0.5 * 0.4 * 999 * (0.5 if SANITIZED else 1) and native <= 0.02 * running,
+          "spin: %d samples; %d of the %d samples running Python code without a Python "
+          "frame: %s" % (spin, native, running, notes))
+    check(notes.get("python: code objects unreadable", 1) == 0, "%s" % notes)
 
 
 # Twelve functions compiled from source, run and freed one after the

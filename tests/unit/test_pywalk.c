@@ -92,7 +92,7 @@ static void walk_live(const char *python, __u16 want_version)
 	assert_non_null(fgets(ident, sizeof(ident), out));
 	usleep(200 * 1000);	/* into time.sleep, on the same line */
 
-	assert_int_equal(st_py_proc__probe(pid, &p, &version), ST_PY_PROBE_OK);
+	assert_int_equal(st_py_proc__probe(pid, &p, &version, NULL), ST_PY_PROBE_OK);
 	assert_int_equal(version >> 16, want_version);
 	w.p = &p;
 	w.s = &s;

@@ -82,6 +82,28 @@ cleanup:
 	return err;
 }
 
+int st_launch__which(const char *cmd, char *buf, size_t n)
+{
+	const char *path = getenv("PATH");
+
+	if (!n)
+		return -ENOENT;
+	if (strchr(cmd, '/') || !path) {
+		snprintf(buf, n, "%s", cmd);
+		return 0;
+	}
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, ":");
+
+		snprintf(buf, n, "%.*s/%s", (int)len, p, cmd);
+		if (!access(buf, X_OK))
+			return 0;
+		p += len + (p[len] == ':');
+	}
+	buf[0] = '\0';
+	return -ENOENT;
+}
+
 pid_t st_launch__pid(const struct st_launch *l)
 {
 	return l->pid;

@@ -3,6 +3,7 @@
 #ifndef STACKTREE_LAUNCH_H
 #define STACKTREE_LAUNCH_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct st_launch;
@@ -12,6 +13,9 @@ struct st_launch;
  * command drops it at exec). */
 int st_launch__start(char *const argv[], struct st_launch **out);
 pid_t st_launch__pid(const struct st_launch *l);
+/* The file execvp() runs for cmd (a name without '/' searched in $PATH,
+ * the first executable one), in buf[n]: 0, or -ENOENT. */
+int st_launch__which(const char *cmd, char *buf, size_t n);
 /* A pidfd of the child, readable once it has exited (to wait on with
  * poll/epoll), owned by l; -1 where the kernel has no pidfd_open. */
 int st_launch__exit_fd(const struct st_launch *l);

@@ -265,6 +265,7 @@ static int choose_programs(struct st_session *s)
 	struct bpf_map *py_maps[] = {
 		k->maps.py_procs, k->maps.py_tstates, k->maps.py_codes,
 		k->maps.py_events, k->maps.py_scratch, k->maps.py_memo, k->maps.py_stats,
+		k->maps.py_exes,
 	};
 	int err = 0;
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "stacktree.h"
+#include "user/collect/launch.h"
 #include "user/collect/procmaps.h"
 #include "user/collect/session.h"
 #include "common/hash.h"
@@ -132,24 +133,10 @@ void st_unwinder__free(struct st_unwinder *u)
 
 int st_unwinder__preload(struct st_unwinder *u, const char *cmd)
 {
-	const char *path = getenv("PATH");
-	char buf[4096] = "";
+	char buf[4096];
 
-	if (!strchr(cmd, '/') && path) {	/* as execvp() finds it */
-		for (const char *p = path; *p;) {
-			size_t n = strcspn(p, ":");
-
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, cmd);
-			if (!access(buf, X_OK))
-				break;
-			buf[0] = '\0';
-			p += n + (p[n] == ':');
-		}
-		if (!buf[0])
-			return -ENOENT;
-	} else {
-		snprintf(buf, sizeof(buf), "%s", cmd);
-	}
+	if (st_launch__which(cmd, buf, sizeof(buf)))	/* as execvp() finds it */
+		return -ENOENT;
 	return st_umods__of_path(u->mods, buf) ? 0 : -ENOENT;
 }
 

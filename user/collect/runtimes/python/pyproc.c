@@ -50,6 +50,20 @@ static int read_vaddr(struct st_elf *e, __u64 vaddr, void *buf, size_t n)
 	return nl < 0 ? nl : r;
 }
 
+/* The lowest executable PT_LOAD's p_vaddr and its end, page-aligned. */
+static void text_segment(struct st_elf *e, struct st_py_elf *out)
+{
+	struct st_load *loads = NULL;
+	int nl = st_elf__loads(e, &loads);
+
+	for (int i = 0; i < nl; i++)
+		if (loads[i].exec && (!out->text_vaddr || loads[i].vaddr < out->text_vaddr)) {
+			out->text_vaddr = loads[i].vaddr;
+			out->text_end = (loads[i].vaddr + loads[i].filesz + 4095) & ~4095ULL;
+		}
+	free(loads);
+}
+
 struct py_syms {
 	struct st_py_elf *out;
 	__u64 *version_at;
@@ -125,6 +139,7 @@ int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
 		scan_symbols(st_elf__elf(e), SHT_SYMTAB, out, &version_at);
 	if (!out->cold)
 		find_cold(e, out);
+	text_segment(e, out);
 	if (version_at && read_vaddr(e, version_at, &v, sizeof(v)) == 0 && (v >> 24) == 3)
 		out->version = v;
 	else
@@ -133,7 +148,49 @@ int st_py_elf__find(const char *path, const char *name, struct st_py_elf *out)
 	return out->runtime && out->eval && out->eval_size ? 0 : -ENOENT;
 }
 
-int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
+/* out's addresses from pe's (ELF vaddrs) moved by bias; the version's layout */
+static int fill_proc(const struct st_py_elf *pe, __u64 bias, struct st_py_proc *out)
+{
+	const struct st_py_layout *l = st_py_layout__find((__u16)(pe->version >> 16));
+
+	if (!l)
+		return ST_PY_PROBE_UNSUPPORTED;
+	out->runtime = pe->runtime + bias;
+	out->eval_start = pe->eval + bias;
+	out->eval_end = pe->eval + pe->eval_size + bias;
+	out->code_type = pe->code_type ? pe->code_type + bias : 0;
+	if (pe->cold && pe->cold_size) {
+		out->cold_start = pe->cold + bias;
+		out->cold_end = pe->cold + pe->cold_size + bias;
+	}
+	out->l = *l;
+	return ST_PY_PROBE_OK;
+}
+
+int st_py_exe__template(const char *path, struct st_py_exe *out)
+{
+	struct st_py_elf pe;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = st_py_elf__find(path, path, &pe);
+	if (r)
+		return r;
+	if (!pe.text_vaddr)
+		return -ENOENT;
+	if (fill_proc(&pe, 0, &out->tmpl) != ST_PY_PROBE_OK)
+		return -ENOTSUP;
+	out->text_vaddr = pe.text_vaddr;
+	/* 3.10: the executable mapping, as st_py_proc__probe() reads it */
+	if (out->tmpl.l.frame_lasti != ST_PY_NO_OFF && pe.eval >= pe.text_vaddr &&
+	    pe.eval < pe.text_end) {
+		out->tmpl.text_start = pe.text_vaddr & ~4095ULL;
+		out->tmpl.text_end = pe.text_end;
+	}
+	return 0;
+}
+
+int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version, struct st_py_where *where)
 {
 	char path[64], line[MAPS_LINE_MAX], file[128];
 	struct st_py_elf pe = {};
@@ -149,8 +206,6 @@ int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 	if (!f)
 		return -errno;
 	while (r == ST_PY_PROBE_NONE && fgets(line, sizeof(line), f)) {
-		const struct st_py_layout *l;
-
 		line[strcspn(line, "\n")] = '\0';
 		if (st_procmaps__parse_line(line, &m) || !m.path || m.path[0] != '/' ||
 		    !st_py_elf__candidate(m.path))
@@ -160,21 +215,12 @@ int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version)
 		if (st_py_elf__find(file, m.path, &pe) || st_procmaps__load_bias(file, &m, &bias))
 			continue;
 		*version = pe.version;
-		l = st_py_layout__find((__u16)(pe.version >> 16));
-		if (!l) {
-			r = ST_PY_PROBE_UNSUPPORTED;
-			break;
+		r = fill_proc(&pe, bias, out);
+		if (r == ST_PY_PROBE_OK && where) {
+			snprintf(where->file, sizeof(where->file), "%s", file);
+			where->bias = bias;
+			where->text_vaddr = pe.text_vaddr;
 		}
-		out->runtime = pe.runtime + bias;
-		out->eval_start = pe.eval + bias;
-		out->eval_end = pe.eval + pe.eval_size + bias;
-		out->code_type = pe.code_type ? pe.code_type + bias : 0;
-		if (pe.cold && pe.cold_size) {
-			out->cold_start = pe.cold + bias;
-			out->cold_end = pe.cold + pe.cold_size + bias;
-		}
-		out->l = *l;
-		r = ST_PY_PROBE_OK;
 	}
 	/* 3.10: each Python call is a C call through the interpreter
 	 * (call_function, _PyFunction_Vectorcall, ...): the merge drops its

@@ -27,6 +27,8 @@ struct st_py_elf {
 	__u64 code_type;	/* PyCode_Type */
 	__u32 version;		/* Py_Version (0x030b07f0), or major.minor from the
 				 * file name (0x030b0000), or 0 */
+	__u64 text_vaddr;	/* p_vaddr of its lowest executable PT_LOAD (0: none) */
+	__u64 text_end;		/* ... and that segment's end, page-aligned */
 };
 
 /* Read path's .dynsym and .symtab (name: the file's own name, for the
@@ -45,8 +47,23 @@ enum st_py_probe {
 	ST_PY_PROBE_UNSUPPORTED, /* CPython of a version without a layout: *version */
 };
 
+/* Where st_py_proc__probe() found the interpreter. */
+struct st_py_where {
+	char file[128];		/* its mapping's /proc/PID/map_files/ link */
+	__u64 bias;		/* runtime address = ELF vaddr + bias */
+	__u64 text_vaddr;	/* st_py_elf's */
+};
+
 /* Look for CPython in process pid: ST_PY_PROBE_* (out filled when OK,
- * out->l the version's layout), or a negative errno (-ENOENT: gone). */
-int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version);
+ * out->l the version's layout, and *where when not NULL), or a negative
+ * errno (-ENOENT: gone). */
+int st_py_proc__probe(int pid, struct st_py_proc *out, __u32 *version, struct st_py_where *where);
+
+/* The py_exes template (bpf/pyexec.h) of executable path, read from the
+ * file alone (an ELF read: its symbols, as st_py_elf__find()): 0, -ENOENT
+ * (not CPython, or no executable PT_LOAD), -ENOTSUP (a version without a
+ * layout), or another negative errno. Its 3.10 text range is the
+ * executable segment's pages, as the kernel maps it. */
+int st_py_exe__template(const char *path, struct st_py_exe *out);
 
 #endif

@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/pyexec.h"
 #include "common/budget.h"
+#include "common/hash.h"
 #include "common/lru.h"
 #include "common/strtab.h"
 #include "user/collect/procmaps.h"
@@ -49,12 +53,17 @@ struct pyproc {
 	size_t bytes;			/* its codes' bytes */
 };
 
+/* py_exes files, as the daemon's table has them */
+enum { EXE_PUT = 1, EXE_REFUSED = 2 };	/* registered; refused (a probe disagreed) */
+
 struct st_python {
 	struct st_session *sess;
-	int procs_fd, stats_fd;
+	int procs_fd, stats_fd, exes_fd;
 	struct st_u64map *procs;	/* KEY(pid, image) -> pyproc */
 	struct st_u64map *said;		/* pid + 1 -> (void *)1: unsupported version said */
 	struct st_u64map *live;		/* pid + 1 -> the pyproc pushed last for pid */
+	struct st_u64map *exes;		/* hash of a py_exes key -> EXE_PUT or EXE_REFUSED */
+	__u64 exes_put, exes_full, exec_agreed, exec_wrong, exec_adopted;
 	__u64 processes, unsupported, codes, code_failed, code_dropped, code_renamed, lines_lost;
 	__u64 code_evicted, procs_freed;
 	size_t held;			/* codes kept now */
@@ -197,6 +206,125 @@ static void proc_free(struct st_python *py, struct pyproc *pp)
 	free(pp);
 }
 
+/* pid's entry is pp's now, no other image's: the other's codes go at the
+ * next reset (its samples are in this interval). Untracked (no memory):
+ * pushed again at every probe, never left out. */
+static void proc_live(struct st_python *py, __u32 pid, struct pyproc *pp)
+{
+	struct pyproc *old = st_u64map__get(py->live, (__u64)pid + 1);
+
+	if (old && old != pp) {
+		old->pushed = false;
+		old->retired = true;
+	}
+	pp->pushed = !st_u64map__put(py->live, (__u64)pid + 1, pp);
+}
+
+/* ---- executables walked from their exec (py_exes, bpf/pyexec.h) ---- */
+
+/* The py_exes key of the file at path (a /proc link is followed): 0, or
+ * a negative errno. */
+static int exe_key(const char *path, struct st_py_exe_key *k, struct stat *st)
+{
+	if (stat(path, st))
+		return -errno;
+	memset(k, 0, sizeof(*k));
+	k->ino = st->st_ino;
+	k->size = (__u64)st->st_size;
+	k->mtime = st->st_mtim.tv_sec;
+	k->dev = (__u32)((major(st->st_dev) << 20) | minor(st->st_dev));
+	return 0;
+}
+
+static __u64 exe_hash(const struct st_py_exe_key *k)
+{
+	return st_hash_bytes(k, sizeof(*k), 0) | 1;
+}
+
+/* Put file k's template in py_exes: once per file, never one a probe
+ * refused; a full map is counted (exes_full) and the file left out. */
+static void exe_put(struct st_python *py, const struct st_py_exe_key *k, const struct st_py_exe *e)
+{
+	__u64 h = exe_hash(k);
+
+	if (py->exes_fd < 0 || st_u64map__get(py->exes, h))
+		return;
+	if (bpf_map_update_elem(py->exes_fd, k, e, BPF_NOEXIST) && errno != EEXIST) {
+		if (errno == E2BIG)
+			py->exes_full++;
+		else
+			fprintf(stderr, "stacktreed: cannot register a python executable for its "
+				"exec: %s (py_exes): its processes are walked once probed\n",
+				strerror(errno));
+		st_u64map__put(py->exes, h, (void *)EXE_REFUSED);
+		return;
+	}
+	if (!st_u64map__put(py->exes, h, (void *)EXE_PUT))
+		py->exes_put++;
+}
+
+/* File k's template put a wrong entry: taken out, never put again. */
+static void exe_refuse(struct st_python *py, const struct st_py_exe_key *k)
+{
+	if (py->exes_fd >= 0)
+		bpf_map_delete_elem(py->exes_fd, k);
+	st_u64map__put(py->exes, exe_hash(k), (void *)EXE_REFUSED);
+}
+
+/* Whether the interpreter the probe found in pid (where) is its
+ * executable itself (not a libpython): then *k is the file's key. */
+static bool exe_is_main(__u32 pid, const struct st_py_where *where, struct st_py_exe_key *k)
+{
+	char path[64];
+	struct stat exe, mapped;
+	struct st_py_exe_key mk;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	return !exe_key(path, k, &exe) && !exe_key(where->file, &mk, &mapped) &&
+	       exe.st_dev == mapped.st_dev && exe.st_ino == mapped.st_ino;
+}
+
+void st_python__launching(struct st_python *py, const char *path)
+{
+	struct st_py_exe_key k;
+	struct st_py_exe e;
+	struct stat st;
+
+	if (!py || !path || !st_py_elf__candidate(path) || exe_key(path, &k, &st) ||
+	    !S_ISREG(st.st_mode) || st_py_exe__template(path, &e))
+		return;
+	exe_put(py, &k, &e);
+}
+
+/* A process the daemon has not probed, walked from its exec (BPF put its
+ * entry cur from its file's template): followed from that entry (its code
+ * objects read; the probe checks it later), or NULL. */
+static struct pyproc *adopt(struct st_python *py, __u32 pid, const struct st_py_proc *cur)
+{
+	struct pyproc *pp = proc_get(py, pid, cur->image);
+
+	if (!pp)
+		return NULL;
+	if (!pp->found)
+		py->processes++;
+	pp->p = *cur;
+	pp->found = true;
+	pp->retired = false;
+	py->exec_adopted++;
+	proc_live(py, pid, pp);
+	return pp;
+}
+
+/* The same for a code object BPF reported of (pid, image). */
+static struct pyproc *adopt_for_code(struct st_python *py, __u32 pid, __u32 image)
+{
+	struct st_py_proc cur;
+
+	if (bpf_map_lookup_elem(py->procs_fd, &pid, &cur) || !cur.from_exec || cur.image != image)
+		return NULL;
+	return adopt(py, pid, &cur);
+}
+
 /* A code object BPF met for the first time at its address: read it now,
  * keep it within the share (the least recently used codes of the process
  * holding most make room) and the budget. */
@@ -216,6 +344,8 @@ static int on_code(void *ctx, void *data, size_t size)
 	pp = st_u64map__get(py->procs, KEY(e->pid, e->image));
 	if (!pp)	/* found before the kernel knew its image (as st_python__frame()) */
 		pp = st_u64map__get(py->procs, KEY(e->pid, ST_UNWIND_ANY_IMAGE));
+	if (!pp || !pp->found)	/* walked from its exec, not probed yet */
+		pp = adopt_for_code(py, e->pid, e->image);
 	if (!pp || !pp->found || !e->code || !e->key)
 		return 0;
 	old = st_u64map__find(pp->codes, e->key, is_code, &e->key);
@@ -304,12 +434,14 @@ struct st_python *st_python__new(struct st_session *s)
 	py->copies_only = getenv("STACKTREED_TEST_PY_COPIES_ONLY") != NULL;
 	py->procs_fd = st_session__map_fd(s, "py_procs");
 	py->stats_fd = st_session__map_fd(s, "py_stats");
+	py->exes_fd = st_session__map_fd(s, "py_exes");
 	events_fd = st_session__map_fd(s, "py_events");
 	py->procs = st_u64map__new();
 	py->said = st_u64map__new();
 	py->live = st_u64map__new();
+	py->exes = st_u64map__new();
 	if (py->procs_fd < 0 || py->stats_fd < 0 || events_fd < 0 || !py->procs ||
-	    !py->said || !py->live) {
+	    !py->said || !py->live || !py->exes) {
 		err = py->procs_fd < 0 ? py->procs_fd : events_fd < 0 ? events_fd : -ENOMEM;
 		goto fail;
 	}
@@ -337,6 +469,7 @@ void st_python__free(struct st_python *py)
 	st_u64map__free(py->procs);
 	st_u64map__free(py->said);
 	st_u64map__free(py->live);
+	st_u64map__free(py->exes);
 	free(py);
 }
 
@@ -384,11 +517,38 @@ static void test_stop(__u32 pid)
 	fclose(f);
 }
 
+/* The entry BPF put at pid's exec from its file's template, when the
+ * probe found p (of image): counted agreed or wrong; a wrong template is
+ * taken back (key: its file's, the interpreter being the executable). Whether there was one: the
+ * probe's entry replaces it either way. */
+static bool exec_check(struct st_python *py, __u32 pid, const struct st_py_proc *p, bool is_main,
+		       const struct st_py_exe_key *key)
+{
+	struct st_py_proc cur;
+
+	if (bpf_map_lookup_elem(py->procs_fd, &pid, &cur) || !cur.from_exec ||
+	    cur.image != p->image)
+		return false;
+	cur.from_exec = 0;
+	if (!memcmp(&cur, p, sizeof(cur))) {
+		py->exec_agreed++;
+		return true;
+	}
+	py->exec_wrong++;
+	if (is_main)
+		exe_refuse(py, key);
+	return true;
+}
+
 void st_python__probe(struct st_python *py, __u32 pid)
 {
+	struct st_py_exe_key key;
+	struct st_py_where where;
 	struct st_py_proc p;
-	struct pyproc *pp, *old;
+	struct st_py_exe tmpl;
+	struct pyproc *pp;
 	__u32 image = ST_UNWIND_ANY_IMAGE, version;
+	bool is_main, from_exec;
 	char v[16];
 	int r;
 
@@ -402,7 +562,7 @@ void st_python__probe(struct st_python *py, __u32 pid)
 		return;
 	if (r)
 		image = ST_UNWIND_ANY_IMAGE;
-	r = st_py_proc__probe((int)pid, &p, &version);
+	r = st_py_proc__probe((int)pid, &p, &version, &where);
 	if (r != ST_PY_PROBE_OK && r != ST_PY_PROBE_UNSUPPORTED)
 		return;
 	if (r == ST_PY_PROBE_UNSUPPORTED) {
@@ -418,11 +578,14 @@ void st_python__probe(struct st_python *py, __u32 pid)
 	if (!pp)
 		return;
 	p.image = image;
+	is_main = exe_is_main(pid, &where, &key);
+	from_exec = exec_check(py, pid, &p, is_main, &key);
 	/* found and still in py_procs: nothing new. Found but deleted since
 	 * (the probe saw the new program before the daemon read its exec
 	 * event, whose st_python__exited() deleted the entry): pushed again,
-	 * or the process is never walked again */
-	if (pp->found && pp->pushed && !memcmp(&pp->p, &p, sizeof(p)))
+	 * or the process is never walked again. BPF's entry from the exec:
+	 * the probe's replaces it */
+	if (!from_exec && pp->found && pp->pushed && !memcmp(&pp->p, &p, sizeof(p)))
 		return;
 	if (bpf_map_update_elem(py->procs_fd, &pid, &p, BPF_ANY)) {
 		fprintf(stderr, "stacktreed: cannot follow python in pid %u: %s (py_procs)\n", pid,
@@ -435,23 +598,36 @@ void st_python__probe(struct st_python *py, __u32 pid)
 	pp->p = p;
 	pp->found = true;
 	pp->retired = false;	/* a new process under an exited one's key: kept */
-	/* the pid's entry is this image's now, no other's: the other image's
-	 * codes go at the next reset (its samples are in this interval) */
-	if ((old = st_u64map__get(py->live, (__u64)pid + 1)) && old != pp) {
-		old->pushed = false;
-		old->retired = true;
+	proc_live(py, pid, pp);
+	/* its executable's next processes: walked from their exec */
+	if (is_main) {
+		st_py_exe_make(&tmpl, &p, where.bias, where.text_vaddr);
+		exe_put(py, &key, &tmpl);
 	}
-	/* untracked (no memory): pushed again at every probe, never left out */
-	pp->pushed = !st_u64map__put(py->live, (__u64)pid + 1, pp);
 }
 
 void st_python__exited(struct st_python *py, __u32 pid, const __u32 *image)
 {
 	struct pyproc *pp;
 
+	struct st_py_proc cur;
+	bool has = false;
+
 	if (!py)
 		return;
-	if (!bpf_map_delete_elem(py->procs_fd, &pid))
+	if (!bpf_map_lookup_elem(py->procs_fd, &pid, &cur)) {
+		has = true;
+		/* walked from its exec and never probed (the daemon behind, or
+		 * the process short): followed from BPF's entry, so that the
+		 * code objects BPF reported of it are read still */
+		if (cur.from_exec && !st_u64map__get(py->procs, KEY(pid, cur.image)))
+			adopt(py, pid, &cur);
+	}
+	/* an exec's entry of its new image stays: BPF's from the file's
+	 * template, or the probe's that came before this event */
+	if (has && image && cur.image == *image)
+		;
+	else if (has && !bpf_map_delete_elem(py->procs_fd, &pid))
 		st_session__py_procs_changed(py->sess);
 	if ((pp = st_u64map__get(py->live, (__u64)pid + 1))) {
 		pp->pushed = false;
@@ -533,6 +709,11 @@ int st_python__stats(const struct st_python *py, struct st_python_stats *out)
 	out->lines_lost = py->lines_lost;
 	out->code_evicted = py->code_evicted;
 	out->procs_freed = py->procs_freed;
+	out->exes_put = py->exes_put;
+	out->exes_full = py->exes_full;
+	out->exec_agreed = py->exec_agreed;
+	out->exec_wrong = py->exec_wrong;
+	out->exec_adopted = py->exec_adopted;
 	out->bytes = py->bytes;
 	out->share = py->share;
 	out->held = py->held;

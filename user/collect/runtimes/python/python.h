@@ -15,7 +15,11 @@
  * named in a profile last) of the process holding the most, so that a
  * process making fresh code objects evicts its own (counted: code_evicted).
  * A version without a layout is reported once per version and process on
- * stderr.
+ * stderr. An executable holding the interpreter itself (not a libpython),
+ * once probed in one process, goes into py_exes with its addresses made
+ * the file's (bpf/pyexec.h): BPF then puts the py_procs entry of the
+ * file's next processes at their exec; the probe of each checks it (a
+ * wrong one is replaced and its template taken back).
  */
 #ifndef STACKTREE_PYTHON_DAEMON_H
 #define STACKTREE_PYTHON_DAEMON_H
@@ -47,6 +51,12 @@ void st_python__budget(struct st_python *py, struct st_budget *b);
 /* Look for CPython in pid (maps just read): push or update its py_procs
  * entry. Cheap when nothing changed. */
 void st_python__probe(struct st_python *py, __u32 pid);
+
+/* The launched command's executable, resolved (before it is run): when
+ * it is a CPython executable (st_py_elf__candidate(), then an ELF read),
+ * its template goes into py_exes, so that the command is walked from its
+ * exec. */
+void st_python__launching(struct st_python *py, const char *path);
 
 /* The main thread of pid exited (image NULL), or pid exec'd into *image:
  * its py_procs entry goes; the next probe of pid pushes one again, even one
@@ -86,6 +96,11 @@ struct st_python_stats {
 	__u64 lines_lost;	/* read without their location table */
 	__u64 code_evicted;	/* codes evicted (least recently used) for room */
 	__u64 procs_freed;	/* processes' codes freed after they exited */
+	__u64 exes_put;		/* executables registered in py_exes (walked from their exec) */
+	__u64 exes_full;	/* ... left out: py_exes full */
+	__u64 exec_agreed;	/* entries BPF put at an exec the probe found right */
+	__u64 exec_wrong;	/* ... found wrong (replaced, the file's template taken back) */
+	__u64 exec_adopted;	/* processes followed from BPF's entry before their probe */
 	size_t held, bytes, share;	/* codes and bytes held now, and bytes at most */
 };
 int st_python__stats(const struct st_python *py, struct st_python_stats *out);
