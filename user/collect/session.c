@@ -108,10 +108,11 @@ struct st_session {
 	int ncpus;
 	int *perf_fds;
 	struct bpf_link **links;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;		/* the events ring */
+	struct ring_buffer *rb_rt;	/* st_session__add_ring()'s, or NULL */
 	int wake_fds[ST_SESSION_WAKE_FDS];	/* also end the poll's wait */
 	int nwake;
-	int epfd;			/* rb's epoll fd and the wake fds, or -1 */
+	int epfd;			/* rb's and rb_rt's epoll fds and the wake fds, or -1 */
 	st_event_fn ev_fn;
 	void *ev_ctx;
 	double events_until;	/* a read's budget for events ends (ms; 0: not begun) */
@@ -121,7 +122,7 @@ struct st_session {
 	__u64 *slots;		/* mmaped `node_slots` array */
 	size_t nslots;		/* slots per generation */
 	int stats_fd;			/* bpf_enable_stats() */
-	struct {			/* st_session__add_ring(), added to rb at attach */
+	struct {			/* st_session__add_ring(), into rb_rt at attach */
 		int fd;
 		st_ring_fn fn;
 		void *ctx;
@@ -1165,6 +1166,7 @@ void st_session__free(struct st_session *s)
 	free(s->links);
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->rb_rt);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->recs)
@@ -1246,29 +1248,30 @@ int st_session__attach(struct st_session *s)
 	struct epoll_event ev = { .events = EPOLLIN };
 	int err, attached = 0;
 
-	/* the events ring last: a read it cuts short (on_ringbuf()) has read
-	 * the others whole */
-	if (s->nrings)
-		s->rb = ring_buffer__new(s->rings[0].fd, s->rings[0].fn, s->rings[0].ctx, NULL);
-	for (unsigned i = 1; s->rb && i < s->nrings; i++)
-		if (ring_buffer__add(s->rb, s->rings[i].fd, s->rings[i].fn, s->rings[i].ctx)) {
-			ring_buffer__free(s->rb);
-			s->rb = NULL;
-		}
-	if (!s->nrings)
-		s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
-	else if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.events), on_ringbuf, s)) {
+	/* the events ring, and the runtimes' rings in a ring_buffer of their
+	 * own, read after it and whole even when on_ringbuf() cut its read
+	 * short (a process's events before its code objects' reports) */
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
+	if (s->rb && s->nrings &&
+	    !(s->rb_rt = ring_buffer__new(s->rings[0].fd, s->rings[0].fn, s->rings[0].ctx, NULL))) {
 		ring_buffer__free(s->rb);
 		s->rb = NULL;
 	}
+	for (unsigned i = 1; s->rb && i < s->nrings; i++)
+		if (ring_buffer__add(s->rb_rt, s->rings[i].fd, s->rings[i].fn, s->rings[i].ctx)) {
+			ring_buffer__free(s->rb);
+			s->rb = NULL;
+		}
 	s->perf_fds = malloc(s->ncpus * sizeof(*s->perf_fds));
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	/* the `deferred` ring has its own reader (st_session__deferred_fd()),
 	 * which says through a wake fd that samples came, and a launched
 	 * command's end is another: the poll waits on them all */
-	if (s->rb && s->nwake &&
+	if (s->rb && (s->nwake || s->rb_rt) &&
 	    ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))) {
+	     epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
+	     (s->rb_rt &&
+	      epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb_rt), &ev)))) {
 		err = -errno;
 		fprintf(stderr, "stacktreed: cannot set up the event poll: %s\n", strerror(-err));
 		return err;
@@ -1389,7 +1392,13 @@ int st_session__poll(struct st_session *s, int timeout_ms, st_event_fn fn, void 
 		epoll_wait(s->epfd, ev, 1 + ST_SESSION_WAKE_FDS, timeout_ms);
 	}
 	n = ring_buffer__consume(s->rb);
-	return n == -EINTR || n == -EAGAIN ? 0 : n;
+	n = n == -EINTR || n == -EAGAIN ? 0 : n;
+	if (n >= 0 && s->rb_rt) {
+		int m = ring_buffer__consume(s->rb_rt);
+
+		n = m == -EINTR ? n : m < 0 ? m : n + m;
+	}
+	return n;
 }
 
 int st_session__wake_on(struct st_session *s, int fd)
