@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/quiet_thread.h"
+
 /* The consumer sleeps at most this long between reads of the ring while
  * none come (BPF wakes it when an eighth of the ring waits, the main
  * thread for a request); ST_DEFER_READ_MS (bpf/stacktree.h) while they do. */
@@ -335,7 +337,6 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t ring_max, size_t max
 	struct st_defer_ring *r = calloc(1, sizeof(*r));
 	struct epoll_event ev = { .events = EPOLLIN };
 	pthread_condattr_t ca;
-	sigset_t all, old;
 	size_t start, first;
 	const char *test_start;
 	__u32 zero;
@@ -380,10 +381,7 @@ struct st_defer_ring *st_defer_ring__new(int map_fd, size_t ring_max, size_t max
 	}
 	/* the daemon's signals stay with its main thread (its loop's poll is
 	 * what they interrupt): the consumer is born with them all blocked */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&r->thread, NULL, consume, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = st_quiet_thread_start(&r->thread, consume, r);
 	if (err)
 		goto cleanup;
 	r->running = true;

@@ -11,6 +11,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "common/quiet_thread.h"
+
 /* The reader waits at most this long between reads while no record comes
  * (BPF wakes it when one does; the owner when it stops) */
 #define WAIT_MS 1000
@@ -55,7 +57,6 @@ struct st_jevents *st_jevents__new(int ring_fd, pthread_mutex_t *mu, st_jevent_f
 {
 	struct st_jevents *r = calloc(1, sizeof(*r));
 	struct epoll_event ev = { .events = EPOLLIN };
-	sigset_t all, old;
 	int err = -ENOMEM;
 
 	if (!r)
@@ -75,10 +76,7 @@ struct st_jevents *st_jevents__new(int ring_fd, pthread_mutex_t *mu, st_jevent_f
 		err = -errno;
 		goto cleanup;
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&r->thread, NULL, reader, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = st_quiet_thread_start(&r->thread, reader, r);
 	if (err)
 		goto cleanup;
 	r->running = true;
