@@ -95,7 +95,14 @@ def test_stripped_go_program():
         plain, stripped = build(tmp)
         outs = {}
         for what, prog in (("unstripped", plain), ("stripped", stripped)):
-            out, _, _ = run_profiled(["-F", "499", "--", prog, "3"])
+            # the full program in before the launch (as test_core's spare
+            # test): with the machine busy, or under ASan, its verification
+            # outlasted the 3 s run, every sample was unwound late, and a
+            # goroutine's late walk stops at a read fault in 12-18% of them
+            # (the stack copy ends with sp's mapping, which Go's heap splits:
+            # an open defect, the session note of 2026-11-29)
+            out, _, _ = run_profiled(["-F", "499", "--", prog, "3"],
+                                     env_extra={"STACKTREED_TEST_LATE": "launch"})
             outs[what] = load(out)
             shutil.rmtree(out, ignore_errors=True)
         check_go_profile(outs["stripped"], "gospin-s", "launched")
