@@ -117,6 +117,8 @@ struct run {
 	__u64 dropped_total, drops;	/* since the start: samples, times */
 	bool dropped_said;		/* told since the last snapshot written */
 	bool reopen;			/* service: a snapshot failed, open -o again */
+	unsigned fail_streak;		/* snapshots failed since the last written */
+	double fail_since, fail_said;	/* the streak's first failure; its last line */
 	int merge_err;
 	struct st_report_opts ro;
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
@@ -432,7 +434,8 @@ static int reopen_out(struct run *r)
 		return 0;
 	st_outdir__free(r->out);
 	r->out = NULL;
-	if ((err = st_outdir__open_mode(r->o->output, r->o->output_mode, &r->out)))
+	/* quiet: the failure that set reopen said why; snapshot() tells the rest */
+	if ((err = st_outdir__retry(r->o->output, r->o->output_mode, &r->out)))
 		return err;
 	st_outdir__set_abort(r->out, &signal_flags, SIG_ABORT);
 	r->reopen = false;
@@ -482,6 +485,9 @@ static int write_reports(struct run *r, const struct st_profile *const *ps,
 	}
 	return 0;
 }
+
+/* service: a failing -o (a full disk) said again at most this often */
+#define FAIL_SAY_S 600
 
 /* Service mode: source lookups (inline frames, lines) take at most this
  * long per snapshot, the rest waits for the next one; modules' DWARF is
@@ -590,6 +596,10 @@ written:
 		st_collector__reset(r->coll);
 		st_python__reset(r->py);	/* the codes of processes gone */
 		st_java__reset(r->java);	/* ... and methods */
+		if (r->fail_streak)
+			fprintf(stderr, "stacktreed: snapshots written again in %s, after %u failed "
+				"over %.0f s\n", o->output, r->fail_streak, t - r->fail_since);
+		r->fail_streak = 0;
 		r->interval_start = t;
 		r->pending = false;
 		r->dropped_said = false;
@@ -607,8 +617,18 @@ written:
 		r->reopen = true;
 		r->pending = true;
 		r->snapshots_failed++;
-		fprintf(stderr, "stacktreed: snapshot not written; its samples go into the next "
-			"one, in %g s\n", o->interval);
+		if (!r->fail_streak++) {
+			r->fail_since = r->fail_said = t;
+			fprintf(stderr, "stacktreed: snapshot not written; its samples go into the "
+				"next one, in %g s (tried every interval, said again every %d "
+				"minutes while it fails)\n", o->interval, FAIL_SAY_S / 60);
+		} else if (t - r->fail_said >= FAIL_SAY_S) {
+			r->fail_said = t;
+			fprintf(stderr, "stacktreed: still no snapshot written in %s (%s): %u failed "
+				"over %.0f s; the samples wait, up to a quarter of the memory budget "
+				"(then dropped, counted)\n", o->output, strerror(-err),
+				r->fail_streak, t - r->fail_since);
+		}
 		err = 0;
 	}
 cleanup:

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,7 +317,20 @@ int st_outdir__open(const char *path, struct st_outdir **out)
 	return st_outdir__open_mode(path, 0, out);
 }
 
-int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
+/* The failure's one line, on log (st_outdir__retry: NULL, none). */
+__attribute__((format(printf, 2, 3)))
+static void say(FILE *log, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log)
+		return;
+	va_start(ap, fmt);
+	vfprintf(log, fmt, ap);
+	va_end(ap);
+}
+
+static int open_mode(const char *path, mode_t mode, FILE *log, struct st_outdir **out)
 {
 	char *p = strdup(path), why[256];
 	bool made = false;
@@ -332,7 +346,7 @@ int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
 	*out = NULL;
 	if (!p || !*p) {
 		err = p ? -EINVAL : -ENOMEM;
-		fprintf(stderr, "%s: cannot use output directory '%s': %s\n", prog(), path,
+		say(log, "%s: cannot use output directory '%s': %s\n", prog(), path,
 			strerror(-err));
 		goto cleanup;
 	}
@@ -344,7 +358,7 @@ int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
 	else if (!err && errno != EEXIST)
 		err = -errno;
 	if (err) {
-		fprintf(stderr, "%s: cannot create output directory %s: %s (give another -o)\n",
+		say(log, "%s: cannot create output directory %s: %s (give another -o)\n",
 			prog(), p, strerror(-err));
 		goto cleanup;
 	}
@@ -352,32 +366,32 @@ int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
 	if (fd < 0) {
 		err = -errno;
 		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && (err = -ELOOP))
-			fprintf(stderr, "%s: output directory %s is a symbolic link: refused, a link "
+			say(log, "%s: output directory %s is a symbolic link: refused, a link "
 				"can be switched under us (give the directory it points to with -o)\n",
 				prog(), p);
 		else if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode))
-			fprintf(stderr, "%s: output directory %s is not a directory (remove it or "
+			say(log, "%s: output directory %s is not a directory (remove it or "
 				"give another -o)\n", prog(), p);
 		else
-			fprintf(stderr, "%s: cannot open output directory %s: %s\n", prog(), p,
+			say(log, "%s: cannot open output directory %s: %s\n", prog(), p,
 				strerror(-err));
 		goto cleanup;
 	}
 	if (fstat(fd, &st)) {
 		err = -errno;
-		fprintf(stderr, "%s: cannot stat output directory %s: %s\n", prog(), p,
+		say(log, "%s: cannot stat output directory %s: %s\n", prog(), p,
 			strerror(-err));
 		goto cleanup;
 	}
 	if ((err = st_outdir__trusted(geteuid(), sudo_uid(), &st, why, sizeof(why)))) {
-		fprintf(stderr, "%s: refusing output directory %s: %s (running as root: give "
+		say(log, "%s: refusing output directory %s: %s (running as root: give "
 			"another -o, a new directory is created with mode %04o)\n", prog(), p, why,
 			(unsigned)dir_mode(mode));
 		goto cleanup;
 	}
 	*out = outdir_new(fd, p, NULL, mode);
 	if (*out && made && (err = settle(*out, fd, dir_mode(mode)))) {
-		fprintf(stderr, "%s: cannot set the mode or owner of output directory %s: %s\n",
+		say(log, "%s: cannot set the mode or owner of output directory %s: %s\n",
 			prog(), p, strerror(-err));
 		st_outdir__free(*out);
 		*out = NULL;
@@ -386,13 +400,13 @@ int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
 	}
 	if (!*out) {
 		err = -ENOMEM;
-		fprintf(stderr, "%s: out of memory\n", prog());
+		say(log, "%s: out of memory\n", prog());
 		goto cleanup;
 	}
 	fd = -1;
 	(void)st_outdir__sweep(*out);	/* before the probe: they may be what fills it */
 	if ((err = probe(*out))) {
-		fprintf(stderr, "%s: cannot write in output directory %s: %s (give a writable -o)\n",
+		say(log, "%s: cannot write in output directory %s: %s (give a writable -o)\n",
 			prog(), p, strerror(-err));
 		st_outdir__free(*out);
 		*out = NULL;
@@ -402,6 +416,16 @@ cleanup:
 		close(fd);
 	free(p);
 	return err;
+}
+
+int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out)
+{
+	return open_mode(path, mode, stderr, out);
+}
+
+int st_outdir__retry(const char *path, mode_t mode, struct st_outdir **out)
+{
+	return open_mode(path, mode, NULL, out);
 }
 
 void st_outdir__free(struct st_outdir *d)

@@ -43,6 +43,9 @@ int st_outdir__open(const char *path, struct st_outdir **out);
 /* The same with files of mode `mode` (0: ST_OUTDIR_MODE), e.g. 0644 to
  * share the reports (--output-mode). */
 int st_outdir__open_mode(const char *path, mode_t mode, struct st_outdir **out);
+/* The same, saying nothing: a service trying again, every interval, a
+ * directory that failed (a full disk) tells its user itself, once. */
+int st_outdir__retry(const char *path, mode_t mode, struct st_outdir **out);
 void st_outdir__free(struct st_outdir *d);
 const char *st_outdir__path(const struct st_outdir *d);
 
