@@ -16,8 +16,10 @@ then slower, which is the case this is for."""
 import os
 import subprocess
 import tempfile
+import time
 
-from stcheck import Daemon, busy_cpus, check, function_cum, load, nodes, workload
+from stcheck import (Daemon, Skip, busy_cpus, check, function_cum, load, metric, nodes,
+                     workload)
 
 RUNS = 20
 SPIN = "0.03"
@@ -74,3 +76,113 @@ def test_processes_gone_before_their_maps_are_read():
     check(total0 >= RUNS * 5, "only %d samples without kept mappings" % total0)
     check(unknown0 >= 0.5, "without kept mappings only %.1f%% [unknown]: the test does not "
           "tell the two apart" % (100 * unknown0))
+
+
+# Process churn under -a beside perf (issue 35 item 3): real programs, ~300
+# new processes a second, both CPUs busy, stacktreed -a and perf record -a
+# -g at 999 Hz over the same run. The share of the churn's samples with an
+# [unknown] native frame in each (perf: a user frame whose module is
+# [unknown]). bench/churn.py runs it longer and prints where stacktreed's
+# [unknown] samples are.
+CHURN_RATE = 300
+CHURN_SECONDS = 8
+
+
+def churn_commands():
+    """The mix of programs started in turn: ls, perl, Python 3.11 (its
+    binary, not pyenv's shell shim), sh and a C workload."""
+    py = subprocess.run(["python3.11", "-c", "import sys; print(sys.executable)"],
+                        capture_output=True, text=True)
+    if py.returncode != 0 or not py.stdout.strip():
+        raise Skip("python3.11 is not installed: the churn's mix needs it")
+    return ["/bin/ls /", "/usr/bin/perl -e 1", py.stdout.strip() + " -c pass",
+            "/bin/sh -c true", workload("shortlived") + " 0.002"]
+
+
+def unknown_frame(n):
+    return (n.get("kind") not in ("root", "special", "thread") and
+            n.get("runtime", "native") == "native" and
+            n.get("module") in (None, "[unknown]"))
+
+
+def stacktreed_unknown(prof, pids):
+    """(samples of the processes pids, those with an [unknown] frame,
+    {(comm, where): samples}: where the outermost [unknown] frame is (the
+    module of the frame above it; "leaf" when it is the sample's leaf))."""
+    total = unknown = 0
+    where = {}
+    for t in prof["threads"]:
+        if t["pid"] not in pids:
+            continue
+        total += t["samples"]
+        stack = [(t["root"], None, None)]
+        while stack:
+            n, hit, parent_mod = stack.pop()
+            if hit is None and unknown_frame(n):
+                hit = "under %s" % (parent_mod or "nothing") if n["children"] or \
+                    n["base"] == 0 else "leaf under %s" % (parent_mod or "nothing")
+            if n["base"] and hit:
+                unknown += n["base"]
+                key = (t["comm"], hit)
+                where[key] = where.get(key, 0) + n["base"]
+            for c in n["children"]:
+                stack.append((c, hit, n.get("module") or parent_mod))
+    return total, unknown, where
+
+
+def perf_unknown(data, pids):
+    """(samples of the processes pids, those with a user frame in module
+    [unknown], {comm: such samples}) in perf.data."""
+    p = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,ip,sym,dso",
+                        "--no-inline"], capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, "perf script: " + p.stderr[-500:])
+    total = unknown = 0
+    by = {}
+    for block in p.stdout.split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        if not lines:
+            continue
+        head = lines[0].split()
+        if len(head) < 2 or "/" not in head[1] or int(head[1].split("/")[0]) not in pids:
+            continue
+        total += 1
+        for line in lines[1:]:
+            parts = line.split(None, 1)
+            if len(parts) == 2 and not parts[0].startswith("ffffffff") and \
+                    parts[1].rstrip().endswith("([unknown])"):
+                unknown += 1
+                by[head[0]] = by.get(head[0], 0) + 1
+                break
+    return total, unknown, by
+
+
+def churn_beside_perf(seconds=CHURN_SECONDS, rate=CHURN_RATE, env_extra=None, args=()):
+    """One run: returns (stacktreed's profile, its stderr, perf.data's
+    path, the set of the churn's pids: its own and its children's)."""
+    out = tempfile.mkdtemp(prefix="st-it-")
+    data = os.path.join(out, "perf.data")
+    pids_path = os.path.join(out, "pids")
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    cmds = churn_commands()
+    with busy_cpus():
+        d = Daemon(["-a", "-F", "999", "-o", os.path.join(out, "st")] + list(args), env=env)
+        t0 = time.time()
+        try:
+            # (no build-ids: perf's look at every file of the machine's
+            # processes after the run takes minutes on a busy machine)
+            perf = subprocess.run(["perf", "record", "-a", "-g", "-F", "999", "-q", "-B", "-N",
+                                   "-o", data, "--", workload("churn"), str(rate), str(seconds)]
+                                  + cmds, capture_output=True, text=True,
+                                  timeout=seconds * 10 + 60, env=dict(os.environ,
+                                                                      CHURN_PIDS=pids_path))
+        finally:
+            t1 = time.time()
+            rc, err = d.stop(timeout=300)
+            metric("churn_stop_s", time.time() - t1)
+            metric("churn_run_s", t1 - t0)
+    check(perf.returncode == 0, "perf record: " + perf.stderr[-500:])
+    check(rc == 0, "stacktreed exited %d: %s" % (rc, err[-2000:]))
+    with open(pids_path) as f:
+        pids = {int(l) for l in f if l.strip()}
+    return load(os.path.join(out, "st", "profile.json")), err, data, pids
