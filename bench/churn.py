@@ -19,7 +19,7 @@ rate = float(sys.argv[2]) if len(sys.argv) > 2 else ts.CHURN_RATE
 args = sys.argv[3:]	# stacktreed's further options
 os.environ.setdefault("ST_METRICS", "/dev/stderr")	# the run's and the stop's times
 t0 = time.time()
-prof, err, data, pids = ts.churn_beside_perf(seconds, rate, args=args)
+[(prof, err)], data, pids = ts.churn_beside_perf(seconds, rate, daemons=(args,))
 t1 = time.time()
 total, unknown, where = ts.stacktreed_unknown(prof, pids)
 ptotal, punknown, pby = ts.perf_unknown(data, pids)
