@@ -36,11 +36,18 @@ for t in prof["threads"]:
         comms[t["comm"]] = comms.get(t["comm"], 0) + t["samples"]
 print("stacktreed per comm:", comms)
 print("perf's [unknown] by comm:", pby)
+cut = {}
+for t in prof["threads"]:
+    if t["pid"] in pids:
+        for c in t["root"]["children"]:
+            if c["function"] == "[truncated]":
+                cut[t["comm"]] = cut.get(t["comm"], 0) + c["cum"]
+print("stacktreed's stacks cut short ([truncated]) by comm:", cut)
 print("stacktreed's [unknown] samples, where (comm, the frame's place):")
 for (comm, w), n in sorted(where.items(), key=lambda kv: -kv[1]):
     print("  %6d  %-12s %s" % (n, comm, w))
 print("daemon's summary:")
 for line in err.splitlines():
     if any(k in line for k in ("kept", "mapping", "deferred", "lost", "unknown", "exec",
-                               "placed", "gone")):
+                               "placed", "gone", "left out", "tables")):
         print("  " + line.strip())

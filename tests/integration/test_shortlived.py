@@ -13,12 +13,14 @@ short_inner, the rest in ld.so's start-up); with the kept mappings also
 turned off (STACKTREED_TEST_NO_EXEC_MAPS) most are [unknown], so the test
 tells the two apart. Both with the machine's CPUs busy: the daemon is
 then slower, which is the case this is for."""
+import concurrent.futures
 import os
+import signal
 import subprocess
 import tempfile
 import time
 
-from stcheck import (Daemon, Skip, busy_cpus, check, function_cum, load, metric, nodes,
+from stcheck import (Daemon, Failure, Skip, busy_cpus, check, function_cum, load, metric, nodes,
                      workload)
 
 RUNS = 20
@@ -167,11 +169,21 @@ def churn_beside_perf(seconds=CHURN_SECONDS, rate=CHURN_RATE, daemons=((),)):
     cmds = churn_commands()
     started = []
     results = []
+    failed = None
     with busy_cpus():
         try:
-            for i, args in enumerate(daemons):
-                started.append(Daemon(["-a", "-F", "999", "-o", os.path.join(out, "st%d" % i)]
-                                      + list(args)))
+            # started side by side: loading takes tens of seconds on a busy machine
+            with concurrent.futures.ThreadPoolExecutor(len(daemons)) as pool:
+                futs = [pool.submit(Daemon, ["-a", "-F", "999", "-o",
+                                             os.path.join(out, "st%d" % i)] + list(args))
+                        for i, args in enumerate(daemons)]
+                for f in futs:
+                    try:
+                        started.append(f.result())
+                    except Failure as e:
+                        failed = failed or e
+            if failed:
+                raise failed
             t0 = time.time()
             # (no build-ids: perf's look at every file of the machine's
             # processes after the run takes minutes on a busy machine)
@@ -183,8 +195,10 @@ def churn_beside_perf(seconds=CHURN_SECONDS, rate=CHURN_RATE, daemons=((),)):
             metric("churn_run_s", time.time() - t0)
         finally:
             t1 = time.time()
+            for d in started:	# (they write their profiles at once)
+                d.p.send_signal(signal.SIGINT)
             for d in started:
-                results.append(d.stop(timeout=300))
+                results.append(d.stop(sig=None, timeout=300))
             metric("churn_stop_s", time.time() - t1)
     check(perf.returncode == 0, "perf record: " + perf.stderr[-500:])
     profs = []
@@ -217,10 +231,14 @@ def test_process_churn_beside_perf():
     runs, data, pids = churn_beside_perf(daemons=((), ("--unwind-defer-mb=0",)))
     ptotal, punknown, _ = perf_unknown(data, pids)
     pshare = punknown / max(ptotal, 1)
-    for (prof, err), what in zip(runs, ("default", "--unwind-defer-mb=0")):
+    got = []
+    for (prof, _), what in zip(runs, ("default", "--unwind-defer-mb=0")):
         total, unknown, where = stacktreed_unknown(prof, pids)
         share = unknown / max(total, 1)
         metric("churn_unknown_pct " + what, 100 * share)
+        got.append((what, total, share, where))
+    metric("churn_perf_unknown_pct", 100 * pshare)
+    for what, total, share, where in got:
         check(total >= MIN_CHURN_SAMPLES, "%s: only %d samples of the churn's %d processes"
               % (what, total, len(pids)))
         check(share <= MAX_CHURN_UNKNOWN and share <= pshare,
