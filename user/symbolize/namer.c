@@ -370,16 +370,16 @@ static struct st_node *convert_one(struct symctx *x, struct st_node *dst, const 
 }
 
 /* Whether raw node s is a return address no walk can have found: the
- * outermost frame of a stack (under the root or [truncated]) in no mapping
+ * outermost frame of a stack (its named parent up is the root or
+ * [truncated]: a walk's garbage can be several frames deep) in no mapping
  * of a process whose mappings are known, nor in code a perf map or a
  * runtime names. Such a value is what a frame-pointer walk reads through
  * code that keeps no frame pointer (a new process's samples when the
  * deferred ring is full: bpf/defer.bpf.h), and was shown as [unknown]
  * (16.4% of a process churn's samples, issue 35): it is left out, its
  * callees moved up, and counted; the stack stays marked cut. */
-static bool invented(struct symctx *x, const struct st_node *s)
+static bool invented(struct symctx *x, const struct st_node *s, const struct st_node *up)
 {
-	const struct st_node *up = s->parent;
 	struct st_frame f;
 
 	if (s->f.kind != ST_FRAME_CALLSITE || s->f.runtime != ST_RUNTIME_NATIVE ||
@@ -444,7 +444,7 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 				break;
 			s = s->next_sibling;
 		}
-		if (invented(x, s)) {	/* its callees go where it would have */
+		if (invented(x, s, at[k - 1])) {	/* its callees go where it would have */
 			d = at[k - 1];
 			d->base += s->base;
 			d->calls += s->calls;
