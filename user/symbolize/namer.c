@@ -448,7 +448,8 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 			d = at[k - 1];
 			d->base += s->base;
 			d->calls += s->calls;
-			x->invented += subtree_base(s);
+			if (!s->parent->parent || s->parent->f.kind == ST_FRAME_SPECIAL)
+				x->invented += subtree_base(s);	/* (once per chain) */
 		} else if (!(d = convert_one(x, at[k - 1], s, s->parent))) {
 			break;
 		}
