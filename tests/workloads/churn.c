@@ -7,7 +7,9 @@
  * programs: issue 35 item 3); their output goes to /dev/null. Prints the
  * number started; with CHURN_PIDS set, writes its own pid and those of
  * every process it started there, one a line (a profile's churn told
- * from the rest of the machine's). */
+ * from the rest of the machine's). CHURN_SPAWNERS (default 1) processes
+ * share the rate: a spawn waits for its child's exec, which on a busy
+ * machine takes milliseconds (one spawner made 10-50 a second). */
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -48,14 +50,18 @@ int main(int argc, char **argv)
 	posix_spawn_file_actions_t fa;
 	double t0 = now(), next = t0;
 	unsigned long started = 0, turn = 0;
-	const char *pids_path = getenv("CHURN_PIDS");
-	FILE *pids = pids_path ? fopen(pids_path, "w") : NULL;
+	const char *pids_path = getenv("CHURN_PIDS"), *sp = getenv("CHURN_SPAWNERS");
+	FILE *pids = pids_path ? fopen(pids_path, "a") : NULL;
+	int nspawn = sp ? atoi(sp) : 1, child = 0, fds[2];
 	pid_t pid;
 
-	if (rate <= 0 || secs <= 0 || !cmds || (pids_path && !pids))
+	if (rate <= 0 || secs <= 0 || !cmds || (pids_path && !pids) || nspawn < 1 ||
+	    nspawn > 64)
 		return 2;
-	if (pids)
+	if (pids) {
+		setvbuf(pids, NULL, _IOLBF, 0);	/* whole lines, appended (O_APPEND) */
 		fprintf(pids, "%d\n", (int)getpid());
+	}
 	for (int i = 0; i < ncmd; i++) {
 		if (argc > 3)
 			split(argv[3 + i], cmds[i]);
@@ -64,8 +70,23 @@ int main(int argc, char **argv)
 		if (!cmds[i][0])
 			return 2;
 	}
+	/* the spawners: this process and nspawn - 1 children, each at
+	 * rate / nspawn, their starts summed through a pipe */
+	rate /= nspawn;
+	if (pipe(fds))
+		return 1;
+	for (int i = 1; i < nspawn; i++) {
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			child = 1;
+			break;
+		}
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	turn = (unsigned long)getpid();	/* spawners start at different commands */
 	while (now() - t0 < secs) {
 		char **args = cmds[turn++ % (unsigned long)ncmd];
 
@@ -80,12 +101,20 @@ int main(int argc, char **argv)
 		if (next > now())
 			usleep((useconds_t)((next - now()) * 1e6));
 	}
-	while (wait(NULL) > 0)
+	while (wait(NULL) > 0)	/* (the other spawners too) */
 		;
 	posix_spawn_file_actions_destroy(&fa);
 	if (pids && fclose(pids))
 		return 1;
 	free(cmds);
+	if (child) {
+		if (write(fds[1], &started, sizeof(started)) != sizeof(started))
+			return 1;
+		return 0;
+	}
+	close(fds[1]);
+	for (unsigned long n; read(fds[0], &n, sizeof(n)) == sizeof(n);)
+		started += n;
 	printf("%lu\n", started);
 	return 0;
 }
