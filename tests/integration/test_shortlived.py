@@ -238,9 +238,10 @@ def test_process_churn_beside_perf():
     (--unwind-defer-mb=0: a new process's samples are walked by frame
     pointers, as every sample is when the deferred ring is full under
     load), where the frames such walks invent were [unknown]. Measured
-    under load (load average 15-46, 3 runs of each, side by side): the old
-    code 1.03-3.98% (default) and 2.15-4.38% (the ring off), perf
-    52.9-55.0%; now 0-0.06% both. The default daemon's bound alone would
+    under load (load average 8-46; the old code 4 runs, this 6): the old
+    code 1.03-3.98% (default) and 2.03-4.38% (the ring off), perf
+    46.8-55.0%; now 0-0.06% both. 90-245 s a run here, most of it the
+    daemons' loading and their profiles of the whole busy machine. The default daemon's bound alone would
     pass the old code on a quiet machine, where its ring is not full: the
     second daemon's fails it there too."""
     runs, data, pids = churn_beside_perf(daemons=((), ("--unwind-defer-mb=0",)))
