@@ -14,6 +14,13 @@ int st_build__add_module(void *p, const char *name, const char *path, const char
 	return st_profile__add_module(p, name, path, build_id);
 }
 
+int st_build__note_invented(struct st_profile *p, __u64 n)
+{
+	return n ? st_profile__add_note_id(p, "invented_outermost",
+					   "outermost frames in no mapping, left out (a frame-pointer "
+					   "walk through code without frame pointers)", n) : 0;
+}
+
 int st_build__finish(struct st_profile *p)
 {
 	st_profile__finalize(p);
@@ -29,6 +36,7 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 	struct st_short_counts cut = { 0, 0 };
 	struct st_raw_thread t;
 	size_t pos = 0;
+	__u64 invented = 0;
 
 	if (!p)
 		return NULL;
@@ -40,10 +48,11 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 			continue;
 		pt = st_profile__add_thread(p, t.pid, t.tid, t.comm);
 		if (!pt || st_thread__set_cgroup(pt, t.cgroup) ||
-		    st_namer__tree(n, &t, pt->tree, p->strs, st_build__add_module, p))
+		    st_namer__tree(n, &t, pt->tree, p->strs, st_build__add_module, p,
+				   &invented))
 			goto cleanup;
 	}
-	if (st_build__finish(p) || st_roots__mark_short(p, &cut) ||
+	if (st_build__note_invented(p, invented) || st_build__finish(p) || st_roots__mark_short(p, &cut) ||
 	    (cut.named && st_profile__add_note_id(p, "short_of_entry",
 			"stacks ending short of a thread entry (at a named frame)", cut.named)) ||
 	    (cut.unnamed && st_profile__add_note_id(p, "short_unnamed",

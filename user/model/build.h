@@ -25,6 +25,10 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
  * (JSON "modules", pprof mappings with their build ids). */
 int st_build__add_module(void *p, const char *name, const char *path, const char *build_id);
 
+/* Count n outermost frames the namer left out (st_namer__tree()'s
+ * *invented) in p's notes. 0 or -ENOMEM. */
+int st_build__note_invented(struct st_profile *p, __u64 n);
+
 /* Finish a profile whose trees were named: finalize, count its samples and
  * its unresolved frames. 0 or -ENOMEM. */
 int st_build__finish(struct st_profile *p);

@@ -158,6 +158,7 @@ static int fold_thread(struct st_window *w, const struct st_raw_thread *t)
 	struct st_tree *all = st_tree__new(), *grown = NULL;
 	struct st_raw_thread rt = *t;
 	struct st_thread *pt;
+	__u64 invented = 0;
 	int err = -ENOMEM;
 
 	if (!all)
@@ -185,7 +186,10 @@ static int fold_thread(struct st_window *w, const struct st_raw_thread *t)
 		    st_thread__set_cgroup(pt, t->cgroup)))
 		goto cleanup;
 	rt.tree = grown;
-	err = st_namer__tree(w->names, &rt, pt->tree, w->p->strs, st_build__add_module, w->p);
+	err = st_namer__tree(w->names, &rt, pt->tree, w->p->strs, st_build__add_module, w->p,
+			     &invented);
+	if (!err)
+		err = st_build__note_invented(w->p, invented);
 cleanup:
 	w->delta = NULL;
 	st_tree__free(all);

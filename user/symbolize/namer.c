@@ -69,6 +69,7 @@ struct symctx {
 	void *module_ctx;
 	struct st_tree *dst;
 	struct st_u64map *votes;	/* leaf node -> struct linevotes */
+	__u64 invented;			/* samples under an invented outermost frame */
 	int err;
 };
 
@@ -368,6 +369,52 @@ static struct st_node *convert_one(struct symctx *x, struct st_node *dst, const 
 	return d;
 }
 
+/* Whether raw node s is a return address no walk can have found: the
+ * outermost frame of a stack (its named parent up is the root or
+ * [truncated]: a walk's garbage can be several frames deep) in no mapping
+ * of a process whose mappings are known, nor in code a perf map or a
+ * runtime names. Such a value is what a frame-pointer walk reads through
+ * code that keeps no frame pointer (a new process's samples when the
+ * deferred ring is full: bpf/defer.bpf.h), and was shown as [unknown]
+ * (16.4% of a process churn's samples, issue 35): it is left out, its
+ * callees moved up, and counted; the stack stays marked cut. */
+static bool invented(struct symctx *x, const struct st_node *s, const struct st_node *up)
+{
+	struct st_frame f;
+
+	if (s->f.kind != ST_FRAME_CALLSITE || s->f.runtime != ST_RUNTIME_NATIVE ||
+	    !x->t->maps || !st_procmaps__count(x->t->maps) ||
+	    (up->parent && !(up->f.kind == ST_FRAME_SPECIAL && up->f.function &&
+			     !strcmp(up->f.function, ST_TRUNCATED_NAME) && !up->parent->parent)))
+		return false;
+	if (st_procmaps__find(x->t->maps, s->f.addr))
+		return false;
+	f = java_code(x, &s->f);
+	if (f.function)
+		return false;
+	return !symbolize_jit(x, &s->f).function;
+}
+
+/* The samples of s and the nodes under it (by the links: no recursion). */
+static __u64 subtree_base(const struct st_node *top)
+{
+	const struct st_node *s = top;
+	__u64 n = top->base;
+
+	while (1) {
+		if (s->first_child) {
+			s = s->first_child;
+		} else {
+			while (s != top && !s->next_sibling)
+				s = s->parent;
+			if (s == top)
+				return n;
+			s = s->next_sibling;
+		}
+		n += s->base;
+	}
+}
+
 /* The raw tree under src into dst, in pre-order by src's links, at[k]
  * the named node of the raw node k levels below src on the way: no
  * recursion, whatever the tree's depth. */
@@ -397,9 +444,15 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 				break;
 			s = s->next_sibling;
 		}
-		d = convert_one(x, at[k - 1], s, s->parent);
-		if (!d)
+		if (invented(x, s, at[k - 1])) {	/* its callees go where it would have */
+			d = at[k - 1];
+			d->base += s->base;
+			d->calls += s->calls;
+			if (!s->parent->parent || s->parent->f.kind == ST_FRAME_SPECIAL)
+				x->invented += subtree_base(s);	/* (once per chain) */
+		} else if (!(d = convert_one(x, at[k - 1], s, s->parent))) {
 			break;
+		}
 		if (ST_GROW(at, cap, k, 64)) {
 			x->err = -ENOMEM;
 			break;
@@ -410,7 +463,8 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 }
 
 int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, struct st_tree *dst,
-		   struct st_strtab *strs, st_module_fn module_fn, void *module_ctx)
+		   struct st_strtab *strs, st_module_fn module_fn, void *module_ctx,
+		   __u64 *invented)
 {
 	struct symctx x = {
 		.n = n, .t = t, .strs = strs, .module_fn = module_fn, .module_ctx = module_ctx,
@@ -421,5 +475,7 @@ int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, stru
 		return -ENOMEM;
 	convert(&x, st_tree__root(dst), st_tree__root(t->tree));
 	free_votes(x.votes);
+	if (invented)
+		*invented += x.invented;
 	return x.err;
 }

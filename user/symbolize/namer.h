@@ -11,6 +11,7 @@
 #define STACKTREE_NAMER_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 struct st_symbolizer;
 struct st_demangler;
@@ -49,8 +50,13 @@ void st_namer__java(struct st_namer *n, struct st_java *j);
 /* Add the named frames of raw thread t's tree under dst's root (counts
  * summed where names merge: a leaf's IPs in one function are one node).
  * Strings are interned in strs; every module a frame names is passed to
- * module_fn. 0, or -ENOMEM (dst then holds part of the tree). */
+ * module_fn. A stack's outermost return address in no mapping of a
+ * process whose mappings are known (a frame-pointer walk's read through
+ * code without frame pointers) is left out, and its samples added to
+ * *invented (when not NULL). 0, or -ENOMEM (dst then holds part of the
+ * tree). */
 int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, struct st_tree *dst,
-		   struct st_strtab *strs, st_module_fn module_fn, void *module_ctx);
+		   struct st_strtab *strs, st_module_fn module_fn, void *module_ctx,
+		   __u64 *invented);
 
 #endif
