@@ -234,6 +234,8 @@ static void place_exec_maps(struct st_collector *c, struct proc *p)
 		return;
 	}
 	n = em.n < ST_EXEC_MAPS ? em.n : ST_EXEC_MAPS;
+	if (n == ST_EXEC_MAPS)	/* the list may be cut: BPF counts the rest, not where */
+		st_procmaps__set_partial(p->maps);
 	for (__u32 i = 0; i < n; i++) {
 		struct st_maps_line l;
 		int r = st_procmaps__kept_line(src, &em.m[i], &fp, &l);

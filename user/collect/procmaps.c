@@ -33,6 +33,7 @@ struct st_procmaps {
 	size_t nmaps, maps_cap;
 	struct range *index;
 	size_t nindex;
+	bool partial;		/* some of the process's mappings may be missing */
 };
 
 struct st_procmaps *st_procmaps__new(int pid)
@@ -63,6 +64,17 @@ void st_procmaps__free(struct st_procmaps *pm)
 size_t st_procmaps__count(const struct st_procmaps *pm)
 {
 	return pm ? pm->nmaps : 0;
+}
+
+void st_procmaps__set_partial(struct st_procmaps *pm)
+{
+	if (pm)
+		pm->partial = true;
+}
+
+bool st_procmaps__complete(const struct st_procmaps *pm)
+{
+	return pm && pm->nmaps && !pm->partial;
 }
 
 size_t st_procmaps__memory(const struct st_procmaps *pm)

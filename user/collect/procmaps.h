@@ -112,6 +112,12 @@ int st_procmaps__parse_line(char *line, struct st_maps_line *out);
 int st_procmaps__load_bias(const char *file, const struct st_maps_line *m, __u64 *bias);
 
 size_t st_procmaps__count(const struct st_procmaps *pm);
+/* Mappings placed from a list that may have been cut (BPF keeps at most
+ * ST_EXEC_MAPS of a process's: user/collect/collector.c place_exec_maps()):
+ * an address in none of them may still be code. complete: some mappings,
+ * and none known to be missing. */
+void st_procmaps__set_partial(struct st_procmaps *pm);
+bool st_procmaps__complete(const struct st_procmaps *pm);
 
 /* Test hook (tests/integration/test_hardening.py makes the race of issue 23
  * deterministic): with env (STACKTREED_TEST_STOP_BEFORE_OPEN for the

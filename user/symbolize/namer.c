@@ -372,7 +372,8 @@ static struct st_node *convert_one(struct symctx *x, struct st_node *dst, const 
 /* Whether raw node s is a return address no walk can have found: the
  * outermost frame of a stack (its named parent up is the root or
  * [truncated]: a walk's garbage can be several frames deep) in no mapping
- * of a process whose mappings are known, nor in code a perf map or a
+ * of a process whose mappings are known (all of them: not a kept list BPF
+ * may have cut, st_procmaps__complete()), nor in code a perf map or a
  * runtime names. Such a value is what a frame-pointer walk reads through
  * code that keeps no frame pointer (a new process's samples when the
  * deferred ring is full: bpf/defer.bpf.h), and was shown as [unknown]
@@ -383,7 +384,7 @@ static bool invented(struct symctx *x, const struct st_node *s, const struct st_
 	struct st_frame f;
 
 	if (s->f.kind != ST_FRAME_CALLSITE || s->f.runtime != ST_RUNTIME_NATIVE ||
-	    !x->t->maps || !st_procmaps__count(x->t->maps) ||
+	    !st_procmaps__complete(x->t->maps) ||
 	    (up->parent && !(up->f.kind == ST_FRAME_SPECIAL && up->f.function &&
 			     !strcmp(up->f.function, ST_TRUNCATED_NAME) && !up->parent->parent)))
 		return false;
