@@ -11,8 +11,10 @@
 
 #include "user/collect/unwind/extents.h"
 
-#define SHARD_ROWS (1u << 20)	/* 8 MiB (libLLVM-14: 948,864 rows and a pc index of up
-				 * to 237,216 entries, a shard of its own) */
+#define SHARD_ROWS (1u << 20)	/* 8 MiB, the most a shard grows to (libLLVM-14: 948,864
+				 * rows and a pc index of up to 237,216 entries, a
+				 * shard of its own) */
+#define MIN_SHARD_ROWS (1u << 16)	/* 512 KiB, the first shard's size */
 #define QUARANTINE 2		/* ticks before a released extent or slot is reused */
 
 struct shard {
@@ -69,6 +71,17 @@ void st_ustore__free(struct st_ustore *s)
 	free(s);
 }
 
+size_t st_ustore__shard_rows(size_t held_rows, size_t n)
+{
+	size_t rows = held_rows;
+
+	if (rows < MIN_SHARD_ROWS)
+		rows = MIN_SHARD_ROWS;
+	if (rows > SHARD_ROWS)
+		rows = SHARD_ROWS;
+	return rows < n ? n : rows;
+}
+
 static size_t page_round(size_t bytes)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -80,14 +93,13 @@ static size_t page_round(size_t bytes)
 static int add_shard(struct st_ustore *s, size_t n, __u32 *slot)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t room = s->budget - s->bytes, rows = SHARD_ROWS, bytes;
+	size_t room = s->budget - s->bytes, rows, bytes;
 	struct shard sh = { 0 };
 	int fd = -1, err;
 
 	if (page_round(n * sizeof(*sh.rows)) > room)
 		return -ENOSPC;
-	if (rows < n)
-		rows = n;
+	rows = st_ustore__shard_rows(s->bytes / sizeof(*sh.rows), n);
 	if (page_round(rows * sizeof(*sh.rows)) > room)	/* the rest of the budget */
 		rows = room / sizeof(*sh.rows);
 	bytes = page_round(rows * sizeof(*sh.rows));
