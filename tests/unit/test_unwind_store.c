@@ -1,7 +1,9 @@
 /* test_unwind_store.c - the CFI rows' shards (user/collect/unwind/unwind_store.c)
  * on real BPF maps: an outer array of maps like `unwind_shards`, shards
  * created in it as rows come, sized by use (the first small, each next as
- * big as all held, up to 8 MiB; the sizing rule also without root), extents given out first-fit and reused only
+ * big as all held, up to 8 MiB; the sizing rule also without root), a
+ * module put in the fullest shard with room (so that the others may empty
+ * and go), extents given out first-fit and reused only
  * after the quarantine, a shard deleted from the kernel once empty (not
  * the last one left), the memory budget and the slots bounding both. The rows are
  * read back through the kernel (the inner map found by id from the outer
@@ -303,6 +305,44 @@ static void test_shards_double(void **state)
 	free(r);
 }
 
+/* A module goes to the fullest shard with room, not the first: shard 0
+ * at 47% (a freed range in it), shard 1 at 62%: 1 gets it. */
+static void test_fullest_shard_first(void **state)
+{
+	const size_t q = 30720;	/* rows */
+	struct st_unwind_row *r = malloc(2 * q * ROW);
+	struct st_uextent a1, a2, b, c;
+	struct st_ustore *s;
+
+	(void)state;
+	need_root();
+	assert_non_null(r);
+	rows_for(r, 2 * q, 0x40);
+	outer = make_outer(4);
+	s = st_ustore__new(outer, 4, 64 * MIB);
+	assert_non_null(s);
+	assert_int_equal(st_ustore__put(s, r, q, &a1), 0);
+	assert_int_equal(st_ustore__put(s, r, q, &a2), 0);
+	assert_int_equal(a2.slot, 0);
+	assert_int_equal(st_ustore__put(s, r, 40960, &b), 0);
+	assert_int_equal(b.slot, 1);
+	st_ustore__drop(s, &a1);
+	st_ustore__tick(s);
+	st_ustore__tick(s);
+	assert_int_equal(st_ustore__put(s, r, 10240, &c), 0);
+	assert_int_equal(c.slot, 1);
+	assert_int_equal(c.first, 40960);
+	assert_rows(s, &c, r);
+	/* shard 1 full now (51,200 of 65,536 rows, 78%), the rest too big for
+	 * it: back to shard 0's freed range */
+	assert_int_equal(st_ustore__put(s, r, 20000, &c), 0);
+	assert_int_equal(c.slot, 0);
+	assert_int_equal(c.first, 0);
+	assert_rows(s, &c, r);
+	st_ustore__free(s);
+	free(r);
+}
+
 static void test_budget(void **state)
 {
 	struct st_unwind_row r[1024];
@@ -349,6 +389,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 		cmocka_unit_test(test_shard_rows),
 		cmocka_unit_test_setup_teardown(test_shards_double, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fullest_shard_first, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,6 +139,39 @@ cleanup:
 	return err;
 }
 
+struct fill {
+	double f;	/* rows used over the shard's rows */
+	__u32 slot;
+};
+
+static int fuller_first(const void *a, const void *b)
+{
+	const struct fill *x = a, *y = b;
+
+	if (x->f != y->f)
+		return x->f > y->f ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The shards held, the fullest first (ties: the lower slot), in by[]
+ * (room for nshards); their count. */
+static size_t by_fill(const struct st_ustore *s, struct fill *by)
+{
+	size_t k = 0;
+
+	for (__u32 i = 0; i < s->nslots && k < s->nshards; i++) {
+		const struct shard *sh = &s->shards[i];
+
+		if (sh->rows)
+			by[k++] = (struct fill){
+				.f = (double)st_extents__used(sh->ext) /
+				     (double)(sh->bytes / sizeof(*sh->rows)),
+				.slot = i };
+	}
+	qsort(by, k, sizeof(*by), fuller_first);
+	return k;
+}
+
 int st_ustore__put(struct st_ustore *s, const struct st_unwind_row *rows, size_t n,
 		   struct st_uextent *where)
 {
@@ -147,10 +180,23 @@ int st_ustore__put(struct st_ustore *s, const struct st_unwind_row *rows, size_t
 
 	if (!n || n > ST_UNWIND_MAX_MODULE_ROWS)
 		return -ENOSPC;
-	for (slot = 0; slot < s->nslots; slot++)
-		if (s->shards[slot].rows &&
-		    !st_extents__alloc(s->shards[slot].ext, (__u32)n, s->tick, &first))
-			goto found;
+	/* the fullest shard first, so that the emptier ones may empty and go */
+	if (s->nshards) {
+		struct fill *by = malloc(s->nshards * sizeof(*by));
+		size_t k;
+
+		if (!by)
+			return -ENOMEM;
+		k = by_fill(s, by);
+		for (size_t i = 0; i < k; i++)
+			if (!st_extents__alloc(s->shards[by[i].slot].ext, (__u32)n, s->tick,
+					       &first)) {
+				slot = by[i].slot;
+				free(by);
+				goto found;
+			}
+		free(by);
+	}
 	err = add_shard(s, n, &slot);
 	if (err)
 		return err;
