@@ -55,12 +55,17 @@ MEMORY_MB = 200     # --memory-mb: a 50 MiB budget, the Python code's share 12.5
 INTERVAL = 2        # --interval: snapshots often, to see the exited process's codes go
 
 
-def rss(pid):
-    with open("/proc/%d/status" % pid) as f:
+def proc_kib(pid, name="status", key="VmRSS:"):
+    """A KiB line of /proc/PID/name, in bytes (0 when absent)."""
+    with open("/proc/%d/%s" % (pid, name)) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def rss(pid):
+    return proc_kib(pid)
 
 
 def peak_rss(pid, out, n):
@@ -223,11 +228,8 @@ def unused_uid():
 
 
 def pss(pid):
-    with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    """Pss: the ring buffers' pages, mapped twice, count once."""
+    return proc_kib(pid, "smaps_rollup", "Pss:")
 
 
 def test_quiet_all_session_stays_small():
