@@ -35,8 +35,9 @@ struct st_ustore_stats {
 struct st_ustore *st_ustore__new(int modules_fd, __u32 slots, size_t budget);
 void st_ustore__free(struct st_ustore *s);
 
-/* Copy n rows in: 0 and *where, -ENOSPC over the budget (or out of slots),
- * or the kernel's error. */
+/* Copy n rows in, into the fullest shard with room (the emptier ones may
+ * then empty and go), else a new one: 0 and *where, -ENOSPC over the
+ * budget (or out of slots), -ENOMEM, or the kernel's error. */
 int st_ustore__put(struct st_ustore *s, const struct st_unwind_row *rows, size_t n,
 		   struct st_uextent *where);
 /* Give an extent back (its shard goes when empty). */
