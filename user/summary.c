@@ -817,13 +817,15 @@ findings:
 		if (!brief || us.no_cfi || us.refused || us.unshared || us.other_image ||
 		    us.too_many_maps)
 			fprintf(out, "stacktreed: unwind tables: %zu modules, %zu rows compiled; %zu "
-				"modules, %.1f MiB held now (peak %.1f of %zu MiB, --unwind-memory), "
+				"modules, %.1f MiB held now in %zu shards (%.1f MiB of rows; peak %.1f of "
+				"%zu MiB, --unwind-memory), "
 				"%zu released; %zu processes, %zu modules without CFI, compiled in "
 				"%.2f s, %zu files refused, %zu non-root files not shared by build id; "
 				"%zu process tables read again (an exec during the read); %zu processes "
 				"with mappings left out of their table (over %d); %zu last tables from "
 				"the mappings kept at a process's end, %zu without\n",
 				us.loaded, us.rows_loaded, us.modules, (double)us.bytes / (1 << 20),
+				us.shards, (double)(us.rows * sizeof(struct st_unwind_row)) / (1 << 20),
 				(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
 				us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image,
 				us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS, us.ended, us.ended_none);

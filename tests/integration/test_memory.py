@@ -55,12 +55,17 @@ MEMORY_MB = 200     # --memory-mb: a 50 MiB budget, the Python code's share 12.5
 INTERVAL = 2        # --interval: snapshots often, to see the exited process's codes go
 
 
-def rss(pid):
-    with open("/proc/%d/status" % pid) as f:
+def proc_kib(pid, name="status", key="VmRSS:"):
+    """A KiB line of /proc/PID/name, in bytes (0 when absent)."""
+    with open("/proc/%d/%s" % (pid, name)) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def rss(pid):
+    return proc_kib(pid)
 
 
 def peak_rss(pid, out, n):
@@ -189,17 +194,24 @@ def test_python_name_flood_stays_within_the_budget():
     check("code object reports lost" in summary, "no lost-report count in the summary")
 
 
-# The resident set of an -a session with nothing to sample (-u of a user
-# that runs nothing: the machine's own load samples nothing), while it
-# samples: the BPF maps it maps (the deferred samples' ring twice: the
-# kernel's ring buffer ABI; the node arrays; the CFI rows) and its own heap.
-# Measured (6 runs, both CPUs busy and other daemons and builds running):
-# 28 MiB each; before the ring grew by use (32 MiB from the start, 64 MiB
-# of RSS) 88 in 3 of 3. (A run with one process of the user sampled and
-# symbolized: 58 MiB.)
-QUIET_RSS_BOUND = 48 * MIB
-# the summary's "BPF maps" then: measured 44 MiB, before 75
+# The resident set of an -a session with one small process to sample (-u
+# of a user that runs nothing else: the machine's own load samples
+# nothing), while it samples (the reports at the end, which open the
+# process's modules' DWARF, left out): the BPF maps it maps (the deferred
+# samples' ring twice: the kernel's ring buffer ABI; the node arrays; the
+# CFI rows' one small shard) and its own heap. Measured (5 runs, the
+# machine loaded 11-15 by builds and other daemons): RSS 20.9-21.2 MiB
+# (Pss 14.8-15.2: the ring's pages count once); 28.3 before the shards were
+# sized by use (8 MiB from the first module on), 88 before the ring grew by
+# use (32 MiB from the start, 64 MiB of RSS).
+QUIET_RSS_BOUND = 32 * MIB
+# the summary's "BPF maps" then (the skeleton's maps, not the shards):
+# measured 53 MiB, the same with the shards of 8 MiB; 75 before the ring
+# grew by use
 QUIET_MAPS_BOUND_MIB = 56
+# the CFI rows of bench_cpu, libc and ld.so (~31,000 rows, 0.25 MiB) fit
+# in the first shard, 512 KiB (before: 8 MiB from the first module on)
+QUIET_SHARDS_MIB = 0.5
 
 
 def unused_uid():
@@ -215,25 +227,42 @@ def unused_uid():
     return next(u for u in range(61000, 65000) if u not in used)
 
 
+def pss(pid):
+    """Pss: the ring buffers' pages, mapped twice, count once."""
+    return proc_kib(pid, "smaps_rollup", "Pss:")
+
+
 def test_quiet_all_session_stays_small():
-    """stacktreed -a -u UID (a quiet machine: UID runs nothing) for 8 s:
-    the daemon's RSS while it samples stays under QUIET_RSS_BOUND, the
-    BPF maps under QUIET_MAPS_BOUND_MIB, and the deferred samples' ring is
-    the small one it starts with (issue 37 item 3: maps sized by use, the
-    worst case's budget unchanged)."""
+    """stacktreed -a -u UID (a quiet machine: UID runs nothing but one
+    bench_cpu of 1.5 s) for 8 s: the daemon's RSS while it samples stays
+    under QUIET_RSS_BOUND, the BPF maps under QUIET_MAPS_BOUND_MIB, the
+    deferred samples' ring is the small one it starts with, and the CFI
+    rows sit in one first shard of QUIET_SHARDS_MIB (issue 37 item 3: maps
+    sized by use, the worst case's budget unchanged)."""
     out = tempfile.mkdtemp(prefix="st-quiet-")
-    d = Daemon(["-a", "-u", str(unused_uid()), "-d", "8", "-o", out])
-    peak = 0
-    while d.p.poll() is None:
+    uid = unused_uid()
+    secs = 8
+    d = Daemon(["-a", "-u", str(uid), "-d", str(secs), "-o", out])
+    end = time.monotonic() + secs - 0.5     # sampling only: not the reports
+    cpu = subprocess.Popen(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+                            "--clear-groups", workload("bench_cpu"), "300000"], cwd="/")
+    peak = peak_pss = 0
+    while d.p.poll() is None and time.monotonic() < end:
         peak = max(peak, rss(d.pid))
+        peak_pss = max(peak_pss, pss(d.pid))
         time.sleep(0.2)
+    check(cpu.wait(timeout=60) == 0, "bench_cpu as uid %d exited %d" % (uid, cpu.returncode))
     rc, err = d.stop(sig=None)
     check(rc == 0, "stacktreed -a -u exited %d: %s" % (rc, err))
     m = re.search(r"max RSS (\d+) MiB.*BPF maps ~(\d+) MiB", err)
     ring = re.search(r"deferred samples' ring buffer (\d+) KiB \(grown (\d+) times", err)
-    check(m and ring, "no memory line in the summary: %s" % err)
+    unw = re.search(r"unwind tables: (\d+) modules, (\d+) rows compiled; .* held now in (\d+) "
+                    r"shards \(([\d.]+) MiB of rows; peak ([\d.]+) of", err)
+    check(m and ring and unw, "no memory lines in the summary: %s" % err)
     metric("quiet.rss_mib", peak / MIB)
+    metric("quiet.pss_mib", peak_pss / MIB)
     metric("quiet.maps_mib", int(m.group(2)))
+    metric("quiet.shards_peak_mib", float(unw.group(5)))
     check(0 < peak <= QUIET_RSS_BOUND, "RSS %.1f MiB while sampling, over %d MiB"
           % (peak / MIB, QUIET_RSS_BOUND // MIB))
     check(int(m.group(2)) <= QUIET_MAPS_BOUND_MIB, "BPF maps %s MiB, over %d"
@@ -241,6 +270,13 @@ def test_quiet_all_session_stays_small():
     check(int(ring.group(1)) == 2048 and int(ring.group(2)) == 0,
           "the deferred ring is %s KiB (grown %s times): not the 2 MiB it starts with"
           % (ring.group(1), ring.group(2)))
+    # bench_cpu was sampled and its modules given rows (auto: libc has no
+    # frame pointers), in one small shard
+    check(int(unw.group(1)) >= 2 and int(unw.group(2)) > 0,
+          "bench_cpu's modules were given no rows: %s" % unw.group(0))
+    check(float(unw.group(5)) <= QUIET_SHARDS_MIB,
+          "the CFI rows' shards peaked at %s MiB for %s rows, over %.1f MiB"
+          % (unw.group(5), unw.group(2), QUIET_SHARDS_MIB))
     shutil.rmtree(out, ignore_errors=True)
 
 

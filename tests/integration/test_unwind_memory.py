@@ -23,12 +23,12 @@ def summary_count(err, label):
 
 def unwind_line(err):
     m = re.search(r"unwind tables: (\d+) modules, (\d+) rows compiled; (\d+) modules, "
-                  r"([\d.]+) MiB held now \(peak ([\d.]+) of (\d+) MiB, --unwind-memory\), "
-                  r"(\d+) released;", err)
+                  r"([\d.]+) MiB held now in (\d+) shards \(([\d.]+) MiB of rows; peak "
+                  r"([\d.]+) of (\d+) MiB, --unwind-memory\), (\d+) released;", err)
     check(m, "no unwind tables line in: %s" % err)
     return {"loaded": int(m.group(1)), "rows": int(m.group(2)), "held": int(m.group(3)),
-            "mib": float(m.group(4)), "peak": float(m.group(5)), "budget": int(m.group(6)),
-            "released": int(m.group(7))}
+            "mib": float(m.group(4)), "shards": int(m.group(5)), "rows_mib": float(m.group(6)),
+            "peak": float(m.group(7)), "budget": int(m.group(8)), "released": int(m.group(9))}
 
 
 def test_unwind_budget_names_the_modules_that_did_not_fit():

@@ -1,6 +1,9 @@
 /* test_unwind_store.c - the CFI rows' shards (user/collect/unwind/unwind_store.c)
  * on real BPF maps: an outer array of maps like `unwind_shards`, shards
- * created in it as rows come, extents given out first-fit and reused only
+ * created in it as rows come, sized by use (the first small, each next as
+ * big as all held, up to 8 MiB; the sizing rule also without root), a
+ * module put in the fullest shard with room (so that the others may empty
+ * and go), extents given out first-fit and reused only
  * after the quarantine, a shard deleted from the kernel once empty (not
  * the last one left), the memory budget and the slots bounding both. The rows are
  * read back through the kernel (the inner map found by id from the outer
@@ -21,7 +24,8 @@
 
 #include "user/collect/unwind/unwind_store.h"
 
-#define SHARD_ROWS (1u << 20)	/* unwind_store.c's shard size, in rows */
+#define SHARD_ROWS (1u << 20)	/* unwind_store.c's largest shard, in rows */
+#define MIN_SHARD_ROWS (1u << 16)	/* and its first shard's */
 #define ROW sizeof(struct st_unwind_row)
 #define MIB (1u << 20)
 
@@ -132,7 +136,7 @@ static void test_extents_in_one_shard(void **state)
 	rows_for(b, 50, 0x2000);
 	rows_for(c, 100, 0x3000);
 	rows_for(d, 30, 0x4000);
-	/* the first rows create shard 0, of SHARD_ROWS rows (8 MiB) */
+	/* the first rows create shard 0, of MIN_SHARD_ROWS rows (512 KiB) */
 	assert_int_equal(st_ustore__put(s, a, 100, &wa), 0);
 	assert_int_equal(wa.slot, 0);
 	assert_int_equal(wa.first, 0);
@@ -145,8 +149,8 @@ static void test_extents_in_one_shard(void **state)
 	st_ustore__stats(s, &st);
 	assert_int_equal(st.shards, 1);
 	assert_int_equal(st.rows, 150);
-	assert_int_equal(st.bytes, SHARD_ROWS * ROW);
-	assert_int_equal(st.peak_bytes, SHARD_ROWS * ROW);
+	assert_int_equal(st.bytes, MIN_SHARD_ROWS * ROW);
+	assert_int_equal(st.peak_bytes, MIN_SHARD_ROWS * ROW);
 	/* a's extent given back: not reused before two ticks */
 	st_ustore__drop(s, &wa);
 	st_ustore__stats(s, &st);
@@ -198,7 +202,9 @@ static void test_second_shard_freed_when_empty(void **state)
 	assert_non_null(s);
 	assert_int_equal(st_ustore__put(s, r, big, &wa), 0);
 	assert_int_equal(wa.slot, 0);
-	/* 100 rows do not fit in the 10 left: a shard of its own, cut to the budget */
+	/* a module bigger than a first shard gets a shard its size: 100 rows
+	 * do not fit; a shard of its own, 8 MiB (as big as all held) cut to the
+	 * budget */
 	assert_int_equal(st_ustore__put(s, r, 100, &wb), 0);
 	assert_int_equal(wb.slot, 1);
 	assert_int_equal(wb.first, 0);
@@ -250,6 +256,93 @@ static void test_second_shard_freed_when_empty(void **state)
 	free(r);
 }
 
+/* The sizing rule: the first shard small, each next as big as all held
+ * (the shards double), never over 8 MiB unless one module needs more. */
+static void test_shard_rows(void **state)
+{
+	(void)state;
+	assert_int_equal(st_ustore__shard_rows(0, 1), MIN_SHARD_ROWS);
+	assert_int_equal(st_ustore__shard_rows(0, MIN_SHARD_ROWS + 1), MIN_SHARD_ROWS + 1);
+	assert_int_equal(st_ustore__shard_rows(MIN_SHARD_ROWS, 10), MIN_SHARD_ROWS);
+	assert_int_equal(st_ustore__shard_rows(3 * MIN_SHARD_ROWS, 10), 3 * MIN_SHARD_ROWS);
+	assert_int_equal(st_ustore__shard_rows(5 * SHARD_ROWS, 10), SHARD_ROWS);
+	assert_int_equal(st_ustore__shard_rows(5 * SHARD_ROWS, SHARD_ROWS + 7), SHARD_ROWS + 7);
+}
+
+/* Shards added as rows come: 512 KiB, 512 KiB, 1 MiB, 2 MiB, each filled
+ * before the next is made, and the rows of each read back. */
+static void test_shards_double(void **state)
+{
+	const size_t n = MIN_SHARD_ROWS / 2;
+	struct st_unwind_row *r = malloc(n * ROW);
+	struct st_uextent w[8];
+	struct st_ustore_stats st;
+	struct st_ustore *s;
+	const __u32 want_slot[8] = { 0, 0, 1, 1, 2, 2, 2, 2 };
+	size_t held[8] = { 1, 1, 2, 2, 4, 4, 4, 4 }, sz = 0;
+
+	(void)state;
+	need_root();
+	assert_non_null(r);
+	rows_for(r, n, 0x10);
+	outer = make_outer(8);
+	s = st_ustore__new(outer, 8, 64 * MIB);
+	assert_non_null(s);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(st_ustore__put(s, r, n, &w[i]), 0);
+		assert_int_equal(w[i].slot, want_slot[i]);
+		st_ustore__stats(s, &st);
+		assert_int_equal(st.bytes, held[i] * MIN_SHARD_ROWS * ROW);
+		assert_int_equal(st.rows, (i + 1) * n);
+	}
+	assert_non_null(st_ustore__rows(s, 2, &sz));
+	assert_int_equal(sz, 2 * MIN_SHARD_ROWS);
+	for (int i = 0; i < 8; i++)
+		assert_rows(s, &w[i], r);
+	st_ustore__stats(s, &st);
+	assert_int_equal(st.shards, 3);
+	st_ustore__free(s);
+	free(r);
+}
+
+/* A module goes to the fullest shard with room, not the first: shard 0
+ * at 47% (a freed range in it), shard 1 at 62%: 1 gets it. */
+static void test_fullest_shard_first(void **state)
+{
+	const size_t q = 30720;	/* rows */
+	struct st_unwind_row *r = malloc(2 * q * ROW);
+	struct st_uextent a1, a2, b, c;
+	struct st_ustore *s;
+
+	(void)state;
+	need_root();
+	assert_non_null(r);
+	rows_for(r, 2 * q, 0x40);
+	outer = make_outer(4);
+	s = st_ustore__new(outer, 4, 64 * MIB);
+	assert_non_null(s);
+	assert_int_equal(st_ustore__put(s, r, q, &a1), 0);
+	assert_int_equal(st_ustore__put(s, r, q, &a2), 0);
+	assert_int_equal(a2.slot, 0);
+	assert_int_equal(st_ustore__put(s, r, 40960, &b), 0);
+	assert_int_equal(b.slot, 1);
+	st_ustore__drop(s, &a1);
+	st_ustore__tick(s);
+	st_ustore__tick(s);
+	assert_int_equal(st_ustore__put(s, r, 10240, &c), 0);
+	assert_int_equal(c.slot, 1);
+	assert_int_equal(c.first, 40960);
+	assert_rows(s, &c, r);
+	/* shard 1 full now (51,200 of 65,536 rows, 78%), the rest too big for
+	 * it: back to shard 0's freed range */
+	assert_int_equal(st_ustore__put(s, r, 20000, &c), 0);
+	assert_int_equal(c.slot, 0);
+	assert_int_equal(c.first, 0);
+	assert_rows(s, &c, r);
+	st_ustore__free(s);
+	free(r);
+}
+
 static void test_budget(void **state)
 {
 	struct st_unwind_row r[1024];
@@ -294,6 +387,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_extents_in_one_shard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_shard_freed_when_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
+		cmocka_unit_test(test_shard_rows),
+		cmocka_unit_test_setup_teardown(test_shards_double, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fullest_shard_first, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,8 +11,10 @@
 
 #include "user/collect/unwind/extents.h"
 
-#define SHARD_ROWS (1u << 20)	/* 8 MiB (libLLVM-14: 948,864 rows and a pc index of up
-				 * to 237,216 entries, a shard of its own) */
+#define SHARD_ROWS (1u << 20)	/* 8 MiB, the most a shard grows to (libLLVM-14: 948,864
+				 * rows and a pc index of up to 237,216 entries, a
+				 * shard of its own) */
+#define MIN_SHARD_ROWS (1u << 16)	/* 512 KiB, the first shard's size */
 #define QUARANTINE 2		/* ticks before a released extent or slot is reused */
 
 struct shard {
@@ -69,6 +71,17 @@ void st_ustore__free(struct st_ustore *s)
 	free(s);
 }
 
+size_t st_ustore__shard_rows(size_t held_rows, size_t n)
+{
+	size_t rows = held_rows;
+
+	if (rows < MIN_SHARD_ROWS)
+		rows = MIN_SHARD_ROWS;
+	if (rows > SHARD_ROWS)
+		rows = SHARD_ROWS;
+	return rows < n ? n : rows;
+}
+
 static size_t page_round(size_t bytes)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -80,14 +93,13 @@ static size_t page_round(size_t bytes)
 static int add_shard(struct st_ustore *s, size_t n, __u32 *slot)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t room = s->budget - s->bytes, rows = SHARD_ROWS, bytes;
+	size_t room = s->budget - s->bytes, rows, bytes;
 	struct shard sh = { 0 };
 	int fd = -1, err;
 
 	if (page_round(n * sizeof(*sh.rows)) > room)
 		return -ENOSPC;
-	if (rows < n)
-		rows = n;
+	rows = st_ustore__shard_rows(s->bytes / sizeof(*sh.rows), n);
 	if (page_round(rows * sizeof(*sh.rows)) > room)	/* the rest of the budget */
 		rows = room / sizeof(*sh.rows);
 	bytes = page_round(rows * sizeof(*sh.rows));
@@ -127,6 +139,39 @@ cleanup:
 	return err;
 }
 
+struct fill {
+	double f;	/* rows used over the shard's rows */
+	__u32 slot;
+};
+
+static int fuller_first(const void *a, const void *b)
+{
+	const struct fill *x = a, *y = b;
+
+	if (x->f != y->f)
+		return x->f > y->f ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The shards held, the fullest first (ties: the lower slot), in by[]
+ * (room for nshards); their count. */
+static size_t by_fill(const struct st_ustore *s, struct fill *by)
+{
+	size_t k = 0;
+
+	for (__u32 i = 0; i < s->nslots && k < s->nshards; i++) {
+		const struct shard *sh = &s->shards[i];
+
+		if (sh->rows)
+			by[k++] = (struct fill){
+				.f = (double)st_extents__used(sh->ext) /
+				     (double)(sh->bytes / sizeof(*sh->rows)),
+				.slot = i };
+	}
+	qsort(by, k, sizeof(*by), fuller_first);
+	return k;
+}
+
 int st_ustore__put(struct st_ustore *s, const struct st_unwind_row *rows, size_t n,
 		   struct st_uextent *where)
 {
@@ -135,10 +180,23 @@ int st_ustore__put(struct st_ustore *s, const struct st_unwind_row *rows, size_t
 
 	if (!n || n > ST_UNWIND_MAX_MODULE_ROWS)
 		return -ENOSPC;
-	for (slot = 0; slot < s->nslots; slot++)
-		if (s->shards[slot].rows &&
-		    !st_extents__alloc(s->shards[slot].ext, (__u32)n, s->tick, &first))
-			goto found;
+	/* the fullest shard first, so that the emptier ones may empty and go */
+	if (s->nshards) {
+		struct fill *by = malloc(s->nshards * sizeof(*by));
+		size_t k;
+
+		if (!by)
+			return -ENOMEM;
+		k = by_fill(s, by);
+		for (size_t i = 0; i < k; i++)
+			if (!st_extents__alloc(s->shards[by[i].slot].ext, (__u32)n, s->tick,
+					       &first)) {
+				slot = by[i].slot;
+				free(by);
+				goto found;
+			}
+		free(by);
+	}
 	err = add_shard(s, n, &slot);
 	if (err)
 		return err;
