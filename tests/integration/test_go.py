@@ -117,7 +117,8 @@ def test_stripped_go_program():
         late = prof["notes"].get("unwind: samples unwound late in the daemon", 0)
         check(late >= 0.99 * prof["samples"], "launched: %d of %d samples unwound late" % (
             late, prof["samples"]))
-        check_go_profile(prof, "gospin-s", "late")
+        # (255-360 samples in some runs with both CPUs busy, 550-790 in others)
+        check_go_profile(prof, "gospin-s", "late", min_samples=200)
         ref, n_ref = shares(outs["unstripped"], "gospin")
         got, n_got = shares(outs["stripped"], "gospin-s")
         for f in FUNCS:
