@@ -40,6 +40,11 @@ const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go
  * spare state (threads.bpf.h). 0 (always outside tests): the branch is
  * dead and the verifier removes it. */
 const volatile __u32 test_spare_every = 0;
+/* Tests only (STACKTREED_TEST_DEFER=all|novma): every timer sample of a
+ * target deferred, as the early program's are (all), and its stack's
+ * mapping not looked up, as when the mmap lock is busy (novma:
+ * defer.bpf.h). 0 (always outside tests): dead branches. */
+const volatile __u32 test_defer = 0;	/* ST_TEST_DEFER_* */
 const volatile __u32 interpreters = 0;	/* --interpreters: ST_INTERP_* walked (0: none) */
 /* Benchmarks only (STACKTREED_BENCH_PY_STOP=walk|report|merge,
  * bench/bench.py): the Python part stops after its walk (1), its reports

@@ -66,10 +66,13 @@ static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 
 /* Copy the stack page by page, a page that is not there a hole (a single
  * read of the whole range fails on any page missing, seen for young
- * processes); sp's own page missing: nothing. */
+ * processes); sp's own page missing: a hole too in sp's mapping (a leaf
+ * that has just moved sp down into its big frame: glibc's
+ * buffered_vfprintf, 8 KiB), else nothing. */
 struct stack_copy {
 	struct st_deferred *d;
 	__u64 start, end;	/* sp, and the end of the range to copy */
+	bool mapped;		/* [start, end) is sp's mapping (bpf_find_vma()) */
 	__u32 first;		/* bytes in sp's page (copy 0), then whole pages */
 	__u32 len;		/* out: bytes copied */
 	__u64 holes;		/* out: pages not there (struct st_deferred's) */
@@ -92,7 +95,7 @@ static long copy_page(__u32 i, void *data)
 	 * one) is a hole, zeros (the failed read clears it), not the end:
 	 * the frames above it are wanted */
 	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr)) {
-		if (!i)
+		if (!i && !c->mapped)
 			return 1;
 		c->holes |= 1ull << (i & 63);
 	}
@@ -100,9 +103,59 @@ static long copy_page(__u32 i, void *data)
 	return 0;
 }
 
+/* The frame-pointer chain from the interrupted rbp, followed through the
+ * copy (no read of the process) for as long as it climbs; where its next
+ * pair (saved rbp, return address) lies past the copy's end, the copy goes
+ * on a page at a time, read from the process whatever mapping holds it,
+ * and ends at the first page that is not there. A goroutine's stack lies
+ * in Go's heap, whose mapping a copy to the end of sp's mapping does not
+ * follow across a split, nor past sp's page when the mapping could not be
+ * looked up (bpf_find_vma() busy: another program's lookup on this CPU in
+ * the same interrupt, seen under three other profilers); a native stack
+ * whose mapping really ends keeps a chain inside it (a chain of garbage
+ * leaves it at most ST_DEFER_STACK bytes, at a guard page at once). */
+struct stack_chain {
+	struct st_deferred *d;
+	__u64 bp;	/* the frame pointer followed */
+	__u32 len;	/* bytes copied */
+};
+
+#define ST_CHAIN_STEP 8	/* frames a bpf_loop step (a frame a step: ~5 ns a frame more) */
+
+static long chain_step(__u32 i, void *data)
+{
+	struct stack_chain *c = data;
+	struct st_deferred *d = c->d;
+	__u64 off, addr, next;
+	__u32 at, n;
+
+#pragma unroll
+	for (__u32 j = 0; j < ST_CHAIN_STEP; j++) {
+		off = c->bp - d->sp;
+		if (c->bp < d->sp || (off & 7) || off > ST_DEFER_STACK - 16)
+			return 1;
+		if (off + 16 > c->len) {	/* past the copy: its next page */
+			at = c->len;
+			addr = d->sp + at;
+			n = 4096 - (__u32)(addr & 4095);
+			if (at > ST_DEFER_STACK - 4096 ||
+			    bpf_probe_read_user(&d->stack[at], n, (const void *)addr))
+				return 1;
+			c->len = at + n;
+			return 0;
+		}
+		next = *(__u64 *)&d->stack[off];
+		if (next <= c->bp)	/* 0 at a chain's end; a chain climbs */
+			return 1;
+		c->bp = next;
+	}
+	return 0;
+}
+
 /* The sample for the daemon to unwind (sc->defer): registers, the stack
- * from sp up to the end of its mapping (at most ST_DEFER_STACK bytes) and
- * the kernel frames, and the py_n Python frames st_py_walk_sample() walked
+ * from sp up to the end of its mapping and on as its frame-pointer chain
+ * leads (at most ST_DEFER_STACK bytes: chain_step()), the kernel frames,
+ * and the py_n Python frames st_py_walk_sample() walked
  * (the daemon merges them after its unwind). False when the ring buffer is
  * full. */
 __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
@@ -115,6 +168,7 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 	struct st_deferred *d;
 	__u32 cpu = bpf_get_smp_processor_id(), len = 0, zero = 0;
 	struct stack_copy cp = {};
+	struct stack_chain ch = {};
 	void *ring;
 	__u64 avail, start_stack, flags;
 
@@ -139,18 +193,30 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 		__builtin_memcpy(d->kstack, sc->kstack, sizeof(d->kstack));
 	st_py_defer(&d->py, tgid, py_n);
 	start_stack = BPF_CORE_READ(task, mm, start_stack);
-	if (!bpf_find_vma(task, d->sp, stack_vma_cb, &top, 0) && top.found && top.end > d->sp)
+	if (test_defer != ST_TEST_DEFER_NO_VMA &&
+	    !bpf_find_vma(task, d->sp, stack_vma_cb, &top, 0) && top.found && top.end > d->sp) {
 		avail = top.end - d->sp;
-	else if (start_stack > d->sp && start_stack - d->sp < (8u << 20))
-		avail = start_stack - d->sp;	/* the lock is busy: the main thread's stack */
-	else
-		avail = 4096 - (d->sp & 4095);	/* the rest of sp's page, always mapped */
+		cp.mapped = true;
+	} else if (start_stack > d->sp && start_stack - d->sp < (8u << 20)) {
+		/* the lookup refused (the mmap lock, or the irq_work that
+		 * releases it, busy): the main thread's stack */
+		avail = start_stack - d->sp;
+	} else {
+		avail = 4096 - (d->sp & 4095);	/* the rest of sp's page */
+	}
 	cp.d = d;
 	cp.start = d->sp;
 	cp.end = d->sp + (avail > ST_DEFER_STACK ? ST_DEFER_STACK : avail);
 	cp.first = 4096 - (__u32)(d->sp & 4095);
 	bpf_loop(ST_DEFER_STACK / 4096 + 1, copy_page, &cp, 0);
 	len = cp.len;
+	if (len && len <= ST_DEFER_STACK - 4096) {	/* room to go on */
+		ch.d = d;
+		ch.bp = d->bp;
+		ch.len = len;
+		bpf_loop(ST_DEFER_CHAIN, chain_step, &ch, 0);
+		len = ch.len;
+	}
 	if (len > ST_DEFER_STACK)
 		len = 0;
 	d->stack_len = len;

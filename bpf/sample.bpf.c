@@ -125,7 +125,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	/* (not -a: every sample of the system deferred would fill the ring) */
-	if (early && unwind_mode != ST_UNWIND_FP && defer_unwind && filter_targets) {
+	if ((early || test_defer) && unwind_mode != ST_UNWIND_FP && defer_unwind && filter_targets) {
 		if (kernel_stacks) {
 			kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 			kn = kn < 0 ? 0 : kn / sizeof(__u64);

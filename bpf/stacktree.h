@@ -416,6 +416,9 @@ struct st_handoff {
 };
 
 #define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
+#define ST_DEFER_CHAIN 1024	/* steps of a deferred copy's frame-pointer chain (defer.bpf.h) */
+#define ST_TEST_DEFER_ALL 1	/* tests only: every sample deferred (base.bpf.h test_defer) */
+#define ST_TEST_DEFER_NO_VMA 2	/* ... and its stack's mapping not looked up */
 /* The deferred ring's reader is woken once 1/ST_DEFER_WAKE_SHARE of it
  * waits (bpf/defer.bpf.h), else reads it every ST_DEFER_READ_MS while
  * records come: 20 ms of a target's samples at 999 Hz on 2 CPUs is 40

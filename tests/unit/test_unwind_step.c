@@ -1009,6 +1009,18 @@ static void test_stack_holes(void **state)
 	assert_false(st_deferred_hole(2, SP, first - 8, 8));
 	assert_true(st_deferred_hole(2, SP, first - 4, 8));	/* straddles */
 	assert_false(st_deferred_hole(0, SP, 0, 8));
+	/* SP's page a hole under a leaf with a big frame whose CFA is rbp's,
+	 * on the page above (bpf/defer.bpf.h copies such a stack since sp's
+	 * page missing in its mapping is a hole): walked past it */
+	memset(stack, 0, sizeof(stack));
+	put(SP + first + 16, 0);			/* A's saved rbp: the chain's end */
+	put(SP + first + 24, BASE + 0x3005);		/* ... its return address */
+	in = input(BASE + 0x1010, SP + first + 16, sizeof(stack), false);
+	in.holes = 1;
+	n = st_unw_walk_native(&in, out, 8, &res);
+	assert_int_equal(n, 2);
+	assert_true(out[1] == BASE + 0x3005);
+	assert_int_equal(res.stop, ST_UNW_STOP_END);
 }
 
 int main(void)

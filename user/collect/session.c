@@ -978,6 +978,10 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (getenv("STACKTREED_TEST_SPARE_EVERY"))	/* tests only: base.bpf.h */
 		s->skel->rodata->test_spare_every =
 			(__u32)strtoul(getenv("STACKTREED_TEST_SPARE_EVERY"), NULL, 10);
+	if (getenv("STACKTREED_TEST_DEFER"))		/* tests only: base.bpf.h */
+		s->skel->rodata->test_defer =
+			!strcmp(getenv("STACKTREED_TEST_DEFER"), "all") ? ST_TEST_DEFER_ALL :
+			!strcmp(getenv("STACKTREED_TEST_DEFER"), "novma") ? ST_TEST_DEFER_NO_VMA : 0;
 	if (getenv("STACKTREED_BENCH_PY_STOP"))		/* benchmarks only: base.bpf.h */
 		s->skel->rodata->bench_py_stop =
 			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "walk") ? 1 :
