@@ -674,6 +674,9 @@ static void java_line(FILE *out, const struct st_java *j)
 			(uint64_t)js.failed);
 	if (js.unsupported)
 		fprintf(out, ", %" PRIu64 " of a frame layout not supported", (uint64_t)js.unsupported);
+	if (js.tables_pushed)
+		fprintf(out, ", %" PRIu64 " found before their maps were read (tables pushed then)",
+			(uint64_t)js.tables_pushed);
 	fprintf(out, "; walks %" PRIu64 ", %" PRIu64 " with Java frames, %" PRIu64
 		" Java frames interpreted (and %" PRIu64 " leaves in a method entry building its "
 		"frame)\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],

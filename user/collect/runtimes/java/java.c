@@ -104,6 +104,9 @@ struct st_java {
 	struct st_jscopes scopes;	/* one compiled frame being read */
 	struct st_src_frame chain[ST_JSCOPES_MAX];	/* st_java__symbolize()'s inlined */
 	struct jproc *cur;		/* the JVM of the deferred walk in progress */
+	struct st_unwinder *unw;	/* the JVMs' process tables (NULL: none) */
+	__u32 found[16];		/* JVMs found off a read of their maps (table_of()) */
+	size_t nfound;
 	__u64 frames[ST_MAX_USER];	/* st_java__deferred()'s walk */
 	double next_tick;
 	/* STACKTREED_TEST_JAVA_STALL=PID (tests only): the main loop held
@@ -377,7 +380,7 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	return 0;
 }
 
-static void probe(struct st_java *j, __u32 pid)
+static bool probe(struct st_java *j, __u32 pid)
 {
 	__u32 image = ST_UNWIND_ANY_IMAGE;
 	struct st_jvm_proc *p;
@@ -386,23 +389,23 @@ static void probe(struct st_java *j, __u32 pid)
 
 	state = (uintptr_t)st_u64map__get(j->state, (__u64)pid + 1);
 	if (state == FOUND || state == FAILED)
-		return;
+		return false;
 	if (j->sess) {
 		r = st_session__proc_image(j->sess, pid, &image);
 		if (r == -EBUSY)	/* inside an exec: its own refresh probes again */
-			return;
+			return false;
 		if (r)
 			image = ST_UNWIND_ANY_IMAGE;
 	}
 	p = malloc(sizeof(*p));	/* 1.5 KiB: off the stack of the drain */
 	if (!p)
-		return;
+		return false;
 	r = st_jvm_proc__probe(j->cache, (int)pid, p);
 	if (r == ST_JVM_PROBE_OK && push(j, pid, image, p) == -EAGAIN)
 		r = ST_JVM_PROBE_STARTING;
 	free(p);
 	if (r == ST_JVM_PROBE_NONE || r == -ENOENT || r == -ESRCH)
-		return;		/* none (yet), or the process is gone */
+		return false;	/* none (yet), or the process is gone */
 	if (r == ST_JVM_PROBE_OK) {
 		state = FOUND;
 		j->st.jvms++;
@@ -415,6 +418,44 @@ static void probe(struct st_java *j, __u32 pid)
 	/* untracked (no memory): probed again at the next read (and a JVM
 	 * found counted again: better than one not counted) */
 	(void)st_u64map__put(j->state, (__u64)pid + 1, (void *)state);
+	return state == FOUND;
+}
+
+/* A JVM found by a probe that no read of its maps came with (its deferred
+ * samples', st_java__tick()'s): its process's unwinding table is pushed
+ * at once (after mu), not when the main loop reads its maps. Under -a on
+ * a busy machine that read came 3 s after the JVM was found: its samples
+ * were walked by frame pointers meanwhile (its Java frames by the rule,
+ * but the native ones below them cut short at start_thread) and deferred
+ * whole, the deferred ring full. */
+static void found_off_read(struct st_java *j, __u32 pid)
+{
+	if (j->unw && j->nfound < sizeof(j->found) / sizeof(j->found[0]))
+		j->found[j->nfound++] = pid;
+}
+
+/* The tables of the JVMs found_off_read() noted (mu not held: the
+ * unwinder's reads may call back into st_java). */
+static void push_tables(struct st_java *j)
+{
+	__u32 pids[sizeof(j->found) / sizeof(j->found[0])];
+	size_t n;
+
+	pthread_mutex_lock(&j->mu);
+	n = j->nfound;
+	memcpy(pids, j->found, n * sizeof(pids[0]));
+	j->nfound = 0;
+	pthread_mutex_unlock(&j->mu);
+	for (size_t i = 0; i < n; i++) {
+		if (st_unwinder__update(j->unw, pids[i]))
+			continue;	/* (gone: nothing to walk) */
+		/* libjvm's rows compiled now, as for a deferred sample */
+		if (st_unwinder__finish_proc(j->unw, pids[i]))
+			(void)st_unwinder__update(j->unw, pids[i]);
+		pthread_mutex_lock(&j->mu);
+		j->st.tables_pushed++;
+		pthread_mutex_unlock(&j->mu);
+	}
 }
 
 void st_java__probe(struct st_java *j, __u32 pid)
@@ -422,7 +463,7 @@ void st_java__probe(struct st_java *j, __u32 pid)
 	if (!j)
 		return;
 	pthread_mutex_lock(&j->mu);
-	probe(j, pid);
+	(void)probe(j, pid);	/* (its table was read with its maps) */
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -438,7 +479,8 @@ static void sampled(struct st_java *j, __u32 pid, double t)
 		return;
 	/* untracked (no memory): probed at each call, as at each read */
 	(void)st_u64map__put(j->recheck, (__u64)pid + 1, (void *)now);
-	probe(j, pid);
+	if (probe(j, pid))
+		found_off_read(j, pid);
 }
 
 void st_java__sampled(struct st_java *j, __u32 pid, double t)
@@ -448,6 +490,7 @@ void st_java__sampled(struct st_java *j, __u32 pid, double t)
 	pthread_mutex_lock(&j->mu);
 	sampled(j, pid, t);
 	pthread_mutex_unlock(&j->mu);
+	push_tables(j);
 }
 
 static void tick(struct st_java *j, double t)
@@ -463,7 +506,8 @@ static void tick(struct st_java *j, double t)
 		if (state != FOUND && state != FAILED)
 			pids[n++] = key;
 	for (size_t i = 0; i < n; i++)
-		probe(j, (__u32)(pids[i] - 1));
+		if (probe(j, (__u32)(pids[i] - 1)))
+			found_off_read(j, (__u32)(pids[i] - 1));
 }
 
 /* The test hook's stall, at most a minute (mu not held: the reader reads
@@ -489,6 +533,7 @@ void st_java__tick(struct st_java *j, double t)
 	pthread_mutex_lock(&j->mu);
 	tick(j, t);
 	pthread_mutex_unlock(&j->mu);
+	push_tables(j);
 }
 
 static void exited(struct st_java *j, __u32 pid, const __u32 *image)
@@ -679,6 +724,7 @@ void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
 
 	if (!j || !u)
 		return;
+	j->unw = u;
 	ops.counts = &j->late;
 	st_unwinder__java(u, &ops);
 }
