@@ -148,7 +148,13 @@ def binomial(p, n):
 #           (2026-11-29, load 5-7) it names them, and passed 1 of 4 runs
 #           (20-35 s): the others failed on the walks' completeness
 #           (deflate 6-8 points under, main's samples cut short below
-#           Ledger.main), as the build before did in 4 of 4 (35-57 s);
+#           Ledger.main), as the build before did in 4 of 4 (35-57 s).
+#           2026-11-29, load 15-24: a JVM found before its maps were
+#           read now gets its unwinding table at once (cut stacks of
+#           main 21% -> 1.1% in that case); still failing on zlib
+#           mapped after the JVM was found (deflate 11 points under)
+#           and on runs with no table for the JVM at all; 77-259 s a
+#           run (docs/java-accuracy.md);
 #           -- java loaded: JIT passed once (162 s), not 3 times.
 HEAVY = ("passes (docs/java-accuracy.md) but takes 60-200 s on the loaded test machine, "
          "over CI's budget: run with STACKTREED_JAVA_ACCURACY=1")
