@@ -680,8 +680,8 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.bpf[ST_JAVA_STAT_WALKED], (uint64_t)js.bpf[ST_JAVA_STAT_FRAMES],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_ENTRY]);
 	if (js.tables_pushed)	/* (java.c's push_tables()) */
-		fprintf(out, "; JVMs found before their maps were read %" PRIu64
-			" (their unwinding tables pushed then)", (uint64_t)js.tables_pushed);
+		fprintf(out, "; unwinding tables pushed as a JVM was found, or its exec "
+			"read, before its maps were read %" PRIu64, (uint64_t)js.tables_pushed);
 	fputc('\n', out);
 	fprintf(out, "stacktreed: java: frames kept as addresses: %" PRIu64 " without a method, %"
 		PRIu64 " with a bcp outside it; walks stopped at an unreadable frame %" PRIu64

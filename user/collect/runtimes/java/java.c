@@ -550,11 +550,22 @@ void st_java__tick(struct st_java *j, double t)
 
 static void exited(struct st_java *j, __u32 pid, const __u32 *image)
 {
-	struct jproc *p;
+	struct jproc *p = st_u64map__get(j->live, (__u64)pid + 1);
 
+	/* the exec that started this JVM, read after the JVM was found (the
+	 * main loop behind; the image numbers are the kernel's, one per
+	 * exec): the JVM stays, and its unwinding table, which the daemon
+	 * dropped for the exec, is pushed again (push_tables()). Before, its
+	 * java_procs entry went, and the JVM was found again at the next read
+	 * of its maps (counted twice). */
+	if (p && image && p->image == *image && p->image != ST_UNWIND_ANY_IMAGE) {
+		if (j->unw && j->nfound < sizeof(j->found) / sizeof(j->found[0]))
+			j->found[j->nfound++] = pid;
+		return;
+	}
 	if (j->procs_fd >= 0)
 		(void)bpf_map_delete_elem(j->procs_fd, &pid);
-	if ((p = st_u64map__get(j->live, (__u64)pid + 1)) && (!image || p->image != *image)) {
+	if (p && (!image || p->image != *image)) {
 		p->retired = true;	/* (an exec's new image may be probed already) */
 		st_u64map__put(j->live, (__u64)pid + 1, NULL);
 	}
@@ -575,6 +586,7 @@ void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
 	pthread_mutex_lock(&j->mu);
 	exited(j, pid, image);
 	pthread_mutex_unlock(&j->mu);
+	push_tables(j);
 }
 
 static void reset(struct st_java *j)
