@@ -676,9 +676,13 @@ static void java_line(FILE *out, const struct st_java *j)
 		fprintf(out, ", %" PRIu64 " of a frame layout not supported", (uint64_t)js.unsupported);
 	fprintf(out, "; walks %" PRIu64 ", %" PRIu64 " with Java frames, %" PRIu64
 		" Java frames interpreted (and %" PRIu64 " leaves in a method entry building its "
-		"frame)\n", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
+		"frame)", (uint64_t)js.bpf[ST_JAVA_STAT_WALKS],
 		(uint64_t)js.bpf[ST_JAVA_STAT_WALKED], (uint64_t)js.bpf[ST_JAVA_STAT_FRAMES],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_ENTRY]);
+	if (js.tables_pushed)	/* (java.c's push_tables()) */
+		fprintf(out, "; unwinding tables pushed as a JVM was found, or its exec "
+			"read, before its maps were read %" PRIu64, (uint64_t)js.tables_pushed);
+	fputc('\n', out);
 	fprintf(out, "stacktreed: java: frames kept as addresses: %" PRIu64 " without a method, %"
 		PRIu64 " with a bcp outside it; walks stopped at an unreadable frame %" PRIu64
 		"; code-cache frames not taken by the blob step %" PRIu64 "; samples at no "

@@ -104,6 +104,9 @@ struct st_java {
 	struct st_jscopes scopes;	/* one compiled frame being read */
 	struct st_src_frame chain[ST_JSCOPES_MAX];	/* st_java__symbolize()'s inlined */
 	struct jproc *cur;		/* the JVM of the deferred walk in progress */
+	struct st_unwinder *unw;	/* the JVMs' process tables (NULL: none) */
+	__u32 found[16];		/* JVMs found off a read of their maps (push_tables()) */
+	size_t nfound;
 	__u64 frames[ST_MAX_USER];	/* st_java__deferred()'s walk */
 	double next_tick;
 	/* STACKTREED_TEST_JAVA_STALL=PID (tests only): the main loop held
@@ -312,9 +315,20 @@ void st_java__free(struct st_java *j)
 	free(j);
 }
 
-/* The JVM probed in pid (image): pushed to java_procs. 0, -EAGAIN (its
- * interpreter not generated yet), or another negative errno (told). */
-static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_proc *jp)
+/* JVM entry bp of pid to java_procs (the HotSpot rule walks it). */
+static void bpf_push(struct st_java *j, __u32 pid, const struct st_java_proc *bp)
+{
+	if (j->procs_fd >= 0 && bpf_map_update_elem(j->procs_fd, &pid, bp, BPF_ANY))
+		fprintf(stderr, "stacktreed: cannot follow java in pid %u: %s (java_procs)\n", pid,
+			strerror(errno));
+}
+
+/* The JVM probed in pid (image): kept, and pushed to java_procs unless
+ * later (bpf false: push_tables() does, once its process's unwinding
+ * table is in). 0, -EAGAIN (its interpreter not generated yet), or
+ * another negative errno (told). */
+static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_proc *jp,
+		bool bpf)
 {
 	struct st_java_proc bp;
 	struct jproc *p, *old;
@@ -371,13 +385,15 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	if (!j->stall && getenv("STACKTREED_TEST_JAVA_STALL") &&
 	    strtoul(getenv("STACKTREED_TEST_JAVA_STALL"), NULL, 10) == pid)
 		j->stall = (int)pid;
-	if (j->procs_fd >= 0 && bpf_map_update_elem(j->procs_fd, &pid, &bp, BPF_ANY))
-		fprintf(stderr, "stacktreed: cannot follow java in pid %u: %s (java_procs)\n", pid,
-			strerror(errno));
+	if (bpf)
+		bpf_push(j, pid, &bp);
 	return 0;
 }
 
-static void probe(struct st_java *j, __u32 pid)
+/* pid probed: off_read, no read of its maps came with the probe (its
+ * unwinding table is pushed before its JVM: push_tables()). Whether its
+ * JVM was found now. */
+static bool probe(struct st_java *j, __u32 pid, bool off_read)
 {
 	__u32 image = ST_UNWIND_ANY_IMAGE;
 	struct st_jvm_proc *p;
@@ -386,23 +402,24 @@ static void probe(struct st_java *j, __u32 pid)
 
 	state = (uintptr_t)st_u64map__get(j->state, (__u64)pid + 1);
 	if (state == FOUND || state == FAILED)
-		return;
+		return false;
 	if (j->sess) {
 		r = st_session__proc_image(j->sess, pid, &image);
 		if (r == -EBUSY)	/* inside an exec: its own refresh probes again */
-			return;
+			return false;
 		if (r)
 			image = ST_UNWIND_ANY_IMAGE;
 	}
 	p = malloc(sizeof(*p));	/* 1.5 KiB: off the stack of the drain */
 	if (!p)
-		return;
+		return false;
 	r = st_jvm_proc__probe(j->cache, (int)pid, p);
-	if (r == ST_JVM_PROBE_OK && push(j, pid, image, p) == -EAGAIN)
+	off_read = off_read && j->unw && j->nfound < sizeof(j->found) / sizeof(j->found[0]);
+	if (r == ST_JVM_PROBE_OK && push(j, pid, image, p, !off_read) == -EAGAIN)
 		r = ST_JVM_PROBE_STARTING;
 	free(p);
 	if (r == ST_JVM_PROBE_NONE || r == -ENOENT || r == -ESRCH)
-		return;		/* none (yet), or the process is gone */
+		return false;	/* none (yet), or the process is gone */
 	if (r == ST_JVM_PROBE_OK) {
 		state = FOUND;
 		j->st.jvms++;
@@ -415,6 +432,44 @@ static void probe(struct st_java *j, __u32 pid)
 	/* untracked (no memory): probed again at the next read (and a JVM
 	 * found counted again: better than one not counted) */
 	(void)st_u64map__put(j->state, (__u64)pid + 1, (void *)state);
+	if (state == FOUND && off_read)
+		j->found[j->nfound++] = pid;
+	return state == FOUND;
+}
+
+/* The JVMs found by a probe that no read of their maps came with (their
+ * deferred samples', st_java__tick()'s): each process's unwinding table
+ * pushed (libjvm's rows compiled now, as for a deferred sample), then
+ * its JVM to java_procs, at once, not when the main loop reads its maps.
+ * Under -a on a busy machine that read came 3 s after the JVM was found:
+ * its samples were walked by the HotSpot rule but their C frames by frame
+ * pointers, cut short at start_thread, and deferred whole, the deferred
+ * ring full. The table first: a sample walked between the two would be
+ * the same. mu not held while the unwinder reads (the unwinder's reads may
+ * call back into st_java); the JVM found stays (only this thread frees
+ * one). */
+static void push_tables(struct st_java *j)
+{
+	__u32 pids[sizeof(j->found) / sizeof(j->found[0])];
+	struct jproc *p;
+	size_t n;
+
+	pthread_mutex_lock(&j->mu);
+	n = j->nfound;
+	memcpy(pids, j->found, n * sizeof(pids[0]));
+	j->nfound = 0;
+	pthread_mutex_unlock(&j->mu);
+	for (size_t i = 0; i < n; i++) {
+		bool in = !st_unwinder__update(j->unw, pids[i]);
+
+		if (in && st_unwinder__finish_proc(j->unw, pids[i]))
+			(void)st_unwinder__update(j->unw, pids[i]);
+		pthread_mutex_lock(&j->mu);
+		j->st.tables_pushed += in;
+		if ((p = st_u64map__get(j->live, (__u64)pids[i] + 1)) && !p->retired)
+			bpf_push(j, pids[i], &p->bp);
+		pthread_mutex_unlock(&j->mu);
+	}
 }
 
 void st_java__probe(struct st_java *j, __u32 pid)
@@ -422,7 +477,7 @@ void st_java__probe(struct st_java *j, __u32 pid)
 	if (!j)
 		return;
 	pthread_mutex_lock(&j->mu);
-	probe(j, pid);
+	(void)probe(j, pid, false);	/* (its table was read with its maps) */
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -438,7 +493,7 @@ static void sampled(struct st_java *j, __u32 pid, double t)
 		return;
 	/* untracked (no memory): probed at each call, as at each read */
 	(void)st_u64map__put(j->recheck, (__u64)pid + 1, (void *)now);
-	probe(j, pid);
+	(void)probe(j, pid, true);
 }
 
 void st_java__sampled(struct st_java *j, __u32 pid, double t)
@@ -448,6 +503,7 @@ void st_java__sampled(struct st_java *j, __u32 pid, double t)
 	pthread_mutex_lock(&j->mu);
 	sampled(j, pid, t);
 	pthread_mutex_unlock(&j->mu);
+	push_tables(j);
 }
 
 static void tick(struct st_java *j, double t)
@@ -463,7 +519,7 @@ static void tick(struct st_java *j, double t)
 		if (state != FOUND && state != FAILED)
 			pids[n++] = key;
 	for (size_t i = 0; i < n; i++)
-		probe(j, (__u32)(pids[i] - 1));
+		(void)probe(j, (__u32)(pids[i] - 1), true);
 }
 
 /* The test hook's stall, at most a minute (mu not held: the reader reads
@@ -489,15 +545,27 @@ void st_java__tick(struct st_java *j, double t)
 	pthread_mutex_lock(&j->mu);
 	tick(j, t);
 	pthread_mutex_unlock(&j->mu);
+	push_tables(j);
 }
 
 static void exited(struct st_java *j, __u32 pid, const __u32 *image)
 {
-	struct jproc *p;
+	struct jproc *p = st_u64map__get(j->live, (__u64)pid + 1);
 
+	/* the exec that started this JVM, read after the JVM was found (the
+	 * main loop behind; the image numbers are the kernel's, one per
+	 * exec): the JVM stays, and its unwinding table, which the daemon
+	 * dropped for the exec, is pushed again (push_tables()). Before, its
+	 * java_procs entry went, and the JVM was found again at the next read
+	 * of its maps (counted twice). */
+	if (p && image && p->image == *image && p->image != ST_UNWIND_ANY_IMAGE) {
+		if (j->unw && j->nfound < sizeof(j->found) / sizeof(j->found[0]))
+			j->found[j->nfound++] = pid;
+		return;
+	}
 	if (j->procs_fd >= 0)
 		(void)bpf_map_delete_elem(j->procs_fd, &pid);
-	if ((p = st_u64map__get(j->live, (__u64)pid + 1)) && (!image || p->image != *image)) {
+	if (p && (!image || p->image != *image)) {
 		p->retired = true;	/* (an exec's new image may be probed already) */
 		st_u64map__put(j->live, (__u64)pid + 1, NULL);
 	}
@@ -518,6 +586,7 @@ void st_java__exited(struct st_java *j, __u32 pid, const __u32 *image)
 	pthread_mutex_lock(&j->mu);
 	exited(j, pid, image);
 	pthread_mutex_unlock(&j->mu);
+	push_tables(j);
 }
 
 static void reset(struct st_java *j)
@@ -679,6 +748,7 @@ void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
 
 	if (!j || !u)
 		return;
+	j->unw = u;
 	ops.counts = &j->late;
 	st_unwinder__java(u, &ops);
 }
