@@ -700,7 +700,7 @@ static void deferred(struct st_java *j, const struct st_deferred *d)
 	struct st_unw_java_arg arg = { .pid = (int)d->pid, .ctx = j };
 	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
-		.stack = d->stack, .stack_len = d->stack_len, .rows = no_rows,
+		.stack = d->stack, .stack_len = d->stack_len, .holes = d->holes, .rows = no_rows,
 		.mem = mem_kept, .mem_arg = &arg,
 	};
 	struct st_unw_native_out res;
