@@ -339,21 +339,26 @@ int st_tree__adopt(struct st_tree *t, struct st_node *new_parent, struct st_node
 	unlink_child(n);
 	n->parent = new_parent;
 	append_child(new_parent, n);
-	/* depths: pre-order over n's subtree by its links (no recursion) */
+	/* depths: pre-order over n's subtree */
 	delta = new_parent->depth + 1 - n->depth;
-	for (x = n;;) {
+	for (x = n; x; x = st_node__next_in(n, x))
 		x->depth += delta;
-		if (x->first_child) {
-			x = x->first_child;
-			continue;
-		}
-		while (x != n && !x->next_sibling)
-			x = x->parent;
-		if (x == n)
-			break;
-		x = x->next_sibling;
-	}
 	return 0;
+}
+
+struct st_node *st_node__next_in(const struct st_node *top, const struct st_node *n)
+{
+	if (n->first_child)
+		return n->first_child;
+	while (n != top && !n->next_sibling)
+		n = n->parent;
+	return n == top ? NULL : n->next_sibling;
+}
+
+bool st_frame__is_truncated(const struct st_frame *f)
+{
+	return f->kind == ST_FRAME_SPECIAL && f->function &&
+	       !strcmp(f->function, ST_TRUNCATED_NAME);
 }
 
 /* The first node in post-order of the subtree at n, every node on the way

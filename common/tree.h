@@ -195,6 +195,13 @@ void st_tree__sort(struct st_tree *t, int (*cmp)(const struct st_node *, const s
 int st_tree__walk(const struct st_tree *t,
 		  int (*fn)(const struct st_node *n, void *ctx), void *ctx);
 
+/* The node after n in a depth-first pre-order walk of top's subtree (n
+ * in it), by the links: no recursion; NULL after its last node. */
+struct st_node *st_node__next_in(const struct st_node *top, const struct st_node *n);
+
+/* Whether f is the [truncated] pseudo frame (a stack cut short). */
+bool st_frame__is_truncated(const struct st_frame *f);
+
 /* Forget the previous path (e.g. the thread's samples restart elsewhere). */
 void st_tree__reset_calls(struct st_tree *t);
 

@@ -104,8 +104,7 @@ static __u64 truncated_samples(const struct st_profile *p)
 	for (size_t i = 0; i < p->nthreads; i++)
 		for (const struct st_node *c = st_tree__root(p->threads[i]->tree)->first_child; c;
 		     c = c->next_sibling)
-			if (c->f.kind == ST_FRAME_SPECIAL && c->f.function &&
-			    strcmp(c->f.function, ST_TRUNCATED_NAME) == 0)
+			if (st_frame__is_truncated(&c->f))
 				n += c->cum;
 	return n;
 }

@@ -208,6 +208,8 @@ static void test_adopt(void **state)
 	t = st_tree__child(f->t, root, &tr, false);
 	o = st_tree__child(f->t, root, &c[0], false);
 	g = st_tree__child(f->t, h, &a[1], false);
+	assert_true(st_frame__is_truncated(&tr));
+	assert_false(st_frame__is_truncated(&a[0]));
 	assert_int_equal(st_tree__adopt(f->t, g, h), -EINVAL);	/* under itself */
 	assert_int_equal(st_tree__adopt(f->t, h, h), -EINVAL);
 
@@ -236,6 +238,29 @@ static void test_adopt(void **state)
 	assert_int_equal(o2->cum, 6);
 	assert_int_equal(st_tree__child(f->t, o2, &c[1], false)->base, 4);
 	assert_int_equal(st_tree__child(f->t, o2, &b[2], false)->base, 2);
+}
+
+/* st_node__next_in(): every subtree's pre-order sums its BASE to its CUM,
+ * and the walk from the root meets every node once. */
+static void test_next_in(void **state)
+{
+	struct fx *f = *state;
+	const struct st_node *root = st_tree__root(f->t);
+	size_t nodes = 0;
+
+	for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++)
+		fold_names(f, f->t, seed[i], 1);
+	st_tree__finalize(f->t);
+	for (const struct st_node *n = root; n; n = st_node__next_in(root, n)) {
+		__u64 base = 0;
+
+		for (const struct st_node *s = n; s; s = st_node__next_in(n, s))
+			base += s->base;
+		assert_int_equal(base, n->cum);
+		nodes++;
+	}
+	assert_int_equal(nodes, 1 + 9);	/* the root and the seed's 9 paths */
+	assert_null(st_node__next_in(find(f, f->t, "C;A;B;B"), find(f, f->t, "C;A;B;B")));
 }
 
 /* ST_CALLS_FRAME: a frame that moves to another position is the same call. */
@@ -508,6 +533,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_runtimes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_in, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_tree_no_recursion, setup, teardown),
 	};
 

@@ -52,7 +52,8 @@ struct st_profile *st_profile__build(struct st_collector *c, const struct st_nam
 				   &invented))
 			goto cleanup;
 	}
-	if (st_build__note_invented(p, invented) || st_build__finish(p) || st_roots__mark_short(p, &cut) ||
+	if (st_build__note_invented(p, invented) || st_build__finish(p) ||
+	    st_roots__mark_short(p, &cut) ||
 	    (cut.named && st_profile__add_note_id(p, "short_of_entry",
 			"stacks ending short of a thread entry (at a named frame)", cut.named)) ||
 	    (cut.unnamed && st_profile__add_note_id(p, "short_unnamed",

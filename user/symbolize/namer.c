@@ -385,8 +385,7 @@ static bool invented(struct symctx *x, const struct st_node *s, const struct st_
 
 	if (s->f.kind != ST_FRAME_CALLSITE || s->f.runtime != ST_RUNTIME_NATIVE ||
 	    !st_procmaps__complete(x->t->maps) ||
-	    (up->parent && !(up->f.kind == ST_FRAME_SPECIAL && up->f.function &&
-			     !strcmp(up->f.function, ST_TRUNCATED_NAME) && !up->parent->parent)))
+	    (up->parent && !(st_frame__is_truncated(&up->f) && !up->parent->parent)))
 		return false;
 	if (st_procmaps__find(x->t->maps, s->f.addr))
 		return false;
@@ -396,24 +395,14 @@ static bool invented(struct symctx *x, const struct st_node *s, const struct st_
 	return !symbolize_jit(x, &s->f).function;
 }
 
-/* The samples of s and the nodes under it (by the links: no recursion). */
+/* The samples of s and the nodes under it. */
 static __u64 subtree_base(const struct st_node *top)
 {
-	const struct st_node *s = top;
-	__u64 n = top->base;
+	__u64 n = 0;
 
-	while (1) {
-		if (s->first_child) {
-			s = s->first_child;
-		} else {
-			while (s != top && !s->next_sibling)
-				s = s->parent;
-			if (s == top)
-				return n;
-			s = s->next_sibling;
-		}
+	for (const struct st_node *s = top; s; s = st_node__next_in(top, s))
 		n += s->base;
-	}
+	return n;
 }
 
 /* The raw tree under src into dst, in pre-order by src's links, at[k]
