@@ -276,13 +276,15 @@ def wait_held(d):
     raise Failure("stacktreed did not hold its main loop within 60 s: " + "".join(d.head))
 
 
-def profiled_ledger(home, mode, attach, loaded=False, with_jfr=False, seconds=SECONDS):
+def profiled_ledger(home, mode, attach, loaded=False, with_jfr=False, seconds=SECONDS,
+                    defer_all=False):
     """Ledger run under stacktreed: attach "cmd" (-- CMD), "pid" (--pid of
     a JVM waiting for its go file), "all" (-a, the JVM started once
     sampling has) or "held" (--pid, the daemon's main loop held from when
     it found the JVM until the JVM exits: STACKTREED_TEST_JAVA_STALL; the
     go file once it is held). Returns (profile, truth, JFR's Stacks of
-    the same run or None, the JVM's pid, stacktreed's stderr)."""
+    the same run or None, the JVM's pid, stacktreed's stderr). defer_all:
+    every sample deferred to the daemon (STACKTREED_TEST_DEFER=all)."""
     tmp = tempfile.mkdtemp(prefix="st-it-jfr-")
     rec = os.path.join(tmp, "ledger.jfr")
     opts = jt.jfr_options(home, rec, tmp) if with_jfr else []
@@ -308,10 +310,11 @@ def profiled_ledger(home, mode, attach, loaded=False, with_jfr=False, seconds=SE
                             d = Daemon(["--pid", str(p.pid), "-F", FREQ, "-o", out],
                                        timeout=120)
                         else:
+                            denv = dict(os.environ, STACKTREED_TEST_JAVA_STALL=str(p.pid))
+                            if defer_all:
+                                denv["STACKTREED_TEST_DEFER"] = "all"
                             d = Daemon(["--pid", str(p.pid), "-F", BEHIND_FREQ, "-o", out],
-                                       timeout=120,
-                                       env=dict(os.environ,
-                                                STACKTREED_TEST_JAVA_STALL=str(p.pid)))
+                                       timeout=120, env=denv)
                             wait_held(d)
                         open(env["WL_GO"], "w").close()
                     else:
@@ -638,6 +641,53 @@ def test_java_accuracy_behind():
           % (unreadable, reported, BEHIND_UNREAD, summary))
     missing = [jt.PHASES[ph] for ph in jt.JAVA_PHASES if jt.PHASES[ph] not in seen]
     check(not missing, "phases' methods not named: %s" % missing)
+
+
+def test_java_accuracy_behind_late():
+    """Every sample of Ledger (JDK 17, JIT) deferred to the daemon
+    (STACKTREED_TEST_DEFER=all) and its main loop held until the JVM is
+    gone (STACKTREED_TEST_JAVA_STALL), as -a on a loaded machine left some
+    of them: each sample is taken in and walked after the JVM exited, from
+    the memory the walk as it came kept (read on the deferred ring's
+    consumer thread, the process alive), the JNI call's samples from the
+    code cache address above their zlib leaf. The main thread's phases
+    within TOL of the truth, ENTRY_MIN% of its samples with Java frames at
+    its entry, zlib's samples under Ledger.phaseDeflate. Before (the walks
+    as they came made by the main loop, here after the exit; --pid's JVM
+    not walked once exited): no Java frame in any late walk."""
+    jt.require_classes()
+    home = dict(jt.JDKS)["17"]
+    if not os.access(jt.java(home), os.X_OK):
+        raise Skip("no JDK 17 (%s)" % home)
+    t0 = time.time()
+    prof, truth, _, _, err = profiled_ledger(home, "jit", "held", seconds=BEHIND_SECONDS,
+                                             defer_all=True)
+    summary = [line for line in err.splitlines() if "java:" in line]
+    check(jt.java_nodes(prof) > 0, jt.no_java_frames(prof, "late walks") + ": %s" % summary)
+    main = truth["threads"]["main"]
+    stacks = jt.profile_stacks(prof)
+    counts = jt.phase_counts(jt.of_thread(stacks, main), jt.PHASES)
+    got, want = jt.shares(counts), jt.truth_shares(truth, jt.PHASES)
+    n = sum(counts.values())
+    worst = max(abs(got[p] - want[p]) for p in jt.PHASES)
+    share, total, others = jt.entry_share(stacks, main)
+    hit, under = native_under(prof, main, jt.PHASES["deflate"])
+    print("    all walked late: %d phase samples of main, phases within %.2f points, %.2f%% of "
+          "%d at its entry, %d of %d under %s in zlib, %.0f s"
+          % (n, worst, share, total, hit, under, jt.PHASES["deflate"], time.time() - t0))
+    metric("java_late_share_maxerr", worst)
+    metric("java_late_entry_share_main", share)
+    check(n >= BEHIND_MIN, "%d phase samples of main walked late (%d wanted): %s"
+          % (n, BEHIND_MIN, summary))
+    for p in jt.PHASES:
+        tol = TOL + SIGMAS_PHASE * binomial(want[p], n)
+        check(abs(got[p] - want[p]) <= tol, "walked late: %s in %.1f%% of main's %d phase "
+              "samples, ThreadMXBean says %.1f%% (allowed %.1f points): %s"
+              % (p, got[p], n, want[p], tol, summary))
+    check(share >= ENTRY_MIN, "walked late: %.2f%% of main's %d samples with Java frames reach "
+          "its entry; the others' outermost Java frames: %s" % (share, total, top_items(others)))
+    check(under and hit >= 0.5 * under, "walked late: %d of the %d samples under %s end in "
+          "libz/libzip" % (hit, under, jt.PHASES["deflate"]))
 
 
 def test_java_real_javac():
