@@ -200,13 +200,23 @@ static bool code_of(void *ctx, __u32 pid, __u32 image, __u64 addr)
 	return st_java__code_seen(r->java, pid, image, addr);
 }
 
-/* A deferred sample came: its process probed for a JVM (rate-limited),
- * a JVM's Java frames read while it lives. */
+/* A deferred sample taken in: its process probed for a JVM (rate-limited). */
 static void on_defer_sample(void *ctx, const struct st_deferred *s)
 {
 	struct run *r = ctx;
 
 	st_java__sampled(r->java, s->pid, now_s());
+}
+
+/* A deferred sample read from the ring (the consumer's thread): a known
+ * JVM's Java frames read while it lives. On the main thread, when it took
+ * the sample in, a daemon behind (-a on a loaded machine) came after the
+ * JVM's exit: its walk then read no code cache and stopped at the first
+ * Java frame. */
+static void on_defer_arrival(void *ctx, const struct st_deferred *s)
+{
+	struct run *r = ctx;
+
 	st_java__deferred(r->java, s);
 }
 
@@ -912,6 +922,7 @@ static int open_unwinding(struct run *r)
 		st_defer__on_handoff(r->defer, handoff, r->sess);
 		st_defer__on_refresh(r->defer, on_defer_refresh, r);
 		st_defer__on_sample(r->defer, on_defer_sample, r);
+		st_defer__on_arrival(r->defer, on_defer_arrival, r);
 		/* the loop wakes when samples come, as when it read them itself */
 		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
 	}

@@ -703,7 +703,7 @@ static void java_line(FILE *out, const struct st_java *j)
 		"stack %" PRIu64 ", a stub's frame pointer %" PRIu64 "; compiled frames named %"
 		PRIu64 " (nmethod gone %" PRIu64 ", unreadable %" PRIu64 "); code cache addresses "
 		"named %" PRIu64 " (unreadable %" PRIu64 "); deferred samples walked as they came %"
-		PRIu64 ", reads of late walks from memory kept %" PRIu64 ", blob cache misses %"
+		PRIu64 " (%" PRIu64 " from the code cache above a native leaf), reads of late walks from memory kept %" PRIu64 ", blob cache misses %"
 		PRIu64 ", stale %" PRIu64 "\n",
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_FRAMES], (uint64_t)js.bpf[ST_JAVA_STAT_HS_DEOPT],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_EPILOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_FAR_PC],
@@ -712,7 +712,7 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_RA], (uint64_t)js.bpf[ST_JAVA_STAT_HS_READ],
 		(uint64_t)js.bpf[ST_JAVA_STAT_END_BAD_FP], (uint64_t)js.jits, (uint64_t)js.jit_gone,
 		(uint64_t)js.jit_failed, (uint64_t)js.code_named, (uint64_t)js.code_failed,
-		(uint64_t)js.prewalks, (uint64_t)js.mem_replayed,
+		(uint64_t)js.prewalks, (uint64_t)js.prewalks_native, (uint64_t)js.mem_replayed,
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_CACHE_MISS],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_CACHE_STALE]);
 }

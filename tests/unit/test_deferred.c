@@ -104,6 +104,13 @@ void st_defer_ring__stop(struct st_defer_ring *r)
 	(void)r;
 }
 
+void st_defer_ring__on_record(struct st_defer_ring *r, st_defer_ring_fn fn, void *ctx)
+{
+	(void)r;
+	(void)fn;
+	(void)ctx;
+}
+
 __u64 st_defer_ring__dropped(struct st_defer_ring *r)
 {
 	(void)r;

@@ -70,6 +70,8 @@ struct st_defer_ring {
 	__u64 dropped;
 	__u64 sync_req, sync_done;	/* requests made, and the last served */
 	bool stop;
+	st_defer_ring_fn on_record;	/* and its ctx (st_defer_ring__on_record()) */
+	void *on_record_ctx;
 	/* the consumer's alone once started (the main thread's before, and
 	 * after the join) */
 	/* the rings: written by the consumer under lock once it runs (the
@@ -235,6 +237,8 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
 	const struct st_deferred *d = data;
 	size_t head = offsetof(struct st_deferred, stack), bytes;
 	struct st_defer_rec *s;
+	st_defer_ring_fn fn;
+	void *fn_ctx;
 	bool first = false, stop;
 
 	if (size < head || d->stack_len > size - head || d->stack_len > ST_DEFER_STACK)
@@ -267,7 +271,11 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
 		r->tail = &s->next;
 	}
 	stop = full(r);
+	fn = r->on_record;
+	fn_ctx = r->on_record_ctx;
 	pthread_mutex_unlock(&r->lock);
+	if (fn)		/* the data, not s: the main thread may have freed s now */
+		fn(fn_ctx, d);
 	if (first && r->notifyfd >= 0)	/* the main loop's poll returns */
 		post(r->notifyfd);
 	return stop ? -ENOSPC : 0;
@@ -390,6 +398,16 @@ cleanup:
 	st_defer_ring__free(r);
 	errno = -err;
 	return NULL;
+}
+
+void st_defer_ring__on_record(struct st_defer_ring *r, st_defer_ring_fn fn, void *ctx)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->on_record = fn;
+	r->on_record_ctx = ctx;
+	pthread_mutex_unlock(&r->lock);
 }
 
 void st_defer_ring__stop(struct st_defer_ring *r)

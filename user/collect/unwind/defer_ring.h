@@ -59,6 +59,15 @@ void st_defer_ring__free(struct st_defer_ring *r);
  * which takes everything the ring holds. */
 int st_defer_ring__push(void *ctx, void *data, size_t size);
 
+/* fn(ctx, sample) for each record as the consumer copies it, on its
+ * thread, outside the inbox's lock (its own locking is fn's): what must
+ * read the sample's process while it lives, before the main thread takes
+ * the record, which may be seconds later (a daemon behind). Set at most
+ * once, before records come or while they do (a record copied before
+ * misses it). fn must be quick: the ring waits meanwhile. */
+typedef void (*st_defer_ring_fn)(void *ctx, const struct st_deferred *d);
+void st_defer_ring__on_record(struct st_defer_ring *r, st_defer_ring_fn fn, void *ctx);
+
 /* An eventfd readable once a record came into an empty inbox, until the
  * next take (for the main loop's poll); -1 without a thread. */
 int st_defer_ring__notify_fd(const struct st_defer_ring *r);

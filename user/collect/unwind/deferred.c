@@ -168,6 +168,11 @@ void st_defer__on_sample(struct st_defer *d, st_defer_sample_fn fn, void *ctx)
 	d->sampled_ctx = ctx;
 }
 
+void st_defer__on_arrival(struct st_defer *d, st_defer_sample_fn fn, void *ctx)
+{
+	st_defer_ring__on_record(d->ring, fn, ctx);
+}
+
 /* The inbox onto the end of the queue (main thread). */
 static void take_inbox(struct st_defer *d)
 {

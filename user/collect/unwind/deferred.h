@@ -54,6 +54,11 @@ void st_defer__on_refresh(struct st_defer *d, st_defer_pid_fn fn, void *ctx);
 struct st_deferred;
 typedef void (*st_defer_sample_fn)(void *ctx, const struct st_deferred *s);
 void st_defer__on_sample(struct st_defer *d, st_defer_sample_fn fn, void *ctx);
+/* Called for each sample as the ring's consumer copies it, on its thread
+ * (defer_ring.h's st_defer_ring__on_record(): fn locks what it shares):
+ * the process alive then, even when the main thread takes the sample in
+ * only after it exited (a daemon behind). */
+void st_defer__on_arrival(struct st_defer *d, st_defer_sample_fn fn, void *ctx);
 
 /* Stops and joins the thread. NULL is fine. */
 void st_defer__free(struct st_defer *d);

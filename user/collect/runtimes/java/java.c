@@ -57,6 +57,7 @@ struct jm {
 struct jproc {
 	__u32 pid, image;
 	bool retired;		/* exited or exec'd: freed at the next reset */
+	bool exited;		/* ... exited (its image did not change) */
 	struct st_java_proc bp;	/* java_procs' entry */
 	struct st_jvm_layout l;
 	int major;
@@ -379,6 +380,7 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	p->l = jp->l;
 	p->major = jp->version.major;
 	p->retired = false;
+	p->exited = false;
 	if ((old = st_u64map__get(j->live, (__u64)pid + 1)) && old != p)
 		old->retired = true;
 	(void)st_u64map__put(j->live, (__u64)pid + 1, p);
@@ -567,10 +569,13 @@ static void exited(struct st_java *j, __u32 pid, const __u32 *image)
 		(void)bpf_map_delete_elem(j->procs_fd, &pid);
 	if (p && (!image || p->image != *image)) {
 		p->retired = true;	/* (an exec's new image may be probed already) */
+		p->exited = !image;
 		st_u64map__put(j->live, (__u64)pid + 1, NULL);
 	}
-	if ((p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))))
+	if ((p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE)))) {
+		p->exited = !image && (p->exited || !p->retired);
 		p->retired = true;
+	}
 	/* only a pid known: the slot stays (a pid reused finds it), so
 	 * slots are bounded by the JVM processes seen, not all exits */
 	if (st_u64map__get(j->state, (__u64)pid + 1))
@@ -642,9 +647,12 @@ static const struct st_java_proc *unw_proc(void *ctx, __u32 pid, __u32 image)
 	pthread_mutex_lock(&j->mu);
 	p = st_u64map__get(j->procs, KEY(pid, image));
 	/* an exited JVM's too, of its own image: its reads come from what
-	 * was kept; one found before its image was known only while it runs
-	 * (after an exec the image may be another program's) */
-	if (!p && (p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))) && p->retired)
+	 * was kept; one found before its image was known (--pid) while it
+	 * runs and once it exited, not after an exec (the image may be
+	 * another program's). Before, --pid's samples walked after the JVM's
+	 * exit (a daemon behind) had no Java frame at all. */
+	if (!p && (p = st_u64map__get(j->procs, KEY(pid, ST_UNWIND_ANY_IMAGE))) && p->retired &&
+	    !p->exited)
 		p = NULL;
 	j->cur = p;
 	pthread_mutex_unlock(&j->mu);
@@ -694,28 +702,77 @@ static const struct st_unwind_row *no_rows(void *ctx, __u32 shard, size_t *n)
 	return NULL;
 }
 
-static void deferred(struct st_java *j, const struct st_deferred *d)
+/* A deferred sample's walk from (ip, sp), the copy of its stack cut to
+ * start at sp, into j->frames: how many. */
+static size_t prewalk(struct st_java *j, struct jproc *p, const struct st_deferred *d, __u64 ip,
+		      __u64 sp, struct st_unw_java_arg *arg)
 {
-	struct jproc *p = st_u64map__get(j->live, (__u64)d->pid + 1);
-	struct st_unw_java_arg arg = { .pid = (int)d->pid, .ctx = j };
 	struct st_unw_native_in in = {
-		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
-		.stack = d->stack, .stack_len = d->stack_len, .holes = d->holes, .rows = no_rows,
-		.mem = mem_kept, .mem_arg = &arg,
+		.ip = ip, .sp = sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
+		.stack = d->stack + (sp - d->sp), .stack_len = d->stack_len - (sp - d->sp),
+		.holes = d->holes, .rows = no_rows, .mem = mem_kept, .mem_arg = arg,
+		.java = &p->bp,
 	};
 	struct st_unw_native_out res;
+
+	return st_unw_walk_native(&in, j->frames, ST_MAX_USER, &res);
+}
+
+static bool any_java(const __u64 *frames, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (st_java_entry_is(frames[i]))
+			return true;
+	return false;
+}
+
+/* How many words above a native leaf's sp are looked at for the return
+ * address into the code cache that its Java callers are above, and how
+ * many such words walked from. */
+#define NATIVE_SCAN_WORDS 4096
+#define NATIVE_SCAN_TRIES 4
+
+static void deferred(struct st_java *j, const struct st_deferred *d)
+{
+	struct jproc *p = st_u64map__get(j->live, (__u64)d->pid + 1), *cur = j->cur;
+	struct st_unw_java_arg arg = { .pid = (int)d->pid, .ctx = j };
 	size_t n;
 
 	if (!p || p->retired || (p->image != d->image && p->image != ST_UNWIND_ANY_IMAGE) ||
 	    d->stack_len > sizeof(d->stack))
 		return;
-	in.java = &p->bp;
+	/* (j->cur is the main thread's late walk's, between its reads:
+	 * this may run on the deferred ring's consumer thread) */
 	j->cur = p;
 	/* the Java frames from the leaf (no table: the walk ends at the
 	 * first native frame), their reads kept, their methods read */
-	n = st_unw_walk_native(&in, j->frames, ST_MAX_USER, &res);
-	j->cur = NULL;
+	n = prewalk(j, p, d, d->ip, d->sp, &arg);
 	j->st.prewalks++;
+	/* a native leaf (zlib under a JNI call: no table here) ends that walk
+	 * before its Java callers: from the first word above it that is a
+	 * code cache address (the native method's wrapper's return address,
+	 * what the late walk's CFI will reach), so that their reads are kept
+	 * too; a word that is none walks nothing, or keeps reads no walk uses */
+	if (!any_java(j->frames, n) && !d->holes &&
+	    !st_hs_in(d->ip, p->bp.code_start, p->bp.code_end)) {
+		__u32 tries = 0;
+
+		for (__u64 off = 0; off + 16 <= d->stack_len && off < 8 * NATIVE_SCAN_WORDS &&
+				    tries < NATIVE_SCAN_TRIES; off += 8) {
+			__u64 w;
+
+			memcpy(&w, d->stack + off, sizeof(w));
+			if (!st_hs_in(w, p->bp.code_start, p->bp.code_end))
+				continue;
+			tries++;
+			n = prewalk(j, p, d, w, d->sp + off + 8, &arg);
+			if (any_java(j->frames, n)) {
+				j->st.prewalks_native++;
+				break;
+			}
+		}
+	}
+	j->cur = cur;
 	for (size_t i = 0; i < n; i++)
 		if (st_java_entry_is(j->frames[i]))
 			entry_seen(j, p->pid, p->image, j->frames[i]);

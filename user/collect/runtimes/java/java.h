@@ -130,6 +130,8 @@ struct st_java_stats {
 	__u64 code_named;	/* code cache addresses named (st_java__code_seen()) */
 	__u64 code_failed;	/* ... whose blob could not be found or read */
 	__u64 prewalks;		/* deferred samples walked as they came (st_java__deferred()) */
+	__u64 prewalks_native;	/* ... of them with a native leaf, walked from the code
+				 * cache address above it (its Java callers' reads kept) */
 	__u64 tables_pushed;	/* unwinding tables pushed for JVMs found off a read
 				 * of their maps, or whose exec was read late */
 	__u64 mem_replayed;	/* reads of a late walk served from what was kept */
