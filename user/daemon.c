@@ -358,16 +358,22 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 }
 
 /* The parts the daemon measures, told to the budget after each drain: the
- * trees, the deferred queue, the CFI rows. Trees holding unwritten
- * intervals (a full disk) are bounded by the budget: when they hold more
- * than a quarter of it, or a sixteenth while it is over its limit (after
- * every evictor ran), they are dropped, their samples counted as lost in
- * the next snapshot written ("unwritten snapshots over the memory
- * budget"); said once until a snapshot is written. */
+ * trees, the deferred queue, the CFI rows. Unwritten intervals (a full
+ * disk) are bounded by the budget: their trees and the processes that
+ * ended, kept only for those, may hold a quarter of it, or a sixteenth
+ * while it is over its limit (after every evictor ran). Over that, the
+ * processes that ended go with their trees, the oldest first, down to 7/8
+ * of the share (memory levels off there, the running processes and the
+ * newest ended ones kept); when the running ones' trees alone are over,
+ * every tree goes. Their samples are counted as lost in the next snapshot
+ * written ("unwritten snapshots over the memory budget"); said once until
+ * a snapshot is written. */
 static void budget_sync(struct run *r)
 {
 	struct st_budget_stats bs;
-	bool over;
+	__u64 lost[ST_EVENTS] = { 0 };
+	size_t pending, share;
+	bool over, all;
 
 	if (!r->budget)
 		return;
@@ -381,27 +387,36 @@ static void budget_sync(struct run *r)
 		st_budget__set(r->budget, ST_BUDGET_DEFER, st_defer__queued_bytes(r->defer));
 	over = st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
 	st_budget__stats(r->budget, &bs);
-	if (!r->pending || bs.part[ST_BUDGET_TREES] <= (over ? bs.limit / 16 : bs.limit / 4))
+	if (!r->pending)
 		return;
+	pending = bs.part[ST_BUDGET_TREES] + st_collector__ended_memory(r->coll);
+	share = over ? bs.limit / 16 : bs.limit / 4;
+	if (pending <= share)
+		return;
+	st_http__before_reset(r->http);	/* open windows fold what they have */
+	st_collector__drop_ended(r->coll, share - share / 8, lost);
+	all = st_collector__memory(r->coll) + st_collector__ended_memory(r->coll) > share;
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
-		__u64 n = st_collector__samples(r->coll, ev);
+		__u64 n = lost[ev] + (all ? st_collector__samples(r->coll, ev) : 0);
 
 		r->dropped[ev] += n;
 		r->dropped_total += n;
 	}
 	r->drops++;
 	st_budget__refused(r->budget, ST_BUDGET_TREES);
-	st_http__before_reset(r->http);
-	st_collector__reset(r->coll);
-	st_python__reset(r->py);
-	st_java__reset(r->java);
-	malloc_trim(0);	/* the trees dropped: back to the system */
+	if (all) {
+		st_collector__reset(r->coll);
+		st_python__reset(r->py);
+		st_java__reset(r->java);
+		malloc_trim(0);	/* the trees dropped: back to the system */
+	}	/* (else what the oldest held is taken again by the new trees) */
 	st_budget__set(r->budget, ST_BUDGET_TREES, st_collector__memory(r->coll));
 	if (!r->dropped_said)
 		fprintf(stderr, "stacktreed: unwritten snapshots hold %zu MiB, over their share of "
-			"the memory budget (%zu MiB for the caches, --memory-mb): their samples are "
-			"dropped, from now on until a snapshot is written (counted in it)\n",
-			bs.part[ST_BUDGET_TREES] >> 20, bs.limit >> 20);
+			"the memory budget (%zu MiB for the caches, --memory-mb): samples are "
+			"dropped, the oldest ended processes' first (all when the running ones' "
+			"alone are over), from now on until a snapshot is written (counted in "
+			"it)\n", pending >> 20, bs.limit >> 20);
 	r->dropped_said = true;
 }
 

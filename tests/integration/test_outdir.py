@@ -14,6 +14,7 @@ import time
 
 from stcheck import (STACKTREE, STACKTREED, check, check_invariants, load,
                      wait_for)
+from test_memory import MIB, free_port, metrics
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 PRECIOUS = "precious root-owned content\n"
@@ -465,6 +466,15 @@ def rss_anon_kib(pid):
     return 0
 
 
+def stop_churn_and_service(churn, p):
+    """Kill the churn (if any), then SIGINT the service and wait for it."""
+    if churn:
+        churn.kill()
+        churn.wait()
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=60)
+
+
 DROPPED = "unwritten snapshots over the memory budget"
 
 
@@ -523,11 +533,7 @@ def test_outdir_full_disk_pending_is_bounded():
             span = time.time() - t0
             wait_for(lambda: snapshot_count(out) > 0, 20, "no snapshot after space returned")
         finally:
-            if churn:
-                churn.kill()
-                churn.wait()
-            p.send_signal(signal.SIGINT)
-            p.wait(timeout=60)
+            stop_churn_and_service(churn, p)
         err = open(log).read()
         check(p.returncode == 0, "service exit %d: %s" % (p.returncode, err[-2000:]))
         first = sorted(n for n in os.listdir(out) if n[:8].isdigit())[0]
@@ -542,6 +548,64 @@ def test_outdir_full_disk_pending_is_bounded():
         check(("samples are dropped" in err) == (dropped > 0), "drops said %s, counted %d"
               % ("samples are dropped" in err, dropped))
         check(temporaries(out) == [], "left %s" % temporaries(out))
+    shutil.rmtree(logdir)
+
+
+def test_outdir_full_disk_pending_levels_off():
+    """Issue 34 item 5: on a full disk the unwritten intervals level off at
+    their share of the budget instead of filling and emptying. uid nobody's
+    shell starts short busy shells (~100 a second, one CPU busy) under -a
+    -u nobody (the machine's other load is not sampled) --interval 2
+    --memory-mb 96 (a 24 MiB budget, the pending share 6 MiB) on a full
+    tmpfs for 30 s, /metrics every 0.5 s. Once samples were dropped, the
+    trees and the processes' maps together stay over half the share (the
+    processes that ended go with their trees, oldest first, down to 7/8 of
+    it) and under the share plus 2 MiB (the running processes' maps, a
+    second's samples between two drains). Before, every tree was dropped
+    at the share: the sum fell to the running processes' maps (0.1 MiB)
+    and filled again, and the ended processes' maps, not counted in the
+    share, came on top of it."""
+    logdir = tempfile.mkdtemp(prefix="st-log-")
+    log = os.path.join(logdir, "err")
+    port = free_port()
+    churn = None
+    with tmpfs("200k", "rw") as fs:
+        out = os.path.join(fs, "out")
+        p = start_logged(["-a", "-u", "nobody", "-F", "99", "--interval", "2",
+                          "--memory-mb", "96", "--listen", "127.0.0.1:%d" % port, "-o", out],
+                         log)
+        try:
+            fill(fs)
+            churn = subprocess.Popen(NOBODY + ["sh", "-c", "while :; do sh -c 'i=0; while "
+                                               "[ $i -lt 2000 ]; do i=$((i+1)); done'; done"])
+            share = metrics(port)["stacktreed_memory_budget_bytes"] / 4
+            seen = []   # (s, trees + processes, dropped, RssAnon)
+            t0 = time.time()
+            while time.time() - t0 < 30:
+                m = metrics(port)
+                seen.append((time.time() - t0,
+                             m["stacktreed_tree_bytes"] + m["stacktreed_process_bytes"],
+                             m["stacktreed_unwritten_samples_dropped_total"],
+                             rss_anon_kib(p.pid)))
+                check(p.poll() is None, "the service exited: %s" % open(log).read()[-2000:])
+                time.sleep(0.5)
+        finally:
+            stop_churn_and_service(churn, p)
+    after = [(t, held, rss) for t, held, dropped, rss in seen if dropped > 0]
+    print("  share %.1f MiB; trees + processes after the first drop (%d readings): %.1f-%.1f "
+          "MiB; RssAnon %d-%d MiB" % (share / MIB, len(after),
+                                      min(h for _, h, _ in after or [(0, 0, 0)]) / MIB,
+                                      max(h for _, h, _ in after or [(0, 0, 0)]) / MIB,
+                                      min(r for _, _, r in after or [(0, 0, 0)]) >> 10,
+                                      max(r for _, _, r in after or [(0, 0, 0)]) >> 10))
+    check(len(after) >= 10, "samples dropped after %s s only: %s" % (
+        after[0][0] if after else "-", open(log).read()[-1500:]))
+    low = min(after, key=lambda x: x[1])
+    check(low[1] >= share / 2, "the unwritten intervals fell to %.1f MiB at %.0f s (share "
+          "%.1f MiB): dropped rather than levelled off" % (low[1] / MIB, low[0], share / MIB))
+    high = max(after, key=lambda x: x[1])
+    check(high[1] <= share + 2 * MIB, "the unwritten intervals held %.1f MiB at %.0f s, over "
+          "their share %.1f MiB" % (high[1] / MIB, high[0], share / MIB))
     shutil.rmtree(logdir)
 
 

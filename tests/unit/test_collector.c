@@ -145,6 +145,49 @@ static void test_budget_maps_and_samples(void **state)
 	st_budget__free(b);
 }
 
+/* Unwritten intervals over their bound: the processes that ended (here
+ * all: their /proc is gone) go with their trees, the oldest first, only as
+ * many as bring the trees and their maps down to the target; their
+ * samples are counted per event. */
+static void test_drop_ended_oldest_first(void **state)
+{
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	__u64 lost[ST_EVENTS] = { 0 };
+	size_t held;
+
+	(void)state;
+	assert_non_null(c);
+	for (__u32 i = 0; i < 3; i++) {
+		__u32 pid = PID + 20 * i, first = 100 + 10 * i;
+		struct st_node_rec g[] = {
+			root_rec(pid, pid, 1, 0),
+			rec(first, 0x1000, 0, 0, 1),
+			rec(first + 1, 0x2000, ST_NODE_LEAF, 1 + i, 1),
+		};
+
+		assert_int_equal(st_collector__capture(c, pid, 1, 0, false), 0);
+		assert_int_equal(st_collector__merge(c, g, first, 3), 0);
+	}
+	assert_int_equal(st_collector__threads(c), 3);
+	held = st_collector__memory(c) + st_collector__ended_memory(c);
+	assert_true(st_collector__ended_memory(c) > 0);
+	assert_int_equal(st_collector__drop_ended(c, held, lost), 0);	/* within: none */
+	assert_true(st_collector__drop_ended(c, held - 1, lost) > 0);	/* the oldest only */
+	assert_int_equal(st_collector__threads(c), 2);
+	assert_int_equal(st_collector__processes(c), 2);
+	assert_null(raw(c, PID, PID, ST_EVENT_CPU));
+	assert_non_null(raw(c, PID + 20, PID + 20, ST_EVENT_CPU));
+	assert_int_equal(lost[ST_EVENT_CPU], 1);
+	assert_true(st_collector__drop_ended(c, 0, lost) > 0);
+	assert_int_equal(st_collector__threads(c), 0);
+	assert_int_equal(st_collector__processes(c), 0);
+	assert_int_equal(lost[ST_EVENT_CPU], 1 + 2 + 3);
+	assert_int_equal(lost[ST_EVENT_FAULTS], 0);
+	assert_int_equal(st_collector__maps_memory(c), 0);
+	assert_int_equal(st_collector__drop_ended(c, 0, lost), 0);	/* none left */
+	st_collector__free(c);
+}
+
 /* Records whose parent is unknown, later in the batch, or before it are
  * counted and dropped with their subtree; dead records are skipped. */
 static void test_merge_drops_bad_records(void **state)
@@ -422,6 +465,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget_maps_and_samples),
+		cmocka_unit_test(test_drop_ended_oldest_first),
 		cmocka_unit_test(test_merge_builds_and_sums),
 		cmocka_unit_test(test_merge_drops_bad_records),
 		cmocka_unit_test(test_merge_flags),

@@ -45,6 +45,9 @@ struct proc {
 	bool exited;	/* the kernel said its main thread exited */
 	unsigned followups;	/* reads of its maps still to come (a young process) */
 	double next_followup;	/* when, CLOCK_MONOTONIC seconds */
+	__u64 seq;		/* the order processes were first seen in */
+	size_t tree_bytes;	/* st_collector__drop_ended(): its threads' trees */
+	bool drop;		/* ... and whether they go */
 };
 
 /* A process first seen in its dynamic loader maps its libraries a few
@@ -91,6 +94,7 @@ struct st_collector {
 	struct st_budget *budget;	/* the daemon's, or NULL */
 	size_t maps_bytes;		/* procs: their part ST_BUDGET_MAPS */
 	__u64 refused;			/* processes not kept: the budget was full */
+	__u64 proc_seq;			/* the last proc's seq */
 	struct st_exec_source exec_src;	/* the mappings BPF kept (bpf/endmaps.bpf.h) */
 	struct st_exec_place_stats placed;
 };
@@ -300,6 +304,7 @@ static struct proc *proc_get(struct st_collector *c, __u32 pid, __u32 image, boo
 	}
 	p->pid = pid;
 	p->image = image;
+	p->seq = ++c->proc_seq;
 	p->owner = ST_UID_UNKNOWN;
 	p->maps = st_procmaps__new((int)pid);
 	p->cgroup = read_cgroup(pid);
@@ -514,6 +519,13 @@ double st_collector__followups(struct st_collector *c)
 	return next < 0 ? 0 : next;
 }
 
+/* A process that ended (exited, gone from /proc, or exec'd another
+ * image): kept only to symbolize the samples it left in the trees. */
+static bool proc_ended(const struct proc *p)
+{
+	return p->exited || p->gone || p->superseded;
+}
+
 void st_collector__exited(struct st_collector *c, __u32 pid)
 {
 	struct proc *p;
@@ -557,14 +569,14 @@ void st_collector__reset(struct st_collector *c)
 		return;
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, &key))) {
-		if (!(p->exited || p->gone || p->superseded) && st_u64map__put(keep, key, p)) {
+		if (!proc_ended(p) && st_u64map__put(keep, key, p)) {
 			st_u64map__free(keep);
 			return;
 		}
 	}
 	pos = 0;
 	while ((p = st_u64map__next(c->procs, &pos, NULL)))
-		if (p->exited || p->gone || p->superseded) {
+		if (proc_ended(p)) {
 			c->maps_bytes -= proc_bytes(p);
 			proc_free(p);
 		}
@@ -919,25 +931,120 @@ size_t st_collector__processes(const struct st_collector *c)
 	return st_u64map__count(c->procs);
 }
 
+static size_t thread_bytes(const struct rthread *t)
+{
+	return sizeof(*t) + st_tree__memory(t->tree) + t->nlate * sizeof(*t->late);
+}
+
 size_t st_collector__memory(const struct st_collector *c)
 {
 	size_t pos = 0, bytes = c->ids_cap * sizeof(struct idref);
 	struct rthread *t;
 
 	while ((t = st_u64map__next(c->threads, &pos, NULL)))
-		bytes += sizeof(*t) + st_tree__memory(t->tree) + t->nlate * sizeof(*t->late);
+		bytes += thread_bytes(t);
 	return bytes;
 }
 
-size_t st_collector__maps_memory(const struct st_collector *c)
+size_t st_collector__ended_memory(const struct st_collector *c)
 {
-	return c->maps_bytes;
+	size_t pos = 0, bytes = 0;
+	struct proc *p;
+
+	while ((p = st_u64map__next(c->procs, &pos, NULL)))
+		if (proc_ended(p))
+			bytes += proc_bytes(p);
+	return bytes;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static bool same_value(const void *value, const void *key)
+{
+	return value == key;
 }
 
 static int add_base(const struct st_node *n, void *ctx)
 {
 	*(__u64 *)ctx += n->base;
 	return 0;
+}
+
+/* The processes that ended, oldest first, whose trees and maps go until
+ * target bytes are left of held: marked (p->drop); how many. */
+static size_t mark_ended(struct st_collector *c, struct proc **ended, size_t held, size_t target)
+{
+	size_t pos = 0, n = 0, freed = 0, marked = 0;
+	struct rthread *t;
+	struct proc *p;
+
+	while ((p = st_u64map__next(c->procs, &pos, NULL))) {
+		p->tree_bytes = 0;
+		p->drop = false;
+		if (proc_ended(p))
+			ended[n++] = p;
+	}
+	pos = 0;
+	while ((t = st_u64map__next(c->threads, &pos, NULL)))
+		t->proc->tree_bytes += thread_bytes(t);
+	qsort(ended, n, sizeof(*ended), by_seq);
+	for (size_t i = 0; i < n && held - freed > target; i++, marked++) {
+		ended[i]->drop = true;
+		freed += ended[i]->tree_bytes + proc_bytes(ended[i]);
+	}
+	return marked;
+}
+
+size_t st_collector__drop_ended(struct st_collector *c, size_t target, __u64 dropped[ST_EVENTS])
+{
+	size_t held = st_collector__memory(c) + st_collector__ended_memory(c);
+	size_t pos = 0, n = 0, procs = 0;
+	struct rthread **gone = NULL, *t;
+	struct proc **ended = NULL;
+
+	if (held <= target || !(procs = st_u64map__count(c->procs)))
+		return 0;
+	/* every allocation first: on ENOMEM nothing is dropped (the caller
+	 * drops everything instead) */
+	ended = malloc(procs * sizeof(*ended));
+	gone = malloc((st_u64map__count(c->threads) + 1) * sizeof(*gone));
+	if (!ended || !gone)
+		goto cleanup;
+	procs = mark_ended(c, ended, held, target);
+	while ((t = st_u64map__next(c->threads, &pos, NULL)))
+		if (t->proc->drop)
+			gone[n++] = t;
+	for (size_t i = 0; i < n; i++) {
+		t = gone[i];
+		if (t->ev < ST_EVENTS)
+			st_tree__walk(t->tree, add_base, &dropped[t->ev]);
+		st_u64map__remove(c->threads, thread_key(t->pid, t->tid, t->image, t->ev),
+				  same_value, t);
+		st_tree__free(t->tree);
+		free(t->late);
+		free(t);
+	}
+	for (size_t i = 0; i < procs; i++) {
+		st_u64map__remove(c->procs, PROC_KEY(ended[i]->pid, ended[i]->image), same_value,
+				  ended[i]);
+		c->maps_bytes -= proc_bytes(ended[i]);
+		proc_free(ended[i]);
+	}
+	maps_account(c, 0, 0);
+cleanup:
+	free(ended);
+	free(gone);
+	return held - st_collector__memory(c) - st_collector__ended_memory(c);
+}
+
+size_t st_collector__maps_memory(const struct st_collector *c)
+{
+	return c->maps_bytes;
 }
 
 __u64 st_collector__samples(const struct st_collector *c, __u32 ev)

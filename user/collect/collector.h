@@ -160,6 +160,16 @@ size_t st_collector__processes(const struct st_collector *c);
 size_t st_collector__memory(const struct st_collector *c);
 /* Bytes held by the processes: maps tables, perf maps, cgroup paths. */
 size_t st_collector__maps_memory(const struct st_collector *c);
+/* Of those, the processes that ended (exited, gone, exec'd another image),
+ * kept only for their samples in the trees until the next reset. */
+size_t st_collector__ended_memory(const struct st_collector *c);
+/* Unwritten intervals over their bound (a full disk): drop the trees of
+ * the processes that ended, and the processes, the oldest first, until the
+ * trees and the ended processes hold at most target bytes (or none that
+ * ended is left); BASE of what was dropped added to dropped[ev]. Returns
+ * the bytes freed (0 also on ENOMEM: nothing dropped). The running
+ * processes' trees stay. */
+size_t st_collector__drop_ended(struct st_collector *c, size_t target, __u64 dropped[ST_EVENTS]);
 /* BASE in the trees of event ev (ST_EVENT_*) now (the interval's, or every
  * unwritten one's): samples, faults, or ns off the CPU. */
 __u64 st_collector__samples(const struct st_collector *c, __u32 ev);
