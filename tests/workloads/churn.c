@@ -98,8 +98,12 @@ int main(int argc, char **argv)
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		next += 1 / rate;
-		if (next > now())
-			usleep((useconds_t)((next - now()) * 1e6));
+		/* one reading: between two, the wait could turn negative, and
+		 * a negative double made unsigned slept for an hour */
+		double wait_s = next - now();
+
+		if (wait_s > 0)
+			usleep((useconds_t)(wait_s * 1e6));
 	}
 	while (wait(NULL) > 0)	/* (the other spawners too) */
 		;
