@@ -568,7 +568,7 @@ def bench_startup(rounds, have_perf, out):
         lratio[cfg] = med(ls) if ls else None
         v = verbose.get(cfg, {})
         ver = ", ".join(f"{k} {n}" for k, n in v.get("verified", {}).items()
-                        if k.startswith(("on_timer", "on_fault")))
+                        if k.startswith(("on_timer", "on_fault", "on_early")))
         print(f"{label[cfg]:<26} {med([x['launch'] for x in mine]):>7.3f} "
               f"{(f'{lratio[cfg]:.2f}' if ls else '-'):>6} "
               f"{spread(ls, lambda x: f'{x:.2f}'):>11} "

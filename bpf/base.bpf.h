@@ -15,6 +15,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "stacktree.h"
+#include "shared_maps.h"
 
 /* set by user space before load */
 const volatile __u32 max_nodes = 1;	/* node ids per generation */
@@ -53,12 +54,7 @@ const volatile __u32 interpreters = 0;	/* --interpreters: ST_INTERP_* walked (0:
  * (always outside benchmarks): dead branches the verifier removes. */
 const volatile __u32 bench_py_stop = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, ST_EVENTS * ST_STAT__MAX);	/* per event */
-} stats SEC(".maps");
+/* the counters, `stats`: shared_maps.h (the early object counts there too) */
 
 /* The program a task runs: its self_exec_id (incremented by every exec,
  * inherited at fork), low 32 bits. */

@@ -17,30 +17,8 @@
 #include "walk.bpf.h"
 #include "python.bpf.h"
 
-/* samples whose walk waits for tables (struct st_deferred, variable size):
- * the ring buffer in slot 0, put there by the daemon, which starts it small
- * and swaps in one twice as big when it fills, up to --unwind-defer-mb
- * (user/collect/unwind/defer_ring.c; inner ring buffers of any size since
- * Linux 5.10: kernel-notes/README.md, "Map sizes") */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__type(key, __u32);
-	__uint(max_entries, 1);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_RINGBUF);
-		__uint(max_entries, 4096);
-	});
-} deferred SEC(".maps");
-
-/* a deferred sample being assembled, one per CPU (by CPU number: a per-CPU
- * array's values are limited to 32 KiB; only the timer program, which does
- * not nest with itself, uses it) */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct st_deferred);
-	__uint(max_entries, 1);	/* resized before load: possible CPUs */
-} defer_buf SEC(".maps");
+/* `deferred` (the ring of struct st_deferred the daemon reads) and
+ * `defer_buf` (a sample being assembled, one per CPU): shared_maps.h */
 
 /* A thread's path handed back by the daemon (struct st_handoff), by tid. */
 struct {

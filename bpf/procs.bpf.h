@@ -37,21 +37,9 @@ struct {
 	__uint(max_entries, 1);
 } cgroup_filter SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 16384);
-} seen_procs SEC(".maps");
-
-/* The image each process runs (struct st_proc_image): written at fork, at
- * exec and at a process's first sample, removed at its exit. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
-	__type(value, struct st_proc_image);
-	__uint(max_entries, 65536);
-} proc_images SEC(".maps");
+/* `seen_procs`, `proc_images` (the image each process runs, struct
+ * st_proc_image: written at fork, at exec and at a process's first
+ * sample, removed at its exit) and the `events` ring: shared_maps.h */
 
 /* The fork fields of an existing entry are kept. */
 static __always_inline void set_proc_image(__u32 tgid, __u32 image, __u32 busy, __u64 flags)
@@ -67,11 +55,6 @@ static __always_inline void set_proc_image(__u32 tgid, __u32 image, __u32 busy, 
 	}
 	bpf_map_update_elem(&proc_images, &tgid, &v, flags);
 }
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
-} events SEC(".maps");
 
 /* A ring-buffer event for the daemon; a full buffer is counted (false). */
 static __always_inline bool emit_event_ppid(__u32 type, __u32 pid, __u32 tid, __u32 ppid)

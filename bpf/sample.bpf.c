@@ -59,6 +59,9 @@ struct {
 	__type(value, __u32);
 } timer_jump SEC(".maps");
 
+/* `timer_early` (shared_maps.h): while ST_TIMER_EARLY_ON, on_timer returns at
+ * once, the early object sampling a launched command on per-task events */
+
 /* The sample to the daemon whole (defer.bpf.h), its kernel frames kn and
  * its py_n Python frames with it: true when it went; else counted, and the
  * thread's deferral, if any, ended (the sample is then folded here). */
@@ -207,6 +210,10 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 SEC("perf_event")
 int on_timer(struct bpf_perf_event_data *ctx)
 {
+	__u32 zero = 0, *early = bpf_map_lookup_elem(&timer_early, &zero);
+
+	if (early && *early == ST_TIMER_EARLY_ON)	/* the early object's samples */
+		return 0;
 	bpf_tail_call(ctx, &timer_jump, ST_TIMER_SLOT_FULL);
 	bpf_tail_call(ctx, &timer_jump, ST_TIMER_SLOT_EARLY);
 	return 0;

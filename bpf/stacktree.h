@@ -172,6 +172,16 @@ enum st_stat {
 #define ST_TIMER_SLOT_FULL 0	/* on_timer_fp or on_timer_dwarf, once loaded */
 #define ST_TIMER_SLOT_EARLY 1	/* on_timer_early, until then */
 
+/* The early object (bpf/early.bpf.c, user/collect/early.c): one program
+ * on per-task cpu-clock events of a launched command, inherited by its
+ * children, sampling while the full timer program is verified. Its map
+ * timer_early (shared with the session's object) says which samples:
+ * ST_TIMER_EARLY_ON, the early object's (the session's on_timer returns
+ * at once); ST_TIMER_EARLY_OFF, the session's timers' (the early program
+ * returns at once): one write switches, no sample taken twice. */
+#define ST_TIMER_EARLY_OFF 0
+#define ST_TIMER_EARLY_ON 1
+
 /* targets map values */
 #define ST_TARGET_ACTIVE 1	/* sample this process */
 #define ST_TARGET_AT_EXEC 2	/* start sampling when it calls exec (launched command) */

@@ -10,41 +10,9 @@
 #define STACKTREE_THREADS_BPF_H
 
 #include "base.bpf.h"
+#include "thread_state.h"
 
-/* A thread's recently used nodes, direct-mapped by (parent, flags, addr):
- * a thread that alternates between a few paths finds their nodes here
- * instead of in the node table. Entries of an older epoch are stale. */
-#define ST_NODE_CACHE 256
-
-struct node_cache_ent {
-	__u64 addr;
-	__u32 parent;
-	__u32 id;
-	__u32 epoch;
-	__u16 flags;
-	__u16 pad;
-};
-
-/* The previous sample's path of a thread, and its node cache. */
-struct thread_state {
-	__u32 epoch;
-	__u32 depth;		/* frames in the path, root excluded */
-	__u32 root;		/* root node id (valid when epoch matches) */
-	__u32 defer_seq;	/* samples of the thread deferred so far */
-	__u32 deferring;	/* deferred since the last folded one (0: folding here) */
-	__u32 spare;		/* 1: a CPU's spare (spare_threads), 0: a thread's own */
-	__u32 ids[ST_PATH_SLOTS];
-	__u64 addrs[ST_PATH_SLOTS];
-	__u16 flags[ST_PATH_SLOTS];
-	struct node_cache_ent cache[ST_NODE_CACHE];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct thread_state);
-} threads SEC(".maps");
+/* `threads`, the cpu-clock's task storage: shared_maps.h */
 
 /* A CPU's spare thread state, one per event, for a sample whose thread's
  * own cannot be had: bpf_task_storage_get() returns NULL when another

@@ -1,8 +1,10 @@
-"""Start-up (issue 37 item 1): the timers sample from the attach with the
-cheap on_timer_early, the full timer program verified after the launch on a
-thread (user/collect/session.c). A launched command's first milliseconds
-are in the profile, unwound, with their share of its CPU time: taken by the
-early program (dwarf/auto: deferred, unwound late by the daemon), and the
+"""Start-up (issue 37 item 1): a launched command is sampled from its exec
+by the early object in dwarf/auto mode (bpf/early.bpf.c: per-task events,
+inherited by its children), by the timers' cheap on_timer_early in fp mode,
+the full timer program verified after the launch on a thread
+(user/collect/session.c). A launched command's first milliseconds are in
+the profile, unwound, with their share of its CPU time: taken early
+(dwarf/auto: deferred, unwound late by the daemon), and the
 same once the full program is in before the launch (test hook
 STACKTREED_TEST_LATE=launch). A runtime's walker is loaded only once a
 process of that runtime is seen: a Python program started by a shell gets
@@ -12,8 +14,8 @@ counted as early). How long the start-up takes is a bench row
 import os
 import re
 
-from stcheck import (check, function_cum, function_nodes, load, main_thread, metric,
-                     run_profiled, workload)
+from stcheck import (Skip, check, function_calls, function_cum, function_nodes, load,
+                     main_thread, metric, run_profiled, workload)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYSCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -77,6 +79,74 @@ def test_startup_first_ms_early():
 
 def test_startup_first_ms_after_switch():
     check_first_ms("auto", late="launch")
+
+
+def test_startup_early_object_grandchild():
+    """A launched shell's child is sampled from its first milliseconds by
+    the early object (bpf/early.bpf.c): per-task events on the command,
+    inherited by the processes it forks, as perf record's. With the full
+    timer program held back (test hook STACKTREED_TEST_EARLY=all), every
+    sample of phases, started by sh, is an early one (a stack copy unwound
+    late by the daemon) and named: work_a (its first 50 ms) under phase_a
+    under main, with its share of the CPU time. (--unwind fp keeps
+    on_timer_early: user/collect/session.c, early_object_wanted().)"""
+    for mode in ("auto", "dwarf"):
+        env = dict(PHASES_ENV, STACKTREED_TEST_EARLY="all")
+        out, err, rep = run_profiled(["-v", "--unwind", mode, "-F", "999", "--", "sh", "-c",
+                                      "%s; true" % workload("phases")], env_extra=env)
+        check("BPF program on_early:" in err,
+              "--unwind %s: the early object was not loaded:\n%s" % (mode, err[-2000:]))
+        check(not LATE.search(err), "--unwind %s: a full timer program was loaded" % mode)
+        prof = load(out)
+        t = main_thread(prof, "phases")
+        early = early_count(err)
+        check(early >= t["samples"] > 0, "--unwind %s: %d early samples, phases has %d"
+              % (mode, early, t["samples"]))
+        cpu = rep["phases"]
+        check({"phase_a", "phase_b", "phase_c"} <= set(cpu), "--unwind %s: workload "
+              "reported %s" % (mode, sorted(cpu)))
+        in_a = function_cum(t["root"], "work_a")
+        under = sum(n["cum"] for n, p in function_nodes(t["root"], "work_a")
+                    if p is not None and p["function"] == "phase_a")
+        check(in_a >= 20, "--unwind %s: work_a (phases' first 50 ms, under sh) has %d "
+              "samples" % (mode, in_a))
+        check(under == in_a and function_cum(t["root"], "main") >= in_a,
+              "--unwind %s: %d of work_a's %d samples under phase_a (unwound)"
+              % (mode, under, in_a))
+        share = 100.0 * in_a / t["samples"]
+        real = 100.0 * cpu["phase_a"] / sum(cpu[p] for p in ("phase_a", "phase_b", "phase_c"))
+        check(abs(share - real) <= TOL, "--unwind %s: work_a has %.1f%% of the samples, "
+              "%.1f%% of the CPU time" % (mode, share, real))
+
+
+def test_startup_early_object_switch_counts_calls_once():
+    """The switch from the early object to the full program: a thread's
+    samples go on deferred until the daemon hands its last path back, so
+    that its calls are counted once (phases: main and each phase CALLS 1),
+    however long the early phase was: held 2.5 s here (test hook
+    STACKTREED_TEST_EARLY=MS), on an idle machine over ST_HANDOFF_WAIT
+    (2,000) samples, which a count of the early samples as the thread's
+    deferred ones outran (the handoff missed, CALLS 2 where the switch
+    fell). The hook loads the full program at the daemon's priority, not
+    at nice 10, so that it comes within the run on a busy machine too
+    (WL_SCALE 2: 7 s idle, 25-30 s beside two busy CPUs)."""
+    out, err, rep = run_profiled(["-v", "--unwind", "auto", "-F", "999", "--",
+                                  workload("phases")],
+                                 env_extra={"WL_SCALE": "2", "STACKTREED_TEST_EARLY": "2500"},
+                                 timeout=90)
+    check("BPF program on_early:" in err, "the early object was not loaded")
+    if not LATE.search(err):
+        raise Skip("the full timer program was not in before phases ended (the "
+                   "machine too loaded for its verification): no switch to check")
+    early = early_count(err)
+    t = main_thread(load(out), "phases")
+    metric("startup_switch.early_samples", early)
+    check(0 < early < t["samples"], "%d early samples of %d: no switch" % (early, t["samples"]))
+    check("without the daemon's last path" not in err, "a handoff missed at the switch:\n%s"
+          % "\n".join(l for l in err.splitlines() if "last path" in l))
+    for fn in ("main", "phase_a", "phase_b", "phase_c"):
+        check(function_calls(t["root"], fn) == 1, "%s CALLS %d != 1 (early %d of %d)"
+              % (fn, function_calls(t["root"], fn), early, t["samples"]))
 
 
 def test_startup_python_walker_loaded_when_seen():

@@ -92,13 +92,18 @@ def test_verified_instructions_within_budgets():
             progs = loaded(args)
             want = set()
             if {"cpu", "wall"} & set(event.split(",")):
-                # the dispatcher, the early program, the full one (late)
-                want |= {"on_timer", "on_timer_early", "on_timer_" + variant}
+                # the dispatcher, the early program, the full one (late);
+                # a launched command sampled on the timer alone, deferred
+                # (dwarf/auto): the early object's (bpf/early.bpf.c) in
+                # place of on_timer_early
+                early = "on_early" if event == "cpu" and unwind != "fp" else "on_timer_early"
+                want |= {"on_timer", early, "on_timer_" + variant}
             if "faults" in event.split(","):
                 want.add("on_fault_" + variant)
             if {"offcpu", "wall"} & set(event.split(",")):
                 want.add("on_offcpu_" + variant)
-            sampling = {p for p in progs if p.startswith(("on_timer", "on_fault", "on_offcpu"))}
+            sampling = {p for p in progs
+                        if p.startswith(("on_timer", "on_fault", "on_offcpu", "on_early"))}
             check(sampling == want, "%s loaded the sampling programs %s, not %s"
                   % (" ".join(args), sorted(sampling), sorted(want)))
             for life in ("on_fork", "on_exec", "on_exit"):

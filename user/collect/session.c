@@ -14,7 +14,12 @@
  * verifier budgets"). With a launched command the same thread first loads
  * the end-maps programs and creates their maps (late_endmaps_load()), and
  * a runtime's walker-only caches are created by the first full program
- * that walks it (lazy_runtime()): neither delays the command's start. */
+ * that walks it (lazy_runtime()): neither delays the command's start.
+ * A launched command (no runtime, no filter) is sampled instead by the
+ * early object's per-task events (user/collect/early.h: no kernel BTF, a
+ * few hundred instructions) while on_timer returns at once; the late
+ * thread's one write to timer_early switches the two once the full
+ * program is in its slot (early_object_open(), late_load_prog()). */
 #include "user/collect/session.h"
 
 #include <bpf/bpf.h>
@@ -41,6 +46,7 @@
 #include <unistd.h>
 
 #include "sample.skel.h"
+#include "user/collect/early.h"
 
 /* The verifier's limit of instructions checked per program
  * (BPF_COMPLEXITY_LIMIT_INSNS); the parts' ST_BUDGET_* are percentages of it. */
@@ -90,6 +96,8 @@ struct st_session {
 	struct sample_bpf *skel;
 	struct bpf_program *timer;	/* the timer program attached, or NULL */
 	struct late_load *late;		/* the full timer program's load under way, or NULL */
+	struct st_early *early;		/* a launched command's early object, or NULL */
+	pid_t launched;			/* the launched command (held before its exec), or 0 */
 	unsigned late_in;		/* ST_INTERP_* of the full program in the slot,
 					 * ST_LATE_NONE before the first */
 	unsigned late_want;		/* ST_INTERP_* seen (or the command is one) */
@@ -400,7 +408,7 @@ static struct sample_bpf *late_open(struct late_load *l,
 static int late_load_prog(struct late_load *l)
 {
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), zero = 0;
+	__u32 len = sizeof(info), zero = 0, off = ST_TIMER_EARLY_OFF;
 	struct bpf_program *full;
 	struct sample_bpf *k;
 	int err = 0, fd;
@@ -417,6 +425,10 @@ static int late_load_prog(struct late_load *l)
 			err = -errno;
 		else if (!bpf_obj_get_info_by_fd(fd, &info, &len))
 			l->verified = info.verified_insns;
+		/* the early object's samples end, the timers' begin: one write */
+		if (!err && bpf_map__update_elem(k->maps.timer_early, &zero, sizeof(zero), &off,
+						 sizeof(off), BPF_ANY))
+			err = -errno;
 	}
 	sample_bpf__destroy(k);
 	return err;
@@ -570,7 +582,10 @@ static int late_start(struct st_session *s, unsigned interp)
 	atomic_init(&l->refs, 2);
 	atomic_init(&l->done, 0);
 	l->dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
-	l->background = s->opts.late_background && !s->late_launch;
+	/* (tests: with the early object held back, STACKTREED_TEST_EARLY=MS,
+	 * at the daemon's priority, so that the switch comes in the run) */
+	l->background = s->opts.late_background && !s->late_launch &&
+			!(s->early && getenv("STACKTREED_TEST_EARLY"));
 	l->interp = interp;
 	l->endmaps = s->endmaps_late;
 	l->endmaps_exec = s->endmaps_exec;
@@ -693,6 +708,7 @@ static void late_finish(struct st_session *s)
 		s->late_failed = true;	/* not again */
 	} else {
 		s->late_in = l->interp;
+		st_early__stop(s->early);	/* its events: the timers sample now */
 		if (s->opts.verbose)
 			fprintf(stderr, "stacktreed: BPF program %s: %u instructions verified "
 				"(%.1f%% of the kernel's %u; walking %s, loaded on a thread in "
@@ -723,6 +739,12 @@ static void late_work(struct st_session *s, bool wait)
 	int err;
 
 	if (!s->timer || s->timer != s->skel->progs.on_timer)
+		return;
+	/* tests (test_startup.py): the early object samples the whole run
+	 * (STACKTREED_TEST_EARLY=all), or the first MS ms (=MS) */
+	if (s->early && getenv("STACKTREED_TEST_EARLY") &&
+	    (!strcmp(getenv("STACKTREED_TEST_EARLY"), "all") ||
+	     t - s->attach_ms < strtod(getenv("STACKTREED_TEST_EARLY"), NULL)))
 		return;
 	late_take_endmaps(s);
 	if (s->late && (wait || atomic_load(&s->late->done)))
@@ -895,10 +917,62 @@ static void sched_text(__u64 *start, __u64 *end)
 	fclose(f);
 }
 
+/* The early object's maps: the session's (user/collect/early.h). */
+static int session_map_fd(void *ctx, const char *name)
+{
+	struct st_session *s = ctx;
+
+	return bpf_object__find_map_fd_by_name(s->skel->obj, name);
+}
+
+/* A launched command is sampled from its exec by the early object on
+ * per-task events (user/collect/early.h) rather than by on_timer_early
+ * on the timers: loading it reads no kernel BTF and verifies some hundreds
+ * of instructions (kernel-notes/README.md, "Sampling before the verifier
+ * finishes"). Only where its samples can be deferred (dwarf/auto with the
+ * deferred ring: in fp mode nothing would take a thread back from the
+ * daemon's path, and its calls would count twice at the switch); not with
+ * a filter it does not apply (--comm, --cgroup, -t, -u, -C), nor on
+ * kernels without sched_prepare_exec (its samples take their image from
+ * proc_images, which must say when an exec is under way). Tests:
+ * STACKTREED_NO_EARLY_OBJECT=1, on_timer_early as before. */
+static bool early_object_wanted(const struct st_session *s, bool prepare_exec)
+{
+	const struct st_session_opts *o = &s->opts;
+
+	return s->timer == s->skel->progs.on_timer && o->late_background && !s->late_launch &&
+	       s->skel->rodata->defer_unwind && prepare_exec && !o->comm && !o->cgroup &&
+	       !o->ntids && !o->filter_uid && !o->cpus && !getenv("STACKTREED_NO_EARLY_OBJECT");
+}
+
+/* The early object loaded, and set to sample (timer_early); else, said
+ * under -v, the command waits for the full program, as --pid does. */
+static void early_object_open(struct st_session *s)
+{
+	struct st_early_opts eo = {
+		.kernel = s->opts.kernel, .verbose = s->opts.verbose,
+		.map_fd = session_map_fd, .ctx = s,
+	};
+	__u32 zero = 0, on = ST_TIMER_EARLY_ON;
+	int err = st_early__open(&eo, &s->early);
+
+	if (!err && bpf_map__update_elem(s->skel->maps.timer_early, &zero, sizeof(zero), &on,
+					 sizeof(on), BPF_ANY))
+		err = -errno;
+	if (!err)
+		return;
+	if (s->opts.verbose)
+		fprintf(stderr, "stacktreed: cannot load the early sampler (%s): the command "
+			"starts once the full timer program is in\n", strerror(-err));
+	st_early__free(s->early);
+	s->early = NULL;
+	s->opts.late_background = false;
+}
+
 int st_session__open(const struct st_session_opts *opts, struct st_session **out)
 {
 	struct st_session *s = calloc(1, sizeof(*s));
-	bool prepare_exec, vmas;
+	bool prepare_exec, vmas, early_obj;
 	struct bpf_map *m;
 	bool has[2];
 	double t0, t_open, t_btf;
@@ -1029,6 +1103,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	vmas = has[1];
 	t_btf = now_ms() - t0;
 	err = choose_programs(s);
+	early_obj = early_object_wanted(s, prepare_exec);
+	if (!err && early_obj)	/* the early object samples instead */
+		err = bpf_program__set_autoload(s->skel->progs.on_timer_early, false);
 	/* a launched command starts before the end-maps programs are verified:
 	 * the first late load attaches them (late_endmaps_load()) */
 	s->endmaps_late = vmas && s->timer == s->skel->progs.on_timer &&
@@ -1080,8 +1157,11 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 			strerror(-err));
 		goto cleanup;
 	}
-	/* the timers' dispatcher finds the early program in its slot */
-	if (s->timer == s->skel->progs.on_timer) {
+	/* the timers' dispatcher finds the early program in its slot, or the
+	 * early object samples the launched command */
+	if (early_obj) {
+		early_object_open(s);
+	} else if (s->timer == s->skel->progs.on_timer) {
 		__u32 slot = ST_TIMER_SLOT_EARLY;
 		int fd = bpf_program__fd(s->skel->progs.on_timer_early);
 
@@ -1140,6 +1220,7 @@ void st_session__stop(struct st_session *s)
 	/* tests: the loads finished (their figures printed) before the stop */
 	while (s->late_wait && s->late)
 		late_work(s, true);
+	st_early__stop(s->early);
 	bpf_link__destroy(s->fault_link);
 	s->fault_link = NULL;
 	bpf_link__destroy(s->offcpu_link);
@@ -1171,6 +1252,7 @@ void st_session__free(struct st_session *s)
 	free(s->perf_fds);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->rb_rt);
+	st_early__free(s->early);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->recs)
@@ -1187,6 +1269,8 @@ int st_session__add_target(struct st_session *s, __u32 pid, bool at_exec)
 {
 	__u8 v = at_exec ? ST_TARGET_AT_EXEC : ST_TARGET_ACTIVE;
 
+	if (at_exec)	/* the launched command: the early object's events' */
+		s->launched = (pid_t)pid;
 	if (bpf_map__update_elem(s->skel->maps.targets, &pid, sizeof(pid), &v, sizeof(v),
 				 BPF_ANY))
 		return -errno;
@@ -1238,6 +1322,22 @@ static bool cpu_online(int cpu)
 		on = 1;
 	fclose(f);
 	return on == 1;
+}
+
+/* The early object's events could not be had: the timers sample, the
+ * command waits for the full program (said under -v). */
+static void early_fallback(struct st_session *s, int err)
+{
+	__u32 zero = 0, off = ST_TIMER_EARLY_OFF;
+
+	if (s->opts.verbose)
+		fprintf(stderr, "stacktreed: cannot open the early sampler's events (%s): the "
+			"command starts once the full timer program is in\n", strerror(-err));
+	st_early__free(s->early);
+	s->early = NULL;
+	bpf_map__update_elem(s->skel->maps.timer_early, &zero, sizeof(zero), &off, sizeof(off),
+			     BPF_ANY);
+	s->opts.late_background = false;
 }
 
 int st_session__attach(struct st_session *s)
@@ -1371,7 +1471,10 @@ int st_session__attach(struct st_session *s)
 	}
 	if (!attached)
 		return -ENODEV;
-	late_work(s, s->late_launch);	/* the full timer program, on its thread */
+	if (s->early && (err = s->launched ? st_early__attach(s->early, s->launched, s->opts.freq) :
+					   -ESRCH))
+		early_fallback(s, err);
+	late_work(s, s->late_launch || !s->opts.late_background);	/* on its thread */
 	return 0;
 }
 

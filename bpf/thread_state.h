@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * thread_state.h - the layout of a thread's state in task storage (the
+ * `threads` maps of threads.bpf.h): types only, so that the early object
+ * (early.bpf.c), which shares the session's `threads` map to number its
+ * deferred samples, reads it as the session's programs do.
+ */
+#ifndef STACKTREE_THREAD_STATE_H
+#define STACKTREE_THREAD_STATE_H
+
+#include "stacktree.h"
+
+/* A thread's recently used nodes, direct-mapped by (parent, flags, addr):
+ * a thread that alternates between a few paths finds their nodes here
+ * instead of in the node table. Entries of an older epoch are stale. */
+#define ST_NODE_CACHE 256
+
+struct node_cache_ent {
+	__u64 addr;
+	__u32 parent;
+	__u32 id;
+	__u32 epoch;
+	__u16 flags;
+	__u16 pad;
+};
+
+/* The previous sample's path of a thread, and its node cache. */
+struct thread_state {
+	__u32 epoch;
+	__u32 depth;		/* frames in the path, root excluded */
+	__u32 root;		/* root node id (valid when epoch matches) */
+	__u32 defer_seq;	/* samples of the thread deferred so far */
+	__u32 deferring;	/* deferred since the last folded one (0: folding here) */
+	__u32 spare;		/* 1: a CPU's spare (spare_threads), 0: a thread's own */
+	__u32 ids[ST_PATH_SLOTS];
+	__u64 addrs[ST_PATH_SLOTS];
+	__u16 flags[ST_PATH_SLOTS];
+	struct node_cache_ent cache[ST_NODE_CACHE];
+};
+
+#endif
