@@ -429,11 +429,18 @@ def check_ledger(prof, truth, jfr, label, what):
             # not the truth (its stream phase 2.7 points under on a run
             # where stacktreed's phases were within 0.51 and its
             # ReduceOps$8ReducingSink.accept leaf 3.7 points under ours)
-            bias = {}
+            # (the worker is one phase, its sieve: JFR's own error there,
+            # its sieve share against ThreadMXBean's, is every one of its
+            # methods' allowance: under load JFR's -Xint worker put 88.6%
+            # in sieve where the truth and stacktreed said 98-99%, and the
+            # 10 points went to Math.round and Worker.run)
+            vs = jt.jfr_vs_truth(truth, jfr)
             if name == "main":
-                vs = jt.jfr_vs_truth(truth, jfr)["main"]
                 phase_of = jt.leaf_phases(ref_run, {tid})
-                bias = {m: abs(vs[p][0] - vs[p][1]) for m, p in phase_of.items()}
+                bias = {m: abs(vs["main"][p][0] - vs["main"][p][1])
+                        for m, p in phase_of.items()}
+            else:
+                bias = {r[0]: abs(vs["worker"][0] - vs["worker"][1]) for r in rows}
             over = [(r, abs(r[3]) - TOL_JFR - bias.get(r[0], 0.0) -
                      SIGMAS * math.hypot(binomial(r[1], n_mine), binomial(r[2], n_ref)))
                     for r in rows]
