@@ -425,7 +425,8 @@ struct st_handoff {
 	__u16 flags[ST_PATH_SLOTS];
 };
 
-#define ST_DEFER_STACK 131072	/* bytes of user stack copied from sp up (cc1: up to 95 KiB) */
+#define ST_DEFER_STACK 262144	/* bytes of user stack copied from sp up (cc1: up to 95 KiB;
+				 * python3.11, 150 levels through sorted(): 154 KiB) */
 #define ST_DEFER_CHAIN 1024	/* steps of a deferred copy's frame-pointer chain (defer.bpf.h) */
 #define ST_TEST_DEFER_ALL 1	/* tests only: every sample deferred (base.bpf.h test_defer) */
 #define ST_TEST_DEFER_NO_VMA 2	/* ... and its stack's mapping not looked up */
