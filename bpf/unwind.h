@@ -183,6 +183,19 @@ static __always_inline void st_hs_cache_put(struct st_hs_memo *m, __u64 pc,
 	bpf_map_update_elem(&java_blob_cache, &m->key, k, BPF_ANY);
 }
 
+/* n bytes of the stack at addr into the window's buffer (timed in a
+ * bench build: bpf/java.bpf.h's ST_JAVA_PART_WIN_*) */
+static __always_inline long st_unw_fill(struct st_unw_window *w, __u64 addr, __u32 n)
+{
+	__u64 t0 = ST_JAVA_NOW();
+	long r = bpf_probe_read_user(w->buf, n, (const void *)addr);
+
+	ST_JAVA_PART(ST_JAVA_PART_WIN_FILL_NS, ST_JAVA_NOW() - t0);
+	ST_JAVA_PART(ST_JAVA_PART_WIN_FILL, 1);
+	ST_JAVA_PART(ST_JAVA_PART_WIN_BYTES, n);
+	return r;
+}
+
 /* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
 static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
 {
@@ -196,7 +209,7 @@ static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64
 		page = addr & ~(__u64)(ST_UNW_WIN - 1);
 		if (addr - page > ST_UNW_WIN - 8)	/* across pages */
 			return st_unw_read(e, out, sizeof(*out), addr);
-		if (bpf_probe_read_user(w->buf, ST_UNW_WIN, (const void *)page)) {
+		if (st_unw_fill(w, page, ST_UNW_WIN)) {
 			w->base = 0;
 			return -1;
 		}
@@ -291,6 +304,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	const struct st_java_proc *jp;
 	struct st_unw_state s = {};
 	__u32 zero = 0;
+	__u64 t0;
 
 	if (!io || !out)
 		return 0;
@@ -325,9 +339,12 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	s.max = io->max;
 	s.env.tgid = io->tgid;
 	s.env.gen = s.proc->gen;
+	t0 = ST_JAVA_NOW();
 	st_unw_start(&s, io->ip, io->sp, io->bp, io->r10, io->rbx, io->r13, io->fallback != 0);
 	st_unw_run(&s);
 	st_hs_walk_end(&s, io->ip);
+	ST_JAVA_PART(ST_JAVA_PART_WALK_NS, ST_JAVA_NOW() - t0);
+	ST_JAVA_PART(ST_JAVA_PART_WALKS, 1);
 	io->java = s.hs.java.code_end != 0;
 	io->jframes = s.hs.jframes;
 	io->stop = s.stop;
