@@ -1300,40 +1300,11 @@ def own_parts(st, seconds):
     return parts_per_sample(bench_parts_map(st.pid))
 
 
-def java_steady(freq, d, xint):
-    """stacktreed --pid on Ledger's recursion (ledger_jvm) once its
-    main thread waits for its go file: (the summary's BPF ns per walked
-    sample, the profile's mean depth, its share of samples with a Java
-    frame, the BPF ns per sample of the JVM's own samples, their parts:
-    own_parts()), or None. (Not -t: a thread named is sampled by per-task
-    events, whose early program defers every sample to the daemon.)"""
-    go = d + ".go"
-    jvm = ledger_jvm(JAVA_SECONDS, xint, go)
-    st = None
-    try:
-        if jvm.stdout.readline().strip() != "ready":
-            return None
-        st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(jvm.pid)],
-                              stderr=subprocess.PIPE,
-                              text=True, env=dict(os.environ, STACKTREED_BENCH_PARTS="1"))
-        err = until_sampling(st)
-        open(go, "w").close()
-        own = own_parts(st, JAVA_SECONDS)
-        jvm.communicate(timeout=300)
-        err += st.communicate(timeout=120)[1]
-    finally:
-        end_runs((jvm, st), go)
-    r = bpf_and_depth(err, d, st.returncode)
-    return r + (own["total"], own) if r and own else None
-
-
-def native_steady(freq, d):
-    """stacktreed --pid on deep (about as deep as java_steady's stacks) once
-    it waits for its start file: the same figures, the last of the deep
-    process's own samples. (Not `-- deep`: a launched command's first
-    seconds are sampled by the early program and unwound in the daemon.)"""
-    go = d + ".go"
-    wl = subprocess.Popen([DEEP, str(JAVA_SECONDS)], env=dict(os.environ, WL_START_FILE=go))
+def steady_run(freq, d, wl, go):
+    """stacktreed --pid on the started workload wl, which waits for its go
+    file: (the summary's BPF ns per walked sample, the profile's mean
+    depth, its share of samples with a Java frame, the BPF ns per sample
+    of wl's own samples, their parts: own_parts()), or None."""
     st = None
     try:
         st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(wl.pid)],
@@ -1342,12 +1313,34 @@ def native_steady(freq, d):
         err = until_sampling(st)
         open(go, "w").close()
         own = own_parts(st, JAVA_SECONDS)
-        wl.wait(timeout=300)
+        wl.communicate(timeout=300)
         err += st.communicate(timeout=120)[1]
     finally:
         end_runs((wl, st), go)
     r = bpf_and_depth(err, d, st.returncode)
     return r + (own["total"], own) if r and own else None
+
+
+def java_steady(freq, d, xint):
+    """steady_run() on Ledger's recursion (ledger_jvm) once its main thread
+    waits for its go file, or None. (Not -t for its main thread alone: a
+    thread named is sampled by per-task events, whose early program
+    defers every sample to the daemon.)"""
+    go = d + ".go"
+    jvm = ledger_jvm(JAVA_SECONDS, xint, go)
+    if jvm.stdout.readline().strip() != "ready":
+        end_runs((jvm,), go)
+        return None
+    return steady_run(freq, d, jvm, go)
+
+
+def native_steady(freq, d):
+    """steady_run() on deep (about as deep as java_steady's stacks) once it
+    waits for its start file. (Not `-- deep`: a launched command's first
+    seconds are sampled by the early program and unwound in the daemon.)"""
+    go = d + ".go"
+    wl = subprocess.Popen([DEEP, str(JAVA_SECONDS)], env=dict(os.environ, WL_START_FILE=go))
+    return steady_run(freq, d, wl, go)
 
 
 def bpf_and_depth(err, d, rc):
