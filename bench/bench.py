@@ -1420,7 +1420,7 @@ def bench_java(rounds, freq, out):
         return ", ".join(f"{k} {min(x[j] for x in v):.0f}-{max(x[j] for x in v):.0f}"
                          for k, v in res.items())
 
-    print(f"java: BPF time per sample of the thread's own samples at {freq} Hz"
+    print(f"java: BPF time per sample of the process's own samples at {freq} Hz"
           f"{f' ({busy} dd spinners beside)' if busy else ''}: {ns['jit']:.0f} ns on a "
           f"JIT-compiled Java thread, {ns['xint']:.0f} ns interpreted (-Xint), "
           f"{ns['native']:.0f} ns on a native stack (ratios {ns['jit'] / ns['native']:.2f} and "
