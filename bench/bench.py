@@ -18,7 +18,8 @@ BENCH_CC_ROUNDS (rounds of the compiler part, 3; 0: skip it), BENCH_CC_FUNCS
 (size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2),
 BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped),
 BENCH_JAVA_ROUNDS (rounds of the Java part, 3; 0: skip it; `bench/run.sh
-java` runs only that).
+java` runs only that), BENCH_JAVA_BUSY (dd spinners beside the Java part's
+runs, 0).
 
 First, start-up (issue 37 item 1): a whole `stacktreed --unwind fp|auto|dwarf
 -- date +%s.%N` next to `perf record -g -- date +%s.%N`, interleaved,
@@ -1056,6 +1057,13 @@ def walk_once(bare, copies, busy, freq, tmp):
             p.wait()
         prof.stop()
         shutil.rmtree(d, ignore_errors=True)
+    return parts_per_sample(parts)
+
+
+def parts_per_sample(parts):
+    """bench_parts_map()'s sums as ns per sample that passed the filter, by
+    part (the clock read's own cost taken off each), their "total", the
+    "samples" and the fold's counts per sample ("n_frames", ...), or None."""
     if not parts or not parts["n"][0]:
         return None
     clock = parts["ns"][-1] / max(parts["n"][-1], 1)
@@ -1283,25 +1291,56 @@ def end_runs(procs, go):
         os.unlink(go)
 
 
-def java_steady(freq, d, xint):
-    """stacktreed --pid on Ledger's recursion (ledger_jvm) once its main
-    thread waits for its go file: (BPF ns per walked sample, the profile's
-    mean depth, its share of samples with a Java frame), or None."""
-    go = d + ".go"
-    jvm = ledger_jvm(JAVA_SECONDS, xint, go)
+def own_parts(st, seconds):
+    """The BPF time per sample of the profiled thread's own samples, from
+    bpf/parts.bpf.h's clock (STACKTREED_BENCH_PARTS): read from the running
+    daemon st half a second before its workload's `seconds` end: parts_per_sample()'s
+    figures, or None."""
+    time.sleep(max(seconds - 0.5, 0.5))
+    return parts_per_sample(bench_parts_map(st.pid))
+
+
+def steady_run(freq, d, wl, go):
+    """stacktreed --pid on the started workload wl, which waits for its go
+    file: (the summary's BPF ns per walked sample, the profile's mean
+    depth, its share of samples with a Java frame, the BPF ns per sample
+    of wl's own samples, their parts: own_parts()), or None."""
     st = None
     try:
-        if jvm.stdout.readline().strip() != "ready":
-            return None
-        st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(jvm.pid)],
-                              stderr=subprocess.PIPE, text=True)
+        st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(wl.pid)],
+                              stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, STACKTREED_BENCH_PARTS="1"))
         err = until_sampling(st)
         open(go, "w").close()
-        jvm.communicate(timeout=300)
+        own = own_parts(st, JAVA_SECONDS)
+        wl.communicate(timeout=300)
         err += st.communicate(timeout=120)[1]
     finally:
-        end_runs((jvm, st), go)
-    return bpf_and_depth(err, d, st.returncode)
+        end_runs((wl, st), go)
+    r = bpf_and_depth(err, d, st.returncode)
+    return r + (own["total"], own) if r and own else None
+
+
+def java_steady(freq, d, xint):
+    """steady_run() on Ledger's recursion (ledger_jvm) once its main thread
+    waits for its go file, or None. (Not -t for its main thread alone: a
+    thread named is sampled by per-task events, whose early program
+    defers every sample to the daemon.)"""
+    go = d + ".go"
+    jvm = ledger_jvm(JAVA_SECONDS, xint, go)
+    if jvm.stdout.readline().strip() != "ready":
+        end_runs((jvm,), go)
+        return None
+    return steady_run(freq, d, jvm, go)
+
+
+def native_steady(freq, d):
+    """steady_run() on deep (about as deep as java_steady's stacks) once it
+    waits for its start file. (Not `-- deep`: a launched command's first
+    seconds are sampled by the early program and unwound in the daemon.)"""
+    go = d + ".go"
+    wl = subprocess.Popen([DEEP, str(JAVA_SECONDS)], env=dict(os.environ, WL_START_FILE=go))
+    return steady_run(freq, d, wl, go)
 
 
 def bpf_and_depth(err, d, rc):
@@ -1332,12 +1371,15 @@ def bpf_and_depth(err, d, rc):
 
 
 def bench_java(rounds, freq, out):
-    """Issue 32, item 5: BPF run time per sample of a Java thread (Ledger's
-    recursion, JIT and -Xint, attached by --pid once it runs) against a
-    native stack of about the same depth (the deep workload); the ratio of
-    the medians (goal: <= 1.5). Before the HotSpot walkers, the Java runs
-    have no Java frame (the share printed says so) and the ratio is the
-    native walk's over the JVM's unnamed frames."""
+    """Issue 32, item 5: BPF time per sample of a Java thread (Ledger's
+    recursion, JIT and -Xint, attached by --pid once it runs) against a native stack of about the same depth
+    (the deep workload); the ratio of the medians (goal: <= 1.5). The
+    time is each run's own samples' (bpf/parts.bpf.h's clock, from the
+    filter's pass to the fold's end, the clock's own cost taken off): the
+    summary's BPF run time, printed after it, divides the CPU's whole BPF
+    time by its samples, other processes' filtered ones included, and so
+    moves with the machine's load. BENCH_JAVA_BUSY=N: N dd spinners run
+    beside each run (the measure's spread under load)."""
     if not os.access(JAVA, os.X_OK) or not os.path.exists(os.path.join(JAVA_CLASSES,
                                                                         "Ledger.class")):
         print(f"java: {JAVA} or {JAVA_CLASSES}/Ledger.class missing (make builds it), skipped")
@@ -1345,30 +1387,47 @@ def bench_java(rounds, freq, out):
     if not os.access(DEEP, os.X_OK):
         print(f"java: {DEEP} missing (make bench builds it), skipped")
         return
+    if not shutil.which("bpftool"):
+        print("java: bpftool missing (it reads the per-sample clock), skipped")
+        return
+    busy = env_int("BENCH_JAVA_BUSY", 0, lo=0)
+    os.makedirs(out, exist_ok=True)
     res = {"jit": [], "xint": [], "native": []}
-    for i in range(rounds):
-        for mode in res:
-            d = os.path.join(out, f"java-{mode}-{i}")
-            if mode == "native":
-                p = subprocess.run([STACKTREED, "-F", str(freq), "-o", d, "--", DEEP,
-                                    str(JAVA_SECONDS)], capture_output=True, text=True,
-                                   timeout=300)
-                r = bpf_and_depth(p.stderr, d, p.returncode)
-            else:
-                r = java_steady(freq, d, mode == "xint")
-            if r:
-                res[mode].append(r)
+    spin = [subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=8M"],
+                             stderr=subprocess.DEVNULL) for _ in range(busy)]
+    try:
+        for i in range(rounds):
+            for mode in res:
+                d = os.path.join(out, f"java-{mode}-{i}")
+                r = native_steady(freq, d) if mode == "native" else \
+                    java_steady(freq, d, mode == "xint")
+                if r:
+                    res[mode].append(r)
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()
     if not all(res.values()):
         print("java: no BPF run time (kernel BPF stats off, or a run failed: "
               f"{ {k: len(v) for k, v in res.items()} })")
         return
-    ns = {k: med([x[0] for x in v]) for k, v in res.items()}
-    depth = {k: med([x[1] for x in v]) for k, v in res.items()}
-    java = {k: med([x[2] for x in v]) for k, v in res.items()}
-    print(f"java: BPF run time per sample at {freq} Hz: {ns['jit']:.0f} ns on a JIT-compiled "
-          f"Java thread, {ns['xint']:.0f} ns interpreted (-Xint), {ns['native']:.0f} ns on a "
-          f"native stack (ratios {ns['jit'] / ns['native']:.2f} and "
-          f"{ns['xint'] / ns['native']:.2f}; goal <= 1.5; medians of {rounds})")
+    with open(os.path.join(out, "java.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    ns, old, depth, java = ({k: med([x[j] for x in v]) for k, v in res.items()}
+                            for j in (3, 0, 1, 2))
+
+    def spread(j):
+        return ", ".join(f"{k} {min(x[j] for x in v):.0f}-{max(x[j] for x in v):.0f}"
+                         for k, v in res.items())
+
+    print(f"java: BPF time per sample of the process's own samples at {freq} Hz"
+          f"{f' ({busy} dd spinners beside)' if busy else ''}: {ns['jit']:.0f} ns on a "
+          f"JIT-compiled Java thread, {ns['xint']:.0f} ns interpreted (-Xint), "
+          f"{ns['native']:.0f} ns on a native stack (ratios {ns['jit'] / ns['native']:.2f} and "
+          f"{ns['xint'] / ns['native']:.2f}; goal <= 1.5; medians of {rounds}: {spread(3)})")
+    print(f"  the summary's BPF run time (every sample of the CPU's): {old['jit']:.0f}, "
+          f"{old['xint']:.0f} and {old['native']:.0f} ns (ratios "
+          f"{old['jit'] / old['native']:.2f} and {old['xint'] / old['native']:.2f}; {spread(0)})")
     print(f"  mean frames per sample {depth['jit']:.0f} (JIT), {depth['xint']:.0f} (-Xint), "
           f"{depth['native']:.0f} (native); samples with a Java frame "
           f"{java['jit']:.1f}% and {java['xint']:.1f}%"

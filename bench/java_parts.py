@@ -7,7 +7,8 @@ the java_parts map with bpftool while it runs and prints the calls and
 nanoseconds of each part (the HotSpot rule's frames, interpreted ones
 among them, the method reports), less the timers' own cost, and where
 the code blobs came from (the walk's memo, the cache, read). Root only.
-Usage: bench/java_parts.py [jit|xint ...] (STACKTREED: the bench build's
+Usage: bench/java_parts.py [jit|xint|native ...] (native: the deep
+workload, the window reads alone; STACKTREED: the bench build's
 stacktreed, default build/stacktreed)."""
 import json
 import os
@@ -17,11 +18,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import STACKTREED, end_runs, ledger_jvm, until_sampling  # noqa: E402 (the java row's run)
+from bench import DEEP, STACKTREED, end_runs, ledger_jvm, until_sampling  # noqa: E402
 
 SECONDS = 6
+NPARTS = 24  # ST_JAVA_PART__MAX
 PARTS = ["hs_calls", "hs_ns", "interp", "interp_ns", "report", "report_ns", "clock",
-         "clock_ns", "memo_hit", "cache_hit", "blob_read", "memo_start"]  # enum st_java_part
+         "clock_ns", "memo_hit", "cache_hit", "blob_read", "memo_start", "win_fill", "win_fill_ns",
+         "win_bytes", "walks", "walk_ns"]  # enum st_java_part
 
 
 def parts_now():
@@ -30,32 +33,37 @@ def parts_now():
                        capture_output=True, text=True)
     if p.returncode != 0:
         return None
-    tot = [0] * 16
+    tot = [0] * NPARTS
     for e in json.loads(p.stdout):
         for c in e.get("values", []):
-            vals = struct.unpack("<16Q", bytes(int(x, 16) for x in c["value"]))
+            vals = struct.unpack(f"<{NPARTS}Q", bytes(int(x, 16) for x in c["value"]))
             tot = [a + b for a, b in zip(tot, vals)]
     return dict(zip(PARTS, tot))
 
 
 def run(mode):
-    """One run: the parts' totals and the summary's BPF ns per sample."""
+    """One run (mode jit, xint, or native: the deep workload): the parts'
+    totals and the summary's BPF ns per sample."""
     go = f"/tmp/java_parts.{os.getpid()}.go"
-    jvm = ledger_jvm(SECONDS, mode == "xint", go)
+    if mode == "native":
+        wl = subprocess.Popen([DEEP, str(SECONDS)], env=dict(os.environ, WL_START_FILE=go))
+    else:
+        wl = ledger_jvm(SECONDS, mode == "xint", go)
+        if wl.stdout.readline().strip() != "ready":
+            end_runs((wl,), go)
+            return None, None
     st = None
     try:
-        if jvm.stdout.readline().strip() != "ready":
-            return None, None
-        st = subprocess.Popen([STACKTREED, "-F", "999", "-o", go + ".d", "--pid",
-                               str(jvm.pid)], stderr=subprocess.PIPE, text=True)
+        st = subprocess.Popen([STACKTREED, "-F", "999", "-o", go + ".d", "--pid", str(wl.pid)],
+                              stderr=subprocess.PIPE, text=True)
         err = until_sampling(st)
         open(go, "w").close()
         time.sleep(SECONDS - 1)
         parts = parts_now()
-        jvm.communicate(timeout=120)
+        wl.communicate(timeout=120)
         err += st.communicate(timeout=120)[1]
     finally:
-        end_runs((jvm, st), go)
+        end_runs((wl, st), go)
     ns = [ln for ln in err.splitlines() if "BPF run time" in ln]
     return parts, ns[0] if ns else "no BPF run time"
 
@@ -66,7 +74,7 @@ def main():
         if not parts:
             print(f"{mode}: no java_parts map (not a BPF_DEFS=-DST_JAVA_PARTS build?)")
             continue
-        clock = parts["clock_ns"] / max(parts["clock"], 1)
+        clock = parts["clock_ns"] / max(parts["clock"], 1) if parts["clock"] else 25
         hs = parts["hs_calls"]
         interp = parts["interp"]
         blob = hs - interp
@@ -80,6 +88,13 @@ def main():
               f"{parts['memo_start']}")
         print(f"  method reports (entries unlike the last) {parts['report']}, "
               f"{parts['report_ns'] / max(parts['report'], 1) - clock:.0f} ns each")
+        walks = max(parts["walks"], 1)
+        print(f"  walks {parts['walks']}, {parts['walk_ns'] / walks - clock:.0f} ns each: the "
+              f"rule's frames {(parts['hs_ns'] - clock * hs) / walks:.0f} ns of it")
+        fills = max(parts["win_fill"], 1)
+        print(f"  stack window reads {parts['win_fill'] / max(parts['walks'], 1):.2f} a walk, "
+              f"{parts['win_fill_ns'] / fills - clock:.0f} ns and "
+              f"{parts['win_bytes'] / fills:.0f} bytes each")
 
 
 if __name__ == "__main__":

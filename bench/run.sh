@@ -10,16 +10,21 @@
 # sample on a Python workload with and without Python frames
 # (`bench/run.sh python`: only that), a context-switch storm under
 # --event offcpu next to bpftrace's sched_switch script (`bench/run.sh
-# storm`: only that), and the BPF run time per sample of a Java thread
+# storm`: only that), and the BPF time per sample of a Java thread
 # against a native stack of the same depth (`bench/run.sh java`: only
-# that), and the bytes of a system-wide build profile next to perf.data's
+# that; each run's own samples alone, the JVM's and the native workload's
+# by --pid, timed from the filter's pass to the fold's end
+# by bpf/parts.bpf.h's clock, STACKTREED_BENCH_PARTS, read with bpftool
+# while the daemon runs; not the summary's BPF run time, which divides
+# the CPU's whole BPF time by its samples, other processes' filtered
+# ones included, and so moves with the machine's load), and the bytes of a system-wide build profile next to perf.data's
 # (`bench/run.sh bytes`: only that), and the BPF time per sample of --unwind fp
 # over the bare walk and of 100 processes over 2, by part (`bench/run.sh walk`:
 # only that). Prints numbers; exits 0 whatever they are (benchmarks are not tests),
 # non-zero only if something could not run. See bench/bench.py for the knobs
 # (BENCH_STARTUP_ROUNDS, STACKTREED_BASE, BENCH_RSS_ROUNDS, BENCH_RSS_SECONDS, BENCH_ROUNDS, BENCH_ITERS, BENCH_COPIES, BENCH_FREQ, BENCH_OUT, STACKTREED,
 # BENCH_DWARF, BENCH_CC_ROUNDS, BENCH_CC_FUNCS, BENCH_COMPILERS, BENCH_PY_ROUNDS,
-# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS, BENCH_BYTES_JOBS,
+# BENCH_STORM_ROUNDS, BENCH_STORM_TRIPS, BENCH_JAVA_ROUNDS, BENCH_JAVA_BUSY, BENCH_BYTES_JOBS,
 # BENCH_WALK_ROUNDS, BENCH_WALK_ITERS).
 set -u
 cd "$(dirname "$0")/.." || exit 1

@@ -71,7 +71,12 @@ enum st_java_part {
 	ST_JAVA_PART_CACHE_HIT,	/* ... in the blob cache, still valid */
 	ST_JAVA_PART_BLOB_READ,	/* ... read (segment map walk and fields) */
 	ST_JAVA_PART_MEMO_START, /* walks whose memo began (the heaps copied) */
-	ST_JAVA_PART__MAX = 16,
+	ST_JAVA_PART_WIN_FILL,	/* stack window reads (bpf/unwind.h), any walk's */
+	ST_JAVA_PART_WIN_FILL_NS, /* ... their time */
+	ST_JAVA_PART_WIN_BYTES,	/* ... their bytes */
+	ST_JAVA_PART_WALKS,	/* DWARF walks (st_unwind_walk()), Java or not */
+	ST_JAVA_PART_WALK_NS,	/* ... their time (st_unw_start() to the walk's end) */
+	ST_JAVA_PART__MAX = 24,
 };
 #ifdef ST_JAVA_PARTS
 struct st_java_parts {

@@ -87,12 +87,22 @@ struct {
  * kind of program (0: timer, 1: page fault, which a timer may interrupt):
  * a frame's reads are then loads from the window, not a helper call each
  * (a bpf_probe_read_user() costs about as much as a whole frame's other
- * work). The window is emptied at the start of every walk. */
+ * work). The window is emptied at the start of every walk. Not below the
+ * walk's floor, the interrupted sp less the red zone (a leaf may keep a
+ * saved register there; every other read of a walk is at or above sp: a
+ * frame's slots lie above its sp; one below the floor reads from its own
+ * line): the dead stack under the leaf, on average half of the first
+ * page, is not copied (a cold page's copy costs its cache lines: the
+ * first page was a whole 4 KiB read). */
 #define ST_UNW_WIN 4096
+#define ST_UNW_LINE 64		/* the window starts on a cache line */
+#define ST_UNW_RED_ZONE 128	/* x86-64 ABI: below sp, a leaf's own */
 
 struct st_unw_window {
 	struct st_unw_rbx rbx;	/* the walk's rbx (bpf/unwind_step.h) */
 	__u64 base;		/* user address of buf[0]; 0: empty */
+	__u64 floor;		/* the walk's sp less the red zone: nothing below is read */
+	__u32 len;		/* bytes in buf from base (to the page's end) */
 	__u8 buf[ST_UNW_WIN + 16];	/* + 16: masked offsets stay in bounds */
 };
 
@@ -183,25 +193,61 @@ static __always_inline void st_hs_cache_put(struct st_hs_memo *m, __u64 pc,
 	bpf_map_update_elem(&java_blob_cache, &m->key, k, BPF_ANY);
 }
 
+/* n bytes of the stack at addr into the window's buffer (timed in a
+ * bench build: bpf/java.bpf.h's ST_JAVA_PART_WIN_*) */
+static __always_inline long st_unw_fill(struct st_unw_window *w, __u64 addr, __u32 n)
+{
+	__u64 t0 = ST_JAVA_NOW();
+	long r = bpf_probe_read_user(w->buf, n, (const void *)addr);
+
+	ST_JAVA_PART(ST_JAVA_PART_WIN_FILL_NS, ST_JAVA_NOW() - t0);
+	ST_JAVA_PART(ST_JAVA_PART_WIN_FILL, 1);
+	ST_JAVA_PART(ST_JAVA_PART_WIN_BYTES, n);
+	return r;
+}
+
+/* The window refilled for addr: from the floor's line (or addr's, below
+ * it) to the end of addr's page, [page + skip, page + ST_UNW_WIN), 8
+ * bytes or more. 0; 1: addr's 8 bytes cross pages (read them alone); -1:
+ * unreadable. A global function: verified once, not at each of the
+ * walk's reads (inlined there, its branches took the dwarf programs from
+ * 44% to 67% of the verifier's limit). */
+__noinline int st_unw_refill(struct st_unw_window *w, __u64 addr)
+{
+	__u64 page = addr & ~(__u64)(ST_UNW_WIN - 1), lo, skip;
+
+	if (!w)
+		return -1;
+	if (addr - page > ST_UNW_WIN - 8)	/* across pages */
+		return 1;
+	lo = (addr < w->floor ? addr : w->floor) & ~(__u64)(ST_UNW_LINE - 1);
+	skip = lo > page ? (lo - page) & (ST_UNW_WIN - 1) : 0;
+	if (st_unw_fill(w, page + skip, ST_UNW_WIN - skip)) {
+		w->base = 0;
+		return -1;
+	}
+	w->base = page + skip;
+	w->len = ST_UNW_WIN - skip;
+	return 0;
+}
+
 /* 8 bytes at addr, through the window: 0, or -1 when unreadable. */
 static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64 *out)
 {
 	struct st_unw_window *w = e->win;
-	__u64 off, page;
+	__u64 off;
+	int r;
 
 	if (!w)
 		return st_unw_read(e, out, sizeof(*out), addr);
 	off = addr - w->base;
-	if (!w->base || off > ST_UNW_WIN - 8) {
-		page = addr & ~(__u64)(ST_UNW_WIN - 1);
-		if (addr - page > ST_UNW_WIN - 8)	/* across pages */
+	if (!w->base || off > (__u64)w->len - 8) {
+		r = st_unw_refill(w, addr);
+		if (r > 0)
 			return st_unw_read(e, out, sizeof(*out), addr);
-		if (bpf_probe_read_user(w->buf, ST_UNW_WIN, (const void *)page)) {
-			w->base = 0;
+		if (r < 0)
 			return -1;
-		}
-		w->base = page;
-		off = addr - page;
+		off = addr - w->base;
 	}
 	off &= ST_UNW_WIN - 1;
 	*out = *(__u64 *)&w->buf[off];
@@ -291,6 +337,7 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	const struct st_java_proc *jp;
 	struct st_unw_state s = {};
 	__u32 zero = 0;
+	__u64 t0;
 
 	if (!io || !out)
 		return 0;
@@ -317,17 +364,22 @@ __noinline int st_unwind_walk(struct st_unwind_io *io, struct st_unwind_frames *
 	s.jc = bpf_map_lookup_elem(&java_stats, &zero);
 	s.env.cache = bpf_map_lookup_elem(&unwind_cache, &zero);
 	s.env.win = bpf_map_lookup_elem(&unwind_window, &io->slot);
-	if (s.env.win)
+	if (s.env.win) {
 		s.env.win->base = 0;	/* another sample's stack */
+		s.env.win->floor = io->sp - ST_UNW_RED_ZONE;
+	}
 	if (!s.proc || !s.env.cache || !s.env.win)	/* (an array's: never) */
 		return 0;
 	s.out = out->addr;
 	s.max = io->max;
 	s.env.tgid = io->tgid;
 	s.env.gen = s.proc->gen;
+	t0 = ST_JAVA_NOW();
 	st_unw_start(&s, io->ip, io->sp, io->bp, io->r10, io->rbx, io->r13, io->fallback != 0);
 	st_unw_run(&s);
 	st_hs_walk_end(&s, io->ip);
+	ST_JAVA_PART(ST_JAVA_PART_WALK_NS, ST_JAVA_NOW() - t0);
+	ST_JAVA_PART(ST_JAVA_PART_WALKS, 1);
 	io->java = s.hs.java.code_end != 0;
 	io->jframes = s.hs.jframes;
 	io->stop = s.stop;
