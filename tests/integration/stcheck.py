@@ -79,6 +79,29 @@ SCHEMA = os.path.join(ROOT, "schema", "profile.schema.json")
 _validator = None
 
 
+def inline_defs(schema, defs, within=()):
+    """schema with each "$ref" to one of its $defs replaced by the
+    definition (beside the ref's other keywords: an allOf), but for a
+    definition within itself (version 3's nested node): the same rules,
+    without the validator's reference lookup for each of a profile's rows
+    (a 3.4 MB Java profile, 22,600 node rows: 11.6 s to validate, 5.6 s
+    inlined)."""
+    if isinstance(schema, list):
+        return [inline_defs(v, defs, within) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref", "")
+    name = ref[len("#/$defs/"):] if ref.startswith("#/$defs/") else None
+    if name not in defs or name in within:
+        return {k: inline_defs(v, defs, within) for k, v in schema.items()}
+    body = inline_defs(defs[name], defs, within + (name,))
+    rest = {k: inline_defs(v, defs, within) for k, v in schema.items() if k != "$ref"}
+    if not rest:
+        return body
+    rest["allOf"] = rest.get("allOf", []) + [body]
+    return rest
+
+
 def validate(prof, what):
     """Check a profile.json document against schema/profile.schema.json
     with a real validator (python3-jsonschema)."""
@@ -98,6 +121,8 @@ def validate(prof, what):
                               "(scripts/deps.sh does)")
         with open(SCHEMA) as f:
             schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        schema = inline_defs(schema, schema["$defs"])
         jsonschema.Draft202012Validator.check_schema(schema)
         _validator = jsonschema.Draft202012Validator(schema)
     # version 3 nests a node per tree level, a few frames of the
