@@ -36,6 +36,10 @@ const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
  * by the loader): --unwind fp walks on in BPF past it (walk.bpf.h) */
 const volatile __u32 fp_kernel_max = 127;
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
+/* --unwind fp with the early object (bpf/early.bpf.c): a thread whose early
+ * samples went to the daemon has its samples deferred until its handoff
+ * (sample.bpf.c, timer_sample()); false: that check is not in the program */
+const volatile bool fp_handoff = false;
 /* Tests only (STACKTREED_TEST_SPARE_EVERY=N): about one timer sample in N
  * is folded as if its thread's task storage could not be had, through the
  * spare state (threads.bpf.h). 0 (always outside tests): the branch is

@@ -25,7 +25,9 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, struct st_handoff);
-	__uint(max_entries, 1024);	/* 1 without deferral (--unwind fp) */
+	/* not created in fp mode but with the early object
+	 * (user/collect/session.c, early_object_fp()) */
+	__uint(max_entries, 1024);
 } handoffs SEC(".maps");
 
 struct stack_top {

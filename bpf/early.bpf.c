@@ -4,10 +4,11 @@
  * loaded by user/collect/early.c): one program on the per-task cpu-clock
  * events of a launched command (inherited by every process it forks, as
  * `perf record -- CMD`'s), sampling from the command's exec while the
- * session's full timer program is verified on a thread (--unwind
- * dwarf/auto). It walks nothing and folds nothing: it copies the user
+ * session's full timer program is verified on a thread (every --unwind
+ * mode). It walks nothing and folds nothing: it copies the user
  * registers and stack into the `deferred` ring (struct st_deferred,
- * unwound late by the daemon as deferred samples are), numbered in the
+ * unwound late by the daemon as deferred samples are: by CFI, or in fp
+ * mode by frame pointers through the copy), numbered in the
  * thread's state as the session's deferral numbers them, so that the full
  * program takes each thread back from the daemon's last path (the
  * handoff, defer.bpf.h): its calls are counted once across the switch.
