@@ -139,9 +139,16 @@ def check_switch_counts_calls_once(mode, scale):
           % (mode, early, t["samples"]))
     check("without the daemon's last path" not in err, "--unwind %s: a handoff missed at the "
           "switch:\n%s" % (mode, "\n".join(l for l in err.splitlines() if "last path" in l)))
+    # fp: a sample whose frame-pointer walk went through libc code built
+    # without them (a leaf in __mpn_mul_1: 1 sample of 6,000 in 1 run of
+    # 7) is cut under [truncated], and the sample after it counts its
+    # frames as new calls whatever the switch did: one CALLS more each
+    cut = sum(c["cum"] for c in t["root"].get("children", []) if c["function"] == "[truncated]")
+    most = 1 + (cut if mode == "fp" else 0)
     for fn in ("main", "phase_a", "phase_b", "phase_c"):
-        check(function_calls(t["root"], fn) == 1, "--unwind %s: %s CALLS %d != 1 (early %d of "
-              "%d)" % (mode, fn, function_calls(t["root"], fn), early, t["samples"]))
+        calls = function_calls(t["root"], fn)
+        check(1 <= calls <= most, "--unwind %s: %s CALLS %d, not 1 (%d samples cut short; early "
+              "%d of %d)" % (mode, fn, calls, cut, early, t["samples"]))
 
 
 def test_startup_early_object_switch_counts_calls_once():
