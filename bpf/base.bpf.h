@@ -16,6 +16,7 @@
 
 #include "stacktree.h"
 #include "shared_maps.h"
+#include "shared_rules.h"	/* stat_ev(), stat_inc() among them */
 
 /* set by user space before load */
 const volatile __u32 max_nodes = 1;	/* node ids per generation */
@@ -65,21 +66,6 @@ const volatile __u32 bench_py_stop = 0;
 static __always_inline __u32 task_image(struct task_struct *t)
 {
 	return (__u32)BPF_CORE_READ(t, self_exec_id);
-}
-
-static __always_inline void stat_ev(__u32 ev, __u32 which)
-{
-	__u32 key = ev * ST_STAT__MAX + which;
-	__u64 *v = bpf_map_lookup_elem(&stats, &key);
-
-	if (v)
-		*v += 1;
-}
-
-/* A cpu-clock counter (the events' shared paths count for ST_EVENT_CPU). */
-static __always_inline void stat_inc(__u32 which)
-{
-	stat_ev(ST_EVENT_CPU, which);
 }
 
 #endif
