@@ -16,6 +16,7 @@
 
 #include "stacktree.h"
 #include "shared_maps.h"
+#include "shared_rules.h"	/* stat_ev(), stat_inc() among them */
 
 /* set by user space before load */
 const volatile __u32 max_nodes = 1;	/* node ids per generation */
@@ -36,6 +37,10 @@ const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
  * by the loader): --unwind fp walks on in BPF past it (walk.bpf.h) */
 const volatile __u32 fp_kernel_max = 127;
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
+/* --unwind fp with the early object (bpf/early.bpf.c): a thread whose early
+ * samples went to the daemon has its samples deferred until its handoff
+ * (sample.bpf.c, timer_sample()); false: that check is not in the program */
+const volatile bool fp_handoff = false;
 /* Tests only (STACKTREED_TEST_SPARE_EVERY=N): about one timer sample in N
  * is folded as if its thread's task storage could not be had, through the
  * spare state (threads.bpf.h). 0 (always outside tests): the branch is
@@ -61,21 +66,6 @@ const volatile __u32 bench_py_stop = 0;
 static __always_inline __u32 task_image(struct task_struct *t)
 {
 	return (__u32)BPF_CORE_READ(t, self_exec_id);
-}
-
-static __always_inline void stat_ev(__u32 ev, __u32 which)
-{
-	__u32 key = ev * ST_STAT__MAX + which;
-	__u64 *v = bpf_map_lookup_elem(&stats, &key);
-
-	if (v)
-		*v += 1;
-}
-
-/* A cpu-clock counter (the events' shared paths count for ST_EVENT_CPU). */
-static __always_inline void stat_inc(__u32 which)
-{
-	stat_ev(ST_EVENT_CPU, which);
 }
 
 #endif

@@ -25,7 +25,9 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, struct st_handoff);
-	__uint(max_entries, 1024);	/* 1 without deferral (--unwind fp) */
+	/* not created in fp mode but with the early object
+	 * (user/collect/session.c, early_object_fp()) */
+	__uint(max_entries, 1024);
 } handoffs SEC(".maps");
 
 struct stack_top {
@@ -42,43 +44,11 @@ static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/* Copy the stack page by page, a page that is not there a hole (a single
- * read of the whole range fails on any page missing, seen for young
- * processes); sp's own page missing: a hole too in sp's mapping (a leaf
- * that has just moved sp down into its big frame: glibc's
- * buffered_vfprintf, 8 KiB), else nothing. */
-struct stack_copy {
-	struct st_deferred *d;
-	__u64 start, end;	/* sp, and the end of the range to copy */
-	bool mapped;		/* [start, end) is sp's mapping (bpf_find_vma()) */
-	__u32 first;		/* bytes in sp's page (copy 0), then whole pages */
-	__u32 len;		/* out: bytes copied */
-	__u64 holes;		/* out: pages not there (struct st_deferred's) */
-};
-
-/* Copy i: sp's page for i == 0, then the i-th page above. Offsets derive
- * from i, not from the previous copy, so that the verifier checks the
- * callback once for any i. */
+/* The stack's copy page by page, holes and all (struct stack_copy:
+ * shared_rules.h). */
 static long copy_page(__u32 i, void *data)
 {
-	struct stack_copy *c = data;
-	__u32 off = i ? c->first + (i - 1) * 4096 : 0, n = i ? 4096 : c->first;
-	__u64 addr = c->start + off;
-
-	if (addr >= c->end || off > ST_DEFER_STACK - 4096 || n > 4096)
-		return 1;
-	if (n > c->end - addr)
-		n = (__u32)(c->end - addr);
-	/* a page not there (a big frame's untouched part: x264's 31 KiB
-	 * one) is a hole, zeros (the failed read clears it), not the end:
-	 * the frames above it are wanted */
-	if (bpf_probe_read_user(&c->d->stack[off], n, (const void *)addr)) {
-		if (!i && !c->mapped)
-			return 1;
-		c->holes |= 1ull << (i & 63);
-	}
-	c->len = off + n;
-	return 0;
+	return copy_stack_page(data, i, false);
 }
 
 /* The frame-pointer chain from the interrupted rbp, followed through the
@@ -139,33 +109,22 @@ static long chain_step(__u32 i, void *data)
 __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();	/* (five arguments at most) */
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid = pid_tgid >> 32;
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct stack_top top = {};
 	struct st_deferred *d;
-	__u32 cpu = bpf_get_smp_processor_id(), len = 0, zero = 0;
+	__u32 cpu = bpf_get_smp_processor_id(), len = 0;
 	struct stack_copy cp = {};
 	struct stack_chain ch = {};
-	void *ring;
-	__u64 avail, start_stack, flags;
+	struct uregs r;
+	__u64 avail, start_stack;
 
 	d = bpf_map_lookup_elem(&defer_buf, &cpu);
-	if (!d || !sc)
+	if (!d || !sc || !read_uregs(&r))	/* (as a full ring: counted by the caller) */
 		return 0;
-	d->pid = tgid;
-	d->tid = tid;
-	d->image = task_image(task);
+	deferred_fill(d, pid_tgid, task_image(task), seq, &r);
 	/* the daemon reads this process's maps for d->image: say which it is */
 	set_proc_image(tgid, d->image, 0, BPF_NOEXIST);
-	d->seq = seq;
-	d->ip = BPF_CORE_READ(regs, ip);
-	d->sp = BPF_CORE_READ(regs, sp);
-	d->bp = BPF_CORE_READ(regs, bp);
-	d->r10 = BPF_CORE_READ(regs, r10);
-	d->rbx = BPF_CORE_READ(regs, bx);
-	d->r13 = BPF_CORE_READ(regs, r13);
-	bpf_get_current_comm(d->comm, sizeof(d->comm));
 	d->kn = kn <= ST_MAX_KERNEL ? kn : 0;
 	if (d->kn)
 		__builtin_memcpy(d->kstack, sc->kstack, sizeof(d->kstack));
@@ -199,24 +158,9 @@ __noinline int defer_sample(struct scratch *sc, __u32 kn, __u32 seq, __u32 py_n)
 		len = 0;
 	d->stack_len = len;
 	d->holes = cp.holes;
-	ring = bpf_map_lookup_elem(&deferred, &zero);
-	if (!ring)	/* none yet: as a full one (counted by the caller) */
-		return 0;
-	/* The consumer is not woken for each record: a wakeup per sample put
-	 * the daemon's reader on the target's CPU once a sample, preempting it
-	 * (a spinning command launched in dwarf mode: ~700 involuntary context
-	 * switches in its first second, its CPU clock 5% behind its samples,
-	 * perf's as ours). It reads the ring every ST_DEFER_READ_MS while
-	 * records come (user/collect/unwind/defer_ring.c), and is woken when
-	 * one ST_DEFER_WAKE_SHARE of the ring waits, or for each sample of a
-	 * thread waiting for its handoff (take_handoff(): the daemon's path
-	 * must reach its newest sample, which a batched read keeps behind:
-	 * 2,000 samples waited and the handoff missed). */
-	avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
-	flags = sc->force_defer ||
-		avail >= bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / ST_DEFER_WAKE_SHARE ?
-		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	return bpf_ringbuf_output(ring, d, offsetof(struct st_deferred, stack) + len, flags) == 0;
+	/* no ring yet: as a full one (counted by the caller); each sample of
+	 * a thread waiting for its handoff wakes the reader */
+	return deferred_submit(d, len, sc->force_defer);
 }
 
 /* A thread comes back to the fold here without the daemon's path: its

@@ -57,23 +57,10 @@ static __always_inline void set_proc_image(__u32 tgid, __u32 image, __u32 busy, 
 }
 
 /* A ring-buffer event for the daemon; a full buffer is counted (false). */
+/* (shared_rules.h's emit_event_image(), the current task's image read) */
 static __always_inline bool emit_event_ppid(__u32 type, __u32 pid, __u32 tid, __u32 ppid)
 {
-	struct st_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
-		stat_inc(ST_STAT_NEW_PROC_LOST);
-		return false;
-	}
-	e->type = type;
-	e->pid = pid;
-	e->tid = tid;
-	e->ppid = ppid;
-	e->image = task_image(bpf_get_current_task_btf());
-	e->pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
-	return true;
+	return emit_event_image(type, pid, tid, ppid, task_image(bpf_get_current_task_btf()));
 }
 
 static __always_inline bool emit_event(__u32 type, __u32 pid, __u32 tid)
@@ -106,19 +93,13 @@ static __always_inline void wait_tables(__u32 tgid, __u32 tid, __u8 *target)
 
 static __always_inline void notify_new_proc(__u32 tgid, __u32 tid)
 {
-	__u32 image = task_image(bpf_get_current_task_btf()), ppid = 0;
-	struct st_proc_image *pi;
-	__u8 one = 1;
+	__u32 image = task_image(bpf_get_current_task_btf());
 
 	if (bpf_map_lookup_elem(&seen_procs, &tgid))
 		return;
 	/* a process older than the session: its image from now on */
 	set_proc_image(tgid, image, 0, BPF_NOEXIST);
-	pi = bpf_map_lookup_elem(&proc_images, &tgid);
-	if (pi && pi->parent && pi->fork_image == image)	/* not exec'd since its fork */
-		ppid = pi->parent;
-	bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_ANY);
-	emit_event_ppid(ST_EV_NEW_PROC, tgid, tid, ppid);
+	new_proc_event(tgid, tid, image, bpf_map_lookup_elem(&proc_images, &tgid));
 }
 
 /* Whether the current task is to be sampled: not the idle task (counted),

@@ -90,8 +90,48 @@ static __always_inline bool try_defer(struct scratch *sc, struct thread_state *t
 	return false;
 }
 
-/* A cpu-clock sample; dwarf: the variant (user_stack()): deferral and
- * handoff exist only with the DWARF walker. early: on_timer_early's own
+/* The sample to the daemon unwalked (its kernel frames and Python frames
+ * read now, into *kn and *py_n): true when it went (try_defer()). */
+static __always_inline bool defer_unwalked(struct bpf_perf_event_data *ctx, struct scratch *sc,
+					   struct thread_state *ts, __u64 pid_tgid, long *kn,
+					   int *py_n)
+{
+	if (kernel_stacks) {
+		*kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
+		*kn = *kn < 0 ? 0 : *kn / sizeof(__u64);
+	}
+	*py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+	sc->stop_stat = ST_STAT__MAX;
+	return try_defer(sc, ts, *kn, *py_n, pid_tgid >> 32, (__u32)pid_tgid);
+}
+
+/* --unwind fp after the early object (fp_handoff): a thread whose early
+ * samples went to the daemon goes on deferred, unwalked here (the daemon
+ * follows its frame pointers through the copy:
+ * user/collect/unwind/fpcopy.h), until the daemon's last path for it is
+ * in (take_handoff()), as the DWARF program's thread is: its calls count
+ * once across the switch. True when the sample went. A thread never
+ * deferred pays one check of its state; without the early object the
+ * branch is dead code, not verified. The kernel and Python frames read
+ * here are not kept when the deferral fails (the ring full: counted, the
+ * sample then walked and folded, its frames read again): the rest of the
+ * program is then verified once, not once per outcome of this branch
+ * (110,511 instructions became 182,526 when they were kept). */
+static __always_inline bool fp_defer_waiting(struct bpf_perf_event_data *ctx, struct scratch *sc,
+					     struct thread_state *ts, __u64 pid_tgid)
+{
+	long kn = 0;
+	int py_n = 0;
+
+	if (!fp_handoff || !ts || !ts->deferring || !take_handoff(ts, (__u32)pid_tgid))
+		return false;
+	sc->force_defer = true;	/* each sample read by the daemon at once (defer_sample()) */
+	return defer_unwalked(ctx, sc, ts, pid_tgid, &kn, &py_n);
+}
+
+/* A cpu-clock sample; dwarf: the variant (user_stack()): deferral for want
+ * of tables exists only with the DWARF walker, the handoff in both (fp: after
+ * the early object, fp_defer_waiting()). early: on_timer_early's own
  * path, taken before the full program is in (timer_jump): no walker but
  * the kernel's frame-pointer walk, and in dwarf/auto mode every sample of
  * a target deferred (its stack copied for the daemon, which unwinds it with
@@ -127,16 +167,12 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		return 0;
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!dwarf && !early && fp_defer_waiting(ctx, sc, ts, pid_tgid))
+		return 0;
 	/* (not -a: every sample of the system deferred would fill the ring) */
 	if ((early || test_defer) && unwind_mode != ST_UNWIND_FP && defer_unwind && filter_targets) {
-		if (kernel_stacks) {
-			kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
-			kn = kn < 0 ? 0 : kn / sizeof(__u64);
-		}
-		py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
 		py_walked = true;
-		sc->stop_stat = ST_STAT__MAX;
-		if (try_defer(sc, ts, kn, py_n, tgid, tid))
+		if (defer_unwalked(ctx, sc, ts, pid_tgid, &kn, &py_n))
 			return 0;
 	}
 	/* a thread waiting for its handoff: deferred whatever its walk (whose
@@ -232,7 +268,8 @@ int on_timer_early(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false, true);
 }
 
-/* --unwind fp (12.7% here, 8 points of it the Python walker) */
+/* --unwind fp (12.7% here, 8 points of it the Python walker; 14.8% with the
+ * early object's handoff, fp_defer_waiting(): kernel-notes/README.md) */
 #define ST_BUDGET_ON_TIMER_FP 20
 SEC("perf_event")
 int on_timer_fp(struct bpf_perf_event_data *ctx)

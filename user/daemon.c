@@ -896,38 +896,16 @@ static int open_parts(struct run *r)
 	return 0;
 }
 
-/* --unwind dwarf/auto: the CFI tables in the BPF maps, and the thread that
- * unwinds deferred samples. */
-static int open_unwinding(struct run *r)
+/* The queue of deferred samples, on r->unw (NULL in fp mode: walked by
+ * frame pointers through their copies), if the session has the ring. */
+static int open_deferred(struct run *r)
 {
-	const struct st_options *o = r->o;
-	int err;
-	struct st_unwinder_opts uo = {
-		.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
-		.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
-		.verbose = o->verbose,
-	};
+	int fd = st_session__deferred_fd(r->sess), err;
 
-	if (o->unwind == ST_UNWIND_FP)
-		return 0;
-	r->unw = st_unwinder__new(r->sess, &uo);
-	if (!r->unw) {
-		err = errno ? errno : ENOMEM;
-		fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n", strerror(err));
-		return -err;
-	}
-	if (o->cmd)
-		st_unwinder__preload(r->unw, o->cmd[0]);
-	/* a process's last samples, walked after its exit: its mappings then */
-	st_unwinder__on_exec_maps(r->unw, &(struct st_exec_source){ .maps = exec_maps_of,
-								     .path = file_path_of,
-								     .ctx = r->sess });
-	st_java__unwinder(r->java, r->unw);	/* deferred samples: its rule too */
 	/* its thread reads the deferred ring from now on */
-	r->defer = o->defer_mb ? st_defer__new(r->unw, r->coll, st_session__deferred_fd(r->sess),
-					       (size_t)o->defer_mb << 20) :
-				 NULL;
-	if (o->defer_mb && !r->defer) {
+	r->defer = fd >= 0 ? st_defer__new(r->unw, r->coll, fd, (size_t)r->o->defer_mb << 20) :
+			     NULL;
+	if (fd >= 0 && !r->defer) {
 		err = errno ? errno : ENOMEM;
 		fprintf(stderr, "stacktreed: cannot set up deferred unwinding: %s\n",
 			strerror(err));
@@ -942,6 +920,37 @@ static int open_unwinding(struct run *r)
 		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
 	}
 	return 0;
+}
+
+/* --unwind dwarf/auto: the CFI tables in the BPF maps, and the thread that
+ * unwinds deferred samples; fp: that thread only when the early object
+ * defers a launched command's first samples (st_session__deferred_fd()). */
+static int open_unwinding(struct run *r)
+{
+	const struct st_options *o = r->o;
+	int err;
+	struct st_unwinder_opts uo = {
+		.budget_bytes = o->unwind_memory_mb << 20, .cache = !o->no_unwind_cache,
+		.cache_dir = o->unwind_cache, .cache_bytes = o->unwind_cache_mb << 20,
+		.verbose = o->verbose,
+	};
+
+	if (o->unwind == ST_UNWIND_FP)
+		return open_deferred(r);
+	r->unw = st_unwinder__new(r->sess, &uo);
+	if (!r->unw) {
+		err = errno ? errno : ENOMEM;
+		fprintf(stderr, "stacktreed: cannot set up DWARF unwinding: %s\n", strerror(err));
+		return -err;
+	}
+	if (o->cmd)
+		st_unwinder__preload(r->unw, o->cmd[0]);
+	/* a process's last samples, walked after its exit: its mappings then */
+	st_unwinder__on_exec_maps(r->unw, &(struct st_exec_source){ .maps = exec_maps_of,
+								     .path = file_path_of,
+								     .ctx = r->sess });
+	st_java__unwinder(r->java, r->unw);	/* deferred samples: its rule too */
+	return open_deferred(r);
 }
 
 _Static_assert(ST_MAX_LISTEN == ST_HTTP_MAX_LISTEN, "--listen's bound is the endpoint's");
@@ -1156,7 +1165,8 @@ static int finish(struct run *r)
 	st_forcefault__restore(r->ff);
 	st_session__poll(r->sess, 0, on_event, r);
 	if (r->defer) {
-		st_unwinder__finish(r->unw);
+		if (r->unw)
+			st_unwinder__finish(r->unw);
 		if ((err = st_defer__process(r->defer, true)))
 			return err;
 	}

@@ -94,9 +94,9 @@ def test_verified_instructions_within_budgets():
             if {"cpu", "wall"} & set(event.split(",")):
                 # the dispatcher, the early program, the full one (late);
                 # a launched command sampled on the timer alone, deferred
-                # (dwarf/auto): the early object's (bpf/early.bpf.c) in
-                # place of on_timer_early
-                early = "on_early" if event == "cpu" and unwind != "fp" else "on_timer_early"
+                # (every --unwind mode): the early object's
+                # (bpf/early.bpf.c) in place of on_timer_early
+                early = "on_early" if event == "cpu" else "on_timer_early"
                 want |= {"on_timer", early, "on_timer_" + variant}
             if "faults" in event.split(","):
                 want.add("on_fault_" + variant)

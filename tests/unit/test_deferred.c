@@ -439,6 +439,46 @@ static void test_gone_and_not_handed_back(void **state)
 	st_defer__free(d);
 }
 
+/* --unwind fp (no unwinder: the early object's samples): each sample is
+ * walked at once by its frame pointers through its copy (fpcopy.h), its
+ * process's tables neither read nor waited for, and its thread handed back
+ * with the path of its last one. */
+static void test_fp_mode_walks_copies_without_tables(void **state)
+{
+	struct st_collector *c = *state;
+	struct st_defer *d = st_defer__new(NULL, c, -1, 1 << 20);
+	__u64 pair[2] = { 0, 0x1000 };	/* main's frame: called from 0x1000, the last */
+	__u64 stats[ST_STAT__MAX] = { 0 };
+
+	assert_non_null(d);
+	st_defer__on_handoff(d, on_handoff, NULL);
+	for (__u32 seq = 1; seq <= 2; seq++) {
+		struct st_defer_rec *s;
+
+		push(PID_A, 11, seq, 0x2000 + 0x10 * seq, 0);
+		for (s = fk.inbox; s->next; s = s->next)
+			;
+		s->d.sp = 0x7ffc00001000ull;
+		s->d.bp = s->d.sp + 0x20;
+		s->d.stack_len = 0x100;
+		memcpy(s->d.stack + 0x20, pair, sizeof(pair));
+	}
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.walks, 0);			/* not the CFI unwinder's */
+	assert_int_equal(fk.updates[idx(PID_A)], 0);	/* no table read */
+	assert_int_equal(fk.finishes[idx(PID_A)], 0);
+	assert_int_equal(folded(c, PID_A, 11), 2);
+	assert_int_equal(handed.n, 1);
+	assert_int_equal(handed.tid[0], 11);
+	assert_int_equal(handed.seq[0], 2);
+	assert_int_equal(handed.len[0], 2);		/* 0x1000, then the leaf */
+	assert_int_equal(handed.leaf[0], 0x2020);
+	st_defer__stats(d, stats);
+	assert_int_equal(stats[ST_STAT_LATE_UNWOUND], 2);
+	assert_int_equal(stats[ST_STAT_TRUNCATED], 0);
+	st_defer__free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +488,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exits_of_a_turn_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_takes_one_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_and_not_handed_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fp_mode_walks_copies_without_tables, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,8 +15,8 @@
  * the end-maps programs and creates their maps (late_endmaps_load()), and
  * a runtime's walker-only caches are created by the first full program
  * that walks it (lazy_runtime()): neither delays the command's start.
- * A launched command (no runtime, no filter) is sampled instead by the
- * early object's per-task events (user/collect/early.h: no kernel BTF, a
+ * A launched command (no runtime, no filter; any --unwind mode) is sampled
+ * instead by the early object's per-task events (user/collect/early.h: no kernel BTF, a
  * few hundred instructions) while on_timer returns at once; the late
  * thread's one write to timer_early switches the two once the full
  * program is in its slot (early_object_open(), late_load_prog()). */
@@ -703,7 +703,7 @@ static void late_finish(struct st_session *s)
 			"samples stay on the %s (-v shows the verifier log)\n",
 			l->dwarf ? "on_timer_dwarf" : "on_timer_fp", interp_names(l->interp),
 			strerror(-done), s->late_in != ST_LATE_NONE ? "one in, without it" :
-			l->dwarf ? "early program, unwound late by the daemon" :
+			l->dwarf || s->early ? "early program, unwound late by the daemon" :
 			"early program, without a runtime seen later");
 		s->late_failed = true;	/* not again */
 	} else {
@@ -929,20 +929,46 @@ static int session_map_fd(void *ctx, const char *name)
  * per-task events (user/collect/early.h) rather than by on_timer_early
  * on the timers: loading it reads no kernel BTF and verifies some hundreds
  * of instructions (kernel-notes/README.md, "Sampling before the verifier
- * finishes"). Only where its samples can be deferred (dwarf/auto with the
- * deferred ring: in fp mode nothing would take a thread back from the
- * daemon's path, and its calls would count twice at the switch); not with
- * a filter it does not apply (--comm, --cgroup, -t, -u, -C), nor on
- * kernels without sched_prepare_exec (its samples take their image from
- * proc_images, which must say when an exec is under way). Tests:
- * STACKTREED_NO_EARLY_OBJECT=1, on_timer_early as before. */
+ * finishes"). Only where its samples can be deferred (the deferred ring:
+ * not with --unwind-defer-mb 0); in every --unwind mode: in fp mode the
+ * daemon follows the copies' frame pointers (user/collect/unwind/fpcopy.h)
+ * and the full fp program defers a thread until its handoff (fp_handoff,
+ * early_object_fp()). Not with a filter it does not apply (--comm,
+ * --cgroup, -t, -u, -C), nor on kernels without sched_prepare_exec (its
+ * samples take their image from proc_images, which must say when an exec
+ * is under way). Tests: STACKTREED_NO_EARLY_OBJECT=1, on_timer_early as
+ * before. */
 static bool early_object_wanted(const struct st_session *s, bool prepare_exec)
 {
 	const struct st_session_opts *o = &s->opts;
 
 	return s->timer == s->skel->progs.on_timer && o->late_background && !s->late_launch &&
-	       s->skel->rodata->defer_unwind && prepare_exec && !o->comm && !o->cgroup &&
+	       o->defer_ring_mb && prepare_exec && !o->comm && !o->cgroup &&
 	       !o->ntids && !o->filter_uid && !o->cpus && !getenv("STACKTREED_NO_EARLY_OBJECT");
+}
+
+/* --unwind fp with the early object: the deferral's maps, which fp mode
+ * does not create otherwise (choose_programs()): the deferred ring and the
+ * sample buffer the early object writes, and the handoffs by which the
+ * full fp program takes each thread back from the daemon's last path
+ * (bpf/sample.bpf.c, fp_handoff; its 1,024 threads at once, as in
+ * dwarf/auto: a thread not handed back in time comes back without it,
+ * counted). */
+static int early_object_fp(struct st_session *s)
+{
+	struct bpf_map *maps[] = { s->skel->maps.deferred, s->skel->maps.defer_buf,
+				   s->skel->maps.handoffs };
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		if (!err)
+			err = bpf_map__set_autocreate(maps[i], true);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.defer_buf,
+					       (__u32)libbpf_num_possible_cpus());
+	if (!err)
+		s->skel->rodata->fp_handoff = true;
+	return err;
 }
 
 /* The early object loaded, and set to sample (timer_early); else, said
@@ -1106,6 +1132,8 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	early_obj = early_object_wanted(s, prepare_exec);
 	if (!err && early_obj)	/* the early object samples instead */
 		err = bpf_program__set_autoload(s->skel->progs.on_timer_early, false);
+	if (!err && early_obj && opts->unwind_mode == ST_UNWIND_FP)
+		err = early_object_fp(s);
 	/* a launched command starts before the end-maps programs are verified:
 	 * the first late load attaches them (late_endmaps_load()) */
 	s->endmaps_late = vmas && s->timer == s->skel->progs.on_timer &&
@@ -1303,7 +1331,7 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 
 int st_session__deferred_fd(struct st_session *s)
 {
-	if (!s->skel->rodata->defer_unwind)
+	if (!s->skel->rodata->defer_unwind && !s->skel->rodata->fp_handoff)
 		return -ENOENT;
 	return bpf_map__fd(s->skel->maps.deferred);
 }

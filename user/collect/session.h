@@ -89,7 +89,7 @@ int st_session__wake_on(struct st_session *s, int fd);
  * stack_len): not read by st_session__poll(), but by a thread of its own
  * (user/collect/unwind/defer_ring.c), which creates the ring, puts it in
  * slot 0 and grows it up to defer_ring_mb. -ENOENT when the session defers
- * nothing (fp mode, or no ring asked). */
+ * nothing (fp mode without the early object, or no ring asked). */
 int st_session__deferred_fd(struct st_session *s);
 
 /* Node records of one drained generation, in id order: ids are

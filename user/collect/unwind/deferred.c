@@ -9,6 +9,7 @@
 
 #include "user/collect/collector.h"
 #include "user/collect/unwind/defer_ring.h"
+#include "user/collect/unwind/fpcopy.h"
 #include "user/collect/runtimes/python/pymerge.h"
 #include "common/u64map.h"
 #include "user/collect/unwind/unwind_native.h"
@@ -18,7 +19,7 @@
 #define FLUSH_SYNC_MS 200
 
 struct st_defer {
-	struct st_unwinder *u;
+	struct st_unwinder *u;		/* NULL: --unwind fp (fpcopy.h) */
 	struct st_collector *c;
 	struct st_defer_ring *ring;	/* the consumer thread and its inbox */
 	struct st_defer_rec *head, **tail;	/* taken from the inbox, oldest first */
@@ -214,7 +215,8 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 	size_t fp = 0;
 	unsigned stop = 0;
 	__u32 stat;
-	int n = st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp);
+	int n = d->u ? st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp) :
+		       (int)st_fpcopy_walk(&s->d, frames, ST_MAX_USER, &stop);
 	bool complete, cut = false, unmatched = false;
 
 	if (n == -EAGAIN)
@@ -271,7 +273,7 @@ static void release(struct st_defer *d)
  * with the exit's, lost their leaf "no CFI" in 2 runs of 3 under ASan). */
 static void update_last(struct st_defer *d, const struct st_defer_rec *s)
 {
-	if (st_unwinder__update(d->u, s->d.pid) == -ENOENT)
+	if (d->u && st_unwinder__update(d->u, s->d.pid) == -ENOENT)
 		st_unwinder__update_ended(d->u, s->d.pid, s->d.image);
 }
 
@@ -292,7 +294,8 @@ static int flush_pid(struct st_defer *d, __u32 pid)
 		}
 		if (!finished) {	/* once, and only when there is something to walk */
 			update_last(d, s);
-			st_unwinder__finish_proc(d->u, pid);	/* its modules, not all */
+			if (d->u)
+				st_unwinder__finish_proc(d->u, pid);	/* its modules, not all */
 			finished = true;
 		}
 		r = fold(d, s, true);
@@ -323,7 +326,8 @@ static int flush_set(struct st_defer *d, struct st_u64map *set)
 		}
 		if (v == (void *)1) {	/* once, and only when there is something to walk */
 			update_last(d, s);
-			st_unwinder__finish_proc(d->u, s->d.pid);
+			if (d->u)
+				st_unwinder__finish_proc(d->u, s->d.pid);
 			st_u64map__put(set, s->d.pid, (void *)2);
 		}
 		r = fold(d, s, true);
@@ -420,12 +424,13 @@ int st_defer__process(struct st_defer *d, bool force)
 	/* samples wait for these processes' modules: compiled now, whatever
 	 * the budget (which is for modules no sample waits for) */
 	while (st_u64map__next(d->refresh, &pos, &pid)) {
-		if (st_unwinder__update(d->u, (__u32)pid) == -ENOENT) {
+		/* (fp: no table, none waited for) */
+		if (d->u && st_unwinder__update(d->u, (__u32)pid) == -ENOENT) {
 			/* gone before we read it: walked with what there is */
 			st_u64map__put(d->gone, pid, (void *)1);
 			continue;
 		}
-		if (st_unwinder__finish_proc(d->u, (__u32)pid))	/* its table again */
+		if (d->u && st_unwinder__finish_proc(d->u, (__u32)pid))	/* its table again */
 			st_unwinder__update(d->u, (__u32)pid);
 		if (d->refreshed)
 			d->refreshed(d->refreshed_ctx, (__u32)pid);

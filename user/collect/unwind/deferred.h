@@ -1,4 +1,5 @@
-/* deferred.h - samples whose stacks wait for their tables (dwarf/auto): the
+/* deferred.h - samples whose stacks wait for their tables (dwarf/auto; in
+ * fp mode, the early object's, walked by frame pointers at once): the
  * BPF walk stopped because the process, or a module its stack went
  * through, had no rows yet (a young process, a library just mapped), and
  * BPF sent its registers and a copy of its stack instead of folding it
@@ -33,7 +34,10 @@ struct st_collector;
 
 /* ring_fd: the `deferred` map (st_session__deferred_fd()), its ring buffer
  * made, grown up to ring_max bytes and read by a thread started here (-1:
- * none, samples never come; user/collect/unwind/defer_ring.h). NULL and
+ * none, samples never come; user/collect/unwind/defer_ring.h). u NULL:
+ * --unwind fp (a launched command's early samples, bpf/early.bpf.c), each
+ * sample walked by its frame pointers through its copy at once
+ * (user/collect/unwind/fpcopy.h), no table read or waited for. NULL and
  * errno on failure. */
 struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, int ring_fd,
 			       size_t ring_max);

@@ -1,0 +1,31 @@
+/* fpcopy.h - --unwind fp's walk of a deferred sample (struct st_deferred,
+ * bpf/stacktree.h): the kernel's frame-pointer walk, the one bpf_get_stack()
+ * gives the fp timer program (bpf/walk.bpf.h, fp_stack()), done by the
+ * daemon through the sample's stack copy. fp mode defers only the samples
+ * of a launched command's first moments, taken by the early object
+ * (bpf/early.bpf.c) before the full fp program is in, and a thread's
+ * samples after it until the daemon's last path for it is handed back
+ * (bpf/sample.bpf.c, fp_handoff): the walk must give the frames the BPF
+ * walk gives, so that the thread's calls count once across the switch. No
+ * CFI is compiled or read. Owner: user/collect/unwind/fpcopy.c. */
+#ifndef STACKTREE_FPCOPY_H
+#define STACKTREE_FPCOPY_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "stacktree.h"
+
+/* d's user stack, leaf first, into out (at most max addresses): its ip,
+ * then, from its bp, each frame's return address (the word above the saved
+ * frame pointer) for as long as the pair lies in the copy, not in a hole
+ * (where the kernel's read of the process fails, the walk ends: complete);
+ * then cut at the first address that is no user address, as the fp
+ * program cuts (bad frame). The count of addresses; *stop (enum
+ * st_unw_stop, bpf/unwind_step.h): ST_UNW_STOP_END complete,
+ * ST_UNW_STOP_DEPTH max reached, ST_UNW_STOP_BAD_FRAME cut at an address
+ * outside user space, ST_UNW_STOP_READ_FAULT the chain went on past a copy
+ * cut at its bound (ST_DEFER_STACK). */
+size_t st_fpcopy_walk(const struct st_deferred *d, __u64 *out, size_t max, unsigned *stop);
+
+#endif
