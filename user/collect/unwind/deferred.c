@@ -270,11 +270,15 @@ static void release(struct st_defer *d)
  * walked: from /proc while it can be read, else from the mappings BPF
  * kept at its end (a library mapped since the last read is in them:
  * nofp's dlopen just before its exit, its samples read from the ring
- * with the exit's, lost their leaf "no CFI" in 2 runs of 3 under ASan). */
-static void update_last(struct st_defer *d, const struct st_defer_rec *s)
+ * with the exit's, lost their leaf "no CFI" in 2 runs of 3 under ASan);
+ * then its modules' tables made whole (its modules, not all). */
+static void ready_last(struct st_defer *d, const struct st_defer_rec *s)
 {
-	if (d->u && st_unwinder__update(d->u, s->d.pid) == -ENOENT)
+	if (!d->u)
+		return;
+	if (st_unwinder__update(d->u, s->d.pid) == -ENOENT)
 		st_unwinder__update_ended(d->u, s->d.pid, s->d.image);
+	st_unwinder__finish_proc(d->u, s->d.pid);
 }
 
 /* Walk pid's samples in the queue (the inbox taken first). */
@@ -293,9 +297,7 @@ static int flush_pid(struct st_defer *d, __u32 pid)
 			continue;
 		}
 		if (!finished) {	/* once, and only when there is something to walk */
-			update_last(d, s);
-			if (d->u)
-				st_unwinder__finish_proc(d->u, pid);	/* its modules, not all */
+			ready_last(d, s);
 			finished = true;
 		}
 		r = fold(d, s, true);
@@ -325,9 +327,7 @@ static int flush_set(struct st_defer *d, struct st_u64map *set)
 			continue;
 		}
 		if (v == (void *)1) {	/* once, and only when there is something to walk */
-			update_last(d, s);
-			if (d->u)
-				st_unwinder__finish_proc(d->u, s->d.pid);
+			ready_last(d, s);
 			st_u64map__put(set, s->d.pid, (void *)2);
 		}
 		r = fold(d, s, true);
