@@ -9,7 +9,9 @@ same once the full program is in before the launch (test hook
 STACKTREED_TEST_LATE=launch). A runtime's walker is loaded only once a
 process of that runtime is seen: a Python program started by a shell gets
 its Python frames from the load that follows, at the daemon's priority
-(the samples before are counted as early, and as python3's not walked). How long the start-up takes is a bench row
+(the samples before are counted as early, and as python3's not walked).
+A launched JVM is sampled by the early object too, its early samples'
+Java frames walked by the daemon. How long the start-up takes is a bench row
 (bench/bench.py bench_startup), not a test."""
 import os
 import re
@@ -225,3 +227,45 @@ def test_startup_python_walker_loaded_when_seen():
     check(samples <= unwalked + walked <= samples + prof["lost"],
           "python3: %d samples, %d walked + %d not walked (%d lost)"
           % (samples, walked, unwalked, prof["lost"]))
+
+
+def test_startup_java_launched_on_early_object():
+    """A launched JVM starts at once (before, it waited for the full program
+    walking Java: 2-9 s with both CPUs busy): the early object samples it,
+    and the daemon walks the early samples' Java frames itself (the HotSpot
+    rule on the copied stack, user/collect/runtimes/java). With the full
+    program held back (test hook STACKTREED_TEST_EARLY=all) every sample is
+    an early one: Ledger's recursion 200 Java frames deep, whole up to
+    Ledger.main in at least 97% of its samples (test_deep_java's bound).
+    Fails on the code before: no early object for a launched runtime."""
+    java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
+    classes = os.path.join(os.path.dirname(workload("x")), "java")
+    if not os.access(java, os.X_OK):
+        raise Skip("no JDK 17 (%s)" % java)
+    out, err, _ = run_profiled(["-v", "-F", "499", "--", java, "-Xmx64m", "-cp", classes,
+                                "Ledger", "2",
+                                "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0",
+                                "200"], env_extra={"STACKTREED_TEST_EARLY": "all"})
+    check("BPF program on_early:" in err, "-- java: the early object was not loaded:\n%s"
+          % err[-2000:])
+    check(not LATE.search(err), "-- java: a full timer program was loaded")
+    prof = load(out)
+    early = early_count(err)
+    check(early >= prof["samples"] > 0, "-- java: %d early samples of %d" % (early,
+                                                                            prof["samples"]))
+    total = whole = 0
+    for t in prof["threads"]:
+        stack = [(t["root"], False, False, False)]
+        while stack:
+            n, inrec, top, cut = stack.pop()
+            f = n["function"] or ""
+            inrec, top = inrec or "descend" in f, top or f.startswith("Ledger.main")
+            cut = cut or f == "[truncated]"
+            if n["base"] and inrec:
+                total += n["base"]
+                whole += n["base"] if top and not cut else 0
+            stack.extend((c, inrec, top, cut) for c in n["children"])
+    metric("startup_java_early.whole", whole / max(total, 1))
+    check(total >= 50, "-- java: %d early samples in Ledger.descend" % total)
+    check(whole >= 0.97 * total, "-- java: %d of %d early samples in Ledger.descend reach "
+          "Ledger.main" % (whole, total))

@@ -1102,19 +1102,27 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * of the full programs); all: every runtime walked at once; launch:
 	 * the first full program in before the attach returns (no early
 	 * sample of a launched command: tests/integration/test_startup.py) */
-	/* a launched runtime waits for the full program before the timers
-	 * start, as --pid and -a do (st_session__attach()): its early samples
-	 * would be unwound late from a 128 KiB stack copy (a 150-level Python
-	 * recursion through C: 281-521 of ~500 samples cut, "stack read
-	 * fault"), and a JVM's before the daemon knows it for one (a 3 s deep
-	 * Java run: 449 of 625 stopped, "no CFI"), while the full program took
-	 * all of such runs to verify on the 2-CPU VM (kernel-notes/README.md,
-	 * "Sampling before the verifier finishes"); so does --event wall,
-	 * offcpu or faults: their programs are verified before the launch
-	 * anyway (not split), and the early program gives its samples no wall
-	 * weight (test_offcpu_and_wall_shares_command: 1.9 of 2.5 s of a
-	 * command's wall time folded) */
-	if (opts->late_interp || opts->wall || (opts->events & ~(1u << ST_EVENT_CPU)))
+	/* a launched CPython waits for the full program before the timers
+	 * start, as --pid and -a do (st_session__attach()): the early
+	 * object's samples carry no Python frames (the daemon walks none),
+	 * and the Python walker took 1.3-4.3 s to come in beside a machine at
+	 * load 50-90 (most of a short run's samples). A launched JVM does
+	 * not wait: the daemon walks a deferred sample's Java frames itself
+	 * (st_java__deferred(), the HotSpot rule) once it knows the JVM (from
+	 * its libjvm mapping, in its first milliseconds), and the walker's
+	 * load starts at the attach at the daemon's priority; before, with a
+	 * 128 KiB copy and no such walk, a 3 s deep Java run had 449 of 625
+	 * samples stopped at "no CFI" (kernel-notes/README.md, "A launched
+	 * JVM on the early object"). Not in fp mode: the daemon's walk of a
+	 * copy by frame pointers (fpcopy.c) runs no HotSpot rule (a deep Java
+	 * run's early samples: none whole). --event wall, offcpu or faults wait
+	 * too: their programs are verified before the launch anyway (not
+	 * split), and the early program gives its samples no wall weight
+	 * (test_offcpu_and_wall_shares_command: 1.9 of 2.5 s of a command's
+	 * wall time folded) */
+	if ((opts->late_interp & ~ST_INTERP_JAVA) ||
+	    (opts->late_interp && opts->unwind_mode == ST_UNWIND_FP) || opts->wall ||
+	    (opts->events & ~(1u << ST_EVENT_CPU)))
 		s->opts.late_background = false;
 	if (getenv("STACKTREED_TEST_LATE")) {
 		s->late_wait = true;
