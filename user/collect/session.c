@@ -10,12 +10,14 @@
  * whose maps are the session's (bpf_map__reuse_fd()), and put in the early
  * program's tail-call slot (timer_jump) once in; it walks a runtime's
  * frames (Python, Java) only once a process of that runtime was seen, when
- * it is loaded again with them (kernel-notes/README.md, "Start-up and
- * verifier budgets"). With a launched command the same thread first loads
+ * it is loaded again with them, at the daemon's priority, in place of a
+ * load under way that does not walk it (late_supersede();
+ * kernel-notes/README.md, "Start-up and verifier budgets"). With a launched command the same thread first loads
  * the end-maps programs and creates their maps (late_endmaps_load()), and
  * a runtime's walker-only caches are created by the first full program
  * that walks it (lazy_runtime()): neither delays the command's start.
- * A launched command (no runtime, no filter; any --unwind mode) is sampled
+ * A launched command (no filter; any --unwind mode; not a python* command,
+ * nor java in fp mode: st_session__open()) is sampled
  * instead by the early object's per-task events (user/collect/early.h: no kernel BTF, a
  * few hundred instructions) while on_timer returns at once; the late
  * thread's one write to timer_early switches the two once the full
