@@ -123,6 +123,7 @@ struct run {
 	struct st_report_opts ro;
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
 	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
+	__u64 prev_py_walked;	/* the Python walker's samples at the previous snapshot */
 	double interval_start, next_snapshot;
 	double sampling_end;	/* when the final snapshot's sampling stopped, or 0 */
 	unsigned snapshots, snapshots_failed;
@@ -314,6 +315,48 @@ static struct st_summary_src parts(const struct run *r)
 	};
 }
 
+/* A raw tree's samples: its nodes' BASE (CUM is the built profile's). */
+static __u64 tree_samples(const struct st_node *n)
+{
+	__u64 sum = n->base;
+
+	for (const struct st_node *c = n->first_child; c; c = c->next_sibling)
+		sum += tree_samples(c);
+	return sum;
+}
+
+/* The samples of CPython processes in p that no Python walker saw (their
+ * Python frames missing): taken by the early object or a full program
+ * walking no Python, before the walker was in (a runtime found after the
+ * launch: user/collect/session.c), or before the daemon found the process's
+ * interpreter. The interval's samples of process images where CPython was
+ * found (not the shell or launcher the pid ran before its exec), less the
+ * walker's count of the interval (BPF's: samples it found the process in
+ * py_procs for). --event cpu alone: the page-fault and off-CPU programs'
+ * walks count there too. */
+static void python_unwalked(struct st_profile *p, struct run *r)
+{
+	struct st_python_stats ps;
+	struct st_raw_thread t;
+	__u64 mine = 0, walked;
+	size_t pos = 0;
+
+	if (!r->py || st_python__stats(r->py, &ps))
+		return;
+	walked = ps.bpf[ST_PY_STAT_SAMPLES] - r->prev_py_walked;
+	r->prev_py_walked = ps.bpf[ST_PY_STAT_SAMPLES];
+	if ((r->o->events & ST_EVENTS_MASK) != (1u << ST_EVENT_CPU) ||
+	    (r->o->events & ST_EVENTS_WALL))
+		return;
+	while (st_collector__next_thread(r->coll, &pos, &t))
+		if (t.ev == ST_EVENT_CPU && st_python__followed(r->py, t.pid, t.image))
+			mine += tree_samples(st_tree__root(t.tree));
+	if (mine > walked)
+		st_profile__add_note_id(p, "python_unwalked", "python: samples of python processes "
+					"not walked (native frames only; before the python walker "
+					"was in, or before the process was found)", mine - walked);
+}
+
 static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double secs)
 {
 	const struct st_summary_src src = parts(r);
@@ -347,6 +390,8 @@ static void fill_header(struct st_profile *p, struct run *r, unsigned ev, double
 	}
 	p->command = describe_target(r->o);
 	st_summary__notes(p, &src, ev, st);
+	if (ev == ST_EVENT_CPU)
+		python_unwalked(p, r);
 	if (!st_session__runtime(r->sess, ev, &run_ns, &runs)) {
 		__u64 dns = run_ns - r->prev_run_ns[ev], druns = runs - r->prev_runs[ev];
 
@@ -533,6 +578,7 @@ static int snapshot(struct run *r)
 	struct st_profile *p[ST_EVENTS] = {};
 	const char *prefixes[ST_EVENTS];
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX], prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
+	__u64 prev_py_walked = r->prev_py_walked;
 	char *text = NULL;
 	size_t len = 0, n = 0;
 	FILE *mem = NULL;
@@ -637,6 +683,7 @@ written:
 		r->snapshots_failed++;
 	} else if (err != -ECANCELED) {
 		memcpy(r->prev_stats, prev_stats, sizeof(prev_stats));
+		r->prev_py_walked = prev_py_walked;
 		memcpy(r->prev_run_ns, prev_run_ns, sizeof(prev_run_ns));
 		memcpy(r->prev_runs, prev_runs, sizeof(prev_runs));
 		r->reopen = true;

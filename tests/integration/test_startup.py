@@ -8,8 +8,10 @@ frame pointers through the copy in fp mode), and the
 same once the full program is in before the launch (test hook
 STACKTREED_TEST_LATE=launch). A runtime's walker is loaded only once a
 process of that runtime is seen: a Python program started by a shell gets
-its Python frames from the load that follows (the samples before are
-counted as early). How long the start-up takes is a bench row
+its Python frames from the load that follows, at the daemon's priority
+(the samples before are counted as early, and as python3's not walked).
+A launched JVM is sampled by the early object too, its early samples'
+Java frames walked by the daemon. How long the start-up takes is a bench row
 (bench/bench.py bench_startup), not a test."""
 import os
 import re
@@ -175,10 +177,19 @@ def test_startup_early_object_switch_counts_calls_once_fp():
     check_switch_counts_calls_once("fp", "2")
 
 
+SEEN = re.compile(r"walking ([\w ]+), loaded on a thread in \d+ ms, in \d+ ms after the attach; "
+                  r"a process of it seen (\d+) ms after the attach, walked (\d+) ms later")
+
+
 def test_startup_python_walker_loaded_when_seen():
     """sh starts python3: the first full program walks no runtime; the
-    Python walker is loaded once the CPython process is seen, and the
-    Python functions are in the profile."""
+    Python walker is loaded once the CPython process is seen, at the
+    daemon's priority (not at nice 10 as the first: beside two busy CPUs
+    that one took the whole of the 8 s Python run, and fib was not in the
+    profile), in place of the first when that is not in yet; and the
+    Python functions are in the profile. The samples of python3 taken
+    before its walker was in are counted ("python_unwalked"): python3's
+    samples less those the walker saw."""
     # fp: its full programs verify in well under a second, but the two
     # loads one after the other (at nice 10) took 2.5-3.5 s of a 3 s Python
     # run in 5 of 8 runs on the idle 2-CPU VM (no fib frame: the reload
@@ -187,15 +198,74 @@ def test_startup_python_walker_loaded_when_seen():
                                   "python3 %s 8; true" % PYSCRIPT],
                                  env_extra={"STACKTREED_TEST_LATE": "wait"}, timeout=60)
     late = LATE.findall(err)
-    check(late and late[0][1] == "no runtime",
+    # the first load walks no runtime: in before python3 was seen (idle),
+    # or left out for the one walking it (no line)
+    check(late and (late[0][1] == "no runtime" or
+                    "walking no runtime left out for one walking python" in err),
           "sh -c python3: the first full program walked %s" % late)
-    check(any(w == "python" for _, w in late[1:]),
-          "sh -c python3: the Python walker was not loaded after the first: %s" % late)
+    check(any(w == "python" for _, w in late),
+          "sh -c python3: the Python walker was not loaded: %s" % late)
+    seen = SEEN.findall(err)
+    check(seen and seen[0][0] == "python", "sh -c python3: no -v line of when python3 was "
+          "seen and walked: %s" % seen)
+    metric("startup_python_walker.seen_to_walked_ms", int(seen[0][2]))
     prof = load(out)
     py = [t for t in prof["threads"] if t["comm"].startswith("python")]
     check(py, "no python3 thread in the profile")
     fib = sum(function_cum(t["root"], "fib") for t in py)
     samples = sum(t["samples"] for t in py)
-    check(fib > 0, "no Python frame fib in %d samples of python3 (early %d)"
-          % (samples, early_count(err)))
+    unwalked = prof["notes_by_id"].get("python_unwalked", 0)
+    walked = prof["notes_by_id"].get("python_samples", 0)
+    check(fib > 0, "no Python frame fib in %d samples of python3 (early %d, not walked %d; "
+          "seen %s ms after the attach, walked %s ms later)"
+          % (samples, early_count(err), unwalked, seen[0][1], seen[0][2]))
     check(early_count(err) > 0, "no early sample counted")
+    # python3's first samples (the early object's, before its walker was
+    # in) are counted, and the count is python3's samples less the walker's
+    check(0 < unwalked < samples, "python3: %d samples not walked of %d" % (unwalked, samples))
+    # (a sample the walker saw whose fold was lost is in neither)
+    check(samples <= unwalked + walked <= samples + prof["lost"],
+          "python3: %d samples, %d walked + %d not walked (%d lost)"
+          % (samples, walked, unwalked, prof["lost"]))
+
+
+def test_startup_java_launched_on_early_object():
+    """A launched JVM starts at once (before, it waited for the full program
+    walking Java: 2-9 s with both CPUs busy): the early object samples it,
+    and the daemon walks the early samples' Java frames itself (the HotSpot
+    rule on the copied stack, user/collect/runtimes/java). With the full
+    program held back (test hook STACKTREED_TEST_EARLY=all) every sample is
+    an early one: Ledger's recursion 200 Java frames deep, whole up to
+    Ledger.main in at least 97% of its samples (test_deep_java's bound).
+    Fails on the code before: no early object for a launched runtime."""
+    java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
+    classes = os.path.join(os.path.dirname(workload("x")), "java")
+    if not os.access(java, os.X_OK):
+        raise Skip("no JDK 17 (%s)" % java)
+    out, err, _ = run_profiled(["-v", "-F", "499", "--", java, "-Xmx64m", "-cp", classes,
+                                "Ledger", "2",
+                                "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0",
+                                "200"], env_extra={"STACKTREED_TEST_EARLY": "all"})
+    check("BPF program on_early:" in err, "-- java: the early object was not loaded:\n%s"
+          % err[-2000:])
+    check(not LATE.search(err), "-- java: a full timer program was loaded")
+    prof = load(out)
+    early = early_count(err)
+    check(early >= prof["samples"] > 0, "-- java: %d early samples of %d" % (early,
+                                                                            prof["samples"]))
+    total = whole = 0
+    for t in prof["threads"]:
+        stack = [(t["root"], False, False, False)]
+        while stack:
+            n, inrec, top, cut = stack.pop()
+            f = n["function"] or ""
+            inrec, top = inrec or "descend" in f, top or f.startswith("Ledger.main")
+            cut = cut or f == "[truncated]"
+            if n["base"] and inrec:
+                total += n["base"]
+                whole += n["base"] if top and not cut else 0
+            stack.extend((c, inrec, top, cut) for c in n["children"])
+    metric("startup_java_early.whole", whole / max(total, 1))
+    check(total >= 50, "-- java: %d early samples in Ledger.descend" % total)
+    check(whole >= 0.97 * total, "-- java: %d of %d early samples in Ledger.descend reach "
+          "Ledger.main" % (whole, total))

@@ -10,12 +10,14 @@
  * whose maps are the session's (bpf_map__reuse_fd()), and put in the early
  * program's tail-call slot (timer_jump) once in; it walks a runtime's
  * frames (Python, Java) only once a process of that runtime was seen, when
- * it is loaded again with them (kernel-notes/README.md, "Start-up and
- * verifier budgets"). With a launched command the same thread first loads
+ * it is loaded again with them, at the daemon's priority, in place of a
+ * load under way that does not walk it (late_supersede();
+ * kernel-notes/README.md, "Start-up and verifier budgets"). With a launched command the same thread first loads
  * the end-maps programs and creates their maps (late_endmaps_load()), and
  * a runtime's walker-only caches are created by the first full program
  * that walks it (lazy_runtime()): neither delays the command's start.
- * A launched command (no runtime, no filter; any --unwind mode) is sampled
+ * A launched command (no filter; any --unwind mode; not a python* command,
+ * nor java in fp mode: st_session__open()) is sampled
  * instead by the early object's per-task events (user/collect/early.h: no kernel BTF, a
  * few hundred instructions) while on_timer returns at once; the late
  * thread's one write to timer_early switches the two once the full
@@ -58,6 +60,11 @@
 #define ST_LATE_CREATE_FULL 1
 #define ST_LATE_CREATE_ENDMAPS 2
 
+/* struct late_load's state: a load walking no runtime the session has seen
+ * a process of is superseded by one that does (late_supersede()) unless its
+ * thread is putting it in already. */
+enum { ST_LATE_LOADING, ST_LATE_INSTALLING, ST_LATE_SUPERSEDED };
+
 /* One load of the full timer program, on its own thread (late_run()): a
  * second instance of the object, whose maps are the session's (their fds
  * duplicated here, so that the thread needs nothing of the session and
@@ -66,7 +73,11 @@
 struct late_load {
 	pthread_t thread;
 	atomic_int refs;	/* 2 while both the session and the thread hold it */
-	atomic_int done;	/* 0 loading, 1 in its slot, else a negative errno */
+	atomic_int done;	/* 0 loading, 1 in its slot, else a negative errno
+				 * (-ECANCELED: superseded, not put in) */
+	atomic_int state;	/* ST_LATE_LOADING, then whichever of the thread
+				 * (ST_LATE_INSTALLING) and the main loop
+				 * (ST_LATE_SUPERSEDED) moves it first */
 	bool dwarf;		/* on_timer_dwarf, else on_timer_fp */
 	bool background;	/* nobody waits for it: at ST_LATE_NICE */
 	unsigned interp;	/* ST_INTERP_* its program walks */
@@ -96,6 +107,9 @@ struct st_session {
 	struct sample_bpf *skel;
 	struct bpf_program *timer;	/* the timer program attached, or NULL */
 	struct late_load *late;		/* the full timer program's load under way, or NULL */
+	struct late_load *late_old;	/* a load superseded, its thread still running, or NULL */
+	double want_ms;			/* a runtime not walked by the program in was
+					 * first seen (0: none waits) */
 	struct st_early *early;		/* a launched command's early object, or NULL */
 	pid_t launched;			/* the launched command (held before its exec), or 0 */
 	unsigned late_in;		/* ST_INTERP_* of the full program in the slot,
@@ -418,6 +432,10 @@ static int late_load_prog(struct late_load *l)
 	full = l->dwarf ? k->progs.on_timer_dwarf : k->progs.on_timer_fp;
 	_Static_assert(ST_TIMER_SLOT_FULL == 0, "the full program's slot");
 	err = sample_bpf__load(k);
+	/* superseded meanwhile (a runtime seen: late_supersede()): not put in */
+	if (!err && !atomic_compare_exchange_strong(&l->state, &(int){ ST_LATE_LOADING },
+						    ST_LATE_INSTALLING))
+		err = -ECANCELED;
 	if (!err) {
 		fd = bpf_program__fd(full);
 		if (bpf_map__update_elem(k->maps.timer_jump, &zero, sizeof(zero), &fd, sizeof(fd),
@@ -503,10 +521,16 @@ static int late_endmaps_load(struct late_load *l)
 	return err;
 }
 
-/* With a launched command, the verifier's seconds are taken at a lower
- * priority than the daemon's main loop (reading a new process's maps,
- * finding its interpreter, unwinding the early samples) and the command:
- * the early program samples meanwhile. --pid and -a wait for it (at nice
+/* With a launched command, the verifier's seconds of the first load, which
+ * walks no runtime (a speculative one: nothing waits for it but the early
+ * samples' cost), are taken at a lower priority than the daemon's main
+ * loop (reading a new process's maps, finding its interpreter, unwinding
+ * the early samples) and the command: the early program samples
+ * meanwhile. A load that adds the walker of a runtime seen runs at the
+ * daemon's priority: that process's samples lack its frames until it is
+ * in (beside two nice-0 spinners a nice-10 thread had ~10% of a CPU: the
+ * Python walker came after an 8 s Python run; kernel-notes/README.md,
+ * "A runtime seen after the launch"). --pid and -a wait for it (at nice
  * 10 beside two busy CPUs it took over 60 s). */
 #define ST_LATE_NICE 10
 
@@ -519,9 +543,13 @@ static void *late_run(void *arg)
 	 * build's short processes need them soon */
 	if (l->endmaps)
 		atomic_store(&l->endmaps_done, (err = late_endmaps_load(l)) ? err : 1);
-	if (l->background)	/* best effort */
-		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);
-	err = late_load_prog(l);
+	if (atomic_load(&l->state) == ST_LATE_SUPERSEDED) {
+		err = -ECANCELED;	/* not verified at all */
+	} else {
+		if (l->background)	/* best effort */
+			setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ST_LATE_NICE);
+		err = late_load_prog(l);
+	}
 
 	l->end_ms = now_ms();
 	atomic_store(&l->done, err ? err : 1);
@@ -581,10 +609,12 @@ static int late_start(struct st_session *s, unsigned interp)
 		return -ENOMEM;
 	atomic_init(&l->refs, 2);
 	atomic_init(&l->done, 0);
+	atomic_init(&l->state, ST_LATE_LOADING);
 	l->dwarf = s->opts.unwind_mode != ST_UNWIND_FP;
 	/* (tests: with the early object held back, STACKTREED_TEST_EARLY=MS,
-	 * at the daemon's priority, so that the switch comes in the run) */
-	l->background = s->opts.late_background && !s->late_launch &&
+	 * at the daemon's priority, so that the switch comes in the run); a
+	 * runtime's walker at the daemon's priority (ST_LATE_NICE) */
+	l->background = s->opts.late_background && !s->late_launch && !interp &&
 			!(s->early && getenv("STACKTREED_TEST_EARLY"));
 	l->interp = interp;
 	l->endmaps = s->endmaps_late;
@@ -634,9 +664,8 @@ cleanup:
  * session's from now on, and the session's first on_exit and
  * on_prepare_exec closed (their copies run after the end-maps programs);
  * or one line on their failure. Once per session. */
-static void late_take_endmaps(struct st_session *s)
+static void late_take_endmaps(struct st_session *s, struct late_load *l)
 {
-	struct late_load *l = s->late;
 	struct bpf_link **mine[ST_LATE_LINKS] = {
 		&s->skel->links.on_exit_maps, &s->skel->links.on_exec_maps,
 		&s->skel->links.on_exit, &s->skel->links.on_prepare_exec,
@@ -691,13 +720,17 @@ static void late_finish(struct st_session *s)
 	int done;
 
 	pthread_join(l->thread, NULL);
-	late_take_endmaps(s);
+	late_take_endmaps(s, l);
 	/* the instance's parse of its object and of the kernel's BTF, freed:
 	 * back to the system (a quiet -a session 28 MiB after the load, 40
 	 * without; test_quiet_all_session_stays_small) */
 	malloc_trim(0);
 	done = atomic_load(&l->done);
 	s->late = NULL;
+	if (done == -ECANCELED) {	/* superseded (late_supersede()): not in */
+		late_unref(l);
+		return;
+	}
 	if (done < 0) {
 		fprintf(stderr, "stacktreed: cannot load the full timer program (%s, %s): %s: "
 			"samples stay on the %s (-v shows the verifier log)\n",
@@ -707,16 +740,25 @@ static void late_finish(struct st_session *s)
 			"early program, without a runtime seen later");
 		s->late_failed = true;	/* not again */
 	} else {
+		char seen[96] = "";
+
 		s->late_in = l->interp;
 		st_early__stop(s->early);	/* its events: the timers sample now */
+		/* the runtimes seen before it started are walked now */
+		if (s->want_ms && s->want_ms <= l->start_ms) {
+			snprintf(seen, sizeof(seen), "; a process of it seen %.0f ms after "
+				 "the attach, walked %.0f ms later", s->want_ms - s->attach_ms,
+				 l->end_ms - s->want_ms);
+			s->want_ms = 0;
+		}
 		if (s->opts.verbose)
 			fprintf(stderr, "stacktreed: BPF program %s: %u instructions verified "
 				"(%.1f%% of the kernel's %u; walking %s, loaded on a thread in "
-				"%.0f ms, in %.0f ms after the attach)\n",
+				"%.0f ms, in %.0f ms after the attach%s)\n",
 				l->dwarf ? "on_timer_dwarf" : "on_timer_fp", l->verified,
 				100.0 * l->verified / ST_VERIFIER_LIMIT, ST_VERIFIER_LIMIT,
 				interp_names(l->interp), l->end_ms - l->start_ms,
-				l->end_ms - s->attach_ms);
+				l->end_ms - s->attach_ms, seen);
 	}
 	late_unref(l);
 }
@@ -730,8 +772,49 @@ static bool map_has_entries(struct bpf_map *m)
 	return bpf_map__fd(m) >= 0 && !bpf_map_get_next_key(bpf_map__fd(m), NULL, &key);
 }
 
+/* A superseded load (late_supersede()): its end-maps programs taken once
+ * in, its thread let go of once it ended. */
+static void late_old_work(struct st_session *s)
+{
+	struct late_load *l = s->late_old;
+
+	late_take_endmaps(s, l);	/* (its thread may verify on for seconds) */
+	if (!l || !atomic_load(&l->done))
+		return;
+	late_take_endmaps(s, l);	/* (in before its done) */
+	pthread_join(l->thread, NULL);
+	s->late_old = NULL;
+	late_unref(l);
+}
+
+/* A runtime seen (want) that the load under way does not walk: that load
+ * is left out, and the caller starts one walking it at once, at the
+ * daemon's priority, rather than after it (beside two busy CPUs the first
+ * load, at ST_LATE_NICE, took the whole of an 8 s Python run). Its thread
+ * verifies nothing more after its end-maps programs if it had not begun
+ * (they stay its to attach: late_old_work()), else goes on at its nice
+ * and puts nothing in. Not when its thread is putting it in already (then
+ * the next load follows it), nor with one superseded load still running. */
+static bool late_supersede(struct st_session *s, unsigned want)
+{
+	struct late_load *l = s->late;
+
+	if (s->late_old || !(want & ~l->interp) ||
+	    !atomic_compare_exchange_strong(&l->state, &(int){ ST_LATE_LOADING },
+					    ST_LATE_SUPERSEDED))
+		return false;
+	if (s->opts.verbose)
+		fprintf(stderr, "stacktreed: the full timer program walking %s left out for one "
+			"walking %s (a process of it seen %.0f ms after the attach)\n",
+			interp_names(l->interp), interp_names(want), s->want_ms - s->attach_ms);
+	s->late_old = l;
+	s->late = NULL;
+	return true;
+}
+
 /* The main loop's turn: a load finished, or one to start (the first, or
- * one for a runtime newly seen). */
+ * one for a runtime newly seen, in place of one under way that does not
+ * walk it). */
 static void late_work(struct st_session *s, bool wait)
 {
 	unsigned want;
@@ -746,10 +829,11 @@ static void late_work(struct st_session *s, bool wait)
 	    (!strcmp(getenv("STACKTREED_TEST_EARLY"), "all") ||
 	     t - s->attach_ms < strtod(getenv("STACKTREED_TEST_EARLY"), NULL)))
 		return;
-	late_take_endmaps(s);
+	late_take_endmaps(s, s->late);
+	late_old_work(s);
 	if (s->late && (wait || atomic_load(&s->late->done)))
 		late_finish(s);
-	if (s->late || s->late_failed)
+	if (s->late_failed)
 		return;
 	if (t - s->late_checked_ms >= 50) {
 		s->late_checked_ms = t;
@@ -761,6 +845,11 @@ static void late_work(struct st_session *s, bool wait)
 			s->late_want |= ST_INTERP_JAVA;
 	}
 	want = s->late_want & s->opts.interpreters;
+	/* a runtime seen whose walker is not in: since when */
+	if ((want & ~(s->late_in == ST_LATE_NONE ? 0 : s->late_in)) && !s->want_ms)
+		s->want_ms = t;
+	if (s->late && !late_supersede(s, want))
+		return;
 	if (s->late_in != ST_LATE_NONE && !(want & ~s->late_in))
 		return;
 	if (s->late_in != ST_LATE_NONE)
@@ -1015,19 +1104,27 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * of the full programs); all: every runtime walked at once; launch:
 	 * the first full program in before the attach returns (no early
 	 * sample of a launched command: tests/integration/test_startup.py) */
-	/* a launched runtime waits for the full program before the timers
-	 * start, as --pid and -a do (st_session__attach()): its early samples
-	 * would be unwound late from a 128 KiB stack copy (a 150-level Python
-	 * recursion through C: 281-521 of ~500 samples cut, "stack read
-	 * fault"), and a JVM's before the daemon knows it for one (a 3 s deep
-	 * Java run: 449 of 625 stopped, "no CFI"), while the full program took
-	 * all of such runs to verify on the 2-CPU VM (kernel-notes/README.md,
-	 * "Sampling before the verifier finishes"); so does --event wall,
-	 * offcpu or faults: their programs are verified before the launch
-	 * anyway (not split), and the early program gives its samples no wall
-	 * weight (test_offcpu_and_wall_shares_command: 1.9 of 2.5 s of a
-	 * command's wall time folded) */
-	if (opts->late_interp || opts->wall || (opts->events & ~(1u << ST_EVENT_CPU)))
+	/* a launched CPython waits for the full program before the timers
+	 * start, as --pid and -a do (st_session__attach()): the early
+	 * object's samples carry no Python frames (the daemon walks none),
+	 * and the Python walker took 1.3-4.3 s to come in beside a machine at
+	 * load 50-90 (most of a short run's samples). A launched JVM does
+	 * not wait: the daemon walks a deferred sample's Java frames itself
+	 * (st_java__deferred(), the HotSpot rule) once it knows the JVM (from
+	 * its libjvm mapping, in its first milliseconds), and the walker's
+	 * load starts at the attach at the daemon's priority; before, with a
+	 * 128 KiB copy and no such walk, a 3 s deep Java run had 449 of 625
+	 * samples stopped at "no CFI" (kernel-notes/README.md, "A launched
+	 * JVM on the early object"). Not in fp mode: the daemon's walk of a
+	 * copy by frame pointers (fpcopy.c) runs no HotSpot rule (a deep Java
+	 * run's early samples: none whole). --event wall, offcpu or faults wait
+	 * too: their programs are verified before the launch anyway (not
+	 * split), and the early program gives its samples no wall weight
+	 * (test_offcpu_and_wall_shares_command: 1.9 of 2.5 s of a command's
+	 * wall time folded) */
+	if ((opts->late_interp & ~ST_INTERP_JAVA) ||
+	    (opts->late_interp && opts->unwind_mode == ST_UNWIND_FP) || opts->wall ||
+	    (opts->events & ~(1u << ST_EVENT_CPU)))
 		s->opts.late_background = false;
 	if (getenv("STACKTREED_TEST_LATE")) {
 		s->late_wait = true;
@@ -1275,6 +1372,11 @@ void st_session__free(struct st_session *s)
 		pthread_detach(s->late->thread);
 		late_unref(s->late);
 		s->late = NULL;
+	}
+	if (s->late_old) {
+		pthread_detach(s->late_old->thread);
+		late_unref(s->late_old);
+		s->late_old = NULL;
 	}
 	free(s->links);
 	free(s->perf_fds);

@@ -683,6 +683,15 @@ struct st_frame st_python__symbolize(struct st_python *py, __u32 pid, __u32 imag
 	return f;
 }
 
+bool st_python__followed(const struct st_python *py, __u32 pid, __u32 image)
+{
+	const struct pyproc *pp = py ? st_u64map__get(py->procs, KEY(pid, image)) : NULL;
+
+	if (!pp && py)	/* found before the kernel knew its image */
+		pp = st_u64map__get(py->procs, KEY(pid, ST_UNWIND_ANY_IMAGE));
+	return pp && pp->found;
+}
+
 int st_python__stats(const struct st_python *py, struct st_python_stats *out)
 {
 	int ncpus = libbpf_num_possible_cpus();

@@ -105,4 +105,9 @@ struct st_python_stats {
 };
 int st_python__stats(const struct st_python *py, struct st_python_stats *out);
 
+/* Whether CPython was found in process pid running image (kept until the
+ * st_python__reset() after its end): its samples are a Python process's
+ * (user/daemon.c counts those the BPF walker did not see). */
+bool st_python__followed(const struct st_python *py, __u32 pid, __u32 image);
+
 #endif
