@@ -33,6 +33,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,24 +254,52 @@ static int si_open(struct st_symbolizer *s, struct st_module *m, const char *pat
 	return err;
 }
 
-/* The CU whose range holds vaddr, or NULL. */
-static Dwarf_Die *find_cu(struct st_srcinfo *si, __u64 vaddr)
+/* Element i's __u64 at byte off (elements of size bytes from base). */
+static __u64 field_at(const void *base, size_t i, size_t size, size_t off)
 {
-	size_t lo = 0, hi = si->ncus;
+	__u64 v;
 
-	while (lo < hi) {	/* first range starting after vaddr */
+	memcpy(&v, (const char *)base + i * size + off, sizeof(v));
+	return v;
+}
+
+/* Of n elements sorted by the __u64 at off: the first above x (n: none). */
+static size_t first_above(const void *base, size_t n, size_t size, size_t off, __u64 x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (si->cus[mid].lo <= vaddr)
+		if (field_at(base, mid, size, off) <= x)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* ranges of different CUs do not overlap in practice: look at a few */
-	for (size_t j = lo, k = 0; j > 0 && k < 8; j--, k++)
-		if (vaddr < si->cus[j - 1].hi)
-			return &si->cus[j - 1].die;
-	return NULL;
+	return lo;
+}
+
+/* Of n ranges sorted by their start (at lo_off; the end at hi_off), the
+ * one holding x: its index, or n. Ranges of different CUs or functions do
+ * not overlap in practice: the last few starting at or below x are seen. */
+static size_t holding(const void *base, size_t n, size_t size, size_t lo_off, size_t hi_off,
+		      __u64 x)
+{
+	size_t i = first_above(base, n, size, lo_off, x);
+
+	for (size_t k = 0; i > 0 && k < 8; i--, k++)
+		if (x < field_at(base, i - 1, size, hi_off))
+			return i - 1;
+	return n;
+}
+
+/* The CU whose range holds vaddr, or NULL. */
+static Dwarf_Die *find_cu(struct st_srcinfo *si, __u64 vaddr)
+{
+	size_t i = holding(si->cus, si->ncus, sizeof(*si->cus), offsetof(struct si_cu, lo),
+			   offsetof(struct si_cu, hi), vaddr);
+
+	return i < si->ncus ? &si->cus[i].die : NULL;
 }
 
 /* A function DIE's name: its linkage name (demangled by the namer), or a
@@ -350,6 +379,44 @@ static int push(struct st_srcinfo *si, Dwarf_Die *cudie, const char *name, const
 	return push_frame(si, function, full, line);
 }
 
+/* What find_chain() makes of a DIE: a scope that may hold code (entered
+ * when it holds the address), a scope functions may be defined in
+ * (entered while no function is found), or neither. */
+enum si_tag { SI_TAG_OTHER, SI_TAG_SCOPE, SI_TAG_CONTAINER };
+
+static enum si_tag tag_kind(Dwarf_Die *die)
+{
+	switch (dwarf_tag(die)) {
+	case DW_TAG_subprogram:
+	case DW_TAG_entry_point:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+		return SI_TAG_SCOPE;
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		return SI_TAG_CONTAINER;	/* functions may be defined inside */
+	default:
+		return SI_TAG_OTHER;
+	}
+}
+
+/* die's address ranges appended to *arr (*n of *cap): 0 or -ENOMEM. */
+static int add_ranges(Dwarf_Die *die, struct si_range **arr, size_t *n, size_t *cap)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (ST_GROW(*arr, *cap, *n, 64))
+			return -ENOMEM;
+		(*arr)[(*n)++] = (struct si_range){ start, end };
+	}
+	return 0;
+}
+
 /* DIE nesting followed at most (deeper scopes are not looked into). */
 #define SI_MAX_DEPTH 128
 
@@ -373,11 +440,8 @@ static size_t find_chain(Dwarf_Die *cudie, __u64 vaddr, Dwarf_Die *chain, Dwarf_
 		Dwarf_Die *cur = &stack[d];
 		bool enter = false;
 
-		switch (dwarf_tag(cur)) {
-		case DW_TAG_subprogram:
-		case DW_TAG_entry_point:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_lexical_block:
+		switch (tag_kind(cur)) {
+		case SI_TAG_SCOPE:
 			if (dwarf_haspc(cur, vaddr) != 1)
 				break;
 			if (dwarf_tag(cur) == DW_TAG_subprogram || dwarf_tag(cur) == DW_TAG_entry_point) {
@@ -392,12 +456,8 @@ static size_t find_chain(Dwarf_Die *cudie, __u64 vaddr, Dwarf_Die *chain, Dwarf_
 			floor = d + 1;	/* found: the scope of vaddr is inside */
 			enter = true;
 			break;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-			enter = n == 0;	/* functions may be defined inside */
+		case SI_TAG_CONTAINER:
+			enter = n == 0;
 			break;
 		default:
 			break;
@@ -468,16 +528,11 @@ static int keep_node(struct st_srcinfo *si, Dwarf_Die *cudie, Dwarf_Files *files
 		     __s32 parent, enum si_kind kind)
 {
 	struct si_node nd = { .parent = parent, .kind = (__u8)kind, .range0 = (__u32)si->nranges };
-	Dwarf_Addr base, start, end;
-	ptrdiff_t off = 0;
 	const char *file;
 	int err;
 
-	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
-		if (ST_GROW(si->ranges, si->ranges_cap, si->nranges, 64))
-			return -ENOMEM;
-		si->ranges[si->nranges++] = (struct si_range){ start, end };
-	}
+	if ((err = add_ranges(die, &si->ranges, &si->nranges, &si->ranges_cap)))
+		return err;
 	nd.nranges = (__u32)(si->nranges - nd.range0);
 	if (kind != SI_BLOCK && (err = intern_name(si, die_name(si, die), &nd.name)))
 		return err;
@@ -630,34 +685,13 @@ static bool scopes_before(Dwarf_Die *cudie, Dwarf_Off top, struct si_range **out
 		return false;
 	for (;;) {
 		Dwarf_Die *cur = &stack[d];
-		Dwarf_Addr base, start, end;
-		ptrdiff_t off = 0;
-		bool enter = false;
+		enum si_tag kind = tag_kind(cur);
 
 		if (dwarf_dieoffset(cur) == top)
 			return true;
-		switch (dwarf_tag(cur)) {
-		case DW_TAG_subprogram:
-		case DW_TAG_entry_point:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_lexical_block:
-			while ((off = dwarf_ranges(cur, off, &base, &start, &end)) > 0) {
-				if ((*err = ST_GROW(*out, *cap, *n, 64)))
-					return false;
-				(*out)[(*n)++] = (struct si_range){ start, end };
-			}
-			break;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-			enter = true;
-			break;
-		default:
-			break;
-		}
-		if (enter && dwarf_child(cur, &stack[d + 1]) == 0) {
+		if (kind == SI_TAG_SCOPE && (*err = add_ranges(cur, out, n, cap)))
+			return false;
+		if (kind == SI_TAG_CONTAINER && dwarf_child(cur, &stack[d + 1]) == 0) {
 			if (++d + 1 >= SI_MAX_DEPTH)
 				return false;
 			continue;
@@ -795,20 +829,10 @@ undo:	/* the strings interned stay (they are shared) */
 /* The span of a function kept (or SI_UNKEPT) holding vaddr, or NULL. */
 static const struct si_span *kept_span(const struct st_srcinfo *si, __u64 vaddr)
 {
-	size_t lo = 0, hi = si->nspans;
+	size_t i = holding(si->spans, si->nspans, sizeof(*si->spans),
+			   offsetof(struct si_span, lo), offsetof(struct si_span, hi), vaddr);
 
-	while (lo < hi) {	/* first span starting after vaddr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (si->spans[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t j = lo, k = 0; j > 0 && k < 8; j--, k++)
-		if (vaddr < si->spans[j - 1].hi)
-			return &si->spans[j - 1];
-	return NULL;
+	return i < si->nspans ? &si->spans[i] : NULL;
 }
 
 /* The kept function holding vaddr, or NULL. */
@@ -874,20 +898,14 @@ static int chain(struct st_srcinfo *si, const struct si_fn *fn, __u64 vaddr, siz
 			continue;
 		if (fn) {
 			const struct si_row *r = si->rows + fn->row0;
-			size_t lo = 0, hi = fn->nrows;
+			size_t lo;
 
 			if (i + 1 < nd) {
 				err = push_frame(si, nodes[path[i]].name, nodes[path[i + 1]].call_file,
 						 nodes[path[i + 1]].call_line);
-			} else {
-				while (lo < hi) {	/* the last answer at or before vaddr */
-					size_t mid = lo + (hi - lo) / 2;
-
-					if (r[mid].addr <= vaddr)
-						lo = mid + 1;
-					else
-						hi = mid;
-				}
+			} else {	/* the last answer at or before vaddr */
+				lo = first_above(r, fn->nrows, sizeof(*r), offsetof(struct si_row, addr),
+						 vaddr);
 				err = push_frame(si, nodes[path[i]].name, lo ? r[lo - 1].file : NULL,
 						 lo ? r[lo - 1].line : 0);
 			}
