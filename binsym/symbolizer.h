@@ -245,12 +245,17 @@ struct st_src_frame {
  * first, *frames[*n - 1] the innermost. Each frame's file/line is where it
  * calls the next (DW_AT_call_file/line of the next one's
  * DW_TAG_inlined_subroutine); the last's is the line table's line of the
- * address. *n = 0 when no DWARF covers the address. The frames belong to
- * the module (valid like its other strings).
+ * address. *n = 0 when no DWARF covers the address. The frames' strings
+ * belong to the module (valid like its other strings); the array is valid
+ * until the next source() call on the module.
  *
- * Results are cached per (module, address). The module's DWARF is opened
- * on the first call (its file reopened as for resolve_data()) and closed
- * when the module is no longer referenced (the cache stays). Work is
+ * Results are cached per (module, address), and per function: a lookup
+ * keeps its function's inline scopes and line-table answers, from which
+ * the function's other addresses are answered without the DWARF (at most
+ * 2^18 scopes and answers a module, 2^15 a function). The module's DWARF
+ * is opened on the first call that needs it (its file reopened as for
+ * resolve_data()) and closed when the module is no longer referenced (the
+ * caches stay). Work is
  * bounded per module: the CU table is built within module_time_s, lookups
  * take at most module_time_s in all and ST_SRC_MAX_ADDRS addresses; past
  * that *n = 0 and the module is counted in src_cut. Returns 0, -EINVAL on
@@ -262,15 +267,18 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 			  const struct st_src_frame **frames, size_t *n);
 
 /* Service mode (a profile every few seconds, on schedule): from now on
- * source() never opens a module's DWARF itself (the module is noted, and
- * st_symbolizer__source_warm() opens it between profiles), and after
- * `deadline` (CLOCK_MONOTONIC seconds; 0: none) it looks nothing new up;
- * either way *n = 0 and the lookup is counted in src_deferred (it is done
- * for a later profile: nothing is cached for it). defer = false: as
- * documented above (the default). */
+ * source() never opens a module's DWARF itself (the module and the address
+ * are noted, and st_symbolizer__source_warm() looks them up between
+ * profiles), and after `deadline` (CLOCK_MONOTONIC seconds; 0: none) it
+ * reads no DWARF; either way *n = 0 and the lookup is counted in
+ * src_deferred (it is done for a later profile). Addresses of functions
+ * kept are answered all the same. defer = false: as documented above (the
+ * default). */
 void st_symbolizer__source_budget(struct st_symbolizer *s, bool defer, double deadline);
-/* Open the DWARF of one module that source() noted; returns how many
- * noted modules are left (0: none). */
+/* One module that source() noted: its DWARF opened, the addresses noted
+ * looked up (within 0.25 s; the rest at the next call, the DWARF left
+ * open), and closed again; returns how many noted modules are left (0:
+ * none). */
 size_t st_symbolizer__source_warm(struct st_symbolizer *s);
 /* Close every module's DWARF (libdw holds a module's debug sections,
  * decompressed: libc's take 15-30 MiB); the chains looked up stay cached.

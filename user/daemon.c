@@ -760,8 +760,9 @@ static int sample_loop(struct run *r, double t0)
 				return err;
 			last_drain = t;
 		}
-		/* service: a module's DWARF that the last snapshot wanted, while
-		 * the next one is not due soon */
+		/* service: the source lookups the last snapshot left, one
+		 * module's DWARF opened for them all and closed, while the next
+		 * one is not due soon */
 		if (o->interval > 0 && r->next_snapshot - now_s() > SOURCE_WARM_MIN_S)
 			st_symbolizer__source_warm(r->sym);
 	}

@@ -5,9 +5,12 @@
  * binsym/dienames.c), as the daemon does for any file a user maps; and the
  * stack variables' table of the same DWARF (binsym/stackvars.c, which
  * --data names page faults on the stack with). Looked up: the start,
- * middle and last byte of the first CU ranges, and a few fixed addresses;
- * a variable at a few CFA offsets of each. Seeds: tests/fuzz/corpus/srcinfo/ (small C++
+ * middle and last byte of the first CU ranges, and a few fixed addresses,
+ * each also by a second st_srcinfo that keeps no function (every chain
+ * from the DWARF): the two chains must be the same (srcinfo.c's kept
+ * functions); a variable at a few CFA offsets of each. Seeds: tests/fuzz/corpus/srcinfo/ (small C++
  * programs with inlining, DWARF 5 from gcc and DWARF 4 from clang). */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,16 +20,28 @@
 
 #define MAX_CUS 64
 
-static void look(struct st_srcinfo *si, __u64 vaddr)
+static bool same(const char *a, const char *b)
 {
-	const struct st_src_frame *f;
-	size_t n, len = 0;
+	return a == b || (a && b && !__builtin_strcmp(a, b));
+}
 
-	if (st_srcinfo__find(si, vaddr, &f, &n))
+/* vaddr in si (functions kept) and in dwarf (none kept): the same chain */
+static void look(struct st_srcinfo *si, struct st_srcinfo *dwarf, __u64 vaddr)
+{
+	const struct st_src_frame *f, *g;
+	size_t n, ng, len = 0;
+
+	if (st_srcinfo__find(si, vaddr, &f, &n) || st_srcinfo__find(dwarf, vaddr, &g, &ng))
 		return;
-	for (size_t i = 0; i < n; i++)	/* every string is readable */
+	if (n != ng)
+		__builtin_trap();
+	for (size_t i = 0; i < n; i++) {	/* every string is readable */
 		len += (f[i].function ? __builtin_strlen(f[i].function) : 0) +
 		       (f[i].file ? __builtin_strlen(f[i].file) : 0) + f[i].line;
+		if (!same(f[i].function, g[i].function) || !same(f[i].file, g[i].file) ||
+		    f[i].line != g[i].line)
+			__builtin_trap();
+	}
 	(void)len;
 }
 
@@ -46,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct st_stackvars *sv = NULL;
 	static __u64 ranges[MAX_CUS][2];
-	struct st_srcinfo *si = NULL;
+	struct st_srcinfo *si = NULL, *dwarf = NULL;
 	struct st_elf *e = NULL;
 	Dwarf *dw;
 	size_t n;
@@ -54,17 +69,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st_elf__open_memory(data, size, &e))
 		return 0;
 	dw = dwarf_begin_elf(st_elf__elf(e), DWARF_C_READ, NULL);
-	if (dw && !st_srcinfo__over(dw, &si)) {
+	if (dw && !st_srcinfo__over(dw, &si) && !st_srcinfo__over(dw, &dwarf)) {
+		st_srcinfo__keep(dwarf, false);
 		n = st_srcinfo__cus(si, ranges, MAX_CUS);
 		for (size_t i = 0; i < n && i < MAX_CUS; i++) {
-			look(si, ranges[i][0]);
-			look(si, ranges[i][0] + (ranges[i][1] - ranges[i][0]) / 2);
-			look(si, ranges[i][1] - 1);
+			look(si, dwarf, ranges[i][0]);
+			look(si, dwarf, ranges[i][0] + (ranges[i][1] - ranges[i][0]) / 2);
+			look(si, dwarf, ranges[i][1] - 1);
 		}
-		look(si, 0);
-		look(si, 0x1000);
-		look(si, 0x401000);
-		look(si, ranges[0][0]);	/* again: from the cache */
+		look(si, dwarf, 0);
+		look(si, dwarf, 0x1000);
+		look(si, dwarf, 0x401000);
+		look(si, dwarf, ranges[0][0]);	/* again: from the cache */
 		if (!st_stackvars__build(dw, EM_X86_64, &sv)) {
 			if (st_stackvars__count(sv) > ST_STACKVARS_MAX)
 				__builtin_trap();
@@ -76,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	st_stackvars__free(sv);
 	st_srcinfo__free(si);
+	st_srcinfo__free(dwarf);
 	if (dw)
 		dwarf_end(dw);
 	st_elf__free(e);

@@ -6,7 +6,11 @@
  * have inlined chains (3 frames deep and more), and a return address
  * inside inlined code looks up its call instruction. On fx_names (g++ and
  * clang++), the chains' names, demangled as reports show them, are the
- * ones binutils' `addr2line -C -f -i` prints. */
+ * ones binutils' `addr2line -C -f -i` prints. A function looked up once is
+ * kept: its other addresses are answered with the DWARF closed (a
+ * service's snapshots), the same chains as from the DWARF at every byte of
+ * the fixtures; warm() looks up what a service left for later in one open
+ * and closes the DWARF again. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +20,10 @@
 #include <gelf.h>
 #include <inttypes.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "binsym/srcinfo.h"
 #include "binsym/symbolizer.h"
 #include "user/symbolize/demangle.h"
 #include "tests/unit/fixtures/fx_util.h"
@@ -362,6 +370,123 @@ static void test_no_dwarf(void **state)
 	st_symbolizer__free(s);
 }
 
+static size_t deferred(const struct st_symbolizer *s)
+{
+	struct st_symbolizer_stats st;
+
+	st_symbolizer__stats(s, &st);
+	return st.src_deferred;
+}
+
+/* A service (source_budget(defer)): DWARF is never opened by source().
+ * The addresses of a function looked up before the DWARF was closed are
+ * answered all the same (the function was kept), as eu-addr2line has
+ * them; another function's are left for warm(), which looks them up and
+ * closes the DWARF again (the next new function is left for later too). */
+static void test_service_keeps_functions(void **state)
+{
+	char path[PATH_MAX];
+	struct st_symbolizer *s;
+	struct fx_map map;
+	struct st_module *m = open_fixture(&s, path, sizeof(path), &map);
+	const struct st_src_frame *f;
+	struct fx_nm crunch, scramble, main_fn;
+	size_t n, deep = 0;
+
+	(void)state;
+	assert_true(fx_nm("fx_inline.nm", "_ZN2fx6crunchEmi", &crunch));
+	assert_true(fx_nm("fx_inline.nm", "_ZN2fx6detail8scrambleImEET_S2_S2_", &scramble));
+	assert_true(fx_nm("fx_inline.nm", "main", &main_fn));
+	assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff,
+					       BIAS + crunch.addr, false, &f, &n), 0);
+	assert_true(n >= 1);
+	st_symbolizer__source_release(s);
+	st_symbolizer__source_budget(s, true, 0);
+	check_function(s, m, path, &map, "_ZN2fx6crunchEmi", &deep);
+	assert_true(deep >= 5);
+	assert_int_equal(deferred(s), 0);
+	/* never looked up: left for warm() */
+	assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff,
+					       BIAS + scramble.addr + 1, false, &f, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(deferred(s), 1);
+	assert_int_equal(st_symbolizer__source_warm(s), 0);
+	assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff,
+					       BIAS + scramble.addr + 1, false, &f, &n), 0);
+	assert_true(n >= 1);
+	check_function(s, m, path, &map, "_ZN2fx6detail8scrambleImEET_S2_S2_", &deep);
+	assert_int_equal(deferred(s), 1);
+	/* warm() closed the DWARF: main is left for later too */
+	assert_int_equal(st_symbolizer__source(s, m, path, map.start, map.pgoff,
+					       BIAS + main_fn.addr, false, &f, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(deferred(s), 2);
+	st_symbolizer__release(s, m);
+	st_symbolizer__free(s);
+}
+
+/* frames a[na] and b[nb] the same (strings by content) */
+static bool same_chain(const struct st_src_frame *a, size_t na, const struct st_src_frame *b,
+		       size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if ((!a[i].function != !b[i].function) ||
+		    (a[i].function && strcmp(a[i].function, b[i].function)) ||
+		    (!a[i].file != !b[i].file) || (a[i].file && strcmp(a[i].file, b[i].file)) ||
+		    a[i].line != b[i].line)
+			return false;
+	return true;
+}
+
+/* Every byte of every CU range of the fixtures: the chain made from the
+ * kept functions is the one read from the DWARF. */
+static void test_kept_same_as_dwarf(void **state)
+{
+	static const char *const names[] = { "fx_inline", "fx_names", "fx_names_clang" };
+	static __u64 ranges[64][2];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		struct st_srcinfo *kept, *dwarf;
+		char path[PATH_MAX];
+		size_t nr, looked = 0, deep = 0;
+		Dwarf *dw;
+		int fd;
+
+		fx_path(path, sizeof(path), names[k]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		dw = dwarf_begin(fd, DWARF_C_READ);
+		assert_non_null(dw);
+		assert_int_equal(st_srcinfo__over(dw, &kept), 0);
+		assert_int_equal(st_srcinfo__over(dw, &dwarf), 0);
+		st_srcinfo__keep(dwarf, false);
+		nr = st_srcinfo__cus(kept, ranges, 64);
+		assert_true(nr >= 1 && nr <= 64);
+		for (size_t r = 0; r < nr; r++)
+			for (__u64 v = ranges[r][0]; v < ranges[r][1]; v++) {
+				const struct st_src_frame *a, *b;
+				size_t na, nb;
+
+				assert_int_equal(st_srcinfo__find(kept, v, &a, &na), 0);
+				assert_int_equal(st_srcinfo__find(dwarf, v, &b, &nb), 0);
+				if (!same_chain(a, na, b, nb))
+					fail_msg("%s 0x%" PRIx64 ": %zu frames kept, %zu from DWARF",
+						 names[k], (uint64_t)v, na, nb);
+				looked++;
+				deep += na >= 3;
+			}
+		assert_true(looked >= 200);
+		assert_true(deep >= 10);
+		st_srcinfo__free(kept);
+		st_srcinfo__free(dwarf);
+		dwarf_end(dw);
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +494,8 @@ int main(void)
 		cmocka_unit_test(test_return_address),
 		cmocka_unit_test(test_names_match_binutils),
 		cmocka_unit_test(test_no_dwarf),
+		cmocka_unit_test(test_service_keeps_functions),
+		cmocka_unit_test(test_kept_same_as_dwarf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
