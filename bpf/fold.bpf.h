@@ -133,20 +133,22 @@ static __always_inline __u64 path_mix(__u64 h, __u64 addr, __u16 flags)
  * in this epoch: the winner of its key's slot, whose record keeps that key
  * until the daemon drains the generation (a record that lost the race for
  * its slot is never returned, and ids are not reused within an epoch). So
- * an entry is the node when its record's key is the frame's: the record
- * the frame's CALLS are written to anyway (one line read, not two). A
- * thread that alternates between a few paths has more nodes than a small
- * cache keeps apart: bench_cpu's 8 paths have ~300 nodes (leaf addresses
- * included), of which 256 entries with their keys (6 KiB) missed 7.4-9.0
- * a sample, 1,024 of 8 bytes (8 KiB) 2.1-3.2 (kernel-notes/README.md,
- * "The fold's cost by part"). */
+ * an entry whose address is the frame's is the node when its record's
+ * parent and flags are the frame's: the record the frame's CALLS are
+ * written to anyway. The address kept in the entry spares a miss that
+ * read (with ids alone, 1,024 in 8 KiB, every miss read two records, a
+ * cold line each: a walk whose frames mostly miss, Python's, paid them).
+ * A thread that alternates between a few paths has more nodes than a
+ * small cache keeps apart: bench_cpu's 8 paths have ~300 nodes (leaf
+ * addresses included), of which 256 entries (6 KiB) missed 7.4-9.0 a
+ * sample (kernel-notes/README.md, "The fold's cost by part"). */
 static __always_inline bool node_cache_is(const struct node_cache_ent *e, const struct fold_ctx *c,
 					  __u16 flags, __u64 addr)
 {
 	__u32 id = e->id;
 	struct st_node_rec *rec;
 
-	if (e->epoch != c->epoch || !id)
+	if (e->epoch != c->epoch || e->addr != addr || !id)
 		return false;
 	rec = bpf_map_lookup_elem(&nodes, &id);
 	return rec && rec->addr == addr && rec->parent == c->parent && rec->flags == flags;
@@ -174,6 +176,7 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	if (id) {
 		if (e->epoch == c->epoch)	/* the older key to the second way */
 			*e1 = *e;
+		e->addr = addr;
 		e->epoch = c->epoch;
 		e->id = id;
 	}

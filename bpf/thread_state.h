@@ -13,13 +13,15 @@
 /* A thread's recently used nodes, two ways by the path's running hash
  * (bpf/fold.bpf.h, node_get_cached()): a thread that alternates between a
  * few paths finds their nodes here instead of in the node table. An entry
- * is a node id and the epoch it was found in (an older epoch's is stale);
- * its key (parent, flags, addr) is read from the node's record, which the
- * fold writes anyway (CALLS): 8 bytes an entry, 1,024 entries in 8 KiB
- * where 256 entries with their keys took 6 KiB. */
-#define ST_NODE_CACHE 1024
+ * is a node's address, its id and the epoch it was found in (an older
+ * epoch's is stale); the rest of its key (parent, flags) is read from the
+ * node's record, which the fold writes anyway (CALLS), when the address
+ * matches: 16 bytes an entry, 512 entries in 8 KiB where 256 entries
+ * with their whole keys took 6 KiB. */
+#define ST_NODE_CACHE 512
 
 struct node_cache_ent {
+	__u64 addr;
 	__u32 epoch;
 	__u32 id;
 };
