@@ -67,8 +67,9 @@ rounds of `stacktreed --comm bench_cpu --unwind fp` and `--bench-bare` with
 STACKTREED_BENCH_PARTS (bpf/parts.bpf.h) on 2 and on 100 copies of the
 workload (BENCH_WALK_ITERS iterations in all, 600000), idle and beside a dd
 spinner per CPU: the BPF time per sample by part, fp over bare (goal <=
-1.3x) and 100 processes over 2 (goal <= 1.15x). `bench/run.sh walk` runs
-only that part."""
+1.3x) and 100 processes over 2 (goal <= 1.15x); with STACKTREED_BASE, that
+build's fp program in the same rounds too (rows "base"). `bench/run.sh walk`
+runs only that part."""
 
 import atexit
 import json
@@ -1019,14 +1020,15 @@ def bench_parts_map(pid):
     return None
 
 
-def walk_once(bare, copies, busy, freq, tmp):
+def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED):
     """One run: stacktreed --unwind fp (bare: --bench-bare) sampling only
     bench_cpu (--comm) with STACKTREED_BENCH_PARTS, `copies` copies started
     at once (the same total work), with `busy` cache-sweeping spinners (dd
     of 8 MiB blocks, not sampled) beside them. The parts' ns per workload
-    sample, the clock read's own cost taken off each part."""
+    sample, the clock read's own cost taken off each part. binary: the
+    stacktreed run (STACKTREED_BASE's for the "base" rows)."""
     d = os.path.join(tmp, f"walk-{int(bare)}-{copies}-{busy}")
-    argv = [STACKTREED, "-a", "--comm", WL_COMM, "-F", str(freq), "-d", "3600", "-o", d,
+    argv = [binary, "-a", "--comm", WL_COMM, "-F", str(freq), "-d", "3600", "-o", d,
             "--unwind", "fp"] + (["--bench-bare"] if bare else [])
     env = dict(os.environ, STACKTREED_BENCH_PARTS="1")
     prof = Profiler("walk", argv, d + ".err")
@@ -1086,17 +1088,23 @@ def bench_walk(rounds, freq, out):
     walk of the same stacks (bench_cpu's), and with 100 busy processes over
     2, idle and with the CPUs busy (dd spinners sweeping the caches), from
     bpf/parts.bpf.h's per-part clock (samples of bench_cpu only). Medians
-    of `rounds` interleaved rounds."""
+    of `rounds` interleaved rounds. With STACKTREED_BASE (a build before a
+    change), its fp program runs in the same rounds, rows "base"."""
     if not shutil.which("bpftool"):
         print("walk: bpftool missing, skipped")
         return
     tmp = tempfile.mkdtemp(prefix="stacktree-walk.")
     res = {}
+    keys = [("fp", 2), ("bare", 2), ("fp", WALK_PROCS), ("bare", WALK_PROCS)]
+    if STARTUP_BASE:
+        keys[1:1] = [("base", 2)]
+        keys[4:4] = [("base", WALK_PROCS)]
     try:
         for r in range(rounds):
             for busy in (0, NCPUS):
-                for key in (("fp", 2), ("bare", 2), ("fp", WALK_PROCS), ("bare", WALK_PROCS)):
-                    v = walk_once(key[0] == "bare", key[1], busy, freq, tmp)
+                for key in keys:
+                    v = walk_once(key[0] == "bare", key[1], busy, freq, tmp,
+                                  STARTUP_BASE if key[0] == "base" else STACKTREED)
                     if v:
                         res.setdefault((key, busy), []).append(v)
     finally:
@@ -1115,7 +1123,8 @@ def bench_walk(rounds, freq, out):
     print("  " + f"{'run':<16}" + "".join(f"{n[:10]:>11}" for n in names) +
           f"{'frames':>8}{'finds':>7}")
     for busy in (0, NCPUS):
-        for key in (("bare", 2), ("fp", 2), ("bare", WALK_PROCS), ("fp", WALK_PROCS)):
+        for key in (("bare", 2), ("base", 2), ("fp", 2), ("bare", WALK_PROCS),
+                    ("base", WALK_PROCS), ("fp", WALK_PROCS)):
             if (key, busy) not in res:
                 continue
             label = f"{key[0]} x{key[1]} {'busy' if busy else 'idle'}"
@@ -1123,17 +1132,22 @@ def bench_walk(rounds, freq, out):
                   f"{m(key, busy, 'n_frames'):>8.1f}{m(key, busy, 'n_finds'):>7.1f}")
     for busy in (0, NCPUS):
         what = "busy" if busy else "idle"
-        fp2, bare2 = m(("fp", 2), busy, "total"), m(("bare", 2), busy, "total")
-        fpn, baren = m(("fp", WALK_PROCS), busy, "total"), m(("bare", WALK_PROCS), busy, "total")
-        if fp2 == fp2 and bare2 == bare2 and bare2 > 0:
-            ratio = fp2 / bare2
-            print(f"  fp walk over bare ({what}): {ratio:.2f}x (goal <= {GOAL_FP_BARE}x: "
-                  f"{goal_says(ratio, GOAL_FP_BARE)})")
-        if fpn == fpn and fp2 == fp2 and fp2 > 0:
-            ratio = fpn / fp2
-            bare_r = f"; the bare walk alone {baren / bare2:.2f}x" if baren == baren and bare2 > 0 else ""
-            print(f"  {WALK_PROCS} processes over 2 ({what}): {ratio:.2f}x (goal <= {GOAL_PROCS}x: "
-                  f"{goal_says(ratio, GOAL_PROCS)}{bare_r})")
+        bare2, baren = m(("bare", 2), busy, "total"), m(("bare", WALK_PROCS), busy, "total")
+        for prog in ("fp", "base") if STARTUP_BASE else ("fp",):
+            who = "fp" if prog == "fp" else "base fp"
+            fp2, fpn = m((prog, 2), busy, "total"), m((prog, WALK_PROCS), busy, "total")
+            if fp2 == fp2 and bare2 == bare2 and bare2 > 0:
+                ratio = fp2 / bare2
+                print(f"  {who} walk over bare ({what}): {ratio:.2f}x (goal <= {GOAL_FP_BARE}x: "
+                      f"{goal_says(ratio, GOAL_FP_BARE)})")
+            if fpn == fpn and fp2 == fp2 and fp2 > 0:
+                ratio = fpn / fp2
+                bare_r = (f"; the bare walk alone {baren / bare2:.2f}x"
+                          if baren == baren and bare2 > 0 else "")
+                print(f"  {who} {WALK_PROCS} processes over 2 ({what}): {ratio:.2f}x (goal <= "
+                      f"{GOAL_PROCS}x: {goal_says(ratio, GOAL_PROCS)}{bare_r})")
+    if STARTUP_BASE:
+        print(f"  base: {STARTUP_BASE} (STACKTREED_BASE), in the same rounds")
 
 
 PYTHON = "/usr/bin/python3.11"

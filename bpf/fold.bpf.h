@@ -109,41 +109,74 @@ struct fold_ctx {
 	__u32 ev;		/* ST_EVENT_* */
 	__u32 prev_depth;
 	__u32 failed;
+	__u64 phash;		/* path_mix() of the frames before the next one */
+	__u32 n[ST_PART_N_CALLS + 1];	/* benchmarks only: frames, finds, calls */
 };
 
+/* A running hash of a path's frames, root first: the node cache's index
+ * (node_get_cached()). From the path's own addresses, which the walk
+ * wrote, not from the parent's node id: the index of frame i + 1 is then
+ * known before frame i's cache entry is read, and the CPU reads the
+ * entries of consecutive frames at once; keyed by the parent's id, each
+ * frame's read waited for the one before (on a loaded machine every
+ * entry is a cache miss: kernel-notes/README.md, "The fold's cost"). */
+static __always_inline __u64 path_mix(__u64 h, __u64 addr, __u16 flags)
+{
+	h = (h ^ addr ^ ((__u64)flags << 48)) * 0x9E3779B97F4A7C15ull;
+	return h ^ (h >> 29);
+}
+
 /* node_get() through the thread's node cache: two ways (the pair of
- * entries at an even index), the newest key in the first. A thread that
- * alternates between a few paths has more nodes than a direct-mapped cache
- * of the same size keeps apart (bench_cpu's 8 paths: 12 of 26 frames
- * missed it, 7 with two ways: kernel-notes/README.md, "The fold's cost"). */
+ * entries at an even index), the newest key in the first, the pair picked
+ * by the path's running hash up to this frame (path_mix(): c->phash, then
+ * moved on). An entry of this epoch holds an id that node_get() returned
+ * in this epoch: the winner of its key's slot, whose record keeps that key
+ * until the daemon drains the generation (a record that lost the race for
+ * its slot is never returned, and ids are not reused within an epoch). So
+ * an entry whose address is the frame's is the node when its record's
+ * parent and flags are the frame's: the record the frame's CALLS are
+ * written to anyway. The address kept in the entry spares a miss that
+ * read (with ids alone, 1,024 in 8 KiB, every miss read two records, a
+ * cold line each: a walk whose frames mostly miss, Python's, paid them).
+ * A thread that alternates between a few paths has more nodes than a
+ * small cache keeps apart: bench_cpu's 8 paths have ~300 nodes (leaf
+ * addresses included), of which 256 entries (6 KiB) missed 7.4-9.0 a
+ * sample (kernel-notes/README.md, "The fold's cost by part"). */
 static __always_inline bool node_cache_is(const struct node_cache_ent *e, const struct fold_ctx *c,
 					  __u16 flags, __u64 addr)
 {
-	return e->epoch == c->epoch && e->addr == addr && e->parent == c->parent &&
-	       e->flags == flags;
+	__u32 id = e->id;
+	struct st_node_rec *rec;
+
+	if (e->epoch != c->epoch || e->addr != addr || !id)
+		return false;
+	rec = bpf_map_lookup_elem(&nodes, &id);
+	return rec && rec->addr == addr && rec->parent == c->parent && rec->flags == flags;
 }
 
 static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __u64 addr)
 {
-	__u32 h = (__u32)(addr ^ (addr >> 21) ^ ((__u64)c->parent * 0x9E3779B1u) ^ flags) &
-		  (ST_NODE_CACHE - 2);
-	struct node_cache_ent *e = &c->ts->cache[h], *e1 = &c->ts->cache[h + 1];
+	__u32 h;
+	struct node_cache_ent *e, *e1;
 	bool created;
 	__u32 id;
+
+	c->phash = path_mix(c->phash, addr, flags);
+	h = (__u32)(c->phash >> 32) & (ST_NODE_CACHE - 2);
+	e = &c->ts->cache[h];
+	e1 = &c->ts->cache[h + 1];
 
 	if (node_cache_is(e, c, flags, addr))
 		return e->id;
 	if (node_cache_is(e1, c, flags, addr))
 		return e1->id;
-	if (c->ev == ST_EVENT_CPU)	/* benchmarks only */
-		part_count(ST_PART_N_FIND);
+	if (bench_parts_on)	/* benchmarks only */
+		c->n[ST_PART_N_FIND]++;
 	id = node_get(c->ev, c->gen, c->parent, flags, addr, &created);
 	if (id) {
 		if (e->epoch == c->epoch)	/* the older key to the second way */
 			*e1 = *e;
 		e->addr = addr;
-		e->parent = c->parent;
-		e->flags = flags;
 		e->epoch = c->epoch;
 		e->id = id;
 	}
@@ -160,8 +193,8 @@ static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 	__u16 flags;
 	__u64 addr = path_at(c->sc, c->pv, i, &flags);
 
-	if (c->ev == ST_EVENT_CPU)	/* benchmarks only (parts.bpf.h) */
-		part_count(ST_PART_N_FRAMES);
+	if (bench_parts_on)	/* benchmarks only (parts.bpf.h) */
+		c->n[ST_PART_N_FRAMES]++;
 	id = node_get_cached(c, flags, addr);
 	if (!id) {
 		c->failed = 1;
@@ -174,8 +207,8 @@ static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 		rec = bpf_map_lookup_elem(&nodes, &id);
 		if (rec)
 			rec->calls += 1;
-		if (c->ev == ST_EVENT_CPU)
-			part_count(ST_PART_N_CALLS);
+		if (bench_parts_on)
+			c->n[ST_PART_N_CALLS]++;
 	}
 	c->ts->ids[slot] = id;
 	c->ts->addrs[slot] = addr;
@@ -211,6 +244,7 @@ static long match_prefix(__u32 i, void *data)
 	if (c->ts->addrs[slot] != addr || c->ts->flags[slot] != flags)
 		return 1;
 	c->prefix = i + 1;
+	c->phash = path_mix(c->phash, addr, flags);
 	return 0;
 }
 
@@ -289,6 +323,7 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 		ts->epoch = ep;
 		fc.parent = root;
 		fc.start = 0;
+		fc.phash = 0;	/* from the root again */
 	} else {
 		fc.parent = fc.prefix ? ts->ids[(fc.prefix - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
 		fc.start = fc.prefix;
@@ -315,8 +350,11 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	if (rec)
 		rec->base += pv->weight ? pv->weight : 1;
 	stat_ev(ev, ST_STAT_FOLDED);
-	if (ev == ST_EVENT_CPU)
+	if (ev == ST_EVENT_CPU) {	/* benchmarks only: the clock, then the counts */
 		part_end(ST_PART_LEAF);
+		for (__u32 k = 0; k <= ST_PART_N_CALLS; k++)
+			part_add(k, fc.n[k]);
+	}
 out:
 	__sync_fetch_and_sub(busy, 1);
 	return 0;

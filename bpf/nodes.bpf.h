@@ -90,6 +90,7 @@ static __always_inline bool node_is(__u64 v, __u32 parent, __u16 flags, __u64 ad
 struct probe_ctx {
 	__u64 h, addr;
 	__u32 ev, gen, parent, mine, id;
+	__u32 probes;		/* slots probed (benchmarks only: parts.bpf.h) */
 	__u16 flags;
 	bool created, failed;
 };
@@ -104,8 +105,8 @@ static long node_probe(__u32 p, void *data)
 
 	if (!slot)
 		return 1;
-	if (c->ev == ST_EVENT_CPU)	/* benchmarks only */
-		part_count(ST_PART_N_PROBES);
+	if (bench_parts_on)	/* benchmarks only */
+		c->probes++;
 	v = *(volatile __u64 *)slot;
 	if (!v) {
 		if (!c->mine &&
@@ -146,6 +147,8 @@ __noinline __u64 node_find(__u32 ev, __u32 gen, __u32 parent, __u16 flags, __u64
 	struct st_node_rec *rec;
 
 	bpf_loop(ST_SLOT_PROBES, node_probe, &c, 0);
+	if (ev == ST_EVENT_CPU)	/* benchmarks only */
+		part_add(ST_PART_N_PROBES, c.probes);
 	if (c.mine && !c.created && (rec = bpf_map_lookup_elem(&nodes, &c.mine)))
 		rec->flags = flags | ST_NODE_DEAD;
 	if (!c.id && !c.failed)
