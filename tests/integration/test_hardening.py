@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 
-from stcheck import (STACKTREED, check, check_invariants, function_cum, load, main_thread,
+from stcheck import (STACKTREED, Daemon, check, check_invariants, function_cum, load, main_thread,
                      metric, wait_for, workload)
 
 SPIN_C = r"""
@@ -58,21 +58,20 @@ def summary_count(err, pattern):
 
 
 class Service:
-    """stacktreed -a --interval 1, stopped with SIGINT."""
+    """stacktreed -a --interval 1, once it samples (its BPF load took 3-6 s
+    beside two busy CPUs: a fixed second's wait left the test's program
+    and snapshots before it, "only 1 snapshots"), stopped with SIGINT."""
 
     def __init__(self, *args):
         self.dir = tempfile.mkdtemp(prefix="st-hard-")
-        self.p = subprocess.Popen([STACKTREED, "-a", "-F", "99", "--interval", "1",
-                                   "--keep", "200", "-o", self.dir] + list(args),
-                                  stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        self.d = Daemon(["-a", "-F", "99", "--interval", "1", "--keep", "200", "-o", self.dir]
+                        + list(args), timeout=120)
 
     def stop(self, within=10):
         t0 = time.time()
-        self.p.send_signal(signal.SIGINT)
-        _, err = self.p.communicate(timeout=60)
+        code, err = self.d.stop()
         took = time.time() - t0
-        check(self.p.returncode == 0, "service exit %d: %s" % (self.p.returncode, err[-2000:]))
+        check(code == 0, "service exit %d: %s" % (code, err[-2000:]))
         check(took < within, "the service took %.1f s to stop" % took)
         check("ERROR: AddressSanitizer" not in err and "runtime error" not in err,
               "sanitizer report: %s" % err[-3000:])
@@ -193,15 +192,15 @@ def test_build_id_impostor_does_not_poison_symbols():
         imp = spin_binary(d, "impostor_spin", ("-Wl,--build-id=0x" + build_id_of(workload("nofp")),))
         os.chown(imp, pwd.getpwnam("nobody").pw_uid, -1)
         report = os.path.join(out, "workload.txt")
-        p = subprocess.Popen([STACKTREED, "-a", "-d", "7", "-o", out], stderr=subprocess.PIPE,
-                             text=True)
-        time.sleep(1.0)
+        # once it samples (a fixed second's wait: under load its BPF load
+        # outlasted nofp's run, "nofp lost its own symbols")
+        dm = Daemon(["-a", "-d", "7", "-o", out], timeout=120)
         i = subprocess.Popen([imp, "5.5"], preexec_fn=as_nobody)
         time.sleep(1.5)  # the impostor is symbolized and its CFI compiled first
         subprocess.run([workload("nofp")], env=dict(os.environ, WL_REPORT=report), timeout=30)
         i.wait()
-        _, err = p.communicate(timeout=60)
-        check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
+        code, err = dm.stop(sig=None)
+        check(code == 0, "stacktreed exited %d: %s" % (code, err))
         prof = load(out)
         t = main_thread(prof, "nofp")
         total = t["samples"] - function_cum(t["root"], "[kernel]")
@@ -415,17 +414,17 @@ def test_sparse_elf_of_nobody_is_refused_under_system_wide():
         os.chown(elf, pwd.getpwnam("nobody").pw_uid, -1)
         check(os.stat(elf).st_blocks * 512 < (1 << 20), "%s is not sparse here" % elf)
         spin = spin_binary(d, "sparse_nbr")
-        p = subprocess.Popen([STACKTREED, "-a", "-d", "5", "--memory-mb", "224", "-o", out],
-                             stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # once it samples (a fixed second's wait: under load its BPF load
+        # outlasted the spin, "the sparse file is not counted")
+        dm = Daemon(["-a", "-d", "5", "--memory-mb", "224", "-o", out], timeout=120)
         m = subprocess.Popen([mapexec, elf], preexec_fn=as_nobody)
         try:
             subprocess.run([spin, "3"], timeout=30)
         finally:
             m.kill()
             m.wait()
-        _, err = p.communicate(timeout=60)
-        check(p.returncode == 0, "stacktreed exited %d: %s" % (p.returncode, err))
+        code, err = dm.stop(sig=None)
+        check(code == 0, "stacktreed exited %d: %s" % (code, err))
         n = summary_count(err, r"(\d+) implausible layout")
         check(n >= 1, "the sparse file is not counted: %s" % err[-1500:])
         check(elf in err, "the sparse file is not named in the summary: %s" % err[-1500:])
