@@ -30,7 +30,10 @@ perf's in the same round, against the goals (start <= 1.0x in every mode,
 whole default-mode run <= 0.3x), with the BPF load (`stacktreed -v`'s "BPF
 programs loaded in" line: what is verified before the launch);
 STACKTREED_BASE=PATH runs another build (one before a change) in the same
-rounds, its rows "base ...". `bench/run.sh startup` runs only that part. Then the daemon's memory: a
+rounds, its rows "base ..."; and `java Start` (its main() prints the time)
+under stacktreed's default mode and perf record -g, the same ratio of when
+it started (BENCH_STARTUP_JAVA=0: skipped; needs a JDK). `bench/run.sh
+startup` runs only that part. Then the daemon's memory: a
 default `stacktreed -a -d BENCH_RSS_SECONDS` (30) as the machine is and with
 its CPUs busy, BENCH_RSS_ROUNDS (2; 0: skipped) each: RSS and Pss while
 sampling, the summary's max RSS and BPF maps, against the goal of 64 MiB (`bench/run.sh
@@ -469,15 +472,40 @@ GOAL_LAUNCH = 1.0
 GOAL_STARTUP = 0.3
 
 
-def startup_once(cfg, tmp, tag, verbose=False):
+# A JVM launched: `java Start` prints the time its main() began (issue 32:
+# a launched JVM starts on the early object, not after its walker's load)
+JAVA_START_SRC = """public class Start { public static void main(String[] a) {
+    java.time.Instant n = java.time.Instant.now();
+    System.out.println(n.getEpochSecond() + "." + String.format("%09d", n.getNano())); } }
+"""
+JAVA_STARTUP = {"st java": "stacktreed -- java", "perf java": "perf record -g -- java"}
+
+
+def java_start_cmd(tmp):
+    """`java -cp DIR Start`, compiled into tmp; None without a JDK."""
+    if not (shutil.which("java") and shutil.which("javac")):
+        return None
+    d = os.path.join(tmp, "jstart")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "Start.java"), "w") as f:
+        f.write(JAVA_START_SRC)
+    if subprocess.run(["javac", "-d", d, os.path.join(d, "Start.java")]).returncode:
+        return None
+    return ["java", "-cp", d, "Start"]
+
+
+def startup_once(cfg, tmp, tag, verbose=False, java=None):
     """One whole profiler run of `date +%s.%N` (a command that does
-    nothing but say when it started): its wall time, and when the command
-    started, after the profiler was (s); with verbose, also stacktreed's
-    BPF load time (ms) and verified instructions per program."""
+    nothing but say when it started; a "... java" cfg: `java` the same):
+    its wall time, and when the command started, after the profiler was
+    (s); with verbose, also stacktreed's BPF load time (ms) and verified
+    instructions per program."""
     outp = os.path.join(tmp, f"start-{tag}")
-    cmd = ["date", "+%s.%N"]
-    if cfg == "perf":
+    cmd = java if cfg.endswith(" java") else ["date", "+%s.%N"]
+    if cfg.startswith("perf"):
         argv = ["perf", "record", "-g", "-o", outp, "--"] + cmd
+    elif cfg == "st java":
+        argv = [STACKTREED] + (["-v"] if verbose else []) + ["-o", outp, "--"] + cmd
     elif cfg.startswith("base "):  # STACKTREED_BASE: the same modes, another build
         argv = [STARTUP_BASE] + (["-v"] if verbose else []) + STARTUP[cfg[5:]] + \
             ["-o", outp, "--"] + cmd
@@ -524,25 +552,28 @@ def bench_startup(rounds, have_perf, out):
     base = ["base " + c for c in STARTUP] if STARTUP_BASE else []
     configs = list(STARTUP) + base + (["perf"] if have_perf else [])
     busy = env_int("BENCH_STARTUP_BUSY", 1, lo=0)
+    tmp = tempfile.mkdtemp(prefix="stacktree-bench-start.")
+    java = java_start_cmd(tmp) if env_int("BENCH_STARTUP_JAVA", 1, lo=0) else None
+    if java:
+        configs += ["st java"] + (["perf java"] if have_perf else [])
     print("start-up: a whole run of `date +%s.%N` under each profiler (stacktreed: open, load "
           "and verify the")
     print(f"  BPF programs, attach, run, write the reports; perf record -g), {rounds} rounds, "
           f"interleaved, {'both CPUs kept busy (two sh spinners)' if busy else 'as the machine is'}")
     sys.stdout.flush()
-    tmp = tempfile.mkdtemp(prefix="stacktree-bench-start.")
     runs = []
     spinners = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
                 for _ in range(NCPUS if busy else 0)]
     try:
         for cfg in configs:  # warm-up (page cache, BTF), discarded
-            startup_once(cfg, tmp, f"warm-{cfg}")
+            startup_once(cfg, tmp, f"warm-{cfg}", java=java)
         for r in range(rounds):
             for cfg in configs[r % len(configs):] + configs[:r % len(configs)]:
-                res = startup_once(cfg, tmp, f"{r}-{cfg}")
+                res = startup_once(cfg, tmp, f"{r}-{cfg}", java=java)
                 res["round"] = r
                 runs.append(res)
-        verbose = {cfg: startup_once(cfg, tmp, f"v-{cfg}", verbose=True)
-                   for cfg in list(STARTUP) + base}
+        verbose = {cfg: startup_once(cfg, tmp, f"v-{cfg}", verbose=True, java=java)
+                   for cfg in list(STARTUP) + base + (["st java"] if java else [])}
     finally:
         for sp in spinners:
             sp.kill()
@@ -554,18 +585,21 @@ def bench_startup(rounds, have_perf, out):
                   indent=1)
 
     perf = {x["round"]: x for x in runs if x["config"] == "perf"}
+    perf_java = {x["round"]: x for x in runs if x["config"] == "perf java"}
     print(f"{'config':<26} {'start s':>7} {'/ perf':>6} {'(min-max)':>11} {'wall s':>6} "
           f"{'/ perf':>6} {'(min-max)':>11} {'BPF load ms':>11}  verified before the launch "
           f"(-v run)")
     label = {"st fp": "stacktreed --unwind fp", "st auto": "stacktreed --unwind auto",
              "st dwarf": "stacktreed --unwind dwarf", "perf": "perf record -g"}
     label.update({"base " + c: "base " + label[c][len("stacktreed "):] for c in STARTUP})
+    label.update(JAVA_STARTUP)
     ratio, lratio = {}, {}
     for cfg in configs:
         mine = [x for x in runs if x["config"] == cfg]
-        rs = [x["wall"] / perf[x["round"]]["wall"] for x in mine if x["round"] in perf]
-        ls = [x["launch"] / perf[x["round"]]["launch"] for x in mine
-              if x["round"] in perf and perf[x["round"]]["launch"] > 0]
+        pf = perf_java if cfg.endswith(" java") else perf
+        rs = [x["wall"] / pf[x["round"]]["wall"] for x in mine if x["round"] in pf]
+        ls = [x["launch"] / pf[x["round"]]["launch"] for x in mine
+              if x["round"] in pf and pf[x["round"]]["launch"] > 0]
         ratio[cfg] = med(rs) if rs else None
         lratio[cfg] = med(ls) if ls else None
         v = verbose.get(cfg, {})
@@ -587,6 +621,11 @@ def bench_startup(rounds, have_perf, out):
         print(f"  base: {STARTUP_BASE} (STACKTREED_BASE), in the same rounds")
     for cfg in STARTUP:
         print(goal_line(f"command start, {label[cfg]}, over perf's", lratio.get(cfg),
+                        GOAL_LAUNCH))
+    if java:
+        print("  java: `java Start` (its main() prints the time), default mode against "
+              "perf record -g's java")
+        print(goal_line("command start, stacktreed -- java, over perf's", lratio.get("st java"),
                         GOAL_LAUNCH))
     print(goal_line("whole run, stacktreed (default --unwind auto), over perf's",
                     ratio.get("st auto"), GOAL_STARTUP))

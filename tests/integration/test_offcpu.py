@@ -326,7 +326,8 @@ BT_OFFCPU = ("tracepoint:sched:sched_switch /pid == %d/ { @s[tid] = nsecs; @k[ti
 def test_offcpu_beside_bpftrace():
     """bpftrace's sched_switch script summing blocked time by user stack and
     stacktreed -e offcpu --pid on the same run: each blocked phase's share
-    of the time agrees within 2 points. bpftrace needs tracefs for the
+    of the time agrees within 2 points, bpftrace's own error against the
+    workload's measure on the run allowed, and ours within 2 of that measure. bpftrace needs tracefs for the
     tracepoint, which this machine does not mount: scripts/bpftrace-tracefs
     runs it in a mount namespace of its own with tracefs there. Where it
     still cannot attach, the test says why and is skipped."""
@@ -379,9 +380,15 @@ def test_offcpu_beside_bpftrace():
     for p in BLOCKED:
         mine = 100.0 * ours[p] / sum(ours.values())
         bts = 100.0 * theirs[p] / sum(theirs.values())
+        measured = 100.0 * blocked[p] / sum(blocked.values())
         metric("offcpu.bpftrace.%s.diff_pts" % p, mine - bts)
-        check(abs(mine - bts) <= TOLERANCE_PTS, "%s: %.2f%% here, %.2f%% in bpftrace, %.2f%% "
-              "measured" % (p, mine, bts, 100.0 * blocked[p] / sum(blocked.values())))
+        metric("offcpu.bpftrace.%s.peer_error_pts" % p, bts - measured)
+        # the peer's own error on the run allowed (as the JFR comparison
+        # does): with both CPUs busy bpftrace put phase_mutex at 28.53%
+        # where the workload measured 31.02% and stacktreed said 31.02%
+        what = "%s: %.2f%% here, %.2f%% in bpftrace, %.2f%% measured" % (p, mine, bts, measured)
+        check(abs(mine - measured) <= TOLERANCE_PTS, what)
+        check(abs(mine - bts) <= TOLERANCE_PTS + abs(bts - measured), what)
     shutil.rmtree(tmp, ignore_errors=True)
 
 
