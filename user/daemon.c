@@ -315,13 +315,14 @@ static struct st_summary_src parts(const struct run *r)
 	};
 }
 
-/* A raw tree's samples: its nodes' BASE (CUM is the built profile's). */
-static __u64 tree_samples(const struct st_node *n)
+/* A raw tree's samples: its nodes' BASE (CUM is the built profile's), by
+ * the tree's links (its depth is the sampled stacks'). */
+static __u64 tree_samples(const struct st_node *top)
 {
-	__u64 sum = n->base;
+	__u64 sum = 0;
 
-	for (const struct st_node *c = n->first_child; c; c = c->next_sibling)
-		sum += tree_samples(c);
+	for (const struct st_node *n = top; n; n = st_node__next_in(top, n))
+		sum += n->base;
 	return sum;
 }
 
