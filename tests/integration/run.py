@@ -5,6 +5,7 @@ then the slowest tests and the whole run's time (where CI's time goes:
 import glob
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -14,6 +15,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 SLOWEST = 15	# tests listed at the end, slowest first
 
+# a run stopped by SIGTERM or SIGHUP unwinds like one stopped by ^C: each
+# test's finally: blocks stop its daemons, workloads and busy loops
+def _stop(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _stop)
+signal.signal(signal.SIGHUP, _stop)
 only = sys.argv[1:]
 # the sanitized pass runs the tests sanitized.txt lists (what each drives)
 listed = None

@@ -410,11 +410,25 @@ class Daemon:
         return self.p.returncode, "".join(self.head) + rest
 
 
+def _die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the test runner dies, even by
+    SIGKILL, so a killed run leaves no spinner behind (prctl
+    PR_SET_PDEATHSIG; the runner starts them from its main thread)."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def burner(argv=("python3", "-c", "while True: pass")):
+    """One busy loop (a process keeping a CPU busy) that dies with the
+    runner; the caller kills and waits for it when done."""
+    return subprocess.Popen(list(argv), preexec_fn=_die_with_parent)
+
+
 @contextlib.contextmanager
 def busy_cpus(n=2):
     """Both CPUs of the test machine kept busy while the block runs: n
     spinning python3 processes (Python processes too, for -a)."""
-    burners = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(n)]
+    burners = [burner() for _ in range(n)]
     try:
         yield burners
     finally:

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 
-from stcheck import (SANITIZED, STACKTREED, Daemon, busy_cpus, check, check_invariants, c_source,
+from stcheck import (SANITIZED, STACKTREED, Daemon, burner, busy_cpus, check, check_invariants, c_source,
                      child_of, load, metric, perf_stacks, pid_beside_perf, run_profiled)
 
 GCC = shutil.which("gcc")
@@ -396,7 +396,7 @@ def test_no_deferred_sample_lost_while_compiles_start_at_once():
     out = os.path.join(tmp, "out")
     burners, ccs, d = [], [], None
     try:
-        burners = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(2)]
+        burners = [burner() for _ in range(2)]
         d = Daemon(["-a", "-F", "999", "--no-unwind-cache", "-o", out])
         for i, cc in enumerate([GCC, GCC, GCC, GCC, CLANG, CLANG]):
             ccs.append(subprocess.Popen([cc, "-O2", "-c", src, "-o",

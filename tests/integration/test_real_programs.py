@@ -21,7 +21,7 @@ import struct
 import subprocess
 import tempfile
 
-from stcheck import (Skip, check, check_cut_short_reasons, check_invariants,
+from stcheck import (Skip, burner, check, check_cut_short_reasons, check_invariants,
                      check_stacks_end_at_roots, check_unresolved_counts, function_cum, load,
                      main_thread, metric, nodes, perf_stacks, run_profiled)
 from test_compilers import (COMPLETE_ROOTS, LIBC, OUTSIDE_MAIN, plain_name, profile_beside_perf, same_form,
@@ -122,7 +122,7 @@ def test_sqlite3_beside_perf_under_command():
 def test_cxx_compiler_beside_perf_system_wide_on_a_busy_machine():
     check(GXX, "g++ is not installed (scripts/deps.sh installs it)")
     tmp = tempfile.mkdtemp(prefix="st-cxx-")
-    burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    burners = [burner(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
     try:
         src = os.path.join(tmp, "unit.cpp")
         with open(src, "w") as f:
