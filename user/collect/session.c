@@ -1108,7 +1108,12 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * start, as --pid and -a do (st_session__attach()): the early
 	 * object's samples carry no Python frames (the daemon walks none),
 	 * and the Python walker took 1.3-4.3 s to come in beside a machine at
-	 * load 50-90 (most of a short run's samples). A launched JVM does
+	 * load 50-90 (most of a short run's samples). Nor on_timer_early,
+	 * which walks Python: its samples' native frames are unwound from a
+	 * copy of at most 128 KiB (tried 2026-11-30 at load 14-60: python3
+	 * started after 0.9-1.5 s against 2.0-3.2 s, but 460 of the 468 early
+	 * samples of test_python_merged_stack_cut_is_truncated, a recursion
+	 * through C, were cut, "stack read fault"). A launched JVM does
 	 * not wait: the daemon walks a deferred sample's Java frames itself
 	 * (st_java__deferred(), the HotSpot rule) once it knows the JVM (from
 	 * its libjvm mapping, in its first milliseconds), and the walker's
