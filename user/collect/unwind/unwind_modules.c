@@ -57,7 +57,6 @@ struct st_umod {
 struct st_ufile {
 	__u64 dev, ino;
 	struct st_umod *mod;
-	struct st_umods *ms;
 	int fd;			/* -1: none kept */
 	const __u8 *image;	/* the vDSO: the daemon's own, */
 	size_t image_len;	/* ... this long (its mapping); */
@@ -488,18 +487,12 @@ static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const st
 
 /* The daemon's vDSO, the same kernel's image as every process's (copied:
  * libelf gets writable memory). */
-static Elf *open_vdso(char **copy)
+static Elf *open_vdso(const struct st_umods *ms, char **copy)
 {
-	const GElf_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
-	size_t size;
-
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+	if (!ms->vdso || !(*copy = malloc(ms->vdso_len)))
 		return NULL;
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	if (size > (1 << 20) || !(*copy = malloc(size)))
-		return NULL;
-	memcpy(*copy, eh, size);
-	return elf_memory(*copy, size);
+	memcpy(*copy, ms->vdso, ms->vdso_len);
+	return elf_memory(*copy, ms->vdso_len);
 }
 
 /* The file l maps in pid, opened read-only (its map_files link, the path
@@ -579,7 +572,7 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 		return f->mod;
 	}
 	if (vdso) {
-		elf = open_vdso(&image);
+		elf = open_vdso(ms, &image);
 	} else {
 		fd = open_mapped(ms, pid, l, &sb);
 		if (fd >= 0)
@@ -590,7 +583,6 @@ struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
 	if (m && !f && !st_u64map__get(ms->files, h) && (f = calloc(1, sizeof(*f)))) {
 		f->dev = dev;
 		f->ino = ino;
-		f->ms = ms;
 		f->fd = -1;
 		if (vdso) {
 			f->image = ms->vdso;
