@@ -509,16 +509,16 @@ static void find_stack_top(void)
 	assert_true(stack_top != 0);
 }
 
-/* A deferred sample taken here (ds, its return addresses in ras) and a
- * child (a fork: the same code at the same addresses) it is said to be
- * of, running image 7. */
-static pid_t sample_of_a_child(__u64 *r)
+/* A deferred sample taken here by taken (ds, its return addresses in
+ * ras) and a child (a fork: the same code at the same addresses) it is
+ * said to be of, running image 7. */
+static pid_t sample_of_a_child(void (*taken)(void), __u64 *r)
 {
 	pid_t pid;
 
 	find_stack_top();
 	memset(&ds, 0, offsetof(struct st_deferred, stack));
-	level2();
+	taken();
 	assert_true(ds.stack_len > 256);
 	pid = spawn(0, r);
 	ds.pid = ds.tid = (__u32)pid;
@@ -535,7 +535,7 @@ static void test_walk_a_deferred_sample(void **state)
 	int n;
 
 	(void)state;
-	pid = sample_of_a_child(&r);
+	pid = sample_of_a_child(level2, &r);
 	/* no table yet: waits, or walks with none */
 	assert_int_equal(st_unwinder__walk(u, &ds, false, out, ST_MAX_USER, &stop, &fp), -EAGAIN);
 	n = st_unwinder__walk(u, &ds, true, out, ST_MAX_USER, &stop, &fp);
@@ -623,12 +623,7 @@ static void test_code_read_after_the_exit(void **state)
 
 	(void)state;
 	fs.mode = ST_UNWIND_AUTO;
-	find_stack_top();
-	memset(&ds, 0, offsetof(struct st_deferred, stack));
-	hop_level2();
-	pid = spawn(0, &r);
-	ds.pid = ds.tid = (__u32)pid;
-	ds.image = 7;
+	pid = sample_of_a_child(hop_level2, &r);
 	assert_int_equal(st_unwinder__update(u, (__u32)pid), 0);
 	/* alive: through the hop by its frame pointer, checked by its caller's call */
 	alive = st_unwinder__walk(u, &ds, false, out, ST_MAX_USER, &stop, &fp);
@@ -738,7 +733,7 @@ static void test_walk_after_the_end(void **state)
 	int n;
 
 	(void)state;
-	pid = sample_of_a_child(&r);
+	pid = sample_of_a_child(level2, &r);
 	keep_maps_of(pid, 7);
 	/* exited, not reaped: its maps read empty, which is no table */
 	kill(pid, SIGKILL);
