@@ -832,6 +832,14 @@ findings:
 				(double)us.peak_bytes / (1 << 20), us.budget >> 20, us.released, us.procs,
 				us.no_cfi, us.compile_s, us.refused, us.unshared, us.other_image,
 				us.too_many_maps, ST_UNWIND_MAX_PROC_MAPS, us.ended, us.ended_none);
+		/* the code read by the daemon's walks past code without CFI
+		 * (issue 37: from the files, the process maybe gone) */
+		if (!brief || us.code_failed)
+			fprintf(out, "stacktreed: unwind code reads: %zu from files, %zu from "
+				"process memory, %zu failed; %zu files kept open for them (peak "
+				"%zu, at most %zu), %zu mappings without\n", us.code_file_reads,
+				us.code_mem_reads, us.code_failed, us.code_files,
+				us.code_files_peak, us.code_files_max, us.code_not_kept);
 		/* how the tables were had: the full summary's */
 		if (!brief && us.cache.dir)
 			fprintf(out, "stacktreed: unwind table cache: %zu hits, %zu misses, %zu "

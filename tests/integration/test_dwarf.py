@@ -345,6 +345,46 @@ def test_auto_mixes_frame_pointers_and_cfi():
     check_cut_short_reasons(load(out))
 
 
+def test_auto_walks_code_without_cfi_after_exit():
+    """Issue 37: a deferred sample walked after its process exited (its
+    last ones always are; under load, when the daemon is behind, all of a
+    short command's) needs the code before the return addresses of its
+    frames without CFI (qsort_nocfi's, in a module with some CFI: the
+    checked frame-pointer step and scan read it). It was read from the
+    process's memory, gone by then: under load 1 run in 4-6 of
+    test_auto_mixes_frame_pointers_and_cfi had stacks cut at wl_report or
+    clock_gettime. Here every sample is deferred (STACKTREED_TEST_DEFER=all)
+    and held until its process's exit (STACKTREED_TEST_DEFER_HOLD, tests
+    only): every walk comes after the exit, idle or not. The code is read
+    from the mapped files (and the daemon's vDSO): the stacks reach main
+    but in compare's and scan's frame-pointer blind spots (0.5-4% of the
+    samples, test_auto_mixes_frame_pointers_and_cfi). Measured: the old
+    reader cut all of them (555 of 555 samples not under main, 555 scans
+    without a caller); the file reader 2 of 543."""
+    out, err, _ = run_profiled(["--unwind", "auto", "-F", "999", "--",
+                                workload("qsort_nocfi")],
+                               env_extra={"WL_SCALE": "0.3", "STACKTREED_TEST_DEFER": "all",
+                                          "STACKTREED_TEST_DEFER_HOLD": "1"})
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, "qsort_nocfi")
+    total = user_samples(t)
+    late = summary_count(err, "unwind: samples unwound late in the daemon")
+    check(total > 200 and late >= t["samples"], "%d samples, %d unwound late: %s"
+          % (t["samples"], late, unwind_notes(err)))
+    under_main = function_cum(t["root"], "main")
+    metric("auto_after_exit.main_share", under_main / total)
+    check(under_main >= 0.9 * total, "%d of %d samples walked after the exit reach main (%s)"
+          % (under_main, total, unwind_notes(err)))
+    failed = summary_count(err, "unwind: stack scans through code without CFI that found no "
+                           "checked caller")
+    check(failed <= 0.1 * total, "%d of %d scans found no caller" % (failed, total))
+    m = re.search(r"unwind code reads: (\d+) from files, (\d+) from process memory, (\d+) "
+                  r"failed", err)
+    check(m and int(m.group(1)) > total and int(m.group(3)) == 0,
+          "code reads: %s" % (m.group(0) if m else unwind_notes(err)))
+
+
 def test_auto_asm_leaf_without_cfi_is_truncated():
     """An assembly function without CFI that uses rbp as a counter (0 while
     it runs: no frame pointer to follow), called from C: under --unwind

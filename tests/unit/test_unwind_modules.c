@@ -331,6 +331,9 @@ static void test_mappings(void **state)
 	const struct st_unwind_row *rows, *r;
 	struct mapped fx, libc, first, vdso;
 	struct st_umod *m, *lc, *vd;
+	struct st_ufile *code = NULL;
+	struct st_maps_line other;
+	__u8 buf[16];
 	void *h, *fn;
 	bool found = false;
 	size_t n = 0;
@@ -339,16 +342,16 @@ static void test_mappings(void **state)
 	(void)state;
 	/* a fixture mapped here: the module of its path */
 	map_fixture("libfx.so", &fx);
-	m = st_umods__of_mapping(ms, (__u32)getpid(), &fx.l);
+	m = st_umods__of_mapping(ms, (__u32)getpid(), &fx.l, NULL);
 	assert_non_null(m);
-	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &fx.l), m);
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &fx.l, NULL), m);
 	assert_ptr_equal(of_fixture("libfx.so"), m);
 	stats(&st);
 	assert_int_equal(st.loaded, 1);
 	munmap(fx.addr, fx.len);
 	/* libc's text: getpid's entry found from the mapping as BPF would */
 	maps_line(0, "/libc.so.6", &libc);
-	lc = st_umods__of_mapping(ms, (__u32)getpid(), &libc.l);
+	lc = st_umods__of_mapping(ms, (__u32)getpid(), &libc.l, NULL);
 	assert_non_null(lc);
 	assert_ptr_equal(st_umods__of_path(ms, libc.l.path), lc);
 	h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
@@ -373,18 +376,47 @@ static void test_mappings(void **state)
 	assert_non_null(r);
 	assert_int_equal(r->kind & ST_UNW_KIND_MASK, ST_UNW_RSP);
 	assert_int_equal(r->off, 8);
+	/* its code, for the walks, from the file (pgoff: as mapped), bounded */
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &libc.l, &code), lc);
+	assert_non_null(code);
+	assert_int_equal(st_ufile__read(code, (__u64)(uintptr_t)fn - libc.l.start + libc.l.pgoff,
+					buf, sizeof(buf)), 0);
+	assert_memory_equal(buf, fn, sizeof(buf));
+	assert_int_equal(st_ufile__read(code, 1ull << 40, buf, sizeof(buf)), -EIO);
+	assert_int_equal(st_ufile__read(code, ~0ull - 4, buf, sizeof(buf)), -EIO);
+	stats(&st);
+	assert_int_equal(st.code_files, 2);	/* libfx.so's and libc's */
 	dlclose(h);
 	/* the vDSO: the daemon's own image, with rows */
 	maps_line(0, "[vdso]", &vdso);
-	vd = st_umods__of_mapping(ms, (__u32)getpid(), &vdso.l);
+	vd = st_umods__of_mapping(ms, (__u32)getpid(), &vdso.l, NULL);
 	assert_non_null(vd);
 	mp.start = vdso.l.start;
 	assert_int_equal(st_umod__rows(vd, 0, vdso.l.start, &mp), 0);
 	assert_true(mp.nrows > 0);
-	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &vdso.l), vd);
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &vdso.l, NULL), vd);
 	stats(&st);
 	assert_int_equal(st.loaded, 3);
 	assert_int_equal(st.modules, 3);
+	/* its code: the daemon's image, no file, bounded by its mapping */
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &vdso.l, &code), vd);
+	assert_non_null(code);
+	assert_int_equal(st_ufile__read(code, 0x10, buf, sizeof(buf)), 0);
+	assert_memory_equal(buf, (const void *)(uintptr_t)(vdso.l.start + 0x10), sizeof(buf));
+	assert_int_equal(st_ufile__read(code, vdso.l.end - vdso.l.start - 8, buf, sizeof(buf)),
+			 -EIO);
+	/* another image (a 32-bit process's is not as long): none */
+	other = vdso.l;
+	other.end += 4096;
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &other, &code), vd);
+	assert_null(code);
+	stats(&st);
+	assert_int_equal(st.code_not_kept, 1);
+	/* no table refers to their files: their descriptors closed by the sweep */
+	st_umods__release_unused(ms);
+	stats(&st);
+	assert_int_equal(st.code_files, 0);
+	assert_int_equal(st.code_files_peak, 2);
 }
 
 static void test_references_and_release(void **state)
@@ -481,9 +513,9 @@ static void test_pending_over_the_time_budget(void **state)
 	clock_fake = true;
 	clock_now = 1000.0;
 	clock_step = 0.045;
-	ma = st_umods__of_mapping(ms, (__u32)getpid(), &a.l);
-	mb = st_umods__of_mapping(ms, (__u32)getpid(), &b.l);
-	mc = st_umods__of_mapping(ms, (__u32)getpid(), &c.l);
+	ma = st_umods__of_mapping(ms, (__u32)getpid(), &a.l, NULL);
+	mb = st_umods__of_mapping(ms, (__u32)getpid(), &b.l, NULL);
+	mc = st_umods__of_mapping(ms, (__u32)getpid(), &c.l, NULL);
 	assert_non_null(ma);
 	assert_non_null(mb);
 	assert_non_null(mc);
@@ -495,7 +527,7 @@ static void test_pending_over_the_time_budget(void **state)
 	stats(&st);
 	assert_int_equal(st.loaded, 1);
 	/* the same mapping again: still pending, not compiled twice */
-	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &b.l), mb);
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &b.l, NULL), mb);
 	/* pending modules are not released */
 	st_umod__ref(mb);
 	st_umod__unref(mb);
@@ -519,8 +551,8 @@ static void test_pending_over_the_time_budget(void **state)
 	assert_int_equal(st_umods__release_unused(ms), 1);
 	clock_now += 1.0;
 	map_fixture("fx_lld2x", &d);
-	assert_non_null(st_umods__of_mapping(ms, (__u32)getpid(), &d.l));	/* compiled */
-	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &b.l), mb);	/* pending */
+	assert_non_null(st_umods__of_mapping(ms, (__u32)getpid(), &d.l, NULL));	/* compiled */
+	assert_ptr_equal(st_umods__of_mapping(ms, (__u32)getpid(), &b.l, NULL), mb);	/* pending */
 	assert_int_equal(st_umod__rows(mb, 0x1000, BIAS, &mp), -EAGAIN);
 	assert_int_equal(st_umods__work(ms, true), 1);
 	assert_int_equal(st_umod__rows(mb, 0x1000, BIAS, &mp), 0);

@@ -509,16 +509,16 @@ static void find_stack_top(void)
 	assert_true(stack_top != 0);
 }
 
-/* A deferred sample taken here (ds, its return addresses in ras) and a
- * child (a fork: the same code at the same addresses) it is said to be
- * of, running image 7. */
-static pid_t sample_of_a_child(__u64 *r)
+/* A deferred sample taken here by taken (ds, its return addresses in
+ * ras) and a child (a fork: the same code at the same addresses) it is
+ * said to be of, running image 7. */
+static pid_t sample_of_a_child(void (*taken)(void), __u64 *r)
 {
 	pid_t pid;
 
 	find_stack_top();
 	memset(&ds, 0, offsetof(struct st_deferred, stack));
-	level2();
+	taken();
 	assert_true(ds.stack_len > 256);
 	pid = spawn(0, r);
 	ds.pid = ds.tid = (__u32)pid;
@@ -535,7 +535,7 @@ static void test_walk_a_deferred_sample(void **state)
 	int n;
 
 	(void)state;
-	pid = sample_of_a_child(&r);
+	pid = sample_of_a_child(level2, &r);
 	/* no table yet: waits, or walks with none */
 	assert_int_equal(st_unwinder__walk(u, &ds, false, out, ST_MAX_USER, &stop, &fp), -EAGAIN);
 	n = st_unwinder__walk(u, &ds, true, out, ST_MAX_USER, &stop, &fp);
@@ -571,6 +571,92 @@ static void test_walk_a_deferred_sample(void **state)
 	n = st_unwinder__walk(u, &ds, true, out, ST_MAX_USER, &stop, &fp);
 	assert_int_equal(n, 1);
 	assert_int_equal(stop, ST_UNW_STOP_NO_PROC);
+}
+
+/* ---- code without CFI, read after the process exited ------------------- */
+
+/* Calls fn from a frame of its own, with a frame pointer and no CFI, in
+ * this binary, which has CFI elsewhere: a stretch without CFI in a module
+ * with CFI (hand-written assembly), which auto mode walks past only after
+ * reading the code before the return address (unwind_native.h,
+ * st_unw_fp_checked(): the call in hop_level2 that reaches it). */
+__asm__(".text\n"
+	".globl st_test_nocfi_hop\n"
+	".type st_test_nocfi_hop, @function\n"
+	"st_test_nocfi_hop:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tcall *%rdi\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size st_test_nocfi_hop, .-st_test_nocfi_hop\n");
+void st_test_nocfi_hop(void (*fn)(void));
+
+__attribute__((noinline)) static void hop_level1(void)
+{
+	capture();
+	ras[1] = (__u64)(uintptr_t)__builtin_return_address(0);	/* in the hop */
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void hop_level2(void)
+{
+	st_test_nocfi_hop(hop_level1);
+	ras[2] = (__u64)(uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Issue 37: a deferred sample walked after its process exited (its last
+ * ones always are; under load, when the daemon is behind, many more)
+ * read the code of its frames without CFI from the process's memory,
+ * which reads nothing then: the walk was cut at the hop ("[truncated] ->
+ * wl_report -> fprintf -> ..." in qsort_nocfi at load 7). The code is
+ * read from the mapped file, as it was while the child lived. */
+static void test_code_read_after_the_exit(void **state)
+{
+	struct st_unwinder_stats st;
+	__u64 out[ST_MAX_USER], r, scanned = 0, failed = 0;
+	unsigned stop = 99;
+	size_t fp = 9;
+	pid_t pid;
+	int n, alive;
+
+	(void)state;
+	fs.mode = ST_UNWIND_AUTO;
+	pid = sample_of_a_child(hop_level2, &r);
+	assert_int_equal(st_unwinder__update(u, (__u32)pid), 0);
+	/* alive: through the hop by its frame pointer, checked by its caller's call */
+	alive = st_unwinder__walk(u, &ds, false, out, ST_MAX_USER, &stop, &fp);
+	assert_true(alive >= 6);
+	assert_int_equal(out[1], ras[0]);
+	assert_int_equal(out[2], ras[1]);
+	assert_int_equal(out[4], ras[2]);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	assert_int_equal(fp, 1);
+	stats(&st);
+	assert_true(st.code_file_reads > 0);
+	assert_int_equal(st.code_failed, 0);
+	assert_true(st.code_files >= 1);
+	/* gone, reaped (its memory and map_files gone; the pid free): the same walk */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	child = -1;
+	n = st_unwinder__walk(u, &ds, false, out, ST_MAX_USER, &stop, &fp);
+	assert_int_equal(n, alive);	/* (the old code: 3, cut at the hop, "no CFI") */
+	assert_int_equal(out[2], ras[1]);
+	assert_int_equal(out[4], ras[2]);
+	assert_int_equal(stop, ST_UNW_STOP_END);
+	st_unwinder__scan_stats(u, &scanned, &failed);
+	assert_int_equal(failed, 0);
+	stats(&st);
+	assert_int_equal(st.code_failed, 0);
+	assert_int_equal(st.code_mem_reads, 0);
+	/* forgotten and swept: its files' descriptors closed */
+	st_unwinder__forget(u, (__u32)pid);
+	st_unwinder__sweep(u);
+	stats(&st);
+	assert_int_equal(st.code_files, 0);
+	assert_true(st.code_files_peak >= 1);
 }
 
 /* ---- the mappings kept at a process's end --------------------------------- */
@@ -647,7 +733,7 @@ static void test_walk_after_the_end(void **state)
 	int n;
 
 	(void)state;
-	pid = sample_of_a_child(&r);
+	pid = sample_of_a_child(level2, &r);
 	keep_maps_of(pid, 7);
 	/* exited, not reaped: its maps read empty, which is no table */
 	kill(pid, SIGKILL);
@@ -706,6 +792,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chunked_table_and_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_a_deferred_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_after_the_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_code_read_after_the_exit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

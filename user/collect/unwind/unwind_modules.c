@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,10 +52,15 @@ struct st_umod {
 	int nloads;
 };
 
-/* A file (dev, inode) seen in a mapping, and its module. */
-struct ufile {
+/* A file (dev, inode) seen in a mapping, its module, and its code for the
+ * daemon's walks (unwind_modules.h, st_ufile__read()). */
+struct st_ufile {
 	__u64 dev, ino;
 	struct st_umod *mod;
+	int fd;			/* -1: none kept */
+	const __u8 *image;	/* the vDSO: the daemon's own, */
+	size_t image_len;	/* ... this long (its mapping); */
+	unsigned refs;		/* pushed process tables that map it */
 };
 
 struct st_umods {
@@ -64,7 +70,7 @@ struct st_umods {
 	size_t modules_now, released, loaded, rows_loaded;
 	char no_room_names[160];
 	struct st_u64map *mods;		/* hash(key) -> st_umod */
-	struct st_u64map *files;	/* hash(dev, ino) -> ufile */
+	struct st_u64map *files;	/* hash(dev, ino) -> st_ufile */
 	struct st_umod **pending;
 	size_t npending, pending_cap;
 	double window_start, window_used;
@@ -72,6 +78,10 @@ struct st_umods {
 	size_t no_cfi, no_room, unsupported, unshared;
 	struct st_safe_stats refused;	/* files st_safe_open() refused */
 	double compile_s;
+	size_t fds, fds_peak, fds_max;	/* st_ufile descriptors kept, at most fds_max */
+	size_t not_kept;
+	const __u8 *vdso;		/* the daemon's vDSO, */
+	size_t vdso_len;		/* ... its mapping's length (0: none) */
 };
 
 #define FNV0 ST_HASH_INIT
@@ -89,6 +99,36 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Descriptors kept for the walks' code at most: ST_UFILE_MAX_FDS, and a
+ * quarter of the daemon's RLIMIT_NOFILE (its maps, perf events and the
+ * symbolizer's files need the rest). */
+static size_t fds_bound(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / 4 >= ST_UFILE_MAX_FDS)
+		return ST_UFILE_MAX_FDS;
+	return (size_t)rl.rlim_cur / 4;
+}
+
+/* The daemon's vDSO and the length of its mapping: its ELF image (section
+ * headers last) rounded up to pages, as the kernel maps it. */
+static const __u8 *own_vdso(size_t *len)
+{
+	const GElf_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+
+	*len = 0;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return NULL;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > (1 << 20))
+		return NULL;
+	*len = (size + PAGE - 1) & ~(PAGE - 1);
+	return (const __u8 *)eh;
 }
 
 struct st_umods *st_umods__new(int shards_fd, __u32 slots, size_t budget, bool verbose)
@@ -111,6 +151,8 @@ struct st_umods *st_umods__new(int shards_fd, __u32 slots, size_t budget, bool v
 		errno = ENOTSUP;
 		return NULL;
 	}
+	ms->fds_max = fds_bound();
+	ms->vdso = own_vdso(&ms->vdso_len);
 	return ms;
 }
 
@@ -136,8 +178,11 @@ void st_umods__free(struct st_umods *ms)
 		free(m);
 	}
 	pos = 0;
-	while (ms->files && (f = st_u64map__next(ms->files, &pos, NULL)))
+	while (ms->files && (f = st_u64map__next(ms->files, &pos, NULL))) {
+		if (((struct st_ufile *)f)->fd >= 0)
+			close(((struct st_ufile *)f)->fd);
 		free(f);
+	}
 	st_u64map__free(ms->mods);
 	st_u64map__free(ms->files);
 	free(ms->pending);
@@ -442,75 +487,152 @@ static struct st_umod *module_of(struct st_umods *ms, Elf *elf, int fd, const st
 
 /* The daemon's vDSO, the same kernel's image as every process's (copied:
  * libelf gets writable memory). */
-static Elf *open_vdso(char **copy)
+static Elf *open_vdso(const struct st_umods *ms, char **copy)
 {
-	const GElf_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
-	size_t size;
+	if (!ms->vdso || !(*copy = malloc(ms->vdso_len)))
+		return NULL;
+	memcpy(*copy, ms->vdso, ms->vdso_len);
+	return elf_memory(*copy, ms->vdso_len);
+}
 
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
-		return NULL;
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	if (size > (1 << 20) || !(*copy = malloc(size)))
-		return NULL;
-	memcpy(*copy, eh, size);
-	return elf_memory(*copy, size);
+/* The file l maps in pid, opened read-only (its map_files link, the path
+ * in its root, or, the process gone, in ours) and only if it is the inode
+ * the line names (issue 23: the link may name a new mapping by now, the
+ * path another file): a descriptor, or negative. */
+static int open_mapped(struct st_umods *ms, __u32 pid, const struct st_maps_line *l,
+		       struct stat *sb)
+{
+	struct st_safe_open o = { .root_fd = -1, .stats = &ms->refused };
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)l->start, (unsigned long long)l->end);
+	st_procmaps__test_stop("STACKTREED_TEST_STOP_BEFORE_CFI_OPEN", l->path);
+	fd = st_safe_open(path, &o, sb);
+	if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE)
+		fd = st_safe_open_in_proc(pid, l->path, &o, sb);
+	/* the process gone (its mappings as BPF kept them at its end):
+	 * the path in our root, taken only if it is the inode mapped */
+	if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE && l->path[0] == '/')
+		fd = st_safe_open(l->path, &o, sb);
+	if (fd >= 0 && !st_file_is_mapped(fd, sb, l->dev, l->ino)) {
+		ms->refused.not_mapped++;
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A copy of fd kept as f's (within the bound), when f keeps none. */
+static void keep_fd(struct st_umods *ms, struct st_ufile *f, int fd)
+{
+	if (f->fd >= 0 || f->image || fd < 0 || ms->fds >= ms->fds_max ||
+	    (f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return;
+	if (++ms->fds > ms->fds_peak)
+		ms->fds_peak = ms->fds;
+}
+
+/* f's code, for a mapping l of it, into *file (file non-NULL). */
+static void give(struct st_umods *ms, struct st_ufile *f, const struct st_maps_line *l,
+		 struct st_ufile **file)
+{
+	if (!file)
+		return;
+	/* the daemon's vDSO stands for a process's of the same length only
+	 * (a 32-bit or x32 process maps another image) */
+	*file = f && (f->fd >= 0 || (f->image && l->end - l->start == f->image_len)) ? f : NULL;
+	ms->not_kept += !*file;
 }
 
 struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
-				     const struct st_maps_line *l)
+				     const struct st_maps_line *l, struct st_ufile **file)
 {
 	bool vdso = !strcmp(l->path, "[vdso]");
 	__u64 dev = vdso ? 0 : l->dev, ino = vdso ? 0 : l->ino;
 	__u64 h = fnv(&ino, sizeof(ino), fnv(&dev, sizeof(dev), FNV0));
-	struct ufile *f = st_u64map__get(ms->files, h);
-	struct st_safe_open o = { .root_fd = -1, .stats = &ms->refused };
-	char path[96], *image = NULL;
+	struct st_ufile *f = st_u64map__get(ms->files, h);
+	char *image = NULL;
 	struct st_umod *m = NULL;
 	struct stat sb;
 	Elf *elf = NULL;
 	int fd = -1;
 
-	if (f && f->dev == dev && f->ino == ino && !f->mod->released)
-		return f->mod;
-	if (vdso) {
-		elf = open_vdso(&image);
-	} else {
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-			 (unsigned long long)l->start, (unsigned long long)l->end);
-		st_procmaps__test_stop("STACKTREED_TEST_STOP_BEFORE_CFI_OPEN", l->path);
-		fd = st_safe_open(path, &o, &sb);
-		if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE)
-			fd = st_safe_open_in_proc(pid, l->path, &o, &sb);
-		/* the process gone (its mappings as BPF kept them at its end):
-		 * the path in our root, taken only if it is the inode mapped */
-		if (fd < 0 && fd != ST_SAFE_NOT_REGULAR && fd != ST_SAFE_TOO_LARGE &&
-		    l->path[0] == '/')
-			fd = st_safe_open(l->path, &o, &sb);
-		/* either way, only the inode the maps line names (issue 23: the
-		 * link may name a new mapping by now, the path another file) */
-		if (fd >= 0 && !st_file_is_mapped(fd, &sb, dev, ino)) {
-			ms->refused.not_mapped++;
+	if (f && (f->dev != dev || f->ino != ino))
+		f = NULL;	/* a hash collision: neither used nor replaced */
+	if (f && !f->mod->released) {
+		/* its descriptor closed since no table referred to it: again */
+		if (f->fd < 0 && !f->image && !f->refs && ms->fds < ms->fds_max &&
+		    (fd = open_mapped(ms, pid, l, &sb)) >= 0) {
+			keep_fd(ms, f, fd);
 			close(fd);
-			fd = -1;
 		}
+		give(ms, f, l, file);
+		return f->mod;
+	}
+	if (vdso) {
+		elf = open_vdso(ms, &image);
+	} else {
+		fd = open_mapped(ms, pid, l, &sb);
 		if (fd >= 0)
 			elf = elf_begin(fd, ELF_C_READ, NULL);
 	}
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		m = module_of(ms, elf, fd, vdso ? NULL : &sb, l->path, false);
-	if (m && !f && (f = calloc(1, sizeof(*f)))) {
+	if (m && !f && !st_u64map__get(ms->files, h) && (f = calloc(1, sizeof(*f)))) {
 		f->dev = dev;
 		f->ino = ino;
-		f->mod = m;
-		if (st_u64map__put(ms->files, h, f))
+		f->fd = -1;
+		if (vdso) {
+			f->image = ms->vdso;
+			f->image_len = ms->vdso_len;
+		}
+		if (st_u64map__put(ms->files, h, f)) {
 			free(f);
+			f = NULL;
+		}
 	}
+	if (m && f) {
+		f->mod = m;	/* (a file rewritten in place: its new module) */
+		keep_fd(ms, f, fd);
+	}
+	give(ms, m ? f : NULL, l, file);
 	if (elf)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
 	free(image);
 	return m;
+}
+
+void st_ufile__ref(struct st_ufile *f)
+{
+	f->refs++;
+}
+
+void st_ufile__unref(struct st_ufile *f)
+{
+	if (f->refs)
+		f->refs--;
+}
+
+long st_ufile__read(const struct st_ufile *f, __u64 off, void *dst, __u32 n)
+{
+	ssize_t got;
+
+	if (f->image) {
+		if (off > f->image_len || n > f->image_len - off)
+			return -EIO;
+		memcpy(dst, f->image + off, n);
+		return 0;
+	}
+	if (f->fd < 0)
+		return -EBADF;
+	if (off > (__u64)INT64_MAX - n)
+		return -EIO;
+	got = pread(f->fd, dst, n, (off_t)off);
+	return got == (ssize_t)n ? 0 : got < 0 ? -errno : -EIO;
 }
 
 struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path)
@@ -572,6 +694,7 @@ void st_umod__unref(struct st_umod *m)
 
 size_t st_umods__release_unused(struct st_umods *ms)
 {
+	struct st_ufile *f;
 	struct st_umod *m;
 	size_t pos = 0, n = 0;
 
@@ -585,6 +708,13 @@ size_t st_umods__release_unused(struct st_umods *ms)
 		release(ms, m);
 		n++;
 	}
+	pos = 0;
+	while ((f = st_u64map__next(ms->files, &pos, NULL)))
+		if (f->fd >= 0 && !f->refs) {
+			close(f->fd);
+			f->fd = -1;
+			ms->fds--;
+		}
 	return n;
 }
 
@@ -666,4 +796,8 @@ void st_umods__stats(const struct st_umods *ms, struct st_unwinder_stats *out)
 	out->refused = ms->refused.not_regular + ms->refused.too_large + ms->refused.symlink +
 		       ms->refused.implausible + ms->refused.not_mapped;
 	out->unshared = ms->unshared;
+	out->code_files = ms->fds;
+	out->code_files_peak = ms->fds_peak;
+	out->code_files_max = ms->fds_max;
+	out->code_not_kept = ms->not_kept;
 }

@@ -31,9 +31,30 @@ void st_umods__compile_budget(struct st_umods *ms, double seconds);
 void st_umods__free(struct st_umods *ms);
 
 /* The module mapped by a /proc/PID/maps line of pid (a file opened once per
- * dev/inode, "[vdso]" from the daemon's own vDSO), or NULL. */
+ * dev/inode, "[vdso]" from the daemon's own vDSO), or NULL. *file (file
+ * non-NULL) gets the code the line maps, for the daemon's walks to read
+ * (st_ufile__read()), or NULL when none is kept. */
+struct st_ufile;
 struct st_umod *st_umods__of_mapping(struct st_umods *ms, __u32 pid,
-				     const struct st_maps_line *l);
+				     const struct st_maps_line *l, struct st_ufile **file);
+
+/* The code of a mapped file, read by the daemon's walks from the file
+ * itself, not from the process, which may be gone by then (a deferred
+ * sample walked after its exit: issue 37) or, its pid reused, another
+ * one: its descriptor, opened when the mapping was first read with the
+ * dev/inode check of the symbolizer's (st_file_is_mapped(): a file
+ * replaced since is never read), kept while a pushed process table refers
+ * to it (st_ufile__ref()), at most ST_UFILE_MAX_FDS (or a quarter of
+ * RLIMIT_NOFILE) at once; closed by the sweep after the last unref
+ * (st_umods__release_unused()). The vDSO's is the daemon's own vDSO, the
+ * same kernel's image (as its rows are), when its mapping has the same
+ * length. No bytes are copied: the cache's memory does not grow. */
+#define ST_UFILE_MAX_FDS 256
+void st_ufile__ref(struct st_ufile *f);
+void st_ufile__unref(struct st_ufile *f);
+/* n bytes at offset off of f's file (the vDSO's image): 0, or negative
+ * errno (-EIO: short, past its end; -EBADF: its descriptor not kept). */
+long st_ufile__read(const struct st_ufile *f, __u64 off, void *dst, __u32 n);
 /* A module by path, compiled now whatever the budget (start-up). */
 struct st_umod *st_umods__of_path(struct st_umods *ms, const char *path);
 
@@ -57,7 +78,8 @@ void st_umod__unref(struct st_umod *m);
 /* Release the rows of modules that some table referred to and none does
  * now; their extents are reused two calls later (a walk on another CPU, or
  * a child's copy of its parent's table made since this sweep's scan, may
- * still refer to them). Call once per sweep. Returns how many. */
+ * still refer to them); close the descriptors of the files none refers to.
+ * Call once per sweep. Returns how many modules. */
 size_t st_umods__release_unused(struct st_umods *ms);
 
 /* The rows of shard slot, index buckets included (for the daemon's own

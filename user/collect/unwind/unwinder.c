@@ -30,7 +30,8 @@ struct uproc {
 	struct st_umod **mods;	/* per mapping of its pushed table: its module (referenced)
 				 * or NULL, */
 	__u64 *pgoffs;		/* and the mapping's file offset, */
-	__u64 *bases;		/* and its file's first mapping (st_umod__rows()) */
+	__u64 *bases;		/* and its file's first mapping (st_umod__rows()), */
+	struct st_ufile **files;	/* and its code (referenced) or NULL */
 	size_t nmods;
 	struct st_unwind_proc *tab;	/* the table last pushed (deferred walks), */
 	struct st_unwind_proc *chunks;	/* its chunks (more than ST_UNWIND_MAX_MAPS) */
@@ -54,6 +55,7 @@ struct st_unwinder {
 	struct st_umod **all_mods;
 	__u64 *all_pgoffs;
 	__u64 *all_bases;
+	struct st_ufile **all_files;
 	size_t nall, cap;
 	__u32 gen;			/* versions of the pushed tables */
 	bool wrapped;			/* gen went round once */
@@ -61,6 +63,7 @@ struct st_unwinder {
 	struct st_unw_java_ops java;	/* .proc NULL: no JVM's rule */
 	struct st_exec_source kept;	/* .maps NULL: no mappings kept at the end */
 	__u64 scanned, scan_failed;	/* the daemon's walks' checked scans (st_unw_scan()) */
+	size_t code_file_reads, code_mem_reads, code_failed;	/* their code reads (code_of()) */
 };
 
 static void preload_common(struct st_unwinder *u);
@@ -115,6 +118,7 @@ void st_unwinder__free(struct st_unwinder *u)
 		free(((struct uproc *)v)->mods);
 		free(((struct uproc *)v)->pgoffs);
 		free(((struct uproc *)v)->bases);
+		free(((struct uproc *)v)->files);
 		free(((struct uproc *)v)->tab);
 		free(((struct uproc *)v)->chunks);
 		free(v);
@@ -128,6 +132,7 @@ void st_unwinder__free(struct st_unwinder *u)
 	free(u->all_mods);
 	free(u->all_pgoffs);
 	free(u->all_bases);
+	free(u->all_files);
 	free(u);
 }
 
@@ -161,7 +166,7 @@ static void preload_common(struct st_unwinder *u)
 		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "ld-linux", 8))
 			st_umods__of_path(u->mods, l.path);
 		else if (!strcmp(l.path, "[vdso]"))
-			st_umods__of_mapping(u->mods, (__u32)getpid(), &l);
+			st_umods__of_mapping(u->mods, (__u32)getpid(), &l, NULL);
 	}
 	free(line);
 	fclose(f);
@@ -193,7 +198,7 @@ static __u64 interp_base(__u32 pid)
 static bool all_room(struct st_unwinder *u)
 {
 	size_t cap = u->cap ? 2 * u->cap : ST_UNWIND_MAX_MAPS;
-	void *a, *m, *g, *b;
+	void *a, *m, *g, *b, *f;
 
 	if (u->nall < u->cap)
 		return true;
@@ -211,9 +216,12 @@ static bool all_room(struct st_unwinder *u)
 	if (g)
 		u->all_pgoffs = g;
 	b = g ? realloc(u->all_bases, cap * sizeof(*u->all_bases)) : NULL;
-	if (!b)
+	if (b)
+		u->all_bases = b;
+	f = b ? realloc(u->all_files, cap * sizeof(*u->all_files)) : NULL;
+	if (!f)
 		return false;
-	u->all_bases = b;
+	u->all_files = f;
 	u->cap = cap;
 	return true;
 }
@@ -302,6 +310,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, struct lines *src, __u64
 	memset(tab, 0, offsetof(struct st_unwind_proc, maps));
 	while (next_line(src, &l)) {
 		struct st_unwind_map *mp;
+		struct st_ufile *file;
 		struct st_umod *m;
 
 		any = true;
@@ -332,7 +341,8 @@ static int read_table(struct st_unwinder *u, __u32 pid, struct lines *src, __u64
 			tab->flags |= ST_UNWIND_PROC_TRUNCATED;
 			break;
 		}
-		m = jit ? NULL : st_umods__of_mapping(u->mods, pid, &l);
+		file = NULL;
+		m = jit ? NULL : st_umods__of_mapping(u->mods, pid, &l, &file);
 		njit += jit;
 		mp = &u->all[u->nall];
 		memset(mp, 0, sizeof(*mp));
@@ -341,6 +351,7 @@ static int read_table(struct st_unwinder *u, __u32 pid, struct lines *src, __u64
 		u->all_mods[u->nall] = m;
 		u->all_pgoffs[u->nall] = l.pgoff;
 		u->all_bases[u->nall] = l.dev == fdev && l.ino == fino ? fstart : 0;
+		u->all_files[u->nall] = file;
 		u->nall++;
 		if (!m)
 			continue;
@@ -402,33 +413,45 @@ static __u64 table_hash(const struct st_unwinder *u)
 static void set_mods(struct st_unwinder *u, struct uproc *p, size_t n)
 {
 	struct st_umod **mods = NULL;
+	struct st_ufile **files = NULL;
 	__u64 *pgoffs = NULL, *bases = NULL;
 
 	if (n && (!(mods = malloc(n * sizeof(*mods))) ||
 		  !(pgoffs = malloc(n * sizeof(*pgoffs))) ||
-		  !(bases = malloc(n * sizeof(*bases))))) {
+		  !(bases = malloc(n * sizeof(*bases))) ||
+		  !(files = malloc(n * sizeof(*files))))) {
 		free(mods);
 		free(pgoffs);
+		free(bases);
 		mods = NULL;
 		pgoffs = NULL;
+		bases = NULL;
 		n = 0;	/* unreferenced: released at worst, never wrong */
 	}
 	for (size_t i = 0; i < n; i++) {
 		mods[i] = u->all_mods[i];
 		pgoffs[i] = u->all_pgoffs[i];
 		bases[i] = u->all_bases[i];
+		files[i] = u->all_files[i];
 		if (mods[i])
 			st_umod__ref(mods[i]);
+		if (files[i])
+			st_ufile__ref(files[i]);
 	}
-	for (size_t i = 0; i < p->nmods; i++)
+	for (size_t i = 0; i < p->nmods; i++) {
 		if (p->mods[i])
 			st_umod__unref(p->mods[i]);
+		if (p->files[i])
+			st_ufile__unref(p->files[i]);
+	}
 	free(p->mods);
 	free(p->pgoffs);
 	free(p->bases);
+	free(p->files);
 	p->mods = mods;
 	p->pgoffs = pgoffs;
 	p->bases = bases;
+	p->files = files;
 	p->nmods = n;
 }
 
@@ -698,24 +721,67 @@ static const struct st_unwind_row *shard_rows(void *ctx, __u32 shard, size_t *n)
 	return st_umods__shard_rows(ctx, shard, n);
 }
 
-/* A walk's code reads (st_unw_scan(), st_unw_fp_checked()): from the
- * process's memory, the code it runs (a process gone: none, its frames
- * without CFI cut as before). The read stays inside m: a mapping of the
- * walk's table, or for code no mapping covers (JIT code) one made of the
- * bytes read alone (unwind_native.h). */
+/* A walk's code reads (st_unw_scan(), st_unw_fp_checked()), which stay
+ * inside m: a mapping of the walk's table, or for code no mapping covers
+ * (JIT code) one made of the bytes read alone (unwind_native.h). A file
+ * mapping's code is read from its file (unwind_modules.h, st_ufile), the
+ * vDSO's from the daemon's own: a deferred sample is often walked after
+ * its process exited (its last ones always; under load, when the daemon
+ * is behind, many more), when its memory reads nothing, and the frames
+ * that need the code were cut (issue 37: wl_report's and clock_gettime's
+ * in qsort_nocfi, 5 of 20 at load 7). Only JIT code, and a file whose
+ * descriptor was not kept, are read from the process's memory. */
 struct code_ctx {
+	struct st_unwinder *u;
 	__u32 pid;
+	const struct uproc *p;	/* whose table the walk reads, or NULL */
 };
+
+/* The index in p's table of its mapping m (a pointer into its table or
+ * chunks, as the walk found it), or p->nmods when m is not one of them. */
+static size_t map_index(const struct uproc *p, const struct st_unwind_map *m)
+{
+	uintptr_t a = (uintptr_t)m, b;
+
+	if (p->nchunks) {
+		b = (uintptr_t)p->chunks;
+		if (a >= b && a < (uintptr_t)(p->chunks + p->nchunks)) {
+			size_t k = (a - b) / sizeof(*p->chunks);
+			const struct st_unwind_proc *c = &p->chunks[k];
+
+			b = (uintptr_t)c->maps;
+			if (a >= b && a < (uintptr_t)(c->maps + c->nmaps) && !((a - b) % sizeof(*m)))
+				return k * ST_UNWIND_MAX_MAPS + (a - b) / sizeof(*m);
+		}
+		return p->nmods;
+	}
+	b = (uintptr_t)p->tab->maps;
+	if (a >= b && a < (uintptr_t)(p->tab->maps + p->tab->nmaps) && !((a - b) % sizeof(*m)))
+		return (a - b) / sizeof(*m);
+	return p->nmods;
+}
 
 static long code_of(void *ctx, const struct st_unwind_map *m, __u64 addr, void *dst, __u32 n)
 {
-	const struct code_ctx *c = ctx;
+	struct code_ctx *c = ctx;
 	struct iovec local = { .iov_base = dst, .iov_len = n };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
+	size_t i = c->p && c->p->tab ? map_index(c->p, m) : 0;
+	long err;
 
 	if (addr < m->start || addr - m->start > m->len || n > m->len - (addr - m->start))
 		return -EFAULT;
-	return process_vm_readv((pid_t)c->pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -errno;
+	if (c->p && c->p->tab && i < c->p->nmods && c->p->files[i]) {
+		/* file offset: as the mapping's start is its offset's */
+		err = st_ufile__read(c->p->files[i], addr - m->start + c->p->pgoffs[i], dst, n);
+		c->u->code_file_reads++;
+		c->u->code_failed += err != 0;
+		return err;
+	}
+	c->u->code_mem_reads++;
+	err = process_vm_readv((pid_t)c->pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -errno;
+	c->u->code_failed += err != 0;
+	return err;
 }
 
 void st_unwinder__scan_stats(const struct st_unwinder *u, __u64 *scanned, __u64 *failed)
@@ -729,7 +795,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 {
 	struct uproc *p = st_u64map__get(u->procs, d->pid);
 	struct st_unw_java_arg jarg = { .pid = (int)d->pid, .ctx = u->java.ctx };
-	struct code_ctx code = { .pid = d->pid };
+	struct code_ctx code = { .u = u, .pid = d->pid };
 	struct st_unw_native_in in = {
 		.ip = d->ip, .sp = d->sp, .bp = d->bp, .r10 = d->r10, .rbx = d->rbx, .r13 = d->r13,
 		.stack = d->stack, .stack_len = d->stack_len, .holes = d->holes,
@@ -767,6 +833,7 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	if (in.fallback) {	/* auto: the checked scan past code without CFI */
 		in.code = code_of;
 		in.code_ctx = &code;
+		code.p = in.proc ? p : NULL;
 	}
 	if (u->java.proc && (in.java = u->java.proc(u->java.ctx, d->pid, d->image))) {
 		in.jc = u->java.counts;
@@ -799,6 +866,9 @@ void st_unwinder__stats(const struct st_unwinder *u, struct st_unwinder_stats *o
 {
 	*out = u->st;
 	st_umods__stats(u->mods, out);
+	out->code_file_reads = u->code_file_reads;
+	out->code_mem_reads = u->code_mem_reads;
+	out->code_failed = u->code_failed;
 	if (u->cache)
 		st_ucache__stats(u->cache, &out->cache);
 	else

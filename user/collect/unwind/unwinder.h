@@ -40,6 +40,16 @@ struct st_unwinder_stats {
 	struct st_ucache_stats cache;	/* the on-disk cache (dir NULL: off) */
 	size_t refused;		/* files not parsed: FIFO, device, over the size bound */
 	size_t unshared;	/* non-root files with a build id, not shared by it */
+	/* the code the daemon's walks read (st_ufile__read(), issue 37) */
+	size_t code_files;	/* files kept open for it now */
+	size_t code_files_peak;	/* ... the most at once */
+	size_t code_files_max;	/* ... at most (ST_UFILE_MAX_FDS, RLIMIT_NOFILE) */
+	size_t code_not_kept;	/* mappings of files not kept: over the bound, or
+				 * unreadable (the process's memory read instead) */
+	size_t code_file_reads;	/* reads from files (and the vDSO's image) */
+	size_t code_mem_reads;	/* reads from the process's memory (JIT code, a file
+				 * not kept) */
+	size_t code_failed;	/* reads that failed (the process gone, or short) */
 };
 
 struct st_unwinder_opts {
