@@ -55,6 +55,7 @@ struct st_module {
 	size_t nfile_keys;
 	struct st_module *prev, *next;		/* s->modules */
 	struct st_module *lru_prev, *lru_next;	/* s->lru_head, while refs == 0 */
+	double unused_since;			/* CLOCK_MONOTONIC s, while refs == 0 */
 
 	/* data symbols (datasym.c): NULL until loaded, then possibly empty */
 	struct st_symtab *data;
@@ -90,6 +91,7 @@ struct st_symbolizer {
 	const char *kallsyms;		/* interned */
 	bool verbose;
 	size_t max_unused;
+	double idle_s;			/* unused modules older than this are freed (< 0: never) */
 	size_t cache_budget;		/* bytes of symbol caches before evicting unused modules */
 	struct st_budget *budget;	/* the daemon's, or NULL */
 	size_t over_budget;		/* modules whose symbols did not fit budget */
@@ -101,7 +103,7 @@ struct st_symbolizer {
 	struct st_safe_open open;	/* size bound, refusals counted in safe */
 	struct st_safe_stats safe;
 	struct st_dbgd *dbgd;		/* debuginfod client, or NULL: off */
-	size_t evicted, out_of_time, cancelled, too_many, unshared;
+	size_t evicted, expired, out_of_time, cancelled, too_many, unshared;
 	size_t not_mapped;		/* files that were not the mapping's inode */
 	size_t src_cut;			/* modules whose source lookups were cut */
 	/* source lookups in service mode (st_symbolizer__source_budget()) */

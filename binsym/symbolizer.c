@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "binsym/debuginfo.h"
@@ -239,8 +240,17 @@ static void lru_unlink(struct st_symbolizer *s, struct st_module *m)
 	s->nunused--;
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void lru_push(struct st_symbolizer *s, struct st_module *m)
 {
+	m->unused_since = mono_s();
 	m->lru_prev = NULL;
 	m->lru_next = s->lru_head;
 	if (s->lru_head)
@@ -294,13 +304,27 @@ static size_t budget_evict(void *ctx, size_t need)
 	return freed;
 }
 
+/* Whether the least recently used unreferenced module has been unused
+ * longer than idle_s: a service meets new binaries all the time (builds,
+ * tests, deployments), and a cache kept to its count and byte bounds alone
+ * fills to them over hours and holds binaries that never run again. */
+static bool tail_idle(const struct st_symbolizer *s, double now)
+{
+	return s->idle_s >= 0 && now - s->lru_tail->unused_since > s->idle_s;
+}
+
 /* Free the least recently used unreferenced modules while there are more
- * than max_unused of them or the caches hold more than cache_budget bytes. */
+ * than max_unused of them, the caches hold more than cache_budget bytes,
+ * or the oldest was unused longer than idle_s. */
 static void cache_trim(struct st_symbolizer *s)
 {
 	size_t bytes = s->nunused ? st_symbolizer__memory(s) : 0, freed, big = 0;
+	double now = s->lru_tail ? mono_s() : 0;
 
-	while (s->lru_tail && (s->nunused > s->max_unused || bytes > s->cache_budget)) {
+	while (s->lru_tail && (s->nunused > s->max_unused || bytes > s->cache_budget ||
+			       tail_idle(s, now))) {
+		if (s->nunused <= s->max_unused && bytes <= s->cache_budget)
+			s->expired++;
 		freed = module_memory(s->lru_tail);
 		module_destroy(s, s->lru_tail);
 		bytes = bytes > freed ? bytes - freed : 0;
@@ -363,6 +387,7 @@ struct st_symbolizer *st_symbolizer__new(const struct st_symbolizer_opts *opts)
 		s->root_dev = root.st_dev;
 		s->root_ino = root.st_ino;
 	}
+	s->idle_s = opts && opts->idle_s ? opts->idle_s : ST_SYMBOLIZER_IDLE_S;
 	if (!opts || !opts->max_unused_modules)
 		s->max_unused = ST_SYMBOLIZER_MAX_UNUSED;
 	else
@@ -446,6 +471,8 @@ void st_symbolizer__stats(const struct st_symbolizer *s, struct st_symbolizer_st
 	out->cancelled = s->cancelled;
 	out->too_many = s->too_many;
 	out->evicted = s->evicted;
+	out->expired = s->expired;
+	out->idle_s = s->idle_s;
 	out->unshared = s->unshared;
 	out->cache_budget = s->cache_budget;
 	out->over_budget = s->over_budget;

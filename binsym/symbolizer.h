@@ -52,6 +52,9 @@ struct st_symbolizer_opts {
 	bool verbose;		 /* progress messages on stderr */
 	int max_unused_modules;	 /* unreferenced modules kept cached (LRU): 0 = default
 				  * (ST_SYMBOLIZER_MAX_UNUSED), < 0 = none */
+	double idle_s;		 /* an unreferenced module unused this long is freed at the
+				  * next release: 0 = default (ST_SYMBOLIZER_IDLE_S), < 0 =
+				  * kept while the count and bytes allow */
 	size_t cache_mb;	 /* symbol cache budget in MiB: unreferenced modules are
 				  * freed (LRU) while the caches hold more; 0 = default
 				  * (ST_SYMBOLIZER_CACHE_MB) */
@@ -79,6 +82,7 @@ struct st_symbolizer_opts {
 
 #define ST_SYMBOLIZER_MAX_UNUSED 256
 #define ST_SYMBOLIZER_CACHE_MB 256
+#define ST_SYMBOLIZER_IDLE_S 300
 
 /* Limits hit and refusals, since st_symbolizer__new(). */
 struct st_symbolizer_stats {
@@ -93,7 +97,9 @@ struct st_symbolizer_stats {
 	size_t out_of_time;	/* modules whose symbols were cut by the time limit */
 	size_t cancelled;	/* ... by the daemon stopping */
 	size_t too_many;	/* ... by max_symbols */
-	size_t evicted;		/* unreferenced modules freed (count or byte budget) */
+	size_t evicted;		/* unreferenced modules freed (count, byte budget or idle) */
+	size_t expired;		/* of them, freed for being unused over idle_s */
+	double idle_s;		/* that bound (< 0: none) */
 	size_t unshared;	/* non-root files claiming a cached module's build id */
 	size_t cache_budget;	/* bytes */
 	size_t over_budget;	/* modules left without symbols: the memory budget was full */

@@ -796,12 +796,13 @@ findings:
 	if (!brief || ss.evicted || ss.not_regular || ss.too_large || ss.symlink ||
 	    ss.implausible || ss.not_mapped || ss.out_of_time || ss.too_many || ss.cancelled ||
 	    ss.unshared)
-		fprintf(out, "stacktreed: symbol limits: %zu modules evicted (cache budget %zu MiB), "
+		fprintf(out, "stacktreed: symbol limits: %zu modules evicted (%zu unused over %.0f s; "
+			"cache budget %zu MiB), "
 			"files refused: %zu not regular, %zu over the size bound, %zu symlinks, "
 			"%zu implausible layout%s%s%s, %zu not the mapped file; "
 			"modules cut: %zu out of time, %zu too many symbols, %zu at stop; "
 			"%zu non-root files not shared by build id\n",
-			ss.evicted, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
+			ss.evicted, ss.expired, ss.idle_s, ss.cache_budget >> 20, ss.not_regular, ss.too_large, ss.symlink,
 			ss.implausible, ss.implausible ? " (last: " : "",
 			st_textesc__str(ss.implausible_path, path, sizeof(path)),
 			ss.implausible ? ")" : "", ss.not_mapped, ss.out_of_time, ss.too_many,

@@ -752,6 +752,61 @@ static void test_refcount(void **state)
 	assert_int_equal(st_symbolizer__memory(NULL), 0);
 }
 
+/* An unreferenced module unused longer than idle_s is freed at the next
+ * release, whatever the count and byte bounds allow; one released since
+ * stays. */
+static void test_idle_modules_expire(void **state)
+{
+	struct st_symbolizer_opts opts = { .debug_dir = "/nonexistent", .max_unused_modules = 8,
+					   .idle_s = 0.2 };
+	char pie[PATH_MAX], lib[PATH_MAX], tmp[] = "/tmp/st-test-idleXXXXXX", l0[PATH_MAX];
+	struct st_symbolizer_stats st;
+	struct st_module *a, *b, *c;
+	struct st_symbolizer *s;
+
+	(void)state;
+	fx_path(pie, sizeof(pie), "fx_pie");
+	fx_path(lib, sizeof(lib), "libfx.so");
+	assert_non_null(mkdtemp(tmp));
+	make_links(tmp, 1);
+	link_path(l0, sizeof(l0), tmp, 0);
+	s = st_symbolizer__new(&opts);
+	assert_non_null(s);
+	a = st_symbolizer__module(s, pie, NULL);
+	b = st_symbolizer__module(s, lib, NULL);
+	c = st_symbolizer__module(s, l0, NULL);
+	assert_true(a && b && c);
+	st_symbolizer__release(s, a);
+	st_symbolizer__release(s, b);
+	assert_modules(s, 3, 2);
+	usleep(300 * 1000);	/* a and b idle past 0.2 s */
+	assert_ptr_equal(st_symbolizer__module(s, lib, NULL), b);	/* b used again */
+	assert_modules(s, 3, 1);
+	st_symbolizer__release(s, c);	/* the release that looks: a goes, c stays */
+	assert_modules(s, 2, 1);
+	st_symbolizer__release(s, b);	/* b's idle time starts again */
+	assert_modules(s, 2, 2);
+	assert_ptr_equal(st_symbolizer__module(s, l0, NULL), c);
+	st_symbolizer__stats(s, &st);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.expired, 1);
+	st_symbolizer__release(s, c);
+	st_symbolizer__free(s);
+
+	/* < 0: kept as before, the count and bytes allowing */
+	opts.idle_s = -1;
+	s = st_symbolizer__new(&opts);
+	assert_non_null(s);
+	a = st_symbolizer__module(s, pie, NULL);
+	st_symbolizer__release(s, a);
+	usleep(10 * 1000);
+	b = st_symbolizer__module(s, lib, NULL);
+	st_symbolizer__release(s, b);
+	assert_modules(s, 2, 2);
+	st_symbolizer__free(s);
+	fx_rmtree(tmp);
+}
+
 /* A cached module found by build id under another name: revived, and it
  * reads its symbols from that other file. */
 static void test_revive_by_build_id(void **state)
@@ -1244,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_missing),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_idle_modules_expire),
 		cmocka_unit_test(test_revive_by_build_id),
 		cmocka_unit_test(test_build_id_impostor),
 		cmocka_unit_test(test_eviction_memory),
