@@ -57,17 +57,24 @@ size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops 
 	 * (bpf/hotspot_step.h: its Java entry in place of the address, its
 	 * caller by the frame's own layout: compiled Java keeps no frame
 	 * pointer) */
-	while (n < max) {
+	for (;;) {
 		__u64 off = s.bp - d->sp;
+		bool java = st_hs_in(out[n - 1], s.hs.java.code_start, s.hs.java.code_end) &&
+			    st_hs_image_ok(&s);
 
-		if (st_hs_in(out[n - 1], s.hs.java.code_start, s.hs.java.code_end) &&
-		    st_hs_image_ok(&s)) {
+		/* (the last frame's too, at the bound: its entry, as the
+		 * dwarf path's walk makes it before its depth stop) */
+		if (java) {
 			s.ip = out[n - 1];
 			s.exact = n == 1;
 			if (st_hs_step(&s, (__u32)(n - 1))) {
 				*stop = s.stop;	/* where the dwarf path's walk stops */
 				break;
 			}
+		}
+		if (n >= max)
+			break;
+		if (java) {
 			if (!user_addr(s.ip, stop))
 				break;
 			out[n++] = s.ip;
