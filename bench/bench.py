@@ -17,9 +17,10 @@ stacktreed --unwind dwarf against perf record --call-graph dwarf; 0: skip),
 BENCH_CC_ROUNDS (rounds of the compiler part, 3; 0: skip it), BENCH_CC_FUNCS
 (size of the generated C file, 600 function pairs: ~320 KB, ~5 s of gcc -O2),
 BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped),
-BENCH_JAVA_ROUNDS (rounds of the Java part, 3; 0: skip it; `bench/run.sh
+BENCH_JAVA_ROUNDS (rounds of the Java part, 7; 0: skip it; `bench/run.sh
 java` runs only that), BENCH_JAVA_BUSY (dd spinners beside the Java part's
-runs, 0).
+runs, 0); with STACKTREED_BASE, the Java part runs that build too, in the
+same rounds (rows "base").
 
 First, start-up (issue 37 item 1): a whole `stacktreed --unwind fp|auto|dwarf
 -- date +%s.%N` next to `perf record -g -- date +%s.%N`, interleaved,
@@ -1303,7 +1304,7 @@ def py_reads(d):
 
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 JAVA_CLASSES = os.path.join(ROOT, "build", "workloads", "java")
-JAVA_ROUNDS = 3  # BENCH_JAVA_ROUNDS by default
+JAVA_ROUNDS = 7  # BENCH_JAVA_ROUNDS by default
 JAVA_SECONDS = 4
 # Ledger's recursion alone, this deep: main -> Ledger$Recurse.work ->
 # descend x 29 -> leafWork, 32 Java frames over the launcher's ~8 native
@@ -1353,14 +1354,14 @@ def own_parts(st, seconds):
     return parts_per_sample(bench_parts_map(st.pid))
 
 
-def steady_run(freq, d, wl, go):
-    """stacktreed --pid on the started workload wl, which waits for its go
-    file: (the summary's BPF ns per walked sample, the profile's mean
+def steady_run(freq, d, wl, go, binary=STACKTREED):
+    """stacktreed (binary) --pid on the started workload wl, which waits for
+    its go file: (the summary's BPF ns per walked sample, the profile's mean
     depth, its share of samples with a Java frame, the BPF ns per sample
     of wl's own samples, their parts: own_parts()), or None."""
     st = None
     try:
-        st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(wl.pid)],
+        st = subprocess.Popen([binary, "-F", str(freq), "-o", d, "--pid", str(wl.pid)],
                               stderr=subprocess.PIPE, text=True,
                               env=dict(os.environ, STACKTREED_BENCH_PARTS="1"))
         err = until_sampling(st)
@@ -1374,7 +1375,7 @@ def steady_run(freq, d, wl, go):
     return r + (own["total"], own) if r and own else None
 
 
-def java_steady(freq, d, xint):
+def java_steady(freq, d, xint, binary=STACKTREED):
     """steady_run() on Ledger's recursion (ledger_jvm) once its main thread
     waits for its go file, or None. (Not -t for its main thread alone: a
     thread named is sampled by per-task events, whose early program
@@ -1384,16 +1385,16 @@ def java_steady(freq, d, xint):
     if jvm.stdout.readline().strip() != "ready":
         end_runs((jvm,), go)
         return None
-    return steady_run(freq, d, jvm, go)
+    return steady_run(freq, d, jvm, go, binary)
 
 
-def native_steady(freq, d):
+def native_steady(freq, d, binary=STACKTREED):
     """steady_run() on deep (about as deep as java_steady's stacks) once it
     waits for its start file. (Not `-- deep`: a launched command's first
     seconds are sampled by the early program and unwound in the daemon.)"""
     go = d + ".go"
     wl = subprocess.Popen([DEEP, str(JAVA_SECONDS)], env=dict(os.environ, WL_START_FILE=go))
-    return steady_run(freq, d, wl, go)
+    return steady_run(freq, d, wl, go, binary)
 
 
 def bpf_and_depth(err, d, rc):
@@ -1423,16 +1424,47 @@ def bpf_and_depth(err, d, rc):
     return r["bpf_ns_walked"], frames / samples, 100.0 * java / samples
 
 
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+# A round's runs, in this order: each Java run next to the native one
+JAVA_MODES = ("jit", "native", "xint")
+
+
+def java_round(freq, out, tag, binary):
+    """One round of bench_java() for one build: {mode: steady_run()'s
+    result} for JAVA_MODES, back to back (a mode whose run failed left
+    out)."""
+    r = {}
+    for mode in JAVA_MODES:
+        d = os.path.join(out, f"java-{tag}-{mode}")
+        x = native_steady(freq, d, binary) if mode == "native" else \
+            java_steady(freq, d, mode == "xint", binary)
+        if x:
+            r[mode] = x
+    return r
+
+
 def bench_java(rounds, freq, out):
     """Issue 32, item 5: BPF time per sample of a Java thread (Ledger's
-    recursion, JIT and -Xint, attached by --pid once it runs) against a native stack of about the same depth
-    (the deep workload); the ratio of the medians (goal: <= 1.5). The
-    time is each run's own samples' (bpf/parts.bpf.h's clock, from the
+    recursion, JIT and -Xint, attached by --pid once it runs) against a
+    native stack of about the same depth (the deep workload); goal <= 1.5.
+    The time is each run's own samples' (bpf/parts.bpf.h's clock, from the
     filter's pass to the fold's end, the clock's own cost taken off): the
     summary's BPF run time, printed after it, divides the CPU's whole BPF
     time by its samples, other processes' filtered ones included, and so
-    moves with the machine's load. BENCH_JAVA_BUSY=N: N dd spinners run
-    beside each run (the measure's spread under load)."""
+    moves with the machine's load. Each round runs JIT, native, -Xint back
+    to back and takes its ratios (JIT over native, -Xint over native)
+    there: the machine's load moves every figure of a run by as much as
+    the changes measured (ratios of medians over 3 rounds: 0.9-2.6 by run),
+    less so a ratio of neighbours; the figure is the median of the rounds'
+    ratios, with their spread. With STACKTREED_BASE (a build before a
+    change) that build runs in the same rounds, after or before this one
+    (the order turns each round), rows "base". BENCH_JAVA_BUSY=N: N dd
+    spinners run beside each run. The load average is printed before and
+    after."""
     if not os.access(JAVA, os.X_OK) or not os.path.exists(os.path.join(JAVA_CLASSES,
                                                                         "Ledger.class")):
         print(f"java: {JAVA} or {JAVA_CLASSES}/Ledger.class missing (make builds it), skipped")
@@ -1444,44 +1476,63 @@ def bench_java(rounds, freq, out):
         print("java: bpftool missing (it reads the per-sample clock), skipped")
         return
     busy = env_int("BENCH_JAVA_BUSY", 0, lo=0)
+    builds = [("new", STACKTREED)] + ([("base", STARTUP_BASE)] if STARTUP_BASE else [])
     os.makedirs(out, exist_ok=True)
-    res = {"jit": [], "xint": [], "native": []}
+    res = {b: [] for b, _ in builds}
+    load0 = loadavg()
     spin = [subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=8M"],
                              stderr=subprocess.DEVNULL) for _ in range(busy)]
     try:
         for i in range(rounds):
-            for mode in res:
-                d = os.path.join(out, f"java-{mode}-{i}")
-                r = native_steady(freq, d) if mode == "native" else \
-                    java_steady(freq, d, mode == "xint")
-                if r:
-                    res[mode].append(r)
+            for b, binary in builds[i % len(builds):] + builds[:i % len(builds)]:
+                res[b].append(java_round(freq, out, f"{b}-{i}", binary))
     finally:
         for p in spin:
             p.kill()
             p.wait()
-    if not all(res.values()):
-        print("java: no BPF run time (kernel BPF stats off, or a run failed: "
-              f"{ {k: len(v) for k, v in res.items()} })")
-        return
+    load1 = loadavg()
     with open(os.path.join(out, "java.json"), "w") as f:
         json.dump(res, f, indent=1)
-    ns, old, depth, java = ({k: med([x[j] for x in v]) for k, v in res.items()}
-                            for j in (3, 0, 1, 2))
-
-    def spread(j):
-        return ", ".join(f"{k} {min(x[j] for x in v):.0f}-{max(x[j] for x in v):.0f}"
-                         for k, v in res.items())
-
     print(f"java: BPF time per sample of the process's own samples at {freq} Hz"
-          f"{f' ({busy} dd spinners beside)' if busy else ''}: {ns['jit']:.0f} ns on a "
-          f"JIT-compiled Java thread, {ns['xint']:.0f} ns interpreted (-Xint), "
-          f"{ns['native']:.0f} ns on a native stack (ratios {ns['jit'] / ns['native']:.2f} and "
-          f"{ns['xint'] / ns['native']:.2f}; goal <= 1.5; medians of {rounds}: {spread(3)})")
-    print(f"  the summary's BPF run time (every sample of the CPU's): {old['jit']:.0f}, "
-          f"{old['xint']:.0f} and {old['native']:.0f} ns (ratios "
-          f"{old['jit'] / old['native']:.2f} and {old['xint'] / old['native']:.2f}; {spread(0)})")
-    print(f"  mean frames per sample {depth['jit']:.0f} (JIT), {depth['xint']:.0f} (-Xint), "
+          f"{f' ({busy} dd spinners beside)' if busy else ''}, {rounds} rounds "
+          f"(JIT, native, -Xint back to back; load average {load0} before, {load1} after)")
+    for b, binary in builds:
+        java_rows(b, binary, res[b])
+
+
+def java_rows(build, binary, rounds):
+    """bench_java()'s lines for one build's rounds."""
+    def ratios(mode, j):
+        return [r[mode][j] / r["native"][j] for r in rounds
+                if mode in r and "native" in r and r["native"][j]]
+
+    def of(mode, j):
+        return [r[mode][j] for r in rounds if mode in r]
+
+    def rng(xs, fmt):
+        return f"{fmt.format(min(xs))}-{fmt.format(max(xs))}" if xs else "none"
+
+    jit, xint = ratios("jit", 3), ratios("xint", 3)
+    tag = "" if build == "new" else f"{build} ({binary}) "
+    if not jit or not xint:
+        print(f"  {tag}no BPF run time (kernel BPF stats off, or runs failed: "
+              f"{ {m: len(of(m, 3)) for m in JAVA_MODES} } of {len(rounds)})")
+        return
+    ns = {m: med(of(m, 3)) for m in JAVA_MODES}
+    print(f"  {tag}ratio per round, median (spread; rounds): JIT {med(jit):.2f} "
+          f"({rng(jit, '{:.2f}')}; {len(jit)}), -Xint {med(xint):.2f} "
+          f"({rng(xint, '{:.2f}')}; {len(xint)}); goal <= 1.5: JIT "
+          f"{goal_says(med(jit), 1.5)}, -Xint {goal_says(med(xint), 1.5)}")
+    print(f"  {tag}ns, medians (spread): JIT {ns['jit']:.0f} ({rng(of('jit', 3), '{:.0f}')}), "
+          f"-Xint {ns['xint']:.0f} ({rng(of('xint', 3), '{:.0f}')}), native "
+          f"{ns['native']:.0f} ({rng(of('native', 3), '{:.0f}')})")
+    old_j, old_x = ratios("jit", 0), ratios("xint", 0)
+    print(f"  {tag}the summary's BPF run time (every sample of the CPU's), ratio per round: "
+          f"JIT {med(old_j):.2f} ({rng(old_j, '{:.2f}')}), -Xint {med(old_x):.2f} "
+          f"({rng(old_x, '{:.2f}')})")
+    depth = {m: med(of(m, 1)) for m in JAVA_MODES}
+    java = {m: med(of(m, 2)) for m in ("jit", "xint")}
+    print(f"  {tag}mean frames per sample {depth['jit']:.0f} (JIT), {depth['xint']:.0f} (-Xint), "
           f"{depth['native']:.0f} (native); samples with a Java frame "
           f"{java['jit']:.1f}% and {java['xint']:.1f}%"
           + ("" if java["jit"] and java["xint"] else

@@ -12,7 +12,9 @@
 # --event offcpu next to bpftrace's sched_switch script (`bench/run.sh
 # storm`: only that), and the BPF time per sample of a Java thread
 # against a native stack of the same depth (`bench/run.sh java`: only
-# that; each run's own samples alone, the JVM's and the native workload's
+# that; 7 rounds of JIT, native, -Xint back to back, the median of the
+# rounds' ratios with their spread, STACKTREED_BASE's build in the same
+# rounds; each run's own samples alone, the JVM's and the native workload's
 # by --pid, timed from the filter's pass to the fold's end
 # by bpf/parts.bpf.h's clock, STACKTREED_BENCH_PARTS, read with bpftool
 # while the daemon runs; not the summary's BPF run time, which divides

@@ -381,17 +381,32 @@ static __always_inline int st_hs_blob_read(struct st_unw_env *e, const struct st
  * the name pointer and the compile id at those offsets. Stubs, the
  * interpreter and adapters are never freed. */
 static __always_inline bool st_hs_blob_valid(struct st_unw_env *e, const struct st_java_blobs *b,
-					     const struct st_hs_blob *k)
+					     const struct st_hs_blob *k, struct st_hs_memo *m)
 {
+	__u32 no = b->name, co = b->compile_id;
+	__u32 lo = no < co ? no : co, hi = no + 8 > co + 4 ? no + 8 : co + 4, span = hi - lo;
 	__u64 name = 0;
 	__u32 cid = 0;
 
-	if (st_unw_read_mem(e, &name, sizeof(name), k->lo + b->name) || name != k->name)
-		return false;
 	if (k->kind != ST_HS_NAME_NMETHOD && k->kind != ST_HS_NAME_NATIVE)
-		return true;
-	return k->cid_ok && !st_unw_read_mem(e, &cid, sizeof(cid), k->lo + b->compile_id) &&
-	       cid == k->cid;
+		return !st_unw_read_mem(e, &name, sizeof(name), k->lo + b->name) &&
+		       name == k->name;
+	if (!k->cid_ok)
+		return false;
+	/* an nmethod's (most of a JIT walk's cache hits): both fields in one
+	 * read when they lie close (one helper call in BPF, not two; the
+	 * offsets masked for the verifier: in the buffer whatever they are) */
+	if (span <= ST_HS_CHECK_SPAN) {
+		if (st_unw_read_mem(e, m->check, ((span - 1) & (ST_HS_CHECK_SPAN - 1)) + 1,
+				    k->lo + lo))
+			return false;
+		__builtin_memcpy(&name, &m->check[(no - lo) & (ST_HS_CHECK_SPAN - 1)],
+				 sizeof(name));
+		__builtin_memcpy(&cid, &m->check[(co - lo) & (ST_HS_CHECK_SPAN - 1)], sizeof(cid));
+		return name == k->name && cid == k->cid;
+	}
+	return !st_unw_read_mem(e, &name, sizeof(name), k->lo + b->name) && name == k->name &&
+	       !st_unw_read_mem(e, &cid, sizeof(cid), k->lo + b->compile_id) && cid == k->cid;
 }
 
 /* The blob holding ip: from the walk's memo m (NULL: none), else from
@@ -419,7 +434,7 @@ static __always_inline int st_hs_blob_get(struct st_unw_env *e, const struct st_
 		}
 	}
 	if (st_hs_cache_get(m, ip, k)) {
-		if (ip >= k->lo && ip < k->hi && st_hs_blob_valid(e, b, k)) {
+		if (ip >= k->lo && ip < k->hi && st_hs_blob_valid(e, b, k, m)) {
 			ST_HS_PART(ST_JAVA_PART_CACHE_HIT);
 			r = 1;
 			goto memo;

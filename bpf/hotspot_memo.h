@@ -25,6 +25,9 @@
 #define ST_HS_MEMO_BLOBS 4	/* blobs a walk keeps (power of two): a recursion's
 				 * frames share one or two */
 #define ST_HS_MEMO_SPAN (1U << 24)	/* a blob's _size above this is not memoized */
+#define ST_HS_CHECK_SPAN 512	/* the blob cache's check reads the name pointer and the
+				 * compile id in one read when they lie within this
+				 * (power of two): JDK 17's some 200 bytes apart */
 
 /* A blob's fields, as bpf/hotspot_blob.h reads them. */
 struct st_hs_blob {
@@ -53,6 +56,8 @@ struct st_hs_memo {
 	__u32 pad;
 	struct st_hs_blob_key key;	/* the process (key.pc: scratch) */
 	struct st_hs_blob e[ST_HS_MEMO_BLOBS];
+	__u8 check[ST_HS_CHECK_SPAN + 8];	/* the blob cache check's read (BPF: no
+						 * room on the stack) */
 };
 
 #endif

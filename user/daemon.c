@@ -950,6 +950,7 @@ static int open_parts(struct run *r)
 static int open_deferred(struct run *r)
 {
 	int fd = st_session__deferred_fd(r->sess), err;
+	struct st_unw_java_ops jops;
 
 	/* its thread reads the deferred ring from now on */
 	r->defer = fd >= 0 ? st_defer__new(r->unw, r->coll, fd, (size_t)r->o->defer_mb << 20) :
@@ -965,6 +966,8 @@ static int open_deferred(struct run *r)
 		st_defer__on_refresh(r->defer, on_defer_refresh, r);
 		st_defer__on_sample(r->defer, on_defer_sample, r);
 		st_defer__on_arrival(r->defer, on_defer_arrival, r);
+		if (!r->unw && st_java__ops(r->java, &jops))	/* fp: the HotSpot rule too */
+			st_defer__java(r->defer, &jops);
 		/* the loop wakes when samples come, as when it read them itself */
 		st_session__wake_on(r->sess, st_defer__notify_fd(r->defer));
 	}

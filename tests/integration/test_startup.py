@@ -229,30 +229,27 @@ def test_startup_python_walker_loaded_when_seen():
           % (samples, walked, unwalked, prof["lost"]))
 
 
-def test_startup_java_launched_on_early_object():
-    """A launched JVM starts at once (before, it waited for the full program
-    walking Java: 2-9 s with both CPUs busy): the early object samples it,
-    and the daemon walks the early samples' Java frames itself (the HotSpot
-    rule on the copied stack, user/collect/runtimes/java). With the full
-    program held back (test hook STACKTREED_TEST_EARLY=all) every sample is
-    an early one: Ledger's recursion 200 Java frames deep, whole up to
-    Ledger.main in at least 97% of its samples (test_deep_java's bound).
-    Fails on the code before: no early object for a launched runtime."""
+def check_java_early(mode):
+    """A JVM launched under --unwind mode (None: the default), every sample
+    an early one (STACKTREED_TEST_EARLY=all): Ledger's recursion 200 Java
+    frames deep whole up to Ledger.main in at least 97% of its samples
+    (test_deep_java's bound)."""
     java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
     classes = os.path.join(os.path.dirname(workload("x")), "java")
     if not os.access(java, os.X_OK):
         raise Skip("no JDK 17 (%s)" % java)
-    out, err, _ = run_profiled(["-v", "-F", "499", "--", java, "-Xmx64m", "-cp", classes,
-                                "Ledger", "2",
+    what = "-- java" + (" --unwind %s" % mode if mode else "")
+    out, err, _ = run_profiled(["-v", "-F", "499"] + (["--unwind", mode] if mode else []) +
+                               ["--", java, "-Xmx64m", "-cp", classes, "Ledger", "2",
                                 "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0",
                                 "200"], env_extra={"STACKTREED_TEST_EARLY": "all"})
-    check("BPF program on_early:" in err, "-- java: the early object was not loaded:\n%s"
-          % err[-2000:])
-    check(not LATE.search(err), "-- java: a full timer program was loaded")
+    check("BPF program on_early:" in err, "%s: the early object was not loaded:\n%s"
+          % (what, err[-2000:]))
+    check(not LATE.search(err), "%s: a full timer program was loaded" % what)
     prof = load(out)
     early = early_count(err)
-    check(early >= prof["samples"] > 0, "-- java: %d early samples of %d" % (early,
-                                                                            prof["samples"]))
+    check(early >= prof["samples"] > 0, "%s: %d early samples of %d" % (what, early,
+                                                                        prof["samples"]))
     total = whole = 0
     for t in prof["threads"]:
         stack = [(t["root"], False, False, False)]
@@ -265,7 +262,28 @@ def test_startup_java_launched_on_early_object():
                 total += n["base"]
                 whole += n["base"] if top and not cut else 0
             stack.extend((c, inrec, top, cut) for c in n["children"])
-    metric("startup_java_early.whole", whole / max(total, 1))
-    check(total >= 50, "-- java: %d early samples in Ledger.descend" % total)
-    check(whole >= 0.97 * total, "-- java: %d of %d early samples in Ledger.descend reach "
-          "Ledger.main" % (whole, total))
+    metric("startup_java_early%s.whole" % ("_" + mode if mode else ""), whole / max(total, 1))
+    check(total >= 50, "%s: %d early samples in Ledger.descend" % (what, total))
+    check(whole >= 0.97 * total, "%s: %d of %d early samples in Ledger.descend reach "
+          "Ledger.main" % (what, whole, total))
+
+
+def test_startup_java_launched_on_early_object():
+    """A launched JVM starts at once (before, it waited for the full program
+    walking Java: 2-9 s with both CPUs busy): the early object samples it,
+    and the daemon walks the early samples' Java frames itself (the HotSpot
+    rule on the copied stack, user/collect/runtimes/java). With the full
+    program held back (test hook STACKTREED_TEST_EARLY=all) every sample is
+    an early one: Ledger's recursion 200 Java frames deep, whole up to
+    Ledger.main in at least 97% of its samples (test_deep_java's bound).
+    Fails on the code before: no early object for a launched runtime."""
+    check_java_early(None)
+
+
+def test_startup_java_launched_on_early_object_fp():
+    """The same under --unwind fp: the daemon's frame-pointer walk of an
+    early sample's copy applies the HotSpot rule at the JVM's code cache
+    frames (user/collect/unwind/fpcopy.c, the dwarf path's rule). Fails on
+    the code before: fp mode waited for the full program (no early
+    object), and with it, none of 87 deep early samples was whole."""
+    check_java_early("fp")

@@ -47,7 +47,7 @@ static void walks(struct st_deferred *d, __u64 *out, size_t max, size_t n, unsig
 {
 	unsigned got = 99;
 
-	assert_int_equal(st_fpcopy_walk(d, out, max, &got), n);
+	assert_int_equal(st_fpcopy_walk(d, NULL, out, max, &got), n);
 	assert_int_equal(got, stop);
 }
 

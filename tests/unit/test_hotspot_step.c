@@ -10,7 +10,9 @@
  * JVM's thread running interpreted code (tests/integration/test_java.py),
  * that thread stopped again and again with ptrace, its stack copied and
  * walked from its registers as the daemon walks a deferred sample, the
- * frames named and compared with ST_TEST_JAVA_EXPECT. */
+ * frames named and compared with ST_TEST_JAVA_EXPECT. Also --unwind fp's
+ * walk of a deferred sample with the rule (user/collect/unwind/fpcopy.h)
+ * on the fake stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,8 @@
 
 #include "tests/fuzz/jmethod_fake.h"
 #include "user/collect/unwind/unwind_native.h"
+#include "user/collect/unwind/fpcopy.h"
+#include "user/collect/unwind/unwinder.h"
 #include "user/collect/runtimes/java/jmethod.h"
 #include "user/collect/runtimes/java/jvmlayout.h"
 #include "user/collect/runtimes/java/jvmproc.h"
@@ -240,6 +244,82 @@ static void test_walk_fake(void **state)
  * - 8), read before the walk moves to the caller's fp (a slot read from
  * the caller's frame instead, here a word above the caller's fp, would
  * stop the frame-pointer step there). */
+/* --unwind fp's walk of a deferred sample (fpcopy.h) with the rule's
+ * hooks: the fake JVM's */
+static int seen_calls;
+
+static const struct st_java_proc *fp_proc(void *ctx, __u32 pid, __u32 image)
+{
+	(void)ctx;
+	(void)image;
+	return pid == 42 ? &fake_proc : NULL;
+}
+
+static long fp_mem(void *arg, void *dst, __u32 n, __u64 addr)
+{
+	return fake_rd(((struct st_unw_java_arg *)arg)->ctx, dst, n, addr);
+}
+
+static void fp_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, size_t n)
+{
+	(void)ctx;
+	(void)image;
+	(void)frames;
+	assert_int_equal(pid, 42);
+	assert_true(n == 5 || n == 2);
+	seen_calls++;
+}
+
+static void test_fpcopy_java(void **state)
+{
+	struct st_unw_java_ops ops = { .proc = fp_proc, .mem = fp_mem, .seen = fp_seen,
+				       .counts = &cnt, .ctx = &fk };
+	struct st_deferred *d = calloc(1, sizeof(*d));
+	unsigned st = 99;
+
+	(void)state;
+	assert_non_null(d);
+	fake_stack();
+	d->pid = 42;
+	d->ip = INTERP + 0x100;
+	d->sp = STACK;
+	d->bp = fp_at(0);
+	d->r13 = CODE(CM_A) + 7;
+	d->stack_len = sizeof(fk.stack);
+	memcpy(d->stack, fk.stack, sizeof(fk.stack));
+	/* the Java frames by the rule, the native ones by frame pointers,
+	 * complete where the chain ends (the kernel's walk) */
+	memset(&cnt, 0, sizeof(cnt));
+	memset(out, 0, sizeof(out));
+	assert_int_equal(st_fpcopy_walk(d, &ops, out, ST_MAX_USER, &st), 5);
+	assert_int_equal(st, ST_UNW_STOP_END);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 7));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(out[3], NATIVE_PC);
+	assert_int_equal(out[4], NATIVE_PC + 0x10);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], 3);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_WALKED], 1);
+	assert_int_equal(cnt.n[ST_JAVA_STAT_DEFERRED], 1);
+	assert_int_equal(seen_calls, 1);
+	/* at the depth bound: cut there */
+	assert_int_equal(st_fpcopy_walk(d, &ops, out, 2, &st), 2);
+	assert_int_equal(st, ST_UNW_STOP_DEPTH);
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	/* another process, or no hooks: the kernel's walk, addresses only */
+	d->pid = 43;
+	assert_int_equal(st_fpcopy_walk(d, &ops, out, ST_MAX_USER, &st), 5);
+	assert_int_equal(st, ST_UNW_STOP_END);
+	assert_int_equal(out[0], INTERP + 0x100);
+	assert_int_equal(out[1], INTERP + 0x500);
+	assert_int_equal(out[2], INTERP + 0x600);
+	assert_int_equal(out[3], NATIVE_PC);
+	assert_int_equal(st_fpcopy_walk(d, NULL, out, ST_MAX_USER, &st), 5);
+	assert_int_equal(out[1], INTERP + 0x500);
+	assert_int_equal(seen_calls, 2);	/* (the depth-bound walk's) */
+	free(d);
+}
+
 static void test_walk_compiled_caller(void **state)
 {
 	struct st_java_proc proc = fake_proc;
@@ -740,6 +820,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_fake),
+		cmocka_unit_test(test_fpcopy_java),
 		cmocka_unit_test(test_walk_compiled_caller),
 		cmocka_unit_test(test_walk_bad),
 		cmocka_unit_test(test_walk_limits),

@@ -1120,15 +1120,15 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	 * load starts at the attach at the daemon's priority; before, with a
 	 * 128 KiB copy and no such walk, a 3 s deep Java run had 449 of 625
 	 * samples stopped at "no CFI" (kernel-notes/README.md, "A launched
-	 * JVM on the early object"). Not in fp mode: the daemon's walk of a
-	 * copy by frame pointers (fpcopy.c) runs no HotSpot rule (a deep Java
-	 * run's early samples: none whole). --event wall, offcpu or faults wait
+	 * JVM on the early object"); in fp mode too, the daemon's walk of a
+	 * copy by frame pointers (fpcopy.c) applying the same rule (before
+	 * it did, none of a deep Java run's early samples was whole, and fp
+	 * mode waited). --event wall, offcpu or faults wait
 	 * too: their programs are verified before the launch anyway (not
 	 * split), and the early program gives its samples no wall weight
 	 * (test_offcpu_and_wall_shares_command: 1.9 of 2.5 s of a command's
 	 * wall time folded) */
-	if ((opts->late_interp & ~ST_INTERP_JAVA) ||
-	    (opts->late_interp && opts->unwind_mode == ST_UNWIND_FP) || opts->wall ||
+	if ((opts->late_interp & ~ST_INTERP_JAVA) || opts->wall ||
 	    (opts->events & ~(1u << ST_EVENT_CPU)))
 		s->opts.late_background = false;
 	if (getenv("STACKTREED_TEST_LATE")) {

@@ -20,6 +20,7 @@
 
 struct st_defer {
 	struct st_unwinder *u;		/* NULL: --unwind fp (fpcopy.h) */
+	struct st_unw_java_ops java;	/* fp: the HotSpot rule's hooks (.proc NULL: none) */
 	struct st_collector *c;
 	struct st_defer_ring *ring;	/* the consumer thread and its inbox */
 	struct st_defer_rec *head, **tail;	/* taken from the inbox, oldest first */
@@ -178,6 +179,12 @@ void st_defer__on_arrival(struct st_defer *d, st_defer_sample_fn fn, void *ctx)
 	st_defer_ring__on_record(d->ring, fn, ctx);
 }
 
+void st_defer__java(struct st_defer *d, const struct st_unw_java_ops *ops)
+{
+	if (ops && ops->proc && ops->mem && ops->seen && ops->counts)
+		d->java = *ops;
+}
+
 /* The inbox onto the end of the queue (main thread). */
 static void take_inbox(struct st_defer *d)
 {
@@ -220,7 +227,8 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 	unsigned stop = 0;
 	__u32 stat;
 	int n = d->u ? st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp) :
-		       (int)st_fpcopy_walk(&s->d, frames, ST_MAX_USER, &stop);
+		       (int)st_fpcopy_walk(&s->d, d->java.proc ? &d->java : NULL, frames,
+					   ST_MAX_USER, &stop);
 	bool complete, cut = false, unmatched = false;
 
 	if (n == -EAGAIN)

@@ -63,6 +63,11 @@ void st_defer__on_sample(struct st_defer *d, st_defer_sample_fn fn, void *ctx);
  * the process alive then, even when the main thread takes the sample in
  * only after it exited (a daemon behind). */
 void st_defer__on_arrival(struct st_defer *d, st_defer_sample_fn fn, void *ctx);
+/* --unwind fp (no unwinder): the HotSpot rule for the JVMs' samples
+ * walked by frame pointers (fpcopy.h; the dwarf path's is the unwinder's,
+ * st_unwinder__java()). ops as st_unwinder__java()'s, copied. */
+struct st_unw_java_ops;
+void st_defer__java(struct st_defer *d, const struct st_unw_java_ops *ops);
 
 /* Stops and joins the thread. NULL is fine. */
 void st_defer__free(struct st_defer *d);

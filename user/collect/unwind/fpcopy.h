@@ -25,7 +25,18 @@
  * st_unw_stop, bpf/unwind_step.h): ST_UNW_STOP_END complete,
  * ST_UNW_STOP_DEPTH max reached, ST_UNW_STOP_BAD_FRAME cut at an address
  * outside user space, ST_UNW_STOP_READ_FAULT the chain went on past a copy
- * cut at its bound (ST_DEFER_STACK). */
-size_t st_fpcopy_walk(const struct st_deferred *d, __u64 *out, size_t max, unsigned *stop);
+ * cut at its bound (ST_DEFER_STACK). java (NULL: none; unwinder.h's
+ * struct st_unw_java_ops): when d's process is a known JVM (java->proc),
+ * a frame whose address is in its code cache is bpf/hotspot_step.h's
+ * rule's, as in the dwarf path's walk of a copy (unwind_native.h): its
+ * Java entry (ST_JAVA_TAG, no address) in place of the address, its
+ * caller by the frame's layout (compiled Java keeps no frame pointer),
+ * frame pointers again from the first frame outside it; where the rule
+ * stops the walk, it stops (its stop, ST_UNW_STOP_NO_TABLE); the walk
+ * counted and its methods read (st_unw_java_walked()). Before, a deep
+ * Java run's early samples under --unwind fp: none whole. */
+struct st_unw_java_ops;
+size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops *java, __u64 *out,
+		      size_t max, unsigned *stop);
 
 #endif

@@ -843,14 +843,8 @@ int st_unwinder__walk(struct st_unwinder *u, const struct st_deferred *d, bool f
 	n = st_unw_walk_native(&in, out, max < ST_MAX_USER ? (__u32)max : ST_MAX_USER, &res);
 	u->scanned += res.scanned;
 	u->scan_failed += res.scan_failed;
-	if (in.java) {
-		in.jc->n[ST_JAVA_STAT_DEFERRED]++;
-		if (res.jframes) {
-			u->java.seen(u->java.ctx, d->pid, d->image, out, n);
-		}
-		if (res.mem_failed)	/* (the process gone: frames kept as addresses) */
-			in.jc->n[ST_JAVA_STAT_LATE_NO_MEM]++;
-	}
+	if (in.java)
+		st_unw_java_walked(&u->java, d->pid, d->image, out, n, res.jframes, res.mem_failed);
 	*stop = !in.proc && res.stop == ST_UNW_STOP_NO_TABLE ? ST_UNW_STOP_NO_PROC : res.stop;
 	*fp_frames = res.fp_frames;
 	return (int)n;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "bpf/stacktree.h"
 #include "user/collect/unwind/unwind_cache.h"
 
 struct st_session;
@@ -141,5 +142,20 @@ struct st_unw_java_ops {
 	void *ctx;
 };
 void st_unwinder__java(struct st_unwinder *u, const struct st_unw_java_ops *ops);
+/* A walk of a deferred sample of (pid, image) with ops's JVM done (the
+ * dwarf path's, st_unwinder__walk(), and --unwind fp's, fpcopy.h): n
+ * frames in out, jframes of them Java ones, mem_failed reads of its
+ * methods failed: counted (ST_JAVA_STAT_DEFERRED, LATE_NO_MEM), its
+ * methods read at once (ops->seen). */
+static inline void st_unw_java_walked(const struct st_unw_java_ops *ops, __u32 pid,
+				      __u32 image, const __u64 *out, size_t n, __u32 jframes,
+				      __u32 mem_failed)
+{
+	ops->counts->n[ST_JAVA_STAT_DEFERRED]++;
+	if (jframes)
+		ops->seen(ops->ctx, pid, image, out, n);
+	if (mem_failed)	/* (the process gone: frames kept as addresses) */
+		ops->counts->n[ST_JAVA_STAT_LATE_NO_MEM]++;
+}
 
 #endif

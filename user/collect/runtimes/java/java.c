@@ -798,15 +798,22 @@ static void unw_seen(void *ctx, __u32 pid, __u32 image, const __u64 *frames, siz
 	pthread_mutex_unlock(&j->mu);
 }
 
+bool st_java__ops(struct st_java *j, struct st_unw_java_ops *ops)
+{
+	if (!j)
+		return false;
+	*ops = (struct st_unw_java_ops){ .proc = unw_proc, .mem = unw_mem, .seen = unw_seen,
+					 .counts = &j->late, .ctx = j };
+	return true;
+}
+
 void st_java__unwinder(struct st_java *j, struct st_unwinder *u)
 {
-	struct st_unw_java_ops ops = { .proc = unw_proc, .mem = unw_mem, .seen = unw_seen,
-				       .ctx = j };
+	struct st_unw_java_ops ops;
 
-	if (!j || !u)
+	if (!u || !st_java__ops(j, &ops))
 		return;
 	j->unw = u;
-	ops.counts = &j->late;
 	st_unwinder__java(u, &ops);
 }
 

@@ -70,6 +70,12 @@ void st_java__reset(struct st_java *j);
  * pushed; the methods they meet read at once). */
 void st_java__unwinder(struct st_java *j, struct st_unwinder *u);
 
+/* The same rule's hooks for --unwind fp's walks of deferred samples
+ * (user/collect/unwind/fpcopy.h, through st_defer__java()): into *ops;
+ * false when j is NULL. */
+struct st_unw_java_ops;
+bool st_java__ops(struct st_java *j, struct st_unw_java_ops *ops);
+
 /* A deferred sample taken in (user/collect/unwind/deferred.h), its
  * process likely alive: when it is a JVM's, its Java frames from the leaf
  * are walked now (no unwinding table needed: the rule's), their methods
