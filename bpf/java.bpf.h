@@ -38,6 +38,12 @@ struct {
 	__type(value, struct st_java_proc);
 } java_procs SEC(".maps");
 
+/* Moved on by the daemon after each change to java_procs (an update or a
+ * delete: st_session__java_procs_changed()): a CPU's memo of whether a
+ * process has a JVM, read at another value, is looked up again (the fp
+ * walk's Java count, bpf/walk.bpf.h). */
+__u64 java_procs_epoch = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);

@@ -26,6 +26,9 @@ struct scratch {
 	bool defer;		/* ... for want of tables: unwind it in the daemon */
 	bool force_defer;	/* in: the thread waits for its handoff (defer it anyway) */
 	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
+	__u32 java_tgid;	/* fp: the process java_has is of (java_seen()), */
+	__u32 java_has;		/* ... 1 if it is in java_procs, */
+	__u64 java_epoch;	/* ... as of java_procs_epoch's value then */
 };
 
 struct {
@@ -160,6 +163,23 @@ static __always_inline long fp_walk_deep(struct scratch *sc)
 	return w.n;
 }
 
+/* Whether process tgid has a JVM (java_procs): the CPU's memo while the
+ * daemon has changed no entry since (java_procs_epoch read first: an entry
+ * pushed after the read makes the next sample look again), else looked
+ * up. A non-Java process's samples paid a hash lookup each (issue 37 item
+ * 2: kernel-notes/README.md, "The Java check's memo"). */
+static __always_inline bool java_seen(struct scratch *sc, __u32 tgid)
+{
+	__u64 epoch = *(volatile __u64 *)&java_procs_epoch;
+
+	if (sc->java_tgid != tgid || sc->java_epoch != epoch) {
+		sc->java_has = bpf_map_lookup_elem(&java_procs, &tgid) != NULL;
+		sc->java_tgid = tgid;
+		sc->java_epoch = epoch;
+	}
+	return sc->java_has;
+}
+
 /* --unwind fp: bpf_get_stack(), on in BPF past the kernel's limit, cut at
  * the first frame that is no user address. */
 static __always_inline long fp_stack(void *ctx, struct scratch *sc, bool timer)
@@ -180,7 +200,7 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, bool timer)
 	if (interpreters & ST_INTERP_JAVA) {
 		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-		if (bpf_map_lookup_elem(&java_procs, &tgid))
+		if (java_seen(sc, tgid))
 			st_java_count(ST_JAVA_STAT_FP_MODE);
 	}
 	c.n = (__u32)(r >> 3);	/* bytes to frames (no signed division in BPF) */

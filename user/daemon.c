@@ -91,6 +91,15 @@ static bool stopping(void *ctx)
 	return signal_flags & SIG_ABORT;
 }
 
+/* Why the kernel's trees were drained (drain(), told in the summary). */
+enum drain_why {
+	DRAIN_NEEDED,		/* a snapshot, the final reports, a window's edge, a top view */
+	DRAIN_HALF_FULL,	/* the generation's table passed DRAIN_FILL */
+	DRAIN_EXITED,		/* DRAIN_EXITS sampled processes exited */
+	DRAIN_CEILING,		/* --drain-interval passed */
+	DRAIN__N
+};
+
 struct run {
 	const struct st_options *o;
 	struct st_symbolizer *sym;
@@ -120,6 +129,9 @@ struct run {
 	unsigned fail_streak;		/* snapshots failed since the last written */
 	double fail_since, fail_said;	/* the streak's first failure; its last line */
 	int merge_err;
+	unsigned exits;			/* sampled processes exited since the last drain */
+	unsigned long drains[DRAIN__N];	/* the kernel's trees drained, by why */
+	double last_drain;		/* its time (now_s()) */
 	struct st_report_opts ro;
 	__u64 prev_stats[ST_EVENTS][ST_STAT__MAX]; /* counters at the previous snapshot */
 	__u64 prev_run_ns[ST_EVENTS], prev_runs[ST_EVENTS];
@@ -142,6 +154,7 @@ static void on_event(void *ctx, const struct st_event *e)
 	struct run *r = ctx;
 
 	if (e->type == ST_EV_EXIT) {
+		r->exits++;
 		st_collector__exited(r->coll, e->pid);
 		/* its deferred samples first: they need its table (walked, and
 		 * the table dropped, with the other exits of this turn) */
@@ -466,14 +479,44 @@ static void budget_sync(struct run *r)
 	r->dropped_said = true;
 }
 
-static int drain(struct run *r)
-{
-	int err = st_session__drain(r->sess, on_drain, r);
+/* What the loop does every TIDY_S whether or not it drained: the maps of
+ * processes whose drained samples hit addresses no mapping covered read
+ * again, the unwinding tables of processes gone dropped, the parts'
+ * memory told to the budget (the deferred queue's and the CFI rows' grow
+ * between drains). */
+#define TIDY_S 1.0
 
+static void tidy(struct run *r)
+{
 	st_collector__refresh_missing(r->coll);
 	if (r->unw)
 		st_unwinder__sweep(r->unw);
 	budget_sync(r);
+}
+
+/* The kernel's trees into the collector's. A generation lasts until one of
+ * these: its table passes DRAIN_FILL (the other half of the ids is the
+ * headroom of a burst while the loop is busy), DRAIN_EXITS sampled
+ * processes exited (their comms and end-of-life mappings are in LRU maps
+ * of 4,096 and 16,384 entries, read when their samples are merged), a
+ * consumer needs the samples up to now (a snapshot, the final reports, an
+ * endpoint window's edge, a `top` view: they call drain()), or
+ * --drain-interval passed. Each drain starts a new generation, in which
+ * every thread looks its nodes up (and creates them) again with a cold
+ * node cache (bpf/fold.bpf.h): with 100 busy processes on 2 CPUs, ~20
+ * samples each a second, drained every second most frames were lookups
+ * (17 a sample, against 3 in a generation of 30 s: bench/run.sh walk). */
+#define DRAIN_FILL 0.5
+#define DRAIN_EXITS 1024
+
+static int drain(struct run *r, enum drain_why why)
+{
+	int err = st_session__drain(r->sess, on_drain, r);
+
+	r->drains[why]++;
+	r->exits = 0;
+	r->last_drain = now_s();
+	tidy(r);
 	if (err || r->merge_err) {
 		fprintf(stderr, "stacktreed: cannot merge the kernel trees: %s\n",
 			strerror(-(err ? err : r->merge_err)));
@@ -591,7 +634,7 @@ static int snapshot(struct run *r)
 	snprintf(where, sizeof(where), "%s%s", r->report_out ? "standard output" : o->output,
 		 r->report_out || r->out_name ? "" : "/");
 	r->next_snapshot = t + o->interval;
-	if ((err = drain(r)))
+	if ((err = drain(r, DRAIN_NEEDED)))
 		return err;
 	/* the interval's counters, restored when its snapshot fails */
 	memcpy(prev_stats, r->prev_stats, sizeof(prev_stats));
@@ -639,6 +682,11 @@ static int snapshot(struct run *r)
 		src.faults = !strcmp(ps[i]->event, event_names[ST_EVENT_FAULTS]);
 		st_summary__write(mem, ps[i], &src, o->interval > 0 ? "(this directory)" : where);
 	}
+	fprintf(mem, "stacktreed: kernel tree generations drained: %lu (%lu for reports, windows "
+		"and views, %lu half full, %lu after %d exits, %lu at --drain-interval %g s)\n",
+		r->drains[DRAIN_NEEDED] + r->drains[DRAIN_HALF_FULL] + r->drains[DRAIN_EXITED] +
+		r->drains[DRAIN_CEILING], r->drains[DRAIN_NEEDED], r->drains[DRAIN_HALF_FULL],
+		r->drains[DRAIN_EXITED], DRAIN_EXITS, r->drains[DRAIN_CEILING], o->drain_interval);
 	fclose(mem);
 	err = write_reports(r, ps, prefixes, n, text);
 written:
@@ -723,10 +771,11 @@ cleanup:
 static int sample_loop(struct run *r, double t0)
 {
 	const struct st_options *o = r->o;
-	double last_drain = t0, wait = 0.1; /* wait: until the next maps follow-up */
+	double last_tidy = t0, wait = 0.1; /* wait: until the next maps follow-up */
 	int status, err;
 
 	while (!(signal_flags & SIG_STOP)) {
+		enum drain_why why;
 		double t;
 
 		st_session__poll(r->sess, wait < 0.1 ? (int)(wait * 1000) + 1 : 100, on_event, r);
@@ -753,13 +802,19 @@ static int sample_loop(struct run *r, double t0)
 			set_flags(SIG_SNAPSHOT, false);
 			if ((err = snapshot(r)))
 				return err;
-			last_drain = now_s();
+			last_tidy = now_s();
 			continue;
 		}
-		if (t - last_drain >= o->drain_interval || st_session__fill(r->sess) > 0.5) {
-			if ((err = drain(r)))
+		why = st_session__fill(r->sess) > DRAIN_FILL ? DRAIN_HALF_FULL :
+		      r->exits >= DRAIN_EXITS ? DRAIN_EXITED :
+		      t - r->last_drain >= o->drain_interval ? DRAIN_CEILING : DRAIN__N;
+		if (why != DRAIN__N) {
+			if ((err = drain(r, why)))
 				return err;
-			last_drain = t;
+			last_tidy = t;
+		} else if (t - last_tidy >= TIDY_S) {
+			tidy(r);
+			last_tidy = t;
 		}
 		/* service: the source lookups the last snapshot left, one
 		 * module's DWARF opened for them all and closed, while the next
@@ -1016,7 +1071,7 @@ static int http_drain(void *ctx)
 	struct run *r = ctx;
 	int err = r->defer ? st_defer__catch_up(r->defer) : 0;
 
-	return err ? err : drain(r);
+	return err ? err : drain(r, DRAIN_NEEDED);
 }
 
 static void http_header(void *ctx, struct st_profile *p)
@@ -1293,7 +1348,7 @@ int st_daemon__run(const struct st_options *o)
 	/* the endpoint's first /metrics body, before the loop's first pass
 	 * (the events queued since the attach can take it seconds) */
 	st_http__work(r.http, now_s());
-	t0 = r.interval_start = now_s();
+	t0 = r.interval_start = r.last_drain = now_s();
 	r.next_snapshot = t0 + o->interval;
 	if (r.child && st_launch__go(r.child)) {
 		ret = 127;

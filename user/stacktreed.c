@@ -111,7 +111,7 @@ static const struct argp_option options[] = {
 	{ "folded-offsets", OPT_FOLDED_OFFSETS, NULL, 0, "stacks.folded and flamegraph.svg: a frame per call site (function+0xOFF) instead of per function", 1 },
 	{ "svg-width", OPT_SVG_WIDTH, "PX", 0, "flamegraph.svg: width in pixels (default 1200, 400..100000)", 1 },
 	{ "max-nodes", OPT_MAX_NODES, "N", 0, "Kernel tree nodes per generation (default 65536)", 2 },
-	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds between drains of the kernel trees (default 1)", 2 },
+	{ "drain-interval", OPT_DRAIN, "SEC", 0, "Seconds a generation of the kernel trees lasts at most before it is drained (default 30; also drained when half full, for a snapshot, an endpoint window or a top view)", 2 },
 	{ "interval", OPT_INTERVAL, "SEC", 0, "Service: write a snapshot directory every SEC seconds into DIR (SIGUSR1: now)", 1 },
 	{ "listen", OPT_LISTEN, "[ADDR:]PORT|unix:/PATH", 0, "Serve GET /debug/pprof/profile?seconds=N (gzipped pprof of the next N seconds) and /metrics (Prometheus) on ADDR:PORT; PORT alone: loopback (127.0.0.1) only; unix:/PATH: a Unix socket the daemon creates (mode 0666: its directory decides who connects); repeatable (4 at most). Root and --listen-allow users get every process, any other local user its own processes only (kernel frames hidden), a client not on loopback 403 without --listen-token-file's token", 1 },
 	{ "listen-allow", OPT_LISTEN_ALLOW, "LIST", 0, "Users that get every process from --listen as root does: a comma list of USER, UID and @GROUP (its members when stacktreed starts); repeatable", 1 },
@@ -661,7 +661,7 @@ int main(int argc, char **argv)
 {
 	struct st_options o = {
 		.freq = 99, .output = "./stacktree.out", .max_nodes = 65536,
-		.drain_interval = 1.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .defer_mb = 32, .unwind_cache_mb = 512,
+		.drain_interval = 30.0, .keep = 24, .unwind = ST_UNWIND_AUTO, .defer_mb = 32, .unwind_cache_mb = 512,
 		.events = 1u << ST_EVENT_CPU, .interpreters = ST_INTERP_ALL,
 		.offcpu_min_ns = 1000, .offcpu_max_rate = 20000,
 	};

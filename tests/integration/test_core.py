@@ -2,6 +2,7 @@
 with a known call structure; the numbers are checked, not just the files."""
 import collections
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -181,6 +182,60 @@ def test_small_node_table_keeps_every_node_in_place():
                 stack.extend((c, seq + (c["function"],)) for c in n["children"])
         check(under >= 0.95 * t["samples"], "bench_cpu %d: %d of %d samples under main"
               % (pid, under, t["samples"]))
+
+
+DRAINS = re.compile(r"kernel tree generations drained: (\d+) \((\d+) for reports, windows and "
+                    r"views, (\d+) half full, (\d+) after \d+ exits, (\d+) at --drain-interval")
+
+
+def drains_in(err):
+    """The summary's drains by why: {"all", "needed", "half_full", "exited", "interval"}."""
+    m = DRAINS.search(err)
+    check(m, "the summary tells no drains: %s" % err[-1500:])
+    return dict(zip(("all", "needed", "half_full", "exited", "interval"), map(int, m.groups())))
+
+
+def sampled_drains(args, copies=1, secs=2.5):
+    """bench_cpu (copies of it) sampled secs seconds by --pid with args:
+    (the profile, the drains by why)."""
+    out = tempfile.mkdtemp(prefix="st-it-gen-")
+    procs = [subprocess.Popen([workload("bench_cpu"), "100000000"]) for _ in range(copies)]
+    try:
+        d = Daemon(["--pid", ",".join(str(p.pid) for p in procs), "-F", "999", "-o", out] + args)
+        time.sleep(secs)
+        rc, err = d.stop()
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    check(rc == 0, "stacktreed: " + err)
+    prof = load(out)
+    check_invariants(prof)
+    return prof, drains_in(err)
+
+
+def test_generations_last_until_needed():
+    """The kernel's trees are drained when they must be, not every second
+    (issue 37 item 2: each drain starts a generation in which every thread
+    looks its nodes up again): bench_cpu sampled 2.5 s is drained once, for
+    the report (before: every second, and no such count in the summary);
+    --drain-interval 0.5 still drains every half second; with --max-nodes
+    1024 two bench_cpu processes (~600 nodes a generation) pass the half
+    mark again and again and are drained for it, no sample lost."""
+    prof, d = sampled_drains([])
+    metric("drains.default", d["all"])
+    check(d == {"all": 1, "needed": 1, "half_full": 0, "exited": 0, "interval": 0},
+          "bench_cpu 2.5 s: drains %s, not the report's alone" % d)
+    check(prof["samples"] > 1000, "too few samples: %d" % prof["samples"])
+    _, d = sampled_drains(["--drain-interval", "0.5"])
+    metric("drains.interval_0_5", d["interval"])
+    check(d["interval"] >= 3, "--drain-interval 0.5 over 2.5 s: drains %s" % d)
+    prof, d = sampled_drains(["--max-nodes", "1024"], copies=2)
+    metric("drains.half_full", d["half_full"])
+    check(d["half_full"] >= 3 and d["interval"] == 0,
+          "two bench_cpu in 1,024 nodes a generation: drains %s" % d)
+    lost = {k: v for k, v in prof["lost_by"].items() if "full" in k}
+    check(not lost, "samples lost for want of nodes: %s" % lost)
 
 
 def test_young_processes_count_main_once():

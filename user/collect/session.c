@@ -1803,6 +1803,12 @@ void st_session__py_procs_changed(struct st_session *s)
 	__atomic_fetch_add(&s->skel->bss->py_procs_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
+void st_session__java_procs_changed(struct st_session *s)
+{
+	if (s)
+		__atomic_fetch_add(&s->skel->bss->java_procs_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
 int st_session__exec_maps(struct st_session *s, __u32 pid, __u32 image, struct st_exec_maps *out)
 {
 	struct st_exec_key k = { .pid = pid, .image = image };

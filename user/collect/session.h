@@ -140,6 +140,11 @@ int st_session__map_fd(struct st_session *s, const char *name);
  * programs read their per-CPU copies of its entries again
  * (bpf/python.bpf.h, py_procs_epoch). */
 void st_session__py_procs_changed(struct st_session *s);
+
+/* Note a change to the java_procs map (a JVM pushed or its entry
+ * deleted): the CPUs' memos of which process has one are looked up again
+ * (bpf/java.bpf.h, java_procs_epoch). Any thread. */
+void st_session__java_procs_changed(struct st_session *s);
 /* The executable file mappings process pid had while it ran image, as BPF
  * kept them at its end (bpf/endmaps.bpf.h), and a file's path: 0, or
  * -ENOENT (none kept). Test hook: STACKTREED_TEST_NO_EXEC_MAPS set, none. */

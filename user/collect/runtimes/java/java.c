@@ -322,6 +322,7 @@ static void bpf_push(struct st_java *j, __u32 pid, const struct st_java_proc *bp
 	if (j->procs_fd >= 0 && bpf_map_update_elem(j->procs_fd, &pid, bp, BPF_ANY))
 		fprintf(stderr, "stacktreed: cannot follow java in pid %u: %s (java_procs)\n", pid,
 			strerror(errno));
+	st_session__java_procs_changed(j->sess);	/* after the update (BPF's memo) */
 }
 
 /* The JVM probed in pid (image): kept, and pushed to java_procs unless
@@ -565,8 +566,8 @@ static void exited(struct st_java *j, __u32 pid, const __u32 *image)
 			j->found[j->nfound++] = pid;
 		return;
 	}
-	if (j->procs_fd >= 0)
-		(void)bpf_map_delete_elem(j->procs_fd, &pid);
+	if (j->procs_fd >= 0 && !bpf_map_delete_elem(j->procs_fd, &pid))
+		st_session__java_procs_changed(j->sess);
 	if (p && (!image || p->image != *image)) {
 		p->retired = true;	/* (an exec's new image may be probed already) */
 		p->exited = !image;
