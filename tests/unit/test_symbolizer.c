@@ -677,6 +677,17 @@ static void assert_static(struct st_symbolizer *s, struct st_module *m, const ch
 	assert_int_equal(r.offset, 1);
 }
 
+/* The paths of three distinct modules (each PATH_MAX): fx_pie, libfx.so and
+ * a link to fx_dl in tmp (a mkdtemp() template, made here). */
+static void three_modules(char *tmp, char *pie, char *lib, char *l0)
+{
+	fx_path(pie, PATH_MAX, "fx_pie");
+	fx_path(lib, PATH_MAX, "libfx.so");
+	assert_non_null(mkdtemp(tmp));
+	make_links(tmp, 1);
+	link_path(l0, PATH_MAX, tmp, 0);
+}
+
 static void test_refcount(void **state)
 {
 	char pie[PATH_MAX], lib[PATH_MAX], tmp[] = "/tmp/st-test-refXXXXXX", l0[PATH_MAX];
@@ -684,11 +695,7 @@ static void test_refcount(void **state)
 	struct st_symbolizer *s;
 
 	(void)state;
-	fx_path(pie, sizeof(pie), "fx_pie");
-	fx_path(lib, sizeof(lib), "libfx.so");
-	assert_non_null(mkdtemp(tmp));
-	make_links(tmp, 1);
-	link_path(l0, sizeof(l0), tmp, 0);
+	three_modules(tmp, pie, lib, l0);
 	s = new_capped(2);
 	assert_modules(s, 0, 0);
 
@@ -765,11 +772,7 @@ static void test_idle_modules_expire(void **state)
 	struct st_symbolizer *s;
 
 	(void)state;
-	fx_path(pie, sizeof(pie), "fx_pie");
-	fx_path(lib, sizeof(lib), "libfx.so");
-	assert_non_null(mkdtemp(tmp));
-	make_links(tmp, 1);
-	link_path(l0, sizeof(l0), tmp, 0);
+	three_modules(tmp, pie, lib, l0);
 	s = st_symbolizer__new(&opts);
 	assert_non_null(s);
 	a = st_symbolizer__module(s, pie, NULL);
