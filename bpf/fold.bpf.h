@@ -20,14 +20,6 @@
 #include "calls.h"
 #include "python.bpf.h"
 
-/* comm of each thread, written when its root node is created */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct st_comm_key);
-	__type(value, char[ST_COMM_LEN]);
-	__uint(max_entries, 16384);
-} thread_comms SEC(".maps");
-
 /* A sample's path, root first, read in place from the walked stacks:
  * [truncated] root, user frames, kernel frames, then an optional extra
  * frame (a page fault's data leaf, or [kernel] for a sample without any

@@ -6,7 +6,9 @@
  * threads' paths and is reported), prepare_exec (an exec in progress,
  * kernels from 6.10) and exit (the daemon may evict the process). Exec
  * and exit call CPython's hooks (bpf/python.bpf.h: an executable the
- * daemon knows is walked from its exec).
+ * daemon knows is walked from its exec). rename: a thread's new name
+ * (prctl(PR_SET_NAME), /proc/PID/task/TID/comm) replaces the one its tree
+ * was named by.
  */
 #ifndef STACKTREE_LIFECYCLE_BPF_H
 #define STACKTREE_LIFECYCLE_BPF_H
@@ -93,6 +95,31 @@ SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(on_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
 {
 	set_proc_image(BPF_CORE_READ(p, tgid), task_image(p), 1, BPF_ANY);
+	return 0;
+}
+
+/* A thread renames itself. Only a thread already named in thread_comms
+ * (threads.bpf.h: sampled in this image) is renamed; the rename an exec
+ * makes is left out: it comes before self_exec_id is raised, so the old
+ * image's key would take the new program's name (the new image's root,
+ * made at its first sample, reads the name then). */
+#define ST_BUDGET_ON_RENAME 1
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
+{
+	struct st_comm_key key = {
+		.addr = ((__u64)BPF_CORE_READ(task, tgid) << 32) | (__u32)BPF_CORE_READ(task, pid),
+		.image = task_image(task),
+	};
+	char name[ST_COMM_LEN] = "";
+
+	if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+		return 0;
+	if (!bpf_map_lookup_elem(&thread_comms, &key))
+		return 0;
+	if (bpf_probe_read_kernel_str(name, sizeof(name), comm) < 0)
+		return 0;
+	bpf_map_update_elem(&thread_comms, &key, name, BPF_EXIST);
 	return 0;
 }
 

@@ -14,6 +14,20 @@
 
 /* `threads`, the cpu-clock's task storage: shared_maps.h */
 
+/* The name of each thread in each image: written by the fold when the
+ * thread's root node is created (each node generation), and by on_rename
+ * (lifecycle.bpf.h) when a thread already in it renames itself, as a JVM's
+ * threads do just after their first instructions: a node generation lasts
+ * up to --drain-interval, and a name read only at its start would show the
+ * name the thread was born with. The daemon reads it at each generation's
+ * root (user/collect/collector.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct st_comm_key);
+	__type(value, char[ST_COMM_LEN]);
+	__uint(max_entries, 16384);
+} thread_comms SEC(".maps");
+
 /* A CPU's spare thread state, one per event, for a sample whose thread's
  * own cannot be had: bpf_task_storage_get() returns NULL when another
  * program of ours is inside a task-storage call on this CPU (the timer's

@@ -370,6 +370,58 @@ def test_threads_one_tree_each():
         t["samples"] for t in prof["threads"] if t["pid"] == pid), "merged tree samples")
 
 
+def test_threads_renamed_after_their_first_samples():
+    """A thread that names itself after its first samples (as a JVM's
+    threads do, just after they start) is shown by its new name, its samples
+    from before the rename in the same tree. The name was read when the
+    thread's root node was made, once a node generation; since generations
+    last until needed (up to --drain-interval, 30 s), a thread renamed inside
+    one kept its first name (the CI run of 389b4b9: the JVM's worker named
+    'java'); now the kernel's task_rename renames it (bpf/lifecycle.bpf.h).
+    threads with WL_NAME_LATE=1: each thread spins a third of its time as
+    'threads', then names itself. Launched (dwarf and fp walks), and -a."""
+    def check_names(prof, tids, what):
+        for name, tid in tids.items():
+            t = thread(prof, tid)
+            check(t["comm"] == name, "%s: thread %d is named %r, not %r"
+                  % (what, tid, t["comm"], name))
+            # one tree: the samples before the rename are in it too
+            check(function_cum(t["root"], "spin_" + name) >= 0.95 * t["samples"] and
+                  len([u for u in prof["threads"] if u["tid"] == tid]) == 1,
+                  "%s: thread %s split or not spinning: %s" % (what, name, [
+                      (u["comm"], u["samples"]) for u in prof["threads"] if u["tid"] == tid]))
+            # its third before the rename is in its samples (red: 0.4 s of
+            # CPU at 999 Hz, a third before; halved for two busy CPUs)
+            check(t["samples"] >= 0.5 * 999 * 0.4 * 0.5, "%s: %s has %d samples"
+                  % (what, name, t["samples"]))
+        check(main_thread(prof, "threads")["comm"] == "threads", "%s: main renamed" % what)
+
+    for mode in ("auto", "fp"):
+        out, _, rep = run_profiled(["--unwind", mode, "-F", "999", "--", workload("threads")],
+                                   env_extra={"WL_NAME_LATE": "1"})
+        prof = load(out)
+        check_invariants(prof)
+        check(len(rep["threads"]) == 3, "workload reported %d threads" % len(rep["threads"]))
+        check_names(prof, rep["threads"], "-- CMD --unwind " + mode)
+    out = tempfile.mkdtemp(prefix="st-rename-")
+    report = os.path.join(out, "workload.txt")
+    d = Daemon(["-a", "-F", "999", "-o", out])
+    try:
+        p = subprocess.run([workload("threads")], capture_output=True, timeout=60,
+                           env=dict(os.environ, WL_NAME_LATE="1", WL_REPORT=report))
+    finally:
+        rc, err = d.stop()
+    check(p.returncode == 0 and rc == 0, "threads %d, stacktreed %d: %s"
+          % (p.returncode, rc, err))
+    with open(report) as f:
+        tids = {l.split()[1]: int(l.split()[2]) for l in f if l.startswith("thread ")}
+    check(len(tids) == 3, "workload reported %d threads" % len(tids))
+    prof = load(out)
+    pid = thread(prof, tids["red"])["pid"]
+    prof["threads"] = [t for t in prof["threads"] if t["pid"] == pid]
+    check_names(prof, tids, "-a")
+
+
 def test_shared_library_attribution():
     out, _, rep = run_profiled(["-F", "999", "--", workload("uselib")])
     prof = load(out)

@@ -1543,6 +1543,10 @@ int st_session__attach(struct st_session *s)
 		fprintf(stderr, "stacktreed: cannot attach sched_prepare_exec (%s): a process read "
 			"in the middle of an exec may lend its new maps to its old image\n",
 			strerror(errno));
+	if (!(s->skel->links.on_rename = bpf_program__attach(s->skel->progs.on_rename)))
+		fprintf(stderr, "stacktreed: cannot attach task_rename (%s): a thread that renames "
+			"itself after its first samples keeps its first name until the next node "
+			"generation\n", strerror(errno));
 	if (s->fault)
 		s->fault_link = bpf_program__attach(s->fault);
 	if (s->offcpu)
