@@ -13,17 +13,27 @@
 #include "dual.h"
 
 /*
- * Frame i (0: the outermost) of a path that shares its first `prefix`
- * frames with the thread's previous path, which was prev_depth frames
- * deep. Nodes are positions inside frames (call sites, leaf): past the
+ * The first frame that is a new call (0: the outermost), of a path that
+ * shares its first `prefix` frames with the thread's previous path, which
+ * was prev_depth frames deep. Nodes are positions inside frames (call sites, leaf): past the
  * prefix every frame is a new call; the frame at the prefix is the same
  * frame, moved on, when the previous path had a frame there, and a new
  * call when the previous path ended before it; frames inside the prefix
  * are not new.
  */
+static __always_inline __u32 st_calls_first(__u32 prefix, __u32 prev_depth)
+{
+	return prev_depth > prefix ? prefix + 1 : prefix;
+}
+
+/* The same, frame by frame: frames from st_calls_first() on are new. The
+ * BPF fold writes a sample's CALLS as two deltas whose subtree sums are
+ * them (+1 on the leaf, -1 on the node above the first new frame: the
+ * root for frame 0), summed by the daemon (st_collector__merge()); the
+ * daemon's late fold and the tree count them frame by frame. */
 static __always_inline bool st_calls_is_new(__u32 i, __u32 prefix, __u32 prev_depth)
 {
-	return i > prefix || (i == prefix && prev_depth <= prefix);
+	return i >= st_calls_first(prefix, prev_depth);
 }
 
 #endif

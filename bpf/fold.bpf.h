@@ -102,6 +102,9 @@ struct fold_ctx {
 	__u32 prev_depth;
 	__u32 failed;
 	__u64 phash;		/* path_mix() of the frames before the next one */
+	__u64 known_hash;	/* path_mix() of the thread's known frames (ts->known) */
+	__u32 above_at;		/* fold_shortcut(): the node above the first new call */
+	__u64 above_hash;	/* its path's hash */
 	__u32 n[ST_PART_N_CALLS + 1];	/* benchmarks only: frames, finds, calls */
 };
 
@@ -120,30 +123,41 @@ static __always_inline __u64 path_mix(__u64 h, __u64 addr, __u16 flags)
 
 /* node_get() through the thread's node cache: two ways (the pair of
  * entries at an even index), the newest key in the first, the pair picked
- * by the path's running hash up to this frame (path_mix(): c->phash, then
- * moved on). An entry of this epoch holds an id that node_get() returned
- * in this epoch: the winner of its key's slot, whose record keeps that key
- * until the daemon drains the generation (a record that lost the race for
- * its slot is never returned, and ids are not reused within an epoch). So
- * an entry whose address is the frame's is the node when its record's
- * parent and flags are the frame's: the record the frame's CALLS are
- * written to anyway. The address kept in the entry spares a miss that
- * read (with ids alone, 1,024 in 8 KiB, every miss read two records, a
- * cold line each: a walk whose frames mostly miss, Python's, paid them).
- * A thread that alternates between a few paths has more nodes than a
- * small cache keeps apart: bench_cpu's 8 paths have ~300 nodes (leaf
- * addresses included), of which 256 entries (6 KiB) missed 7.4-9.0 a
- * sample (kernel-notes/README.md, "The fold's cost by part"). */
+ * by the path's running hash up to and with this frame (path_mix(): the
+ * root's id, then every frame's address and flags from the root down).
+ * An entry is that hash, the epoch and the id node_get() returned in that
+ * epoch: the winner of its key's slot, whose record keeps that key until
+ * the daemon drains the generation (a record that lost the race for its
+ * slot is never returned, and ids are not reused within an epoch). An
+ * entry of this epoch whose hash is the path's is the path's node: no
+ * record is read. Before (2026-11-30), the entry held the frame's address
+ * and the rest of the key (parent, flags) was checked in the node's
+ * record, which the fold then wrote for CALLS: a record line a differing
+ * frame, cold under load (~300 ns a frame, kernel-notes/README.md, "The
+ * fold's cost by part"). Two paths whose 64-bit hashes are equal in one
+ * epoch and one way would share a node: by chance about one lookup in
+ * 2^64; by design only for a program that forges its own stack (the
+ * cache is its thread's: the forger's own samples would be misplaced,
+ * which its forged stack does anyway). A thread that alternates between a
+ * few paths has more nodes than a small cache keeps apart: bench_cpu's 8
+ * paths have ~300 nodes (leaf addresses included). */
 static __always_inline bool node_cache_is(const struct node_cache_ent *e, const struct fold_ctx *c,
-					  __u16 flags, __u64 addr)
+					  __u64 hash)
 {
-	__u32 id = e->id;
-	struct st_node_rec *rec;
+	return e->epoch == c->epoch && e->hash == hash && e->id;
+}
 
-	if (e->epoch != c->epoch || e->addr != addr || !id)
-		return false;
-	rec = bpf_map_lookup_elem(&nodes, &id);
-	return rec && rec->addr == addr && rec->parent == c->parent && rec->flags == flags;
+/* The node of the path whose running hash is hash, from the cache, or 0. */
+static __always_inline __u32 node_cache_find(struct fold_ctx *c, __u64 hash)
+{
+	__u32 h = (__u32)(hash >> 32) & (ST_NODE_CACHE - 2);
+	struct node_cache_ent *e = &c->ts->cache[h], *e1 = &c->ts->cache[h + 1];
+
+	if (node_cache_is(e, c, hash))
+		return e->id;
+	if (node_cache_is(e1, c, hash))
+		return e1->id;
+	return 0;
 }
 
 static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __u64 addr)
@@ -158,9 +172,9 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	e = &c->ts->cache[h];
 	e1 = &c->ts->cache[h + 1];
 
-	if (node_cache_is(e, c, flags, addr))
+	if (node_cache_is(e, c, c->phash))
 		return e->id;
-	if (node_cache_is(e1, c, flags, addr))
+	if (node_cache_is(e1, c, c->phash))
 		return e1->id;
 	if (bench_parts_on)	/* benchmarks only */
 		c->n[ST_PART_N_FIND]++;
@@ -168,18 +182,17 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	if (id) {
 		if (e->epoch == c->epoch)	/* the older key to the second way */
 			*e1 = *e;
-		e->addr = addr;
+		e->hash = c->phash;
 		e->epoch = c->epoch;
 		e->id = id;
 	}
 	return id;
 }
 
-/* Fold path frame i: find or create its node, count a new call. */
+/* Fold path frame i: find or create its node (its CALLS: fold_calls()). */
 static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 {
 	__u32 slot = i & (ST_PATH_SLOTS - 1);
-	struct st_node_rec *rec;
 	__u32 id;
 
 	__u16 flags;
@@ -191,16 +204,6 @@ static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 	if (!id) {
 		c->failed = 1;
 		return 1;
-	}
-	/* frames inside the prefix are looked up again after a generation
-	 * swap: not new calls (bpf/calls.h); nor is any frame of a sample
-	 * folded through the spare state, whose previous path is unknown */
-	if (st_calls_is_new(i, c->prefix, c->prev_depth) && !c->ts->spare) {
-		rec = bpf_map_lookup_elem(&nodes, &id);
-		if (rec)
-			rec->calls += 1;
-		if (bench_parts_on)
-			c->n[ST_PART_N_CALLS]++;
 	}
 	c->ts->ids[slot] = id;
 	c->ts->addrs[slot] = addr;
@@ -223,6 +226,102 @@ static long fold_frames(__u32 k, void *data)
 	return 0;
 }
 
+/* fold_shortcut()'s pass over frame i: the path's running hash, and the
+ * path saved for the next sample's prefix (its node ids are not: the
+ * frames past ts->known are unknown). */
+static __always_inline int hash_frame(struct fold_ctx *c, __u32 i)
+{
+	__u32 slot = i & (ST_PATH_SLOTS - 1);
+	__u16 flags;
+	__u64 addr;
+
+	if (i >= c->end)
+		return 1;
+	addr = path_at(c->sc, c->pv, i, &flags);
+	c->phash = path_mix(c->phash, addr, flags);
+	if (i == c->above_at)
+		c->above_hash = c->phash;
+	c->ts->addrs[slot] = addr;
+	c->ts->flags[slot] = flags;
+	return 0;
+}
+
+/* Two frames a call, as fold_frames(). */
+static long hash_frames(__u32 k, void *data)
+{
+	struct fold_ctx *c = data;
+	__u32 i = c->start + 2 * k;
+
+	return hash_frame(c, i) || hash_frame(c, i + 1);
+}
+
+/* A path met in this epoch, past its prefix: its leaf found in the node
+ * cache by the running hash of the whole path, and the node above its
+ * first new call (CALLS, bpf/calls.h) in the known prefix or the cache by
+ * its hash. Then no frame past the prefix is looked up one by one: on a
+ * thread that alternates between a few paths (bench_cpu: 8, 25 of its 35
+ * frames differing from one sample to the next) each differing frame
+ * cost a cache probe, a line of the thread's 8 KiB of entries, cold
+ * under load. The frames between are left unknown (ts->known: the next
+ * sample folds from there if it needs them). false: fold frame by frame
+ * (c->phash as it was). */
+__noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
+			  struct fold_ctx *in)
+{
+	struct fold_ctx fc, *c = &fc;
+	__u32 leaf, above = 1, first;
+
+	if (!sc || !pv || !ts || !in)
+		return 0;
+	fc = *in;
+	fc.sc = sc;
+	fc.pv = pv;
+	fc.ts = ts;
+	if (ts->spare || c->end <= c->start || c->end > ST_PATH_SLOTS)
+		return 0;
+	first = st_calls_first(c->prefix, c->prev_depth);
+	/* above the first new call: inside the known frames (ids), or past them */
+	c->above_at = first && first - 1 >= c->start && first < c->end ? first - 1 : ~0u;
+	bpf_loop((c->end - c->start + 1) / 2, hash_frames, c, 0);
+	leaf = node_cache_find(c, c->phash);
+	if (leaf && c->above_at != ~0u)
+		above = node_cache_find(c, c->above_hash);
+	if (!leaf || !above)
+		return 0;
+	ts->ids[(c->end - 1) & (ST_PATH_SLOTS - 1)] = leaf;
+	if (c->above_at != ~0u)
+		ts->ids[c->above_at & (ST_PATH_SLOTS - 1)] = above;
+	ts->known = c->start;
+	return 1;
+}
+
+/* The path's frames [start, end) folded one by one, from node parent
+ * (in->parent, in->phash: the running hash up to it); the last node id in
+ * in->parent, a failure in in->failed. Global functions, this one and
+ * fold_shortcut(): the verifier checks each once, whatever state
+ * fold_path() reaches them in (inlined, its branches on the known frames
+ * made it check the loop's callback again for each: 130k -> 492k
+ * instructions in on_timer_fp). */
+__noinline int fold_span(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
+			 struct fold_ctx *in)
+{
+	struct fold_ctx fc;
+
+	if (!sc || !pv || !ts || !in)
+		return 1;
+	fc = *in;
+	fc.sc = sc;
+	fc.pv = pv;
+	fc.ts = ts;
+	if (fc.end > fc.start && fc.end <= ST_PATH_SLOTS)
+		bpf_loop((fc.end - fc.start + 1) / 2, fold_frames, &fc, 0);
+	in->parent = fc.parent;
+	in->failed = fc.failed;
+	for (__u32 k = 0; k <= ST_PART_N_CALLS; k++)
+		in->n[k] = fc.n[k];
+	return fc.failed;
+}
+
 static long match_prefix(__u32 i, void *data)
 {
 	struct fold_ctx *c = data;
@@ -237,6 +336,8 @@ static long match_prefix(__u32 i, void *data)
 		return 1;
 	c->prefix = i + 1;
 	c->phash = path_mix(c->phash, addr, flags);
+	if (i + 1 == c->ts->known)
+		c->known_hash = c->phash;
 	return 0;
 }
 
@@ -253,7 +354,8 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 			   (ev == ST_EVENT_OFFCPU ? ST_NODE_OFFCPU : 0);
 	struct fold_ctx fc = {};
 	struct st_node_rec *rec;
-	__u32 ep, gen, n, leaf;
+	__u32 ep, gen, n, leaf, first;
+	bool calls;
 	bool fresh, created;
 	__u64 *busy;
 
@@ -281,7 +383,10 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	fc.sc = sc;
 	fc.pv = pv;
 	fc.limit = n < fc.prev_depth ? n : fc.prev_depth;
+	fc.phash = path_mix(0, ts->root, ST_NODE_ROOT);	/* the cache's paths start at the root */
+	fc.known_hash = fc.phash;
 	bpf_loop(fc.limit, match_prefix, &fc, 0);
+
 	if (ev == ST_EVENT_CPU)
 		part_mark(ST_PART_PREFIX);
 
@@ -315,10 +420,13 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 		ts->epoch = ep;
 		fc.parent = root;
 		fc.start = 0;
-		fc.phash = 0;	/* from the root again */
+		fc.phash = path_mix(0, root, ST_NODE_ROOT);	/* from the root again */
 	} else {
-		fc.parent = fc.prefix ? ts->ids[(fc.prefix - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
-		fc.start = fc.prefix;
+		/* from the prefix, or from the last known node before it */
+		fc.start = fc.prefix < ts->known ? fc.prefix : ts->known;
+		fc.parent = fc.start ? ts->ids[(fc.start - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
+		if (fc.start < fc.prefix)
+			fc.phash = fc.known_hash;
 	}
 	if (ev == ST_EVENT_CPU)
 		part_mark(ST_PART_ROOT);
@@ -326,8 +434,10 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	fc.ev = ev;
 	fc.epoch = ep;
 	fc.end = n;
-	if (n > fc.start)
-		bpf_loop((n - fc.start + 1) / 2, fold_frames, &fc, 0);
+	if (!fold_shortcut(sc, pv, ts, &fc)) {
+		fold_span(sc, pv, ts, &fc);
+		ts->known = n;
+	}
 	if (ev == ST_EVENT_CPU)
 		part_mark(ST_PART_FRAMES);
 	if (fc.failed) {
@@ -338,9 +448,31 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	}
 	ts->depth = n;
 	leaf = ts->ids[(n - 1) & (ST_PATH_SLOTS - 1)];
+	/* CALLS (bpf/calls.h): frames first.. are new calls, but none of a
+	 * sample folded through the spare state, whose previous path is
+	 * unknown. Written as two deltas, +1 on the leaf and -1 on the node
+	 * above frame first (the root for frame 0), that the daemon sums over
+	 * each node's subtree (st_collector__merge()): two records a sample,
+	 * not one per new frame (26 of bench_cpu's 35, each a cold line under
+	 * load: kernel-notes/README.md, "The fold's cost by part"). */
+	if (ts->known > n)
+		ts->known = n;
+	first = st_calls_first(fc.prefix, fc.prev_depth);
+	calls = !ts->spare && first < n;
 	rec = bpf_map_lookup_elem(&nodes, &leaf);
-	if (rec)
+	if (rec) {
 		rec->base += pv->weight ? pv->weight : 1;
+		rec->calls += calls;
+	}
+	if (calls) {
+		__u32 above = first ? ts->ids[(first - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
+
+		rec = bpf_map_lookup_elem(&nodes, &above);
+		if (rec)
+			rec->calls -= 1;
+		if (bench_parts_on)	/* benchmarks only */
+			fc.n[ST_PART_N_CALLS] += 2;
+	}
 	stat_ev(ev, ST_STAT_FOLDED);
 	if (ev == ST_EVENT_CPU) {	/* benchmarks only: the clock, then the counts */
 		part_end(ST_PART_LEAF);

@@ -13,15 +13,13 @@
 /* A thread's recently used nodes, two ways by the path's running hash
  * (bpf/fold.bpf.h, node_get_cached()): a thread that alternates between a
  * few paths finds their nodes here instead of in the node table. An entry
- * is a node's address, its id and the epoch it was found in (an older
- * epoch's is stale); the rest of its key (parent, flags) is read from the
- * node's record, which the fold writes anyway (CALLS), when the address
- * matches: 16 bytes an entry, 512 entries in 8 KiB where 256 entries
- * with their whole keys took 6 KiB. */
+ * is the running hash of the node's path from its root, the node's id and
+ * the epoch it was found in (an older epoch's is stale): 16 bytes, 512
+ * entries in 8 KiB. */
 #define ST_NODE_CACHE 512
 
 struct node_cache_ent {
-	__u64 addr;
+	__u64 hash;
 	__u32 epoch;
 	__u32 id;
 };
@@ -34,6 +32,8 @@ struct thread_state {
 	__u32 defer_seq;	/* samples of the thread deferred so far */
 	__u32 deferring;	/* deferred since the last folded one (0: folding here) */
 	__u32 spare;		/* 1: a CPU's spare (spare_threads), 0: a thread's own */
+	__u32 known;		/* ids[0, known) are the path's nodes (the rest may be 0:
+				 * bpf/fold.bpf.h, fold_shortcut()) */
 	__u32 ids[ST_PATH_SLOTS];
 	__u64 addrs[ST_PATH_SLOTS];
 	__u16 flags[ST_PATH_SLOTS];

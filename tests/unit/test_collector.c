@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "bpf/calls.h"
 #include "common/budget.h"
 #include "common/tree.h"
 #include "user/collect/collector.h"
@@ -59,13 +60,14 @@ static struct st_node_rec rec(__u32 parent, __u64 addr, __u16 flags, __u64 base,
 }
 
 /* Ids are first_id + index; a child names its parent's id. Two generations
- * of the same stack sum into one path. */
+ * of the same stack sum into one path. CALLS are deltas (bpf/calls.h): a
+ * node's is the sum over its subtree. */
 static void test_merge_builds_and_sums(void **state)
 {
 	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
 	struct st_node_rec g[] = {
 		root_rec(PID, TID, 3, 0),
-		rec(100, 0x1000, 0, 0, 1),			/* main's call site */
+		rec(100, 0x1000, 0, 0, (__u64)-1),		/* main's call site */
 		rec(101, 0x2000, ST_NODE_LEAF, 5, 1),		/* the leaf */
 		rec(101, 0xffffffff81000000ull, ST_NODE_LEAF | ST_NODE_KERNEL, 2, 1),
 	};
@@ -86,6 +88,7 @@ static void test_merge_builds_and_sums(void **state)
 	assert_non_null(t);
 	assert_string_equal(t->comm, "t1.3");	/* named once the thread was known */
 	root = st_tree__root(t->tree);
+	assert_int_equal(root->calls, 2);	/* its subtree's sum (its own delta 0) */
 	cs = child(root, ST_FRAME_CALLSITE, 0x1000);
 	assert_non_null(cs);
 	assert_int_equal(cs->calls, 2);
@@ -377,6 +380,113 @@ static void test_late_fold_calls(void **state)
 	st_collector__free(c);
 }
 
+/* Trees a and b the same: kinds, addresses, BASE and CALLS of every node. */
+static size_t same_trees(const struct st_node *a, const struct st_node *b)
+{
+	size_t n = 1;
+
+	assert_int_equal(a->base, b->base);
+	assert_int_equal(a->calls, b->calls);
+	for (const struct st_node *x = a->first_child; x; x = x->next_sibling) {
+		const struct st_node *y = child(b, x->f.kind, x->f.addr);
+
+		assert_non_null(y);
+		n += same_trees(x, y);
+	}
+	for (const struct st_node *y = b->first_child; y; y = y->next_sibling)
+		assert_non_null(child(a, y->f.kind, y->f.addr));
+	return n;
+}
+
+/* The BPF fold's CALLS (bpf/fold.bpf.h, fold_path()): a sample writes +1
+ * on its leaf's record and -1 on the record above its first new frame (the
+ * root for frame 0); merged (st_collector__merge() sums each subtree),
+ * every node's CALLS is what the daemon's late fold counts frame by frame
+ * for the same samples. 3,000 random paths over a few addresses, in two
+ * generations (the second's ids looked up again, the prefix still the
+ * previous path's), the fold simulated as BPF does it, with its node table
+ * and the thread's previous path. */
+static void test_merge_calls_are_the_late_folds(void **state)
+{
+	enum { N = 3000, DEPTH = 7, MAXREC = 8192 };
+	static struct st_node_rec g[MAXREC];
+	struct st_collector *c = st_collector__new(NULL, comm_of, NULL);
+	__u64 path[DEPTH], prev[DEPTH], user[DEPTH];
+	__u32 ids[DEPTH], prev_depth = 0, nrec = 0, first_id = 100, seed = 12345;
+	const struct st_raw_thread *t;
+	const struct st_node *bpf_root;
+
+	(void)state;
+	assert_non_null(c);
+	for (int s = 0; s < N; s++) {
+		__u32 depth, prefix = 0, first, above;
+
+		if (s == 0 || s == N / 2) {	/* a generation: its root, ids anew */
+			if (s) {
+				assert_int_equal(st_collector__merge(c, g, first_id, nrec), 0);
+				first_id += 1000000;
+			}
+			g[0] = root_rec(PID, TID, 7, 0);
+			g[0].calls = s == 0;	/* the thread's first sample: one call */
+			nrec = 1;
+			for (__u32 i = 0; i < prev_depth; i++)
+				ids[i] = 0;
+		}
+		seed = seed * 1103515245u + 12345u;
+		depth = 1 + (seed >> 16) % DEPTH;
+		for (__u32 i = 0; i < depth; i++) {
+			seed = seed * 1103515245u + 12345u;
+			path[i] = 0x1000 * (i + 1) + 0x10 * ((seed >> 16) % 3);
+		}
+		/* the prefix, by address and flags (a leaf's flags are not a call site's) */
+		while (prefix < depth && prefix < prev_depth && path[prefix] == prev[prefix] &&
+		       (prefix + 1 == depth) == (prefix + 1 == prev_depth))
+			prefix++;
+		for (__u32 i = 0; i < depth; i++) {
+			__u32 parent = i ? ids[i - 1] : first_id;
+			__u16 flags = i + 1 == depth ? ST_NODE_LEAF : 0;
+			__u32 k;
+
+			if (i < prefix && ids[i])
+				continue;
+			for (k = 1; k < nrec; k++)
+				if (g[k].parent == parent && g[k].addr == path[i] && g[k].flags == flags)
+					break;
+			if (k == nrec) {
+				assert_true(nrec < MAXREC);
+				g[nrec++] = rec(parent, path[i], flags, 0, 0);
+			}
+			ids[i] = first_id + k;
+		}
+		g[ids[depth - 1] - first_id].base++;
+		first = st_calls_first(prefix, prev_depth);
+		if (first < depth) {
+			above = first ? ids[first - 1] : first_id;
+			g[ids[depth - 1] - first_id].calls++;
+			g[above - first_id].calls--;
+		}
+		memcpy(prev, path, sizeof(path));
+		prev_depth = depth;
+		/* the late fold of the same sample: another thread, leaf first */
+		for (__u32 i = 0; i < depth; i++)
+			user[i] = path[depth - 1 - i];
+		assert_int_equal(st_collector__add_sample(c, PID, TID + 1, 7, "late", user, depth,
+							  false, NULL, 0), 0);
+	}
+	assert_int_equal(st_collector__merge(c, g, first_id, nrec), 0);
+	t = raw(c, PID, TID, ST_EVENT_CPU);
+	assert_non_null(t);
+	bpf_root = st_tree__root(t->tree);
+	t = raw(c, PID, TID + 1, ST_EVENT_CPU);
+	assert_non_null(t);
+	/* the thread's own call: BPF's root (the late fold's root counts none) */
+	assert_int_equal(bpf_root->calls, 1);
+	((struct st_node *)bpf_root)->calls = st_tree__root(t->tree)->calls;
+	assert_true(same_trees(bpf_root, st_tree__root(t->tree)) > 100);
+	assert_int_equal(st_collector__bad_records(c), 0);
+	st_collector__free(c);
+}
+
 /* A cut sample ([truncated] root) between two complete ones: its frames
  * count no CALLS, and the next sample is compared with the complete path
  * before it (BPF: bpf/fold.bpf.h, fold_sample()): main is still one call. */
@@ -471,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_merge_flags),
 		cmocka_unit_test(test_merge_offcpu),
 		cmocka_unit_test(test_late_fold_calls),
+		cmocka_unit_test(test_merge_calls_are_the_late_folds),
 		cmocka_unit_test(test_late_fold_path),
 		cmocka_unit_test(test_late_fold_cut_between_complete),
 	};

@@ -70,6 +70,7 @@ struct rthread {
 struct idref {
 	struct rthread *t;
 	struct st_node *n;
+	__u64 calls;	/* the record's CALLS delta summed over its subtree */
 };
 
 struct st_collector {
@@ -741,6 +742,34 @@ static struct st_frame raw_frame(const struct st_node_rec *r)
 	return f;
 }
 
+/* A record's index in its generation's array, when its parent is a record
+ * before it (a root's parent is its image); else count. */
+static __u32 parent_index(const struct st_node_rec *r, __u32 i, __u32 first_id, __u32 count)
+{
+	if (r->flags & (ST_NODE_ROOT | ST_NODE_DEAD) || r->parent < first_id ||
+	    r->parent - first_id >= i)
+		return count;
+	return r->parent - first_id;
+}
+
+/* The BPF fold writes a sample's CALLS as deltas (bpf/calls.h: +1 on the
+ * leaf, -1 above its first new frame), a node's CALLS the sum of the deltas
+ * in its subtree: summed here, children first (a record's parent is an
+ * earlier record), in unsigned arithmetic (a record's own delta may be
+ * below zero; its subtree's sum is not). */
+static void sum_calls(struct idref *ids, const struct st_node_rec *recs, __u32 first_id,
+		      __u32 count)
+{
+	for (__u32 i = 0; i < count; i++)
+		ids[i].calls = (recs[i].flags & ST_NODE_DEAD) ? 0 : recs[i].calls;
+	for (__u32 i = count; i-- > 0;) {
+		__u32 p = parent_index(&recs[i], i, first_id, count);
+
+		if (p < count)
+			ids[p].calls += ids[i].calls;
+	}
+}
+
 int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, __u32 first_id,
 			__u32 count)
 {
@@ -752,6 +781,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		c->ids = n;
 		c->ids_cap = count;
 	}
+	sum_calls(c->ids, recs, first_id, count);
 	for (__u32 i = 0; i < count; i++) {
 		const struct st_node_rec *r = &recs[i];
 		struct idref *ref = &c->ids[i];
@@ -777,7 +807,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 					   sizeof(ref->t->comm));
 			ref->n = st_tree__root(ref->t->tree);
 			ref->n->base += r->base;
-			ref->n->calls += r->calls;
+			ref->n->calls += ref->calls;
 			continue;
 		}
 		if (r->parent < first_id || r->parent - first_id >= i ||
@@ -791,7 +821,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		if (!ref->n)
 			return -ENOMEM;
 		ref->n->base += r->base;
-		ref->n->calls += r->calls;
+		ref->n->calls += ref->calls;
 		if (f.kind != ST_FRAME_SPECIAL && f.kind != ST_FRAME_DATA &&
 		    f.runtime == ST_RUNTIME_NATIVE && !ref->t->proc->gone &&
 		    !covered(c, ref->t->proc, f.addr))
