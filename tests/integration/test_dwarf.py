@@ -654,6 +654,11 @@ def test_lazy_binding_resolver_unwinds():
     check(total >= 100 and below >= 30,
           "only %d samples with the resolver on the stack (%d below it): the workload did not "
           "make it hot" % (total, below))
+    # the summary's reasons for the stops and what the walks were (the
+    # tail of it is memory lines): a failure under load seen once in 14
+    # runs (docs/testing.md) said nothing of why
+    why = [l for l in err.splitlines() if any(w in l for w in (
+        "stopped", "cut short", "deferred", "unwind", "BPF program", "early"))]
     check(cut <= 0.01 * total,
           "%d of %d samples through ld.so's resolver stopped there (%d below it): %s"
-          % (cut, total, below, err[-1500:]))
+          % (cut, total, below, "\n".join(why)[-3000:]))
