@@ -249,7 +249,8 @@ def nodes(node, depth=0, parent=None):
 
 
 def check_invariants(prof):
-    """cum == base + sum(children cum) everywhere; the roots add up."""
+    """cum == base + sum(children cum) everywhere, calls <= cum; the roots
+    add up."""
     total = 0
     for t in prof["threads"]:
         root = t["root"]
@@ -259,6 +260,12 @@ def check_invariants(prof):
             check(n["cum"] == s, "tid %d: node %s cum %d != base+children %d"
                   % (t["tid"], n["function"], n["cum"], s))
             check(n["calls"] >= 0 and n["base"] >= 0, "negative counts")
+            # a new call is counted on a sample through the node: never
+            # more than its subtree's samples (BPF writes CALLS as deltas
+            # summed per subtree, bpf/calls.h: one left unpaired would
+            # wrap to ~2^64 here)
+            check(n["calls"] <= max(n["cum"], 1), "tid %d: node %s CALLS %d > CUM %d"
+                  % (t["tid"], n["function"], n["calls"], n["cum"]))
         check(t["samples"] == root["cum"], "thread samples != root cum")
         total += root["cum"]
     check(total == prof["samples"], "sum of thread samples %d != samples %d"
