@@ -26,17 +26,18 @@ enum {
 	ST_PART_ENTER,		/* fold: generation, spare, new-process check */
 	ST_PART_PREFIX,		/* fold: the common prefix with the previous path */
 	ST_PART_ROOT,		/* fold: the thread's root (a new generation) */
-	ST_PART_FRAMES,		/* fold: the frames past the prefix (node cache, table) */
-	ST_PART_LEAF,		/* fold: BASE on the leaf, counters */
+	ST_PART_FRAMES,		/* fold: the frames past the prefix (the whole path's hash,
+				 * then one by one when it is not in the node cache) */
+	ST_PART_LEAF,		/* fold: BASE and CALLS on the leaf, CALLS above, counters */
 	ST_PART_CLOCK,		/* one mark alone (the clock read's own cost) */
 	ST_PART__MAX
 };
 
 /* what the fold did, counted */
 enum {
-	ST_PART_N_FRAMES,	/* frames folded past the prefix */
+	ST_PART_N_FRAMES,	/* frames folded one by one past the prefix */
 	ST_PART_N_FIND,		/* of them, looked up in the node table (cache missed) */
-	ST_PART_N_CALLS,	/* CALLS added (a node record written) */
+	ST_PART_N_CALLS,	/* CALLS deltas written (node records: 0 or 2 a sample) */
 	ST_PART_N_PROBES,	/* node table slots probed */
 	ST_PART_N__MAX
 };
