@@ -168,14 +168,12 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	__u32 id;
 
 	c->phash = path_mix(c->phash, addr, flags);
+	id = node_cache_find(c, c->phash);
+	if (id)
+		return id;
 	h = (__u32)(c->phash >> 32) & (ST_NODE_CACHE - 2);
 	e = &c->ts->cache[h];
 	e1 = &c->ts->cache[h + 1];
-
-	if (node_cache_is(e, c, c->phash))
-		return e->id;
-	if (node_cache_is(e1, c, c->phash))
-		return e1->id;
 	if (bench_parts_on)	/* benchmarks only */
 		c->n[ST_PART_N_FIND]++;
 	id = node_get(c->ev, c->gen, c->parent, flags, addr, &created);
@@ -189,7 +187,7 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	return id;
 }
 
-/* Fold path frame i: find or create its node (its CALLS: fold_calls()). */
+/* Fold path frame i: find or create its node (its CALLS: fold_path()). */
 static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 {
 	__u32 slot = i & (ST_PATH_SLOTS - 1);

@@ -786,6 +786,7 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 		const struct st_node_rec *r = &recs[i];
 		struct idref *ref = &c->ids[i];
 		struct st_frame f;
+		__u32 p;
 
 		ref->t = NULL;
 		if (r->flags & ST_NODE_DEAD)
@@ -810,14 +811,14 @@ int st_collector__merge(struct st_collector *c, const struct st_node_rec *recs, 
 			ref->n->calls += ref->calls;
 			continue;
 		}
-		if (r->parent < first_id || r->parent - first_id >= i ||
-		    !c->ids[r->parent - first_id].t) {
+		p = parent_index(r, i, first_id, count);
+		if (p == count || !c->ids[p].t) {
 			c->bad++;
 			continue;
 		}
-		ref->t = c->ids[r->parent - first_id].t;
+		ref->t = c->ids[p].t;
 		f = raw_frame(r);
-		ref->n = st_tree__child(ref->t->tree, c->ids[r->parent - first_id].n, &f, true);
+		ref->n = st_tree__child(ref->t->tree, c->ids[p].n, &f, true);
 		if (!ref->n)
 			return -ENOMEM;
 		ref->n->base += r->base;
