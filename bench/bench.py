@@ -1020,7 +1020,7 @@ WALK_PROCS = 100
 # bpf/parts.bpf.h's parts, in its order (ST_PART_*), and its counts (ST_PART_N_*)
 PARTS = ("filter", "thread", "walk", "walk_check", "extra", "enter", "prefix", "root",
          "frames", "leaf", "clock")
-PART_COUNTS = ("frames", "finds", "calls", "probes")
+PART_COUNTS = ("frames", "finds", "calls", "probes", "misses")
 
 
 def bench_parts_map(pid):
@@ -1054,8 +1054,9 @@ def bench_parts_map(pid):
                 for k in range(np):
                     tot["ns"][k] += u[1 + k]
                     tot["n"][k] += u[1 + np + k]
-                for k in range(nc):
-                    tot["count"][k] += u[1 + 2 * np + k]
+                for k in range(nc):	# (a base build may count fewer)
+                    if 1 + 2 * np + k < len(u):
+                        tot["count"][k] += u[1 + 2 * np + k]
         return tot
     return None
 
@@ -1161,7 +1162,7 @@ def bench_walk(rounds, freq, out):
 
     names = [p for p in PARTS[:-1]] + ["total"]
     print("  " + f"{'run':<16}" + "".join(f"{n[:10]:>11}" for n in names) +
-          f"{'frames':>8}{'finds':>7}")
+          f"{'frames':>8}{'finds':>7}{'misses':>8}")
     for busy in (0, NCPUS):
         for key in (("bare", 2), ("base", 2), ("fp", 2), ("bare", WALK_PROCS),
                     ("base", WALK_PROCS), ("fp", WALK_PROCS)):
@@ -1169,7 +1170,8 @@ def bench_walk(rounds, freq, out):
                 continue
             label = f"{key[0]} x{key[1]} {'busy' if busy else 'idle'}"
             print("  " + f"{label:<16}" + "".join(f"{m(key, busy, n):>11.0f}" for n in names) +
-                  f"{m(key, busy, 'n_frames'):>8.1f}{m(key, busy, 'n_finds'):>7.1f}")
+                  f"{m(key, busy, 'n_frames'):>8.1f}{m(key, busy, 'n_finds'):>7.1f}"
+                  f"{m(key, busy, 'n_misses'):>8.2f}")
     for busy in (0, NCPUS):
         what = "busy" if busy else "idle"
         bare2, baren = m(("bare", 2), busy, "total"), m(("bare", WALK_PROCS), busy, "total")

@@ -87,6 +87,11 @@ static __always_inline void path_user(struct path_view *pv, const struct scratch
 	pv->un = un;
 }
 
+/* The frames above the leaf whose running hashes fold_shortcut() keeps,
+ * to resume a fold near the leaf when the whole path is not in the cache
+ * (a power of two: frame i's hash at i % ST_FOLD_TAIL). */
+#define ST_FOLD_TAIL 4
+
 struct fold_ctx {
 	struct thread_state *ts;
 	struct scratch *sc;
@@ -105,6 +110,8 @@ struct fold_ctx {
 	__u64 known_hash;	/* path_mix() of the thread's known frames (ts->known) */
 	__u32 above_at;		/* fold_shortcut(): the node above the first new call */
 	__u64 above_hash;	/* its path's hash */
+	__u64 tail[ST_FOLD_TAIL];	/* fold_shortcut(): the running hashes of the last
+					 * frames, frame i's at tail[i % ST_FOLD_TAIL] */
 	__u32 n[ST_PART_N_CALLS + 1];	/* benchmarks only: frames, finds, calls */
 };
 
@@ -237,6 +244,7 @@ static __always_inline int hash_frame(struct fold_ctx *c, __u32 i)
 		return 1;
 	addr = path_at(c->sc, c->pv, i, &flags);
 	c->phash = path_mix(c->phash, addr, flags);
+	c->tail[i & (ST_FOLD_TAIL - 1)] = c->phash;
 	if (i == c->above_at)
 		c->above_hash = c->phash;
 	c->ts->addrs[slot] = addr;
@@ -244,7 +252,8 @@ static __always_inline int hash_frame(struct fold_ctx *c, __u32 i)
 	return 0;
 }
 
-/* Two frames a call, as fold_frames(). */
+/* Two frames a call, as fold_frames() (four: +53k verified instructions
+ * in on_timer_fp, 77k -> 130k). */
 static long hash_frames(__u32 k, void *data)
 {
 	struct fold_ctx *c = data;
@@ -261,13 +270,15 @@ static long hash_frames(__u32 k, void *data)
  * frames differing from one sample to the next) each differing frame
  * cost a cache probe, a line of the thread's 8 KiB of entries, cold
  * under load. The frames between are left unknown (ts->known: the next
- * sample folds from there if it needs them). false: fold frame by frame
- * (c->phash as it was). */
+ * sample folds from there if it needs them). 1: found whole; 2: found but
+ * for the last frames (a new leaf), in->start, in->parent and in->phash
+ * set for fold_span() to fold those; 0: fold frame by frame (in as it
+ * was). */
 __noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
 			  struct fold_ctx *in)
 {
 	struct fold_ctx fc, *c = &fc;
-	__u32 leaf, above = 1, first;
+	__u32 node, above = 1, first, at;
 
 	if (!sc || !pv || !ts || !in)
 		return 0;
@@ -281,16 +292,34 @@ __noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct th
 	/* above the first new call: inside the known frames (ids), or past them */
 	c->above_at = first && first - 1 >= c->start && first < c->end ? first - 1 : ~0u;
 	bpf_loop((c->end - c->start + 1) / 2, hash_frames, c, 0);
-	leaf = node_cache_find(c, c->phash);
-	if (leaf && c->above_at != ~0u)
-		above = node_cache_find(c, c->above_hash);
-	if (!leaf || !above)
+	/* the leaf, else the deepest of the frames above it whose hashes are
+	 * kept: a leaf new to the cache (a new address in a hot function, or
+	 * an entry another path's took) is then folded alone */
+	at = c->end - 1;
+	node = node_cache_find(c, c->phash);
+	for (__u32 k = 1; !node && k < ST_FOLD_TAIL; k++) {
+		if (at <= c->start)
+			return 0;
+		at--;
+		node = node_cache_find(c, c->tail[at & (ST_FOLD_TAIL - 1)]);
+	}
+	if (!node)
 		return 0;
-	ts->ids[(c->end - 1) & (ST_PATH_SLOTS - 1)] = leaf;
-	if (c->above_at != ~0u)
+	if (c->above_at != ~0u && c->above_at < at)
+		above = node_cache_find(c, c->above_hash);
+	if (!above)
+		return 0;
+	ts->ids[at & (ST_PATH_SLOTS - 1)] = node;
+	if (c->above_at != ~0u && c->above_at < at)
 		ts->ids[c->above_at & (ST_PATH_SLOTS - 1)] = above;
 	ts->known = c->start;
-	return 1;
+	if (at == c->end - 1)
+		return 1;
+	/* the frames past node, for fold_span() */
+	in->start = at + 1;
+	in->parent = node;
+	in->phash = c->tail[at & (ST_FOLD_TAIL - 1)];
+	return 2;
 }
 
 /* The path's frames [start, end) folded one by one, from node parent
@@ -352,7 +381,7 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 			   (ev == ST_EVENT_OFFCPU ? ST_NODE_OFFCPU : 0);
 	struct fold_ctx fc = {};
 	struct st_node_rec *rec;
-	__u32 ep, gen, n, leaf, first;
+	__u32 ep, gen, n, leaf, first, missed = 0;
 	bool calls;
 	bool fresh, created;
 	__u64 *busy;
@@ -432,9 +461,17 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	fc.ev = ev;
 	fc.epoch = ep;
 	fc.end = n;
-	if (!fold_shortcut(sc, pv, ts, &fc)) {
+	switch (fold_shortcut(sc, pv, ts, &fc)) {
+	case 1:		/* found whole */
+		break;
+	case 2:		/* found but for the frames past fc.start */
+		fold_span(sc, pv, ts, &fc);
+		missed = 1;
+		break;
+	default:
 		fold_span(sc, pv, ts, &fc);
 		ts->known = n;
+		missed = 1;
 	}
 	if (ev == ST_EVENT_CPU)
 		part_mark(ST_PART_FRAMES);
@@ -476,6 +513,7 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 		part_end(ST_PART_LEAF);
 		for (__u32 k = 0; k <= ST_PART_N_CALLS; k++)
 			part_add(k, fc.n[k]);
+		part_add(ST_PART_N_MISSES, missed);
 	}
 out:
 	__sync_fetch_and_sub(busy, 1);

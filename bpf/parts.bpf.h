@@ -39,6 +39,7 @@ enum {
 	ST_PART_N_FIND,		/* of them, looked up in the node table (cache missed) */
 	ST_PART_N_CALLS,	/* CALLS deltas written (node records: 0 or 2 a sample) */
 	ST_PART_N_PROBES,	/* node table slots probed */
+	ST_PART_N_MISSES,	/* samples whose path fold_shortcut() did not find whole */
 	ST_PART_N__MAX
 };
 
