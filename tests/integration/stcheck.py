@@ -165,17 +165,47 @@ FRAME_FIELDS = ("kind", "runtime", "function", "module", "offset", "address", "f
                 "system_name", "class", "forced")
 
 
+def arcflow(prof):
+    """The "arcflow" entries of a profile.json document in version 4's
+    shape, the one every test reads: {"index", "function", "calls", "base",
+    "cum", "cum_all", "parents", "children"}, each row {"function",
+    "calls", "base", "cum", "recursive"}, functions by name (a name that
+    is not UTF-8 as its text, with U+FFFD, as version 4 wrote it). Version
+    5's rows of numbers (schema/profile.schema.json, $defs/arcentry: an
+    entry [function, calls, base, cum, cum_all, parents, children], its
+    function an index into "strings"; a row [entry, calls, base, cum,
+    recursive], entry an index into "arcflow") are turned into it; version
+    4's entries, and a document tree_form() (load()) already turned, are
+    returned as they are; [] when the document has no arcflow."""
+    entries = prof.get("arcflow") or []
+    if not entries or isinstance(entries[0], dict):
+        return entries
+    strs = prof["strings"]
+    names = [s["text"] if isinstance(s, dict) else s for s in (strs[e[0]] for e in entries)]
+
+    def rows(rs):
+        return [{"function": names[o], "calls": calls, "base": base, "cum": cum,
+                 "recursive": bool(rec)} for o, calls, base, cum, rec in rs]
+
+    return [{"index": i, "function": names[i], "calls": e[1], "base": e[2], "cum": e[3],
+             "cum_all": e[4], "parents": rows(e[5]), "children": rows(e[6])}
+            for i, e in enumerate(entries)]
+
+
 def tree_form(prof):
     """A profile.json document in the shape of version 3, which the tests
     read: each thread's "root" a node holding its "children". Version 4
-    (flat "nodes" rows over "strings" and "frames") is turned into it
-    without recursion, whatever the depth; version 3 is returned as it is.
+    and 5 (flat "nodes" rows over "strings" and "frames") are turned into
+    it without recursion, whatever the depth, and version 5's "arcflow"
+    into version 4's (arcflow()); version 3 is returned as it is.
     The nodes have version 3's keys: function (function_raw when its bytes
     are not UTF-8), system_name, offset, module, address, kind, runtime,
     file and line, kernel: true (kernel frames), class, forced and symbol
     (data leaves), base, cum, calls, children."""
     if "frames" not in prof:
         return prof
+    if "arcflow" in prof:
+        prof["arcflow"] = arcflow(prof)
     strs = prof.pop("strings")
 
     def put(node, key, i):

@@ -25,11 +25,28 @@ af_fail() {
 	failures=$((failures + 1))
 }
 
-# af_jq DESCRIPTION FILE JQ-FILTER [jq args]: the filter must output true.
+# af: profile.json version 5's "arcflow" (rows of numbers, names in
+# .strings) in version 4's shape, as stcheck.arcflow() gives it: entries
+# {index, function, calls, base, cum, cum_all, parents, children}, rows
+# {function, calls, base, cum, recursive}, names resolved through .strings
+# (a name that is not UTF-8 by its text). Every filter below can use it.
+AF_DEFS='
+def af:
+  .strings as $s
+  | def name: $s[.] | if type == "object" then .text else . end;
+  [.arcflow[][0] | name] as $n
+  | def rows: map({function: $n[.[0]], calls: .[1], base: .[2], cum: .[3],
+                   recursive: (.[4] == 1)});
+  [.arcflow | to_entries[] | .key as $i | .value
+   | {index: $i, function: $n[$i], calls: .[1], base: .[2], cum: .[3], cum_all: .[4],
+      parents: (.[5] | rows), children: (.[6] | rows)}];'
+
+# af_jq DESCRIPTION FILE JQ-FILTER [jq args]: the filter (af defined) must
+# output true.
 af_jq() {
 	local desc=$1 file=$2 filter=$3 out
 	shift 3
-	if ! out=$(jq -e "$@" "$filter" "$file" 2>&1); then
+	if ! out=$(jq -e "$@" "$AF_DEFS $filter" "$file" 2>&1); then
 		af_fail "$desc (jq said: $(echo "$out" | tr '\n' ' ' | cut -c1-300))"
 	fi
 }
@@ -45,7 +62,7 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
 # ("[pid ...") have no PARENT rows; the CHILD invariant holds for them too.
 INVARIANTS='
 def s(f): (map(f) | add) // 0;
-[ .arcflow[]
+[ af[]
   | . as $e
   | (.function | startswith("[pid ")) as $root
   | [ (if $root then (if (.parents | length) == 0 then empty else "root has parents" end)
@@ -63,12 +80,18 @@ def s(f): (map(f) | add) // 0;
 
 check_invariants() {
 	local file=$1 bad
-	if ! bad=$(jq -r "$INVARIANTS | .[]" "$file" 2>&1); then
+	if ! bad=$(jq -r "$AF_DEFS $INVARIANTS | .[]" "$file" 2>&1); then
 		af_fail "cannot check invariants of $file: $bad"
 	elif [ -n "$bad" ]; then
 		af_fail "arcflow invariants broken in $file: $(echo "$bad" | head -5 | tr '\n' ';')"
 	fi
 	af_jq "$file: no arcflow entries" "$file" '(.arcflow | length) > 0'
+	# version 5's shape: entries of 7 numbers and row lists, rows of 5 numbers
+	af_jq "$file: arcflow rows not [entry, calls, base, cum, 0|1]" "$file" \
+		'(.arcflow | length) as $n
+		 | all(.arcflow[]; length == 7 and (.[:5] | all(type == "number"))
+		       and all(.[5][], .[6][]; length == 5 and all(.[]; type == "number")
+			       and .[0] < $n and (.[4] == 0 or .[4] == 1)))'
 }
 
 # ---- 1. offline, folded input ------------------------------------------------
@@ -80,13 +103,15 @@ if "$STACKTREE" report --folded "$TMP/seed.folded" -o "$TMP/seed" 2>"$TMP/seed.e
 		[ -s "$TMP/seed/$f" ] || af_fail "folded: $f missing or empty"
 	done
 	af_jq "folded: B's SELF row is 5 8 13 (CUM_ALL 17)" "$J" \
-		'.arcflow[] | select(.function == "B") | [.calls, .base, .cum, .cum_all] == [5, 8, 13, 17]'
+		'af[] | select(.function == "B") | [.calls, .base, .cum, .cum_all] == [5, 8, 13, 17]'
 	af_jq "folded: B's PARENT rows" "$J" \
-		'.arcflow[] | select(.function == "B") | [.parents[] | [.function, .recursive, .calls, .base, .cum]]
+		'af[] | select(.function == "B") | [.parents[] | [.function, .recursive, .calls, .base, .cum]]
 		 | sort == ([["A", false, 2, 3, 4], ["A", true, 1, 2, 3], ["B", true, 1, 1, 1], ["C", false, 1, 2, 9]] | sort)'
 	af_jq "folded: A's rPARENT B 1 1 1" "$J" \
-		'.arcflow[] | select(.function == "A") | any(.parents[]; . == {"function": "B", "calls": 1, "base": 1, "cum": 1, "recursive": true})'
-	af_jq "folded: entries in CUM order" "$J" '[.arcflow[].function] == ["[pid 0 tid 0 seed.folded]", "C", "A", "B", "X"]'
+		'af[] | select(.function == "A") | any(.parents[]; . == {"function": "B", "calls": 1, "base": 1, "cum": 1, "recursive": true})'
+	# the names straight from version 5's rows: an entry's function indexes .strings
+	af_jq "folded: entries in CUM order" "$J" \
+		'[.arcflow[][0] as $i | .strings[$i]] == ["[pid 0 tid 0 seed.folded]", "C", "A", "B", "X"]'
 	grep -q '^rPARENT  *1  *1  *1 .* B \[3\]$' "$TMP/seed/arcflow.txt" ||
 		af_fail "folded: arcflow.txt lacks the rPARENT B row"
 	check_invariants "$J"
@@ -125,19 +150,19 @@ af_jq "at least 500 samples in ~2 s at 999 Hz" "$J" '.samples >= 500'
 # (rec_self: levels 1..10, ratio 5.5; rec_ping/rec_pong: 8 levels, ratio 2.5)
 for spec in rec_self:rec_self:4.5:6.5 rec_ping:rec_pong:2.0:3.0 rec_pong:rec_ping:1.8:3.0; do
 	IFS=: read -r fn caller lo hi <<< "$spec"
-	af_jq "$fn has an arcflow entry" "$J" 'any(.arcflow[]; .function == $f)' --arg f "$fn"
+	af_jq "$fn has an arcflow entry" "$J" 'any(af[]; .function == $f)' --arg f "$fn"
 	af_jq "$fn has an rPARENT $caller row" "$J" \
-		'.arcflow[] | select(.function == $f) | any(.parents[]; .recursive and .function == $c)' \
+		'af[] | select(.function == $f) | any(.parents[]; .recursive and .function == $c)' \
 		--arg f "$fn" --arg c "$caller"
-	af_jq "$fn: CUM_ALL > CUM" "$J" '.arcflow[] | select(.function == $f) | .cum_all > .cum' \
+	af_jq "$fn: CUM_ALL > CUM" "$J" 'af[] | select(.function == $f) | .cum_all > .cum' \
 		--arg f "$fn"
 	af_jq "$fn: CUM_ALL / CUM in [$lo, $hi]" "$J" \
-		'.arcflow[] | select(.function == $f) | (.cum_all / .cum) as $r | $r >= ($lo | tonumber) and $r <= ($hi | tonumber)' \
+		'af[] | select(.function == $f) | (.cum_all / .cum) as $r | $r >= ($lo | tonumber) and $r <= ($hi | tonumber)' \
 		--arg f "$fn" --arg lo "$lo" --arg hi "$hi"
 done
 af_jq "rec_self and rec_ping chains each take 30..70% of the samples" "$J" \
-	'([.arcflow[] | select(.function | startswith("[pid ")) | .cum] | add) as $all
-	 | [.arcflow[] | select(.function == "rec_self" or .function == "rec_ping") | .cum / $all]
+	'([af[] | select(.function | startswith("[pid ")) | .cum] | add) as $all
+	 | [af[] | select(.function == "rec_self" or .function == "rec_ping") | .cum / $all]
 	 | length == 2 and all(. >= 0.3 and . <= 0.7)'
 grep -q '^rPARENT' "$OUT/arcflow.txt" 2>/dev/null || af_fail "$OUT/arcflow.txt has no rPARENT row"
 check_invariants "$J"
@@ -151,10 +176,10 @@ if "$STACKTREE" report --input "$J" -o "$OUT2" --merge-threads 2>"$TMP/report.er
 	[ "$t1" = "$t2" ] || af_fail "re-rendered thread samples $t2 != $t1"
 	af_jq "merged: tid == pid in every thread" "$J2" 'all(.threads[]; .tid == .pid)'
 	af_jq "merged: root entries total the thread samples" "$J2" \
-		'([.arcflow[] | select(.function | startswith("[pid ")) | .cum] | add) == ([.threads[].samples] | add)'
+		'([af[] | select(.function | startswith("[pid ")) | .cum] | add) == ([.threads[].samples] | add)'
 	for fn in rec_self rec_ping; do
-		a=$(jq --arg f "$fn" '.arcflow[] | select(.function == $f) | [.cum, .cum_all, .base]' -c "$J")
-		b=$(jq --arg f "$fn" '.arcflow[] | select(.function == $f) | [.cum, .cum_all, .base]' -c "$J2")
+		a=$(jq --arg f "$fn" "$AF_DEFS"' af[] | select(.function == $f) | [.cum, .cum_all, .base]' -c "$J")
+		b=$(jq --arg f "$fn" "$AF_DEFS"' af[] | select(.function == $f) | [.cum, .cum_all, .base]' -c "$J2")
 		[ "$a" = "$b" ] || af_fail "$fn: merged [cum,cum_all,base] $b != $a"
 	done
 	check_invariants "$J2"

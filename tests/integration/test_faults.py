@@ -4,8 +4,8 @@ a recursion and a malloc'd block; counts by class and symbol are checked."""
 import os
 import subprocess
 
-from stcheck import (STACKTREE, check, check_invariants, function_nodes, load, main_thread,
-                     nodes, run_profiled, workload)
+from stcheck import (STACKTREE, arcflow, check, check_invariants, function_nodes, load,
+                     main_thread, nodes, run_profiled, workload)
 
 # function -> (expected class, expected symbol or None)
 EXPECT = {
@@ -83,7 +83,7 @@ def test_fault_classes_and_symbols():
     check_fault_profile(again, rep["phases"])
     check(leaf_totals(again) == leaf_totals(load(out)), "data leaves changed on re-render")
     # arcflow: data leaves count in their function's BASE
-    af = {e["function"]: e for e in load(out)["arcflow"]}
+    af = {e["function"]: e for e in arcflow(load(out))}
     check(abs(af["touch_bss"]["base"] - rep["phases"]["touch_bss"]) <= 200,
           "arcflow touch_bss BASE %d" % af["touch_bss"]["base"])
 

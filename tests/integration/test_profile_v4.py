@@ -1,12 +1,13 @@
-"""test_profile_v4.py - profile.json version 4 (docs/reports.md): a tree
+"""test_profile_v4.py - profile.json version 4's tables and rows (written
+as version 5, docs/reports.md): a tree
 1000 frames deep written by `stacktree report` is read back by it, and by
 python's json, python3-jsonschema and stcheck.load() at python's default
 recursion limit (issue 36: version 3 nested a node per level); the checked-in
 version 3 file (tests/fuzz/corpus/json/version3.json, from the version 3
-writer) is still read, and its version 4 copy loads to the same trees in
+writer) is still read, and its version 5 copy loads to the same trees in
 stcheck.load()'s shape; stcheck's validator, the schema's definitions
-inlined, finds the errors the schema as written finds. Offline: no BPF, no
-root."""
+inlined, finds the errors the schema as written finds (version 4's arcflow
+and version 5's). Offline: no BPF, no root."""
 import copy
 import json
 import os
@@ -19,6 +20,8 @@ from stcheck import ROOT, SCHEMA, STACKTREE, check, inline_defs, load
 
 DEPTH = 1000
 V3 = os.path.join(ROOT, "tests", "fuzz", "corpus", "json", "version3.json")
+# the version 4 writer's copy of the v3 file, with its arcflow (names in rows)
+V4AF = os.path.join(ROOT, "tests", "fuzz", "corpus", "json", "v4-arcflow-version3.json")
 
 
 def report(args):
@@ -86,7 +89,7 @@ def test_profile_v4_reads_version3():
         out = os.path.join(tmp, "v4")
         report(["--input", V3, "--format", "json,xtree", "-o", out])
         v4 = load(out, generated=True)
-        check(v4["version"] == 4, "written as version %s" % v4["version"])
+        check(v4["version"] == 5, "written as version %s" % v4["version"])
         for a, b in zip(v3["threads"], v4["threads"]):
             check(strip(a["root"]) == strip(b["root"]),
                   "thread %d: the v4 copy loads to other nodes than the v3 file" % a["tid"])
@@ -105,8 +108,8 @@ def test_profile_v4_schema_inlined_same_errors():
     """stcheck.validate()'s schema, its $defs inlined (twice as fast on a
     Java profile's 22,600 node rows), against the schema as written: the
     same errors, by instance path and message, on the version 3 fixture,
-    a version 4 profile and copies of each with an error planted in each
-    kind of row."""
+    a version 4 file with its arcflow, a version 5 profile and copies of
+    each with an error planted in each kind of row."""
     import jsonschema
     with open(SCHEMA) as f:
         schema = json.load(f)
@@ -122,6 +125,8 @@ def test_profile_v4_schema_inlined_same_errors():
             v4 = json.load(f)
         with open(V3) as f:
             v3 = json.load(f)
+        with open(V4AF) as f:
+            v4af = json.load(f)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -136,7 +141,7 @@ def test_profile_v4_schema_inlined_same_errors():
             n = n["children"][-1]
         return n
 
-    docs = [v3, v4,
+    docs = [v3, v4, v4af,
             planted(v3, lambda d: deepest(d).update(base=-1)),
             planted(v3, lambda d: deepest(d).update(function=7)),
             planted(v4, lambda d: d["threads"][0]["nodes"][1].__setitem__(2, -1)),
@@ -145,13 +150,18 @@ def test_profile_v4_schema_inlined_same_errors():
             planted(v4, lambda d: d["frames"].append([0])),
             planted(v4, lambda d: d["strings"].append({"text": 1})),
             planted(v4, lambda d: d["threads"][0].pop("nodes")),
-            planted(v4, lambda d: d.setdefault("arcflow", []).append({"index": -1}))]
+            planted(v4, lambda d: d.setdefault("arcflow", []).append({"index": -1})),
+            planted(v4, lambda d: d["arcflow"][0][6][0].__setitem__(4, 2)),
+            planted(v4, lambda d: d["arcflow"][1].append([])),
+            planted(v4, lambda d: d["arcflow"][1][5][0].__setitem__(0, "main")),
+            planted(v4af, lambda d: d["arcflow"].append(v4["arcflow"][0])),
+            planted(v4af, lambda d: d["arcflow"][0]["children"][0].__setitem__("cum", -1))]
     found = 0
     for i, doc in enumerate(docs):
         a, b = ([(list(e.absolute_path), e.message) for e in v.iter_errors(doc)]
                 for v in (plain, inlined))
         check(sorted(map(repr, a)) == sorted(map(repr, b)),
               "document %d: the schema as written finds %s, inlined %s" % (i, a, b))
-        check(bool(a) == (i >= 2), "document %d: errors %s" % (i, a))
+        check(bool(a) == (i >= 3), "document %d: errors %s" % (i, a))
         found += len(a)
     print("    %d documents, %d errors found alike" % (len(docs), found))

@@ -1,5 +1,7 @@
 /* test_arcflow.c - arcflow on the issue's two vectors, on random trees
- * against a brute-force count over the samples, and its JSON shape. */
+ * against a brute-force count over the samples, and its JSON shape
+ * (profile.json version 5), read back into version 4's and compared with
+ * what the version 4 writer wrote for the same profiles. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,9 +13,11 @@
 #include <json-c/json.h>
 
 #include "user/output/arcflow.h"
+#include "user/output/json.h"
 #include "user/model/profile.h"
 #include "common/strtab.h"
 #include "common/tree.h"
+#include "fixtures/fx_util.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -40,19 +44,133 @@ static void add_folded(struct st_profile *p, struct st_thread *t, const char *st
 	p->samples += count;
 }
 
-/* The "arcflow" array as streamed into profile.json, parsed by json-c. */
-static struct json_object *streamed_json(const struct st_arcflow *a)
+/* Entry e's name in "strings" (the text of a name that is not UTF-8). */
+static const char *string_at(struct json_object *strs, struct json_object *i)
 {
+	struct json_object *s;
+
+	assert_true(json_object_is_type(i, json_type_int));
+	assert_true(json_object_get_int64(i) >= 0 &&
+		    (size_t)json_object_get_int64(i) < json_object_array_length(strs));
+	s = json_object_array_get_idx(strs, (size_t)json_object_get_int64(i));
+	if (json_object_is_type(s, json_type_object))
+		assert_true(json_object_object_get_ex(s, "text", &s));
+	assert_true(json_object_is_type(s, json_type_string));
+	return json_object_get_string(s);
+}
+
+/* Item k of a row or an entry of version 5: a count. */
+static struct json_object *count_at(struct json_object *a, size_t k)
+{
+	struct json_object *v = json_object_array_get_idx(a, k);
+
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_true(json_object_get_int64(v) >= 0);
+	return json_object_new_int64(json_object_get_int64(v));
+}
+
+/* Rows of version 5 ([entry, calls, base, cum, recursive]) as version 4's
+ * objects, the other function by name. */
+static struct json_object *v4_rows(struct json_object *rows, struct json_object *arc,
+				   struct json_object *strs)
+{
+	static const char *const keys[] = { "calls", "base", "cum" };
+	struct json_object *out = json_object_new_array();
+
+	assert_true(json_object_is_type(rows, json_type_array));
+	for (size_t k = 0; k < json_object_array_length(rows); k++) {
+		struct json_object *r = json_object_array_get_idx(rows, k), *o, *rec, *ent;
+		int64_t e;
+
+		assert_true(json_object_is_type(r, json_type_array));
+		assert_int_equal(json_object_array_length(r), 5);
+		ent = json_object_array_get_idx(r, 0);
+		assert_true(json_object_is_type(ent, json_type_int));
+		e = json_object_get_int64(ent);
+		assert_true(e >= 0 && (size_t)e < json_object_array_length(arc));
+		rec = json_object_array_get_idx(r, 4);
+		assert_true(json_object_is_type(rec, json_type_int));
+		assert_true(json_object_get_int64(rec) == 0 || json_object_get_int64(rec) == 1);
+		o = json_object_new_object();
+		json_object_object_add(o, "function", json_object_new_string(string_at(
+			strs, json_object_array_get_idx(json_object_array_get_idx(arc, (size_t)e), 0))));
+		for (size_t q = 0; q < 3; q++)
+			json_object_object_add(o, keys[q], count_at(r, q + 1));
+		json_object_object_add(o, "recursive",
+				       json_object_new_boolean(json_object_get_int64(rec) == 1));
+		json_object_array_add(out, o);
+	}
+	return out;
+}
+
+/* A version 5 "arcflow" (arc, names in strs) in version 4's shape: entries
+ * {"index", "function", "calls", "base", "cum", "cum_all", "parents",
+ * "children"}, rows {"function", "calls", "base", "cum", "recursive"}. The
+ * shape of version 5 is checked on the way: 7 items an entry, 5 a row,
+ * indexes in range, recursive 0 or 1. */
+static struct json_object *v4_form(struct json_object *arc, struct json_object *strs)
+{
+	static const char *const keys[] = { "calls", "base", "cum", "cum_all" };
+	struct json_object *out = json_object_new_array();
+
+	assert_true(json_object_is_type(arc, json_type_array));
+	for (size_t i = 0; i < json_object_array_length(arc); i++) {
+		struct json_object *e = json_object_array_get_idx(arc, i);
+		struct json_object *o = json_object_new_object();
+
+		assert_true(json_object_is_type(e, json_type_array));
+		assert_int_equal(json_object_array_length(e), 7);
+		json_object_object_add(o, "index", json_object_new_int64((int64_t)i));
+		json_object_object_add(o, "function", json_object_new_string(
+			string_at(strs, json_object_array_get_idx(e, 0))));
+		for (size_t q = 0; q < 4; q++)
+			json_object_object_add(o, keys[q], count_at(e, q + 1));
+		json_object_object_add(o, "parents",
+				       v4_rows(json_object_array_get_idx(e, 5), arc, strs));
+		json_object_object_add(o, "children",
+				       v4_rows(json_object_array_get_idx(e, 6), arc, strs));
+		json_object_array_add(out, o);
+	}
+	return out;
+}
+
+/* The "arcflow" array as streamed into profile.json (version 5), parsed
+ * by json-c; its names in *strs (a table of the entries' names: entry i's
+ * function is string i). */
+static struct json_object *streamed_compact(const struct st_arcflow *a, struct json_object **strs)
+{
+	size_t n = st_arcflow__count(a);
+	int64_t *strid = calloc(n ? n : 1, sizeof(*strid));
 	struct json_object *j;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(st_arcflow__write_json(a, f), 0);
+	assert_non_null(strid);
+	*strs = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		strid[i] = (int64_t)i;
+		json_object_array_add(*strs, json_object_new_string(st_arcflow__name(a, i)));
+	}
+	assert_null(st_arcflow__name(a, n));
+	assert_int_equal(st_arcflow__write_json(a, strid, f), 0);
 	fclose(f);
 	j = json_tokener_parse(buf);
 	free(buf);
+	free(strid);
+	return j;
+}
+
+/* The same in version 4's shape (v4_form()). */
+static struct json_object *streamed_json(const struct st_arcflow *a)
+{
+	struct json_object *strs, *c = streamed_compact(a, &strs), *j;
+
+	assert_non_null(c);
+	j = v4_form(c, strs);
+	json_object_put(c);
+	json_object_put(strs);
 	return j;
 }
 
@@ -608,12 +726,9 @@ static void test_empty_profile(void **state)
 
 static void test_json_shape_matches_text(void **state)
 {
-	static const char *const entry_keys[] = { "index", "function", "calls", "base", "cum",
-						  "cum_all", "parents", "children" };
-	static const char *const row_keys[] = { "function", "calls", "base", "cum", "recursive" };
 	struct st_profile *p = seed_profile();
 	struct st_arcflow *a = st_arcflow__build(p);
-	struct json_object *j = streamed_json(a);
+	struct json_object *strs, *c = streamed_compact(a, &strs), *j = v4_form(c, strs);
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0, selfs = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -621,28 +736,29 @@ static void test_json_shape_matches_text(void **state)
 	(void)state;
 	assert_int_equal(st_arcflow__write_text(a, p, f), 0);
 	fclose(f);
-	for (size_t i = 0; i < json_object_array_length(j); i++) {
-		struct json_object *e = json_object_array_get_idx(j, i);
+	/* version 5: [function, calls, base, cum, cum_all, parents, children],
+	 * rows [entry, calls, base, cum, recursive], numbers only */
+	for (size_t i = 0; i < json_object_array_length(c); i++) {
+		struct json_object *e = json_object_array_get_idx(c, i);
 
-		assert_int_equal(json_object_object_length(e), 8);
-		for (size_t k = 0; k < 8; k++)
-			assert_true(json_object_object_get_ex(e, entry_keys[k], NULL));
-		assert_int_equal(u64_of(e, "index"), i);
+		assert_int_equal(json_object_get_int64(json_object_array_get_idx(e, 0)), i);
+		for (size_t k = 0; k < 5; k++)
+			assert_true(json_object_is_type(json_object_array_get_idx(e, k),
+							json_type_int));
 		for (int d = 0; d < 2; d++) {
-			struct json_object *rows = arr_of(e, d ? "children" : "parents");
+			struct json_object *rows = json_object_array_get_idx(e, 5 + d);
 
 			for (size_t k = 0; k < json_object_array_length(rows); k++) {
 				struct json_object *r = json_object_array_get_idx(rows, k);
 
-				assert_int_equal(json_object_object_length(r), 5);
 				for (size_t q = 0; q < 5; q++)
-					assert_true(json_object_object_get_ex(r, row_keys[q], NULL));
-				(void)str_of(r, "function");
-				(void)rec_of(r);
+					assert_true(json_object_is_type(
+						json_object_array_get_idx(r, q), json_type_int));
 				/* rows sorted by CUM descending */
 				if (k)
-					assert_true(u64_of(json_object_array_get_idx(rows, k - 1),
-							   "cum") >= u64_of(r, "cum"));
+					assert_true(json_object_get_int64(json_object_array_get_idx(
+						json_object_array_get_idx(rows, k - 1), 3)) >=
+						    json_object_get_int64(json_object_array_get_idx(r, 3)));
 			}
 		}
 	}
@@ -677,6 +793,8 @@ static void test_json_shape_matches_text(void **state)
 	}
 	assert_int_equal(selfs, 5);
 	free(buf);
+	json_object_put(c);
+	json_object_put(strs);
 
 	/* text layout details: PARENT rows, SELF, CUM_ALL line, CHILD rows */
 	f = open_memstream(&buf, &len);
@@ -698,6 +816,72 @@ static void test_json_shape_matches_text(void **state)
 	st_profile__free(p);
 }
 
+/* ---- version 5 against version 4 ----------------------------------------- */
+
+/* A profile.json written by the version 4 writer (its arcflow with names),
+ * read (the reader skips "arcflow") and written as version 5: version 5's
+ * arcflow, turned back into version 4's shape, is version 4's, entry by
+ * entry and row by row, in the same order. The files: the fuzz corpus's
+ * v4-*.json written again by the version 4 build with its arcflow
+ * (recursion, a data leaf, an unnamed frame, two threads), and folded
+ * stacks with a name that is not UTF-8. */
+static void check_as_version4(const char *name)
+{
+	struct json_object *doc4, *doc5, *af4, *af5, *strs, *back;
+	struct st_profile *p = NULL;
+	char path[4096], err[512] = "", *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fx_path(path, sizeof(path), name);
+	doc4 = json_object_from_file(path);
+	if (!doc4)
+		fail_msg("%s: not read", path);
+	assert_true(json_object_object_get_ex(doc4, "arcflow", &af4));
+	assert_true(json_object_array_length(af4) > 0);
+	if (st_profile__read_json(path, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(st_profile__write_json(p, f, true), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "\"version\":5,"));
+	doc5 = json_tokener_parse(text);
+	assert_non_null(doc5);
+	assert_true(json_object_object_get_ex(doc5, "arcflow", &af5));
+	assert_true(json_object_object_get_ex(doc5, "strings", &strs));
+	back = v4_form(af5, strs);
+	for (size_t i = 0; i < json_object_array_length(af4); i++)
+		if (!json_object_equal(json_object_array_get_idx(af4, i),
+				       json_object_array_get_idx(back, i)))
+			fail_msg("%s: entry %zu: version 4 %s, version 5 %s", name, i,
+				 json_object_to_json_string(json_object_array_get_idx(af4, i)),
+				 json_object_to_json_string(json_object_array_get_idx(back, i)));
+	assert_int_equal(json_object_array_length(back), json_object_array_length(af4));
+	/* and it is smaller: names once, in "strings" */
+	assert_true(strlen(json_object_to_json_string_ext(af5, JSON_C_TO_STRING_PLAIN)) * 2 <
+		    strlen(json_object_to_json_string_ext(af4, JSON_C_TO_STRING_PLAIN)));
+	json_object_put(back);
+	json_object_put(doc5);
+	json_object_put(doc4);
+	free(text);
+	st_profile__free(p);
+}
+
+static void test_version4_rows(void **state)
+{
+	static const char *const files[] = { "faults", "unresolved", "python", "version3",
+					     "escaped" };
+	char name[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(name, sizeof(name), "../../tests/fuzz/corpus/json/v4-arcflow-%s.json",
+			 files[i]);
+		check_as_version4(name);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -708,6 +892,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_frames_and_threads),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_json_shape_matches_text),
+		cmocka_unit_test(test_version4_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

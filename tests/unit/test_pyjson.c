@@ -97,7 +97,7 @@ static void test_kind_python_round_trip(void **state)
 			    "callsite native 32 null:null;");
 	assert_string_equal(fx_frames_of(text, "null", buf, sizeof(buf)),
 			    "root native null null:null;");
-	assert_non_null(strstr(text, "\"version\":4,"));
+	assert_non_null(strstr(text, "\"version\":5,"));
 	assert_int_equal(st_profile__read_json(path, &q, err, sizeof(err)), 0);
 	n = st_tree__root(q->threads[0]->tree)->first_child;	/* main */
 	assert_int_equal(n->f.runtime, ST_RUNTIME_NATIVE);

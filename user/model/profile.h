@@ -174,7 +174,10 @@ const char *st_frame__kind_name(enum st_frame_kind k);
 const char *st_frame__json_kind(const struct st_frame *f);
 const char *st_frame__class_name(unsigned data_class);
 /* profile.json's "format" and "version" (schema/profile.schema.json).
- * Version 4: "strings" and "frames" tables, each written once, and each
+ * Version 5: version 4 with "arcflow" as rows of numbers (an entry
+ * [function, calls, base, cum, cum_all, parents, children], function an
+ * index into "strings"; a row [entry, calls, base, cum, recursive], entry
+ * an index into "arcflow"). Version 4: "strings" and "frames" tables, each written once, and each
  * thread's "nodes" as flat rows [parent, frame, base, cum, calls] in
  * pre-order (no nesting to the tree's depth; a leaf's offset kept but
  * CPython's). Version 3: nested nodes, every node has "runtime" (st_runtime__name(), common/tree.h).
@@ -184,7 +187,7 @@ const char *st_frame__class_name(unsigned data_class);
  * node without "runtime" is python when its "kind" is "python" (or its
  * module [python]), kernel when it has "kernel": true, else native. */
 #define ST_PROFILE_JSON_FORMAT "stacktree-profile"
-#define ST_PROFILE_JSON_VERSION 4
+#define ST_PROFILE_JSON_VERSION 5
 /* Load profile.json (docs/reports.md, "profile.json"). On a malformed file returns -EINVAL and writes one line
  * (what is wrong and where) into err. */
 int st_profile__read_json(const char *path, struct st_profile **out, char *err, size_t errlen);

@@ -1,5 +1,6 @@
-/* profile_json.c - profile.json reader (versions 4, 3, 2 and files without a
- * version); the writer is user/output/json.c.
+/* profile_json.c - profile.json reader (versions 5, 4, 3, 2 and files
+ * without a version; "arcflow", derived from the trees, is skipped, so 5
+ * reads as 4); the writer is user/output/json.c.
  *
  * One pass over the file with the pull tokenizer (user/model/jsonpull.h):
  * trees are built node by node as the file is read, with no document in

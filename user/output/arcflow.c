@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/model/jsonstr.h"
 #include "user/model/profile.h"
 #include "user/output/report.h"
 #include "common/strtab.h"
@@ -501,18 +500,29 @@ int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *
 
 /* ---- profile.json "arcflow" ---------------------------------------------- */
 
+size_t st_arcflow__count(const struct st_arcflow *a)
+{
+	return a->nents;
+}
+
+const char *st_arcflow__name(const struct st_arcflow *a, size_t i)
+{
+	return i < a->nents ? a->ents[a->order[i]].name : NULL;
+}
+
+/* [entry, calls, base, cum, recursive]: entry the other function's rank,
+ * its index in "arcflow" (every row's other function is an entry: rows are
+ * made by visit() between entries of entry_get(), data leaves having none
+ * and no rows) */
 static void put_row(FILE *out, const struct st_arcflow *a, const struct af_row *r)
 {
-	fputs("{\"function\":", out);
-	st_json__put(out, a->ents[r->other].name);
-	fprintf(out, ",\"calls\":%" PRId64 ",\"base\":%" PRId64 ",\"cum\":%" PRId64
-		",\"recursive\":%s}", (int64_t)r->calls, (int64_t)r->base, (int64_t)r->cum,
-		r->recursive ? "true" : "false");
+	fprintf(out, "[%zu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d]", a->ents[r->other].rank,
+		(int64_t)r->calls, (int64_t)r->base, (int64_t)r->cum, r->recursive ? 1 : 0);
 }
 
 static void put_rows(FILE *out, const struct st_arcflow *a, const struct af_entry *e, int d)
 {
-	fputc('[', out);
+	fputs(",[", out);
 	for (size_t j = 0; j < e->count[d]; j++) {
 		if (j)
 			fputc(',', out);
@@ -521,21 +531,18 @@ static void put_rows(FILE *out, const struct st_arcflow *a, const struct af_entr
 	fputc(']', out);
 }
 
-int st_arcflow__write_json(const struct st_arcflow *a, FILE *out)
+int st_arcflow__write_json(const struct st_arcflow *a, const int64_t *strid, FILE *out)
 {
 	fputc('[', out);
 	for (size_t i = 0; i < a->nents; i++) {
 		const struct af_entry *e = &a->ents[a->order[i]];
 
-		fprintf(out, "%s{\"index\":%zu,\"function\":", i ? "," : "", i);
-		st_json__put(out, e->name);
-		fprintf(out, ",\"calls\":%" PRId64 ",\"base\":%" PRId64 ",\"cum\":%" PRId64
-			",\"cum_all\":%" PRId64 ",\"parents\":", (int64_t)e->calls,
-			(int64_t)e->base, (int64_t)e->cum, (int64_t)e->cum_all);
+		fprintf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
+			i ? "," : "", strid[i], (int64_t)e->calls, (int64_t)e->base,
+			(int64_t)e->cum, (int64_t)e->cum_all);
 		put_rows(out, a, e, DIR_PARENT);
-		fputs(",\"children\":", out);
 		put_rows(out, a, e, DIR_CHILD);
-		fputc('}', out);
+		fputc(']', out);
 	}
 	return fputc(']', out) == EOF || ferror(out) ? -EIO : 0;
 }

@@ -6,6 +6,8 @@
 #define STACKTREE_ARCFLOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
 
@@ -21,7 +23,16 @@ void st_arcflow__free(struct st_arcflow *a);
 /* arcflow.txt */
 int st_arcflow__write_text(const struct st_arcflow *a, const struct st_profile *p, FILE *out);
 
-/* The "arcflow" array of profile.json, streamed. 0 or -EIO. */
-int st_arcflow__write_json(const struct st_arcflow *a, FILE *out);
+/* The entries in the report's order: count, and entry i's function name
+ * (thread roots "[pid P tid T COMM]", unnamed frames as printed). */
+size_t st_arcflow__count(const struct st_arcflow *a);
+const char *st_arcflow__name(const struct st_arcflow *a, size_t i);
+
+/* The "arcflow" array of profile.json (version 5), streamed: entry i as
+ * [function, calls, base, cum, cum_all, parents, children], its function
+ * strid[i] (the index of st_arcflow__name(a, i) in the document's
+ * "strings"); each row [entry, calls, base, cum, recursive], entry the
+ * other function's index in the array, recursive 0 or 1. 0 or -EIO. */
+int st_arcflow__write_json(const struct st_arcflow *a, const int64_t *strid, FILE *out);
 
 #endif

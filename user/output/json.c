@@ -1,7 +1,8 @@
-/* json.c - profile.json writer (version 4), streamed (docs/reports.md,
+/* json.c - profile.json writer (version 5), streamed (docs/reports.md,
  * "profile.json"): a string table and a frame table shared by the whole
  * file, then each thread's nodes as a flat list of rows (no nesting to the
- * tree's depth). The reader is user/model/profile_json.c. */
+ * tree's depth), then the arcflow as rows of numbers, its names in the
+ * same string table. The reader is user/model/profile_json.c. */
 #include "user/output/json.h"
 
 #include <errno.h>
@@ -369,7 +370,7 @@ static void put_counts(FILE *out, const char *key, const struct st_count *c, siz
 	fputs("},", out);
 }
 
-/* A small json-c part of the document (fault summary, arcflow), taken over. */
+/* A small json-c part of the document (the fault summary), taken over. */
 static int put_object(FILE *out, const char *key, json_object *o)
 {
 	int err = 0;
@@ -400,16 +401,38 @@ static void put_modules(FILE *out, const struct st_profile *p)
 	fputc(']', out);
 }
 
-/* Streamed: the tables first (one pass over the trees), then every
- * thread's nodes, row by row, never held as a JSON object tree. */
+/* The arcflow of p, its function names added to the string table: their
+ * indexes into *strid (entry by entry). 0 or -ENOMEM. */
+static int build_arcflow(struct tables *tb, const struct st_profile *p,
+			 struct st_arcflow **af, int64_t **strid)
+{
+	size_t n;
+
+	if (!(*af = st_arcflow__build(p)))
+		return -ENOMEM;
+	n = st_arcflow__count(*af);
+	if (!(*strid = malloc((n ? n : 1) * sizeof(**strid))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (((*strid)[i] = str_index(tb, st_arcflow__name(*af, i))) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* Streamed: the tables first (one pass over the trees, then the arcflow's
+ * names), then every thread's nodes, row by row, never held as a JSON
+ * object tree. */
 int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow)
 {
 	struct st_arcflow *af = NULL;
 	struct tables tb = { 0 };
+	int64_t *strid = NULL;
 	size_t next = 0;
 	int err;
 
 	if ((err = build_tables(&tb, p)))
+		goto cleanup;
+	if (with_arcflow && (err = build_arcflow(&tb, p, &af, &strid)))
 		goto cleanup;
 	fprintf(out, "{\"format\":\"%s\",\"version\":%d,", ST_PROFILE_JSON_FORMAT,
 		ST_PROFILE_JSON_VERSION);
@@ -456,18 +479,14 @@ int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcf
 		if (err)
 			goto cleanup;
 	}
-	if (with_arcflow) {
-		af = st_arcflow__build(p);
-		if (!af) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
+	if (af) {
 		fputs(",\"arcflow\":", out);
-		st_arcflow__write_json(af, out);
+		st_arcflow__write_json(af, strid, out);
 	}
 	if (fputs("}\n", out) < 0 || ferror(out))
 		err = -EIO;
 cleanup:
+	free(strid);
 	st_arcflow__free(af);
 	tables_free(&tb);
 	return err;

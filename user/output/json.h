@@ -12,7 +12,8 @@ struct st_profile;
  * ST_PROFILE_JSON_VERSION, user/model/profile.h), streamed: the string and
  * frame tables (one pass over the trees, memory a row per distinct frame
  * and 4 bytes per node), then every thread's nodes row by row, without
- * recursion. with_arcflow adds "arcflow". 0, -ENOMEM or -EIO. */
+ * recursion. with_arcflow adds "arcflow" (rows of numbers, its names in
+ * the string table, so built before it). 0, -ENOMEM or -EIO. */
 int st_profile__write_json(const struct st_profile *p, FILE *out, bool with_arcflow);
 
 #endif
