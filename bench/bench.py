@@ -352,7 +352,7 @@ def prog_stats(pid):
             continue
         ns += prog.get("run_time_ns", 0)
         runs += prog.get("run_cnt", 0)
-    return {"bpf_ns": ns / runs, "runs": float(runs)} if runs else {}
+    return {"bpf_ns": ns / runs, "runs": float(runs), "ns_total": float(ns)} if runs else {}
 
 
 # ---- one run ---------------------------------------------------------------
@@ -1061,23 +1061,35 @@ def bench_parts_map(pid):
     return None
 
 
-def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED):
+# bpftrace's per-sample stack count (bcc's profile's shape) on bench_cpu alone
+WALK_BT = 'profile:hz:%d /comm == "' + WL_COMM + '"/ { @[ustack, pid] = count(); }'
+
+
+def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED, stats=False):
     """One run: stacktreed --unwind fp (bare: --bench-bare) sampling only
     bench_cpu (--comm) with STACKTREED_BENCH_PARTS, `copies` copies started
     at once (the same total work), with `busy` cache-sweeping spinners (dd
     of 8 MiB blocks, not sampled) beside them. The parts' ns per workload
     sample, the clock read's own cost taken off each part. binary: the
-    stacktreed run (STACKTREED_BASE's for the "base" rows)."""
+    stacktreed run (STACKTREED_BASE's for the "base" rows), or "bpftrace"
+    (WALK_BT). stats: no parts clock; the kernel's BPF run time per run of
+    the profiler's programs instead ({"stats": ns}), the one measure
+    bpftrace has (every sample of the CPUs, the filtered ones included)."""
     d = os.path.join(tmp, f"walk-{int(bare)}-{copies}-{busy}")
-    argv = [binary, "-a", "--comm", WL_COMM, "-F", str(freq), "-d", "3600", "-o", d,
-            "--unwind", "fp"] + (["--bench-bare"] if bare else [])
-    env = dict(os.environ, STACKTREED_BENCH_PARTS="1")
+    if binary == "bpftrace":
+        argv = [BPFTRACE, "-e", WALK_BT % freq]
+    else:
+        argv = [binary, "-a", "--comm", WL_COMM, "-F", str(freq), "-d", "3600", "-o", d,
+                "--unwind", "fp"] + (["--bench-bare"] if bare else [])
+    env = dict(os.environ) if stats else dict(os.environ, STACKTREED_BENCH_PARTS="1")
     prof = Profiler("walk", argv, d + ".err")
     prof.env = env
+    was = bpf_stats(True) if stats else None
     try:
         prof.start()
     except BenchError as e:
         print(f"walk: {e}")
+        bpf_stats(was)
         return None
     spin = [subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=8M"],
                              stderr=subprocess.DEVNULL) for _ in range(busy)]
@@ -1089,17 +1101,28 @@ def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED):
         iters = max(env_int("BENCH_WALK_ITERS", 600000) // copies, 40000)
         ws = [subprocess.Popen([WORKLOAD, str(max(iters, 1))], env=wenv) for _ in range(copies)]
         time.sleep(0.3)
+        s0 = prog_stats(prof.pid) if stats else None
         open(go, "w").close()
         for w in ws:
             w.wait()
         os.unlink(go)
-        parts = bench_parts_map(prof.pid)
+        if stats:	# the workload's run alone (not the idle CPUs' samples around it)
+            s1 = prog_stats(prof.pid)
+            runs = s1.get("runs", 0) - s0.get("runs", 0)
+            parts = ({"bpf_ns": (s1["ns_total"] - s0.get("ns_total", 0)) / runs, "runs": runs}
+                     if runs > 0 else {})
+        else:
+            parts = bench_parts_map(prof.pid)
     finally:
         for p in spin:
             p.kill()
             p.wait()
         prof.stop()
+        if stats:
+            bpf_stats(was)
         shutil.rmtree(d, ignore_errors=True)
+    if stats:
+        return {"stats": parts["bpf_ns"]} if parts.get("runs") else None
     return parts_per_sample(parts)
 
 
@@ -1140,12 +1163,17 @@ def bench_walk(rounds, freq, out):
     if STARTUP_BASE:
         keys[1:1] = [("base", 2)]
         keys[4:4] = [("base", WALK_PROCS)]
+    # the kernel's run time per program run, 2 processes: stacktreed and
+    # the bare walk without the parts clock, and bpftrace
+    skeys = [("fp stats", 2), ("bare stats", 2)] + ([("bpftrace", 2)] if BPFTRACE else [])
     try:
         for r in range(rounds):
             for busy in (0, NCPUS):
-                for key in keys:
-                    v = walk_once(key[0] == "bare", key[1], busy, freq, tmp,
-                                  STARTUP_BASE if key[0] == "base" else STACKTREED)
+                for key in keys + skeys:
+                    binary = (STARTUP_BASE if key[0] == "base" else
+                              "bpftrace" if key[0] == "bpftrace" else STACKTREED)
+                    v = walk_once(key[0].startswith("bare"), key[1], busy, freq, tmp, binary,
+                                  stats=key in skeys)
                     if v:
                         res.setdefault((key, busy), []).append(v)
     finally:
@@ -1188,6 +1216,19 @@ def bench_walk(rounds, freq, out):
                           if baren == baren and bare2 > 0 else "")
                 print(f"  {who} {WALK_PROCS} processes over 2 ({what}): {ratio:.2f}x (goal <= "
                       f"{GOAL_PROCS}x: {goal_says(ratio, GOAL_PROCS)}{bare_r})")
+    print("  the kernel's BPF run time per program run while bench_cpu runs (bpf_stats_enabled; "
+          "no parts clock; busy:")
+    print("  the spinners' samples, filtered, are some half of them), 2 processes: the bare walk, "
+          "stacktreed --unwind fp, and bpftrace")
+    print(f"  '{WALK_BT % freq}' (a stack id per sample, bcc's profile's shape):")
+    for busy in (0, NCPUS):
+        what = "busy" if busy else "idle"
+        b, f, t = (m((k, 2), busy, "stats") for k in ("bare stats", "fp stats", "bpftrace"))
+        if b == b and b > 0:
+            row = f"    {what}: bare {b:.0f} ns, fp {f:.0f} ns ({f / b:.2f}x)"
+            if t == t:
+                row += f", bpftrace {t:.0f} ns ({t / b:.2f}x); fp over bpftrace {f / t:.2f}x"
+            print(row)
     if STARTUP_BASE:
         print(f"  base: {STARTUP_BASE} (STACKTREED_BASE), in the same rounds")
 
