@@ -66,10 +66,10 @@ static __always_inline void defer_copy(struct bpf_perf_event_data *ctx, __u64 pi
 	d->py.n = 0;
 	kn = kernel_stacks ? bpf_get_stack(ctx, d->kstack, sizeof(d->kstack), 0) : 0;
 	d->kn = kn > 0 ? (__u32)(kn / 8) : 0;
-	/* from sp, page by page until a page cannot be read (the mapping's
-	 * end, as a rule; a hole inside it, a big frame's untouched page, ends
-	 * the copy here, where the session's deferral looks the mapping up: a
-	 * CO-RE read) or ST_DEFER_STACK */
+	/* from sp, page by page until ST_EARLY_HOLES + 1 pages in a row
+	 * cannot be read (the mapping's end, as a rule; a shorter hole inside
+	 * it, a big frame's untouched pages, kept as holes: the session's
+	 * deferral looks the mapping up, a CO-RE read) or ST_DEFER_STACK */
 	c.d = d;
 	c.start = r.sp;
 	c.first = 4096 - (__u32)(r.sp & 4095);
@@ -78,7 +78,7 @@ static __always_inline void defer_copy(struct bpf_perf_event_data *ctx, __u64 pi
 	if (len > ST_DEFER_STACK)
 		len = 0;
 	d->stack_len = len;
-	d->holes = 0;
+	d->holes = c.holes;
 	/* woken when an eighth of the ring waits, as the session's deferral */
 	if (!deferred_submit(d, len, false)) {
 		stat_inc(ST_STAT_DEFER_LOST);	/* (the thread's numbering unchanged) */
