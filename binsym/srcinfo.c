@@ -239,6 +239,40 @@ static int build_cus(struct st_srcinfo *si, struct st_work *w)
 	return 0;
 }
 
+/* libdw's dwarf_begin_elf() reads every debug section it knows whole
+ * (decompressed), those that source lines and inline chains never read
+ * too: variable locations (libpython3.11's .debug_loclists, 3.5 of its
+ * 15.9 MiB), macros, call frames, name indexes. They are marked
+ * SHT_NOBITS in the file's handle, si's own, whose sections libdw skips
+ * (as a stripped file's); the file is not changed. */
+static void skip_unread(Elf *elf)
+{
+	static const char *const unread[] = {
+		"debug_loc", "debug_loclists", "debug_macro", "debug_macinfo", "debug_frame",
+		"debug_pubnames", "debug_pubtypes", "debug_gnu_pubnames", "debug_gnu_pubtypes",
+	};
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ?
+				   elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (!name || sh.sh_type == SHT_NOBITS)
+			continue;
+		name += !strncmp(name, ".zdebug_", 8) ? 2 : !strncmp(name, ".debug_", 7) ? 1 : 0;
+		for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++)
+			if (!strcmp(name, unread[i])) {
+				sh.sh_type = SHT_NOBITS;
+				(void)gelf_update_shdr(scn, &sh);
+				break;
+			}
+	}
+}
+
 /* Open the module's DWARF (si->none when it has none). */
 static int si_open(struct st_symbolizer *s, struct st_module *m, const char *path,
 		   struct st_srcinfo *si)
@@ -249,8 +283,10 @@ static int si_open(struct st_symbolizer *s, struct st_module *m, const char *pat
 	err = st_mod__dwarf_elf(s, m, path, &si->elf);
 	if (err)
 		return err;
-	if (si->elf)
+	if (si->elf) {
+		skip_unread(st_elf__elf(si->elf));
 		si->dw = dwarf_begin_elf(st_elf__elf(si->elf), DWARF_C_READ, NULL);
+	}
 	if (!si->dw) {
 		st_srcinfo__close(si);
 		si->none = true;
