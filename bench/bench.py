@@ -716,10 +716,11 @@ def bench_rss(out):
     print("  Pss: the deferred samples' ring buffer counted once (RSS counts its data pages "
           "twice:")
     print("  the kernel maps them twice, for reads across the end).")
-    print("  max RSS: the summary's (VmHWM), the end's symbolization included (libdw's line "
-          "tables of every module")
-    print("  with DWARF, kernel-notes/README.md \"Maps sized by use\"); BPF maps: their memlock, "
-          "charged to the memory cgroup.")
+    print("  max RSS: the summary's (VmHWM), the end's symbolization included (libdw's "
+          "sections and line tables")
+    print("  of one module with DWARF at a time, kernel-notes/README.md \"Maps sized by use\"); "
+          "BPF maps: their memlock,")
+    print("  charged to the memory cgroup.")
     print()
     sys.stdout.flush()
 

@@ -108,6 +108,7 @@ struct st_symbolizer {
 	size_t src_cut;			/* modules whose source lookups were cut */
 	/* source lookups in service mode (st_symbolizer__source_budget()) */
 	bool src_defer;			/* never open DWARF in source(): warm() does */
+	bool src_gather;		/* source() notes for settle(), opens no DWARF */
 	double src_deadline;		/* CLOCK_MONOTONIC s; past it, lookups wait; 0: none */
 	size_t src_deferred;		/* lookups left for later */
 	__u64 root_dev, root_ino;	/* our own root directory */

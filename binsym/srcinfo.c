@@ -23,7 +23,12 @@
  * at an address of a kept function is then made from these alone, as
  * find_chain() and chain() make it from the DIEs. In a service, source()
  * notes the addresses it could not answer and warm() opens the module's
- * DWARF once for all of them and closes it again.
+ * DWARF once for all of them and closes it again. The final reports do the
+ * same in one go: a first pass over the trees notes every address
+ * (gather()), and settle() opens one module's DWARF at a time, looks its
+ * addresses up and closes it, so that the naming pass finds them cached
+ * (libdw holds a module's debug sections, decompressed, while it is open:
+ * all of them at once were the daemon's peak).
  */
 #include "binsym/srcinfo.h"
 #include "binsym/module.h"
@@ -103,7 +108,12 @@ struct si_span {
 #define SI_MAX_KEPT (1u << 18)
 #define SI_MAX_FN_KEPT (1u << 15)
 #define SI_MAX_PENDING 8192
+#define SI_MAX_GATHER (1u << 16)	/* noted per module by gather() (2 MiB of map) */
 #define SI_WARM_S 0.25		/* lookups in one warm() call */
+/* Rows of line tables libdw may hold decoded (a Dwarf_Line each, ~40
+ * bytes: 2.5 MiB) before warm() and settle() begin the module's Dwarf
+ * again (hold_lines()). */
+#define SI_LINES_HELD (1u << 16)
 
 struct st_srcinfo {
 	struct st_elf *elf;	/* the file with the DWARF, while open */
@@ -133,6 +143,9 @@ struct st_srcinfo {
 	struct si_span *spans;	/* sorted by lo */
 	size_t nspans, spans_cap;
 	struct st_u64map *pending; /* vaddr + 1 -> (void *)1: asked while closed */
+	const char *hint;	/* a mapping's path to open it by (m's strings), or NULL */
+	__u64 line_cu;		/* offset + 1 of the CU last looked up in by warm() */
+	size_t lines_held;	/* rows of the line tables decoded since dwarf_begin */
 	struct st_u64map *tried; /* DIE offset + 1 -> (void *)1: keep_fn() done, while open */
 	struct st_src_frame answer[ST_SRC_MAX_FRAMES]; /* the last chain made from a kept function */
 };
@@ -144,6 +157,8 @@ void st_srcinfo__close(struct st_srcinfo *si)
 	if (si->dw && !si->dw_borrowed)
 		dwarf_end(si->dw);
 	si->dw = NULL;
+	si->line_cu = 0;
+	si->lines_held = 0;
 	st_elf__free(si->elf);
 	si->elf = NULL;
 	free(si->cus);
@@ -224,6 +239,40 @@ static int build_cus(struct st_srcinfo *si, struct st_work *w)
 	return 0;
 }
 
+/* libdw's dwarf_begin_elf() reads every debug section it knows whole
+ * (decompressed), those that source lines and inline chains never read
+ * too: variable locations (libpython3.11's .debug_loclists, 3.5 of its
+ * 15.9 MiB), macros, call frames, name indexes. They are marked
+ * SHT_NOBITS in the file's handle, si's own, whose sections libdw skips
+ * (as a stripped file's); the file is not changed. */
+static void skip_unread(Elf *elf)
+{
+	static const char *const unread[] = {
+		"debug_loc", "debug_loclists", "debug_macro", "debug_macinfo", "debug_frame",
+		"debug_pubnames", "debug_pubtypes", "debug_gnu_pubnames", "debug_gnu_pubtypes",
+	};
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ?
+				   elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (!name || sh.sh_type == SHT_NOBITS)
+			continue;
+		name += !strncmp(name, ".zdebug_", 8) ? 2 : !strncmp(name, ".debug_", 7) ? 1 : 0;
+		for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++)
+			if (!strcmp(name, unread[i])) {
+				sh.sh_type = SHT_NOBITS;
+				(void)gelf_update_shdr(scn, &sh);
+				break;
+			}
+	}
+}
+
 /* Open the module's DWARF (si->none when it has none). */
 static int si_open(struct st_symbolizer *s, struct st_module *m, const char *path,
 		   struct st_srcinfo *si)
@@ -234,8 +283,10 @@ static int si_open(struct st_symbolizer *s, struct st_module *m, const char *pat
 	err = st_mod__dwarf_elf(s, m, path, &si->elf);
 	if (err)
 		return err;
-	if (si->elf)
+	if (si->elf) {
+		skip_unread(st_elf__elf(si->elf));
 		si->dw = dwarf_begin_elf(st_elf__elf(si->elf), DWARF_C_READ, NULL);
+	}
 	if (!si->dw) {
 		st_srcinfo__close(si);
 		si->none = true;
@@ -1088,15 +1139,16 @@ int st_srcinfo__find(struct st_srcinfo *si, __u64 vaddr, const struct st_src_fra
 	return 0;
 }
 
-/* vaddr noted for warm() (at most SI_MAX_PENDING a module; the others
- * are asked again by a later profile). 0 or -ENOMEM. */
-static int note_pending(struct st_srcinfo *si, __u64 vaddr)
+/* vaddr noted for warm() or settle() (at most max a module; the others
+ * are asked again by a later profile, or looked up by the naming pass
+ * itself). 0 or -ENOMEM. */
+static int note_pending(struct st_srcinfo *si, __u64 vaddr, size_t max)
 {
 	if (vaddr == UINT64_MAX)
 		return 0;
 	if (!si->pending && !(si->pending = st_u64map__new()))
 		return -ENOMEM;
-	if (st_u64map__count(si->pending) >= SI_MAX_PENDING)
+	if (st_u64map__count(si->pending) >= max)
 		return 0;
 	return st_u64map__put(si->pending, vaddr + 1, (void *)1);
 }
@@ -1132,11 +1184,17 @@ int st_symbolizer__source(struct st_symbolizer *s, struct st_module *m, const ch
 	if (!sl) {
 		if (si->none || si->cut)
 			return 0;
+		if (s->src_gather && !si->dw) {	/* settle() looks it up */
+			if (!si->wanted && path && st_mod__display_len(path) == strlen(path))
+				si->hint = st_mod__name(s, m, path);
+			si->wanted = true;
+			return note_pending(si, vaddr, SI_MAX_GATHER);
+		}
 		if (s->src_defer && (!si->dw || (s->src_deadline > 0 &&
 							st_work__now() > s->src_deadline))) {
 			si->wanted = !si->dw;
 			s->src_deferred++;
-			return si->dw ? 0 : note_pending(si, vaddr);
+			return si->dw ? 0 : note_pending(si, vaddr, SI_MAX_PENDING);
 		} else {
 			if (!si->dw) {
 				err = si_open(s, m, path, si);
@@ -1161,68 +1219,163 @@ void st_symbolizer__source_budget(struct st_symbolizer *s, bool defer, double de
 	s->src_deadline = deadline;
 }
 
-/* The addresses noted for warm() (pending) looked up, within SI_WARM_S;
- * true when none is left (or the module's lookups stopped). */
-static int warm_lookups(struct st_symbolizer *s, struct st_module *m, struct st_srcinfo *si,
-			bool *done)
+/* libdw keeps the line table of every CU it was asked about decoded until
+ * dwarf_end() (libpython's 50 CUs of a quiet -a profile: 364,000 rows,
+ * 14.7 MiB, as much as its debug sections), and the answers are kept
+ * here anyway. Before a lookup in another CU than the last one, once the
+ * tables held pass SI_LINES_HELD rows, the Dwarf is begun again on the
+ * same ELF (its sections stay read there; the CU table is built again) and
+ * the tables go. Addresses come in order (warm_lookups()), so a CU's are
+ * looked up together. False when the module's DWARF could not be begun
+ * again (no more lookups). */
+static bool hold_lines(struct st_srcinfo *si, __u64 vaddr)
 {
-	double until = st_work__now() + SI_WARM_S;
+	Dwarf_Die *cu = find_cu(si, vaddr);
+	Dwarf_Lines *lines;
+	double t0;
+	size_t n;
+
+	if (!cu || si->dw_borrowed || dwarf_dieoffset(cu) + 1 == si->line_cu)
+		return true;
+	if (si->lines_held > SI_LINES_HELD) {
+		t0 = st_work__now();
+		dwarf_end(si->dw);
+		free(si->cus);
+		si->cus = NULL;
+		si->ncus = si->cus_cap = 0;
+		si->lines_held = 0;
+		si->dw = dwarf_begin_elf(st_elf__elf(si->elf), DWARF_C_READ, NULL);
+		if (!si->dw || build_cus(si, NULL)) {
+			st_srcinfo__close(si);
+			si->cut = true;
+			return false;
+		}
+		si->spent += st_work__now() - t0;
+		if (!(cu = find_cu(si, vaddr)))
+			return true;
+	}
+	si->line_cu = dwarf_dieoffset(cu) + 1;
+	if (!dwarf_getsrclines(cu, &lines, &n))
+		si->lines_held += n;
+	return true;
+}
+
+/* The addresses noted (pending) looked up in order, until `until`
+ * (st_work__now(); 0: no limit); *done when none is left (or the module's
+ * lookups stopped). */
+static int warm_lookups(struct st_symbolizer *s, struct st_module *m, struct st_srcinfo *si,
+			double until, bool *done)
+{
+	size_t pos = 0, n = 0;
 	struct si_slot *sl;
-	size_t pos = 0;
-	__u64 key;
-	int err;
+	__u64 key, *addrs;
+	int err = 0;
 
 	*done = false;
-	while (st_u64map__next(si->pending, &pos, &key)) {
-		__u64 vaddr = key - 1;
-
-		if ((si->nslots && slot_of(si, vaddr)->used) || kept_fn(si, vaddr))
+	addrs = malloc((st_u64map__count(si->pending) + 1) * sizeof(*addrs));
+	if (!addrs)
+		return -ENOMEM;
+	while (st_u64map__next(si->pending, &pos, &key))
+		addrs[n++] = key - 1;
+	qsort(addrs, n, sizeof(*addrs), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		if ((si->nslots && slot_of(si, addrs[i])->used) || kept_fn(si, addrs[i]))
 			continue;
-		if (st_work__now() > until)
-			return 0;
-		if ((err = lookup(s, m, si, vaddr, &sl)))
-			return err;
+		if (until > 0 && st_work__now() > until)
+			goto cleanup;
+		if (!hold_lines(si, addrs[i]))
+			break;
+		if ((err = lookup(s, m, si, addrs[i], &sl)))
+			goto cleanup;
 		if (!sl)
 			break;	/* cut: no more lookups in this module */
 	}
-	st_u64map__clear(si->pending);
+	st_u64map__free(si->pending);	/* up to SI_MAX_GATHER's table */
+	si->pending = NULL;
 	*done = true;
-	return 0;
+cleanup:
+	free(addrs);
+	return err;
+}
+
+/* Whether si's module has addresses noted to look up (else not wanted). */
+static bool has_wanted(struct st_srcinfo *si)
+{
+	if (!si || !si->wanted)
+		return false;
+	if (si->none || si->cut || !si->pending) {
+		si->wanted = false;
+		st_u64map__free(si->pending);	/* nothing more to look up */
+		si->pending = NULL;
+	}
+	return si->wanted;
+}
+
+/* m's noted addresses looked up (until `until`, as warm_lookups()), its
+ * DWARF opened for them and closed once all are; still wanted while some
+ * are left (the DWARF open) or its file could not be read for lack of
+ * memory. Whether it has DWARF to look in. */
+static bool warm_module(struct st_symbolizer *s, struct st_module *m, struct st_srcinfo *si,
+			double until)
+{
+	bool finished;
+
+	/* no file now (an unreferenced module): noted again when asked */
+	if (!si->dw && si_open(s, m, si->hint, si) == -ENOMEM)
+		return false;	/* still wanted */
+	si->wanted = false;
+	if (!si->dw)
+		return false;
+	if (warm_lookups(s, m, si, until, &finished) == -ENOMEM || !finished) {
+		si->wanted = true;	/* the rest at the next call, still open */
+		return true;
+	}
+	st_srcinfo__close(si);	/* all it was opened for is cached */
+	return true;
 }
 
 size_t st_symbolizer__source_warm(struct st_symbolizer *s)
 {
 	struct st_module *m;
 	size_t left = 0;
-	bool done = false, finished;
+	bool done = false;
 
 	for (m = s->modules; m; m = m->next) {
-		struct st_srcinfo *si = m->src;
-
-		if (!si || !si->wanted)
+		if (!has_wanted(m->src))
 			continue;
-		if (si->none || si->cut || !si->pending) {
-			si->wanted = false;
-			continue;
-		}
 		if (done) {
 			left++;
 			continue;
 		}
 		done = true;
-		/* no file now (an unreferenced module): noted again when asked */
-		if (!si->dw && si_open(s, m, NULL, si) == -ENOMEM)
-			continue;	/* still wanted */
-		si->wanted = false;
-		if (!si->dw)
-			continue;
-		if (warm_lookups(s, m, si, &finished) == -ENOMEM || !finished) {
-			si->wanted = true;	/* the rest at the next call, still open */
-			continue;
-		}
-		st_srcinfo__close(si);	/* all it was opened for is cached */
+		(void)warm_module(s, m, m->src, st_work__now() + SI_WARM_S);
 	}
 	return left;
+}
+
+void st_symbolizer__source_gather(struct st_symbolizer *s, bool on)
+{
+	s->src_gather = on;
+}
+
+void st_symbolizer__source_settle(struct st_symbolizer *s)
+{
+	for (struct st_module *m = s->modules; m; m = m->next) {
+		bool dwarf;
+
+		if (!has_wanted(m->src))
+			continue;
+		dwarf = warm_module(s, m, m->src, 0);
+		/* one module's DWARF at a time: what is left (out of memory)
+		 * the naming pass looks up itself */
+		st_srcinfo__close(m->src);
+		if (s->verbose && dwarf)
+			fprintf(stderr, "stacktreed: %s: DWARF closed, %zu addresses looked up\n",
+				ST_TEXTESC(m->path), m->src->nused);
+		st_u64map__free(m->src->pending);
+		m->src->pending = NULL;
+		m->src->wanted = false;
+	}
 }
 
 void st_symbolizer__source_release(struct st_symbolizer *s)

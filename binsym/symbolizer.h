@@ -286,6 +286,15 @@ void st_symbolizer__source_budget(struct st_symbolizer *s, bool defer, double de
  * open), and closed again; returns how many noted modules are left (0:
  * none). */
 size_t st_symbolizer__source_warm(struct st_symbolizer *s);
+/* The final reports' two passes: while gathering, source() opens no
+ * module's DWARF but notes the address (up to 2^16 a module; *n = 0, not
+ * counted as deferred); then settle() opens each noted module's DWARF in
+ * turn, looks its addresses up and closes it, so that libdw holds one
+ * module's debug sections at a time, and the naming pass's source() calls
+ * find the chains cached (an address not noted is looked up as documented
+ * above). */
+void st_symbolizer__source_gather(struct st_symbolizer *s, bool on);
+void st_symbolizer__source_settle(struct st_symbolizer *s);
 /* Close every module's DWARF (libdw holds a module's debug sections,
  * decompressed: libc's take 15-30 MiB); the chains looked up stay cached.
  * A service calls it after each snapshot. */

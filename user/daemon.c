@@ -646,9 +646,13 @@ static int snapshot(struct run *r)
 	 * deferred queue backed up to 16 MiB meanwhile) */
 	if ((err = reopen_out(r)))
 		goto written;
-	/* service: on schedule; DWARF is opened between snapshots (warm()) */
+	/* service: on schedule; DWARF is opened between snapshots (warm());
+	 * the final reports: module by module before naming (out of memory,
+	 * what is left is looked up while naming, as it was) */
 	if (o->interval > 0)
 		st_symbolizer__source_budget(r->sym, true, now_s() + SOURCE_BUDGET_S);
+	else
+		(void)st_namer__settle_sources(r->names, r->coll);
 	for (unsigned ev = 0; ev < ST_EVENTS; ev++) {
 		if (!(o->events & (1u << ev)))
 			continue;
@@ -668,9 +672,9 @@ static int snapshot(struct run *r)
 		prefixes[n] = (o->events & ST_EVENTS_MASK) == (1u << ev) ? "" : event_prefixes[ev];
 		n++;
 	}
-	/* service: the DWARF files are not held between snapshots (memory) */
-	if (o->interval > 0)
-		st_symbolizer__source_release(r->sym);
+	/* the DWARF files are not held between snapshots, nor while the
+	 * reports are written (memory) */
+	st_symbolizer__source_release(r->sym);
 	mem = open_memstream(&text, &len);
 	if (!mem) {
 		err = -ENOMEM;

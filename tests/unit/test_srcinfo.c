@@ -10,7 +10,8 @@
  * kept: its other addresses are answered with the DWARF closed (a
  * service's snapshots), the same chains as from the DWARF at every byte of
  * the fixtures; warm() looks up what a service left for later in one open
- * and closes the DWARF again. */
+ * and closes the DWARF again; the final reports' gather() and settle()
+ * give the chains source() gives on demand. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -487,6 +488,78 @@ static void test_kept_same_as_dwarf(void **state)
 	}
 }
 
+/* The final reports' two passes answer what source() answers on demand:
+ * at every 32nd byte of every CU range of the daemon's own binary (95
+ * CUs, 83,758 line rows: settle() begins its Dwarf again on the way,
+ * over SI_LINES_HELD rows), the addresses noted while gathering (no
+ * chain then, none deferred) and settled give the same chains as a
+ * symbolizer that reads the DWARF at each call, and need no DWARF after
+ * the settle (with source_budget(defer), nothing left for later). */
+static void test_settle_same_as_on_demand(void **state)
+{
+	static __u64 ranges[256][2];
+	struct st_symbolizer *a, *b;
+	struct st_module *ma, *mb;
+	struct st_srcinfo *cus;
+	char path[PATH_MAX];
+	struct fx_map map;
+	size_t nr, looked = 0, found = 0;
+	Dwarf *dw;
+	int fd;
+
+	(void)state;
+	fx_path(path, sizeof(path), "../stacktreed");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		skip();	/* the daemon is not built: make all */
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	assert_non_null(dw);
+	assert_int_equal(st_srcinfo__over(dw, &cus), 0);
+	nr = st_srcinfo__cus(cus, ranges, 256);
+	assert_true(nr >= 50 && nr <= 256);
+	ma = open_named(&a, "../stacktreed", path, sizeof(path), &map);
+	mb = open_named(&b, "../stacktreed", path, sizeof(path), &map);
+	for (int pass = 0; pass < 2; pass++) {
+		st_symbolizer__source_gather(b, pass == 0);
+		for (size_t r = 0; r < nr; r++)
+			for (__u64 v = ranges[r][0]; v < ranges[r][1]; v += 32) {
+				const struct st_src_frame *fa, *fb;
+				size_t na, nb;
+
+				assert_int_equal(st_symbolizer__source(b, mb, path, map.start,
+								       map.pgoff, BIAS + v, false,
+								       &fb, &nb), 0);
+				if (pass == 0) {
+					assert_int_equal(nb, 0);	/* noted only */
+					continue;
+				}
+				assert_int_equal(st_symbolizer__source(a, ma, path, map.start,
+								       map.pgoff, BIAS + v, false,
+								       &fa, &na), 0);
+				if (!same_chain(fa, na, fb, nb))
+					fail_msg("0x%" PRIx64 ": %zu frames on demand, %zu settled",
+						 (uint64_t)v, na, nb);
+				looked++;
+				found += nb > 0;
+			}
+		if (pass == 0) {
+			assert_int_equal(deferred(b), 0);
+			st_symbolizer__source_settle(b);
+			st_symbolizer__source_budget(b, true, 0);	/* no DWARF from now */
+		}
+	}
+	assert_int_equal(deferred(b), 0);
+	assert_true(looked >= 10000);
+	assert_true(found >= looked / 2);
+	st_symbolizer__release(a, ma);
+	st_symbolizer__release(b, mb);
+	st_symbolizer__free(a);
+	st_symbolizer__free(b);
+	st_srcinfo__free(cus);
+	dwarf_end(dw);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_no_dwarf),
 		cmocka_unit_test(test_service_keeps_functions),
 		cmocka_unit_test(test_kept_same_as_dwarf),
+		cmocka_unit_test(test_settle_same_as_on_demand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

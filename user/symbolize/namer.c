@@ -246,6 +246,23 @@ static struct st_frame java_code(struct symctx *x, const struct st_frame *raw)
 	return f;
 }
 
+/* A native user frame in mapping m: its symbol into *s (resolve()'s
+ * result returned) and, when it names a function, its source frames into
+ * sc (-ENOMEM into *err). */
+static int resolve_user(const struct st_namer *n, const struct st_mapping *m,
+			const struct st_frame *raw, struct st_sym *s, struct srcchain *sc, int *err)
+{
+	bool is_return = raw->kind == ST_FRAME_CALLSITE;
+	int r = st_symbolizer__resolve(n->sym, m->module, m->path, m->start, m->pgoff, raw->addr,
+				       is_return, s);
+
+	if (m->module && !r && s->function &&
+	    st_symbolizer__source(n->sym, m->module, m->path, m->start, m->pgoff, raw->addr,
+				  is_return, &sc->f, &sc->n) == -ENOMEM)
+		*err = -ENOMEM;
+	return r;
+}
+
 static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, __u64 parent_pc,
 				 struct srcchain *sc)
 {
@@ -284,16 +301,11 @@ static struct st_frame symbolize(struct symctx *x, const struct st_frame *raw, _
 	} else {
 		m = st_procmaps__find(x->t->maps, raw->addr);
 		if (m)
-			r = st_symbolizer__resolve(x->n->sym, m->module, m->path, m->start, m->pgoff,
-						   raw->addr, is_return, &s);
+			r = resolve_user(x->n, m, raw, &s, sc, &x->err);
 		else if (!(f = java_code(x, raw)).function)
 			return symbolize_jit(x, raw);
 		else
 			return f;
-		if (m->module && !r && s.function &&
-		    st_symbolizer__source(x->n->sym, m->module, m->path, m->start, m->pgoff,
-					  raw->addr, is_return, &sc->f, &sc->n) == -ENOMEM)
-			x->err = -ENOMEM;
 	}
 	if (r)
 		return f; /* shown as [unknown] with its address */
@@ -450,6 +462,41 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 		at[k] = d;
 	}
 	free(at);
+}
+
+/* Whether symbolize() names raw frame f from a mapping's module. */
+static bool user_native(const struct st_frame *f)
+{
+	return f->kind != ST_FRAME_DATA && f->kind != ST_FRAME_SPECIAL &&
+	       f->runtime != ST_RUNTIME_PYTHON && f->runtime != ST_RUNTIME_JAVA &&
+	       f->runtime != ST_RUNTIME_KERNEL;
+}
+
+int st_namer__settle_sources(const struct st_namer *n, struct st_collector *c)
+{
+	struct st_raw_thread t;
+	size_t pos = 0;
+	int err = 0;
+
+	st_symbolizer__source_release(n->sym);	/* what an endpoint's windows opened */
+	st_symbolizer__source_gather(n->sym, true);
+	while (!err && st_collector__next_thread(c, &pos, &t)) {
+		const struct st_node *top = st_tree__root(t.tree), *s = top;
+
+		while (!err && (s = st_node__next_in(top, s))) {
+			const struct st_mapping *m = user_native(&s->f) ?
+				st_procmaps__find(t.maps, s->f.addr) : NULL;
+			struct srcchain sc;
+			struct st_sym sym;
+
+			if (m)
+				resolve_user(n, m, &s->f, &sym, &sc, &err);
+		}
+	}
+	st_symbolizer__source_gather(n->sym, false);
+	if (!err)
+		st_symbolizer__source_settle(n->sym);
+	return err;
 }
 
 int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, struct st_tree *dst,

@@ -59,4 +59,13 @@ int st_namer__tree(const struct st_namer *n, const struct st_raw_thread *t, stru
 		   struct st_strtab *strs, st_module_fn module_fn, void *module_ctx,
 		   __u64 *invented);
 
+/* Before the final reports' st_namer__tree() calls: the source lines and
+ * inline frames of every user frame in c's raw trees looked up module by
+ * module, each module's DWARF closed before the next is opened
+ * (st_symbolizer__source_settle()), so that naming finds them cached and
+ * the daemon's peak holds one module's debug sections, not all of them.
+ * 0 or -ENOMEM. */
+struct st_collector;
+int st_namer__settle_sources(const struct st_namer *n, struct st_collector *c);
+
 #endif
