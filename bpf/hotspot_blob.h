@@ -43,7 +43,9 @@
  * Stubs: those with a frame size (runtime stubs, the safepoint,
  * deoptimization, uncommon trap and exception blobs, native wrappers) are
  * left the same way; those without (StubRoutines, adapters, C1's Runtime1
- * stubs whose frame size is -1) by rbp, where
+ * stubs whose frame size is -1) at the leaf by the word at sp when it is
+ * code cache code after a call instruction (st_hs_ra_at_sp(): nothing
+ * pushed yet), else by rbp, where
  * rbp is a frame pointer of theirs (within ST_HS_STUB_FP_MAX above sp, its
  * return address code cache code): the call stub (its return address
  * StubRoutines::_call_stub_return_address, called from the VM's C++)
@@ -90,6 +92,7 @@
 
 #include "dual.h"
 #include "stacktree.h"
+#include "call_insn.h"
 #include "hotspot_memo.h"
 
 #define ST_HS_SEGMAP_STEPS 32	/* segment map hops: blocks up to 8128 segments
@@ -168,6 +171,20 @@ static __always_inline int st_hs_leave(struct st_unw_env *e, __u64 sp, __u64 bp,
 	f->sp = sp + ra_at + 8;
 	f->bp = nbp;
 	return 0;
+}
+
+/* Whether the word at sp is a return address into the code cache: code
+ * cache code that a call instruction ends at (bpf/call_insn.h). */
+static __always_inline bool st_hs_ra_at_sp(struct st_unw_env *e, const struct st_java_blobs *b,
+					   __u64 sp)
+{
+	__u8 code[ST_CALL_MAX_LEN];
+	__u64 ra = 0, target;
+
+	if (st_unw_read8(e, sp, &ra) || !st_hs_in_cc(b, ra) ||
+	    st_unw_read_mem(e, code, sizeof(code), ra - sizeof(code)))
+		return false;
+	return st_call_insn_before(code, sizeof(code), ra, &target) != ST_CALL_NONE;
 }
 
 /* The leaf in a frame's prologue (size: the whole frame's bytes, return
@@ -569,6 +586,13 @@ static __always_inline int st_hs_blob_step_b(struct st_unw_env *e, const struct 
 		if (!f->ip || f->ip >= ST_USER_END)
 			return st_hs_stop(f, ST_JAVA_STAT_HS_BAD_RA);
 		return 1;
+	} else if (exact && st_hs_ra_at_sp(e, b, sp)) {
+		/* the leaf in a stub without a frame size that has pushed
+		 * nothing (an adapter, a StubRoutines or Runtime1 stub at its
+		 * work): its return address at sp, code cache code after a
+		 * call instruction (bpf/call_insn.h) */
+		if (st_hs_leave(e, sp, bp, 0, false, f))
+			return -1;
 	} else {
 		/* a stub without a frame size: by rbp, when it is its frame's
 		 * (above sp, near, and its return address code cache code) */
