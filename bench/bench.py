@@ -1026,7 +1026,9 @@ PART_COUNTS = ("frames", "finds", "calls", "probes", "misses")
 
 def bench_parts_map(pid):
     """Sums over CPUs of the bench_parts map (bpf/parts.bpf.h) that process
-    pid holds: {"ns": [...], "n": [...], "count": [...]}, or None."""
+    pid holds: {"ns": [...], "n": [...], "count": [...], "tid": the same of
+    STACKTREED_BENCH_PARTS_TID's samples alone (None: a build without)}, or
+    None."""
     ids = set()
     try:
         for fd in os.listdir(f"/proc/{pid}/fdinfo"):
@@ -1048,18 +1050,31 @@ def bench_parts_map(pid):
             return None
         np, nc = len(PARTS), len(PART_COUNTS)
         tot = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
+        tid = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
+        u = []
         for ent in dump:
             for v in ent.get("values", []):
                 b = bytes(int(x, 16) for x in v["value"])
                 u = [int.from_bytes(b[k * 8:k * 8 + 8], "little") for k in range(len(b) // 8)]
-                for k in range(np):
-                    tot["ns"][k] += u[1 + k]
-                    tot["n"][k] += u[1 + np + k]
-                for k in range(nc):	# (a base build may count fewer)
-                    if 1 + 2 * np + k < len(u):
-                        tot["count"][k] += u[1 + 2 * np + k]
+                add_part_sums(tot, u, 1)
+                # the thread's sums follow (a base build's map may not have them)
+                add_part_sums(tid, u, 1 + 2 * np + nc)
+        tot["tid"] = tid if len(u) > 1 + 2 * (2 * np + nc) else None
         return tot
     return None
+
+
+def add_part_sums(tot, u, at):
+    """Add one CPU's struct st_part_sums, the words of u from `at` on, to
+    tot (bench_parts_map())."""
+    np, nc = len(PARTS), len(PART_COUNTS)
+    for k in range(np):
+        if at + np + k < len(u):
+            tot["ns"][k] += u[at + k]
+            tot["n"][k] += u[at + np + k]
+    for k in range(nc):	# (a base build may count fewer)
+        if at + 2 * np + k < len(u):
+            tot["count"][k] += u[at + 2 * np + k]
 
 
 # bpftrace's per-sample stack count (bcc's profile's shape) on bench_cpu alone
