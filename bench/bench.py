@@ -20,7 +20,8 @@ BENCH_COMPILERS (which compilers, "gcc clang-14"; one missing is skipped),
 BENCH_JAVA_ROUNDS (rounds of the Java part, 7; 0: skip it; `bench/run.sh
 java` runs only that), BENCH_JAVA_BUSY (dd spinners beside the Java part's
 runs, 0); with STACKTREED_BASE, the Java part runs that build too, in the
-same rounds (rows "base").
+same rounds (rows "base"; a build whose bpf/parts.bpf.h has no thread sums
+gives the whole JVM's row only).
 
 First, start-up (issue 37 item 1): a whole `stacktreed --unwind fp|auto|dwarf
 -- date +%s.%N` next to `perf record -g -- date +%s.%N`, interleaved,
@@ -1026,7 +1027,9 @@ PART_COUNTS = ("frames", "finds", "calls", "probes", "misses")
 
 def bench_parts_map(pid):
     """Sums over CPUs of the bench_parts map (bpf/parts.bpf.h) that process
-    pid holds: {"ns": [...], "n": [...], "count": [...]}, or None."""
+    pid holds: {"ns": [...], "n": [...], "count": [...], "tid": the same of
+    STACKTREED_BENCH_PARTS_TID's samples alone (None: a build without)}, or
+    None."""
     ids = set()
     try:
         for fd in os.listdir(f"/proc/{pid}/fdinfo"):
@@ -1048,18 +1051,31 @@ def bench_parts_map(pid):
             return None
         np, nc = len(PARTS), len(PART_COUNTS)
         tot = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
+        tid = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
+        u = []
         for ent in dump:
             for v in ent.get("values", []):
                 b = bytes(int(x, 16) for x in v["value"])
                 u = [int.from_bytes(b[k * 8:k * 8 + 8], "little") for k in range(len(b) // 8)]
-                for k in range(np):
-                    tot["ns"][k] += u[1 + k]
-                    tot["n"][k] += u[1 + np + k]
-                for k in range(nc):	# (a base build may count fewer)
-                    if 1 + 2 * np + k < len(u):
-                        tot["count"][k] += u[1 + 2 * np + k]
+                add_part_sums(tot, u, 1)
+                # the thread's sums follow (a base build's map may not have them)
+                add_part_sums(tid, u, 1 + 2 * np + nc)
+        tot["tid"] = tid if len(u) > 1 + 2 * (2 * np + nc) else None
         return tot
     return None
+
+
+def add_part_sums(tot, u, at):
+    """Add one CPU's struct st_part_sums, the words of u from `at` on, to
+    tot (bench_parts_map())."""
+    np, nc = len(PARTS), len(PART_COUNTS)
+    for k in range(np):
+        if at + np + k < len(u):
+            tot["ns"][k] += u[at + k]
+            tot["n"][k] += u[at + np + k]
+    for k in range(nc):	# (a base build may count fewer)
+        if at + 2 * np + k < len(u):
+            tot["count"][k] += u[at + 2 * np + k]
 
 
 # bpftrace's per-sample stack count (bcc's profile's shape) on bench_cpu alone
@@ -1390,60 +1406,79 @@ def end_runs(procs, go):
 
 
 def own_parts(st, seconds):
-    """The BPF time per sample of the profiled thread's own samples, from
-    bpf/parts.bpf.h's clock (STACKTREED_BENCH_PARTS): read from the running
-    daemon st half a second before its workload's `seconds` end: parts_per_sample()'s
-    figures, or None."""
+    """The BPF time per sample of the profiled process's own samples and of
+    its thread STACKTREED_BENCH_PARTS_TID's alone, from bpf/parts.bpf.h's
+    clock (STACKTREED_BENCH_PARTS): read from the running daemon st half a
+    second before its workload's `seconds` end: two parts_per_sample()
+    figures (each None when missing: the thread's, with a build that has
+    no thread sums)."""
     time.sleep(max(seconds - 0.5, 0.5))
-    return parts_per_sample(bench_parts_map(st.pid))
+    parts = bench_parts_map(st.pid)
+    if not parts:
+        return None, None
+    return parts_per_sample(parts), parts_per_sample(parts["tid"])
 
 
-def steady_run(freq, d, wl, go, binary=STACKTREED):
+def steady_run(freq, d, wl, go, tid, binary=STACKTREED):
     """stacktreed (binary) --pid on the started workload wl, which waits for
-    its go file: (the summary's BPF ns per walked sample, the profile's mean
-    depth, its share of samples with a Java frame, the BPF ns per sample
-    of wl's own samples, their parts: own_parts()), or None."""
+    its go file, with thread tid's samples timed on their own too: a dict
+    of bpf_and_depth()'s figures, "own" (the BPF ns per sample of wl's own
+    samples) and "own_parts" (their parts: own_parts()), "thread" and
+    "thread_parts" (the same of tid's samples alone, None with a build
+    without them) and "thread_share" (tid's % of wl's samples), or None."""
     st = None
     try:
         st = subprocess.Popen([binary, "-F", str(freq), "-o", d, "--pid", str(wl.pid)],
                               stderr=subprocess.PIPE, text=True,
-                              env=dict(os.environ, STACKTREED_BENCH_PARTS="1"))
+                              env=dict(os.environ, STACKTREED_BENCH_PARTS="1",
+                                       STACKTREED_BENCH_PARTS_TID=str(tid)))
         err = until_sampling(st)
         open(go, "w").close()
-        own = own_parts(st, JAVA_SECONDS)
+        own, thread = own_parts(st, JAVA_SECONDS)
         wl.communicate(timeout=300)
         err += st.communicate(timeout=120)[1]
     finally:
         end_runs((wl, st), go)
-    r = bpf_and_depth(err, d, st.returncode)
-    return r + (own["total"], own) if r and own else None
+    r = bpf_and_depth(err, d, st.returncode, tid)
+    if not r or not own:
+        return None
+    r.update(own=own["total"], own_parts=own, thread=thread and thread["total"],
+             thread_parts=thread,
+             thread_share=thread and 100.0 * thread["samples"] / own["samples"])
+    return r
 
 
 def java_steady(freq, d, xint, binary=STACKTREED):
     """steady_run() on Ledger's recursion (ledger_jvm) once its main thread
-    waits for its go file, or None. (Not -t for its main thread alone: a
-    thread named is sampled by per-task events, whose early program
-    defers every sample to the daemon.)"""
+    waits for its go file, that thread timed on its own too (its tid, which
+    Ledger prints: not the JVM's compiler, GC and VM threads), or None.
+    (Not -t for its main thread alone: a thread named is sampled by
+    per-task events, whose early program defers every sample to the
+    daemon.)"""
     go = d + ".go"
     jvm = ledger_jvm(JAVA_SECONDS, xint, go)
-    if jvm.stdout.readline().strip() != "ready":
+    ready, tid = jvm.stdout.readline().strip(), jvm.stdout.readline().split()
+    if ready != "ready" or len(tid) != 2 or tid[0] != "main-tid" or not tid[1].isdigit():
         end_runs((jvm,), go)
         return None
-    return steady_run(freq, d, jvm, go, binary)
+    return steady_run(freq, d, jvm, go, int(tid[1]), binary)
 
 
 def native_steady(freq, d, binary=STACKTREED):
-    """steady_run() on deep (about as deep as java_steady's stacks) once it
-    waits for its start file. (Not `-- deep`: a launched command's first
-    seconds are sampled by the early program and unwound in the daemon.)"""
+    """steady_run() on deep (about as deep as java_steady's stacks; one
+    thread) once it waits for its start file. (Not `-- deep`: a launched
+    command's first seconds are sampled by the early program and unwound
+    in the daemon.)"""
     go = d + ".go"
     wl = subprocess.Popen([DEEP, str(JAVA_SECONDS)], env=dict(os.environ, WL_START_FILE=go))
-    return steady_run(freq, d, wl, go, binary)
+    return steady_run(freq, d, wl, go, wl.pid, binary)
 
 
-def bpf_and_depth(err, d, rc):
-    """(BPF ns per walked sample, mean frames per sample, % of samples
-    with a Java frame) of a finished run, or None."""
+def bpf_and_depth(err, d, rc, tid):
+    """{"summary": BPF ns per walked sample, "depth": mean frames per
+    sample, "java": % of samples with a Java frame, "thread_depth" and
+    "thread_java": the same of thread tid's samples} of a finished run, or
+    None."""
     r = parse_stacktreed(err, d)
     if rc != 0 or "bpf_ns_walked" not in r:
         return None
@@ -1452,20 +1487,25 @@ def bpf_and_depth(err, d, rc):
             prof = tree_form(json.load(f))
     except (OSError, ValueError):
         return None
-    frames = samples = java = 0
+    sums = {"all": [0, 0, 0], "thread": [0, 0, 0]}  # frames, samples, with a Java frame
     for t in prof.get("threads", []):
         stack = [(t["root"], 0, False)]
         while stack:
             n, depth, jv = stack.pop()
             jv = jv or n.get("runtime") == "java"
             if n["base"]:
-                frames += depth * n["base"]
-                samples += n["base"]
-                java += n["base"] if jv else 0
+                for k in ("all", "thread") if t.get("tid") == tid else ("all",):
+                    sums[k][0] += depth * n["base"]
+                    sums[k][1] += n["base"]
+                    sums[k][2] += n["base"] if jv else 0
             stack.extend((c, depth + 1, jv) for c in n["children"])
+    (frames, samples, java), (tframes, tsamples, tjava) = sums["all"], sums["thread"]
     if not samples:
         return None
-    return r["bpf_ns_walked"], frames / samples, 100.0 * java / samples
+    return {"summary": r["bpf_ns_walked"], "depth": frames / samples,
+            "java": 100.0 * java / samples,
+            "thread_depth": tframes / tsamples if tsamples else None,
+            "thread_java": 100.0 * tjava / tsamples if tsamples else None}
 
 
 def loadavg():
@@ -1493,14 +1533,18 @@ def java_round(freq, out, tag, binary):
 
 def bench_java(rounds, freq, out):
     """Issue 32, item 5: BPF time per sample of a Java thread (Ledger's
-    recursion, JIT and -Xint, attached by --pid once it runs) against a
-    native stack of about the same depth (the deep workload); goal <= 1.5.
-    The time is each run's own samples' (bpf/parts.bpf.h's clock, from the
-    filter's pass to the fold's end, the clock's own cost taken off): the
-    summary's BPF run time, printed after it, divides the CPU's whole BPF
-    time by its samples, other processes' filtered ones included, and so
-    moves with the machine's load. Each round runs JIT, native, -Xint back
-    to back and takes its ratios (JIT over native, -Xint over native)
+    recursion in the JVM's main thread, JIT and -Xint, attached by --pid
+    once it runs) against a native stack of about the same depth (the deep
+    workload's one thread); goal <= 1.5. The time is the thread's own
+    samples' (bpf/parts.bpf.h's clock, from the filter's pass to the
+    fold's end, the clock's own cost taken off; STACKTREED_BENCH_PARTS_TID:
+    the thread's tid, which Ledger prints), and beside it, from the same
+    runs, the whole process's (the JVM's compiler, GC and VM threads'
+    samples with it: deep native stacks in libjvm, no Java frame). The
+    summary's BPF run time, printed after them, divides the CPU's whole
+    BPF time by its samples, other processes' filtered ones included, and
+    so moves with the machine's load. Each round runs JIT, native, -Xint
+    back to back and takes its ratios (JIT over native, -Xint over native)
     there: the machine's load moves every figure of a run by as much as
     the changes measured (ratios of medians over 3 rounds: 0.9-2.6 by run),
     less so a ratio of neighbours; the figure is the median of the rounds'
@@ -1537,7 +1581,8 @@ def bench_java(rounds, freq, out):
     load1 = loadavg()
     with open(os.path.join(out, "java.json"), "w") as f:
         json.dump(res, f, indent=1)
-    print(f"java: BPF time per sample of the process's own samples at {freq} Hz"
+    print(f"java: BPF time per sample of a Java thread's own samples, and of its JVM's, "
+          f"at {freq} Hz"
           f"{f' ({busy} dd spinners beside)' if busy else ''}, {rounds} rounds "
           f"(JIT, native, -Xint back to back; load average {load0} before, {load1} after)")
     for b, binary in builds:
@@ -1545,39 +1590,57 @@ def bench_java(rounds, freq, out):
 
 
 def java_rows(build, binary, rounds):
-    """bench_java()'s lines for one build's rounds."""
-    def ratios(mode, j):
-        return [r[mode][j] / r["native"][j] for r in rounds
-                if mode in r and "native" in r and r["native"][j]]
+    """bench_java()'s lines for one build's rounds: the Java thread's
+    ratios (the goal's measure), then the whole process's."""
+    def ratios(mode, key):
+        return [r[mode][key] / r["native"][key] for r in rounds
+                if mode in r and "native" in r and r[mode].get(key) and r["native"].get(key)]
 
-    def of(mode, j):
-        return [r[mode][j] for r in rounds if mode in r]
+    def of(mode, key):
+        return [r[mode][key] for r in rounds if mode in r and r[mode].get(key) is not None]
 
     def rng(xs, fmt):
         return f"{fmt.format(min(xs))}-{fmt.format(max(xs))}" if xs else "none"
 
-    jit, xint = ratios("jit", 3), ratios("xint", 3)
+    def mid(mode, key):
+        xs = of(mode, key)
+        return med(xs) if xs else float("nan")
+
     tag = "" if build == "new" else f"{build} ({binary}) "
-    if not jit or not xint:
+    lines = 0
+    for key, what in (("thread", "the Java thread (Ledger's main; deep's one)"),
+                      ("own", "the whole process (the JVM's compiler, GC, VM threads too)")):
+        jit, xint = ratios("jit", key), ratios("xint", key)
+        if not jit or not xint:
+            continue
+        lines += 1
+        ns = {m: med(of(m, key)) for m in JAVA_MODES}
+        print(f"  {tag}{what}: ratio per round, median (spread; rounds): JIT {med(jit):.2f} "
+              f"({rng(jit, '{:.2f}')}; {len(jit)}), -Xint {med(xint):.2f} "
+              f"({rng(xint, '{:.2f}')}; {len(xint)}); goal <= 1.5: JIT "
+              f"{goal_says(med(jit), 1.5)}, -Xint {goal_says(med(xint), 1.5)}")
+        print(f"  {tag}  ns, medians (spread): JIT {ns['jit']:.0f} "
+              f"({rng(of('jit', key), '{:.0f}')}), -Xint {ns['xint']:.0f} "
+              f"({rng(of('xint', key), '{:.0f}')}), native {ns['native']:.0f} "
+              f"({rng(of('native', key), '{:.0f}')})")
+    if not lines:
         print(f"  {tag}no BPF run time (kernel BPF stats off, or runs failed: "
-              f"{ {m: len(of(m, 3)) for m in JAVA_MODES} } of {len(rounds)})")
+              f"{ {m: len(of(m, 'own')) for m in JAVA_MODES} } of {len(rounds)})")
         return
-    ns = {m: med(of(m, 3)) for m in JAVA_MODES}
-    print(f"  {tag}ratio per round, median (spread; rounds): JIT {med(jit):.2f} "
-          f"({rng(jit, '{:.2f}')}; {len(jit)}), -Xint {med(xint):.2f} "
-          f"({rng(xint, '{:.2f}')}; {len(xint)}); goal <= 1.5: JIT "
-          f"{goal_says(med(jit), 1.5)}, -Xint {goal_says(med(xint), 1.5)}")
-    print(f"  {tag}ns, medians (spread): JIT {ns['jit']:.0f} ({rng(of('jit', 3), '{:.0f}')}), "
-          f"-Xint {ns['xint']:.0f} ({rng(of('xint', 3), '{:.0f}')}), native "
-          f"{ns['native']:.0f} ({rng(of('native', 3), '{:.0f}')})")
-    old_j, old_x = ratios("jit", 0), ratios("xint", 0)
+    old_j, old_x = ratios("jit", "summary"), ratios("xint", "summary")
     print(f"  {tag}the summary's BPF run time (every sample of the CPU's), ratio per round: "
           f"JIT {med(old_j):.2f} ({rng(old_j, '{:.2f}')}), -Xint {med(old_x):.2f} "
           f"({rng(old_x, '{:.2f}')})")
-    depth = {m: med(of(m, 1)) for m in JAVA_MODES}
-    java = {m: med(of(m, 2)) for m in ("jit", "xint")}
-    print(f"  {tag}mean frames per sample {depth['jit']:.0f} (JIT), {depth['xint']:.0f} (-Xint), "
-          f"{depth['native']:.0f} (native); samples with a Java frame "
+    share = (f"JIT {mid('jit', 'thread_share'):.1f}%, -Xint {mid('xint', 'thread_share'):.1f}%"
+             if of("jit", "thread_share") else "none (a build without the thread's clock)")
+    print(f"  {tag}the Java thread's share of the JVM's samples: {share}; "
+          f"its mean frames per sample {mid('jit', 'thread_depth'):.0f} (JIT), "
+          f"{mid('xint', 'thread_depth'):.0f} (-Xint), {mid('native', 'thread_depth'):.0f} "
+          f"(native), with a Java frame {mid('jit', 'thread_java'):.1f}% and "
+          f"{mid('xint', 'thread_java'):.1f}%")
+    java = {m: mid(m, "java") for m in ("jit", "xint")}
+    print(f"  {tag}the whole JVM's mean frames per sample {mid('jit', 'depth'):.0f} (JIT), "
+          f"{mid('xint', 'depth'):.0f} (-Xint); samples with a Java frame "
           f"{java['jit']:.1f}% and {java['xint']:.1f}%"
           + ("" if java["jit"] and java["xint"] else
              " (none: stacktreed does not walk Java frames yet, the ratios are not Java's)"))

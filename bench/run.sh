@@ -14,8 +14,9 @@
 # against a native stack of the same depth (`bench/run.sh java`: only
 # that; 7 rounds of JIT, native, -Xint back to back, the median of the
 # rounds' ratios with their spread, STACKTREED_BASE's build in the same
-# rounds; each run's own samples alone, the JVM's and the native workload's
-# by --pid, timed from the filter's pass to the fold's end
+# rounds; the Java thread's own samples (Ledger's main thread, by the tid
+# it prints: STACKTREED_BENCH_PARTS_TID) beside the whole JVM's, and the
+# native workload's one thread, by --pid, timed from the filter's pass to the fold's end
 # by bpf/parts.bpf.h's clock, STACKTREED_BENCH_PARTS, read with bpftool
 # while the daemon runs; not the summary's BPF run time, which divides
 # the CPU's whole BPF time by its samples, other processes' filtered

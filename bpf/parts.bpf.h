@@ -8,6 +8,11 @@
  * bench_parts_on is .rodata), every mark is a dead branch the verifier
  * removes; on, each mark costs one clock read and one array lookup, which
  * the figures include (the "clock" part measures one mark alone).
+ * bench_parts_tid (STACKTREED_BENCH_PARTS_TID, .rodata too): the samples of
+ * that one thread are summed a second time on their own (`tid`), so that a
+ * benchmark sees one thread's cost beside its whole process's from the
+ * same run (bench/bench.py's java rows: a JVM's main thread without its
+ * compiler and GC threads); 0, none.
  */
 #ifndef STACKTREE_PARTS_BPF_H
 #define STACKTREE_PARTS_BPF_H
@@ -15,6 +20,7 @@
 #include "base.bpf.h"
 
 const volatile bool bench_parts_on = false;
+const volatile __u32 bench_parts_tid = 0;
 
 /* the parts, in the order a sample goes through them */
 enum {
@@ -43,11 +49,18 @@ enum {
 	ST_PART_N__MAX
 };
 
-struct st_parts {
-	__u64 last;		/* the clock at the previous mark */
+struct st_part_sums {
 	__u64 ns[ST_PART__MAX];
 	__u64 n[ST_PART__MAX];
 	__u64 count[ST_PART_N__MAX];
+};
+
+/* (bench/bench.py's bench_parts_map() reads this layout) */
+struct st_parts {
+	__u64 last;		/* the clock at the previous mark */
+	struct st_part_sums all;	/* every sample's */
+	struct st_part_sums tid;	/* bench_parts_tid's samples' */
+	__u64 mine;		/* the sample is bench_parts_tid's */
 };
 
 struct {
@@ -57,8 +70,8 @@ struct {
 	__uint(max_entries, 1);
 } bench_parts SEC(".maps");
 
-/* A sample starts: the clock read. */
-static __always_inline void part_begin(void)
+/* A sample of thread tid starts: the clock read. */
+static __always_inline void part_begin(__u32 tid)
 {
 	__u32 zero = 0;
 	struct st_parts *p;
@@ -66,8 +79,10 @@ static __always_inline void part_begin(void)
 	if (!bench_parts_on)
 		return;
 	p = bpf_map_lookup_elem(&bench_parts, &zero);
-	if (p)
+	if (p) {
+		p->mine = bench_parts_tid && tid == bench_parts_tid;
 		p->last = bpf_ktime_get_ns();
+	}
 }
 
 /* The time since the previous mark goes to part `part`. */
@@ -84,8 +99,12 @@ static __always_inline void part_mark(__u32 part)
 		return;
 	now = bpf_ktime_get_ns();
 	if (p->last) {
-		p->ns[part] += now - p->last;
-		p->n[part]++;
+		p->all.ns[part] += now - p->last;
+		p->all.n[part]++;
+		if (p->mine) {
+			p->tid.ns[part] += now - p->last;
+			p->tid.n[part]++;
+		}
 	}
 	p->last = now;
 }
@@ -102,8 +121,11 @@ static __always_inline void part_add(__u32 which, __u32 n)
 	if (!bench_parts_on)
 		return;
 	p = bpf_map_lookup_elem(&bench_parts, &zero);
-	if (p && which < ST_PART_N__MAX)
-		p->count[which] += n;
+	if (!p || which >= ST_PART_N__MAX)
+		return;
+	p->all.count[which] += n;
+	if (p->mine)
+		p->tid.count[which] += n;
 }
 
 /* The last mark of a sample: its part, and one empty mark (the cost of a

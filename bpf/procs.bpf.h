@@ -119,7 +119,7 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid, __u32 ev)
 	if (tgid == self_tgid)
 		return false;
 	if (ev == ST_EVENT_CPU)	/* benchmarks only (parts.bpf.h) */
-		part_begin();
+		part_begin(tid);
 	if (filter_targets) {
 		target = bpf_map_lookup_elem(&targets, &tgid);
 		/* (only dwarf/auto's on_exec makes a target wait for tables: in fp

@@ -4,10 +4,11 @@ import collections
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 
-from stcheck import (STACKTREE, STACKTREED, Daemon, check, check_invariants,
+from stcheck import (ROOT, STACKTREE, STACKTREED, Daemon, check, check_invariants,
                      check_stacks_end_at_roots, function_calls, function_cum, function_nodes, load,
                      main_thread, metric, nodes, run_profiled, thread, workload)
 
@@ -466,6 +467,53 @@ def test_attach_to_running_pid():
     # ~1 s on up to 4 busy threads sharing 2 CPUs at 499 Hz (measured: 812 to
     # 1032 idle, 596 to 817 with the other CPU busy; 1.025 to 1.042 s)
     check(200 <= prof["samples"] <= 1100, "samples %d" % prof["samples"])
+
+
+def test_bench_parts_time_one_thread():
+    """Benchmarks only (bench/bench.py's java rows): with
+    STACKTREED_BENCH_PARTS_TID, bpf/parts.bpf.h's per-sample clock sums
+    that thread's samples a second time, on their own. threads (main and
+    three threads spinning at once) attached by --pid, its main thread
+    named (--unwind fp: the quicker load): the thread's sums count its
+    samples alone (its share of the process's samples as in the profile),
+    each part at most the whole's.
+    Before (2026-11-30) the clock had no thread sums (bench_parts_map():
+    "tid" None)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from bench import bench_parts_map
+    proc = subprocess.Popen([workload("threads")], env=dict(os.environ, WL_SCALE="12"),
+                            stderr=subprocess.DEVNULL)
+    out = tempfile.mkdtemp(prefix="st-it-parts-")
+    try:
+        time.sleep(0.3)
+        d = Daemon(["-F", "999", "--unwind", "fp", "-o", out, "--pid", str(proc.pid)],
+                   env=dict(os.environ, STACKTREED_BENCH_PARTS="1",
+                            STACKTREED_BENCH_PARTS_TID=str(proc.pid)))
+        try:
+            time.sleep(1.5)
+            parts = bench_parts_map(d.pid)
+        finally:
+            rc, err = d.stop()
+    finally:
+        proc.kill()
+        proc.wait()
+    check(rc == 0, "stacktreed exited %d: %s" % (rc, err[-2000:]))
+    check(parts and parts["tid"], "bench_parts has no thread sums: %s" % parts)
+    prof = load(out)
+    mine = [t for t in prof["threads"] if t["pid"] == proc.pid]
+    main = [t["samples"] for t in mine if t["tid"] == proc.pid]
+    check(len(mine) >= 3 and main, "threads profiled: %s" % [(t["tid"], t["samples"])
+                                                             for t in mine])
+    n, tid_n = parts["n"][0], parts["tid"]["n"][0]	# samples past the filter
+    share, truth = tid_n / max(n, 1), main[0] / sum(t["samples"] for t in mine)
+    metric("bench_parts_tid.share_diff_pts", 100.0 * (share - truth))
+    # (measured: within 0.24 points, idle and beside two dd spinners)
+    check(tid_n > 0 and abs(share - truth) <= 0.02,
+          "the main thread's share of the clock's samples %.3f (%d of %d), of the "
+          "profile's %.3f" % (share, tid_n, n, truth))
+    check(all(t <= a for t, a in zip(parts["tid"]["ns"] + parts["tid"]["n"],
+                                     parts["ns"] + parts["n"])),
+          "a part of the thread's over the whole's: %s, %s" % (parts["tid"], parts))
 
 
 def test_system_wide_sees_the_workload():

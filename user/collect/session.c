@@ -1191,6 +1191,9 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 			!strcmp(getenv("STACKTREED_BENCH_PY_STOP"), "merge") ? 3 : 0;
 	if (getenv("STACKTREED_BENCH_PARTS"))		/* benchmarks only: parts.bpf.h */
 		s->skel->rodata->bench_parts_on = true;
+	if (getenv("STACKTREED_BENCH_PARTS_TID"))	/* benchmarks only: one thread's too */
+		s->skel->rodata->bench_parts_tid =
+			(__u32)strtoul(getenv("STACKTREED_BENCH_PARTS_TID"), NULL, 10);
 	err = 0;
 	if (opts->unwind_mode != ST_UNWIND_FP)	/* fp: not created (choose_programs()) */
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,

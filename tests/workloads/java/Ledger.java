@@ -41,7 +41,8 @@
  * "thread NAME TID" lines (tests/integration/stcheck.py's read_report).
  * With $WL_GO set, both threads wait for that file to exist before their
  * clocks start (a profiler attached by --pid sees the whole measured
- * run). "ready" is printed once main() runs. */
+ * run). "ready" is printed once main() runs, then "main-tid TID" (the main
+ * thread's Linux tid: bench/bench.py times that thread's samples alone). */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
@@ -295,6 +296,7 @@ public class Ledger {
 		for (int i = 0; i < INPUT.length; i++)	/* compressible, not trivially */
 			INPUT[i] = (byte)('a' + (fill.nextInt(16) & fill.nextInt(16)));
 		System.out.println("ready");
+		System.out.println("main-tid " + tid());
 		System.out.flush();
 
 		Worker w = new Worker();
