@@ -229,6 +229,23 @@ def test_startup_python_walker_loaded_when_seen():
           % (samples, walked, unwalked, prof["lost"]))
 
 
+def samples_whole(prof, inside, top):
+    """(samples under a frame inside() names, those of them also under one
+    top() names and not under [truncated]) in every thread of prof."""
+    total = whole = 0
+    for t in prof["threads"]:
+        stack = [(t["root"], False, False, False)]
+        while stack:
+            n, inn, up, cut = stack.pop()
+            f = n["function"] or ""
+            inn, up, cut = inn or inside(f), up or top(f), cut or f == "[truncated]"
+            if n["base"] and inn:
+                total += n["base"]
+                whole += n["base"] if up and not cut else 0
+            stack.extend((c, inn, up, cut) for c in n["children"])
+    return total, whole
+
+
 def check_java_early(mode):
     """A JVM launched under --unwind mode (None: the default), every sample
     an early one (STACKTREED_TEST_EARLY=all): Ledger's recursion 200 Java
@@ -250,18 +267,8 @@ def check_java_early(mode):
     early = early_count(err)
     check(early >= prof["samples"] > 0, "%s: %d early samples of %d" % (what, early,
                                                                         prof["samples"]))
-    total = whole = 0
-    for t in prof["threads"]:
-        stack = [(t["root"], False, False, False)]
-        while stack:
-            n, inrec, top, cut = stack.pop()
-            f = n["function"] or ""
-            inrec, top = inrec or "descend" in f, top or f.startswith("Ledger.main")
-            cut = cut or f == "[truncated]"
-            if n["base"] and inrec:
-                total += n["base"]
-                whole += n["base"] if top and not cut else 0
-            stack.extend((c, inrec, top, cut) for c in n["children"])
+    total, whole = samples_whole(prof, lambda f: "descend" in f,
+                                 lambda f: f.startswith("Ledger.main"))
     metric("startup_java_early%s.whole" % ("_" + mode if mode else ""), whole / max(total, 1))
     check(total >= 50, "%s: %d early samples in Ledger.descend" % (what, total))
     check(whole >= 0.97 * total, "%s: %d of %d early samples in Ledger.descend reach "
@@ -308,18 +315,8 @@ def check_early_holes(mode):
     prof = load(out)
     check(early_count(err) >= prof["samples"] > 0, "%s: %d early samples of %d"
           % (what, early_count(err), prof["samples"]))
-    total = whole = 0
-    for t in prof["threads"]:
-        stack = [(t["root"], False, False, False)]
-        while stack:
-            n, leaf, top, cut = stack.pop()
-            f = n["function"] or ""
-            leaf, top = leaf or f == "spin_leaf", top or f == "thread_main"
-            cut = cut or f == "[truncated]"
-            if n["base"] and leaf:
-                total += n["base"]
-                whole += n["base"] if top and not cut else 0
-            stack.extend((c, leaf, top, cut) for c in n["children"])
+    total, whole = samples_whole(prof, lambda f: f == "spin_leaf",
+                                 lambda f: f == "thread_main")
     check(total >= 300, "%s: %d early samples in spin_leaf" % (what, total))
     check(whole >= 0.99 * total, "%s: %d of %d early samples in spin_leaf reach thread_main "
           "through big()'s untouched pages" % (what, whole, total))
