@@ -305,12 +305,12 @@ __noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct th
 	}
 	if (!node)
 		return 0;
-	if (c->above_at != ~0u && c->above_at < at)
+	if (c->above_at < at)	/* (~0u, none, is never below) */
 		above = node_cache_find(c, c->above_hash);
 	if (!above)
 		return 0;
 	ts->ids[at & (ST_PATH_SLOTS - 1)] = node;
-	if (c->above_at != ~0u && c->above_at < at)
+	if (c->above_at < at)
 		ts->ids[c->above_at & (ST_PATH_SLOTS - 1)] = above;
 	ts->known = c->start;
 	if (at == c->end - 1)
