@@ -1,7 +1,8 @@
 """Runs every test_* function of tests/integration/test_*.py and every
 tests/integration/test_*.sh; prints one line per test with its duration,
 then the slowest tests and the whole run's time (where CI's time goes:
-.ci/run), and one closing line."""
+.ci/run), each failed test again with the start of its reason (the end
+of a long log is what CI's summary keeps), and one closing line."""
 import glob
 import importlib.util
 import os
@@ -33,6 +34,8 @@ unlisted = 0
 found = set()
 passed = failed = 0
 took = []	# (seconds, name) of every test run, skips included
+failures = []	# (name, the first line of why) of every failed test
+REASON = 300	# characters of a failure's reason repeated at the end
 start = time.time()
 for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
@@ -55,6 +58,7 @@ for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
                 print("skip %s: %s" % (name, e), flush=True)
                 continue  # a failed check or a crash both fail the test
             failed += 1
+            failures.append((name, str(e)))
             print("FAIL %s (%.1fs): %s" % (name, time.time() - t0, e), flush=True)
             if not isinstance(e, AssertionError) and type(e).__name__ != "Failure":
                 traceback.print_exc()
@@ -76,6 +80,8 @@ for path in sorted(glob.glob(os.path.join(HERE, "test_*.sh"))):
         print("ok   %s (%.1fs)" % (name, took[-1][0]), flush=True)
     else:
         failed += 1
+        last = (p.stdout + p.stderr).strip().splitlines()
+        failures.append((name, last[-1] if last else "exit %d" % p.returncode))
         print("FAIL %s (%.1fs)\n%s%s" % (name, took[-1][0], p.stdout, p.stderr), flush=True)
 if listed is not None:
     print("sanitized: %d tests of sanitized.txt; %d others run in the plain suite only"
@@ -83,11 +89,16 @@ if listed is not None:
     stale = sorted(listed - found) if not only else []
     if stale:	# a renamed test must not drop out of the sanitized pass unseen
         failed += 1
+        failures.append(("sanitized.txt", "names no test: " + ", ".join(stale)))
         print("FAIL sanitized.txt names no test: %s" % ", ".join(stale), flush=True)
 if subprocess.run([os.path.join(HERE, "..", "sanlogs.sh")]).returncode != 0:
     failed += 1
+    failures.append(("sanlogs.sh", "a sanitizer reported (above)"))
 if len(took) > 1:
     print("slowest: " + ", ".join("%s %.0fs" % (n, s) for s, n in sorted(took, reverse=True)
                                   [:SLOWEST]))
+for name, why in failures:
+    why = " ".join(why.split())
+    print("failed: %s: %s" % (name, why[:REASON] + ("..." if len(why) > REASON else "")))
 print("integration: %d passed, %d failed in %.0f s" % (passed, failed, time.time() - start))
 sys.exit(1 if failed else 0)
