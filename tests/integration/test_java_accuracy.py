@@ -69,6 +69,14 @@ from stcheck import (Daemon, Failure, Skip, busy_cpus, check, load, metric, node
 # drops the samples it cannot walk.
 BIAS_JFR = {("17", "jit"): 3.0, ("17", "xint"): 2.5, ("25", "jit"): 2.0}
 BIAS_JFR_DEFAULT = 1.5
+# ... but JDK 17's JIT stream phase, which JFR misses more the busier the
+# machine: CI's run (2026-11-30, loaded) 5.7 points under at 2,873
+# samples, over 3.0 + 3 SD; `make spread RUNS=5 LOAD=1
+# T=test_java_accuracy_jfr_truth` beside a loaded .ci/run the same day:
+# 5.2 to 7.0 under (mean 6.1, SD 0.73), every other phase of every JDK
+# and mode within 4.7. One-sided (JFR never put stream over its truth in
+# those runs): under by up to the mean + 3 SD, over by the JDK's bias.
+BIAS_JFR_UNDER = {("17_jit", "stream"): 8.3}
 # JFR's share of the worker's samples in sieve (the truth ~98%): at least
 # this, whatever the load (73.0% the lowest seen, see check_jfr_truth)
 JFR_WORKER_MIN = 50.0
@@ -212,7 +220,8 @@ def check_jfr_truth(truth, stacks, label, bias):
     check(n >= 200, "JFR (%s): only %d execution samples of the main thread" % (label, n))
     worst = 0.0
     for p, (got, want) in r["main"].items():
-        tol = bias + SIGMAS * binomial(want, n)
+        under = BIAS_JFR_UNDER.get((label, p), bias) if got < want else bias
+        tol = under + SIGMAS * binomial(want, n)
         metric("jfr_share_err_%s_%s" % (label, p), got - want)
         worst = max(worst, abs(got - want))
         check(abs(got - want) <= tol, "JFR (%s): %s in %.1f%% of main's %d execution samples, "
