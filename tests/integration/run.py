@@ -34,7 +34,7 @@ unlisted = 0
 found = set()
 passed = failed = 0
 took = []	# (seconds, name) of every test run, skips included
-failures = []	# (name, the first line of why) of every failed test
+failures = []	# (name, why) of every failed test (a .sh test's: its last line)
 REASON = 300	# characters of a failure's reason repeated at the end
 start = time.time()
 for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):

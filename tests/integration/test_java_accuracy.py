@@ -75,7 +75,8 @@ BIAS_JFR_DEFAULT = 1.5
 # T=test_java_accuracy_jfr_truth` beside a loaded .ci/run the same day:
 # 5.2 to 7.0 under (mean 6.1, SD 0.73), every other phase of every JDK
 # and mode within 4.7. One-sided (JFR never put stream over its truth in
-# those runs): under by up to the mean + 3 SD, over by the JDK's bias.
+# those runs): its bias under is that mean + 3 SD, over the JDK's; the
+# run's binomial noise (SIGMAS) is added to either, as for every phase.
 BIAS_JFR_UNDER = {("17_jit", "stream"): 8.3}
 # JFR's share of the worker's samples in sieve (the truth ~98%): at least
 # this, whatever the load (73.0% the lowest seen, see check_jfr_truth)
