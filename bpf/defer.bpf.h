@@ -92,7 +92,10 @@ static long chain_step(__u32 i, void *data)
 			c->len = at + n;
 			return 0;
 		}
-		next = *(__u64 *)&d->stack[off];
+		/* one aligned load (off & 7 is 0; through &d->stack[off], the
+		 * byte array's alignment made clang load it byte by byte:
+		 * st_unw_read8() in bpf/unwind.h says more) */
+		next = ((const __u64 *)d->stack)[(off >> 3) & (ST_DEFER_STACK / 8 - 1)];
 		if (next <= c->bp)	/* 0 at a chain's end; a chain climbs */
 			return 1;
 		c->bp = next;

@@ -648,6 +648,8 @@ struct st_deferred {
 	struct st_py_frames py;	/* its Python frames */
 	__u8 stack[ST_DEFER_STACK];
 };
+_Static_assert(__builtin_offsetof(struct st_deferred, stack) % 8 == 0,
+	       "bpf/defer.bpf.h's chain_step() loads aligned words from stack[]");
 
 /* Whether bytes [off, off + n) of a copy of the stack from sp (n > 0)
  * touch one of its holes (struct st_deferred's). */

@@ -25,6 +25,7 @@
  *   struct st_unw_cache_ent	a row cache entry (native: left incomplete)
  *   st_unw_read(e, dst, size, addr), st_unw_read8(e, addr, out)
  *				user memory: 0, or negative when unreadable
+ *				(st_unw_read8: an unaligned address too, in both)
  *   ST_HS_READ, ST_HS_GLOBAL	bpf/hotspot_step.h's (its contract)
  *   st_unw_rows(e, &shard)	a shard's rows (an opaque handle), or NULL
  *   st_unw_chunk(e, gen, k)	chunk k of the table of version gen, or NULL

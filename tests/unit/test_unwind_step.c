@@ -310,10 +310,10 @@ static void test_rbx_restored(void **state)
 	 * rsp, rip) */
 	memset(stack, 0, sizeof(stack));
 	put(SP + 8, BASE + 0x4001);	/* E returns into __restore_rt */
-	put(SP + 136 + 8, SP + 300);	/* rbx */
+	put(SP + 136 + 8, SP + 296);	/* rbx (a stack address: aligned) */
 	put(SP + 136 + 40, SP + 200);	/* rsp */
 	put(SP + 136 + 48, BASE + 0x7010); /* rip: in the resolver */
-	put(SP + 316, BASE + 0x3005);	/* its CFA = rbx + 24 */
+	put(SP + 312, BASE + 0x3005);	/* its CFA = rbx + 24 */
 	in = input(BASE + 0xd210, 0, sizeof(stack), false);
 	in.rbx = 0x1234;
 	n = walk(&in, out, 8, &stop);
@@ -321,6 +321,15 @@ static void test_rbx_restored(void **state)
 	assert_int_equal(stop, ST_UNW_STOP_END);
 	assert_int_equal(out[2], BASE + 0x7010);
 	assert_int_equal(out[3], BASE + 0x3005);
+	/* an rbx no stack address (unaligned: a corrupt frame's): its CFA's
+	 * slot is unreadable, as in BPF's walk (bpf/unwind.h's
+	 * st_unw_read8()), which stops at the resolver */
+	put(SP + 136 + 8, SP + 300);
+	put(SP + 316, BASE + 0x3005);
+	n = walk(&in, out, 8, &stop);
+	assert_int_equal(n, 3);
+	assert_int_equal(stop, ST_UNW_STOP_READ_FAULT);
+	assert_int_equal(out[2], BASE + 0x7010);
 }
 
 /* .plt entries: 8 more from the push of the entry's second half. */
