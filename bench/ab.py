@@ -19,10 +19,12 @@ Usage: bench/ab.py NEW BASE [ROUNDS] [WORKLOADS]
   NEW, BASE   stacktreed binaries (this build, the one before a change)
   ROUNDS      rounds per workload, an even number (default 6)
   WORKLOADS   comma-separated, of: xint, jit (Ledger's recursion, as the
-              bench's java row), native (deep), bench_cpu (default
-              xint,native,jit)
+              bench's java row), xint_mix, jit_mix (its recursion, inlined
+              loop, nested class and stream phases: many methods), native
+              (deep), bench_cpu (default xint,native,jit)
   AB_ARGS     more stacktreed options for both (say "--unwind fp")
-Root only; prints numbers, exits 0 whatever they are."""
+Root only; prints numbers, exits 0 whatever they are, 1 when a build or
+a workload cannot run."""
 import math
 import os
 import re
@@ -42,9 +44,11 @@ def start(kind, go):
         return subprocess.Popen([DEEP, str(SECONDS)], env=env)
     if kind == "bench_cpu":
         return subprocess.Popen([WORKLOAD], env=env)
-    wl = subprocess.Popen([JAVA, "-Xmx128m"] + (["-Xint"] if kind == "xint" else []) +
-                          ["-cp", JAVA_CLASSES, "Ledger", str(SECONDS),
-                           "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0",
+    phases = "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0"
+    if kind.endswith("_mix"):	# many methods, not one recursion
+        phases = "recurse=1,inline=1,matrix=1,stream=1,deflate=0,worker=0"
+    wl = subprocess.Popen([JAVA, "-Xmx128m"] + (["-Xint"] if kind.startswith("xint") else []) +
+                          ["-cp", JAVA_CLASSES, "Ledger", str(SECONDS), phases,
                            str(JAVA_DEPTH)], env=env, stdout=subprocess.PIPE, text=True)
     if wl.stdout.readline().strip() != "ready":
         end_runs((wl,), go)
@@ -53,11 +57,13 @@ def start(kind, go):
 
 
 def one_round(kind, builds, extra):
-    """Both builds (in the order given) on one run of kind: {name: ns}."""
+    """Both builds (in the order given) on one run of kind: {name: ns}
+    (a build without a figure left out), or None when the workload did not
+    start."""
     go = f"/tmp/ab.{os.getpid()}.go"
     wl = start(kind, go)
     if wl is None:
-        return {}
+        return None
     sts = {}
     try:
         for name, binary in builds:
@@ -96,6 +102,10 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 6
     kinds = sys.argv[4].split(",") if len(sys.argv) > 4 else ["xint", "native", "jit"]
     extra = os.environ.get("AB_ARGS", "").split()
+    for b in (new, base):
+        if not os.access(b, os.X_OK):
+            print(f"ab: {b} is no stacktreed binary to run", file=sys.stderr)
+            return 1
     subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=1"], check=False)
     for kind in kinds:
         ratios = []	# (new first?, new / base)
@@ -104,6 +114,10 @@ def main():
             if r % 2:
                 order.reverse()
             v = one_round(kind, order, extra)
+            if v is None:
+                print(f"ab: cannot start the {kind} workload (built? `make build-tests`)",
+                      file=sys.stderr)
+                return 1
             if "new" in v and "base" in v:
                 ratios.append((r % 2 == 0, v["new"] / v["base"]))
                 print(f"  {kind} round {r}: new {v['new']} ns, base {v['base']} ns "

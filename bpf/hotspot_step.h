@@ -75,6 +75,10 @@
  *   ST_HS_MEMO(io)             the walk's struct st_hs_memo * (BPF: the
  *                              CPU's java_blob_memo slot io->slot), or
  *                              NULL (natively: none)
+ *   ST_HS_CODE_MEMO(io, m)     the struct st_hs_code_ent * where method m's
+ *                              bytecodes may be kept across samples
+ *                              (BPF: the CPU's java_code_memo entry; natively
+ *                              NULL: read each time)
  *   ST_HS_REPORT(io, entry)    a Java entry made, unlike the last one: its
  *                              method reported to the daemon when new
  *                              (BPF: bpf/java.bpf.h's st_java_report();
@@ -159,12 +163,30 @@ static __always_inline int st_hs_code_of(struct st_hs_io *io, __u64 method)
 }
 
 /* The interpreted frame at io->bp, read into io->words: its entry when it
- * validates (else its stat says why not). */
+ * validates (else its stat says why not). A method met by an earlier
+ * sample on this CPU (ST_HS_CODE_MEMO) is taken from there when the
+ * frame's bcp lies in its bytecodes; else read (st_hs_code_of()) and, once
+ * the bcp validates, kept there. */
 static __always_inline void st_hs_interp(struct st_hs_io *io)
 {
 	const struct st_java_layout *l = &io->java.l;
 	__u64 method = st_hs_word(io, l->frame_method), bcp = st_hs_word(io, l->frame_bcp);
+	struct st_hs_code_ent *ce = method != io->method ? ST_HS_CODE_MEMO(io, method) : NULL;
 
+	if (ce && ce->method == method && method && ce->tgid == io->tgid &&
+	    ce->image == io->image && ce->size) {
+		if (io->n == 0 && st_hs_in(io->r13, ce->base, ce->base + ce->size))
+			bcp = io->r13;
+		if (st_hs_in(bcp, ce->base, ce->base + ce->size)) {
+			io->method = method;
+			io->base = ce->base;
+			io->size = ce->size;
+			io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, bcp - io->base);
+			io->stat = ST_JAVA_STAT_FRAMES;
+			return;
+		}
+		bcp = st_hs_word(io, l->frame_bcp);
+	}
 	if (st_hs_code_of(io, method)) {
 		io->stat = ST_JAVA_STAT_BAD_METHOD;
 		return;
@@ -182,6 +204,13 @@ static __always_inline void st_hs_interp(struct st_hs_io *io)
 	if (!st_hs_in(bcp, io->base, io->base + io->size)) {
 		io->stat = ST_JAVA_STAT_BAD_BCP;
 		return;
+	}
+	if (ce) {
+		ce->tgid = io->tgid;
+		ce->image = io->image;
+		ce->method = method;
+		ce->base = io->base;
+		ce->size = io->size;
 	}
 	io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, bcp - io->base);
 	io->stat = ST_JAVA_STAT_FRAMES;

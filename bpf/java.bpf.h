@@ -151,6 +151,41 @@ struct {
 	__uint(max_entries, 1);
 } java_memo SEC(".maps");
 
+/* Interpreted methods' bytecodes met by earlier samples, per CPU
+ * (bpf/hotspot_step.h's ST_HS_CODE_MEMO): an interpreted frame of a method
+ * met before reads no metaspace, where it read its Method's ConstMethod
+ * pointer and the ConstMethod's code size (two helper calls; a recursion's
+ * repeats were already free). An entry is used only for its process and
+ * image and when the frame's bcp lies in its bytecodes, which the
+ * interpreter keeps pointing into the method's own ConstMethod: a Method
+ * freed with its class and its address reused keeps a stale entry only
+ * while the new method's bcps miss the old bytecodes' range (a new
+ * ConstMethod at the old one's address gives the same bcis; only one
+ * overlapping it elsewhere could give a wrong bci, never a wrong method:
+ * the entry's Method* is the frame's). */
+#define ST_JAVA_CODE_MEMO 512	/* entries (power of two): 16 KiB a CPU and kind */
+struct st_java_code_memo {
+	struct st_hs_code_ent e[ST_JAVA_CODE_MEMO];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_java_code_memo);
+	__uint(max_entries, 2);	/* per program kind, as the stack window's slots: a
+				 * timer that interrupts a page fault's walk never
+				 * sees an entry half written */
+} java_code_memo SEC(".maps");
+
+/* The CPU's java_code_memo entry for Method* method in slot's memo, or
+ * NULL. */
+static __always_inline struct st_hs_code_ent *st_java_code_memo(__u32 slot, __u64 method)
+{
+	struct st_java_code_memo *m = bpf_map_lookup_elem(&java_code_memo, &slot);
+
+	return m ? &m->e[st_hash_u64(method) & (ST_JAVA_CODE_MEMO - 1)] : NULL;
+}
+
 /* The JVM of process tgid running image, or NULL (none, another image's,
  * or --interpreters without java). */
 static __always_inline const struct st_java_proc *st_java_proc_of(__u32 tgid, __u32 image)

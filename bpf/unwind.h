@@ -154,6 +154,7 @@ static __always_inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u
 #define ST_HS_READ8(e, a, out) st_unw_read8((e), (a), (out))
 #define ST_HS_MEMO(io) ((struct st_hs_memo *)bpf_map_lookup_elem(&java_blob_memo, &(io)->slot))
 #define ST_HS_REPORT(io, e) st_java_report((io)->tgid, (io)->image, (e))
+#define ST_HS_CODE_MEMO(io, m) st_java_code_memo((io)->slot, (m))
 #define ST_HS_PART(i) ST_JAVA_PART((i), 1)
 #ifdef ST_JAVA_PARTS	/* a bench build: st_hs_frame()'s time (bpf/java.bpf.h) */
 #define ST_HS_PARTS_ON 1

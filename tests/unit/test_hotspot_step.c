@@ -30,7 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "tests/fuzz/jmethod_fake.h"
+/* bpf/hotspot_step.h's memo of interpreted methods across samples (BPF's
+ * java_code_memo): test_walk_code_memo()'s, off elsewhere */
+struct st_hs_code_ent;
+static struct st_hs_code_ent *test_code_memo(__u64 method);
+#define ST_HS_CODE_MEMO(io, m) test_code_memo(m)
 #include "user/collect/unwind/unwind_native.h"
 #include "user/collect/unwind/fpcopy.h"
 #include "user/collect/unwind/unwinder.h"
@@ -53,10 +59,14 @@ struct fake {
 };
 
 static struct fake fk;
+static unsigned meta_reads;	/* fake_rd()'s reads of the metaspace */
 
 static long fake_rd(void *arg, void *dst, __u32 n, __u64 a)
 {
 	struct fake *f = arg;
+
+	if (a >= META && a < META + sizeof(f->meta))
+		meta_reads++;
 
 	if (a >= STACK && a - STACK <= sizeof(f->stack) && n <= sizeof(f->stack) - (a - STACK)) {
 		memcpy(dst, (__u8 *)f->stack + (a - STACK), n);
@@ -237,6 +247,92 @@ static void test_walk_fake(void **state)
 		assert_int_equal(out[1], INTERP + 0x500);
 		assert_int_equal(res.jframes, 0);
 	}
+}
+
+/* The code memo: 8 entries, direct-mapped as BPF's, on only in
+ * test_walk_code_memo(). */
+static struct st_hs_code_ent code_memo[8];
+static bool code_memo_on;
+
+static struct st_hs_code_ent *test_code_memo(__u64 method)
+{
+	return code_memo_on ? &code_memo[st_hash_u64(method) & 7] : NULL;
+}
+
+static struct st_hs_code_ent *memo_of(__u64 method)
+{
+	struct st_hs_code_ent *e = test_code_memo(method);
+
+	return e && e->method == method ? e : NULL;
+}
+
+/* Interpreted methods kept across walks: a method met before reads no
+ * metaspace and gives the same frames; an entry whose bytecodes the
+ * frame's bcp misses (the Method's space reused by another method, its
+ * ConstMethod elsewhere) is read again and replaced; another process's
+ * entry is not used; a native method (no bytecodes) is never kept. */
+static void test_walk_code_memo(void **state)
+{
+	(void)state;
+	memset(code_memo, 0, sizeof(code_memo));
+	code_memo_on = true;
+	fake_stack();
+	/* first walk: A and B read (B's recursion once), then kept */
+	meta_reads = 0;
+	walk(INTERP + 0x100, CODE(CM_A) + 7);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 7));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(meta_reads, 4);
+	assert_non_null(memo_of(M_A));
+	assert_int_equal(memo_of(M_A)->base, CODE(CM_A));
+	assert_int_equal(memo_of(M_A)->size, 20);
+	assert_non_null(memo_of(M_B));
+	/* again, the leaf by r13 and by its slot: no read, the same frames */
+	meta_reads = 0;
+	walk(INTERP + 0x100, CODE(CM_A) + 7);
+	assert_int_equal(meta_reads, 0);
+	assert_int_equal(nout, 5);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 7));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(out[2], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 5));
+	assert_int_equal(cnt.n[ST_JAVA_STAT_FRAMES], 3);
+	walk(INTERP + 0x100, 0x1234);
+	assert_int_equal(meta_reads, 0);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 3));
+	/* A's Method now another method's, its bytecodes elsewhere (B's old
+	 * ConstMethod's space, 40 bytes): its bcp misses the kept range, so
+	 * A is read again, and kept anew */
+	meta64(M_A + 8, CM_B);
+	word(fp_at(0) - 8 * 8, CODE(CM_B) + 33);
+	meta_reads = 0;
+	walk(INTERP + 0x100, 0x1234);
+	assert_int_equal(meta_reads, 2);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 33));
+	assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+	assert_int_equal(memo_of(M_A)->base, CODE(CM_B));
+	assert_int_equal(memo_of(M_A)->size, 40);
+	/* an entry of another process (or image) is read past */
+	memo_of(M_A)->tgid = 7;
+	meta_reads = 0;
+	walk(INTERP + 0x100, 0x1234);
+	assert_int_equal(meta_reads, 2);
+	assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, 33));
+	assert_int_equal(memo_of(M_A)->tgid, 0);
+	/* a native method: read at each walk, never kept */
+	fake_stack();
+	memset(code_memo, 0, sizeof(code_memo));
+	meta16(CM_A + 32, 0);
+	for (int k = 0; k < 2; k++) {
+		meta_reads = 0;
+		walk(INTERP + 0x100, 0x1234);
+		assert_int_equal(out[0], ST_JAVA_TAG | ST_JAVA_ADDR(M_A, ST_JAVA_BCI_NONE));
+		assert_int_equal(out[1], ST_JAVA_TAG | ST_JAVA_ADDR(M_B, 30));
+		assert_int_equal(meta_reads, k ? 2 : 4);
+	}
+	assert_null(memo_of(M_A));
+	code_memo_on = false;
 }
 
 /* An interpreted frame called by compiled code (a code cache pc outside
@@ -820,6 +916,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_fake),
+		cmocka_unit_test(test_walk_code_memo),
 		cmocka_unit_test(test_fpcopy_java),
 		cmocka_unit_test(test_walk_compiled_caller),
 		cmocka_unit_test(test_walk_bad),

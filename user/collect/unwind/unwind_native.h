@@ -98,6 +98,9 @@ static inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u32 size, 
 #define st_hs_cache_put(m, pc, k) ((void)(m), (void)(pc), (void)(k))
 #define ST_HS_MEMO(io) ((struct st_hs_memo *)0)	/* each frame resolves its blob */
 #define ST_HS_REPORT(io, e) ((void)(io), (void)(e), true)	/* the daemon's own reads */
+#ifndef ST_HS_CODE_MEMO	/* none (read each time); tests/unit/test_hotspot_step.c gives one */
+#define ST_HS_CODE_MEMO(io, m) ((void)(m), (struct st_hs_code_ent *)0)
+#endif
 #define ST_HS_GLOBAL static inline
 #define ST_HS_COUNT(io, what)                                                                     \
 	do {                                                                                      \
