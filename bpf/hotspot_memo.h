@@ -61,7 +61,8 @@ struct st_hs_memo {
 };
 
 /* An interpreted method's bytecodes, kept across samples (BPF's
- * java_code_memo, bpf/java.bpf.h: per CPU, direct-mapped by the Method*):
+ * java_code_memo, bpf/java.bpf.h: per CPU and program kind, direct-mapped
+ * by the Method*):
  * its ConstMethod's bytecodes [base, base + size) as
  * bpf/hotspot_step.h's st_hs_code_of() read them for process tgid running
  * image. Used only when the frame's bcp lies in them (st_hs_interp()). */

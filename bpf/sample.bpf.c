@@ -277,7 +277,7 @@ int on_timer_fp(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false, false);
 }
 
-/* --unwind dwarf and auto (unwind_mode tells them apart; 38.5% here with
+/* --unwind dwarf and auto (unwind_mode tells them apart; 38.9% here with
  * --unwind auto --event cpu,faults --kernel, some 9 points of it the
  * HotSpot rule in the DWARF walker, much of the rest the Python walker and
  * merge: kernel-notes/README.md) */

@@ -254,10 +254,10 @@ static __always_inline long st_unw_read8(struct st_unw_env *e, __u64 addr, __u64
 	__u64 off;
 	int r;
 
-	if (!w)
-		return st_unw_read(e, out, sizeof(*out), addr);
 	if (addr & 7)
 		return -1;
+	if (!w)
+		return st_unw_read(e, out, sizeof(*out), addr);
 	off = addr - w->base;
 	if (!w->base || off > (__u64)w->len - 8) {
 		r = st_unw_refill(w, addr);
