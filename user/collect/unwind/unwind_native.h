@@ -91,7 +91,7 @@ static inline long st_unw_read_mem(struct st_unw_env *e, void *dst, __u32 size, 
 #define ST_HS_PROC(io) ((const struct st_java_proc *)(uintptr_t)(io)->proc)
 #define ST_HS_READ(io, dst, n, a)                                                                \
 	st_unw_read_any(ST_HS_ENV(io), (dst), (n), (a))
-#define ST_HS_READ8(e, a, out) ((a) & 7 ? -1 : st_unw_read_any((e), (out), 8, (a)))
+#define ST_HS_READ8(e, a, out) st_unw_read8((e), (a), (out))	/* as BPF's */
 #define ST_HS_PART(i) ((void)0)	/* a bench build's BPF counts only */
 /* no blob cache natively (and no memo: never called) */
 #define st_hs_cache_get(m, pc, k) ((void)(m), (void)(pc), (void)(k), false)
