@@ -172,22 +172,16 @@ static __always_inline void st_hs_interp(struct st_hs_io *io)
 	const struct st_java_layout *l = &io->java.l;
 	__u64 method = st_hs_word(io, l->frame_method), bcp = st_hs_word(io, l->frame_bcp);
 	struct st_hs_code_ent *ce = method != io->method ? ST_HS_CODE_MEMO(io, method) : NULL;
+	bool kept = ce && ce->method == method && method && ce->tgid == io->tgid &&
+		    ce->image == io->image && ce->size &&
+		    (st_hs_in(bcp, ce->base, ce->base + ce->size) ||
+		     (io->n == 0 && st_hs_in(io->r13, ce->base, ce->base + ce->size)));
 
-	if (ce && ce->method == method && method && ce->tgid == io->tgid &&
-	    ce->image == io->image && ce->size) {
-		if (io->n == 0 && st_hs_in(io->r13, ce->base, ce->base + ce->size))
-			bcp = io->r13;
-		if (st_hs_in(bcp, ce->base, ce->base + ce->size)) {
-			io->method = method;
-			io->base = ce->base;
-			io->size = ce->size;
-			io->entry = ST_JAVA_TAG | ST_JAVA_ADDR(method, bcp - io->base);
-			io->stat = ST_JAVA_STAT_FRAMES;
-			return;
-		}
-		bcp = st_hs_word(io, l->frame_bcp);
-	}
-	if (st_hs_code_of(io, method)) {
+	if (kept) {
+		io->method = method;
+		io->base = ce->base;
+		io->size = ce->size;
+	} else if (st_hs_code_of(io, method)) {
 		io->stat = ST_JAVA_STAT_BAD_METHOD;
 		return;
 	}
@@ -205,7 +199,7 @@ static __always_inline void st_hs_interp(struct st_hs_io *io)
 		io->stat = ST_JAVA_STAT_BAD_BCP;
 		return;
 	}
-	if (ce) {
+	if (ce && !kept) {
 		ce->tgid = io->tgid;
 		ce->image = io->image;
 		ce->method = method;
