@@ -28,6 +28,7 @@ a workload cannot run."""
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -86,7 +87,8 @@ def one_round(kind, builds, extra):
         return out
     finally:
         end_runs([wl] + list(sts.values()), go)
-        subprocess.run(["rm", "-rf", f"{go}.new.d", f"{go}.base.d"])
+        for name in ("new", "base"):
+            shutil.rmtree(f"{go}.{name}.d", ignore_errors=True)
 
 
 def median(v):
