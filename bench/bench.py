@@ -921,7 +921,7 @@ def main():
           "ones that return at once;")
     print("  ns/walked: the same time over the non-idle runs only; 'during': daemon CPU while "
           "the program ran.")
-    print("  stacktreed: --unwind fp (bpf_get_stack); st dwarf: --unwind dwarf (CFI rows, "
+    print("  stacktreed: --unwind fp (frame pointers, walked in BPF); st dwarf: --unwind dwarf (CFI rows, "
           "bpf/unwind.h).")
     dw = of("dwarf", "bpf_ns_walked")
     if dw and of("stacktreed", "bpf_ns_walked"):

@@ -34,7 +34,8 @@ const volatile bool filter_cpus = false;	/* -C: only on the CPUs set in cpu_filt
 const volatile __u64 cpu_filter[ST_MAX_CPUS / 64] = {};
 const volatile __u32 unwind_mode = ST_UNWIND_FP;	/* --unwind: ST_UNWIND_* */
 /* frames bpf_get_stack() walks at most (kernel.perf_event_max_stack, read
- * by the loader): --unwind fp walks on in BPF past it (walk.bpf.h) */
+ * by the loader): --unwind fp's walk of a 32-bit process ends there, cut
+ * (walk.bpf.h, fp_stack_compat()) */
 const volatile __u32 fp_kernel_max = 127;
 const volatile bool defer_unwind = false;	/* dwarf/auto: walks without tables go to the daemon */
 /* --unwind fp with the early object (bpf/early.bpf.c): a thread whose early

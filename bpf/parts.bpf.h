@@ -26,8 +26,8 @@ const volatile __u32 bench_parts_tid = 0;
 enum {
 	ST_PART_FILTER,		/* entry to the end of wanted() */
 	ST_PART_THREAD,		/* in_execve, scratch, the thread's task storage */
-	ST_PART_WALK,		/* bpf_get_stack() of the user stack */
-	ST_PART_WALK_CHECK,	/* fp: the deep walk, the user-address check, Java count */
+	ST_PART_WALK,		/* the user stack's walk (bare: bpf_get_stack()) */
+	ST_PART_WALK_CHECK,	/* fp: the Java count */
 	ST_PART_EXTRA,		/* kernel stack, Python walk and merge, the path */
 	ST_PART_ENTER,		/* fold: generation, spare, new-process check */
 	ST_PART_PREFIX,		/* fold: the common prefix with the previous path */

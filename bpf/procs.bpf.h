@@ -169,7 +169,7 @@ static __always_inline bool in_execve(void)
 	struct task_struct *task = bpf_get_current_task_btf();
 
 	return bpf_core_field_exists(task->in_execve) &&
-	       BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+	       BPF_CORE_READ_BITFIELD(task, in_execve);
 }
 
 #endif

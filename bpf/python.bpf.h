@@ -334,10 +334,15 @@ struct st_py_ustack {
 	__u64 f[ST_PY_MAX_FRAMES * 2];
 };
 
+/* st_py_walk_sample(): the process runs no CPython the daemon found, as
+ * of py_procs_epoch's value read before (no frames) */
+#define ST_PY_WALK_NONE (-1)
+
 /* Walk the Python stack of the current thread into py_scratch (reporting
  * its code objects not seen before) when its process runs a CPython the
- * daemon found: the frames walked (0: none). They are read at the sample,
- * while they are live, whether the sample is folded here or deferred. */
+ * daemon found: the frames walked (0: none; ST_PY_WALK_NONE: no CPython
+ * there). They are read at the sample, while they are live, whether the
+ * sample is folded here or deferred. */
 __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 {
 	__u32 tgid = pid_tgid >> 32, zero = 0;
@@ -375,10 +380,10 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 		s->proc_state = p ? ST_PY_PROC_COPIED : ST_PY_PROC_NONE;
 	}
 	if (s->proc_state != ST_PY_PROC_COPIED)
-		return 0;
+		return ST_PY_WALK_NONE;
 	p = &s->proc;
 	if (p->image != image && p->image != ST_UNWIND_ANY_IMAGE)
-		return 0;
+		return ST_PY_WALK_NONE;
 	c = st_py_counts();
 	st_py_add(c, ST_PY_STAT_SAMPLES, 1);
 	s->reads = s->reads_frames = s->reads_codes = 0;
@@ -436,6 +441,26 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	st_py_add(c, ST_PY_STAT_WALKED, 1);
 	st_py_add(c, ST_PY_STAT_FRAMES, s->n);
 	return s->n;
+}
+
+/* st_py_walk_sample() for the current thread, ts its state (or NULL):
+ * not called while ts says its process had no CPython as of the current
+ * py_procs_epoch (read before the walk's own read of it: an entry pushed
+ * in between makes the next sample look again). A process without one
+ * paid the call, its two per-CPU lookups and, whenever two processes
+ * shared the CPU, a py_procs lookup a sample (the CPU's copy is of one
+ * process). The frames walked (0: none). */
+static __always_inline int st_py_walk_thread(struct thread_state *ts, __u64 pid_tgid)
+{
+	__u64 epoch = *(volatile __u64 *)&py_procs_epoch + 1;
+	int n;
+
+	if (!(interpreters & ST_INTERP_PYTHON) || (ts && ts->py_none == epoch))
+		return 0;
+	n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+	if (ts)
+		ts->py_none = n == ST_PY_WALK_NONE ? epoch : 0;
+	return n > 0 ? n : 0;
 }
 
 /* Merge the frames st_py_walk_sample() walked last on this CPU (py_scratch)

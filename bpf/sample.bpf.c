@@ -100,7 +100,7 @@ static __always_inline bool defer_unwalked(struct bpf_perf_event_data *ctx, stru
 		*kn = bpf_get_stack(ctx, sc->kstack, sizeof(sc->kstack), 0);
 		*kn = *kn < 0 ? 0 : *kn / sizeof(__u64);
 	}
-	*py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+	*py_n = st_py_walk_thread(ts, pid_tgid);
 	sc->stop_stat = ST_STAT__MAX;
 	return try_defer(sc, ts, *kn, *py_n, pid_tgid >> 32, (__u32)pid_tgid);
 }
@@ -178,7 +178,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	/* a thread waiting for its handoff: deferred whatever its walk (whose
 	 * stop, if any, is then the daemon's to count) */
 	sc->force_defer = dwarf && ts && ts->deferring && take_handoff(ts, tid);
-	un = user_stack(ctx, sc, dwarf, true);
+	un = user_stack(ctx, sc, ts, dwarf, true);
 	if (un < 0) {
 		stat_inc(ST_STAT_LOST_STACK);
 		return 0;
@@ -190,7 +190,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	/* CPython's frames are read now, while they are live, whether the
 	 * sample is folded here or unwound by the daemon (which merges them) */
 	if (!py_walked)
-		py_n = st_py_walk_sample(pid_tgid, task_image(bpf_get_current_task_btf()));
+		py_n = st_py_walk_thread(ts, pid_tgid);
 
 	if (dwarf && sc->defer && try_defer(sc, ts, kn, py_n, tgid, tid))
 		return 0;
@@ -268,8 +268,9 @@ int on_timer_early(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false, true);
 }
 
-/* --unwind fp (12.7% here, 8 points of it the Python walker; 14.8% with the
- * early object's handoff, fp_defer_waiting(): kernel-notes/README.md) */
+/* --unwind fp (6.7% here with --event cpu,faults --kernel, most of it the
+ * Python walker; 7.3% with the early object's handoff,
+ * fp_defer_waiting(): kernel-notes/README.md) */
 #define ST_BUDGET_ON_TIMER_FP 20
 SEC("perf_event")
 int on_timer_fp(struct bpf_perf_event_data *ctx)
@@ -277,7 +278,7 @@ int on_timer_fp(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false, false);
 }
 
-/* --unwind dwarf and auto (unwind_mode tells them apart; 38.9% here with
+/* --unwind dwarf and auto (unwind_mode tells them apart; 37.6% here with
  * --unwind auto --event cpu,faults --kernel, some 9 points of it the
  * HotSpot rule in the DWARF walker, much of the rest the Python walker and
  * merge: kernel-notes/README.md) */

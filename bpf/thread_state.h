@@ -24,6 +24,14 @@ struct node_cache_ent {
 	__u32 id;
 };
 
+/* Whether a process runs a JVM the daemon found (java_procs), as of
+ * java_procs_epoch's value then (bpf/walk.bpf.h, java_seen()). */
+struct st_jvm_check {
+	__u64 epoch;		/* java_procs_epoch + 1 when read (0: never) */
+	__u32 tgid;		/* the process read */
+	__u32 has;		/* 1: in java_procs */
+};
+
 /* The previous sample's path of a thread, and its node cache. */
 struct thread_state {
 	__u32 epoch;
@@ -34,6 +42,14 @@ struct thread_state {
 	__u32 spare;		/* 1: a CPU's spare (spare_threads), 0: a thread's own */
 	__u32 known;		/* ids[0, known) are the path's nodes (the rest may be 0:
 				 * bpf/fold.bpf.h, fold_shortcut()) */
+	__u32 pad;
+	/* the thread's process and the runtimes, memos of the checks every
+	 * sample makes (a per-CPU memo missed whenever two processes shared
+	 * a CPU, a hash lookup each: kernel-notes/README.md, "The
+	 * frame-pointer walk through the window") */
+	struct st_jvm_check java;	/* --unwind fp: is it a JVM (java_seen()) */
+	__u64 py_none;		/* py_procs_epoch + 1 when it had no CPython (0: not known;
+				 * bpf/python.bpf.h, st_py_walk_thread()) */
 	__u32 ids[ST_PATH_SLOTS];
 	__u64 addrs[ST_PATH_SLOTS];
 	__u16 flags[ST_PATH_SLOTS];

@@ -17,6 +17,7 @@
 #include "java.bpf.h"
 
 #define ST_PF_KTHREAD 0x00200000	/* task_struct.flags: a kernel thread */
+#define ST_USER64_CS 0x33	/* pt_regs.cs of 64-bit user mode (__USER_CS); ia32: 0x23 */
 #define ST_UNW_REQUEST_NS (100 * 1000 * 1000ull) /* table requests per process: 10/s */
 
 struct st_unwind_result {

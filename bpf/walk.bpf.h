@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * walk.bpf.h - the stack walkers: a sample's user stack, leaf first, into
- * the per-CPU scratch (`scratch_map`): frame pointers (bpf_get_stack) in fp
- * mode, the DWARF walker of bpf/unwind.h in dwarf and auto modes, with its
- * stop reasons counted and its deferral decided (sc->defer, defer.bpf.h).
+ * the per-CPU scratch (`scratch_map`): frame pointers (fp_stack(), through
+ * the DWARF walker's stack window) in fp mode, the DWARF walker of
+ * bpf/unwind.h in dwarf and auto modes, with its stop reasons counted and
+ * its deferral decided (sc->defer, defer.bpf.h).
  * Each sampling program comes in two variants, _fp and _dwarf, that differ
  * in the walker only (user_stack()'s dwarf); user space loads the one the
  * --unwind mode needs (user/collect/session.c).
@@ -14,6 +15,7 @@
 #include "base.bpf.h"
 #include "procs.bpf.h"
 #include "unwind.h"
+#include "thread_state.h"
 
 /* The current sample, per CPU. */
 #define ST_USTACK_SLOTS 1024	/* power of two > ST_MAX_USER */
@@ -26,9 +28,7 @@ struct scratch {
 	bool defer;		/* ... for want of tables: unwind it in the daemon */
 	bool force_defer;	/* in: the thread waits for its handoff (defer it anyway) */
 	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
-	__u32 java_tgid;	/* fp: the process java_has is of (java_seen()), */
-	__u32 java_has;		/* ... 1 if it is in java_procs, */
-	__u64 java_epoch;	/* ... as of java_procs_epoch's value then */
+	struct st_jvm_check java;	/* fp: the last process's JVM check (java_seen()) */
 };
 
 struct {
@@ -89,47 +89,27 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
 	return n;
 }
 
-/* The frame-pointer walk's frames up to the first that is no user
- * address (the kernel's walk checks the frame pointers, not what they
- * point at: 0xebebebebebebebeb read where pixel data lay became a "return
- * address"): ST_FP_END_STEP frames a step. */
-struct fp_user_end {
-	struct scratch *sc;
-	__u32 n;	/* frames walked; then the user ones */
-};
-
-#define ST_FP_END_STEP 8	/* frames a step: a step per frame cost 14 ns a frame */
-
-static long fp_user_end_step(__u32 k, void *data)
-{
-	struct fp_user_end *c = data;
-
-#pragma unroll
-	for (__u32 j = 0; j < ST_FP_END_STEP; j++) {
-		__u32 i = k * ST_FP_END_STEP + j;
-
-		if (i >= c->n)
-			return 1;
-		if (c->sc->ustack[i & (ST_USTACK_SLOTS - 1)] >= ST_USER_END) {
-			c->n = i;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* The frame-pointer walk in BPF, for a stack deeper than bpf_get_stack()
- * walks (kernel.perf_event_max_stack: 127 by default, a system-wide
- * setting stacktreed leaves alone). The kernel's walk, a frame a step:
- * the saved frame pointer and the return address above it, from the
- * user registers' rbp, until a read fails or the pointer leaves user
- * space. Only stacks that filled the kernel's walk take it (they walk
- * their first frames twice): shallow ones cost one comparison more
- * (kernel-notes/README.md, "Stack depth"). */
+/* The frame-pointer walk in BPF (--unwind fp), the kernel's own rule
+ * (perf_callchain_user(): from the user registers' rbp, each frame's saved
+ * frame pointer and the return address above it, until a read fails or
+ * the pointer leaves user space), a frame a bpf_loop() step, with two
+ * differences: the stack is read through the DWARF walker's window
+ * (bpf/unwind.h: a page's live part copied once, a frame's two words then
+ * loads from it), and the walk ends at the first return address that is
+ * no user address (the kernel's walk checks the frame pointers, not what
+ * they point at: 0xebebebebebebebeb read where pixel data lay became a
+ * "return address"), counted as a bad frame. bpf_get_stack() read each
+ * frame's two words with a user access each (130-180 ns a frame on this
+ * VM), stopped at kernel.perf_event_max_stack (127) frames, and its
+ * result was checked for user addresses by a second pass: the fp sample
+ * 0.86x (kernel-notes/README.md, "The frame-pointer walk through the
+ * window"). */
 struct fp_walk {
+	struct st_unw_env env;	/* the window (env.win); nothing else of it is used */
 	struct scratch *sc;
 	__u64 fp;
 	__u32 n;	/* frames in sc->ustack */
+	__u32 bad;	/* ended at a return address outside user space */
 };
 
 /* Frame i + 1 (frame 0 is the ip). The count is written from i, which the
@@ -142,77 +122,108 @@ static long fp_walk_step(__u32 i, void *data)
 	__u64 fr[2];	/* saved rbp, return address */
 	__u32 n = i + 1;
 
-	if (n >= ST_MAX_USER || !w->fp || w->fp >= ST_USER_END - sizeof(fr) ||
-	    bpf_probe_read_user(fr, sizeof(fr), (const void *)w->fp))
+	if (n >= ST_MAX_USER || !w->fp || w->fp >= ST_USER_END - sizeof(fr))
 		return 1;
+	if (w->fp & 7) {	/* the kernel's walk reads it; the window, aligned words only */
+		if (bpf_probe_read_user(fr, sizeof(fr), (const void *)w->fp))
+			return 1;
+	} else if (st_unw_read8(&w->env, w->fp, &fr[0]) || st_unw_read8(&w->env, w->fp + 8, &fr[1])) {
+		return 1;
+	}
+	if (fr[1] >= ST_USER_END) {
+		w->bad = 1;
+		return 1;
+	}
 	w->sc->ustack[n & (ST_USTACK_SLOTS - 1)] = fr[1];
 	w->n = n + 1;
 	w->fp = fr[0];
 	return 0;
 }
 
-static __always_inline long fp_walk_deep(struct scratch *sc)
+/* A 32-bit process's stack (ia32 compat: 4-byte frames): the kernel's
+ * walk, bpf_get_stack(), up to kernel.perf_event_max_stack frames (a
+ * stack that fills them is cut there, [truncated]); its addresses are all
+ * user addresses. */
+static __always_inline long fp_stack_compat(void *ctx, struct scratch *sc)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct fp_walk w = { .sc = sc, .n = 1 };
+	long r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
 
-	sc->ustack[0] = BPF_CORE_READ(regs, ip);
-	w.fp = BPF_CORE_READ(regs, bp);
-	bpf_loop(ST_MAX_USER, fp_walk_step, &w, 0);
-	return w.n;
+	if (r < 0)
+		return r;
+	r >>= 3;	/* bytes to frames (no signed division in BPF) */
+	sc->ufull = r >= fp_kernel_max || r >= ST_MAX_USER;
+	return r;
 }
 
-/* Whether process tgid has a JVM (java_procs): the CPU's memo while the
+/* Whether process tgid has a JVM (java_procs): memo m's answer while the
  * daemon has changed no entry since (java_procs_epoch read first: an entry
  * pushed after the read makes the next sample look again), else looked
  * up. A non-Java process's samples paid a hash lookup each (issue 37 item
- * 2: kernel-notes/README.md, "The Java check's memo"). */
-static __always_inline bool java_seen(struct scratch *sc, __u32 tgid)
+ * 2: kernel-notes/README.md, "The Java check's memo"); the memo is the
+ * thread's (thread_state) where there is one, else the CPU's. */
+static __always_inline bool java_seen(struct st_jvm_check *m, __u32 tgid)
 {
-	__u64 epoch = *(volatile __u64 *)&java_procs_epoch;
+	__u64 epoch = *(volatile __u64 *)&java_procs_epoch + 1;
 
-	if (sc->java_tgid != tgid || sc->java_epoch != epoch) {
-		sc->java_has = bpf_map_lookup_elem(&java_procs, &tgid) != NULL;
-		sc->java_tgid = tgid;
-		sc->java_epoch = epoch;
+	if (m->tgid != tgid || m->epoch != epoch) {
+		m->has = bpf_map_lookup_elem(&java_procs, &tgid) != NULL;
+		m->tgid = tgid;
+		m->epoch = epoch;
 	}
-	return sc->java_has;
+	return m->has;
 }
 
-/* --unwind fp: bpf_get_stack(), on in BPF past the kernel's limit, cut at
- * the first frame that is no user address. */
-static __always_inline long fp_stack(void *ctx, struct scratch *sc, bool timer)
+/* --unwind fp: the frame-pointer walk above, through the stack window of
+ * the program's kind (timer: slot 0; the page-fault and sched_switch
+ * programs: slot 1, as the DWARF walker's). ts: the thread's state, or
+ * NULL (its Java check's memo). */
+static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct thread_state *ts,
+				     bool timer)
 {
-	struct fp_user_end c = { .sc = sc };
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fp_walk w = { .sc = sc, .n = 1 };
+	__u32 slot = timer ? 0 : 1;
+	struct pt_regs *regs;
 	long r;
 
-	r = bpf_get_stack(ctx, sc->ustack, ST_MAX_USER * sizeof(__u64), BPF_F_USER_STACK);
+	/* no user stack (bpf_get_stack() gives none either). The task and
+	 * its registers are BTF pointers: plain loads, not a probe read each */
+	if ((task->flags & ST_PF_KTHREAD) || !task->mm) {
+		r = 0;
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		w.env.win = bpf_map_lookup_elem(&unwind_window, &slot);
+		if (regs->cs != ST_USER64_CS || !w.env.win) {	/* (the window: always) */
+			r = fp_stack_compat(ctx, sc);
+		} else {
+			w.env.win->base = 0;	/* another sample's stack */
+			w.env.win->floor = regs->sp - ST_UNW_RED_ZONE;
+			sc->ustack[0] = regs->ip;
+			w.fp = regs->bp;
+			if (sc->ustack[0] < ST_USER_END) {
+				bpf_loop(ST_MAX_USER, fp_walk_step, &w, 0);
+			} else {
+				w.n = 0;
+				w.bad = 1;
+			}
+			sc->ufull = w.n >= ST_MAX_USER;
+			if (w.bad) {	/* cut there, under [truncated] (path_user()) */
+				sc->utrunc = true;
+				stat_inc(ST_STAT_UNW_BAD_FRAME);
+			}
+			r = w.n;
+		}
+	}
 	if (timer)
 		part_mark(ST_PART_WALK);
-	if (r < 0)
-		return r;
-	/* the kernel's walk stopped at its limit: on in BPF */
-	if ((r >> 3) >= fp_kernel_max && fp_kernel_max < ST_MAX_USER)
-		r = fp_walk_deep(sc) << 3;
-	sc->ufull = (r >> 3) >= ST_MAX_USER;
-	/* the kernel's walk has no Java rule: a JVM's samples are counted */
-	if (interpreters & ST_INTERP_JAVA) {
+	/* the walk has no Java rule: a JVM's samples are counted */
+	if (r >= 0 && (interpreters & ST_INTERP_JAVA)) {
 		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-		if (java_seen(sc, tgid))
+		if (java_seen(ts ? &ts->java : &sc->java, tgid))
 			st_java_count(ST_JAVA_STAT_FP_MODE);
 	}
-	c.n = (__u32)(r >> 3);	/* bytes to frames (no signed division in BPF) */
-	_Static_assert(ST_MAX_USER % ST_FP_END_STEP == 0, "whole steps");
-	bpf_loop(ST_MAX_USER / ST_FP_END_STEP, fp_user_end_step, &c, 0);
-	if (c.n < (__u32)(r >> 3)) {
-		/* cut there, under [truncated] (path_user()) */
-		sc->utrunc = true;
-		stat_inc(ST_STAT_UNW_BAD_FRAME);
-		return c.n;
-	}
-	return r >> 3;
+	return r;
 }
 
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
@@ -224,8 +235,10 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, bool timer)
  * walker at all, so the kernel neither loads nor verifies it, whatever
  * its version (kernels before lazy verification of global functions check
  * every one the program contains). may_defer: the caller is the timer
- * program (its parts are timed when benchmarking, parts.bpf.h). */
-static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf, bool may_defer)
+ * program (its parts are timed when benchmarking, parts.bpf.h). ts: the
+ * thread's state or NULL (fp_stack()). */
+static __always_inline long user_stack(void *ctx, struct scratch *sc, struct thread_state *ts,
+				       bool dwarf, bool may_defer)
 {
 	long r;
 
@@ -237,7 +250,7 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, bool dwarf
 	if (dwarf)
 		r = dwarf_stack(sc, may_defer);
 	else
-		r = fp_stack(ctx, sc, may_defer);
+		r = fp_stack(ctx, sc, ts, may_defer);
 	if (may_defer)
 		part_mark(dwarf ? ST_PART_WALK : ST_PART_WALK_CHECK);
 	return r;

@@ -1,6 +1,6 @@
 /* test_fpcopy.c - --unwind fp's walk of a deferred sample through its stack
- * copy (user/collect/unwind/fpcopy.h): the frames bpf_get_stack() gives the
- * fp program for the same stack (the ip, then each frame's return address
+ * copy (user/collect/unwind/fpcopy.h): the frames the fp program's walk
+ * (bpf/walk.bpf.h) gives for the same stack (the ip, then each frame's return address
  * from its frame pointer on), where the chain ends (a zero or outside
  * pointer, a hole, a copy cut at its bound), the depth bound, and the cut
  * at an address outside user space. */

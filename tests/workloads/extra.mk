@@ -147,3 +147,13 @@ $(B)/workloads/lazybind: tests/workloads/lazybind.c tests/workloads/workload.h \
 	$(CC) $(WL_CFLAGS) $< -o $@ -ldl
 
 WORKLOAD_EXTRA += $(B)/workloads/liblazyfns.so $(B)/workloads/liblazycall.so
+
+# A 32-bit process (ia32 compat): --unwind fp walks it with the kernel's
+# walk of 4-byte frames (bpf/walk.bpf.h, fp_stack_compat()). No libc: clang
+# links it alone, without 32-bit development files.
+$(B)/workloads/ia32: tests/workloads/ia32/ia32.c
+	@mkdir -p $(@D)
+	$(CLANG) -m32 -O1 -g -fno-omit-frame-pointer -fno-inline -nostdlib -static -fno-pie \
+		$< -o $@
+
+WORKLOAD_EXTRA += $(B)/workloads/ia32

@@ -282,7 +282,7 @@ static int choose_programs(struct st_session *s)
 	 * mode, which the verifier skips) */
 	struct bpf_map *dwarf_maps[] = {
 		k->maps.unwind_shards, k->maps.unwind_procs, k->maps.unwind_cache,
-		k->maps.unwind_window, k->maps.unwind_requests, k->maps.handoffs,
+		k->maps.unwind_requests, k->maps.handoffs,
 		k->maps.deferred, k->maps.defer_buf,
 	};
 	struct bpf_map *py_maps[] = {
@@ -1168,8 +1168,8 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 	if (opts->cpus)
 		memcpy((void *)s->skel->rodata->cpu_filter, opts->cpus, ST_MAX_CPUS / 8);
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
-	/* --unwind fp: bpf_get_stack() walks this many frames, BPF the rest
-	 * (bpf/walk.bpf.h; unread: the kernel's default) */
+	/* --unwind fp: a 32-bit process's walk (bpf_get_stack()) ends at this
+	 * many frames, cut there (bpf/walk.bpf.h; unread: the kernel's default) */
 	fp_max = sysctl_int("/proc/sys/kernel/perf_event_max_stack");
 	s->skel->rodata->fp_kernel_max = fp_max > 0 ? (__u32)fp_max : 127;
 	s->skel->rodata->interpreters = opts->interpreters;

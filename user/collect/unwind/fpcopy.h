@@ -1,6 +1,6 @@
 /* fpcopy.h - --unwind fp's walk of a deferred sample (struct st_deferred,
- * bpf/stacktree.h): the kernel's frame-pointer walk, the one bpf_get_stack()
- * gives the fp timer program (bpf/walk.bpf.h, fp_stack()), done by the
+ * bpf/stacktree.h): the kernel's frame-pointer rule, the fp timer
+ * program's walk (bpf/walk.bpf.h, fp_stack()), done by the
  * daemon through the sample's stack copy. fp mode defers only the samples
  * of a launched command's first moments, taken by the early object
  * (bpf/early.bpf.c) before the full fp program is in, and a thread's
