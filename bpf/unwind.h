@@ -18,6 +18,13 @@
 
 #define ST_PF_KTHREAD 0x00200000	/* task_struct.flags: a kernel thread */
 #define ST_USER64_CS 0x33	/* pt_regs.cs of 64-bit user mode (__USER_CS); ia32: 0x23 */
+
+/* Whether task (a BTF pointer: plain loads) has a user stack: not a kernel
+ * thread, and an mm (an exiting task's is gone). Both walkers' check. */
+static __always_inline bool st_task_has_user_stack(struct task_struct *task)
+{
+	return !(task->flags & ST_PF_KTHREAD) && task->mm;
+}
 #define ST_UNW_REQUEST_NS (100 * 1000 * 1000ull) /* table requests per process: 10/s */
 
 struct st_unwind_result {
@@ -435,7 +442,7 @@ static __always_inline long st_unwind_user(struct task_struct *task, struct pt_r
 	res->miss = false;
 	res->java = false;
 	res->jframes = 0;
-	if ((BPF_CORE_READ(task, flags) & ST_PF_KTHREAD) || !BPF_CORE_READ(task, mm))
+	if (!st_task_has_user_stack(task))
 		return 0;
 	io.ip = BPF_CORE_READ(uregs, ip);
 	io.sp = BPF_CORE_READ(uregs, sp);

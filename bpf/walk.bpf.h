@@ -188,7 +188,7 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct threa
 
 	/* no user stack (bpf_get_stack() gives none either). The task and
 	 * its registers are BTF pointers: plain loads, not a probe read each */
-	if ((task->flags & ST_PF_KTHREAD) || !task->mm) {
+	if (!st_task_has_user_stack(task)) {
 		r = 0;
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
