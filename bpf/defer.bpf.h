@@ -20,11 +20,12 @@
 /* `deferred` (the ring of struct st_deferred the daemon reads) and
  * `defer_buf` (a sample being assembled, one per CPU): shared_maps.h */
 
-/* A thread's path handed back by the daemon (struct st_handoff), by tid. */
+/* A thread's path handed back by the daemon (struct st_handoff, as its
+ * sums: bpf/pathhash.h), by tid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, struct st_handoff);
+	__type(value, struct st_handoff_sums);
 	/* not created in fp mode but with the early object
 	 * (user/collect/session.c, early_object_fp()) */
 	__uint(max_entries, 1024);
@@ -183,12 +184,11 @@ static __always_inline void end_deferral(struct thread_state *ts)
  * ST_HANDOFF_WAIT of them it comes back without the path (counted). */
 static __always_inline bool take_handoff(struct thread_state *ts, __u32 tid)
 {
-	struct st_handoff *h = bpf_map_lookup_elem(&handoffs, &tid);
+	struct st_handoff_sums *h = bpf_map_lookup_elem(&handoffs, &tid);
 
 	if (h && h->seq == ts->defer_seq) {
-		bpf_probe_read_kernel(ts->addrs, sizeof(ts->addrs), h->addrs);
-		bpf_probe_read_kernel(ts->flags, sizeof(ts->flags), h->flags);
-		ts->depth = h->n < ST_PATH_SLOTS ? h->n : ST_PATH_SLOTS - 1;
+		bpf_probe_read_kernel(&ts->prev, sizeof(ts->prev), &h->s);
+		ts->depth = h->s.n < ST_PATH_SLOTS ? h->s.n : ST_PATH_SLOTS - 1;
 		ts->root = 0;
 		ts->epoch = ST_EPOCH_HANDOFF;
 		ts->deferring = 0;

@@ -87,7 +87,7 @@ static __always_inline int fault_sample(void *ctx, unsigned long address, struct
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
 		return 0;
-	un = user_stack(ctx, sc, NULL, dwarf, false);
+	un = user_stack(ctx, sc, NULL, dwarf, false, false);
 	if (un < 0) {
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_LOST_STACK);
 		return 0;

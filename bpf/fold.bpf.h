@@ -2,7 +2,8 @@
 /*
  * fold.bpf.h - the fold: a sample's path (struct path_view, read in place
  * from the walked stacks) into the thread's call-stack tree. The path is
- * compared with the thread's previous path (threads.bpf.h); the shared
+ * compared with the thread's previous path by their frames' hashes
+ * (bpf/pathhash.h, from sums the walk adds up); the shared
  * prefix reuses the previous node ids, so only the frames past it cost a
  * lookup (the thread's node cache, then the node table, nodes.bpf.h). BASE
  * is added on the leaf, CALLS on frames that are new calls (the CALLS rule:
@@ -18,7 +19,12 @@
 #include "procs.bpf.h"
 #include "walk.bpf.h"
 #include "calls.h"
+#include "pathhash.h"
 #include "python.bpf.h"
+
+/* P^-g for g < ST_PATH_SLOTS (bpf/pathhash.h, st_ph_pinv_fill()), set by
+ * user space before load */
+const volatile __u64 ph_pinv[ST_PATH_SLOTS] = {};
 
 /* A sample's path, root first, read in place from the walked stacks:
  * [truncated] root, user frames, kernel frames, then an optional extra
@@ -33,6 +39,7 @@ struct path_view {
 				 * time, at its switch-in): its image and comm below */
 	__u32 image;
 	__u64 weight;		/* BASE added on the leaf (0: one sample) */
+	__u32 ev;		/* ST_EVENT_* (set by fold_sample()) */
 	char comm[ST_COMM_LEN];
 };
 
@@ -87,9 +94,8 @@ static __always_inline void path_user(struct path_view *pv, const struct scratch
 	pv->un = un;
 }
 
-/* The frames above the leaf whose running hashes fold_shortcut() keeps,
- * to resume a fold near the leaf when the whole path is not in the cache
- * (a power of two: frame i's hash at i % ST_FOLD_TAIL). */
+/* The leaf and the frames above it that fold_shortcut() looks for in the
+ * cache, to resume a fold near the leaf when the whole path is not there. */
 #define ST_FOLD_TAIL 4
 
 struct fold_ctx {
@@ -106,32 +112,28 @@ struct fold_ctx {
 	__u32 ev;		/* ST_EVENT_* */
 	__u32 prev_depth;
 	__u32 failed;
-	__u64 phash;		/* path_mix() of the frames before the next one */
-	__u64 known_hash;	/* path_mix() of the thread's known frames (ts->known) */
+	__u64 phash;		/* the hash of the frames before the next one (bpf/pathhash.h) */
+	__u64 rmix;		/* the root's value: the node cache's keys are the path's
+				 * hashes xor it (node_get_cached()) */
 	__u32 above_at;		/* fold_shortcut(): the node above the first new call */
-	__u64 above_hash;	/* its path's hash */
-	__u64 tail[ST_FOLD_TAIL];	/* fold_shortcut(): the running hashes of the last
-					 * frames, frame i's at tail[i % ST_FOLD_TAIL] */
 	__u32 n[ST_PART_N_CALLS + 1];	/* benchmarks only: frames, finds, calls */
 };
 
-/* A running hash of a path's frames, root first: the node cache's index
- * (node_get_cached()). From the path's own addresses, which the walk
- * wrote, not from the parent's node id: the index of frame i + 1 is then
- * known before frame i's cache entry is read, and the CPU reads the
- * entries of consecutive frames at once; keyed by the parent's id, each
- * frame's read waited for the one before (on a loaded machine every
- * entry is a cache miss: kernel-notes/README.md, "The fold's cost"). */
-static __always_inline __u64 path_mix(__u64 h, __u64 addr, __u16 flags)
+/* The node cache's key of the path's prefix up to frame i: its hash
+ * (bpf/pathhash.h), from the path's own addresses, not from the parent's
+ * node id (keyed by the parent's id, each frame's cache read waited for
+ * the one before: kernel-notes/README.md, "The fold's cost"), xor the
+ * root's value (a thread's root changes within an epoch at an exec). */
+static __always_inline __u64 ph_key(const struct fold_ctx *c, const struct st_path_sums *ps,
+				    __u32 i)
 {
-	h = (h ^ addr ^ ((__u64)flags << 48)) * 0x9E3779B97F4A7C15ull;
-	return h ^ (h >> 29);
+	return st_ph_at(ps, ph_pinv, i) ^ c->rmix;
 }
 
 /* node_get() through the thread's node cache: two ways (the pair of
  * entries at an even index), the newest key in the first, the pair picked
- * by the path's running hash up to and with this frame (path_mix(): the
- * root's id, then every frame's address and flags from the root down).
+ * by the path's hash up to and with this frame xor the root's value
+ * (ph_key(): every frame's address and flags from the root down).
  * An entry is that hash, the epoch and the id node_get() returned in that
  * epoch: the winner of its key's slot, whose record keeps that key until
  * the daemon drains the generation (a record that lost the race for its
@@ -154,7 +156,7 @@ static __always_inline bool node_cache_is(const struct node_cache_ent *e, const 
 	return e->epoch == c->epoch && e->hash == hash && e->id;
 }
 
-/* The node of the path whose running hash is hash, from the cache, or 0. */
+/* The node whose key (ph_key()) is hash, from the cache, or 0. */
 static __always_inline __u32 node_cache_find(struct fold_ctx *c, __u64 hash)
 {
 	__u32 h = (__u32)(hash >> 32) & (ST_NODE_CACHE - 2);
@@ -174,11 +176,14 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	bool created;
 	__u32 id;
 
-	c->phash = path_mix(c->phash, addr, flags);
-	id = node_cache_find(c, c->phash);
+	__u64 key;
+
+	c->phash = c->phash * ST_PH_P + st_ph_mix(addr, flags);	/* Horner's: pathhash.h */
+	key = c->phash ^ c->rmix;
+	id = node_cache_find(c, key);
 	if (id)
 		return id;
-	h = (__u32)(c->phash >> 32) & (ST_NODE_CACHE - 2);
+	h = (__u32)(key >> 32) & (ST_NODE_CACHE - 2);
 	e = &c->ts->cache[h];
 	e1 = &c->ts->cache[h + 1];
 	if (bench_parts_on)	/* benchmarks only */
@@ -187,7 +192,7 @@ static __always_inline __u32 node_get_cached(struct fold_ctx *c, __u16 flags, __
 	if (id) {
 		if (e->epoch == c->epoch)	/* the older key to the second way */
 			*e1 = *e;
-		e->hash = c->phash;
+		e->hash = key;
 		e->epoch = c->epoch;
 		e->id = id;
 	}
@@ -211,8 +216,6 @@ static __always_inline int fold_frame(struct fold_ctx *c, __u32 i)
 		return 1;
 	}
 	c->ts->ids[slot] = id;
-	c->ts->addrs[slot] = addr;
-	c->ts->flags[slot] = flags;
 	c->parent = id;
 	return 0;
 }
@@ -231,41 +234,12 @@ static long fold_frames(__u32 k, void *data)
 	return 0;
 }
 
-/* fold_shortcut()'s pass over frame i: the path's running hash, and the
- * path saved for the next sample's prefix (its node ids are not: the
- * frames past ts->known are unknown). */
-static __always_inline int hash_frame(struct fold_ctx *c, __u32 i)
-{
-	__u32 slot = i & (ST_PATH_SLOTS - 1);
-	__u16 flags;
-	__u64 addr;
-
-	if (i >= c->end)
-		return 1;
-	addr = path_at(c->sc, c->pv, i, &flags);
-	c->phash = path_mix(c->phash, addr, flags);
-	c->tail[i & (ST_FOLD_TAIL - 1)] = c->phash;
-	if (i == c->above_at)
-		c->above_hash = c->phash;
-	c->ts->addrs[slot] = addr;
-	c->ts->flags[slot] = flags;
-	return 0;
-}
-
-/* Two frames a call, as fold_frames() (four: +53k verified instructions
- * in on_timer_fp, 77k -> 130k). */
-static long hash_frames(__u32 k, void *data)
-{
-	struct fold_ctx *c = data;
-	__u32 i = c->start + 2 * k;
-
-	return hash_frame(c, i) || hash_frame(c, i + 1);
-}
-
 /* A path met in this epoch, past its prefix: its leaf found in the node
- * cache by the running hash of the whole path, and the node above its
- * first new call (CALLS, bpf/calls.h) in the known prefix or the cache by
- * its hash. Then no frame past the prefix is looked up one by one: on a
+ * cache by the hash of the whole path, and the node above its first new
+ * call (CALLS, bpf/calls.h) in the known prefix or the cache by its hash
+ * (both from the path's sums, ps: bpf/pathhash.h; before, a pass over the
+ * frames past the prefix hashed them). Then no frame past the prefix is
+ * looked up one by one: on a
  * thread that alternates between a few paths (bench_cpu: 8, 25 of its 35
  * frames differing from one sample to the next) each differing frame
  * cost a cache probe, a line of the thread's 8 KiB of entries, cold
@@ -275,12 +249,12 @@ static long hash_frames(__u32 k, void *data)
  * set for fold_span() to fold those; 0: fold frame by frame (in as it
  * was). */
 __noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
-			  struct fold_ctx *in)
+			     struct st_path_sums *ps, struct fold_ctx *in)
 {
 	struct fold_ctx fc, *c = &fc;
 	__u32 node, above = 1, first, at;
 
-	if (!sc || !pv || !ts || !in)
+	if (!sc || !pv || !ts || !ps || !in)
 		return 0;
 	fc = *in;
 	fc.sc = sc;
@@ -291,22 +265,21 @@ __noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct th
 	first = st_calls_first(c->prefix, c->prev_depth);
 	/* above the first new call: inside the known frames (ids), or past them */
 	c->above_at = first && first - 1 >= c->start && first < c->end ? first - 1 : ~0u;
-	bpf_loop((c->end - c->start + 1) / 2, hash_frames, c, 0);
-	/* the leaf, else the deepest of the frames above it whose hashes are
-	 * kept: a leaf new to the cache (a new address in a hot function, or
-	 * an entry another path's took) is then folded alone */
+	/* the leaf, else the deepest of the ST_FOLD_TAIL - 1 frames above it:
+	 * a leaf new to the cache (a new address in a hot function, or an
+	 * entry another path's took) is then folded alone */
 	at = c->end - 1;
-	node = node_cache_find(c, c->phash);
+	node = node_cache_find(c, ph_key(c, ps, at));
 	for (__u32 k = 1; !node && k < ST_FOLD_TAIL; k++) {
 		if (at <= c->start)
 			return 0;
 		at--;
-		node = node_cache_find(c, c->tail[at & (ST_FOLD_TAIL - 1)]);
+		node = node_cache_find(c, ph_key(c, ps, at));
 	}
 	if (!node)
 		return 0;
 	if (c->above_at < at)	/* (~0u, none, is never below) */
-		above = node_cache_find(c, c->above_hash);
+		above = node_cache_find(c, ph_key(c, ps, c->above_at));
 	if (!above)
 		return 0;
 	ts->ids[at & (ST_PATH_SLOTS - 1)] = node;
@@ -318,12 +291,12 @@ __noinline int fold_shortcut(struct scratch *sc, struct path_view *pv, struct th
 	/* the frames past node, for fold_span() */
 	in->start = at + 1;
 	in->parent = node;
-	in->phash = c->tail[at & (ST_FOLD_TAIL - 1)];
+	in->phash = st_ph_at(ps, ph_pinv, at);
 	return 2;
 }
 
 /* The path's frames [start, end) folded one by one, from node parent
- * (in->parent, in->phash: the running hash up to it); the last node id in
+ * (in->parent, in->phash: the path's hash up to it); the last node id in
  * in->parent, a failure in in->failed. Global functions, this one and
  * fold_shortcut(): the verifier checks each once, whatever state
  * fold_path() reaches them in (inlined, its branches on the known frames
@@ -349,45 +322,89 @@ __noinline int fold_span(struct scratch *sc, struct path_view *pv, struct thread
 	return fc.failed;
 }
 
-static long match_prefix(__u32 i, void *data)
-{
-	struct fold_ctx *c = data;
-	__u32 slot = i & (ST_PATH_SLOTS - 1);
-	__u16 flags;
-	__u64 addr;
+/* The prefix two paths share, by their hashes (bpf/pathhash.h): the hash
+ * of frame i's prefix is equal in both up to the first frame that differs,
+ * then not (but by a chance of 2^-64), so a binary search finds it in
+ * log2(limit) + 1 steps. Compared unnormalized (st_ph_raw(): P^g times the
+ * hash, g the frames below it, which differ between the paths by their
+ * depths' difference d): the deeper one's times P^-d against the other's,
+ * one table lookup a search, not two a step (ph_pinv's lines are cold in
+ * a loaded machine's samples). Before (2026-11-30),
+ * the frames were compared one by one with a copy of the previous path,
+ * which a pass over the frames past the prefix wrote every sample. */
+struct prefix_search {
+	const struct st_path_sums *a, *b;
+	__u64 ca, cb;
+	__u32 lo, hi;		/* the prefix is in [lo, hi] */
+};
 
-	if (i >= c->limit)
+#define ST_PREFIX_STEPS 11	/* log2(ST_PATH_SLOTS) + 1 */
+
+static long prefix_step(__u32 k, void *data)
+{
+	struct prefix_search *p = data;
+	__u32 mid;
+
+	(void)k;
+	if (p->lo >= p->hi)
 		return 1;
-	addr = path_at(c->sc, c->pv, i, &flags);
-	if (c->ts->addrs[slot] != addr || c->ts->flags[slot] != flags)
-		return 1;
-	c->prefix = i + 1;
-	c->phash = path_mix(c->phash, addr, flags);
-	if (i + 1 == c->ts->known)
-		c->known_hash = c->phash;
+	mid = p->lo + (p->hi - p->lo + 1) / 2;
+	if (st_ph_raw(p->a, mid - 1) * p->ca == st_ph_raw(p->b, mid - 1) * p->cb)
+		p->lo = mid;
+	else
+		p->hi = mid - 1;
 	return 0;
 }
 
-/* Fold one sample, whose path pv describes, into the calling thread's tree
- * for event ev (tmap: that event's per-thread state). */
+/* The path's sums kept for the next sample's prefix: the scalars, and k[]
+ * and u[] as far as they are used, copied by a helper (one call, not a
+ * loop of the frames). */
+static __always_inline void ph_keep(struct st_path_sums *dst, const struct st_path_sums *src)
+{
+	__u32 sz;
+
+	dst->n = src->n;
+	dst->un = src->un;
+	dst->kn = src->kn;
+	dst->m0 = src->m0;
+	dst->pk = src->pk;
+	dst->pu = src->pu;
+	dst->total = src->total;
+	if (src->kn) {	/* (k[0] is 0 in both) */
+		sz = (src->kn + 1) * sizeof(__u64);
+		if (sz > sizeof(dst->k))
+			sz = sizeof(dst->k);
+		bpf_probe_read_kernel(dst->k, sz, src->k);
+	}
+	sz = src->un * sizeof(__u64);
+	if (sz > sizeof(dst->u))
+		sz = sizeof(dst->u);
+	bpf_probe_read_kernel(dst->u, sz, src->u);
+}
+
+/* Fold one sample, whose path pv describes (ps: its sums), into the
+ * calling thread's tree for event pv->ev (ts: the thread's state for it). */
 /* A global function: the verifier checks it once, on its own, not once per
  * state its callers reach it in (the page-fault program's branches
  * multiplied the fold's states close to the 1M-instruction limit). */
 __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
-			 __u64 pid_tgid, __u32 ev)
+			 struct st_path_sums *ps, __u64 pid_tgid)
 {
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u16 root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0) |
-			   (ev == ST_EVENT_OFFCPU ? ST_NODE_OFFCPU : 0);
+	struct prefix_search sr;
 	struct fold_ctx fc = {};
 	struct st_node_rec *rec;
-	__u32 ep, gen, n, leaf, first, missed = 0;
+	__u32 ep, gen, n, leaf, first, missed = 0, ev;
+	__u16 root_flags;
 	bool calls;
 	bool fresh, created;
 	__u64 *busy;
 
-	if (!sc || !pv || !ts)
+	if (!sc || !pv || !ts || !ps)
 		return 0;
+	ev = pv->ev;
+	root_flags = ST_NODE_ROOT | (ev == ST_EVENT_FAULTS ? ST_NODE_FAULTS : 0) |
+		     (ev == ST_EVENT_OFFCPU ? ST_NODE_OFFCPU : 0);
 	n = pv->n;
 	if (n > ST_PATH_SLOTS - 1)
 		n = ST_PATH_SLOTS - 1;
@@ -404,15 +421,24 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 	if (ev == ST_EVENT_CPU)	/* benchmarks only (parts.bpf.h) */
 		part_mark(ST_PART_ENTER);
 
-	/* common prefix with the previous path, by address */
+	/* common prefix with the previous path, by the hashes of their frames */
 	fc.prev_depth = ts->depth;
 	fc.ts = ts;
 	fc.sc = sc;
 	fc.pv = pv;
 	fc.limit = n < fc.prev_depth ? n : fc.prev_depth;
-	fc.phash = path_mix(0, ts->root, ST_NODE_ROOT);	/* the cache's paths start at the root */
-	fc.known_hash = fc.phash;
-	bpf_loop(fc.limit, match_prefix, &fc, 0);
+	if (fc.limit > ts->prev.n)	/* (they are equal) */
+		fc.limit = ts->prev.n;
+	if (fc.limit > ps->n)
+		fc.limit = ps->n;
+	sr.a = ps;
+	sr.b = &ts->prev;
+	sr.ca = ps->n > ts->prev.n ? ph_pinv[(ps->n - ts->prev.n) & (ST_PATH_SLOTS - 1)] : 1;
+	sr.cb = ps->n < ts->prev.n ? ph_pinv[(ts->prev.n - ps->n) & (ST_PATH_SLOTS - 1)] : 1;
+	sr.lo = 0;
+	sr.hi = fc.limit;
+	bpf_loop(ST_PREFIX_STEPS, prefix_step, &sr, 0);
+	fc.prefix = sr.lo;
 
 	if (ev == ST_EVENT_CPU)
 		part_mark(ST_PART_PREFIX);
@@ -447,21 +473,20 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 		ts->epoch = ep;
 		fc.parent = root;
 		fc.start = 0;
-		fc.phash = path_mix(0, root, ST_NODE_ROOT);	/* from the root again */
 	} else {
 		/* from the prefix, or from the last known node before it */
 		fc.start = fc.prefix < ts->known ? fc.prefix : ts->known;
 		fc.parent = fc.start ? ts->ids[(fc.start - 1) & (ST_PATH_SLOTS - 1)] : ts->root;
-		if (fc.start < fc.prefix)
-			fc.phash = fc.known_hash;
 	}
+	fc.rmix = st_ph_mix(ts->root, ST_NODE_ROOT);
+	fc.phash = fc.start ? st_ph_at(ps, ph_pinv, fc.start - 1) : 0;
 	if (ev == ST_EVENT_CPU)
 		part_mark(ST_PART_ROOT);
 	fc.gen = gen;
 	fc.ev = ev;
 	fc.epoch = ep;
 	fc.end = n;
-	switch (fold_shortcut(sc, pv, ts, &fc)) {
+	switch (fold_shortcut(sc, pv, ts, ps, &fc)) {
 	case 1:		/* found whole */
 		break;
 	case 2:		/* found but for the frames past fc.start */
@@ -482,6 +507,8 @@ __noinline int fold_path(struct scratch *sc, struct path_view *pv, struct thread
 		goto out;
 	}
 	ts->depth = n;
+	if (!ts->spare)	/* (a spare's next path starts afresh: fold_sample()) */
+		ph_keep(&ts->prev, ps);
 	leaf = ts->ids[(n - 1) & (ST_PATH_SLOTS - 1)];
 	/* CALLS (bpf/calls.h): frames first.. are new calls, but none of a
 	 * sample folded through the spare state, whose previous path is
@@ -520,6 +547,79 @@ out:
 	return 0;
 }
 
+/* The sums of a sample's path (bpf/pathhash.h) into ps: the user frames'
+ * (unless the walk added them up: walked), the user leaf's value, the
+ * frames below the user part, the whole. A pass over the user frames
+ * where the walk did not add them (the DWARF walker, Python's frames
+ * merged in, a 32-bit process, the page-fault and off-CPU programs): the
+ * cost the fold's hash pass had for every sample before. */
+struct ph_fill {
+	struct scratch *sc;
+	struct path_view *pv;
+	struct st_path_sums *ps;
+	__u64 pw, sum;
+};
+
+static long ph_user_step(__u32 k, void *data)
+{
+	struct ph_fill *c = data;
+	__u32 f = k + 1;	/* user frame f, leaf first */
+	__u16 flags;
+	__u64 a;
+
+	if (f >= c->pv->un)
+		return 1;
+	a = path_at(c->sc, c->pv, c->pv->trunc + c->pv->un - 1 - f, &flags);
+	c->pw *= ST_PH_P;
+	c->sum += st_ph_mix(a, flags) * c->pw;
+	c->ps->u[f & (ST_PATH_SLOTS - 1)] = c->sum;
+	return 0;
+}
+
+static long ph_below_step(__u32 g, void *data)
+{
+	struct ph_fill *c = data;
+	__u16 flags;
+	__u64 a;
+
+	if (g >= c->ps->kn || g >= ST_PH_KSLOTS - 1)
+		return 1;
+	a = path_at(c->sc, c->pv, c->pv->n - 1 - g, &flags);	/* leaf first */
+	c->sum += st_ph_mix(a, flags) * c->pw;
+	c->pw *= ST_PH_P;
+	c->ps->k[(g + 1) & (ST_PH_KSLOTS - 1)] = c->sum;
+	return 0;
+}
+
+static __always_inline void ph_fill(struct scratch *sc, struct path_view *pv,
+				    struct st_path_sums *ps, bool walked)
+{
+	struct ph_fill c = { .sc = sc, .pv = pv, .ps = ps, .pw = 1 };
+	__u16 flags;
+	__u64 a;
+
+	if (!walked) {
+		ps->u[0] = 0;
+		if (pv->un > 1)
+			bpf_loop(pv->un - 1, ph_user_step, &c, 0);
+		ps->un = pv->un;
+		ps->pu = pv->un ? c.pw * ST_PH_P : 1;
+	}
+	ps->m0 = 0;
+	if (pv->un) {
+		a = path_at(sc, pv, pv->trunc + pv->un - 1, &flags);
+		ps->m0 = st_ph_mix(a, flags);
+	}
+	ps->kn = pv->kn + pv->extra;
+	ps->k[0] = 0;
+	c.pw = 1;
+	c.sum = 0;
+	if (ps->kn)
+		bpf_loop(ps->kn, ph_below_step, &c, 0);
+	ps->pk = c.pw;
+	st_ph_finish(ps, pv->trunc);
+}
+
 /* Fold one sample into its thread's tree (ts: the thread's state for ev),
  * or, without one, through the CPU's spare (threads.bpf.h: spare_threads).
  * A sample cut short ([truncated] root) of a thread that has a path goes
@@ -535,19 +635,29 @@ out:
 __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thread_state *ts,
 			   __u64 pid_tgid, __u32 ev)
 {
-	__u32 k = ev < ST_EVENTS ? ev : ST_EVENT_CPU;
+	__u32 k = ev < ST_EVENTS ? ev : ST_EVENT_CPU, slot;
 	struct thread_state *spare;
+	struct st_path_sums *ps;
 
-	if (!pv)
+	if (!pv || !sc)
 		return 0;
+	/* the timer's own sample: its walk's sums (walk.bpf.h, path_sums) */
+	slot = ev == ST_EVENT_CPU && !pv->other ? 0 : 1;
+	pv->ev = ev;
+	ps = bpf_map_lookup_elem(&path_sums, &slot);
+	if (!ps) {	/* (an array's: never) */
+		stat_ev(ev, ST_STAT_LOST_THREAD);
+		return 0;
+	}
+	ph_fill(sc, pv, ps, slot == 0 && sc->ph_ok);
 	if (ev == ST_EVENT_CPU)	/* benchmarks only (parts.bpf.h) */
 		part_mark(ST_PART_EXTRA);
 	if (ts && (!pv->trunc || !ts->depth))
-		return fold_path(sc, pv, ts, pid_tgid, ev);
+		return fold_path(sc, pv, ts, ps, pid_tgid);
 	spare = bpf_map_lookup_elem(&spare_threads, &k);
 	if (!spare) {
 		if (ts)
-			return fold_path(sc, pv, ts, pid_tgid, ev);
+			return fold_path(sc, pv, ts, ps, pid_tgid);
 		stat_ev(ev, ST_STAT_LOST_THREAD);
 		return 0;
 	}
@@ -559,7 +669,7 @@ __noinline int fold_sample(struct scratch *sc, struct path_view *pv, struct thre
 		stat_ev(ev, ST_STAT_SPARE_THREAD);
 		notify_new_proc(pid_tgid >> 32, (__u32)pid_tgid);
 	}
-	return fold_path(sc, pv, spare, pid_tgid, ev);
+	return fold_path(sc, pv, spare, ps, pid_tgid);
 }
 
 #endif

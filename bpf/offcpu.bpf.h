@@ -215,7 +215,7 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 	sc = &p->sc;
 	pv = &p->pv;
 	sc->force_defer = false;
-	un = user_stack(ctx, sc, NULL, dwarf, false);
+	un = user_stack(ctx, sc, NULL, dwarf, false, false);
 	if (un < 0)
 		un = 0;
 	if (un > 0)	/* CPython's frames in place of its evaluation loop's */

@@ -152,8 +152,13 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	int py_n = 0;
 	long un = 0, kn = 0;
 	bool py_walked = false;
+	/* interrupted in user mode (the IRQ's saved registers, hot): not
+	 * inside execve, not a thread without a user stack; neither is read
+	 * from the task then (a cold line each under load) */
+	bool in_user = (*(volatile __u64 *)((char *)&ctx->regs + offsetof(struct pt_regs, cs)) &
+			3) == 3;	/* (a context's words are read whole) */
 
-	if (in_execve()) {	/* counted, not folded (like idle samples) */
+	if (!in_user && in_execve()) {	/* counted, not folded (like idle samples) */
 		stat_inc(ST_STAT_IN_EXECVE);
 		return 0;
 	}
@@ -177,7 +182,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	/* a thread waiting for its handoff: deferred whatever its walk (whose
 	 * stop, if any, is then the daemon's to count) */
 	sc->force_defer = dwarf && ts && ts->deferring && take_handoff(ts, tid);
-	un = user_stack(ctx, sc, ts, dwarf, true);
+	un = user_stack(ctx, sc, ts, dwarf, true, in_user);
 	if (un < 0) {
 		stat_inc(ST_STAT_LOST_STACK);
 		return 0;
@@ -203,6 +208,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 			sc->utrunc = true;
 		m &= ~(long)ST_PY_MERGE_CUT;
 		un = m >= 0 && m <= ST_MAX_USER ? m : un;
+		sc->ph_ok = false;	/* the walk's sums are not the merged frames' */
 	}
 	/* the path, root first: [truncated], user frames, kernel frames */
 	path_user(&pv, sc, un, ST_EVENT_CPU, dwarf);
@@ -275,9 +281,9 @@ int on_timer_early(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false, true);
 }
 
-/* --unwind fp (6.7% here with --event cpu,faults --kernel, most of it the
- * Python walker; 7.3% with the early object's handoff,
- * fp_defer_waiting(): kernel-notes/README.md) */
+/* --unwind fp (8.1% here with --event cpu,faults --kernel -a, most of it
+ * the Python walker and the fold; the early object's handoff,
+ * fp_defer_waiting(), adds to it: kernel-notes/README.md) */
 #define ST_BUDGET_ON_TIMER_FP 20
 SEC("perf_event")
 int on_timer_fp(struct bpf_perf_event_data *ctx)
@@ -285,7 +291,7 @@ int on_timer_fp(struct bpf_perf_event_data *ctx)
 	return timer_sample(ctx, false, false);
 }
 
-/* --unwind dwarf and auto (unwind_mode tells them apart; 37.6% here with
+/* --unwind dwarf and auto (unwind_mode tells them apart; 38.9% here with
  * --unwind auto --event cpu,faults --kernel, some 9 points of it the
  * HotSpot rule in the DWARF walker, much of the rest the Python walker and
  * merge: kernel-notes/README.md) */

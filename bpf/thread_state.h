@@ -9,13 +9,14 @@
 #define STACKTREE_THREAD_STATE_H
 
 #include "stacktree.h"
+#include "pathhash.h"
 
-/* A thread's recently used nodes, two ways by the path's running hash
+/* A thread's recently used nodes, two ways by the hash of the node's path
  * (bpf/fold.bpf.h, node_get_cached()): a thread that alternates between a
  * few paths finds their nodes here instead of in the node table. An entry
- * is the running hash of the node's path from its root, the node's id and
- * the epoch it was found in (an older epoch's is stale): 16 bytes, 512
- * entries in 8 KiB. */
+ * is the hash of the node's path (bpf/pathhash.h) xor its root's value,
+ * the node's id and the epoch it was found in (an older epoch's is
+ * stale): 16 bytes, 512 entries in 8 KiB. */
 #define ST_NODE_CACHE 512
 
 struct node_cache_ent {
@@ -51,8 +52,9 @@ struct thread_state {
 	__u64 py_none;		/* py_procs_epoch + 1 when it had no CPython (0: not known;
 				 * bpf/python.bpf.h, st_py_walk_thread()) */
 	__u32 ids[ST_PATH_SLOTS];
-	__u64 addrs[ST_PATH_SLOTS];
-	__u16 flags[ST_PATH_SLOTS];
+	/* the previous path's sums (bpf/pathhash.h): the next sample's prefix
+	 * is found by comparing their hashes (bpf/fold.bpf.h) */
+	struct st_path_sums prev;
 	struct node_cache_ent cache[ST_NODE_CACHE];
 };
 

@@ -28,6 +28,8 @@ struct scratch {
 	bool defer;		/* ... for want of tables: unwind it in the daemon */
 	bool force_defer;	/* in: the thread waits for its handoff (defer it anyway) */
 	__u32 stop_stat;	/* ... why (ST_STAT__MAX: not counted), when deferred */
+	bool ph_ok;		/* fp, the timer: the walk added up the user frames' sums
+				 * (path_sums slot 0: bpf/pathhash.h) */
 	struct st_jvm_check java;	/* fp: the last process's JVM check (java_seen()) */
 };
 
@@ -37,6 +39,19 @@ struct {
 	__type(value, struct scratch);
 	__uint(max_entries, 1);
 } scratch_map SEC(".maps");
+
+/* The sums of the path being folded (bpf/pathhash.h), per CPU: slot 0
+ * the timer's (its frame-pointer walk adds up the user frames'), slot 1
+ * the page-fault and sched_switch programs' (the fold adds them up: an
+ * off-CPU sample is folded at its switch-in, maybe on another CPU). Not
+ * in struct scratch, which an off-CPU sample keeps in its task's storage
+ * until then. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct st_path_sums);
+	__uint(max_entries, 2);
+} path_sums SEC(".maps");
 
 /* Tables missing for tgid (DWARF unwinding): the daemon reads its maps. */
 static __always_inline void notify_unwind(__u32 tgid, __u32 tid)
@@ -103,10 +118,15 @@ static __always_inline long dwarf_stack(struct scratch *sc, bool may_defer)
  * VM), stopped at kernel.perf_event_max_stack (127) frames, and its
  * result was checked for user addresses by a second pass: the fp sample
  * 0.86x (kernel-notes/README.md, "The frame-pointer walk through the
- * window"). */
+ * window"). The timer's walk also adds each frame's value to the path's
+ * sums as it reads it (bpf/pathhash.h: path_sums slot 0), from which the
+ * fold has the hash of every prefix without a pass of its own. */
 struct fp_walk {
 	struct st_unw_env env;	/* the window (env.win); nothing else of it is used */
 	struct scratch *sc;
+	struct st_path_sums *ps;	/* the timer's: the user frames' sums, or NULL */
+	__u64 pw;		/* P^n (frame n's weight) */
+	__u64 sum;		/* ps->u[n] */
 	__u64 fp;
 	__u32 n;	/* frames in sc->ustack */
 	__u32 bad;	/* ended at a return address outside user space */
@@ -135,6 +155,11 @@ static long fp_walk_step(__u32 i, void *data)
 		return 1;
 	}
 	w->sc->ustack[n & (ST_USTACK_SLOTS - 1)] = fr[1];
+	if (w->ps) {	/* the path's sums as the frames come (bpf/pathhash.h) */
+		w->pw *= ST_PH_P;
+		w->sum += st_ph_mix(fr[1], 0) * w->pw;
+		w->ps->u[n & (ST_PATH_SLOTS - 1)] = w->sum;
+	}
 	w->n = n + 1;
 	w->fp = fr[0];
 	return 0;
@@ -178,17 +203,17 @@ static __always_inline bool java_seen(struct st_jvm_check *m, __u32 tgid)
  * programs: slot 1, as the DWARF walker's). ts: the thread's state, or
  * NULL (its Java check's memo). */
 static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct thread_state *ts,
-				     bool timer)
+				     bool timer, bool in_user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fp_walk w = { .sc = sc, .n = 1 };
+	struct fp_walk w = { .sc = sc, .n = 1, .pw = 1 };
 	__u32 slot = timer ? 0 : 1;
 	struct pt_regs *regs;
 	long r;
 
 	/* no user stack (bpf_get_stack() gives none either). The task and
 	 * its registers are BTF pointers: plain loads, not a probe read each */
-	if (!st_task_has_user_stack(task)) {
+	if (!in_user && !st_task_has_user_stack(task)) {
 		r = 0;
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -200,11 +225,20 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct threa
 			w.env.win->floor = regs->sp - ST_UNW_RED_ZONE;
 			sc->ustack[0] = regs->ip;
 			w.fp = regs->bp;
+			if (timer)
+				w.ps = bpf_map_lookup_elem(&path_sums, &slot);
+			if (w.ps)
+				w.ps->u[0] = 0;
 			if (sc->ustack[0] < ST_USER_END) {
 				bpf_loop(ST_MAX_USER, fp_walk_step, &w, 0);
 			} else {
 				w.n = 0;
 				w.bad = 1;
+			}
+			if (w.ps) {
+				w.ps->un = w.n;
+				w.ps->pu = w.n ? w.pw * ST_PH_P : 1;
+				sc->ph_ok = true;
 			}
 			sc->ufull = w.n >= ST_MAX_USER;
 			if (w.bad) {	/* cut there, under [truncated] (path_user()) */
@@ -238,7 +272,7 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct threa
  * program (its parts are timed when benchmarking, parts.bpf.h). ts: the
  * thread's state or NULL (fp_stack()). */
 static __always_inline long user_stack(void *ctx, struct scratch *sc, struct thread_state *ts,
-				       bool dwarf, bool may_defer)
+				       bool dwarf, bool may_defer, bool in_user)
 {
 	long r;
 
@@ -247,10 +281,11 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, struct thr
 	sc->utrunc = false;
 	sc->ufull = false;
 	sc->defer = false;
+	sc->ph_ok = false;
 	if (dwarf)
 		r = dwarf_stack(sc, may_defer);
 	else
-		r = fp_stack(ctx, sc, ts, may_defer);
+		r = fp_stack(ctx, sc, ts, may_defer, in_user);
 	if (may_defer)
 		part_mark(dwarf ? ST_PART_WALK : ST_PART_WALK_CHECK);
 	return r;

@@ -23,6 +23,7 @@
  * thread's one write to timer_early switches the two once the full
  * program is in its slot (early_object_open(), late_load_prog()). */
 #include "user/collect/session.h"
+#include "bpf/pathhash.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -1153,6 +1154,7 @@ int st_session__open(const struct st_session_opts *opts, struct st_session **out
 		goto cleanup;
 	}
 	s->skel->rodata->max_nodes = opts->max_nodes;
+	st_ph_pinv_fill((__u64 *)s->skel->rodata->ph_pinv, ST_PATH_SLOTS);
 	s->skel->rodata->filter_targets = !opts->all;
 	s->skel->rodata->kernel_stacks = opts->kernel;
 	s->skel->rodata->self_tgid = opts->include_self ? 0 : (__u32)getpid();
@@ -1738,8 +1740,18 @@ int st_session__proc_image(struct st_session *s, __u32 pid, __u32 *image)
 
 void st_session__handoff(struct st_session *s, __u32 tid, const struct st_handoff *h)
 {
+	/* as BPF compares it: its sums (bpf/pathhash.h) */
+	struct st_handoff_sums *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return;	/* the thread comes back without it (counted in BPF) */
+	v->seq = h->seq;
+	/* a path BPF could not have folded: an empty one (every frame new) */
+	if (st_ph_from_path(&v->s, h->addrs, h->flags, h->n))
+		v->s.n = 0;
 	/* an LRU map: an update only fails on a bad argument */
-	bpf_map__update_elem(s->skel->maps.handoffs, &tid, sizeof(tid), h, sizeof(*h), BPF_ANY);
+	bpf_map__update_elem(s->skel->maps.handoffs, &tid, sizeof(tid), v, sizeof(*v), BPF_ANY);
+	free(v);
 }
 
 void st_session__thread_comm(struct st_session *s, __u32 pid, __u32 tid, __u32 image, char *comm,
