@@ -95,7 +95,7 @@ static __always_inline int fault_sample(void *ctx, unsigned long address, struct
 	if (un > 0)	/* the Python line whose work touched the data */
 		un = st_py_sample((struct st_py_ustack *)sc->ustack, (__u32)un, ST_MAX_USER,
 				  pid_tgid, task_image(task), &sc->utrunc);
-	path_user(&pv, sc, un, ST_EVENT_FAULTS, dwarf);
+	path_user(&pv, sc, un, ST_EVENT_FAULTS);
 	if (error_code & X86_PF_INSTR) {
 		/* an instruction fetch: the path ends at the faulting function */
 		stat_ev(ST_EVENT_FAULTS, ST_STAT_FAULT_INSTR);

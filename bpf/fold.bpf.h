@@ -81,11 +81,12 @@ static __always_inline __u64 path_at(const struct scratch *sc, const struct path
 /* The user part of a path: un frames, under a [truncated] root when the
  * walk was cut (frame pointers: it filled the buffer, or stopped at what
  * was no user address; DWARF: the unwinder says so; either has counted
- * why). dwarf: as for user_stack(). */
+ * why; a 32-bit process's kernel walk: it filled kernel.perf_event_max_stack,
+ * counted here). */
 static __always_inline void path_user(struct path_view *pv, const struct scratch *sc, long un,
-				      __u32 ev, bool dwarf)
+				      __u32 ev)
 {
-	if (!dwarf && sc->ufull) {
+	if (sc->ufull) {
 		stat_ev(ev, ST_STAT_TRUNCATED);
 		pv->trunc = 1;
 	}

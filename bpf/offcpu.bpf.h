@@ -223,7 +223,7 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 				  pid_tgid, task_image(prev), &sc->utrunc);
 	pv->trunc = 0;
 	pv->extra_addr = 0;
-	path_user(pv, sc, un, ST_EVENT_OFFCPU, dwarf);
+	path_user(pv, sc, un, ST_EVENT_OFFCPU);
 	pv->kn = offcpu_kernel(ctx, sc);
 	pv->extra = 1;
 	pv->extra_flags = ST_NODE_STATE | ST_NODE_LEAF;

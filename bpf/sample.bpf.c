@@ -211,7 +211,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		sc->ph_ok = false;	/* the walk's sums are not the merged frames' */
 	}
 	/* the path, root first: [truncated], user frames, kernel frames */
-	path_user(&pv, sc, un, ST_EVENT_CPU, dwarf);
+	path_user(&pv, sc, un, ST_EVENT_CPU);
 	pv.kn = kn;
 	pv.weight = offcpu_wall ? ctx->sample_period : 0;	/* --event wall: ns */
 	if (!un && !kn) {

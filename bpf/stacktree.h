@@ -633,6 +633,8 @@ struct st_py_frames {
 					 * merge pairs the runs from the root) */
 };
 
+#define ST_USER64_CS 0x33	/* pt_regs.cs of 64-bit user mode (__USER_CS); ia32: 0x23 */
+
 struct st_deferred {
 	__u32 pid, tid;
 	__u32 image;		/* the image the thread ran (self_exec_id) */
@@ -640,6 +642,9 @@ struct st_deferred {
 	__u64 ip, sp, bp, r10, rbx, r13;	/* the interrupted user registers */
 	__u32 stack_len;	/* bytes of stack[] (from sp) */
 	__u32 kn;		/* kernel frames in kstack (--kernel), leaf first */
+	__u32 compat;		/* 1: a 32-bit (ia32) process's (cs not ST_USER64_CS): its
+				 * frames are 4-byte words (user/collect/unwind/fpcopy.h) */
+	__u32 pad;
 	__u64 holes;		/* bit i: page i of the copy (0: sp's, to its end) was not
 				 * there (never touched: a big frame's unused part): zeros,
 				 * not read (st_deferred_hole()) */

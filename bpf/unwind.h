@@ -17,7 +17,6 @@
 #include "java.bpf.h"
 
 #define ST_PF_KTHREAD 0x00200000	/* task_struct.flags: a kernel thread */
-#define ST_USER64_CS 0x33	/* pt_regs.cs of 64-bit user mode (__USER_CS); ia32: 0x23 */
 
 /* Whether task (a BTF pointer: plain loads) has a user stack: not a kernel
  * thread, and an mm (an exiting task's is gone). Both walkers' check. */

@@ -260,9 +260,19 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct threa
 	return r;
 }
 
+/* Whether task (a BTF pointer) is a 32-bit (ia32) process in user space
+ * (its user registers' cs), whose frames are 4-byte words. */
+static __always_inline bool st_task_is_compat(struct task_struct *task)
+{
+	return st_task_has_user_stack(task) &&
+	       ((struct pt_regs *)bpf_task_pt_regs(task))->cs != ST_USER64_CS;
+}
+
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
  * number of frames, or a negative error. Frame pointers (bpf_get_stack) or
- * CFI (dwarf, auto); sc->utrunc: a walk stopped early (DWARF: for its
+ * CFI (dwarf, auto; a 32-bit process: the kernel's walk, as in fp mode,
+ * which the daemon's walk of its deferred copies matches:
+ * user/collect/unwind/fpcopy.c); sc->utrunc: a walk stopped early (DWARF: for its
  * reason; frame pointers: at what was no user address).
  * dwarf: a constant of the calling program (its fp or dwarf variant), not
  * the unwind_mode setting: an fp program then has no call to the DWARF
@@ -282,7 +292,9 @@ static __always_inline long user_stack(void *ctx, struct scratch *sc, struct thr
 	sc->ufull = false;
 	sc->defer = false;
 	sc->ph_ok = false;
-	if (dwarf)
+	if (dwarf && st_task_is_compat(bpf_get_current_task_btf()))
+		r = fp_stack_compat(ctx, sc);	/* (the CFI walk is 64-bit only) */
+	else if (dwarf)
 		r = dwarf_stack(sc, may_defer);
 	else
 		r = fp_stack(ctx, sc, ts, may_defer, in_user);

@@ -469,21 +469,9 @@ def test_attach_to_running_pid():
     check(200 <= prof["samples"] <= 1100, "samples %d" % prof["samples"])
 
 
-def test_fp_walks_a_32_bit_process():
-    """--unwind fp on an ia32 process (4-byte frames): the kernel's walk
-    (bpf/walk.bpf.h, fp_stack_compat()), not the 64-bit walk through the
-    window, whose 16-byte frames would read garbage there. Attached with
-    --pid, so that every sample is walked in BPF (a launched command's first
-    ones go to the daemon, whose copy walk is 64-bit only). Measured: 499
-    of 499 samples whole, idle and with both CPUs busy."""
-    proc = subprocess.Popen([workload("ia32")], stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(0.3)
-        out, err, _ = run_profiled(["--unwind", "fp", "-F", "499", "-d", "1", "--pid",
-                                    str(proc.pid)])
-    finally:
-        proc.kill()
-        proc.wait()
+def ia32_whole(out):
+    """The ia32 workload's profile in out (checked), its main thread, and
+    its samples whole (_start > top > mid > leaf, nothing cut) and in all."""
     prof = load(out)
     check_invariants(prof)
     t = main_thread(prof, "ia32")
@@ -492,10 +480,82 @@ def test_fp_walks_a_32_bit_process():
         total += n
         if path[-4:] == ["_start", "top", "mid", "leaf"] and "[truncated]" not in path:
             whole += n
+    return prof, t, whole, total
+
+
+def ia32_attached(mode):
+    """The ia32 workload profiled for 1 s by --pid in --unwind mode: (the
+    output directory, stacktreed's stderr)."""
+    proc = subprocess.Popen([workload("ia32")], stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out, err, _ = run_profiled(["--unwind", mode, "-F", "499", "-d", "1", "--pid",
+                                    str(proc.pid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    return out, err
+
+
+def test_fp_walks_a_32_bit_process():
+    """--unwind fp on an ia32 process (4-byte frames): the kernel's walk
+    (bpf/walk.bpf.h, fp_stack_compat()), not the 64-bit walk through the
+    window, whose 16-byte frames would read garbage there. Attached with
+    --pid, so that every sample is walked in BPF (a launched command's first
+    ones go to the daemon: test_fp_walks_a_launched_32_bit_process). Measured: 499
+    of 499 samples whole, idle and with both CPUs busy."""
+    out, err = ia32_attached("fp")
+    prof, t, whole, total = ia32_whole(out)
     metric("fp_ia32.whole", whole / max(total, 1))
     check(total >= 100, "%d samples of the ia32 process: %s" % (total, err))
     check(whole >= 0.95 * total, "%d of %d samples of the ia32 process are _start > top > mid > "
           "leaf" % (whole, total))
+
+
+def test_fp_walks_a_launched_32_bit_process():
+    """--unwind fp launching an ia32 process: its first samples, taken by
+    the early object and deferred until the daemon hands the thread's path
+    back, are walked by the daemon through their stack copies with the
+    kernel's 32-bit rule (user/collect/unwind/fpcopy.c, walk32(): 4-byte
+    words), the rest in BPF (bpf_get_stack()); the CALLS of a frame seen on
+    both sides of the handoff count once. Before, the daemon read the
+    copies' frames as 8-byte words: 55 of 110 samples of a 1 s run cut
+    under [truncated] at the leaf."""
+    out, err, _ = run_profiled(["--unwind", "fp", "-F", "499", "--", workload("ia32")])
+    prof, t, whole, total = ia32_whole(out)
+    late = prof["notes"].get("unwind: samples unwound late in the daemon", 0)
+    metric("fp_ia32_launched.whole", whole / max(total, 1))
+    metric("fp_ia32_launched.late", late)
+    check(total >= 300, "%d samples of the ia32 process: %s" % (total, err))
+    check(late > 0, "no sample of the launched ia32 process was unwound by the daemon: %s" % err)
+    check(whole >= 0.95 * total, "%d of %d samples of the launched ia32 process are _start > "
+          "top > mid > leaf (%d unwound late)" % (whole, total, late))
+    # _start called top once, top called mid 120 times in the run
+    top = [c for c in t["root"]["children"] if c["function"] == "_start"]
+    check(len(top) == 1 and sum(c["calls"] for c in top[0]["children"]
+                                if c["function"] == "top") == 1,
+          "_start -> top counted as one call across the handoff: %s" %
+          [(c["function"], c["calls"]) for c in (top[0]["children"] if top else [])])
+
+
+def test_dwarf_modes_walk_a_32_bit_process():
+    """--unwind auto and dwarf on an ia32 process: the CFI walk is 64-bit
+    only, so a 32-bit process is walked by the kernel's rule in BPF, as in
+    fp mode (bpf/walk.bpf.h, user_stack(): st_task_is_compat()), and its
+    deferred samples by the same rule in the daemon. Before, its samples
+    were walked as a 64-bit stack: with -a, 21 of 152 whole; attached by
+    --pid or launched, every sample went to the daemon, which read 8-byte
+    frames: none whole."""
+    out, err = ia32_attached("auto")
+    runs = [("--pid, auto", out, err)]
+    out, err, _ = run_profiled(["--unwind", "dwarf", "-F", "499", "--", workload("ia32")])
+    runs.append(("launched, dwarf", out, err))
+    for what, out, err in runs:
+        prof, t, whole, total = ia32_whole(out)
+        metric("dwarf_ia32.whole", whole / max(total, 1))
+        check(total >= 100, "%s: %d samples of the ia32 process: %s" % (what, total, err))
+        check(whole >= 0.95 * total, "%s: %d of %d samples of the ia32 process are _start > "
+              "top > mid > leaf" % (what, whole, total))
 
 
 def leaf_paths(root):

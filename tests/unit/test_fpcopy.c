@@ -131,10 +131,39 @@ static void test_depth_and_bad_frame(void **state)
 	assert_true(out[2] == 0x402001);
 }
 
+/* A 32-bit (ia32) process's sample: 4-byte words from ebp (saved ebp,
+ * return address), as the kernel's perf_callchain_user32() reads them,
+ * until a pair lies outside the copy. */
+static void test_ia32_frames_are_4_byte_words(void **state)
+{
+	struct st_deferred *d = *state;
+	__u32 sp32 = 0xffd01000u;
+	__u64 out[16];
+
+	d->sp = sp32;
+	d->ip = 0x8049010;
+	d->bp = sp32 + 0x20;
+	d->compat = 1;
+	memcpy(d->stack + 0x20, (__u32[]){ sp32 + 0x40, 0x8049100 }, 8);
+	memcpy(d->stack + 0x40, (__u32[]){ sp32 + 0x80, 0x8049200 }, 8);
+	memcpy(d->stack + 0x80, (__u32[]){ 0, 0x8049300 }, 8);
+	/* the chain's end: ebp 0, below the copy */
+	walks(d, out, 16, 4, ST_UNW_STOP_END);
+	assert_true(out[0] == 0x8049010 && out[1] == 0x8049100 && out[2] == 0x8049200 &&
+		    out[3] == 0x8049300);
+	/* the same words read as 8-byte frames would have been garbage */
+	d->compat = 0;
+	assert_int_not_equal(st_fpcopy_walk(d, NULL, out, 16, &(unsigned){ 0 }), 4);
+	/* the depth bound */
+	d->compat = 1;
+	walks(d, out, 3, 3, ST_UNW_STOP_DEPTH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_chain_to_zero_is_complete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ia32_frames_are_4_byte_words, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pointer_outside_the_copy_ends_it, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_chain_past_a_full_copy_is_cut, setup,

@@ -226,7 +226,10 @@ static int fold(struct st_defer *d, struct st_defer_rec *s, bool force)
 	size_t fp = 0;
 	unsigned stop = 0;
 	__u32 stat;
-	int n = d->u ? st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp) :
+	/* (a 32-bit process's: by frame pointers in any mode, as the kernel
+	 * walks it; the CFI walk is 64-bit only) */
+	int n = d->u && !s->d.compat ?
+			st_unwinder__walk(d->u, &s->d, force, frames, ST_MAX_USER, &stop, &fp) :
 		       (int)st_fpcopy_walk(&s->d, d->java.proc ? &d->java : NULL, frames,
 					   ST_MAX_USER, &stop);
 	bool complete, cut = false, unmatched = false;

@@ -17,6 +17,36 @@ static bool user_addr(__u64 a, unsigned *stop)
 	return false;
 }
 
+/* A 32-bit (ia32) process's walk: the kernel's perf_callchain_user32(),
+ * the fp program's for it (bpf/walk.bpf.h, fp_stack_compat()): the ip,
+ * then from ebp each frame's pair of 4-byte words (saved ebp, return
+ * address) until a pair cannot be read; no other check. */
+static size_t walk32(const struct st_deferred *d, __u64 *out, size_t max, unsigned *stop)
+{
+	__u64 len = d->stack_len <= ST_DEFER_STACK ? d->stack_len : 0;
+	__u64 fp = (__u32)d->bp;
+	__u32 pair[2];
+	size_t n = 0;
+
+	out[n++] = (__u32)d->ip;
+	while (n < max) {
+		__u64 off = fp - d->sp;
+
+		if (fp < d->sp || off > len || len - off < sizeof(pair)) {
+			if (fp >= d->sp && len + 4096 > ST_DEFER_STACK)
+				*stop = ST_UNW_STOP_READ_FAULT;	/* the copy's bound */
+			return n;
+		}
+		if (st_deferred_hole(d->holes, d->sp, off, sizeof(pair)))
+			return n;
+		memcpy(pair, d->stack + off, sizeof(pair));
+		out[n++] = pair[1];
+		fp = pair[0];
+	}
+	*stop = ST_UNW_STOP_DEPTH;
+	return n;
+}
+
 size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops *java, __u64 *out,
 		      size_t max, unsigned *stop)
 {
@@ -38,6 +68,8 @@ size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops 
 	*stop = ST_UNW_STOP_END;
 	if (!max)
 		return 0;
+	if (d->compat)
+		return walk32(d, out, max < ST_MAX_USER ? max : ST_MAX_USER, stop);
 	if (jp) {
 		memcpy(&s.hs.java, jp, sizeof(s.hs.java));	/* its head */
 		s.hs.proc = (__u64)(uintptr_t)jp;

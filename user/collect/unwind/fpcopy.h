@@ -34,7 +34,14 @@
  * frame pointers again from the first frame outside it; where the rule
  * stops the walk, it stops (its stop, ST_UNW_STOP_NO_TABLE); the walk
  * counted and its methods read (st_unw_java_walked()). Before, a deep
- * Java run's early samples under --unwind fp: none whole. */
+ * Java run's early samples under --unwind fp: none whole. A 32-bit
+ * (ia32) process's sample (d->compat) is walked by the kernel's 32-bit
+ * rule instead: 4-byte words, no cut but a pair it cannot read (the fp
+ * program's bpf_get_stack() for it, which also stops at
+ * kernel.perf_event_max_stack frames, where this goes on to max); the
+ * daemon walks it so in every mode (user/collect/unwind/deferred.c).
+ * Before, such samples were walked with 8-byte words: cut under
+ * [truncated] at their leaf. */
 struct st_unw_java_ops;
 size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops *java, __u64 *out,
 		      size_t max, unsigned *stop);
