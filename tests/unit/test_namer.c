@@ -93,6 +93,12 @@ static void test_garbage_outermost_left_out(void **state)
 	add(raw, call, ST_FRAME_LEAF, code, 3);
 	/* a garbage value under a named frame is no outermost frame: kept */
 	add(raw, call, ST_FRAME_CALLSITE, garbage, 2);
+	/* CALLS: [truncated] once, each garbage value seen change (a new
+	 * "call"), marker's call site twice */
+	cut->calls = 1;
+	g1->calls = 4;
+	g2->calls = 4;
+	call->calls = 2;
 	dst = name(raw, true, strs, &invented);
 	assert_int_equal(invented, 5);
 	r = st_tree__root(dst);
@@ -106,6 +112,10 @@ static void test_garbage_outermost_left_out(void **state)
 	assert_non_null(call->f.module);
 	assert_int_equal(call->cum, 5);
 	assert_int_equal(call->nchildren, 2);
+	/* the left-out frames' CALLS are not [truncated]'s: it keeps its own
+	 * (before, 1 + 4 + 4 = 9 for its 5 samples) */
+	assert_int_equal(cut->calls, 1);
+	assert_int_equal(call->calls, 2);
 	st_tree__free(dst);
 
 	/* a process whose mappings are not known: nothing is judged */

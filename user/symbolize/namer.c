@@ -449,7 +449,10 @@ static void convert(struct symctx *x, struct st_node *dst, const struct st_node 
 		if (invented(x, s, at[k - 1])) {	/* its callees go where it would have */
 			d = at[k - 1];
 			d->base += s->base;
-			d->calls += s->calls;
+			/* its CALLS not: they count the garbage value changing, not
+			 * calls of d (the root or [truncated]), whose own CALLS then
+			 * went past its samples (a forking perl under -a --unwind fp:
+			 * a child's root CALLS 8 for 5 samples) */
 			if (!s->parent->parent || s->parent->f.kind == ST_FRAME_SPECIAL)
 				x->invented += subtree_base(s);	/* (once per chain) */
 		} else if (!(d = convert_one(x, at[k - 1], s, s->parent))) {
