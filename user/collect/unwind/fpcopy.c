@@ -47,8 +47,9 @@ static size_t walk32(const struct st_deferred *d, __u64 *out, size_t max, unsign
 	return n;
 }
 
-size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops *java, __u64 *out,
-		      size_t max, unsigned *stop)
+/* A 64-bit process's walk (st_fpcopy_walk()'s, max > 0). */
+static size_t walk64(const struct st_deferred *d, const struct st_unw_java_ops *java, __u64 *out,
+		     size_t max, unsigned *stop)
 {
 	static const struct st_unwind_proc empty;
 	struct st_unw_java_arg jarg = { .pid = (int)d->pid, .ctx = java ? java->ctx : NULL };
@@ -65,11 +66,6 @@ size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops 
 	};
 	size_t n = 0;
 
-	*stop = ST_UNW_STOP_END;
-	if (!max)
-		return 0;
-	if (d->compat)
-		return walk32(d, out, max < ST_MAX_USER ? max : ST_MAX_USER, stop);
 	if (jp) {
 		memcpy(&s.hs.java, jp, sizeof(s.hs.java));	/* its head */
 		s.hs.proc = (__u64)(uintptr_t)jp;
@@ -134,4 +130,15 @@ size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops 
 		st_unw_java_walked(java, d->pid, d->image, out, n, s.hs.jframes, s.env.mem_failed);
 	}
 	return n;
+}
+
+size_t st_fpcopy_walk(const struct st_deferred *d, const struct st_unw_java_ops *java, __u64 *out,
+		      size_t max, unsigned *stop)
+{
+	*stop = ST_UNW_STOP_END;
+	if (!max)
+		return 0;
+	/* (a 32-bit process's: no JVM process looked up for it) */
+	return d->compat ? walk32(d, out, max < ST_MAX_USER ? max : ST_MAX_USER, stop) :
+			   walk64(d, java, out, max, stop);
 }
