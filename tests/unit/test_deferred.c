@@ -43,6 +43,8 @@ static struct fake {
 	__u32 ended_image;	/* ... the last for this image */
 	size_t released;
 	__u64 dropped;
+	__u64 prod, cons;	/* the ring's positions (st_defer_ring__mark()) */
+	bool stopped;
 } fk;
 
 static int idx(__u32 pid)
@@ -102,6 +104,19 @@ int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 void st_defer_ring__stop(struct st_defer_ring *r)
 {
 	(void)r;
+	fk.stopped = true;
+}
+
+__u64 st_defer_ring__mark(struct st_defer_ring *r)
+{
+	(void)r;
+	return fk.prod;
+}
+
+bool st_defer_ring__passed(struct st_defer_ring *r, __u64 mark)
+{
+	(void)r;
+	return fk.stopped || fk.cons >= mark;
 }
 
 void st_defer_ring__on_record(struct st_defer_ring *r, st_defer_ring_fn fn, void *ctx)
@@ -414,6 +429,56 @@ static void test_exits_of_a_turn_together(void **state)
 	st_defer__free(d);
 }
 
+/* A process whose samples were not all read from the ring at its exit's
+ * flush (the inbox full): the ones queued are walked then, its table kept
+ * until the consumer has read past what the ring held, and its samples
+ * read since walked with it (forced, its modules finished again) before
+ * it is dropped. Before, the table went at once and those samples were
+ * walked without it. At the end (the ring stopped), whatever is left. */
+static void test_exit_keeps_the_table_for_samples_left_in_the_ring(void **state)
+{
+	struct st_collector *c = *state;
+	struct st_defer *d = st_defer__new((struct st_unwinder *)&fk, c, -1, 1 << 20);
+
+	assert_non_null(d);
+	push(PID_A, 11, 1, 0x2000, 0);
+	fk.prod = 5000;		/* 3000 bytes unread: PID_A's later samples */
+	fk.cons = 2000;
+	assert_int_equal(st_defer__exited(d, PID_A), 0);
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.walks, 1);
+	assert_int_equal(fk.forgets[idx(PID_A)], 0);	/* kept */
+	fk.prod = 9000;		/* written since: not waited for */
+	fk.cons = 4000;
+	push(PID_A, 11, 2, 0x2010, 0);
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.forgets[idx(PID_A)], 0);
+	unsigned finished = fk.finishes[idx(PID_A)];
+
+	fk.cons = 5000;		/* read past them */
+	push(PID_A, 11, 3, 0x2020, 0);
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.forgets[idx(PID_A)], 1);
+	assert_int_equal(fk.walks, 3);
+	assert_int_equal(fk.forced, 3);
+	assert_true(fk.finishes[idx(PID_A)] > finished);	/* whole again before them */
+	assert_int_equal(folded(c, PID_A, 11), 3);
+	assert_int_equal(st_defer__process(d, false), 0);	/* once */
+	assert_int_equal(fk.forgets[idx(PID_A)], 1);
+
+	/* PID_B exits with samples left; the session ends before they are read */
+	push(PID_B, 21, 1, 0x3000, 0);
+	fk.prod = 20000;
+	assert_int_equal(st_defer__exited(d, PID_B), 0);
+	assert_int_equal(st_defer__process(d, false), 0);
+	assert_int_equal(fk.forgets[idx(PID_B)], 0);
+	push(PID_B, 21, 2, 0x3010, 0);
+	assert_int_equal(st_defer__process(d, true), 0);
+	assert_int_equal(fk.forgets[idx(PID_B)], 1);
+	assert_int_equal(folded(c, PID_B, 21), 2);
+	st_defer__free(d);
+}
+
 /* A process gone before its maps could be read again: its samples are
  * walked at once with what there is (the mappings BPF kept at its end,
  * for the samples' image, asked for once). Samples without seq or tid are walked
@@ -487,6 +552,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aged_and_stop_reasons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exits_of_a_turn_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_takes_one_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_keeps_the_table_for_samples_left_in_the_ring,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_and_not_handed_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fp_mode_walks_copies_without_tables, setup,
 						teardown),

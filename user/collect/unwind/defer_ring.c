@@ -80,6 +80,7 @@ struct st_defer_ring {
 	struct ring old[MAX_OLD];	/* swapped out, oldest first: read until empty */
 	double old_t[MAX_OLD];		/* when each was swapped out */
 	unsigned nold;
+	__u64 retired;			/* bytes the rings freed had held (read, all) */
 	int map_fd;			/* `deferred`: slot 0 holds cur */
 	size_t ring_max;		/* cur grows up to this */
 	unsigned grows;			/* swaps made */
@@ -115,6 +116,15 @@ static void post(int fd)
 	if (write(fd, &one, sizeof(one)) < 0) {
 		/* EAGAIN */
 	}
+}
+
+/* g's producer (prod) or consumer position: bytes written, read since
+ * it was made (0 without a ring). */
+static __u64 ring_pos(const struct ring *g, bool prod)
+{
+	const unsigned long *p = prod ? g->prod_pos : g->cons_pos;
+
+	return p ? __atomic_load_n(p, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* Bytes committed or reserved in g and not read yet (0 without a ring). */
@@ -213,12 +223,27 @@ static void retire(struct st_defer_ring *r)
 {
 	while (r->nold && now_s() - r->old_t[0] >= RETIRE_S && !ring_used(&r->old[0])) {
 		pthread_mutex_lock(&r->lock);
+		r->retired += ring_pos(&r->old[0], false);
 		ring_close(r, &r->old[0]);
 		r->nold--;
 		memmove(r->old, r->old + 1, r->nold * sizeof(r->old[0]));
 		memmove(r->old_t, r->old_t + 1, r->nold * sizeof(r->old_t[0]));
 		pthread_mutex_unlock(&r->lock);
 	}
+}
+
+/* Bytes every ring of the session has had written (produced: prod) or read
+ * (consumed) since the start, lock held: the rings alive and those
+ * retired. Each ring's positions start at 0 and only grow, and the set of
+ * rings changes only under the lock (grow(), retire()), so a later call
+ * never sees less (st_defer_ring__mark()). */
+static __u64 ring_bytes(const struct st_defer_ring *r, bool prod)
+{
+	__u64 n = r->retired + ring_pos(&r->cur, prod);
+
+	for (unsigned i = 0; i < r->nold; i++)
+		n += ring_pos(&r->old[i], prod);
+	return n;
 }
 
 /* Bytes unread in any ring (lock held, or the consumer's own). */
@@ -522,8 +547,35 @@ int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms)
 		err = pthread_cond_timedwait(&r->synced, &r->lock, &until);
 	if (r->sync_done >= mine)
 		err = 0;
+	/* the read stopped at the bound: records committed before the call
+	 * are still in the ring */
+	left = !err && full(r) && unread(r) > 0;
 	pthread_mutex_unlock(&r->lock);
-	return err ? -ETIMEDOUT : 0;
+	return err ? -ETIMEDOUT : left ? -ENOSPC : 0;
+}
+
+__u64 st_defer_ring__mark(struct st_defer_ring *r)
+{
+	__u64 m;
+
+	if (!r->running)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	m = ring_bytes(r, true);
+	pthread_mutex_unlock(&r->lock);
+	return m;
+}
+
+bool st_defer_ring__passed(struct st_defer_ring *r, __u64 mark)
+{
+	bool passed;
+
+	if (!r->running)	/* stopped: its last read took everything */
+		return true;
+	pthread_mutex_lock(&r->lock);
+	passed = ring_bytes(r, false) >= mark;
+	pthread_mutex_unlock(&r->lock);
+	return passed;
 }
 
 __u64 st_defer_ring__dropped(struct st_defer_ring *r)

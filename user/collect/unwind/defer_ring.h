@@ -78,11 +78,20 @@ struct st_defer_rec *st_defer_ring__take(struct st_defer_ring *r);
 void st_defer_ring__release(struct st_defer_ring *r, size_t bytes);
 
 /* Make the consumer read the ring now, and wait until it has (or
- * timeout_ms): every record committed before this call is then in the
+ * timeout_ms): on 0 every record committed before this call is then in the
  * inbox. 0 at once when the ring holds nothing unread (or without a
- * thread), -ENOSPC at once while the inbox is full (nothing is read
- * before room is released), else 0 or -ETIMEDOUT. */
+ * thread); -ENOSPC at once while the inbox is full (nothing is read
+ * before room is released), or when its read stopped there (records left
+ * in the ring until room is released); else 0 or -ETIMEDOUT. */
 int st_defer_ring__sync(struct st_defer_ring *r, int timeout_ms);
+/* The rings' position now: st_defer_ring__passed(r, mark) is true once
+ * the consumer has read every record written (or reserved) before this
+ * call, whatever the inbox's bound held back meanwhile and however the
+ * ring grew (a process's samples, all in the ring when its exit is seen:
+ * its table is kept until they are read, user/collect/unwind/deferred.c).
+ * Without a thread, or once stopped: 0, and passed. */
+__u64 st_defer_ring__mark(struct st_defer_ring *r);
+bool st_defer_ring__passed(struct st_defer_ring *r, __u64 mark);
 /* The end of the session: the consumer reads the ring a last time and
  * ends (joined). Later calls do nothing; take still works. */
 void st_defer_ring__stop(struct st_defer_ring *r);

@@ -28,6 +28,7 @@ struct st_defer {
 	struct st_u64map *refresh;	/* pids whose maps to read again: 1 */
 	struct st_u64map *gone;		/* of those, the ones that exited: 1 */
 	struct st_u64map *exited;	/* exit events since the last pass: 1 */
+	struct st_u64map *closing;	/* exited, samples left in the ring: struct closing */
 	double last_pass;		/* of st_defer__process(), CLOCK_MONOTONIC s */
 	struct st_u64map *walked;	/* tid -> struct walked: threads to hand back */
 	st_handoff_fn handoff;
@@ -39,6 +40,15 @@ struct st_defer {
 	__u64 stats[ST_STAT__MAX];
 	__u64 py[ST_PY_STAT__MAX];	/* the merges of Python frames done here */
 	bool hold;	/* tests only: walked at their process's exit, not before */
+};
+
+/* An exited process some of whose samples were still in the ring when its
+ * exit's flush ran (the inbox's bound stopped the read: a JVM's early
+ * samples held while libjvm's tables compile fill it): its table is kept
+ * until the consumer has read past them. */
+struct closing {
+	__u64 mark;	/* st_defer_ring__mark() at that flush */
+	double t;	/* its time: dropped ST_DEFER_WAIT_S after it regardless */
 };
 
 /* A thread's last deferred sample walked (its seq: all before it are). */
@@ -58,6 +68,7 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 			       size_t ring_max)
 {
 	struct st_defer *d = calloc(1, sizeof(*d));
+	const char *test_memory;
 	int err = -ENOMEM;
 
 	if (!d)
@@ -69,12 +80,18 @@ struct st_defer *st_defer__new(struct st_unwinder *u, struct st_collector *c, in
 	d->gone = st_u64map__new();
 	d->walked = st_u64map__new();
 	d->exited = st_u64map__new();
-	if (!d->refresh || !d->gone || !d->walked || !d->exited)
+	d->closing = st_u64map__new();
+	if (!d->refresh || !d->gone || !d->walked || !d->exited || !d->closing)
 		goto cleanup;
 	/* tests only (tests/integration/test_dwarf.py): every sample walked
 	 * after its process exited, as its last ones always are (issue 37) */
 	d->hold = getenv("STACKTREED_TEST_DEFER_HOLD") != NULL;
-	d->ring = st_defer_ring__new(ring_fd, ring_max, ST_DEFER_MEMORY);
+	/* tests only: a smaller bound on the samples read, so that the ring
+	 * holds some of a process's at its exit (test_dwarf.py) */
+	test_memory = getenv("STACKTREED_TEST_DEFER_MEMORY");
+	d->ring = st_defer_ring__new(ring_fd, ring_max,
+				     test_memory && strtoul(test_memory, NULL, 10) ?
+					     strtoul(test_memory, NULL, 10) : ST_DEFER_MEMORY);
 	if (!d->ring) {
 		err = -errno;
 		goto cleanup;
@@ -151,6 +168,14 @@ void st_defer__free(struct st_defer *d)
 	st_u64map__free(d->refresh);
 	st_u64map__free(d->gone);
 	st_u64map__free(d->exited);
+	if (d->closing) {
+		size_t pos = 0;
+		void *c;
+
+		while ((c = st_u64map__next(d->closing, &pos, NULL)))
+			free(c);
+		st_u64map__free(d->closing);
+	}
 	clear_walked(d);
 	st_u64map__free(d->walked);
 	free(d);
@@ -366,26 +391,103 @@ int st_defer__exited(struct st_defer *d, __u32 pid)
 	return err;
 }
 
+/* pid exited and its queued samples were walked: its table dropped now if
+ * the ring holds none of its samples any more, else once the consumer has
+ * read past them (flush_closed()). Before, the table went at once: the
+ * samples the read left in the ring (the inbox full) were walked without
+ * it, cut at the first frame without frame pointers ("no tables for the
+ * process yet"; a launched JVM's early samples, 84 of 863 at start_thread
+ * in 1 run of 5-10 of test_startup_java_launched_on_early_object). */
+static void close_later(struct st_defer *d, __u32 pid)
+{
+	__u64 mark = st_defer_ring__mark(d->ring);
+	struct closing *c;
+
+	if (!d->u)
+		return;		/* fp: no table */
+	if (!st_defer_ring__passed(d->ring, mark) && (c = malloc(sizeof(*c)))) {
+		*c = (struct closing){ .mark = mark, .t = now_s() };
+		free(st_u64map__get(d->closing, pid));	/* (a pid used again) */
+		if (!st_u64map__put(d->closing, pid, c))
+			return;
+		free(c);
+	}
+	st_unwinder__forget(d->u, pid);
+}
+
+/* The closing processes the consumer has read past (or that waited
+ * ST_DEFER_WAIT_S): their samples taken in and walked with their tables
+ * (made whole once more: the exit's flush may have had none to walk),
+ * then the tables dropped. */
+static int flush_closed(struct st_defer *d)
+{
+	struct st_u64map *done, *keep;
+	struct closing *c;
+	size_t pos = 0, n = 0;
+	double t = now_s();
+	__u64 pid;
+	int err;
+
+	if (!st_u64map__count(d->closing))
+		return 0;
+	done = st_u64map__new();
+	keep = st_u64map__new();
+	if (!done || !keep) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* (read past: its records are in the inbox, pushed before the
+	 * consumer's position moved) */
+	while ((c = st_u64map__next(d->closing, &pos, &pid))) {
+		bool over = st_defer_ring__passed(d->ring, c->mark) || t - c->t >= ST_DEFER_WAIT_S;
+
+		if ((err = st_u64map__put(over ? done : keep, pid, over ? (void *)1 : c)))
+			goto cleanup;
+		n += over;
+	}
+	if (!n) {
+		err = 0;
+		goto cleanup;
+	}
+	take_inbox(d);
+	err = flush_set(d, done);
+	release(d);
+	pos = 0;
+	while (st_u64map__next(done, &pos, &pid)) {
+		free(st_u64map__get(d->closing, pid));
+		st_unwinder__forget(d->u, (__u32)pid);
+	}
+	st_u64map__free(d->closing);
+	d->closing = keep;
+	keep = NULL;
+cleanup:
+	st_u64map__free(done);
+	st_u64map__free(keep);
+	return err;
+}
+
 /* The exits since the last pass, as st_defer__flush() for each, with one
  * read of the ring and one pass over the queue for all (300 exits a
  * second made a read and a pass each: the main loop fell seconds behind),
- * then their tables dropped. */
+ * then their tables dropped, or kept until their samples still in the
+ * ring are read (close_later()). */
 static int flush_exited(struct st_defer *d)
 {
 	size_t pos = 0;
 	__u64 pid;
-	int err;
+	int err = 0, e;
 
-	if (!st_u64map__count(d->exited))
-		return 0;
-	st_defer_ring__sync(d->ring, FLUSH_SYNC_MS);
-	take_inbox(d);
-	err = flush_set(d, d->exited);
-	release(d);
-	while (d->u && st_u64map__next(d->exited, &pos, &pid))
-		st_unwinder__forget(d->u, (__u32)pid);
-	st_u64map__clear(d->exited);
-	return err;
+	if (st_u64map__count(d->exited)) {
+		st_defer_ring__sync(d->ring, FLUSH_SYNC_MS);
+		take_inbox(d);
+		err = flush_set(d, d->exited);
+		release(d);
+		while (st_u64map__next(d->exited, &pos, &pid))
+			close_later(d, (__u32)pid);
+		st_u64map__clear(d->exited);
+	}
+	e = flush_closed(d);
+	return err ? err : e;
 }
 
 int st_defer__flush(struct st_defer *d, __u32 pid)

@@ -8,7 +8,8 @@
  * same rows and rules (bpf/unwind_step.h) and folded into the thread's tree. When
  * the process exits first (a short-lived one: gcc's as), its pending
  * modules are compiled at once and its samples walked before its table is
- * dropped. A process whose tables do not come within ST_DEFER_WAIT_S, or a
+ * dropped (kept, when some are still in the kernel's ring, until they are
+ * read). A process whose tables do not come within ST_DEFER_WAIT_S, or a
  * final report, walks them with what there is. They are read from the
  * kernel's ring by a thread of their own (user/collect/unwind/defer_ring.c), whose
  * inbox the functions below take first; everything else here is the main
@@ -95,7 +96,11 @@ int st_defer__flush(struct st_defer *d, __u32 pid);
 /* pid exited: as st_defer__flush(), then its table dropped
  * (st_unwinder__forget), at the next st_defer__process(), with the other
  * exits since the last one (one read of the ring, one pass over the queue
- * for all of them); at once without memory for the note. 0 or -ENOMEM. */
+ * for all of them); at once without memory for the note. When that read
+ * stopped at the bound (records written before the pass still in the
+ * ring), the table is dropped only once the ring's reader has passed them
+ * (or after ST_DEFER_WAIT_S), and the samples read meanwhile are walked
+ * with it. 0 or -ENOMEM. */
 int st_defer__exited(struct st_defer *d, __u32 pid);
 
 /* Adds the daemon's counters to stats (ST_STAT_LATE_*, and the stop
