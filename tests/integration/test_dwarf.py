@@ -345,6 +345,24 @@ def test_auto_mixes_frame_pointers_and_cfi():
     check_cut_short_reasons(load(out))
 
 
+def run_held_to_exit(name, min_samples, env):
+    """Workload name under --unwind auto, every sample deferred and held
+    until its process's exit (STACKTREED_TEST_DEFER=all, _HOLD: tests
+    only), env added: (its main thread, the thread's user samples, the
+    summary), all of its samples checked to be unwound late."""
+    out, err, _ = run_profiled(["--unwind", "auto", "-F", "999", "--", workload(name)],
+                               env_extra=dict({"STACKTREED_TEST_DEFER": "all",
+                                               "STACKTREED_TEST_DEFER_HOLD": "1"}, **env))
+    prof = load(out)
+    check_invariants(prof)
+    t = main_thread(prof, name)
+    total = user_samples(t)
+    late = summary_count(err, "unwind: samples unwound late in the daemon")
+    check(total > min_samples and late >= t["samples"], "%s: %d samples, %d unwound late: %s"
+          % (name, t["samples"], late, unwind_notes(err)))
+    return t, total, err
+
+
 def test_auto_walks_code_without_cfi_after_exit():
     """Issue 37: a deferred sample walked after its process exited (its
     last ones always are; under load, when the daemon is behind, all of a
@@ -361,17 +379,7 @@ def test_auto_walks_code_without_cfi_after_exit():
     samples, test_auto_mixes_frame_pointers_and_cfi). Measured: the old
     reader cut all of them (555 of 555 samples not under main, 555 scans
     without a caller); the file reader 2 of 543."""
-    out, err, _ = run_profiled(["--unwind", "auto", "-F", "999", "--",
-                                workload("qsort_nocfi")],
-                               env_extra={"WL_SCALE": "0.3", "STACKTREED_TEST_DEFER": "all",
-                                          "STACKTREED_TEST_DEFER_HOLD": "1"})
-    prof = load(out)
-    check_invariants(prof)
-    t = main_thread(prof, "qsort_nocfi")
-    total = user_samples(t)
-    late = summary_count(err, "unwind: samples unwound late in the daemon")
-    check(total > 200 and late >= t["samples"], "%d samples, %d unwound late: %s"
-          % (t["samples"], late, unwind_notes(err)))
+    t, total, err = run_held_to_exit("qsort_nocfi", 200, {"WL_SCALE": "0.3"})
     under_main = function_cum(t["root"], "main")
     metric("auto_after_exit.main_share", under_main / total)
     check(under_main >= 0.9 * total, "%d of %d samples walked after the exit reach main (%s)"
@@ -399,19 +407,10 @@ def test_exit_keeps_the_table_for_samples_still_in_the_ring():
     without frame pointers ("no tables for the process yet"); in CI a
     launched JVM's early samples, 84 of 863 (1 run in 5-10 of
     test_startup_java_launched_on_early_object)."""
-    out, err, _ = run_profiled(["--unwind", "auto", "-F", "999", "--", workload("qsort")],
-                               env_extra={"WL_SCALE": "0.5", "STACKTREED_TEST_DEFER": "all",
-                                          "STACKTREED_TEST_DEFER_HOLD": "1",
-                                          "STACKTREED_TEST_DEFER_MEMORY": str(256 << 10),
-                                          "STACKTREED_TEST_NO_EXEC_MAPS": "1"})
-    prof = load(out)
-    check_invariants(prof)
-    t = main_thread(prof, "qsort")
-    total = user_samples(t)
-    late = summary_count(err, "unwind: samples unwound late in the daemon")
+    t, total, err = run_held_to_exit("qsort", 300, {"WL_SCALE": "0.5",
+                                                   "STACKTREED_TEST_DEFER_MEMORY": str(256 << 10),
+                                                   "STACKTREED_TEST_NO_EXEC_MAPS": "1"})
     no_table = summary_count(err, "unwind: no tables for the process yet")
-    check(total > 300 and late >= t["samples"], "%d samples, %d unwound late: %s"
-          % (t["samples"], late, unwind_notes(err)))
     check(no_table == 0, "%d samples walked without their process's table (%s)"
           % (no_table, unwind_notes(err)))
     under_main = function_cum(t["root"], "main")
