@@ -23,9 +23,17 @@
  * of one stack that hashed to one slot missed on every sample (a py_codes
  * lookup and the report loop each time: +0.3 to +1.1 us a sample, as
  * addresses fell from run to run). An entry stays right for as long as its
- * object lives (its identity is the object's), so it is never invalidated:
- * a hit is what a py_codes lookup would say, without one
- * (kernel-notes/python.md, "Costs"). */
+ * object lives (its identity is the object's), and for as long as no
+ * other object has been reported at a reused address: an identity is the
+ * addresses of what the object owns, and a later object whose owned
+ * objects were all handed out again in the same places has the same one
+ * (the CI's pyreuse test: f9 of gen9.py named f0 of gen0.py, 58 of its
+ * ~80 samples, on a CPU whose memo still held f0 from before the process
+ * ran on the other one while f1-f8 came and went). So each entry keeps
+ * the reuse epoch it was filled in (python.bpf.h, py_reuse_epoch: one
+ * more at every such report), and a hit needs the epoch now: a hit is
+ * what a py_codes lookup would say, without one (kernel-notes/python.md,
+ * "Costs"). */
 #define ST_PY_MEMO_SLOTS 512	/* 256 sets of 2: 32 KiB, a per-CPU value's most */
 struct st_py_memo {
 	__u64 code;	/* the object's address */
@@ -34,7 +42,7 @@ struct st_py_memo {
 	__u32 tgid, image;
 	__u16 gen1;	/* its generation + 1 (0: an empty slot) */
 	__u16 cover;	/* st_py_code_seen's */
-	__u32 pad;
+	__u32 epoch;	/* the reuse epoch it was filled in */
 };
 
 struct st_py_memos {
@@ -82,31 +90,35 @@ static __always_inline bool st_py_memo_at(const struct st_py_memo *m, __u32 tgid
 	return m->gen1 && m->code == code && m->tgid == tgid && m->image == image;
 }
 
-/* Whether memo entry m is object (code, ident) of process (tgid, image). */
+/* Whether memo entry m is object (code, ident) of process (tgid, image),
+ * filled in reuse epoch `epoch`. */
 static __always_inline bool st_py_memo_is(const struct st_py_memo *m, __u32 tgid, __u32 image,
-					  __u64 code, __u64 ident)
+					  __u64 code, __u64 ident, __u32 epoch)
 {
-	return st_py_memo_at(m, tgid, image, code) && m->ident == ident;
+	return st_py_memo_at(m, tgid, image, code) && m->ident == ident && m->epoch == epoch;
 }
 
 /* The memo's entry of object (code, ident) of process (tgid, image), or
- * NULL: its generation is gen1 - 1. */
+ * NULL (or one filled before reuse epoch `epoch`): its generation is
+ * gen1 - 1. */
 static __always_inline const struct st_py_memo *
-st_py_memo_get(const struct st_py_memos *ms, __u32 tgid, __u32 image, __u64 code, __u64 ident)
+st_py_memo_get(const struct st_py_memos *ms, __u32 tgid, __u32 image, __u64 code, __u64 ident,
+	       __u32 epoch)
 {
 	__u32 k = st_py_memo_set(tgid, code);
 	const struct st_py_memo *m = &ms->e[k & (ST_PY_MEMO_SLOTS - 1)];
 
-	if (st_py_memo_is(m, tgid, image, code, ident))
+	if (st_py_memo_is(m, tgid, image, code, ident, epoch))
 		return m;
 	m = &ms->e[(k + 1) & (ST_PY_MEMO_SLOTS - 1)];
-	return st_py_memo_is(m, tgid, image, code, ident) ? m : NULL;
+	return st_py_memo_is(m, tgid, image, code, ident, epoch) ? m : NULL;
 }
 
 /* Remember object (code, ident) of process (tgid, image): its py_codes
- * value *seen. */
+ * value *seen, in reuse epoch `epoch`. */
 static __always_inline void st_py_memo_put(struct st_py_memos *ms, __u32 tgid, __u32 image,
-					   __u64 code, const struct st_py_code_seen *seen)
+					   __u64 code, const struct st_py_code_seen *seen,
+					   __u32 epoch)
 {
 	__u32 k = st_py_memo_set(tgid, code);
 	struct st_py_memo *m = &ms->e[k & (ST_PY_MEMO_SLOTS - 1)];
@@ -126,6 +138,7 @@ static __always_inline void st_py_memo_put(struct st_py_memos *ms, __u32 tgid, _
 	m->image = image;
 	m->gen1 = (__u16)((seen->gen & (ST_PY_GENS - 1)) + 1);
 	m->cover = seen->cover;
+	m->epoch = epoch;
 }
 
 /* A frame's node address: its code object's key (generation gen) and, for

@@ -81,6 +81,10 @@ struct {
  * delete, user/collect/runtimes/python/python.c): a CPU's copy of an entry read at another
  * value is read again (st_py_walk_sample()). */
 __u64 py_procs_epoch = 0;
+/* One more at every report of a code object at an address where another
+ * was reported (its address reused: st_py_report_step()): the CPUs' memo
+ * entries filled before are not hits any more (bpf/pymemo.h) */
+__u32 py_reuse_epoch = 0;
 
 /* Executable files holding CPython, registered by the daemon once it
  * found the interpreter in a process running one
@@ -272,9 +276,15 @@ static long st_py_report_step(__u32 i, void *ctx)
 		now.runs = seen->runs;
 		now.cover = seen->cover;
 		s->addr[j] = st_py_addr_key(addr, now.gen, &now.runs, now.cover);
-		st_py_memo_put(r->memos, r->tgid, r->image, k.code, &now);
+		st_py_memo_put(r->memos, r->tgid, r->image, k.code, &now,
+			       *(volatile __u32 *)&py_reuse_epoch);
 		return 0;
 	}
+	/* another object than the one reported at this address: the
+	 * memos' entries of every CPU may hold an earlier one with its
+	 * identity (pymemo.h) */
+	if (seen)
+		__sync_fetch_and_add(&py_reuse_epoch, 1);
 	/* a new object takes the new key even when its report is lost
 	 * (then unnamed, never another object's name; keyed by its
 	 * instruction until it is reported) */
@@ -301,7 +311,8 @@ static long st_py_report_step(__u32 i, void *ctx)
 		st_py_runs_decode(s, r->l, lt, first, &now);
 	s->addr[j] = st_py_addr_key(addr, now.gen, &now.runs, now.cover);
 	bpf_map_update_elem(&py_codes, &k, &now, BPF_ANY);
-	st_py_memo_put(r->memos, r->tgid, r->image, k.code, &now);
+	st_py_memo_put(r->memos, r->tgid, r->image, k.code, &now,
+		       *(volatile __u32 *)&py_reuse_epoch);
 	st_py_count(ST_PY_STAT_CODE_EVENTS, 1);
 	return 0;
 }
@@ -390,6 +401,7 @@ __noinline int st_py_walk_sample(__u64 pid_tgid, __u32 image)
 	w.p = p;
 	w.s = s;
 	w.memos = memos;
+	w.reuse_epoch = *(volatile __u32 *)&py_reuse_epoch;
 	if (p->l.tstate_pthread) {
 		/* 3.10 knows a thread by pthread_self(), glibc's thread
 		 * pointer: the fs base the kernel set for it (arch_prctl at

@@ -128,6 +128,7 @@ struct st_py_walk {
 	const struct st_py_proc *p;
 	struct st_py_scratch *s;
 	struct st_py_memos *memos;	/* this CPU's memo */
+	__u32 reuse_epoch;	/* the memo's entries filled in it hold (pymemo.h) */
 	ST_PY_WALK_ENV
 	__u64 tid;		/* thread id sought */
 	__u32 tgid, image;	/* the process (the code memo's key) */
@@ -361,7 +362,8 @@ static __always_inline long st_py_frame_one(struct st_py_walk *w)
 		}
 		w->last_code = code;
 		w->last_ident = ident;
-		m = w->memos ? st_py_memo_get(w->memos, w->tgid, w->image, code, ident) : NULL;
+		m = w->memos ? st_py_memo_get(w->memos, w->tgid, w->image, code, ident,
+						    w->reuse_epoch) : NULL;
 		w->last_gen1 = m ? m->gen1 : 0;
 		s->cover = m ? m->cover : 0;
 		if (m)

@@ -924,9 +924,10 @@ def test_python_code_address_reused_names_each_object():
     t = [t for t in prof["threads"] if t["pid"] == t["tid"]][0]
     # each f runs 0.08 s of its thread's CPU time: ~80 samples. Measured
     # spread: 72-92 a function idle and with two spinners and another
-    # stacktreed -a, 60-98 with four spinners on the two CPUs; one loaded
-    # CI run had f9 at 22 (2026-12-01, not reproduced in 16 loaded runs:
-    # the message now says where the samples went)
+    # stacktreed -a, 60-98 with four spinners on the two CPUs. One loaded
+    # CI run had f9 at 22: 58 of its samples named f0, a CPU's memo entry
+    # of an earlier object with the same identity (bpf/pymemo.h, the reuse
+    # epoch; 2 of 4 loaded runs before it, 0 of 5 after)
     want = 0.5 * 0.08 * 999 * (0.5 if SANITIZED else 1)
     fns = [[n for n, p in py_nodes(t["root"], "f%d" % i)] for i in range(12)]
     got = [sum(n["cum"] for n in fn) for fn in fns]
