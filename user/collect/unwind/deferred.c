@@ -400,16 +400,20 @@ int st_defer__exited(struct st_defer *d, __u32 pid)
  * in 1 run of 5-10 of test_startup_java_launched_on_early_object). */
 static void close_later(struct st_defer *d, __u32 pid)
 {
-	__u64 mark = st_defer_ring__mark(d->ring);
-	struct closing *c;
+	struct closing *c, *old;
+	__u64 mark;
 
 	if (!d->u)
 		return;		/* fp: no table */
+	mark = st_defer_ring__mark(d->ring);
 	if (!st_defer_ring__passed(d->ring, mark) && (c = malloc(sizeof(*c)))) {
 		*c = (struct closing){ .mark = mark, .t = now_s() };
-		free(st_u64map__get(d->closing, pid));	/* (a pid used again) */
-		if (!st_u64map__put(d->closing, pid, c))
+		old = st_u64map__get(d->closing, pid);	/* (a pid used again) */
+		/* (put may fail for a key it has: it grows first) */
+		if (!st_u64map__put(d->closing, pid, c)) {
+			free(old);
 			return;
+		}
 		free(c);
 	}
 	st_unwinder__forget(d->u, pid);
