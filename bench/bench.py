@@ -67,19 +67,22 @@ it) compiles of the generated C file, two at a time, sampled by
 profile.pb.gz) over perf.data, goal <= 1.0x. `bench/run.sh bytes` runs only
 that part.
 
-The walk's parts (issue 37 item 2): BENCH_WALK_ROUNDS (3; 0: skip it)
+The walk's parts (issue 37 item 2): BENCH_WALK_ROUNDS (5; 0: skip it)
 rounds of `stacktreed --comm bench_cpu --unwind fp` and `--bench-bare` with
 STACKTREED_BENCH_PARTS (bpf/parts.bpf.h) on 2 and on 100 copies of the
-workload (BENCH_WALK_ITERS iterations in all, 600000), idle and beside a dd
-spinner per CPU: the BPF time per sample by part; then the same runs
-without the parts clock, the kernel's BPF run time (bpf_stats_enabled) per
-bench_cpu sample (its CPU time times the rate; the runs that filter out,
-the spinners' and the idle CPUs', taken off at their cost per run in
-WALK_FILTER_S with the workload asleep), on which the goals are judged:
-fp over bare (goal <= 1.3x) and 100 processes over 2 (goal <= 1.15x), the
-parts clock's ratios beside them; and bpftrace's stack count on the same
-measure; with STACKTREED_BASE, that build's fp program in the same rounds
-too (rows "base"). `bench/run.sh walk` runs only that part."""
+workload (BENCH_WALK_ITERS iterations in all, 600000), under each load of
+BENCH_WALK_LOADS ("idle busy sweep": nothing beside; a shell spinner per
+CPU; a dd of 8 MiB blocks per CPU, which sweeps the caches): the BPF time
+per sample by part; then the same runs without the parts clock, the
+kernel's BPF run time (bpf_stats_enabled) per bench_cpu sample (its CPU
+time times the rate; the runs that filter out, the spinners' and the idle
+CPUs', taken off at their cost per run in WALK_FILTER_S with the workload
+asleep), on which the goals are judged, by the median of the per-round
+ratios: fp over bare (goal <= 1.3x) and 100 processes over 2 copies that
+live as long (goal <= 1.15x; at the same total work too), the medians'
+and the parts clock's ratios beside them; and bpftrace's stack count on
+the same measure; with STACKTREED_BASE, that build's fp program in the
+same rounds too (rows "base"). `bench/run.sh walk` runs only that part."""
 
 import atexit
 import json
@@ -765,7 +768,7 @@ def main():
         bench_bytes(have_perf, freq, out)
         return 0
     if sys.argv[1:] == ["walk"]:
-        bench_walk(env_int("BENCH_WALK_ROUNDS", 3, lo=1), freq, out)
+        bench_walk(env_int("BENCH_WALK_ROUNDS", 5, lo=1), freq, out)
         return 0
     if sys.argv[1:] == ["rss"]:
         bench_rss(out)
@@ -1002,7 +1005,7 @@ def main():
         for compiler in os.environ.get("BENCH_COMPILERS", "gcc clang-14").split():
             bench_compiler(compiler, cc_rounds, env_int("BENCH_CC_FUNCS", 600), freq, have_perf,
                            out)
-    walk_rounds = env_int("BENCH_WALK_ROUNDS", 3, lo=0)
+    walk_rounds = env_int("BENCH_WALK_ROUNDS", 5, lo=0)
     if walk_rounds:
         bench_walk(walk_rounds, freq, out)
     py_rounds = env_int("BENCH_PY_ROUNDS", PY_ROUNDS, lo=0)
@@ -1090,17 +1093,27 @@ def add_part_sums(tot, u, at):
 WALK_BT = 'profile:hz:%d /comm == "' + WL_COMM + '"/ { @[ustack, pid] = count(); }'
 
 
-def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED, stats=False):
+# the loads beside the walk's runs, one process per CPU: none; CPU-bound
+# spinners (the guide's and the loaded CI's "both CPUs busy": they compete
+# for the CPUs, not for the caches); dd writing 8 MiB blocks, which sweeps
+# the caches between two samples (every line a sample touches is a miss)
+WALK_LOADS = ("idle", "busy", "sweep")
+WALK_LOAD_ARGV = {"busy": ["sh", "-c", "while :; do :; done"],
+                  "sweep": ["dd", "if=/dev/zero", "of=/dev/null", "bs=8M"]}
+
+
+def walk_once(bare, copies, load, freq, tmp, binary=STACKTREED, stats=False, iters=None):
     """One run: stacktreed --unwind fp (bare: --bench-bare) sampling only
     bench_cpu (--comm) with STACKTREED_BENCH_PARTS, `copies` copies started
-    at once (the same total work), with `busy` cache-sweeping spinners (dd
-    of 8 MiB blocks, not sampled) beside them. The parts' ns per workload
-    sample, the clock read's own cost taken off each part. binary: the
-    stacktreed run (STACKTREED_BASE's for the "base" rows), or "bpftrace"
-    (WALK_BT). stats: no parts clock; the kernel's BPF run time per run of
-    the profiler's programs instead ({"stats": ns}), the one measure
-    bpftrace has (every sample of the CPUs, the filtered ones included)."""
-    d = os.path.join(tmp, f"walk-{int(bare)}-{copies}-{busy}")
+    at once, each of `iters` iterations (None: BENCH_WALK_ITERS in all, the
+    same total work), with one process of `load` (WALK_LOADS) per CPU
+    beside them, not sampled. The parts' ns per workload sample, the clock
+    read's own cost taken off each part. binary: the stacktreed run
+    (STACKTREED_BASE's for the "base" rows), or "bpftrace" (WALK_BT).
+    stats: no parts clock; the kernel's BPF run time per run of the
+    profiler's programs instead ({"stats": ns}), the one measure bpftrace
+    has (every sample of the CPUs, the filtered ones included)."""
+    d = os.path.join(tmp, f"walk-{int(bare)}-{copies}-{load}")
     if binary == "bpftrace":
         argv = [BPFTRACE, "-e", WALK_BT % freq]
     else:
@@ -1116,14 +1129,15 @@ def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED, stats=False):
         print(f"walk: {e}")
         bpf_stats(was)
         return None
-    spin = [subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=8M"],
-                             stderr=subprocess.DEVNULL) for _ in range(busy)]
+    spin = [subprocess.Popen(WALK_LOAD_ARGV[load], stderr=subprocess.DEVNULL)
+            for _ in range(NCPUS if load in WALK_LOAD_ARGV else 0)]
     try:
         go = os.path.join(tmp, "go")
         wenv = dict(os.environ, WL_START_FILE=go)
         # each copy long enough that its start-up (exec, ld.so: shallow
         # stacks) is a small part of its samples
-        iters = max(env_int("BENCH_WALK_ITERS", 600000) // copies, 40000)
+        if iters is None:
+            iters = walk_iters(copies)
         ws = [subprocess.Popen([WORKLOAD, str(max(iters, 1))], env=wenv) for _ in range(copies)]
         time.sleep(0.3)
         sa = prog_stats(prof.pid) if stats else None
@@ -1152,6 +1166,12 @@ def walk_once(bare, copies, busy, freq, tmp, binary=STACKTREED, stats=False):
     if stats:
         return parts or None
     return parts_per_sample(parts)
+
+
+def walk_iters(copies):
+    """Iterations of each of `copies` copies sharing BENCH_WALK_ITERS (at
+    least 40000 each: a copy's start-up a small part of its samples)."""
+    return max(env_int("BENCH_WALK_ITERS", 600000) // copies, 40000)
 
 
 def walk_stats(sa, s0, s1, samples):
@@ -1199,10 +1219,17 @@ def goal_says(ratio, goal):
 def bench_walk(rounds, freq, out):
     """Issue 37 item 2: the BPF time per sample of --unwind fp over the bare
     walk of the same stacks (bench_cpu's), and with 100 busy processes over
-    2, idle and with the CPUs busy (dd spinners sweeping the caches), from
-    bpf/parts.bpf.h's per-part clock (samples of bench_cpu only). Medians
-    of `rounds` interleaved rounds. With STACKTREED_BASE (a build before a
-    change), its fp program runs in the same rounds, rows "base"."""
+    2, under each of WALK_LOADS, from bpf/parts.bpf.h's per-part clock
+    (samples of bench_cpu only) and from the kernel's BPF run time. The
+    goals are judged on the median of the per-round ratios (each round runs
+    every configuration side by side, so a ratio is of runs minutes apart,
+    not of medians over the VM's slower and faster spells); the ratio of
+    the medians is printed beside it. 100 over 2 twice: at the same total
+    work (each of the 100 copies lives 1/50 as long as each of the 2, so its
+    tree's first samples weigh 50 times more), and at the same lives (2
+    copies as short as the 100's): the number of processes alone. With
+    STACKTREED_BASE (a build before a change), its fp program runs in the
+    same rounds, rows "base"."""
     if not shutil.which("bpftool"):
         print("walk: bpftool missing, skipped")
         return
@@ -1212,91 +1239,119 @@ def bench_walk(rounds, freq, out):
     if STARTUP_BASE:
         keys[1:1] = [("base", 2)]
         keys[4:4] = [("base", WALK_PROCS)]
-    # the kernel's run time per program run, 2 processes: stacktreed and
-    # the bare walk without the parts clock, and bpftrace
+    # the kernel's run time per program run: stacktreed and the bare walk
+    # without the parts clock, and bpftrace; "short": 2 copies that live
+    # as long as each of the 100 copies
     skeys = ([("fp stats", 2), ("bare stats", 2)] + ([("bpftrace", 2)] if BPFTRACE else []) +
-             [("fp stats", WALK_PROCS), ("bare stats", WALK_PROCS)])
+             [("fp stats", WALK_PROCS), ("bare stats", WALK_PROCS), ("fp stats short", 2),
+              ("bare stats short", 2)])
+    loads = [x for x in os.environ.get("BENCH_WALK_LOADS", " ".join(WALK_LOADS)).split()
+             if x in WALK_LOADS] or list(WALK_LOADS)
     try:
         for r in range(rounds):
-            for busy in (0, NCPUS):
+            for load in loads:
                 for key in keys + skeys:
                     binary = (STARTUP_BASE if key[0] == "base" else
                               "bpftrace" if key[0] == "bpftrace" else STACKTREED)
-                    v = walk_once(key[0].startswith("bare"), key[1], busy, freq, tmp, binary,
-                                  stats=key in skeys)
+                    iters = walk_iters(WALK_PROCS) if key[0].endswith("short") else None
+                    v = walk_once(key[0].startswith("bare"), key[1], load, freq, tmp, binary,
+                                  stats=key in skeys, iters=iters)
                     if v:
-                        res.setdefault((key, busy), []).append(v)
+                        v["round"] = r
+                        res.setdefault((key, load), []).append(v)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "walk.json"), "w") as f:
         json.dump({f"{k[0][0]}-{k[0][1]}-{k[1]}": v for k, v in res.items()}, f, indent=1)
-    print(f"walk: BPF time per bench_cpu sample by part (ns, bpf/parts.bpf.h; medians of {rounds}; "
-          "idle, and with {NCPUS} dd spinners sweeping the caches)".replace("{NCPUS}", str(NCPUS)))
+    print(f"walk: BPF time per bench_cpu sample by part (ns, bpf/parts.bpf.h; medians of {rounds}); "
+          f"loads, one process per CPU: idle none, busy a shell spinner, sweep dd of 8 MiB "
+          f"blocks (the caches swept between samples)")
 
-    def m(key, busy, part):	# (a run without the figure: not counted)
-        xs = [x[part] for x in res.get((key, busy), []) if x.get(part) is not None]
+    def m(key, load, part):	# (a run without the figure: not counted)
+        xs = [x[part] for x in res.get((key, load), []) if x.get(part) is not None]
         return med(xs) if xs else float("nan")
 
+    def paired(num, den, load, part):
+        """num's over den's figure in each round both ran: their median and
+        the list (the goals' measure)."""
+        a = {x["round"]: x[part] for x in res.get((num, load), []) if x.get(part)}
+        b = {x["round"]: x[part] for x in res.get((den, load), []) if x.get(part)}
+        rs = [a[k] / b[k] for k in sorted(a) if k in b and b[k] > 0]
+        return (med(rs), rs) if rs else (float("nan"), [])
+
+    def says(num, den, load, part, goal):
+        r, rs = paired(num, den, load, part)
+        each = ", ".join(f"{x:.2f}" for x in rs)
+        return r, f"{r:.2f}x (rounds {each}; goal <= {goal}x: {goal_says(r, goal)})"
+
     names = [p for p in PARTS[:-1]] + ["total"]
-    print("  " + f"{'run':<16}" + "".join(f"{n[:10]:>11}" for n in names) +
+    print("  " + f"{'run':<17}" + "".join(f"{n[:10]:>11}" for n in names) +
           f"{'frames':>8}{'finds':>7}{'misses':>8}")
-    for busy in (0, NCPUS):
+    for load in loads:
         for key in (("bare", 2), ("base", 2), ("fp", 2), ("bare", WALK_PROCS),
                     ("base", WALK_PROCS), ("fp", WALK_PROCS)):
-            if (key, busy) not in res:
+            if (key, load) not in res:
                 continue
-            label = f"{key[0]} x{key[1]} {'busy' if busy else 'idle'}"
-            print("  " + f"{label:<16}" + "".join(f"{m(key, busy, n):>11.0f}" for n in names) +
-                  f"{m(key, busy, 'n_frames'):>8.1f}{m(key, busy, 'n_finds'):>7.1f}"
-                  f"{m(key, busy, 'n_misses'):>8.2f}")
+            label = f"{key[0]} x{key[1]} {load}"
+            print("  " + f"{label:<17}" + "".join(f"{m(key, load, n):>11.0f}" for n in names) +
+                  f"{m(key, load, 'n_frames'):>8.1f}{m(key, load, 'n_finds'):>7.1f}"
+                  f"{m(key, load, 'n_misses'):>8.2f}")
     # the goals, judged on the kernel's own run time per workload sample
     # (no clock of ours in the program: the parts clock adds 13-41% to
     # either walk, more to fp's ten marks than to bare's three), and
     # beside it the parts clock's ratio, whose breakdown is above
     print("  goals, by the kernel's BPF run time per bench_cpu sample (bpf_stats_enabled, no parts "
-          "clock;")
-    print(f"  the runs that filtered out taken off at their cost in {WALK_FILTER_S:.0f} s with "
-          "the workload asleep), the parts clock's ratio after:")
-    for busy in (0, NCPUS):
-        what = "busy" if busy else "idle"
-        bare2, baren = m(("bare stats", 2), busy, "own"), m(("bare stats", WALK_PROCS), busy, "own")
-        fp2, fpn = m(("fp stats", 2), busy, "own"), m(("fp stats", WALK_PROCS), busy, "own")
-        pb2 = m(("bare", 2), busy, "total")
-        pf2, pfn = m(("fp", 2), busy, "total"), m(("fp", WALK_PROCS), busy, "total")
-        if fp2 == fp2 and bare2 == bare2 and bare2 > 0:
-            ratio = fp2 / bare2
-            clock = f"; parts clock {pf2 / pb2:.2f}x" if pb2 == pb2 and pb2 > 0 else ""
-            print(f"  fp walk over bare ({what}): {fp2:.0f} / {bare2:.0f} ns = {ratio:.2f}x (goal <= "
-                  f"{GOAL_FP_BARE}x: {goal_says(ratio, GOAL_FP_BARE)}{clock})")
-        if fpn == fpn and fp2 == fp2 and fp2 > 0:
-            ratio = fpn / fp2
-            bare_r = (f"; the bare walk alone {baren / bare2:.2f}x"
-                      if baren == baren and bare2 == bare2 and bare2 > 0 else "")
-            clock = f"; parts clock {pfn / pf2:.2f}x" if pf2 == pf2 and pf2 > 0 else ""
-            print(f"  fp {WALK_PROCS} processes over 2 ({what}): {ratio:.2f}x (goal <= "
-                  f"{GOAL_PROCS}x: {goal_says(ratio, GOAL_PROCS)}{bare_r}{clock})")
+          "clock; the runs")
+    print(f"  that filtered out taken off at their cost in {WALK_FILTER_S:.0f} s with the workload "
+          "asleep): the median of the per-round")
+    print("  ratios, then the medians' ratio and the parts clock's:")
+    fps, bares = ("fp stats", 2), ("bare stats", 2)
+    fpn, baren = ("fp stats", WALK_PROCS), ("bare stats", WALK_PROCS)
+    fpsh, baresh = ("fp stats short", 2), ("bare stats short", 2)
+    for load in loads:
+        f2, b2 = m(fps, load, "own"), m(bares, load, "own")
+        pb2, pf2 = m(("bare", 2), load, "total"), m(("fp", 2), load, "total")
+        pfn = m(("fp", WALK_PROCS), load, "total")
+        if f2 == f2 and b2 == b2 and b2 > 0:
+            _, txt = says(fps, bares, load, "own", GOAL_FP_BARE)
+            clock = f", parts clock {pf2 / pb2:.2f}x" if pb2 == pb2 and pb2 > 0 else ""
+            print(f"  fp walk over bare ({load}): {txt}; medians {f2:.0f} / {b2:.0f} ns = "
+                  f"{f2 / b2:.2f}x{clock}")
+        fn = m(fpn, load, "own")
+        if fn == fn and f2 == f2 and f2 > 0:
+            _, txt = says(fpn, fpsh, load, "own", GOAL_PROCS)
+            alone, _ = paired(baren, baresh, load, "own")
+            print(f"  fp {WALK_PROCS} processes over 2 ({load}), the copies' lives equal: {txt}; "
+                  f"the bare walk alone {alone:.2f}x")
+            r, _ = paired(fpn, fps, load, "own")
+            alone, _ = paired(baren, bares, load, "own")
+            clock = f", parts clock {pfn / pf2:.2f}x" if pf2 == pf2 and pf2 > 0 else ""
+            print(f"    the same total work (each of the {WALK_PROCS} lives 1/{WALK_PROCS // 2} as "
+                  f"long: its first samples, which build its tree, weigh more): {r:.2f}x; the "
+                  f"bare walk alone {alone:.2f}x{clock}")
         if STARTUP_BASE:
-            b2, f2 = m(("base", 2), busy, "total"), m(("fp", 2), busy, "total")
-            if b2 == b2 and f2 == f2 and pb2 == pb2 and pb2 > 0:
-                print(f"  base fp over bare ({what}, parts clock): {b2 / pb2:.2f}x; this build "
-                      f"{f2 / pb2:.2f}x")
+            bb, ff = m(("base", 2), load, "total"), m(("fp", 2), load, "total")
+            if bb == bb and ff == ff and pb2 == pb2 and pb2 > 0:
+                print(f"  base fp over bare ({load}, parts clock): {bb / pb2:.2f}x; this build "
+                      f"{ff / pb2:.2f}x")
     print("  the kernel's BPF run time per program run while bench_cpu runs, every CPU's "
           "filtered runs")
     print("  included (the one figure bpftrace's run gives), 2 processes: the bare walk, "
           "stacktreed --unwind fp, and bpftrace")
     print(f"  '{WALK_BT % freq}' (a stack id per sample, bcc's profile's shape):")
-    for busy in (0, NCPUS):
-        what = "busy" if busy else "idle"
-        b, f, t = (m((k, 2), busy, "stats") for k in ("bare stats", "fp stats", "bpftrace"))
+    for load in loads:
+        b, f, t = (m((k, 2), load, "stats") for k in ("bare stats", "fp stats", "bpftrace"))
         if b == b and b > 0:
-            row = f"    {what}: bare {b:.0f} ns, fp {f:.0f} ns ({f / b:.2f}x)"
+            row = f"    {load}: bare {b:.0f} ns, fp {f:.0f} ns ({f / b:.2f}x)"
             if t == t:
                 row += f", bpftrace {t:.0f} ns ({t / b:.2f}x); fp over bpftrace {f / t:.2f}x"
-            bo, fo, to = (m((k, 2), busy, "own") for k in ("bare stats", "fp stats", "bpftrace"))
+            bo, to = m(bares, load, "own"), m(("bpftrace", 2), load, "own")
             if to == to and bo == bo and bo > 0:
-                row += (f"; per bench_cpu sample bpftrace {to / bo:.2f}x bare, fp over bpftrace "
-                        f"{fo / to:.2f}x")
+                tb, _ = paired(("bpftrace", 2), bares, load, "own")
+                ft, _ = paired(fps, ("bpftrace", 2), load, "own")
+                row += (f"; per bench_cpu sample, per-round medians: bpftrace {tb:.2f}x bare, "
+                        f"fp over bpftrace {ft:.2f}x")
             print(row)
     if STARTUP_BASE:
         print(f"  base: {STARTUP_BASE} (STACKTREED_BASE), in the same rounds")
