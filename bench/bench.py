@@ -1213,6 +1213,8 @@ def parts_per_sample(parts):
 
 
 def goal_says(ratio, goal):
+    if ratio != ratio:	# NaN: no round ran both
+        return "not measured"
     return "goal met" if ratio <= goal else f"goal missed by {ratio - goal:.2f}x"
 
 
