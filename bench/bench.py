@@ -338,19 +338,33 @@ def bpf_stats(on):
         return None
 
 
+def fdinfos(pid):
+    """The text of each /proc/PID/fdinfo entry of process pid, those closed
+    while being read skipped (a daemon opening and closing files for new
+    processes closed one between the listing and the read: the whole read
+    failed, one fp run of three with 100 processes); [] when it is gone."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return []
+    out = []
+    for fd in fds:
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                out.append(f.read())
+        except OSError:
+            continue
+    return out
+
+
 def prog_stats(pid):
     """ns per run of the perf_event programs process pid holds (their ids
     from /proc/PID/fdinfo, their stats from bpftool)."""
     ids = set()
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                info = f.read()
-            m = re.search(r"^prog_id:\s*(\d+)", info, re.M)
-            if m and re.search(r"^prog_type:\s*7$", info, re.M):	# BPF_PROG_TYPE_PERF_EVENT
-                ids.add(int(m.group(1)))
-    except OSError:
-        return {}
+    for info in fdinfos(pid):
+        m = re.search(r"^prog_id:\s*(\d+)", info, re.M)
+        if m and re.search(r"^prog_type:\s*7$", info, re.M):	# BPF_PROG_TYPE_PERF_EVENT
+            ids.add(int(m.group(1)))
     ns = runs = 0
     for i in ids:
         try:
@@ -1042,14 +1056,10 @@ def bench_parts_map(pid):
     STACKTREED_BENCH_PARTS_TID's samples alone (None: a build without)}, or
     None."""
     ids = set()
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
-            if m:
-                ids.add(int(m.group(1)))
-    except OSError:
-        return None
+    for info in fdinfos(pid):
+        m = re.search(r"^map_id:\s*(\d+)", info, re.M)
+        if m:
+            ids.add(int(m.group(1)))
     for i in sorted(ids):
         try:
             show = json.loads(subprocess.run(["bpftool", "map", "show", "id", str(i), "-j"],

@@ -744,8 +744,11 @@ def test_java_accuracy_behind_late():
         check(abs(got[p] - want[p]) <= tol, "walked late: %s in %.1f%% of main's %d phase "
               "samples, ThreadMXBean says %.1f%% (allowed %.1f points): %s"
               % (p, got[p], n, want[p], tol, summary))
+    # (the summary's java lines say whether an unnamed compiled frame's
+    # nmethod was gone or unreadable, and how many walks came as they came)
     check(share >= ENTRY_MIN, "walked late: %.2f%% of main's %d samples with Java frames reach "
-          "its entry; the others' outermost Java frames: %s" % (share, total, top_items(others)))
+          "its entry; the others' outermost Java frames: %s; %s"
+          % (share, total, top_items(others), summary))
     check(under and hit >= 0.5 * under, "walked late: %d of the %d samples under %s end in "
           "libz/libzip" % (hit, under, jt.PHASES["deflate"]))
 
