@@ -1225,7 +1225,10 @@ def parts_per_sample(parts):
 def goal_says(ratio, goal):
     if ratio != ratio:	# NaN: no round ran both
         return "not measured"
-    return "goal met" if ratio <= goal else f"goal missed by {ratio - goal:.2f}x"
+    if ratio <= goal:
+        return "goal met"
+    d = ratio - goal	# (1.503 against 1.5 said "missed by 0.00x")
+    return f"goal missed by {d:.2f}x" if d >= 0.005 else f"goal missed by {d:.3f}x"
 
 
 def bench_walk(rounds, freq, out):
