@@ -477,6 +477,13 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def round_ratios(num, den):
+    """num's figure over den's in each round both have ({round: figure}
+    each; a round whose den is not positive left out), in round order:
+    the side-by-side ratios the goals are judged on."""
+    return [num[r] / den[r] for r in sorted(num) if r in den and den[r] > 0]
+
+
 def pct(ratio):
     return f"{(ratio - 1) * 100:+.1f}%"
 
@@ -875,9 +882,8 @@ def main():
 
     def paired(key):
         """stacktreed / bare per round."""
-        b = {x["round"]: x[key] for x in runs if x["config"] == "bare" and key in x}
-        return [x[key] / b[x["round"]] for x in runs
-                if x["config"] == "stacktreed" and key in x and x["round"] in b]
+        return round_ratios(*({x["round"]: x[key] for x in runs if x["config"] == cfg and key in x}
+                              for cfg in ("stacktreed", "bare")))
 
     def f2(v):
         return f"{v:.2f}"
@@ -1290,15 +1296,15 @@ def bench_walk(rounds, freq, out):
     def paired(num, den, load, part):
         """num's over den's figure in each round both ran: their median and
         the list (the goals' measure)."""
-        a = {x["round"]: x[part] for x in res.get((num, load), []) if x.get(part)}
-        b = {x["round"]: x[part] for x in res.get((den, load), []) if x.get(part)}
-        rs = [a[k] / b[k] for k in sorted(a) if k in b and b[k] > 0]
-        return (med(rs), rs) if rs else (float("nan"), [])
+        rs = round_ratios(*({x["round"]: x[part] for x in res.get((k, load), []) if x.get(part)}
+                            for k in (num, den)))
+        return med(rs), rs
 
     def says(num, den, load, part, goal):
+        """paired()'s median against goal, with its rounds."""
         r, rs = paired(num, den, load, part)
         each = ", ".join(f"{x:.2f}" for x in rs)
-        return r, f"{r:.2f}x (rounds {each}; goal <= {goal}x: {goal_says(r, goal)})"
+        return f"{r:.2f}x (rounds {each}; goal <= {goal}x: {goal_says(r, goal)})"
 
     names = [p for p in PARTS[:-1]] + ["total"]
     print("  " + f"{'run':<17}" + "".join(f"{n[:10]:>11}" for n in names) +
@@ -1329,13 +1335,13 @@ def bench_walk(rounds, freq, out):
         pb2, pf2 = m(("bare", 2), load, "total"), m(("fp", 2), load, "total")
         pfn = m(("fp", WALK_PROCS), load, "total")
         if f2 == f2 and b2 == b2 and b2 > 0:
-            _, txt = says(fps, bares, load, "own", GOAL_FP_BARE)
+            txt = says(fps, bares, load, "own", GOAL_FP_BARE)
             clock = f", parts clock {pf2 / pb2:.2f}x" if pb2 == pb2 and pb2 > 0 else ""
             print(f"  fp walk over bare ({load}): {txt}; medians {f2:.0f} / {b2:.0f} ns = "
                   f"{f2 / b2:.2f}x{clock}")
         fn = m(fpn, load, "own")
         if fn == fn and f2 == f2 and f2 > 0:
-            _, txt = says(fpn, fpsh, load, "own", GOAL_PROCS)
+            txt = says(fpn, fpsh, load, "own", GOAL_PROCS)
             alone, _ = paired(baren, baresh, load, "own")
             print(f"  fp {WALK_PROCS} processes over 2 ({load}), the copies' lives equal: {txt}; "
                   f"the bare walk alone {alone:.2f}x")
