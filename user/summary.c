@@ -701,7 +701,8 @@ static void java_line(FILE *out, const struct st_java *j)
 		"at: no blob %" PRIu64 ", a bad blob %" PRIu64 ", a prologue %" PRIu64 ", a stub "
 		"leaf %" PRIu64 ", a return address out of the code cache %" PRIu64 ", an unreadable "
 		"stack %" PRIu64 ", a stub's frame pointer %" PRIu64 "; compiled frames named %"
-		PRIu64 " (nmethod gone %" PRIu64 ", unreadable %" PRIu64 "); code cache addresses "
+		PRIu64 " (nmethod gone %" PRIu64 ", unreadable %" PRIu64 ", of them named by their "
+		"nmethod's method %" PRIu64 "); code cache addresses "
 		"named %" PRIu64 " (unreadable %" PRIu64 "); deferred samples walked as they came %"
 		PRIu64 " (%" PRIu64 " from the code cache above a native leaf), reads of late walks from memory kept %" PRIu64 ", blob cache misses %"
 		PRIu64 ", stale %" PRIu64 "\n",
@@ -711,7 +712,7 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_PROLOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_STUB_LEAF],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_RA], (uint64_t)js.bpf[ST_JAVA_STAT_HS_READ],
 		(uint64_t)js.bpf[ST_JAVA_STAT_END_BAD_FP], (uint64_t)js.jits, (uint64_t)js.jit_gone,
-		(uint64_t)js.jit_failed, (uint64_t)js.code_named, (uint64_t)js.code_failed,
+		(uint64_t)js.jit_failed, (uint64_t)js.jit_own, (uint64_t)js.code_named, (uint64_t)js.code_failed,
 		(uint64_t)js.prewalks, (uint64_t)js.prewalks_native, (uint64_t)js.mem_replayed,
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_CACHE_MISS],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_CACHE_STALE]);

@@ -132,6 +132,19 @@ BEHIND_FREQ = "999"
 BEHIND_NAMED = 90.0
 BEHIND_UNREAD = 25.0
 BEHIND_MIN = 200
+# test_java_accuracy_behind_late: of main's samples with Java frames, at
+# most 100 - ENTRY_MIN% may end short of its entry unexplained, and at
+# most LATE_CUT_MAX% at a walk stopped for a counted reason (the summary's
+# "walks stopped at": no blob, a stub leaf, an unreadable stack). Every
+# walk there is made on the deferred ring's consumer thread after the
+# sample, when the code cache may have moved on: under load it comes
+# later. Measured 2026-12-01, 26 runs beside 3-4 spinners and another
+# `stacktreed -a`: cut short 0.0-1.09% (mean 0.45; the one run at 1.09
+# had 98.91% at the entry, under ENTRY_MIN, every other sample cut short);
+# beside a sanitized build (two compile jobs) 1.86%. Unexplained: 0 in
+# all but one loaded CI run (166 of 1433 under an unnamed compiled frame,
+# since named by its nmethod's method, java.c jit_get()).
+LATE_CUT_MAX = 3.0
 # real programs
 JAVAC_FILES = 40	# ~8 s of CPU for javac (JDK 25) here, 40-80 s under load
 ANT_CLASSES = 150
@@ -314,7 +327,13 @@ def wait_held(d):
         d.head.append(line)
         if "main loop held" in line:
             return
-    raise Failure("stacktreed did not hold its main loop within 60 s: " + "".join(d.head))
+    # its summary says whether it found the JVM (java: lines) and how
+    # far it got (once: 1 of 26 loaded runs, nothing but its first line)
+    try:
+        _, err = d.stop(timeout=30)
+    except Exception as e:  # (its summary is only the message's detail)
+        err = "".join(d.head) + "(no summary: %s)" % e
+    raise Failure("stacktreed did not hold its main loop within 60 s: " + err[-3000:])
 
 
 def profiled_ledger(home, mode, attach, loaded=False, with_jfr=False, seconds=SECONDS,
@@ -715,7 +734,8 @@ def test_java_accuracy_behind_late():
     consumer thread, the process alive), the JNI call's samples from the
     code cache address above their zlib leaf. The main thread's phases
     within TOL of the truth, ENTRY_MIN% of its samples with Java frames at
-    its entry, zlib's samples under Ledger.phaseDeflate. Before (the walks
+    its entry or at a walk stopped for a counted reason, at most
+    LATE_CUT_MAX% the latter, zlib's samples under Ledger.phaseDeflate. Before (the walks
     as they came made by the main loop, here after the exit; --pid's JVM
     not walked once exited): no Java frame in any late walk."""
     home = jdk17()
@@ -733,10 +753,16 @@ def test_java_accuracy_behind_late():
     n = sum(counts.values())
     worst = max(abs(got[p] - want[p]) for p in jt.PHASES)
     share, total, others = jt.entry_share(stacks, main)
+    cut = 100.0 * sum(v for k, v in others.items() if k.endswith(" (cut short)")) / max(total, 1)
     hit, under = native_under(prof, main, jt.PHASES["deflate"])
     print("    all walked late: %d phase samples of main, phases within %.2f points, %.2f%% of "
-          "%d at its entry, %d of %d under %s in zlib, %.0f s"
-          % (n, worst, share, total, hit, under, jt.PHASES["deflate"], time.time() - t0))
+          "%d at its entry (%.2f%% cut short), %d of %d under %s in zlib, %.0f s"
+          % (n, worst, share, total, cut, hit, under, jt.PHASES["deflate"], time.time() - t0))
+    own = re.search(r"unreadable (\d+), of them named by their nmethod's method (\d+)",
+                    " ".join(summary))
+    if own:
+        print("    compiled frames unreadable late %s, of them named by their nmethod's method %s"
+              % own.groups())
     metric("java_late_share_maxerr", worst)
     metric("java_late_entry_share_main", share)
     check(n >= BEHIND_MIN, "%d phase samples of main walked late (%d wanted): %s"
@@ -748,9 +774,11 @@ def test_java_accuracy_behind_late():
               % (p, got[p], n, want[p], tol, summary))
     # (the summary's java lines say whether an unnamed compiled frame's
     # nmethod was gone or unreadable, and how many walks came as they came)
-    check(share >= ENTRY_MIN, "walked late: %.2f%% of main's %d samples with Java frames reach "
-          "its entry; the others' outermost Java frames: %s; %s"
-          % (share, total, top_items(others), summary))
+    check(share + cut >= ENTRY_MIN and cut <= LATE_CUT_MAX,
+          "walked late: %.2f%% of main's %d samples with Java frames reach its entry, %.2f%% "
+          "cut short (at most %.1f%% not reaching it unexplained, %.1f%% cut short); the "
+          "others' outermost Java frames: %s; %s"
+          % (share, total, cut, 100 - ENTRY_MIN, LATE_CUT_MAX, top_items(others), summary))
     check(under and hit >= 0.5 * under, "walked late: %d of the %d samples under %s end in "
           "libz/libzip" % (hit, under, jt.PHASES["deflate"]))
 

@@ -63,6 +63,7 @@ struct jproc {
 	int major;
 	struct st_u64map *methods;	/* Method* -> struct jm */
 	struct st_u64map *jits;		/* compiled frame entry -> struct jjit */
+	struct st_u64map *nms;		/* JIT_NMETHOD(entry) -> its own Method* (jit_get()) */
 	struct st_u64map *blobs;	/* code blob -> struct jcode (malloc'd), or CODE_NONE */
 	struct st_u64map *pcs;		/* code cache pc -> the same name, or CODE_NONE */
 	struct st_jkeep *mem;		/* what its deferred walks read (unw_mem) */
@@ -131,6 +132,7 @@ static void proc_free(struct jproc *p)
 	while (p->jits && (m = st_u64map__next(p->jits, &pos, NULL)))
 		free(m);
 	st_u64map__free(p->jits);
+	st_u64map__free(p->nms);
 	pos = 0;
 	while (p->blobs && (m = st_u64map__next(p->blobs, &pos, NULL)))
 		if ((void *)m != (void *)CODE_NONE)
@@ -204,14 +206,26 @@ static struct jm *method_get(struct st_java *j, __u32 pid, __u32 image, __u64 me
 	return m ? m : method_read(j, p, method);
 }
 
+/* A compiled frame entry's nmethod: its segment and compile id, without
+ * its pc and leaf bit (ST_JAVA_JIT_ADDR). */
+#define JIT_NMETHOD(e) ((e) & ~(__u64)(2 * ST_JAVA_JIT_PC_MAX - 1))
+
 /* Compiled frame entry of (pid, image): its methods (and theirs, read
- * now when new), read now when new; NULL: not readable. */
+ * now when new), read now when new; NULL: not readable. A pc whose scopes
+ * cannot be read (first met after the JVM's exit: a late walk's frame
+ * above one its walk as it came did not reach; or its nmethod freed
+ * since) in an nmethod read before at another pc is that nmethod's own
+ * method, the outermost of every pc's scopes, without its inlined ones
+ * or line. Before, the frame was "[java compiled]", and a loaded run's
+ * late walks had 166 samples of main whose outermost frame was such
+ * one instead of main() (its OSR compilation). */
 static struct jjit *jit_get(struct st_java *j, __u32 pid, __u32 image, __u64 entry)
 {
 	struct jproc *p = proc_of(j, pid, image);
 	struct st_jscopes *s = &j->scopes;
 	int ipid = (int)pid;
 	struct jjit *t;
+	__u64 own;
 
 	if (!p)
 		return NULL;
@@ -224,7 +238,16 @@ static struct jjit *jit_get(struct st_java *j, __u32 pid, __u32 image, __u64 ent
 		j->st.jit_gone++;
 	if (!s->n) {
 		j->st.jit_failed++;
-		return NULL;
+		own = (__u64)(uintptr_t)st_u64map__get(p->nms, JIT_NMETHOD(entry));
+		if (!own)
+			return NULL;
+		s->s[0] = (struct st_jscope){ .method = own, .bci = -1 };
+		s->n = 1;
+		j->st.jit_own++;
+	} else if (s->method && j->st.held < ST_JAVA_MAX_HELD &&
+		   !st_u64map__get(p->nms, JIT_NMETHOD(entry)) &&
+		   !st_u64map__put(p->nms, JIT_NMETHOD(entry), (void *)(uintptr_t)s->method)) {
+		j->st.held++;
 	}
 	if (j->st.held >= ST_JAVA_MAX_HELD || !(t = malloc(sizeof(*t) + s->n * sizeof(s->s[0])))) {
 		j->st.method_dropped++;
@@ -368,7 +391,8 @@ static int push(struct st_java *j, __u32 pid, __u32 image, const struct st_jvm_p
 	p = st_u64map__get(j->procs, KEY(pid, image));
 	if (!p) {
 		if (!(p = calloc(1, sizeof(*p))) || !(p->methods = st_u64map__new()) ||
-		    !(p->jits = st_u64map__new()) || !(p->blobs = st_u64map__new()) ||
+		    !(p->jits = st_u64map__new()) || !(p->nms = st_u64map__new()) ||
+		    !(p->blobs = st_u64map__new()) ||
 		    !(p->pcs = st_u64map__new()) || !(p->mem = st_jkeep__new()) ||
 		    st_u64map__put(j->procs, KEY(pid, image), p)) {
 			proc_free(p);
@@ -613,6 +637,7 @@ static void reset(struct st_java *j)
 	while ((p = st_u64map__next(j->procs, &pos, NULL)))
 		if (p->retired) {
 			j->st.held -= st_u64map__count(p->methods) + st_u64map__count(p->jits) +
+				      st_u64map__count(p->nms) +
 				      st_u64map__count(p->blobs) + st_u64map__count(p->pcs) +
 				      st_jkeep__count(p->mem);
 			proc_free(p);

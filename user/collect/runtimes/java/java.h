@@ -133,6 +133,8 @@ struct st_java_stats {
 	__u64 jits;		/* compiled frames' methods read (jscopes.c) */
 	__u64 jit_gone;		/* ... whose nmethod was freed and reused before */
 	__u64 jit_failed;	/* ... unreadable (gone, or its tables absurd) */
+	__u64 jit_own;		/* ... of them named by their nmethod's own method,
+				 * read before at another pc (jit_get()) */
 	__u64 code_named;	/* code cache addresses named (st_java__code_seen()) */
 	__u64 code_failed;	/* ... whose blob could not be found or read */
 	__u64 prewalks;		/* deferred samples walked as they came (st_java__deferred()) */
