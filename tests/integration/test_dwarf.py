@@ -115,6 +115,27 @@ def under(t, pred, fn):
     return total, above
 
 
+def leaves_under(t, fn, n=6):
+    """The n commonest leaf frames (function, else module and address) of
+    the samples under fn's nodes, with their samples: what a chain check
+    that found no leaf saw instead."""
+    parents, got = {}, {}
+    for node, _, p in nodes(t["root"]):
+        parents[id(node)] = p
+    for node, _, _ in nodes(t["root"]):
+        if not node["base"]:
+            continue
+        p = node
+        while p is not None and p["function"] != fn:
+            p = parents.get(id(p))
+        if p is None:
+            continue
+        label = node["function"] or "%s+%#x" % (os.path.basename(node["module"] or "?"),
+                                                node.get("offset") or node.get("address") or 0)
+        got[label] = got.get(label, 0) + node["base"]
+    return sorted(got.items(), key=lambda kv: -kv[1])[:n]
+
+
 def run_nofp(mode, env=None):
     out, err, rep = run_profiled(["--unwind", mode, "-F", "999", "--", workload("nofp")],
                                  env_extra=env)
@@ -146,7 +167,10 @@ def check_nofp(mode):
             metric("nofp.lib_tiny_skewed", 1)
             continue
         ok, why = chain_ok(t, leaf, chain)
-        check(ok, "nofp --unwind %s: %s" % (mode, why))
+        # (what its phase's samples ended in instead, and the summary's
+        # unwinding and maps lines: once under load, no dl_leaf at all)
+        check(ok, "nofp --unwind %s: %s; under %s: %s; %s" % (
+            mode, why, chain[-2], leaves_under(t, chain[-2]), unwind_notes(err)))
     mods = {n["function"]: n["module"] for n, _, _ in nodes(t["root"]) if n["function"]}
     check(mods["lib_leaf"].endswith("/libnofp.so") and mods["dl_leaf"].endswith("/libnofpdl.so"),
           "library frames in %s, %s" % (mods["lib_leaf"], mods["dl_leaf"]))
