@@ -80,9 +80,11 @@ CPUs', taken off at their cost per run in WALK_FILTER_S with the workload
 asleep), on which the goals are judged, by the median of the per-round
 ratios: fp over bare (goal <= 1.3x) and 100 processes over 2 copies that
 live as long (goal <= 1.15x; at the same total work too), the medians'
-and the parts clock's ratios beside them; and bpftrace's stack count on
-the same measure; with STACKTREED_BASE, that build's fp program in the
-same rounds too (rows "base"). `bench/run.sh walk` runs only that part."""
+and the parts clock's ratios beside them (and its ratio of the per-sample
+medians: bpf/parts.bpf.h's histogram of each sample's whole time, which a
+host's stall inside a few samples does not move); and bpftrace's stack
+count on the same measure; with STACKTREED_BASE, that build's fp program in
+the same rounds too (rows "base"). `bench/run.sh walk` runs only that part.
 
 import atexit
 import json
@@ -1056,10 +1058,16 @@ PARTS = ("filter", "thread", "walk", "walk_check", "extra", "enter", "prefix", "
 PART_COUNTS = ("frames", "finds", "calls", "probes", "misses")
 
 
+# bpf/parts.bpf.h's histogram of a sample's whole time: ST_PART_HIST
+# buckets of ST_PART_HIST_NS each, after the two part sums, `mine` and `first`
+PART_HIST, PART_HIST_NS = 1024, 50
+
+
 def bench_parts_map(pid):
     """Sums over CPUs of the bench_parts map (bpf/parts.bpf.h) that process
     pid holds: {"ns": [...], "n": [...], "count": [...], "tid": the same of
-    STACKTREED_BENCH_PARTS_TID's samples alone (None: a build without)}, or
+    STACKTREED_BENCH_PARTS_TID's samples alone (None: a build without),
+    "hist": samples by their whole time (None: a build without)}, or
     None."""
     ids = set()
     for info in fdinfos(pid):
@@ -1079,6 +1087,8 @@ def bench_parts_map(pid):
         np, nc = len(PARTS), len(PART_COUNTS)
         tot = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
         tid = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
+        hist = [0] * PART_HIST
+        at = 1 + 2 * (2 * np + nc) + 2
         u = []
         for ent in dump:
             for v in ent.get("values", []):
@@ -1087,7 +1097,10 @@ def bench_parts_map(pid):
                 add_part_sums(tot, u, 1)
                 # the thread's sums follow (a base build's map may not have them)
                 add_part_sums(tid, u, 1 + 2 * np + nc)
+                for k in range(min(PART_HIST, max(0, len(u) - at))):
+                    hist[k] += u[at + k]
         tot["tid"] = tid if len(u) > 1 + 2 * (2 * np + nc) else None
+        tot["hist"] = hist if len(u) >= at + PART_HIST else None
         return tot
     return None
 
@@ -1225,7 +1238,23 @@ def parts_per_sample(parts):
     per["samples"] = samples
     for k, name in enumerate(PART_COUNTS):
         per["n_" + name] = parts["count"][k] / samples
+    if parts.get("hist") and sum(parts["hist"]):
+        # a sample's whole time, its marks' own cost taken off (the
+        # marks a sample made: every part's count over the samples)
+        marks = sum(parts["n"][:-1]) / samples
+        per["median"] = max(0.0, hist_quantile(parts["hist"], 0.5) - marks * clock)
     return per
+
+
+def hist_quantile(hist, q):
+    """The q-quantile (0..1) of bench_parts_map()'s histogram, in ns (the
+    middle of its bucket)."""
+    total, acc = sum(hist), 0
+    for k, c in enumerate(hist):
+        acc += c
+        if acc >= q * total:
+            return (k + 0.5) * PART_HIST_NS
+    return len(hist) * PART_HIST_NS
 
 
 def goal_says(ratio, goal):
@@ -1337,6 +1366,9 @@ def bench_walk(rounds, freq, out):
         if f2 == f2 and b2 == b2 and b2 > 0:
             txt = says(fps, bares, load, "own", GOAL_FP_BARE)
             clock = f", parts clock {pf2 / pb2:.2f}x" if pb2 == pb2 and pb2 > 0 else ""
+            pm, _ = paired(("fp", 2), ("bare", 2), load, "median")
+            if pm == pm:	# (each sample's time: a host's stalls left out)
+                clock += f" (per-sample medians {pm:.2f}x)"
             print(f"  fp walk over bare ({load}): {txt}; medians {f2:.0f} / {b2:.0f} ns = "
                   f"{f2 / b2:.2f}x{clock}")
         fn = m(fpn, load, "own")
@@ -1441,25 +1473,57 @@ def bench_python(rounds, freq, out):
         print(f"  reads of the process's memory per sample with Python frames (steady, "
               f"median): {med([r[0] for r in reads]):.2f}, of them frames "
               f"{med([r[1] for r in reads]):.2f}, code objects {med([r[2] for r in reads]):.2f}")
+    python_steady_medians(rounds, freq, out)
 
 
-def python_steady(freq, d, off):
+def python_steady_medians(rounds, freq, out):
+    """The steady state again, timed by bpf/parts.bpf.h's clock: each
+    sample's whole time into a histogram, whose median a host's stall
+    inside a few samples does not move, where it moves a run's mean by a
+    fifth here (kernel-notes/python.md, "Measured again (2026-12-01)")."""
+    per = {"on": [], "off": []}
+    for i in range(rounds):
+        for mode in ("on", "off"):
+            r = python_steady(freq, os.path.join(out, f"py-parts-{mode}-{i}"), mode == "off",
+                              parts=True)
+            per[mode].append(r[2] if r and r[2] and "median" in r[2] else None)
+    pairs = [(a, b) for a, b in zip(per["on"], per["off"]) if a and b]
+    if not pairs:
+        print("  steady state by the parts clock: not measured (no histogram)")
+        return
+    ratios = [a["median"] / b["median"] for a, b in pairs if b["median"]]
+    means = [a["total"] / b["total"] for a, b in pairs if b["total"]]
+    r = med(ratios)
+    print(f"  steady state by the parts clock, each sample's time: medians "
+          f"{med([a['median'] for a, _ in pairs]):.0f} ns with Python frames, "
+          f"{med([b['median'] for _, b in pairs]):.0f} ns with --no-python (median of the "
+          f"per-round ratios {r:.2f}, goal <= {GOAL_PY}: {goal_says(r, GOAL_PY)}; rounds "
+          f"{', '.join('%.2f' % x for x in ratios)}); the same clock's means: "
+          f"{', '.join('%.2f' % x for x in means)}")
+
+
+def python_steady(freq, d, off, parts=False):
     """stacktreed --pid on pyphases.py once the script waits for its go
-    file (WL_GO): (BPF ns per walked sample of its measured 4 s, py_reads()),
-    or None."""
+    file (WL_GO): (BPF ns per walked sample of its measured 4 s, py_reads(),
+    and with parts, bpf/parts.bpf.h's figures of its samples read half a
+    second before the end: parts_per_sample()), or None."""
     go = d + ".go"
     env = dict(os.environ, WL_GO=go)
     py = subprocess.Popen([PYTHON, PY_SCRIPT, "4"], env=env, stdout=subprocess.DEVNULL)
     st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(py.pid)] +
                           (["--no-python"] if off else []),
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE, text=True,
+                          env=dict(os.environ, STACKTREED_BENCH_PARTS="1") if parts else None)
     err = ""
+    per = None
     try:
         for line in st.stderr:
             err += line
             if "sampling at" in line:
                 break
         open(go, "w").close()
+        if parts:
+            per = own_parts(st, 4)[0]
         py.wait(timeout=120)
         err += st.communicate(timeout=120)[1]
     finally:
@@ -1472,7 +1536,7 @@ def python_steady(freq, d, off):
     r = parse_stacktreed(err, d)
     if st.returncode != 0 or "bpf_ns_walked" not in r:
         return None
-    return r["bpf_ns_walked"], py_reads(d)
+    return r["bpf_ns_walked"], py_reads(d), per
 
 
 def py_reads(d):

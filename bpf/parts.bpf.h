@@ -13,6 +13,11 @@
  * benchmark sees one thread's cost beside its whole process's from the
  * same run (bench/bench.py's java rows: a JVM's main thread without its
  * compiler and GC threads); 0, none.
+ * Each sample's whole time (part_begin() to part_end()'s last part) also
+ * goes into a histogram (hist[]), so that a benchmark can take a median:
+ * a mean over a run moves with the few samples during which the VM's host
+ * took the CPU away (a 5 ms stall in 4,000 samples adds 1.2 us to the
+ * mean), the median does not (kernel-notes/python.md).
  */
 #ifndef STACKTREE_PARTS_BPF_H
 #define STACKTREE_PARTS_BPF_H
@@ -55,12 +60,18 @@ struct st_part_sums {
 	__u64 count[ST_PART_N__MAX];
 };
 
+#define ST_PART_HIST 1024	/* buckets of a sample's whole time, */
+#define ST_PART_HIST_NS 50	/* ... this many ns each (the last: all longer) */
+
 /* (bench/bench.py's bench_parts_map() reads this layout) */
 struct st_parts {
 	__u64 last;		/* the clock at the previous mark */
 	struct st_part_sums all;	/* every sample's */
 	struct st_part_sums tid;	/* bench_parts_tid's samples' */
 	__u64 mine;		/* the sample is bench_parts_tid's */
+	__u64 first;		/* the clock at part_begin() (0: none) */
+	__u64 hist[ST_PART_HIST];	/* samples by their whole time, all (the
+					 * marks' own cost included) */
 };
 
 struct {
@@ -82,6 +93,7 @@ static __always_inline void part_begin(__u32 tid)
 	if (p) {
 		p->mine = bench_parts_tid && tid == bench_parts_tid;
 		p->last = bpf_ktime_get_ns();
+		p->first = p->last;
 	}
 }
 
@@ -132,14 +144,26 @@ static __always_inline void part_add(__u32 which, __u32 n)
  * mark itself, subtracted once per part by the benchmark). */
 static __always_inline void part_end(__u32 part)
 {
-	part_mark(part);
-	part_mark(ST_PART_CLOCK);
-	if (bench_parts_on) {
-		__u32 zero = 0;
-		struct st_parts *p = bpf_map_lookup_elem(&bench_parts, &zero);
+	__u32 zero = 0;
+	struct st_parts *p;
+	__u64 b;
 
-		if (p)
-			p->last = 0;
+	part_mark(part);
+	if (!bench_parts_on)
+		return;
+	p = bpf_map_lookup_elem(&bench_parts, &zero);
+	if (p && p->first && p->last > p->first) {
+		b = (p->last - p->first) / ST_PART_HIST_NS;
+		if (b > ST_PART_HIST - 1)
+			b = ST_PART_HIST - 1;
+		/* (the mask for the verifier: clang compared the value
+		 * before the division, which it lost) */
+		p->hist[b & (ST_PART_HIST - 1)]++;
+	}
+	part_mark(ST_PART_CLOCK);
+	if (p) {
+		p->last = 0;
+		p->first = 0;
 	}
 }
 
