@@ -84,7 +84,7 @@ and the parts clock's ratios beside them (and its ratio of the per-sample
 medians: bpf/parts.bpf.h's histogram of each sample's whole time, which a
 host's stall inside a few samples does not move); and bpftrace's stack
 count on the same measure; with STACKTREED_BASE, that build's fp program in
-the same rounds too (rows "base"). `bench/run.sh walk` runs only that part.
+the same rounds too (rows "base"). `bench/run.sh walk` runs only that part."""
 
 import atexit
 import json
