@@ -131,6 +131,8 @@ integration: all $(WORKLOADS) $(WORKLOAD_EXTRA)
 check:
 	scripts/check-includes.sh
 	scripts/check-doc-links.sh
+	@# the benchmarks and the test harness compile (no test imports bench/)
+	python3 -m py_compile bench/*.py tests/integration/*.py
 
 test: test-deps check
 	$(MAKE) all

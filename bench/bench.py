@@ -84,7 +84,7 @@ and the parts clock's ratios beside them (and its ratio of the per-sample
 medians: bpf/parts.bpf.h's histogram of each sample's whole time, which a
 host's stall inside a few samples does not move); and bpftrace's stack
 count on the same measure; with STACKTREED_BASE, that build's fp program in
-the same rounds too (rows "base"). `bench/run.sh walk` runs only that part.
+the same rounds too (rows "base"). `bench/run.sh walk` runs only that part."""
 
 import atexit
 import json
@@ -1053,8 +1053,8 @@ GOAL_PROCS = 1.15      # 100 busy processes / 2, per sample
 WALK_FILTER_S = 1.0
 WALK_PROCS = 100
 # bpf/parts.bpf.h's parts, in its order (ST_PART_*), and its counts (ST_PART_N_*)
-PARTS = ("filter", "thread", "walk", "walk_check", "extra", "enter", "prefix", "root",
-         "frames", "leaf", "clock")
+PARTS = ("filter", "thread", "walk", "walk_check", "py_walk", "py_merge", "extra", "enter",
+         "prefix", "root", "frames", "leaf", "clock")
 PART_COUNTS = ("frames", "finds", "calls", "probes", "misses")
 
 
@@ -1500,6 +1500,13 @@ def python_steady_medians(rounds, freq, out):
           f"per-round ratios {r:.2f}, goal <= {GOAL_PY}: {goal_says(r, GOAL_PY)}; rounds "
           f"{', '.join('%.2f' % x for x in ratios)}); the same clock's means: "
           f"{', '.join('%.2f' % x for x in means)}")
+    # where the difference goes, in the same runs (parts.bpf.h: the Python
+    # walk with the kernel stack before it, the merge, the path, the fold)
+    names = ("py_walk", "py_merge", "extra", "enter", "prefix", "root", "frames", "leaf")
+    print("    by part, with Python frames less without (ns a sample, medians of the rounds): " +
+          ", ".join(f"{n} {med([a.get(n, 0.0) - b.get(n, 0.0) for a, b in pairs]):+.0f}"
+                    for n in names) +
+          f"; without: {med([b['total'] for _, b in pairs]):.0f} ns in all")
 
 
 def python_steady(freq, d, off, parts=False):

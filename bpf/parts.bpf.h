@@ -33,7 +33,9 @@ enum {
 	ST_PART_THREAD,		/* in_execve, scratch, the thread's task storage */
 	ST_PART_WALK,		/* the user stack's walk (bare: bpf_get_stack()) */
 	ST_PART_WALK_CHECK,	/* fp: the Java count */
-	ST_PART_EXTRA,		/* kernel stack, Python walk and merge, the path */
+	ST_PART_PY_WALK,	/* kernel stack, Python walk (its check alone without) */
+	ST_PART_PY_MERGE,	/* Python merge (none without) */
+	ST_PART_EXTRA,		/* the path */
 	ST_PART_ENTER,		/* fold: generation, spare, new-process check */
 	ST_PART_PREFIX,		/* fold: the common prefix with the previous path */
 	ST_PART_ROOT,		/* fold: the thread's root (a new generation) */

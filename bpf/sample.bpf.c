@@ -195,6 +195,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 	 * sample is folded here or unwound by the daemon (which merges them) */
 	if (!py_walked)
 		py_n = st_py_walk_thread(ts, pid_tgid);
+	part_mark(ST_PART_PY_WALK);	/* benchmarks only (parts.bpf.h) */
 
 	if (dwarf && sc->defer && try_defer(sc, ts, kn, py_n, tgid, tid))
 		return 0;
@@ -210,6 +211,7 @@ static __always_inline int timer_sample(struct bpf_perf_event_data *ctx, bool dw
 		un = m >= 0 && m <= ST_MAX_USER ? m : un;
 		sc->ph_ok = false;	/* the walk's sums are not the merged frames' */
 	}
+	part_mark(ST_PART_PY_MERGE);
 	/* the path, root first: [truncated], user frames, kernel frames */
 	path_user(&pv, sc, un, ST_EVENT_CPU);
 	pv.kn = kn;
