@@ -712,7 +712,8 @@ static void java_line(FILE *out, const struct st_java *j)
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_PROLOGUE], (uint64_t)js.bpf[ST_JAVA_STAT_HS_STUB_LEAF],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_BAD_RA], (uint64_t)js.bpf[ST_JAVA_STAT_HS_READ],
 		(uint64_t)js.bpf[ST_JAVA_STAT_END_BAD_FP], (uint64_t)js.jits, (uint64_t)js.jit_gone,
-		(uint64_t)js.jit_failed, (uint64_t)js.jit_own, (uint64_t)js.code_named, (uint64_t)js.code_failed,
+		(uint64_t)js.jit_failed, (uint64_t)js.jit_own, (uint64_t)js.code_named,
+		(uint64_t)js.code_failed,
 		(uint64_t)js.prewalks, (uint64_t)js.prewalks_native, (uint64_t)js.mem_replayed,
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_CACHE_MISS],
 		(uint64_t)js.bpf[ST_JAVA_STAT_HS_CACHE_STALE]);
