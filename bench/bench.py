@@ -21,7 +21,8 @@ BENCH_JAVA_ROUNDS (rounds of the Java part, 7; 0: skip it; `bench/run.sh
 java` runs only that), BENCH_JAVA_BUSY (dd spinners beside the Java part's
 runs, 0); with STACKTREED_BASE, the Java part runs that build too, in the
 same rounds (rows "base"; a build whose bpf/parts.bpf.h has no thread sums
-gives the whole JVM's row only).
+gives the whole JVM's row only; one from before its py_walk and py_merge
+parts, 2026-12-01, is read with its parts shifted: compare totals only).
 
 First, start-up (issue 37 item 1): a whole `stacktreed --unwind fp|auto|dwarf
 -- date +%s.%N` next to `perf record -g -- date +%s.%N`, interleaved,
