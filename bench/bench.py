@@ -22,7 +22,7 @@ java` runs only that), BENCH_JAVA_BUSY (dd spinners beside the Java part's
 runs, 0); with STACKTREED_BASE, the Java part runs that build too, in the
 same rounds (rows "base"; a build whose bpf/parts.bpf.h has no thread sums
 gives the whole JVM's row only; one from before its py_walk and py_merge
-parts, 2026-12-01, is read with its parts shifted: compare totals only).
+parts, 2026-12-01, has their time in "extra").
 
 First, start-up (issue 37 item 1): a whole `stacktreed --unwind fp|auto|dwarf
 -- date +%s.%N` next to `perf record -g -- date +%s.%N`, interleaved,
@@ -1057,6 +1057,8 @@ WALK_PROCS = 100
 PARTS = ("filter", "thread", "walk", "walk_check", "py_walk", "py_merge", "extra", "enter",
          "prefix", "root", "frames", "leaf", "clock")
 PART_COUNTS = ("frames", "finds", "calls", "probes", "misses")
+# the parts of a build from before py_walk and py_merge (2026-12-01)
+PARTS_BEFORE_PY = tuple(p for p in PARTS if not p.startswith("py_"))
 
 
 # bpf/parts.bpf.h's histogram of a sample's whole time: ST_PART_HIST
@@ -1089,31 +1091,35 @@ def bench_parts_map(pid):
         tot = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
         tid = {"ns": [0] * np, "n": [0] * np, "count": [0] * nc}
         hist = [0] * PART_HIST
-        at = 1 + 2 * (2 * np + nc) + 2
-        u = []
+        u, names = [], PARTS
         for ent in dump:
             for v in ent.get("values", []):
                 b = bytes(int(x, 16) for x in v["value"])
                 u = [int.from_bytes(b[k * 8:k * 8 + 8], "little") for k in range(len(b) // 8)]
-                add_part_sums(tot, u, 1)
+                # a base build from before the Python parts: two parts fewer
+                # (their time in "extra"), its map shorter than both sums now
+                names = PARTS if len(u) >= 1 + 2 * (2 * np + nc) else PARTS_BEFORE_PY
+                add_part_sums(tot, u, 1, names)
                 # the thread's sums follow (a base build's map may not have them)
-                add_part_sums(tid, u, 1 + 2 * np + nc)
+                add_part_sums(tid, u, 1 + 2 * len(names) + nc, names)
+                at = 1 + 2 * (2 * len(names) + nc) + 2
                 for k in range(min(PART_HIST, max(0, len(u) - at))):
                     hist[k] += u[at + k]
-        tot["tid"] = tid if len(u) > 1 + 2 * (2 * np + nc) else None
-        tot["hist"] = hist if len(u) >= at + PART_HIST else None
+        tot["tid"] = tid if len(u) > 1 + 2 * (2 * len(names) + nc) else None
+        tot["hist"] = hist if len(u) >= 1 + 2 * (2 * np + nc) + 2 + PART_HIST else None
         return tot
     return None
 
 
-def add_part_sums(tot, u, at):
+def add_part_sums(tot, u, at, names=PARTS):
     """Add one CPU's struct st_part_sums, the words of u from `at` on, to
-    tot (bench_parts_map())."""
-    np, nc = len(PARTS), len(PART_COUNTS)
-    for k in range(np):
+    tot (bench_parts_map()), its parts `names` (a subset of PARTS, in
+    order) at their places in PARTS."""
+    np, nc = len(names), len(PART_COUNTS)
+    for k, name in enumerate(names):
         if at + np + k < len(u):
-            tot["ns"][k] += u[at + k]
-            tot["n"][k] += u[at + np + k]
+            tot["ns"][PARTS.index(name)] += u[at + k]
+            tot["n"][PARTS.index(name)] += u[at + np + k]
     for k in range(nc):	# (a base build may count fewer)
         if at + 2 * np + k < len(u):
             tot["count"][k] += u[at + 2 * np + k]
