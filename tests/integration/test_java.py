@@ -564,7 +564,7 @@ def check_stubs(prof, pid, err, what):
     java: the call stub under JavaCalls::call_helper, and no frame of the
     process without a module (anonymous memory: the code cache) unnamed."""
     call_stub = unnamed = 0
-    stubs = {}
+    stubs, where = {}, {}
     for th in prof["threads"]:
         if th["pid"] != pid:
             continue
@@ -582,6 +582,10 @@ def check_stubs(prof, pid, err, what):
                 stubs[f] = stubs.get(f, 0) + n["cum"]
             elif not f and not n.get("module"):
                 unnamed += n["cum"]
+                # (its address and caller, for the message: a blob freed
+                # before its naming, or a kind of stub not named)
+                k = "%#x under %s" % (n.get("address") or 0, parent.get("function"))
+                where[k] = where.get(k, 0) + n["cum"]
     m = re.search(r"code cache addresses named (\d+) \(unreadable (\d+)\)", err)
     print("    %s: StubRoutines::call_stub under JavaCalls::call_helper in %d samples; other "
           "stubs %s; %d samples under an unnamed frame without a module; summary: %s"
@@ -594,7 +598,10 @@ def check_stubs(prof, pid, err, what):
     # ~2,000 samples on Temurin 25; 0 in 4 other runs)
     total = sum(th["samples"] for th in prof["threads"] if th["pid"] == pid)
     check(unnamed * 500 <= total, "%s: %d of %d samples under unnamed frames without a "
-          "module (the code cache)" % (what, unnamed, total))
+          "module (the code cache): %s; %s" % (what, unnamed, total,
+                                               sorted(where.items(), key=lambda kv: -kv[1])[:4],
+                                               [line for line in err.splitlines()
+                                                if "java:" in line and "code blob" in line]))
     check(m and int(m.group(1)) > 0 and int(m.group(2)) == 0,
           "%s: code cache addresses in the summary: %s" % (what, m and m.group(0)))
 
