@@ -1420,6 +1420,7 @@ def bench_walk(rounds, freq, out):
 PYTHON = "/usr/bin/python3.11"
 PY_ROUNDS = 5  # BENCH_PY_ROUNDS by default: one outlier moves a median of 3
 PY_SCRIPT = os.path.join(ROOT, "tests", "workloads", "pyphases.py")
+PY_SECONDS = 4  # pyphases.py's run (s)
 GOAL_PY = 1.5  # issue 37 item 2: Python frames on over off, BPF time per sample
 
 
@@ -1441,7 +1442,7 @@ def bench_python(rounds, freq, out):
         for mode in modes:
             d = os.path.join(out, f"py-{mode}-{i}")
             args = [STACKTREED, "-F", str(freq), "-o", d] + \
-                (["--no-python"] if mode == "off" else []) + ["--", PYTHON, PY_SCRIPT, "4"]
+                (["--no-python"] if mode == "off" else []) + ["--", PYTHON, PY_SCRIPT, str(PY_SECONDS)]
             env = dict(os.environ)
             if mode in ("walk", "report", "merge"):
                 env["STACKTREED_BENCH_PY_STOP"] = mode
@@ -1523,30 +1524,22 @@ def python_steady(freq, d, off, parts=False):
     second before the end: parts_per_sample()), or None."""
     go = d + ".go"
     env = dict(os.environ, WL_GO=go)
-    py = subprocess.Popen([PYTHON, PY_SCRIPT, "4"], env=env, stdout=subprocess.DEVNULL)
+    py = subprocess.Popen([PYTHON, PY_SCRIPT, str(PY_SECONDS)], env=env,
+                          stdout=subprocess.DEVNULL)
     st = subprocess.Popen([STACKTREED, "-F", str(freq), "-o", d, "--pid", str(py.pid)] +
                           (["--no-python"] if off else []),
                           stderr=subprocess.PIPE, text=True,
                           env=dict(os.environ, STACKTREED_BENCH_PARTS="1") if parts else None)
-    err = ""
     per = None
     try:
-        for line in st.stderr:
-            err += line
-            if "sampling at" in line:
-                break
+        err = until_sampling(st)
         open(go, "w").close()
         if parts:
-            per = own_parts(st, 4)[0]
+            per = own_parts(st, PY_SECONDS)[0]
         py.wait(timeout=120)
         err += st.communicate(timeout=120)[1]
     finally:
-        for p in (py, st):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        if os.path.exists(go):
-            os.unlink(go)
+        end_runs((py, st), go)
     r = parse_stacktreed(err, d)
     if st.returncode != 0 or "bpf_ns_walked" not in r:
         return None
