@@ -76,12 +76,15 @@ def nm_symbols(binary):
             if len(f) == 3 and f[1] in "tT"}
 
 
+def parents_of(t):
+    """{id(node): its parent} over thread t's tree."""
+    return {id(n): p for n, _, p in nodes(t["root"])}
+
+
 def chain_ok(t, leaf, chain):
     """At least 99% of the samples in `leaf` have the callers in `chain`
     (nearest first) above them, in that order."""
-    parents = {}
-    for n, _, p in nodes(t["root"]):
-        parents[id(n)] = p
+    parents = parents_of(t)
     found = good = 0
     for n, _, _ in nodes(t["root"]):
         if n["function"] != leaf:
@@ -100,9 +103,7 @@ def chain_ok(t, leaf, chain):
 
 def under(t, pred, fn):
     """(samples of the outermost nodes matching pred, those with fn above)."""
-    parents = {}
-    for n, _, p in nodes(t["root"]):
-        parents[id(n)] = p
+    parents = parents_of(t)
     total = above = 0
     for n, _, _ in nodes(t["root"]):
         p = parents[id(n)]
@@ -119,9 +120,7 @@ def leaves_under(t, fn, n=6):
     """The n commonest leaf frames (function, else module and address) of
     the samples under fn's nodes, with their samples: what a chain check
     that found no leaf saw instead."""
-    parents, got = {}, {}
-    for node, _, p in nodes(t["root"]):
-        parents[id(node)] = p
+    parents, got = parents_of(t), {}
     for node, _, _ in nodes(t["root"]):
         if not node["base"]:
             continue
