@@ -129,8 +129,10 @@ def leaves_under(t, fn, n=6):
             p = parents.get(id(p))
         if p is None:
             continue
-        label = node["function"] or "%s+%#x" % (os.path.basename(node["module"] or "?"),
-                                                node.get("offset") or node.get("address") or 0)
+        # (an unnamed frame's address is a "0x..." string in profile.json)
+        where = node.get("offset") or node.get("address") or 0
+        label = node["function"] or "%s+%s" % (os.path.basename(node["module"] or "?"),
+                                               where if isinstance(where, str) else hex(where))
         got[label] = got.get(label, 0) + node["base"]
     return sorted(got.items(), key=lambda kv: -kv[1])[:n]
 
