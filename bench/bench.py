@@ -1482,27 +1482,34 @@ def bench_python(rounds, freq, out):
               f"median): {med([r[0] for r in reads]):.2f}, of them frames "
               f"{med([r[1] for r in reads]):.2f}, code objects {med([r[2] for r in reads]):.2f}")
     python_steady_medians(rounds, freq, out)
+    python_steady_medians(rounds, freq, out, load="busy")
 
 
-def python_steady_medians(rounds, freq, out):
+def python_steady_medians(rounds, freq, out, load="idle"):
     """The steady state again, timed by bpf/parts.bpf.h's clock: each
     sample's whole time into a histogram, whose median a host's stall
     inside a few samples does not move, where it moves a run's mean by a
-    fifth here (kernel-notes/python.md, "Measured again (2026-12-01)")."""
+    fifth here (kernel-notes/python.md, "Measured again (2026-12-01)").
+    load: WALK_LOADS' "idle" or "busy" (a shell spinner per CPU beside the
+    runs: the done-when's condition). The histogram holds the sampled
+    process's samples only (a filtered one ends before part_end()), where
+    the kernel's run time per walked sample counts the spinners' filtered
+    runs in both modes alike and so pulls a busy ratio towards 1."""
     per = {"on": [], "off": []}
     for i in range(rounds):
         for mode in ("on", "off"):
-            r = python_steady(freq, os.path.join(out, f"py-parts-{mode}-{i}"), mode == "off",
-                              parts=True)
+            r = python_steady(freq, os.path.join(out, f"py-parts-{load}-{mode}-{i}"),
+                              mode == "off", parts=True, load=load)
             per[mode].append(r[2] if r and r[2] and "median" in r[2] else None)
     pairs = [(a, b) for a, b in zip(per["on"], per["off"]) if a and b]
+    cond = "both CPUs busy" if load == "busy" else load
     if not pairs:
-        print("  steady state by the parts clock: not measured (no histogram)")
+        print(f"  steady state by the parts clock ({cond}): not measured (no histogram)")
         return
     ratios = [a["median"] / b["median"] for a, b in pairs if b["median"]]
     means = [a["total"] / b["total"] for a, b in pairs if b["total"]]
     r = med(ratios)
-    print(f"  steady state by the parts clock, each sample's time: medians "
+    print(f"  steady state by the parts clock ({cond}), each sample's time: medians "
           f"{med([a['median'] for a, _ in pairs]):.0f} ns with Python frames, "
           f"{med([b['median'] for _, b in pairs]):.0f} ns with --no-python (median of the "
           f"per-round ratios {r:.2f}, goal <= {GOAL_PY}: {goal_says(r, GOAL_PY)}; rounds "
@@ -1517,11 +1524,13 @@ def python_steady_medians(rounds, freq, out):
           f"; without: {med([b['total'] for _, b in pairs]):.0f} ns in all")
 
 
-def python_steady(freq, d, off, parts=False):
+def python_steady(freq, d, off, parts=False, load="idle"):
     """stacktreed --pid on pyphases.py once the script waits for its go
     file (WL_GO): (BPF ns per walked sample of its measured 4 s, py_reads(),
     and with parts, bpf/parts.bpf.h's figures of its samples read half a
-    second before the end: parts_per_sample()), or None."""
+    second before the end: parts_per_sample()), or None. load: one process
+    of WALK_LOAD_ARGV[load] per CPU beside the measured seconds ("idle":
+    none)."""
     go = d + ".go"
     env = dict(os.environ, WL_GO=go)
     py = subprocess.Popen([PYTHON, PY_SCRIPT, str(PY_SECONDS)], env=env,
@@ -1530,16 +1539,18 @@ def python_steady(freq, d, off, parts=False):
                           (["--no-python"] if off else []),
                           stderr=subprocess.PIPE, text=True,
                           env=dict(os.environ, STACKTREED_BENCH_PARTS="1") if parts else None)
-    per = None
+    per, spin = None, []
     try:
         err = until_sampling(st)
+        spin = [subprocess.Popen(WALK_LOAD_ARGV[load], stderr=subprocess.DEVNULL)
+                for _ in range(NCPUS if load in WALK_LOAD_ARGV else 0)]
         open(go, "w").close()
         if parts:
             per = own_parts(st, PY_SECONDS)[0]
         py.wait(timeout=120)
         err += st.communicate(timeout=120)[1]
     finally:
-        end_runs((py, st), go)
+        end_runs([py, st] + spin, go)
     r = parse_stacktreed(err, d)
     if st.returncode != 0 or "bpf_ns_walked" not in r:
         return None
