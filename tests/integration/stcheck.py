@@ -413,38 +413,79 @@ def main_thread(prof, comm):
     return ts[0]
 
 
+class Lines:
+    """A child's pipe read line by line with a deadline. A select() on a
+    text stream followed by its readline() loses lines: readline() takes
+    all the pipe holds into the stream's buffer, and the next select()
+    waits for bytes that already came (under load, a test's reader is
+    late and finds two lines at once: "did not hold its main loop within
+    60 s" with the line it waited for in that buffer). So the pipe's fd is
+    read here, into a buffer of its own; rest() is what it holds (the
+    stream itself is never read, communicate() reads the pipe after it)."""
+
+    def __init__(self, stream):
+        self.fd = stream.fileno()
+        self.buf = b""
+        self.eof = False
+
+    def readline(self, end):
+        """The next line (with its newline; at the end of the pipe what is
+        left, "" when nothing), or None when none came by time end."""
+        while True:
+            i = self.buf.find(b"\n")
+            if i >= 0 or self.eof:
+                n = i + 1 if i >= 0 else len(self.buf)
+                line, self.buf = self.buf[:n], self.buf[n:]
+                return line.decode(errors="replace")
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, end - time.time()))
+            if not ready:
+                return None
+            data = os.read(self.fd, 65536)
+            self.buf += data
+            self.eof = not data
+
+    def rest(self):
+        left, self.buf = self.buf, b""
+        return left.decode(errors="replace")
+
+
 class Daemon:
     """stacktreed in the background (--pid or -a): started() returns once it
     says that sampling has started, so that no test depends on how long
-    loading and attaching the BPF programs takes. stop() sends SIGINT and
-    returns (exit status, all of stderr)."""
+    loading and attaching the BPF programs takes. readline(end) reads its
+    stderr on (Lines). stop() sends SIGINT and returns (exit status, all
+    of stderr)."""
 
     def __init__(self, args, timeout=60, env=None):
         self.p = subprocess.Popen([STACKTREED] + list(args), stderr=subprocess.PIPE, text=True,
                                   env=env)
         self.pid = self.p.pid
         self.head = []
+        self.lines = Lines(self.p.stderr)
         end = time.time() + timeout
-        while time.time() < end:
-            ready, _, _ = select.select([self.p.stderr], [], [], max(0.0, end - time.time()))
-            if not ready:
+        while True:
+            line = self.readline(end)
+            if not line:	# none in time, or exited before sampling
                 break
-            line = self.p.stderr.readline()
-            if not line:	# exited before sampling
-                break
-            self.head.append(line)
             if "stacktreed: sampling at" in line:
                 return
         self.p.kill()
         _, rest = self.p.communicate()
         raise Failure("stacktreed %s did not start sampling within %d s: %s"
-                      % (args, timeout, "".join(self.head) + rest))
+                      % (args, timeout, "".join(self.head) + self.lines.rest() + rest))
+
+    def readline(self, end):
+        """Its next line of stderr, kept in head (Lines.readline())."""
+        line = self.lines.readline(end)
+        if line:
+            self.head.append(line)
+        return line
 
     def stop(self, sig=signal.SIGINT, timeout=60):
         if sig is not None:
             self.p.send_signal(sig)
         _, rest = self.p.communicate(timeout=timeout)
-        return self.p.returncode, "".join(self.head) + rest
+        return self.p.returncode, "".join(self.head) + self.lines.rest() + rest
 
 
 def _die_with_parent():

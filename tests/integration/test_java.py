@@ -59,13 +59,12 @@ a JVM says nothing of Java."""
 import gzip
 import os
 import re
-import select
 import shutil
 import subprocess
 import tempfile
 import time
 
-from stcheck import (BUILD, Daemon, Failure, Skip, busy_cpus, check, load, nodes,
+from stcheck import (BUILD, Daemon, Failure, Lines, Skip, busy_cpus, check, load, nodes,
                      run_profiled)
 
 JDKS = [("17", "/usr/lib/jvm/java-17-openjdk-amd64"),
@@ -622,11 +621,9 @@ def started(java, tmp, opts=(), cls="Spin", args=()):
     p = subprocess.Popen([java, "-Xmx64m"] + list(opts) + ["-cp", tmp, cls] + list(args),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     end = time.time() + READY_TIMEOUT
-    while time.time() < end:
-        ready, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.time()))
-        if not ready:
-            break
-        line = p.stdout.readline()
+    out = Lines(p.stdout)
+    while True:
+        line = out.readline(end)
         if not line:
             break
         if line.strip() == "ready":

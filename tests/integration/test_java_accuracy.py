@@ -44,7 +44,6 @@ import contextlib
 import math
 import os
 import re
-import select
 import shutil
 import subprocess
 import tempfile
@@ -319,12 +318,10 @@ def wait_ready(p):
 def wait_held(d):
     """Until daemon d says that its main loop is held (the test hook)."""
     end = time.time() + 60
-    while time.time() < end:
-        ready, _, _ = select.select([d.p.stderr], [], [], max(0.0, end - time.time()))
-        line = d.p.stderr.readline() if ready else ""
+    while True:
+        line = d.readline(end)
         if not line:
             break
-        d.head.append(line)
         if "main loop held" in line:
             return
     # its summary says whether it found the JVM (java: lines) and how
