@@ -163,7 +163,7 @@ static __always_inline void deferred_fill(struct st_deferred *d, __u64 pid_tgid,
 	d->r10 = r->r10;
 	d->rbx = r->bx;
 	d->r13 = r->r13;
-	d->compat = r->cs != ST_USER64_CS;
+	d->compat = st_cs_compat(r->cs);
 	bpf_get_current_comm(d->comm, sizeof(d->comm));
 }
 

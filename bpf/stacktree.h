@@ -635,6 +635,15 @@ struct st_py_frames {
 
 #define ST_USER64_CS 0x33	/* pt_regs.cs of 64-bit user mode (__USER_CS); ia32: 0x23 */
 
+/* Whether user registers whose cs is this are a 32-bit (ia32) process's,
+ * whose frames are 4-byte words: the one rule for the fp walk's choice of
+ * walker, the DWARF modes' (bpf/walk.bpf.h) and a deferred sample's
+ * compat flag (bpf/shared_rules.h). */
+static inline int st_cs_compat(__u64 cs)
+{
+	return cs != ST_USER64_CS;
+}
+
 struct st_deferred {
 	__u32 pid, tid;
 	__u32 image;		/* the image the thread ran (self_exec_id) */

@@ -218,7 +218,7 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct threa
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		w.env.win = bpf_map_lookup_elem(&unwind_window, &slot);
-		if (regs->cs != ST_USER64_CS || !w.env.win) {	/* (the window: always) */
+		if (st_cs_compat(regs->cs) || !w.env.win) {	/* (the window: always) */
 			r = fp_stack_compat(ctx, sc);
 		} else {
 			w.env.win->base = 0;	/* another sample's stack */
@@ -265,7 +265,7 @@ static __always_inline long fp_stack(void *ctx, struct scratch *sc, struct threa
 static __always_inline bool st_task_is_compat(struct task_struct *task)
 {
 	return st_task_has_user_stack(task) &&
-	       ((struct pt_regs *)bpf_task_pt_regs(task))->cs != ST_USER64_CS;
+	       st_cs_compat(((struct pt_regs *)bpf_task_pt_regs(task))->cs);
 }
 
 /* The interrupted thread's user stack, leaf first, into sc->ustack: the
