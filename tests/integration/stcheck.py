@@ -50,6 +50,12 @@ def workload(name):
     return os.path.join(BUILD, "workloads", name)
 
 
+def proc_state(pid):
+    """Process pid's state letter (/proc/PID/stat: "T" stopped, "Z" ...)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
 def run_profiled(args, env_extra=None, timeout=120):
     """Run stacktreed with args; returns (outdir, stderr, workload report)."""
     out = tempfile.mkdtemp(prefix="st-it-")

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from stcheck import (STACKTREED, Daemon, check, check_invariants, function_cum, load, main_thread,
-                     metric, wait_for, workload)
+                     metric, proc_state, wait_for, workload)
 
 SPIN_C = r"""
 #include <stdlib.h>
@@ -481,11 +481,6 @@ int main(int argc, char **argv)
 	return 0;
 }
 """
-
-
-def proc_state(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_replaced_mapped_file_lends_no_names():

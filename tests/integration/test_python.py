@@ -26,7 +26,7 @@ import time
 
 from stcheck import (SANITIZED, STACKTREED, Daemon, busy_cpus, check, check_stacks_end_at_roots,
                      read_report, workload, check_invariants, function_cum, function_nodes, load,
-                     main_thread, metric, nodes, run_profiled, thread)
+                     main_thread, metric, nodes, proc_state, run_profiled, thread)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "workloads", "pyphases.py")
@@ -372,11 +372,6 @@ def test_python_pid():
 
 def test_python_all():
     attached("all")
-
-
-def proc_state(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
 
 
 def test_python_all_probe_before_exec_event():

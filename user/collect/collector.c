@@ -536,9 +536,11 @@ void st_collector__exited(struct st_collector *c, __u32 pid)
 		if (p->pid == pid) {
 			jit_refresh(c, p);	/* the last entries, if still readable */
 			p->exited = true;
-			/* never read, or young (libraries mapped since): its
-			 * maps as BPF kept them at its end */
-			if (!st_procmaps__count(p->maps) || p->followups) {
+			/* never read, young (libraries mapped since), or read
+			 * as it went (a file not opened): its maps as BPF kept
+			 * them at its end */
+			if (!st_procmaps__count(p->maps) || p->followups ||
+			    st_procmaps__unopened(p->maps)) {
 				size_t before = proc_bytes(p);
 
 				place_exec_maps(c, p);

@@ -66,6 +66,15 @@ size_t st_procmaps__count(const struct st_procmaps *pm)
 	return pm ? pm->nmaps : 0;
 }
 
+size_t st_procmaps__unopened(const struct st_procmaps *pm)
+{
+	size_t i, n = 0;
+
+	for (i = 0; pm && pm->sym && i < pm->nmaps; i++)
+		n += !pm->maps[i].module;
+	return n;
+}
+
 void st_procmaps__set_partial(struct st_procmaps *pm)
 {
 	if (pm)
@@ -200,14 +209,29 @@ void st_procmaps__test_stop(const char *env, const char *path)
 		raise(SIGSTOP);
 }
 
-/* gone: the process may have exited (a mapping told by BPF as it was
+/* Line l's file in the symbolizer (a reference, or NULL: unreadable).
+ * gone: the process may have exited (a mapping told by BPF as it was
  * made): opened by its path in our root when its link is gone, the inode
  * checked all the same. */
+static struct st_module *open_module(const struct st_procmaps *pm, const struct st_maps_line *l,
+				     struct st_symbolizer *sym, bool gone)
+{
+	char open_path[64];
+
+	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%llx-%llx", pm->pid,
+		 (unsigned long long)l->start, (unsigned long long)l->end);
+	/* gone: by its path when its link is gone too (not the vDSO's: ours) */
+	return st_symbolizer__module_mapped(
+		sym, l->path,
+		gone && (l->path[0] != '/' || access(open_path, F_OK)) ? NULL : open_path, l->dev,
+		l->ino);
+}
+
+/* Add line l (gone: open_module()'s). */
 static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
 		       struct st_symbolizer *sym, bool gone)
 {
 	struct st_mapping *m;
-	char open_path[64];
 
 	if (ST_GROW(pm->maps, pm->maps_cap, pm->nmaps, 32))
 		return -ENOMEM;
@@ -222,17 +246,9 @@ static int add_mapping(struct st_procmaps *pm, const struct st_maps_line *l,
 	m->dev = l->dev;
 	m->ino = l->ino;
 	m->generation = m->first_generation = pm->generation;
-	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%llx-%llx", pm->pid,
-		 (unsigned long long)l->start, (unsigned long long)l->end);
 	if (sym)
 		st_procmaps__test_stop("STACKTREED_TEST_STOP_BEFORE_OPEN", l->path);
-	/* gone: by its path when its link is gone too (not the vDSO's: ours) */
-	m->module = sym ? st_symbolizer__module_mapped(
-				  sym, l->path,
-				  gone && (l->path[0] != '/' || access(open_path, F_OK)) ? NULL
-											 : open_path,
-				  l->dev, l->ino)
-			: NULL;
+	m->module = sym ? open_module(pm, l, sym, gone) : NULL;
 	pm->nmaps++;
 	return 0;
 }
@@ -368,14 +384,22 @@ cleanup:
 int st_procmaps__place(struct st_procmaps *pm, const struct st_maps_line *l,
 		       struct st_symbolizer *sym)
 {
+	struct st_mapping *m;
 	int err;
 
 	if (!pm || !l || !wanted(l) || (sym && pm->sym && sym != pm->sym))
 		return -EINVAL;
 	if (sym)
 		pm->sym = sym;
-	if (find_same(pm, l, pm->nmaps))
-		return 0;
+	m = find_same(pm, l, pm->nmaps);
+	if (m) {
+		/* read from /proc while its process went (the maps line read,
+		 * its file not opened yet: test_shortlived.py): opened now */
+		if (m->module || !pm->sym)
+			return 0;
+		m->module = open_module(pm, l, pm->sym, true);
+		return m->module ? 1 : 0;
+	}
 	pm->generation++;	/* the newest on overlap, as a snapshot of its own */
 	err = add_mapping(pm, l, pm->sym, true);
 	qsort(pm->maps, pm->nmaps, sizeof(*pm->maps), cmp_mapping);

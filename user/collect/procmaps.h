@@ -59,9 +59,10 @@ int st_procmaps__inherit(struct st_procmaps *pm, const struct st_procmaps *from)
 /* Add one executable file mapping BPF kept (bpf/endmaps.bpf.h),
  * as a snapshot of its own (the newest on overlap); its file is opened
  * through the process's map_files link, or by its path in our root when
- * the process is gone, the inode checked either way. 1 added, 0 already
- * there, -EINVAL (not an executable file mapping, or another symbolizer),
- * -ENOMEM. */
+ * the process is gone, the inode checked either way. A mapping already
+ * there whose file could not be opened (read as its process went) is
+ * opened so now. 1 added or opened, 0 already there, -EINVAL (not an
+ * executable file mapping, or another symbolizer), -ENOMEM. */
 struct st_maps_line;
 int st_procmaps__place(struct st_procmaps *pm, const struct st_maps_line *l,
 		       struct st_symbolizer *sym);
@@ -112,6 +113,8 @@ int st_procmaps__parse_line(char *line, struct st_maps_line *out);
 int st_procmaps__load_bias(const char *file, const struct st_maps_line *m, __u64 *bias);
 
 size_t st_procmaps__count(const struct st_procmaps *pm);
+/* Mappings whose file could not be opened (0 without a symbolizer). */
+size_t st_procmaps__unopened(const struct st_procmaps *pm);
 /* Mappings placed from a list that may have been cut (BPF keeps at most
  * ST_EXEC_MAPS of a process's: user/collect/collector.c place_exec_maps()):
  * an address in none of them may still be code. complete: some mappings,
