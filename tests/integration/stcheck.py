@@ -56,6 +56,13 @@ def proc_state(pid):
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+def cpu_s(pid):
+    """CPU seconds (user and system) pid used so far, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_profiled(args, env_extra=None, timeout=120):
     """Run stacktreed with args; returns (outdir, stderr, workload report)."""
     out = tempfile.mkdtemp(prefix="st-it-")

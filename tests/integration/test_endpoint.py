@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.request
 
-from stcheck import (STACKTREED, Daemon, Skip, busy_cpus, check, function_cum, load, metric,
+from stcheck import (STACKTREED, Daemon, Skip, busy_cpus, check, cpu_s, function_cum, load, metric,
                      wait_for, workload)
 
 DEMO_FUNCS = ("handle_request", "build_response", "checksum", "render_html", "walk_index",
@@ -168,13 +168,6 @@ def test_endpoint_go_pprof():
               % (f, cum[f], share))
     check("File: demo" in out, "comm=demo: not the demo's profile:\n" + out)
     check(ids and set(ids) <= file_ids, "pprof build ids %s, the files' %s" % (ids, file_ids))
-
-
-def cpu_s(pid):
-    """CPU seconds (user and system) pid used so far, from /proc/PID/stat."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_endpoint_with_pid():
