@@ -60,6 +60,26 @@ def recursion_samples(t, inside, top):
     return total, whole, deepest
 
 
+def starts_of_the_rest(t, inside, top, n=5):
+    """The n commonest starts (the two outermost frames) of the paths of
+    recursion_samples()'s samples that are not whole, with their samples:
+    what a failed check saw instead of the top."""
+    is_in = inside if callable(inside) else (lambda f: f == inside)
+    is_top = top if callable(top) else (lambda f: f == top)
+    got = {}
+    stack = [(c, (c["function"] or "?",), False, False) for c in t["root"]["children"]]
+    while stack:
+        node, start, inrec, at_top = stack.pop()
+        f = node["function"] or ""
+        inrec, at_top = inrec or is_in(f), at_top or is_top(f)
+        if node["base"] and inrec and (not at_top or "[truncated]" in start):
+            got[start] = got.get(start, 0) + node["base"]
+        for c in node["children"]:
+            stack.append((c, start if len(start) == 2 else start + (c["function"] or "?",),
+                          inrec, at_top))
+    return sorted(got.items(), key=lambda kv: -kv[1])[:n]
+
+
 def summary_count(err, label):
     m = re.search(re.escape(label) + r": (\d+)", err)
     return int(m.group(1)) if m else 0
@@ -175,14 +195,22 @@ def test_deep_java():
             "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0", "200"])
         prof = load(out)
         total = whole = deepest = 0
+        inside, top = (lambda f: "descend" in f), (lambda f: f.startswith("Ledger.main"))
         for t in prof["threads"]:
-            n, w, d = recursion_samples(t, lambda f: "descend" in f,
-                                        lambda f: f.startswith("Ledger.main"))
+            n, w, d = recursion_samples(t, inside, top)
             total, whole, deepest = total + n, whole + w, max(deepest, d)
         what = "java %s" % (" ".join(opts) or "(JIT)")
         metric("deep.java.%s.whole" % ("xint" if opts else "jit"), whole / max(total, 1))
         check(total >= 50, "%s: %d samples in Ledger.descend" % (what, total))
-        check(whole >= 0.97 * total, "%s: %d of %d samples 200 Java frames deep reach "
-              "Ledger.main: %s" % (what, whole, total,
-                                   "; ".join(l for l in err.splitlines() if "trunc" in l)))
+        if whole < 0.97 * total:
+            # (where the others' paths start, and the summary's lines on
+            # cut stacks, Java walks and late walks: once in a loaded CI
+            # run of 2026-12-01, 226 of 240, 23 stacks cut short)
+            starts = [s for t in prof["threads"] for s in starts_of_the_rest(t, inside, top)]
+            check(False, "%s: %d of %d samples 200 Java frames deep reach Ledger.main; the "
+                  "others start %s: %s" % (
+                      what, whole, total, starts,
+                      "; ".join(l for l in err.splitlines()
+                                if any(k in l for k in ("trunc", "cut short", "java", "late",
+                                                        "deferred")))))
         check(deepest >= 200, "%s: the deepest whole path is %d frames" % (what, deepest))
