@@ -393,6 +393,48 @@ static void test_gone(void **state)
 	st_procmaps__free(pm);
 }
 
+/* A mapping whose file was not opened when its line was read (here: read
+ * without a symbolizer; in the daemon, its process went between the line
+ * and the open) is opened when the same line is placed later (BPF's list
+ * of the process's mappings at its end), and only once. */
+static void test_place_opens_late(void **state)
+{
+	const struct st_mapping *m;
+	struct st_maps_line l = { .executable = true };
+	struct st_procmaps *pm;
+	struct st_symbolizer *s;
+	char path[PATH_MAX];
+	size_t before;
+
+	(void)state;
+	s = st_symbolizer__new(NULL);
+	pm = st_procmaps__new(getpid());
+	assert_non_null(s);
+	assert_non_null(pm);
+	assert_true(st_procmaps__refresh(pm, NULL) > 0);
+	assert_int_equal(st_procmaps__unopened(pm), 0);	/* (no symbolizer: none to open) */
+	m = st_procmaps__find(pm, (uintptr_t)&tpm_marker);
+	assert_non_null(m);
+	assert_null(m->module);
+	snprintf(path, sizeof(path), "%s", m->path);
+	l.start = m->start;
+	l.end = m->end;
+	l.pgoff = m->pgoff;
+	l.dev = m->dev;
+	l.ino = m->ino;
+	l.path = path;
+	before = st_procmaps__count(pm);
+	assert_int_equal(st_procmaps__place(pm, &l, s), 1);
+	assert_int_equal(st_procmaps__count(pm), before);	/* opened, not added */
+	m = st_procmaps__find(pm, (uintptr_t)&tpm_marker);
+	assert_non_null(m);
+	assert_non_null(m->module);
+	assert_true(st_procmaps__unopened(pm) < before);
+	assert_int_equal(st_procmaps__place(pm, &l, s), 0);	/* there, with its file */
+	st_procmaps__free(pm);
+	st_symbolizer__free(s);
+}
+
 /* Each mapping's module is a reference, given back by st_procmaps__free(). */
 static void test_release(void **state)
 {
@@ -487,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_gone),
+		cmocka_unit_test(test_place_opens_late),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_release_uncached),
 	};
