@@ -583,7 +583,8 @@ def check_stubs(prof, pid, err, what):
                 unnamed += n["cum"]
                 # (its address and caller, for the message: a blob freed
                 # before its naming, or a kind of stub not named)
-                k = "%#x under %s" % (n.get("address") or 0, parent.get("function"))
+                # (profile.json's address: a "0x..." string)
+                k = "%s under %s" % (n.get("address") or "?", parent.get("function"))
                 where[k] = where.get(k, 0) + n["cum"]
     m = re.search(r"code cache addresses named (\d+) \(unreadable (\d+)\)", err)
     print("    %s: StubRoutines::call_stub under JavaCalls::call_helper in %d samples; other "
