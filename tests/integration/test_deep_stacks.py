@@ -36,17 +36,19 @@ while time.thread_time() < end:
 """
 
 
-def recursion_samples(t, inside, top):
+def recursion_samples(t, inside, top, starts=None):
     """(samples whose path goes through a frame inside(name) says is in the
     recursion, those of them whose path also has a frame top(name) says is
     its top and no [truncated], the deepest such path). inside, top: a
-    function name, or a predicate on one."""
+    function name, or a predicate on one. starts: a dict, given the samples
+    that are not whole by their path's start (its two outermost frames),
+    for a failed check's message."""
     is_in = inside if callable(inside) else (lambda f: f == inside)
     is_top = top if callable(top) else (lambda f: f == top)
     total = whole = deepest = 0
-    stack = [(t["root"], 0, False, False, False)]
+    stack = [(t["root"], 0, False, False, False, ())]
     while stack:
-        n, d, inrec, at_top, cut = stack.pop()
+        n, d, inrec, at_top, cut, start = stack.pop()
         f = n["function"] or ""
         inrec = inrec or is_in(f)
         at_top = at_top or is_top(f)
@@ -56,28 +58,12 @@ def recursion_samples(t, inside, top):
             if at_top and not cut:
                 whole += n["base"]
                 deepest = max(deepest, d)
-        stack.extend((c, d + 1, inrec, at_top, cut) for c in n["children"])
+            elif starts is not None:
+                starts[start] = starts.get(start, 0) + n["base"]
+        stack.extend((c, d + 1, inrec, at_top, cut,
+                      start if len(start) == 2 else start + (c["function"] or "?",))
+                     for c in n["children"])
     return total, whole, deepest
-
-
-def starts_of_the_rest(t, inside, top, n=5):
-    """The n commonest starts (the two outermost frames) of the paths of
-    recursion_samples()'s samples that are not whole, with their samples:
-    what a failed check saw instead of the top."""
-    is_in = inside if callable(inside) else (lambda f: f == inside)
-    is_top = top if callable(top) else (lambda f: f == top)
-    got = {}
-    stack = [(c, (c["function"] or "?",), False, False) for c in t["root"]["children"]]
-    while stack:
-        node, start, inrec, at_top = stack.pop()
-        f = node["function"] or ""
-        inrec, at_top = inrec or is_in(f), at_top or is_top(f)
-        if node["base"] and inrec and (not at_top or "[truncated]" in start):
-            got[start] = got.get(start, 0) + node["base"]
-        for c in node["children"]:
-            stack.append((c, start if len(start) == 2 else start + (c["function"] or "?",),
-                          inrec, at_top))
-    return sorted(got.items(), key=lambda kv: -kv[1])[:n]
 
 
 def summary_count(err, label):
@@ -195,9 +181,10 @@ def test_deep_java():
             "recurse=1,inline=0,matrix=0,stream=0,deflate=0,worker=0", "200"])
         prof = load(out)
         total = whole = deepest = 0
-        inside, top = (lambda f: "descend" in f), (lambda f: f.startswith("Ledger.main"))
+        starts = {}
         for t in prof["threads"]:
-            n, w, d = recursion_samples(t, inside, top)
+            n, w, d = recursion_samples(t, lambda f: "descend" in f,
+                                        lambda f: f.startswith("Ledger.main"), starts)
             total, whole, deepest = total + n, whole + w, max(deepest, d)
         what = "java %s" % (" ".join(opts) or "(JIT)")
         metric("deep.java.%s.whole" % ("xint" if opts else "jit"), whole / max(total, 1))
@@ -206,10 +193,9 @@ def test_deep_java():
             # (where the others' paths start, and the summary's lines on
             # cut stacks, Java walks and late walks: once in a loaded CI
             # run of 2026-12-01, 226 of 240, 23 stacks cut short)
-            starts = [s for t in prof["threads"] for s in starts_of_the_rest(t, inside, top)]
             check(False, "%s: %d of %d samples 200 Java frames deep reach Ledger.main; the "
                   "others start %s: %s" % (
-                      what, whole, total, starts,
+                      what, whole, total, sorted(starts.items(), key=lambda kv: -kv[1])[:5],
                       "; ".join(l for l in err.splitlines()
                                 if any(k in l for k in ("trunc", "cut short", "java", "late",
                                                         "deferred")))))
