@@ -537,12 +537,19 @@ def test_fp_walks_a_launched_32_bit_process():
     check(late > 0, "no sample of the launched ia32 process was unwound by the daemon: %s" % err)
     check(whole >= 0.95 * total, "%d of %d samples of the launched ia32 process are _start > "
           "top > mid > leaf (%d unwound late)" % (whole, total, late))
-    # _start called top once, top called mid 120 times in the run
-    top = [c for c in t["root"]["children"] if c["function"] == "_start"]
-    check(len(top) == 1 and sum(c["calls"] for c in top[0]["children"]
-                                if c["function"] == "top") == 1,
+    # _start called top once, top called mid 120 times in the run. _start
+    # may be a node more than once (a node is a pc): a sample in its own
+    # code is a leaf at another pc, such as its first instruction, where
+    # the exec'd process stands when a timer fires as it returns to user
+    # space (0x8049000 with base 1 beside 0x804900a: once in a loaded CI
+    # run, 2026-12-01, and 1 of 6 runs beside it); the call to top counts
+    # once over all of them.
+    starts = [c for c in t["root"]["children"] if c["function"] == "_start"]
+    calls = sum(c["calls"] for s in starts for c in s["children"] if c["function"] == "top")
+    check(starts and calls == 1,
           "_start -> top counted as one call across the handoff: %s" %
-          [(c["function"], c["calls"]) for c in (top[0]["children"] if top else [])])
+          [(s.get("address"), s["base"], [(c["function"], c["calls"]) for c in s["children"]])
+           for s in starts])
 
 
 def test_dwarf_modes_walk_a_32_bit_process():
