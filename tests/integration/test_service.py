@@ -115,11 +115,15 @@ def test_short_lived_and_concurrent_programs_are_symbolized():
             if t["pid"] == a.pid:
                 # exited before the snapshot, yet symbolized: names, not addresses
                 # (a vDSO address between its few symbols is [vdso]+offset)
-                for n, _, _ in nodes(t["root"]):
-                    check(n["function"] is not None or n["module"] is not None or
-                          n["kind"] == "root",
-                          "%s: unsymbolized frame %s in the short-lived program"
-                          % (name, n["address"]))
+                bare = ["%s (thread %s, base %d, under %s)"
+                        % (n["address"], t["comm"], n["base"],
+                           parent and (parent.get("function") or parent.get("address")))
+                        for n, _, parent in nodes(t["root"])
+                        if n["function"] is None and n["module"] is None and n["kind"] != "root"]
+                check(not bare, "%s: unsymbolized frames in the short-lived program: %s; its "
+                      "process's notes: %s" % (name, bare[:4], {
+                          k: v for k, v in prof["notes"].items()
+                          if any(w in k for w in ("maps", "exec", "parent", "gone"))}))
                 a_samples += t["samples"]
                 a_inner += function_cum(t["root"], "short_inner")
                 check(function_cum(t["root"], "short_outer") ==
