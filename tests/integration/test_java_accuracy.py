@@ -427,7 +427,7 @@ def native_under(prof, tid, method, modules=("libz", "libzip")):
     return hit, total
 
 
-def check_ledger(prof, truth, jfr, label, what):
+def check_ledger(prof, truth, jfr, label, what, err=None):
     """Every check of one profiled run of the workload."""
     check(jt.java_nodes(prof) > 0, jt.no_java_frames(prof, what))
     main, worker = truth["threads"]["main"], truth["threads"]["worker"]
@@ -463,14 +463,28 @@ def check_ledger(prof, truth, jfr, label, what):
     names = {t["tid"]: t["comm"] for t in prof["threads"]}
     if names.get(worker) != "worker":
         fails.append("the worker thread (tid %d) is named %r" % (worker, names.get(worker)))
-    # complete stacks
+    # complete stacks. A run whose Java walks were mostly made late (the
+    # early program's samples, before the Java walker was in: under load
+    # 4,476-5,418 of 5,583-6,576 walks in a 6 s -- java run, 2026-12-01)
+    # is held to the late walks' bounds (test_java_accuracy_behind_late):
+    # at most 100 - ENTRY_MIN% short of the entry unexplained, at most
+    # LATE_CUT_MAX% cut short for a counted reason. (Once in a loaded CI
+    # run: 98.72% of 4,449 at the entry, the rest cut short, 42 of them
+    # at Ledger.phaseDeflate.)
+    walks = re.search(r"java: JVMs seen \d+; walks (\d+)", err or "")
+    late = re.search(r"java: .*samples unwound late (\d+) \(", err or "")
+    mostly_late = walks and late and 2 * int(late.group(1)) > int(walks.group(1))
     for name, tid in (("main", main), ("worker", worker)):
         share, total, others = jt.entry_share(stacks, tid)
+        cut = 100.0 * sum(v for k, v in others.items() if k.endswith(" (cut short)")) / max(total, 1)
         metric("java_entry_share_%s_%s" % (label, name), share)
-        if share < ENTRY_MIN:
-            fails.append("%.2f%% of %s's %d samples with Java frames reach its entry; the "
-                         "others' outermost Java frames: %s" % (share, name, total,
-                                                                top_items(others)))
+        if share < ENTRY_MIN and not (mostly_late and share + cut >= ENTRY_MIN and
+                                      cut <= LATE_CUT_MAX):
+            fails.append("%.2f%% of %s's %d samples with Java frames reach its entry, %.2f%% "
+                         "cut short (Java walks %s, late %s); the others' outermost Java "
+                         "frames: %s" % (share, name, total, cut,
+                                         walks and walks.group(1), late and late.group(1),
+                                         top_items(others)))
     # the JNI call: zlib's frames under the Java method that called it
     hit, total = native_under(prof, main, jt.PHASES["deflate"])
     metric("java_deflate_native_share_" + label, 100.0 * hit / max(total, 1))
@@ -534,13 +548,13 @@ def accuracy(major, mode, attach, loaded=False, gate=PENDING):
         return
     with_jfr = attach == "cmd"
     t0 = time.time()
-    prof, truth, jfr, _, _ = profiled_ledger(home, mode, attach, loaded, with_jfr)
+    prof, truth, jfr, _, err = profiled_ledger(home, mode, attach, loaded, with_jfr)
     label = "%s_%s_%s%s" % (major, attach, mode, "_loaded" if loaded else "")
     print("    %s: profiled in %.0f s, %d samples" % (label, time.time() - t0, prof["samples"]))
     what = "stacktreed %s on Ledger (JDK %s, %s%s)" % (
         {"cmd": "-- java", "pid": "--pid", "all": "-a"}[attach], major,
         "-Xint" if mode == "xint" else "JIT", ", both CPUs busy" if loaded else "")
-    check_ledger(prof, truth, jfr, label, what)
+    check_ledger(prof, truth, jfr, label, what, err)
 
 
 def test_java_accuracy_cmd_jit():
