@@ -81,7 +81,9 @@ static __always_inline void defer_copy(struct bpf_perf_event_data *ctx, __u64 pi
 	d->holes = c.holes;
 	/* woken when an eighth of the ring waits, as the session's deferral */
 	if (!deferred_submit(d, len, false)) {
-		stat_inc(ST_STAT_DEFER_LOST);	/* (the thread's numbering unchanged) */
+		/* lost: this object has no walk to fold instead (the
+		 * thread's numbering unchanged) */
+		stat_inc(ST_STAT_EARLY_LOST);
 		return;
 	}
 	stat_inc(ST_STAT_DEFERRED);

@@ -138,7 +138,8 @@ enum st_stat {
 	ST_STAT_UNW_OVER_BUDGET, /* walks through a module left without rows by --unwind-memory */
 	ST_STAT_UNW_PENDING,	 /* walks through a module whose rows were not compiled yet */
 	ST_STAT_DEFERRED,	 /* walks stopped for want of tables: stack copied for the daemon */
-	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked) */
+	ST_STAT_DEFER_LOST,	 /* ... but the deferred ring buffer was full (folded as walked;
+				  * the early object's: ST_STAT_EARLY_LOST) */
 	ST_STAT_IN_EXECVE,	 /* timer samples inside execve: neither image's (not taken) */
 	ST_STAT_FAULT_FORCED,	 /* data faults on pages --force-faults paged out */
 	ST_STAT_HANDOFF,	 /* threads folded here again, from the daemon's last late path */
@@ -165,6 +166,8 @@ enum st_stat {
 	/* counted by the daemon (user/collect/unwind/unwind_native.h, st_unw_scan()) */
 	ST_STAT_UNW_SCANNED,	 /* frames without CFI whose return address the checked scan found */
 	ST_STAT_UNW_SCAN_FAILED, /* ... scans that found none (the walk cut there) */
+	ST_STAT_EARLY_LOST,	 /* an early sample whose stack copy the deferred ring buffer
+				  * had no room for: lost (the early object walks nothing) */
 	ST_STAT__MAX,
 };
 

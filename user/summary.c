@@ -77,6 +77,9 @@ static const struct {
 	{ ST_STAT_LATE_AGED, "late_aged", "unwind: samples walked late before their tables were in (10 s)",
 	  false },
 	{ ST_STAT_DEFER_LOST, "defer_lost", "unwind: samples not deferred (ring buffer full)", false },
+	{ ST_STAT_EARLY_LOST, "early_lost",
+	  "early samples not deferred (ring buffer full: taken before the full timer program was "
+	  "in)", true },
 	{ ST_STAT_FAULT_INSTR, "fault_instr", "instruction faults", false },
 	{ ST_STAT_FAULT_MODULE, "fault_module", "data faults in modules (m)", false },
 	{ ST_STAT_FAULT_STACK, "fault_stack", "data faults on stacks (s)", false },

@@ -123,6 +123,37 @@ def test_startup_early_object_grandchild():
               "%.1f%% of the CPU time" % (mode, share, real))
 
 
+def test_startup_early_samples_lost_when_the_ring_is_full_are_counted_lost():
+    """The early object walks nothing: a sample whose stack copy the
+    deferred ring has no room for is lost, and counted as lost ("early
+    samples not deferred", profile.json's lost_by), so that every early
+    sample is either in the trees or among the lost ones. Here the ring is
+    kept full: the full timer program held back (STACKTREED_TEST_EARLY=all),
+    the ring at 2 MiB (--unwind-defer-mb 2), the daemon's inbox bound at
+    256 KiB (STACKTREED_TEST_DEFER_MEMORY) and every sample held until its
+    process exits (STACKTREED_TEST_DEFER_HOLD). Before (2026-12-01) such a
+    sample went to the note of a full program's sample folded as walked
+    ("unwind: samples not deferred"), in neither the trees nor the lost
+    samples."""
+    env = {"WL_SCALE": "1", "STACKTREED_TEST_EARLY": "all", "STACKTREED_TEST_DEFER_HOLD": "1",
+           "STACKTREED_TEST_DEFER_MEMORY": str(256 << 10)}
+    out, err, _ = run_profiled(["--unwind", "auto", "--unwind-defer-mb", "2", "-F", "999", "--",
+                                workload("phases")], env_extra=env)
+    prof = load(out)
+    early = early_count(err)
+    lost = sum(v for k, v in prof["lost_by"].items() if k.startswith("early samples not deferred"))
+    metric("early_lost.lost", lost)
+    check(lost > 0, "no early sample lost with the ring kept full: lost %s; notes %s"
+          % (prof["lost_by"], sorted(prof["notes"].items())))
+    check(prof["samples"] > 0, "no early sample deferred and unwound: %s" % err[-1500:])
+    check(early == prof["samples"] + prof["lost"],
+          "%d early samples, %d in the trees and %d lost (%s)"
+          % (early, prof["samples"], prof["lost"], prof["lost_by"]))
+    check(prof["notes"].get("unwind: samples not deferred (ring buffer full)", 0) == 0,
+          "early samples counted as not deferred (folded as walked): %s"
+          % sorted(prof["notes"].items()))
+
+
 def check_switch_counts_calls_once(mode, scale):
     """phases under --unwind mode, the early object held 2.5 s: main and
     each phase CALLS 1 across the switch to the full program."""
