@@ -287,6 +287,23 @@ static int write_str(const char *path, const char *s)
 	return err;
 }
 
+/* write_str() to a zram device's reset or hot_remove, which refuse
+ * (EBUSY) while anything holds the device open: the mkswap a session
+ * spawned outlives it when the session is killed (an orphan; under load
+ * the next start's restore met it, 2026-12-01). Tried again for up to
+ * 5 s. */
+static int write_str_idle(const char *path, const char *s)
+{
+	const struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+	int err = write_str(path, s);
+
+	for (int i = 0; i < 100 && err == -EBUSY; i++) {
+		nanosleep(&pause, NULL);
+		err = write_str(path, s);
+	}
+	return err;
+}
+
 static int read_small(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -472,14 +489,14 @@ static int undo(const struct st_ffstate *s, char *done, size_t len, char *left, 
 	}
 	snprintf(path, sizeof(path), "/sys/block/zram%d/reset", s->zram);
 	if (!err && (todo & ST_FF_RESET) && n < len) {
-		e = write_str(path, "1");
+		e = write_str_idle(path, "1");
 		n += (size_t)snprintf(done + n, len - n, "%szram%d reset%s", n ? ", " : "",
 				      s->zram, e ? " FAILED" : "");
 		err = err ? err : e;
 	}
 	if (!err && (todo & ST_FF_REMOVE) && n < len) {
 		snprintf(num, sizeof(num), "%d", s->zram);
-		e = write_str("/sys/class/zram-control/hot_remove", num);
+		e = write_str_idle("/sys/class/zram-control/hot_remove", num);
 		n += (size_t)snprintf(done + n, len - n, "%szram%d removed%s", n ? ", " : "",
 				      s->zram, e ? " FAILED" : "");
 		err = err ? err : e;
