@@ -310,7 +310,8 @@ int st_defer_ring__push(void *ctx, void *data, size_t size)
  * it (or every RING_WAIT_MS), until told to stop; a last read then. While
  * the inbox is full it does not read: the records wait in the kernel's
  * ring, and when that is full too BPF folds its samples as walked, counted
- * (ST_STAT_DEFER_LOST), rather than the inbox dropping them. */
+ * (ST_STAT_DEFER_LOST; the early object's are lost, ST_STAT_EARLY_LOST),
+ * rather than the inbox dropping them. */
 static void *consume(void *arg)
 {
 	struct st_defer_ring *r = arg;

@@ -9,7 +9,8 @@
  * it, and the consumer reads again once room is released; meanwhile the
  * records wait in the kernel's ring, and when that is full BPF folds its
  * samples as walked, counted (ST_STAT_DEFER_LOST): none is dropped for
- * want of room (issue 37 item 5).
+ * want of room (issue 37 item 5), but for the early object's, which walks
+ * nothing (lost, counted: ST_STAT_EARLY_LOST).
  *
  * Threads: the consumer only runs the ring's callback; every function below
  * is for the main thread (one thread), and takes the inbox's lock where it
