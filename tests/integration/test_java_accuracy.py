@@ -427,6 +427,18 @@ def native_under(prof, tid, method, modules=("libz", "libzip")):
     return hit, total
 
 
+def cut_share(others, total):
+    """Percent of total samples cut short, from entry_share()'s others."""
+    return 100.0 * sum(v for k, v in others.items() if k.endswith(" (cut short)")) / max(total, 1)
+
+
+def within_late_bounds(share, cut):
+    """The late walks' bounds (LATE_CUT_MAX above): at most 100 -
+    ENTRY_MIN% short of the entry unexplained, at most LATE_CUT_MAX% cut
+    short for a counted reason."""
+    return share + cut >= ENTRY_MIN and cut <= LATE_CUT_MAX
+
+
 def check_ledger(prof, truth, jfr, label, what, err=None):
     """Every check of one profiled run of the workload."""
     check(jt.java_nodes(prof) > 0, jt.no_java_frames(prof, what))
@@ -476,10 +488,9 @@ def check_ledger(prof, truth, jfr, label, what, err=None):
     mostly_late = walks and late and 2 * int(late.group(1)) > int(walks.group(1))
     for name, tid in (("main", main), ("worker", worker)):
         share, total, others = jt.entry_share(stacks, tid)
-        cut = 100.0 * sum(v for k, v in others.items() if k.endswith(" (cut short)")) / max(total, 1)
+        cut = cut_share(others, total)
         metric("java_entry_share_%s_%s" % (label, name), share)
-        if share < ENTRY_MIN and not (mostly_late and share + cut >= ENTRY_MIN and
-                                      cut <= LATE_CUT_MAX):
+        if share < ENTRY_MIN and not (mostly_late and within_late_bounds(share, cut)):
             fails.append("%.2f%% of %s's %d samples with Java frames reach its entry, %.2f%% "
                          "cut short (Java walks %s, late %s); the others' outermost Java "
                          "frames: %s" % (share, name, total, cut,
@@ -764,7 +775,7 @@ def test_java_accuracy_behind_late():
     n = sum(counts.values())
     worst = max(abs(got[p] - want[p]) for p in jt.PHASES)
     share, total, others = jt.entry_share(stacks, main)
-    cut = 100.0 * sum(v for k, v in others.items() if k.endswith(" (cut short)")) / max(total, 1)
+    cut = cut_share(others, total)
     hit, under = native_under(prof, main, jt.PHASES["deflate"])
     print("    all walked late: %d phase samples of main, phases within %.2f points, %.2f%% of "
           "%d at its entry (%.2f%% cut short), %d of %d under %s in zlib, %.0f s"
@@ -785,7 +796,7 @@ def test_java_accuracy_behind_late():
               % (p, got[p], n, want[p], tol, summary))
     # (the summary's java lines say whether an unnamed compiled frame's
     # nmethod was gone or unreadable, and how many walks came as they came)
-    check(share + cut >= ENTRY_MIN and cut <= LATE_CUT_MAX,
+    check(within_late_bounds(share, cut),
           "walked late: %.2f%% of main's %d samples with Java frames reach its entry, %.2f%% "
           "cut short (at most %.1f%% not reaching it unexplained, %.1f%% cut short); the "
           "others' outermost Java frames: %s; %s"
